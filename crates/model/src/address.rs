@@ -1,0 +1,83 @@
+//! Addresses name one resource of the project: `<section>.<logical-id>`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use crate::Kind;
+
+/// Logical ids: letters, digits, `-` and `_`, starting with a letter or digit, at most 64 chars.
+pub const LOGICAL_ID_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
+
+static LOGICAL_ID: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(LOGICAL_ID_PATTERN).expect("valid pattern"));
+
+pub fn is_valid_logical_id(id: &str) -> bool {
+    LOGICAL_ID.is_match(id)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Address {
+    pub kind: Kind,
+    pub id: String,
+}
+
+impl Address {
+    pub fn new(kind: Kind, id: impl Into<String>) -> Address {
+        Address { kind, id: id.into() }
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.kind.section(), self.id)
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AddressError {
+    #[error("address `{0}` is not of the form <section>.<logical-id>")]
+    Shape(String),
+    #[error("unknown section `{0}`; sections are {1}")]
+    Section(String, String),
+    #[error("`{0}` is not a valid logical id (letters, digits, - and _, starting with a letter or digit, at most 64)")]
+    Id(String),
+}
+
+impl FromStr for Address {
+    type Err = AddressError;
+
+    fn from_str(text: &str) -> Result<Address, AddressError> {
+        let (section, id) = text
+            .split_once('.')
+            .ok_or_else(|| AddressError::Shape(text.to_owned()))?;
+        let kind = Kind::from_section(section).ok_or_else(|| {
+            AddressError::Section(section.to_owned(), Kind::sections().collect::<Vec<_>>().join(", "))
+        })?;
+        if !is_valid_logical_id(id) {
+            return Err(AddressError::Id(id.to_owned()));
+        }
+        Ok(Address::new(kind, id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints() {
+        let a: Address = "checks.homepage-ping".parse().unwrap();
+        assert_eq!(a, Address::new(Kind::Check, "homepage-ping"));
+        assert_eq!(a.to_string(), "checks.homepage-ping");
+    }
+
+    #[test]
+    fn rejects_bad_addresses() {
+        assert!(matches!("checks".parse::<Address>(), Err(AddressError::Shape(_))));
+        assert!(matches!("chekcs.a".parse::<Address>(), Err(AddressError::Section(..))));
+        assert!(matches!("checks.-a".parse::<Address>(), Err(AddressError::Id(_))));
+        let long = format!("checks.{}", "a".repeat(65));
+        assert!(matches!(long.parse::<Address>(), Err(AddressError::Id(_))));
+    }
+}

@@ -1,0 +1,107 @@
+//! The kinds of resource monform manages, and a value of any kind.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::resources::*;
+
+/// Declares `Kind`, `Resource` and their per-kind tables from one list, so a
+/// new kind is added in exactly one place.
+macro_rules! kinds {
+    ($($kind:ident($ty:ty) = $section:literal, $identity:expr;)+) => {
+        /// A kind of resource: one top-level section of a resource file.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Kind { $($kind,)+ }
+
+        impl Kind {
+            pub const ALL: &'static [Kind] = &[$(Kind::$kind),+];
+
+            /// The section name in resource files and the first part of an address.
+            pub fn section(self) -> &'static str {
+                match self { $(Kind::$kind => $section,)+ }
+            }
+
+            /// How monform recognises its objects of this kind in the account.
+            pub fn identity(self) -> Identity {
+                match self { $(Kind::$kind => $identity,)+ }
+            }
+
+            pub(crate) fn schema(self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                match self { $(Kind::$kind => generator.subschema_for::<$ty>(),)+ }
+            }
+        }
+
+        /// A resource of any kind, with defaults filled in.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Resource { $($kind($ty),)+ }
+
+        impl Resource {
+            pub fn kind(&self) -> Kind {
+                match self { $(Resource::$kind(_) => Kind::$kind,)+ }
+            }
+
+            /// Builds a resource from its (already schema-checked) JSON form.
+            pub fn from_json(kind: Kind, value: Value) -> Result<Resource, serde_json::Error> {
+                Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_value(value)?),)+ })
+            }
+
+            /// The canonical JSON form: every defaulted field present, unset optional fields absent.
+            pub fn to_json(&self) -> Value {
+                let result = match self { $(Resource::$kind(r) => serde_json::to_value(r),)+ };
+                // Serializing plain data structs to a Value cannot fail.
+                result.unwrap_or(Value::Null)
+            }
+        }
+    };
+}
+
+kinds! {
+    Check(Check) = "checks", Identity::OwnershipTag;
+    Group(Group) = "groups", Identity::OwnershipTag;
+    Snippet(Snippet) = "snippets", Identity::NaturalKey("name");
+    Variable(Variable) = "variables", Identity::LogicalId;
+    AlertChannel(AlertChannel) = "alertChannels", Identity::NaturalKey("type and address, url, number or channel");
+    MaintenanceWindow(MaintenanceWindow) = "maintenanceWindows", Identity::OwnershipTag;
+    StatusPage(StatusPage) = "statusPages", Identity::NaturalKey("url");
+    StatusPageService(StatusPageService) = "statusPageServices", Identity::NaturalKey("name");
+    Dashboard(Dashboard) = "dashboards", Identity::OwnershipTag;
+    PrivateLocation(PrivateLocation) = "privateLocations", Identity::NaturalKey("slugName");
+}
+
+impl Kind {
+    pub fn from_section(section: &str) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| k.section() == section)
+    }
+
+    /// Section names, for "did you mean" and error messages.
+    pub fn sections() -> impl Iterator<Item = &'static str> {
+        Kind::ALL.iter().map(|k| k.section())
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.section())
+    }
+}
+
+/// How a remote object is matched to a resource in the files (design decision 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// A tag `monform:<project>/<logical-id>` written on apply.
+    OwnershipTag,
+    /// The logical id is the object's key (variables).
+    LogicalId,
+    /// A field (or fields, described here) that is unique in the account.
+    NaturalKey(&'static str),
+}
+
+impl Resource {
+    /// `preventDestroy: true` in the files.
+    pub fn prevent_destroy(&self) -> bool {
+        self.to_json()
+            .get("preventDestroy")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+}

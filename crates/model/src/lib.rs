@@ -1,0 +1,21 @@
+//! The resource model of monform: every kind, field, type, default and limit
+//! of the monitoring service, and the rules that validate them.
+//!
+//! **Architecture invariant:** this crate does no I/O. The loader, the
+//! schema, the differ, the client and the emulator all read field facts from
+//! here; none of them lists fields of its own.
+
+pub mod address;
+pub mod kind;
+pub mod path;
+pub mod resources;
+pub mod rules;
+pub mod schema;
+pub mod validate;
+
+pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_logical_id};
+pub use kind::{Identity, Kind, Resource};
+pub use path::{FieldPath, Segment};
+
+
+pub use validate::{Violation, into_resource, validate_resource};

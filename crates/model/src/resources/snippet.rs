@@ -1,0 +1,20 @@
+//! Snippets: reusable setup and teardown code.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::*;
+
+/// A snippet. Its identity in the account is its name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Snippet {
+    #[schemars(length(min = 1))]
+    pub name: String,
+    #[schemars(length(min = 1))]
+    pub script: Script,
+    /// monform only: refuse to delete this snippet.
+    #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("x-meta" = true))]
+    pub prevent_destroy: bool,
+}

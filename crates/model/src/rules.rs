@@ -1,0 +1,150 @@
+//! Rules that span several fields, applied to typed resources after the
+//! shape check (spec 2.4, 2.1, 2.3, 2.12 and the maintenance window body).
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use regex::Regex;
+
+use crate::resources::check::{Check, FREQUENCIES, SUB_MINUTE_OFFSETS};
+use crate::resources::common::{RetryStrategy, RetryType};
+use crate::resources::group::GroupRetryStrategy;
+use crate::{FieldPath, Resource, Violation};
+
+/// Every rule violation of `resource`.
+pub fn check(resource: &Resource) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    match resource {
+        Resource::Check(check) => check_rules(check, &mut violations),
+        Resource::Group(group) => {
+            if let Some(GroupRetryStrategy::Strategy(s)) = &group.retry_strategy {
+                retry_rules(s, &FieldPath::root().key("retryStrategy"), &mut violations);
+            }
+        }
+        Resource::PrivateLocation(location) => {
+            if looks_like_data_center(&location.slug_name) {
+                violations.push(
+                    Violation::new(
+                        FieldPath::root().key("slugName"),
+                        format!("`{}` looks like a data-center location; slugs must not", location.slug_name),
+                    )
+                    .with_help("pick a name of your own, e.g. `office-amsterdam`"),
+                );
+            }
+        }
+        Resource::MaintenanceWindow(window) => {
+            let root = FieldPath::root();
+            for (field, value) in [("startsAt", Some(&window.starts_at)), ("endsAt", Some(&window.ends_at)), ("repeatEndsAt", window.repeat_ends_at.as_ref())] {
+                if let Some(value) = value
+                    && !is_date_time(value)
+                {
+                    violations.push(
+                        Violation::new(root.key(field), format!("`{value}` is not an ISO 8601 date-time"))
+                            .with_help("write it like 2026-12-01T02:00:00Z"),
+                    );
+                }
+            }
+            if is_date_time(&window.starts_at) && is_date_time(&window.ends_at) && window.ends_at <= window.starts_at {
+                violations.push(Violation::new(root.key("endsAt"), "endsAt must be after startsAt"));
+            }
+            if window.repeat_interval.is_some() && window.repeat_unit.is_none() {
+                violations.push(Violation::new(root.key("repeatUnit"), "repeatInterval needs a repeatUnit (DAY, WEEK or MONTH)"));
+            }
+        }
+        _ => {}
+    }
+    violations
+}
+
+fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
+    let common = check.common();
+    let root = FieldPath::root();
+    let check_type = check.check_type();
+    if common.frequency == 0 && !check_type.allows_sub_minute() {
+        violations.push(
+            Violation::new(root.key("frequency"), format!("frequency 0 (sub-minute) is only for API and TCP checks, not {check_type}"))
+                .with_help(format!("use one of {}", join(&FREQUENCIES[1..]))),
+        );
+    }
+    if let Some(range) = offset_range(common.frequency) {
+        match (common.frequency_offset, range) {
+            (None, OffsetRange::SubMinute) if check_type.allows_sub_minute() => violations.push(
+                Violation::new(root.key("frequency"), "frequency 0 needs frequencyOffset 10, 20 or 30 (seconds between runs)"),
+            ),
+            (Some(offset), OffsetRange::SubMinute) if !SUB_MINUTE_OFFSETS.contains(&offset) => violations.push(
+                Violation::new(root.key("frequencyOffset"), format!("frequencyOffset {offset} is not allowed for frequency 0; use 10, 20 or 30")),
+            ),
+            (Some(offset), OffsetRange::Minutes(max)) if !(1..=max).contains(&offset) => violations.push(Violation::new(
+                root.key("frequencyOffset"),
+                format!("frequencyOffset {offset} is out of range 1..{max} for frequency {}", common.frequency),
+            )),
+            _ => {}
+        }
+    }
+    if let Some(strategy) = &common.retry_strategy {
+        retry_rules(strategy, &root.key("retryStrategy"), violations);
+    }
+    if let Check::Icmp(icmp) = check
+        && icmp.spec.max_packet_loss_threshold < icmp.spec.degraded_packet_loss_threshold
+    {
+        violations.push(Violation::new(
+            root.key("maxPacketLossThreshold"),
+            format!(
+                "maxPacketLossThreshold {} must be at least degradedPacketLossThreshold {}",
+                icmp.spec.max_packet_loss_threshold, icmp.spec.degraded_packet_loss_threshold
+            ),
+        ));
+    }
+}
+
+enum OffsetRange {
+    SubMinute,
+    Minutes(u32),
+}
+
+/// The allowed frequencyOffset for a frequency (spec 2.4).
+fn offset_range(frequency: u32) -> Option<OffsetRange> {
+    match frequency {
+        0 => Some(OffsetRange::SubMinute),
+        1..=60 => Some(OffsetRange::Minutes(frequency * 10)),
+        _ => Some(OffsetRange::Minutes(frequency.div_ceil(60))),
+    }
+}
+
+fn retry_rules(strategy: &RetryStrategy, path: &FieldPath, violations: &mut Vec<Violation>) {
+    if strategy.kind == RetryType::SingleRetry {
+        for (field, set) in [("maxRetries", strategy.max_retries.is_some()), ("maxDurationSeconds", strategy.max_duration_seconds.is_some())] {
+            if set {
+                violations.push(Violation::new(path.key(field), format!("{field} is not supported with type SINGLE_RETRY")));
+            }
+        }
+    }
+}
+
+/// The service forbids slugs shaped like its own data-center names.
+fn looks_like_data_center(slug: &str) -> bool {
+    static DATA_CENTER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\d+").expect("valid pattern")
+    });
+    DATA_CENTER.is_match(slug)
+}
+
+fn is_date_time(text: &str) -> bool {
+    static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$")
+            .expect("valid pattern")
+    });
+    DATE_TIME.is_match(text)
+}
+
+/// Matches `text` against a schema `pattern`, compiling each pattern once.
+pub(crate) fn matches_pattern(pattern: &str, text: &str) -> bool {
+    static CACHE: LazyLock<Mutex<HashMap<String, Option<Regex>>>> = LazyLock::new(Default::default);
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let regex = cache.entry(pattern.to_owned()).or_insert_with(|| Regex::new(pattern).ok());
+    regex.as_ref().is_none_or(|r| r.is_match(text))
+}
+
+fn join(values: &[u32]) -> String {
+    values.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,166 @@
+//! The JSON Schema (draft-07) of a resource file, generated from the types in
+//! `resources`. Editors use it through `schema/`; `validate` walks it.
+
+use std::sync::OnceLock;
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use crate::{Kind, LOGICAL_ID_PATTERN};
+
+/// Where the published schema lives, for `$id` and editor headers.
+pub const SCHEMA_ID: &str = "https://monform.dev/schema/resource-file.json";
+
+/// The schema of a resource file, with `definitions` for every type.
+pub struct Schemas {
+    root: Value,
+}
+
+impl Schemas {
+    /// The whole document, as written to `schema/resource-file.schema.json`.
+    pub fn document(&self) -> &Value {
+        &self.root
+    }
+
+    /// The schema of one resource of `kind` (a `$ref`).
+    pub fn kind(&self, kind: Kind) -> &Value {
+        &self.root["properties"][kind.section()]["additionalProperties"]
+    }
+
+    /// Follows `$ref`s until a schema with content.
+    pub fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
+        while let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            match self.root["definitions"].get(name) {
+                Some(target) => schema = target,
+                None => break,
+            }
+        }
+        schema
+    }
+}
+
+/// The schemas, generated once per process.
+pub fn schemas() -> &'static Schemas {
+    static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
+    SCHEMAS.get_or_init(|| Schemas { root: generate() })
+}
+
+fn generate() -> Value {
+    let mut generator = SchemaSettings::draft07().into_generator();
+    let mut properties = Map::new();
+    for &kind in Kind::ALL {
+        let item = kind.schema(&mut generator).to_value();
+        properties.insert(
+            kind.section().to_owned(),
+            json!({
+                "type": "object",
+                "description": format!("{} by logical id.", kind.section()),
+                "propertyNames": { "pattern": LOGICAL_ID_PATTERN },
+                "additionalProperties": item,
+            }),
+        );
+    }
+    let mut definitions = Value::Object(generator.take_definitions(true));
+    merge_all_of(&mut definitions);
+    let lookup = definitions.clone();
+    inline_ref_siblings(&mut definitions, &lookup);
+    close_objects(&mut definitions);
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": SCHEMA_ID,
+        "title": "monform resource file",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": properties,
+        "definitions": definitions,
+    })
+}
+
+/// schemars expresses `#[serde(flatten)]` and `$ref` siblings with `allOf`;
+/// with `additionalProperties: false` that rejects valid documents in
+/// standard validators. Merge such `allOf`s into one object schema.
+fn merge_all_of(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for child in map.values_mut() {
+                merge_all_of(child);
+            }
+            if let Some(Value::Array(parts)) = map.remove("allOf") {
+                for part in parts {
+                    if let Value::Object(part) = part {
+                        merge_object(map, part);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(merge_all_of),
+        _ => {}
+    }
+}
+
+/// `{"$ref": X, "properties": {"checkType": {"const": ..}}}` (an internally
+/// tagged variant) becomes X's schema with the tag merged in, because draft-07
+/// ignores the siblings of `$ref`.
+fn inline_ref_siblings(value: &mut Value, definitions: &Value) {
+    match value {
+        Value::Object(map) => {
+            for child in map.values_mut() {
+                inline_ref_siblings(child, definitions);
+            }
+            if map.len() > 1 && map.contains_key("$ref") {
+                let reference = map.remove("$ref");
+                let name = reference.as_ref().and_then(Value::as_str).and_then(|r| r.rsplit('/').next());
+                if let Some(Value::Object(target)) = name.and_then(|n| definitions.get(n)) {
+                    let mut target = target.clone();
+                    if let Some(Value::Object(props)) = map.remove("properties") {
+                        // The tag goes first, as users write it.
+                        let mut merged: Map<String, Value> = props;
+                        if let Some(Value::Object(rest)) = target.remove("properties") {
+                            merged.extend(rest);
+                        }
+                        target.insert("properties".into(), Value::Object(merged));
+                    }
+                    merge_object(&mut target, std::mem::take(map));
+                    *map = target;
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| inline_ref_siblings(v, definitions)),
+        _ => {}
+    }
+}
+
+/// Every object schema with properties rejects unknown fields, so that a typo
+/// is an error (with a suggestion) rather than silently ignored.
+fn close_objects(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(close_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
+}
+
+fn merge_object(into: &mut Map<String, Value>, from: Map<String, Value>) {
+    for (key, value) in from {
+        match (key.as_str(), into.get_mut(&key), value) {
+            ("properties", Some(Value::Object(existing)), Value::Object(new)) => existing.extend(new),
+            ("required", Some(Value::Array(existing)), Value::Array(new)) => {
+                for r in new {
+                    if !existing.contains(&r) {
+                        existing.push(r);
+                    }
+                }
+            }
+            (_, Some(_), _) => {}
+            (_, None, value) => {
+                into.insert(key, value);
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Validation of one resource's JSON against the model: the shape (types,
+//! fields, enums, ranges: `shape`) and the rules across fields (`rules`).
+//! Every violation is reported, never only the first.
+
+mod shape;
+
+pub use shape::{RefSite, Shape, ScriptSite, check_shape};
+
+use serde_json::Value;
+
+use crate::{FieldPath, Kind, Resource};
+
+/// One thing wrong with a resource, at a field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    pub path: FieldPath,
+    /// What is wrong, in lower case without a trailing period.
+    pub message: String,
+    /// A next step, e.g. "did you mean `frequency`?".
+    pub help: Option<String>,
+    /// Points at the field's key (an unknown field) rather than its value.
+    pub at_key: bool,
+}
+
+impl Violation {
+    pub fn new(path: FieldPath, message: impl Into<String>) -> Violation {
+        Violation { path, message: message.into(), help: None, at_key: false }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Violation {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn at_key(mut self) -> Violation {
+        self.at_key = true;
+        self
+    }
+}
+
+/// Checks shape and rules of a resource whose scripts are inline strings
+/// (the API's form), returning the typed resource or every violation.
+pub fn validate_resource(kind: Kind, value: &Value) -> Result<Resource, Vec<Violation>> {
+    let shape = check_shape(kind, value);
+    let mut violations = shape.violations;
+    for script in shape.scripts {
+        violations.push(Violation::new(script.path, "a script must be a string here"));
+    }
+    if !violations.is_empty() {
+        return Err(violations);
+    }
+    into_resource(kind, value.clone())
+}
+
+/// Builds the typed resource from JSON that passed `check_shape` (scripts
+/// resolved) and applies the cross-field rules.
+pub fn into_resource(kind: Kind, value: Value) -> Result<Resource, Vec<Violation>> {
+    let resource = Resource::from_json(kind, value)
+        .map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])?;
+    let violations = crate::rules::check(&resource);
+    if violations.is_empty() { Ok(resource) } else { Err(violations) }
+}
+
+#[cfg(test)]
+mod tests;
