@@ -1,1 +1,51 @@
-fn main() {}
+//! The `monform` command. Parses arguments, runs a command, renders its
+//! result; the work itself lives in the library crates.
+
+mod commands;
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "monform",
+    version,
+    about = "Monitoring configuration as code: plan and apply checks, groups, alert channels and more"
+)]
+struct Cli {
+    /// The project folder (holding monform.toml)
+    #[arg(long, global = true, default_value = ".")]
+    dir: PathBuf,
+    /// When to use colours
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load and check the project's files; no network
+    Validate,
+    /// Print the JSON Schema (draft-07) of a resource file
+    Schema,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let output = render::Output::new(cli.color);
+    match cli.command {
+        Command::Validate => commands::validate::run(&cli.dir, &output),
+        Command::Schema => commands::schema::run(),
+    }
+}

@@ -1,1 +1,22 @@
+//! The loader: reads a monform project (monform.toml and every YAML or TOML
+//! resource file) into the desired state, with a span on every value and a
+//! diagnostic for every problem.
+//!
+//! **Architecture invariant:** no network. Environment variables are read
+//! only through the lookup the caller passes in.
 
+pub mod desired;
+pub mod diagnostic;
+mod discover;
+pub mod interpolate;
+mod load;
+pub mod project;
+pub mod source;
+pub mod tree;
+
+pub use desired::{Desired, DesiredResource, Reference, Target};
+pub use diagnostic::{Diagnostic, Report};
+pub use load::{EnvLookup, Loaded, load};
+pub use project::{Project, StateBackend};
+
+pub(crate) use monform_model::suggest;

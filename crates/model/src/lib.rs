@@ -17,5 +17,4 @@ pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_logical_id};
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
 
-
-pub use validate::{Violation, into_resource, validate_resource};
+pub use validate::{Violation, check_shape, into_resource, suggest, validate_resource};

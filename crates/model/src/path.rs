@@ -86,7 +86,11 @@ mod tests {
 
     #[test]
     fn display_and_parse_round_trip() {
-        let path = FieldPath::root().key("request").key("assertions").index(2).key("source");
+        let path = FieldPath::root()
+            .key("request")
+            .key("assertions")
+            .index(2)
+            .key("source");
         assert_eq!(path.to_string(), "request.assertions[2].source");
         assert_eq!(FieldPath::parse("request.assertions[2].source"), path);
         assert_eq!(path.field_name(), Some("source"));

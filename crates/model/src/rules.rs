@@ -21,20 +21,25 @@ pub fn check(resource: &Resource) -> Vec<Violation> {
                 retry_rules(s, &FieldPath::root().key("retryStrategy"), &mut violations);
             }
         }
-        Resource::PrivateLocation(location) => {
-            if looks_like_data_center(&location.slug_name) {
-                violations.push(
-                    Violation::new(
-                        FieldPath::root().key("slugName"),
-                        format!("`{}` looks like a data-center location; slugs must not", location.slug_name),
-                    )
-                    .with_help("pick a name of your own, e.g. `office-amsterdam`"),
-                );
-            }
+        Resource::PrivateLocation(location) if looks_like_data_center(&location.slug_name) => {
+            violations.push(
+                Violation::new(
+                    FieldPath::root().key("slugName"),
+                    format!(
+                        "`{}` looks like a data-center location; slugs must not",
+                        location.slug_name
+                    ),
+                )
+                .with_help("pick a name of your own, e.g. `office-amsterdam`"),
+            );
         }
         Resource::MaintenanceWindow(window) => {
             let root = FieldPath::root();
-            for (field, value) in [("startsAt", Some(&window.starts_at)), ("endsAt", Some(&window.ends_at)), ("repeatEndsAt", window.repeat_ends_at.as_ref())] {
+            for (field, value) in [
+                ("startsAt", Some(&window.starts_at)),
+                ("endsAt", Some(&window.ends_at)),
+                ("repeatEndsAt", window.repeat_ends_at.as_ref()),
+            ] {
                 if let Some(value) = value
                     && !is_date_time(value)
                 {
@@ -44,11 +49,16 @@ pub fn check(resource: &Resource) -> Vec<Violation> {
                     );
                 }
             }
-            if is_date_time(&window.starts_at) && is_date_time(&window.ends_at) && window.ends_at <= window.starts_at {
+            if let (Some(start), Some(end)) = (instant(&window.starts_at), instant(&window.ends_at))
+                && end <= start
+            {
                 violations.push(Violation::new(root.key("endsAt"), "endsAt must be after startsAt"));
             }
             if window.repeat_interval.is_some() && window.repeat_unit.is_none() {
-                violations.push(Violation::new(root.key("repeatUnit"), "repeatInterval needs a repeatUnit (DAY, WEEK or MONTH)"));
+                violations.push(Violation::new(
+                    root.key("repeatUnit"),
+                    "repeatInterval needs a repeatUnit (DAY, WEEK or MONTH)",
+                ));
             }
         }
         _ => {}
@@ -62,22 +72,34 @@ fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
     let check_type = check.check_type();
     if common.frequency == 0 && !check_type.allows_sub_minute() {
         violations.push(
-            Violation::new(root.key("frequency"), format!("frequency 0 (sub-minute) is only for API and TCP checks, not {check_type}"))
-                .with_help(format!("use one of {}", join(&FREQUENCIES[1..]))),
+            Violation::new(
+                root.key("frequency"),
+                format!("frequency 0 (sub-minute) is only for API and TCP checks, not {check_type}"),
+            )
+            .with_help(format!("use one of {}", join(&FREQUENCIES[1..]))),
         );
     }
     if let Some(range) = offset_range(common.frequency) {
         match (common.frequency_offset, range) {
-            (None, OffsetRange::SubMinute) if check_type.allows_sub_minute() => violations.push(
-                Violation::new(root.key("frequency"), "frequency 0 needs frequencyOffset 10, 20 or 30 (seconds between runs)"),
-            ),
-            (Some(offset), OffsetRange::SubMinute) if !SUB_MINUTE_OFFSETS.contains(&offset) => violations.push(
-                Violation::new(root.key("frequencyOffset"), format!("frequencyOffset {offset} is not allowed for frequency 0; use 10, 20 or 30")),
-            ),
-            (Some(offset), OffsetRange::Minutes(max)) if !(1..=max).contains(&offset) => violations.push(Violation::new(
-                root.key("frequencyOffset"),
-                format!("frequencyOffset {offset} is out of range 1..{max} for frequency {}", common.frequency),
+            (None, OffsetRange::SubMinute) if check_type.allows_sub_minute() => violations.push(Violation::new(
+                root.key("frequency"),
+                "frequency 0 needs frequencyOffset 10, 20 or 30 (seconds between runs)",
             )),
+            (Some(offset), OffsetRange::SubMinute) if !SUB_MINUTE_OFFSETS.contains(&offset) => {
+                violations.push(Violation::new(
+                    root.key("frequencyOffset"),
+                    format!("frequencyOffset {offset} is not allowed for frequency 0; use 10, 20 or 30"),
+                ))
+            }
+            (Some(offset), OffsetRange::Minutes(max)) if !(1..=max).contains(&offset) => {
+                violations.push(Violation::new(
+                    root.key("frequencyOffset"),
+                    format!(
+                        "frequencyOffset {offset} is out of range 1..{max} for frequency {}",
+                        common.frequency
+                    ),
+                ))
+            }
             _ => {}
         }
     }
@@ -113,9 +135,15 @@ fn offset_range(frequency: u32) -> Option<OffsetRange> {
 
 fn retry_rules(strategy: &RetryStrategy, path: &FieldPath, violations: &mut Vec<Violation>) {
     if strategy.kind == RetryType::SingleRetry {
-        for (field, set) in [("maxRetries", strategy.max_retries.is_some()), ("maxDurationSeconds", strategy.max_duration_seconds.is_some())] {
+        for (field, set) in [
+            ("maxRetries", strategy.max_retries.is_some()),
+            ("maxDurationSeconds", strategy.max_duration_seconds.is_some()),
+        ] {
             if set {
-                violations.push(Violation::new(path.key(field), format!("{field} is not supported with type SINGLE_RETRY")));
+                violations.push(Violation::new(
+                    path.key(field),
+                    format!("{field} is not supported with type SINGLE_RETRY"),
+                ));
             }
         }
     }
@@ -124,24 +152,60 @@ fn retry_rules(strategy: &RetryStrategy, path: &FieldPath, violations: &mut Vec<
 /// The service forbids slugs shaped like its own data-center names.
 fn looks_like_data_center(slug: &str) -> bool {
     static DATA_CENTER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\d+").expect("valid pattern")
+        Regex::new(r"^(us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\d+")
+            .expect("valid pattern")
     });
     DATA_CENTER.is_match(slug)
 }
 
 fn is_date_time(text: &str) -> bool {
+    instant(text).is_some()
+}
+
+/// The instant a date or date-time names, as (seconds since 1970-01-01T00:00Z,
+/// nanoseconds), so that times with different offsets compare correctly. A
+/// date alone is its midnight; a time without an offset counts as UTC.
+fn instant(text: &str) -> Option<(i64, u32)> {
     static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$")
-            .expect("valid pattern")
+        Regex::new(concat!(
+            r"^(?<y>\d{4})-(?<mo>0[1-9]|1[0-2])-(?<d>0[1-9]|[12]\d|3[01])",
+            r"(T(?<h>[01]\d|2[0-3]):(?<mi>[0-5]\d)(:(?<s>[0-5]\d)(\.(?<frac>\d+))?)?(Z|(?<sign>[+-])(?<oh>\d{2}):(?<om>\d{2}))?)?$",
+        ))
+        .expect("valid pattern")
     });
-    DATE_TIME.is_match(text)
+    let captures = DATE_TIME.captures(text)?;
+    let number = |name: &str| {
+        captures
+            .name(name)
+            .map_or(0, |m| m.as_str().parse::<i64>().unwrap_or(0))
+    };
+    let (year, month, day) = (number("y"), number("mo"), number("d"));
+    // Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let (era, year_of_era) = (y.div_euclid(400), y.rem_euclid(400));
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let days = era * 146_097 + year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year - 719_468;
+    let sign = if captures.name("sign").is_some_and(|s| s.as_str() == "-") {
+        -1
+    } else {
+        1
+    };
+    let offset = sign * (number("oh") * 3600 + number("om") * 60);
+    let seconds = days * 86_400 + number("h") * 3600 + number("mi") * 60 + number("s") - offset;
+    let nanos = captures.name("frac").map_or(0, |f| {
+        let digits = &f.as_str()[..f.len().min(9)];
+        format!("{digits:0<9}").parse().unwrap_or(0)
+    });
+    Some((seconds, nanos))
 }
 
 /// Matches `text` against a schema `pattern`, compiling each pattern once.
 pub(crate) fn matches_pattern(pattern: &str, text: &str) -> bool {
     static CACHE: LazyLock<Mutex<HashMap<String, Option<Regex>>>> = LazyLock::new(Default::default);
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let regex = cache.entry(pattern.to_owned()).or_insert_with(|| Regex::new(pattern).ok());
+    let regex = cache
+        .entry(pattern.to_owned())
+        .or_insert_with(|| Regex::new(pattern).ok());
     regex.as_ref().is_none_or(|r| r.is_match(text))
 }
 

@@ -27,6 +27,26 @@ impl Schemas {
         &self.root["properties"][kind.section()]["additionalProperties"]
     }
 
+    /// Fields every check type has: what `[defaults]` may set.
+    pub fn check_common_fields(&self) -> Vec<&str> {
+        let branches = self.resolve(self.kind(Kind::Check))["oneOf"].as_array();
+        let mut fields: Vec<&str> = Vec::new();
+        for (i, branch) in branches.into_iter().flatten().enumerate() {
+            let names: Vec<&str> = branch["properties"]
+                .as_object()
+                .into_iter()
+                .flat_map(|p| p.keys().map(String::as_str))
+                .collect();
+            if i == 0 {
+                fields = names;
+            } else {
+                fields.retain(|f| names.contains(f));
+            }
+        }
+        fields.retain(|f| *f != "checkType" && *f != "name");
+        fields
+    }
+
     /// Follows `$ref`s until a schema with content.
     pub fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
         while let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
@@ -44,6 +64,13 @@ impl Schemas {
 pub fn schemas() -> &'static Schemas {
     static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
     SCHEMAS.get_or_init(|| Schemas { root: generate() })
+}
+
+/// The schema document as written to `schema/resource-file.schema.json`.
+pub fn document_text() -> String {
+    let mut text = serde_json::to_string_pretty(schemas().document()).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 fn generate() -> Value {
@@ -110,7 +137,10 @@ fn inline_ref_siblings(value: &mut Value, definitions: &Value) {
             }
             if map.len() > 1 && map.contains_key("$ref") {
                 let reference = map.remove("$ref");
-                let name = reference.as_ref().and_then(Value::as_str).and_then(|r| r.rsplit('/').next());
+                let name = reference
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.rsplit('/').next());
                 if let Some(Value::Object(target)) = name.and_then(|n| definitions.get(n)) {
                     let mut target = target.clone();
                     if let Some(Value::Object(props)) = map.remove("properties") {

@@ -4,7 +4,7 @@
 
 mod shape;
 
-pub use shape::{RefSite, Shape, ScriptSite, check_shape};
+pub use shape::{RefSite, ScriptSite, Shape, check_shape, suggest};
 
 use serde_json::Value;
 
@@ -24,7 +24,12 @@ pub struct Violation {
 
 impl Violation {
     pub fn new(path: FieldPath, message: impl Into<String>) -> Violation {
-        Violation { path, message: message.into(), help: None, at_key: false }
+        Violation {
+            path,
+            message: message.into(),
+            help: None,
+            at_key: false,
+        }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Violation {
@@ -55,10 +60,14 @@ pub fn validate_resource(kind: Kind, value: &Value) -> Result<Resource, Vec<Viol
 /// Builds the typed resource from JSON that passed `check_shape` (scripts
 /// resolved) and applies the cross-field rules.
 pub fn into_resource(kind: Kind, value: Value) -> Result<Resource, Vec<Violation>> {
-    let resource = Resource::from_json(kind, value)
-        .map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])?;
+    let resource =
+        Resource::from_json(kind, value).map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])?;
     let violations = crate::rules::check(&resource);
-    if violations.is_empty() { Ok(resource) } else { Err(violations) }
+    if violations.is_empty() {
+        Ok(resource)
+    } else {
+        Err(violations)
+    }
 }
 
 #[cfg(test)]

@@ -35,10 +35,16 @@ pub struct Shape {
 
 pub fn check_shape(kind: Kind, value: &Value) -> Shape {
     let schemas = schemas();
-    let mut walker = Walker { schemas, shape: Shape::default() };
+    let mut walker = Walker {
+        schemas,
+        shape: Shape::default(),
+    };
     walker.walk(schemas.kind(kind), value, &FieldPath::root());
     walker.shape
 }
+
+/// Enumerations up to this long are listed in the message itself.
+const SHORT_ENUM: usize = 16;
 
 struct Walker<'s> {
     schemas: &'s Schemas,
@@ -54,9 +60,16 @@ impl<'s> Walker<'s> {
         if schema.get("x-script").is_some()
             && let Some(file) = value.get("file").and_then(Value::as_str)
         {
-            self.shape.scripts.push(ScriptSite { path: path.clone(), file: file.to_owned() });
+            self.shape.scripts.push(ScriptSite {
+                path: path.clone(),
+                file: file.to_owned(),
+            });
         }
-        if let Some(branches) = schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array) {
+        if let Some(branches) = schema
+            .get("oneOf")
+            .or_else(|| schema.get("anyOf"))
+            .and_then(Value::as_array)
+        {
             return self.walk_alternatives(schema, branches, value, path);
         }
         if !self.check_type(schema, value, path) {
@@ -77,11 +90,18 @@ impl<'s> Walker<'s> {
     }
 
     fn collect_refs(&mut self, schema: &Value, target: &str, value: &Value, path: &FieldPath) {
-        let Some(target) = Kind::from_section(target) else { return };
+        let Some(target) = Kind::from_section(target) else {
+            return;
+        };
         let soft = schema.get("x-ref-soft").and_then(Value::as_bool).unwrap_or(false);
         let mut push = |id: &Value, path: FieldPath| {
             if let Some(id) = id.as_str() {
-                self.shape.refs.push(RefSite { path, target, id: id.to_owned(), soft });
+                self.shape.refs.push(RefSite {
+                    path,
+                    target,
+                    id: id.to_owned(),
+                    soft,
+                });
             }
         };
         match value {
@@ -97,11 +117,15 @@ impl<'s> Walker<'s> {
         if let Some(tag) = discriminator(&branches) {
             return self.walk_tagged(&branches, &tag, value, path);
         }
-        let candidates: Vec<&'s Value> =
-            branches.iter().copied().filter(|b| type_accepts(b, value)).collect();
+        let candidates: Vec<&'s Value> = branches.iter().copied().filter(|b| type_accepts(b, value)).collect();
         match candidates.as_slice() {
             [] => {
-                let expected: Vec<String> = branches.iter().map(|b| describe_type(b)).collect();
+                // A `null` branch (an optional field) adds nothing to say: it would read "a value".
+                let expected: Vec<String> = branches
+                    .iter()
+                    .filter(|b| type_names(b) != ["null"])
+                    .map(|b| describe_type(b))
+                    .collect();
                 let message = format!("expected {}, found {}", join_or(&expected), json_type_name(value));
                 self.report(Violation::new(path.clone(), message));
             }
@@ -109,9 +133,14 @@ impl<'s> Walker<'s> {
             several => {
                 let mut best: Option<Shape> = None;
                 for branch in several {
-                    let mut trial = Walker { schemas: self.schemas, shape: Shape::default() };
+                    let mut trial = Walker {
+                        schemas: self.schemas,
+                        shape: Shape::default(),
+                    };
                     trial.walk(branch, value, path);
-                    let better = best.as_ref().is_none_or(|b| trial.shape.violations.len() < b.violations.len());
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|b| trial.shape.violations.len() < b.violations.len());
                     if better {
                         best = Some(trial.shape);
                     }
@@ -178,21 +207,33 @@ impl<'s> Walker<'s> {
         {
             self.report(Violation::new(path.clone(), format!("must be {constant}")));
         }
-        let Some(allowed) = schema.get("enum").and_then(Value::as_array) else { return };
+        let Some(allowed) = schema.get("enum").and_then(Value::as_array) else {
+            return;
+        };
         if value.is_null() || allowed.iter().any(|a| numbers_or_values_equal(a, value)) {
             return;
         }
         let names: Vec<String> = allowed.iter().filter(|a| !a.is_null()).map(show_value).collect();
         let shown = show_value(value);
-        let mut violation = Violation::new(
-            path.clone(),
-            format!("{shown} is not allowed; expected one of {}", names.join(", ")),
-        );
-        if let Some(text) = value.as_str()
-            && let Some(s) = suggest(text, allowed.iter().filter_map(Value::as_str))
-        {
-            violation = violation.with_help(format!("did you mean `{s}`?"));
-        }
+        let suggestion = value
+            .as_str()
+            .and_then(|text| suggest(text, allowed.iter().filter_map(Value::as_str)));
+        // Long lists go to the help, and only when there is no likely typo to point out.
+        let violation = match (names.len() <= SHORT_ENUM, suggestion) {
+            (true, Some(s)) => Violation::new(
+                path.clone(),
+                format!("{shown} is not allowed; expected one of {}", names.join(", ")),
+            )
+            .with_help(format!("did you mean `{s}`?")),
+            (true, None) => Violation::new(
+                path.clone(),
+                format!("{shown} is not allowed; expected one of {}", names.join(", ")),
+            ),
+            (false, Some(s)) => Violation::new(path.clone(), format!("{shown} is not allowed"))
+                .with_help(format!("did you mean `{s}`?")),
+            (false, None) => Violation::new(path.clone(), format!("{shown} is not allowed"))
+                .with_help(format!("expected one of {}", names.join(", "))),
+        };
         self.report(violation);
     }
 
@@ -227,12 +268,18 @@ impl<'s> Walker<'s> {
         if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
             && items.len() as u64 > max
         {
-            self.report(Violation::new(path.clone(), format!("has {} entries; at most {max} are allowed", items.len())));
+            self.report(Violation::new(
+                path.clone(),
+                format!("has {} entries; at most {max} are allowed", items.len()),
+            ));
         }
         if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
             && (items.len() as u64) < min
         {
-            self.report(Violation::new(path.clone(), format!("has {} entries; at least {min} are required", items.len())));
+            self.report(Violation::new(
+                path.clone(),
+                format!("has {} entries; at least {min} are required", items.len()),
+            ));
         }
         if let Some(item_schema) = schema.get("items") {
             for (i, item) in items.iter().enumerate() {
@@ -246,18 +293,28 @@ impl<'s> Walker<'s> {
         if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
             && length > max
         {
-            self.report(Violation::new(path.clone(), format!("is {length} characters long; at most {max} are allowed")));
+            self.report(Violation::new(
+                path.clone(),
+                format!("is {length} characters long; at most {max} are allowed"),
+            ));
         }
         if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
             && length < min
         {
-            let message = if min == 1 { "must not be empty".to_owned() } else { format!("must be at least {min} characters long") };
+            let message = if min == 1 {
+                "must not be empty".to_owned()
+            } else {
+                format!("must be at least {min} characters long")
+            };
             self.report(Violation::new(path.clone(), message));
         }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
             && !crate::rules::matches_pattern(pattern, text)
         {
-            self.report(Violation::new(path.clone(), format!("`{text}` does not match the pattern {pattern}")));
+            self.report(Violation::new(
+                path.clone(),
+                format!("`{text}` does not match the pattern {pattern}"),
+            ));
         }
     }
 
@@ -267,18 +324,21 @@ impl<'s> Walker<'s> {
         let (min, max) = (bound("minimum"), bound("maximum"));
         let out_of_range = min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m);
         if out_of_range && schema.get("enum").is_none() {
-            let range = match (min, max) {
-                (Some(a), Some(b)) => format!("{}..{}", show_number(a), show_number(b)),
-                (Some(a), None) => format!("at least {}", show_number(a)),
-                (None, Some(b)) => format!("at most {}", show_number(b)),
-                (None, None) => String::new(),
+            let shown = show_value(value);
+            let message = match (min, max) {
+                (Some(a), Some(b)) => format!("{shown} is out of range {}..{}", show_number(a), show_number(b)),
+                (Some(a), None) => format!("{shown} is below the minimum {}", show_number(a)),
+                (_, b) => format!("{shown} is above the maximum {}", show_number(b.unwrap_or_default())),
             };
-            self.report(Violation::new(path.clone(), format!("{} is out of range {range}", show_value(value))));
+            self.report(Violation::new(path.clone(), message));
         }
         if let Some(exclusive) = bound("exclusiveMinimum")
             && n <= exclusive
         {
-            self.report(Violation::new(path.clone(), format!("{} must be greater than {}", show_value(value), show_number(exclusive))));
+            self.report(Violation::new(
+                path.clone(),
+                format!("{} must be greater than {}", show_value(value), show_number(exclusive)),
+            ));
         }
     }
 }
@@ -296,7 +356,7 @@ fn unknown_field<'a>(path: FieldPath, key: &str, known: impl Iterator<Item = &'a
 }
 
 /// The closest candidate, if close enough to be a likely typo.
-pub(crate) fn suggest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub fn suggest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let given_lower = given.to_lowercase();
     candidates
         .map(|c| (strsim::jaro_winkler(&given_lower, &c.to_lowercase()), c))
@@ -312,7 +372,9 @@ fn discriminator(branches: &[&Value]) -> Option<String> {
         .iter()
         .find(|(name, prop)| {
             prop.get("const").is_some()
-                && branches.iter().all(|b| b["properties"][name.as_str()].get("const").is_some())
+                && branches
+                    .iter()
+                    .all(|b| b["properties"][name.as_str()].get("const").is_some())
         })
         .map(|(name, _)| name.clone())
 }
@@ -322,7 +384,11 @@ fn type_names(schema: &Value) -> Vec<&str> {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
         _ if schema.get("enum").is_some() || schema.get("const").is_some() => {
-            let values = schema.get("enum").and_then(Value::as_array).cloned().unwrap_or_else(|| vec![schema["const"].clone()]);
+            let values = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| vec![schema["const"].clone()]);
             let mut names: Vec<&str> = values.iter().map(json_type_keyword).collect();
             names.dedup();
             names
@@ -359,7 +425,11 @@ fn describe_type(schema: &Value) -> String {
             other => format!("a {other}"),
         })
         .collect();
-    if names.is_empty() { "a value".to_owned() } else { join_or(&names) }
+    if names.is_empty() {
+        "a value".to_owned()
+    } else {
+        join_or(&names)
+    }
 }
 
 fn json_type_keyword(value: &Value) -> &'static str {
@@ -386,7 +456,11 @@ fn json_type_name(value: &Value) -> String {
 }
 
 fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max { text.to_owned() } else { format!("{}…", text.chars().take(max).collect::<String>()) }
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
 }
 
 fn join_or(items: &[String]) -> String {
@@ -406,7 +480,11 @@ fn show_value(value: &Value) -> String {
 }
 
 fn show_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 { format!("{}", n as i64) } else { n.to_string() }
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
 }
 
 fn numbers_or_values_equal(a: &Value, b: &Value) -> bool {

@@ -1,0 +1,46 @@
+//! Terminal output: colour choice and diagnostics.
+
+use std::io::IsTerminal;
+
+use miette::{GraphicalReportHandler, GraphicalTheme};
+use monform_config::{Diagnostic, source::Sources};
+
+use crate::ColorChoice;
+
+pub struct Output {
+    color: bool,
+}
+
+impl Output {
+    /// Colour when asked, or on a terminal unless NO_COLOR is set.
+    pub fn new(choice: ColorChoice) -> Output {
+        let color = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        Output { color }
+    }
+
+    /// Writes diagnostics to stderr, each with the source line it points at.
+    pub fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &Sources) {
+        let theme = if self.color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(100)
+            .with_context_lines(1);
+        for diagnostic in diagnostics {
+            let report = diagnostic.to_report(sources);
+            let mut text = String::new();
+            if handler.render_report(&mut text, &report).is_err() {
+                text = format!("error: {}\n", diagnostic.message);
+            }
+            eprintln!("{text}");
+        }
+    }
+}

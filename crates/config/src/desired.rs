@@ -1,0 +1,155 @@
+//! The desired state: every resource of the project, validated and typed,
+//! with the dependency graph between them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use monform_model::{Address, FieldPath, Resource};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::source::Span;
+
+/// What a reference in the files points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A resource of this project.
+    Managed(Address),
+    /// An object that exists only remotely (a private location slug).
+    Remote(String),
+}
+
+/// A reference from one resource's field to another resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub path: FieldPath,
+    pub target: Target,
+    pub span: Span,
+}
+
+/// One resource as the files describe it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesiredResource {
+    pub address: Address,
+    /// Typed, with defaults filled in and scripts read from their files.
+    pub resource: Resource,
+    /// The logical id's key in its file.
+    pub span: Span,
+    pub references: Vec<Reference>,
+}
+
+/// The desired state of a project. An edge `a -> b` means `a` references
+/// `b`, so `b` must exist before `a` is created and outlive it.
+#[derive(Debug, Default)]
+pub struct Desired {
+    pub resources: BTreeMap<Address, DesiredResource>,
+    pub graph: DiGraph<Address, FieldPath>,
+    nodes: HashMap<Address, NodeIndex>,
+}
+
+impl Desired {
+    pub fn insert(&mut self, resource: DesiredResource) {
+        let node = self.graph.add_node(resource.address.clone());
+        self.nodes.insert(resource.address.clone(), node);
+        self.resources.insert(resource.address.clone(), resource);
+    }
+
+    /// Adds an edge for every managed reference; both ends must be inserted.
+    pub fn link(&mut self) {
+        let mut edges = Vec::new();
+        for resource in self.resources.values() {
+            for reference in &resource.references {
+                if let Target::Managed(target) = &reference.target
+                    && let (Some(&from), Some(&to)) = (self.nodes.get(&resource.address), self.nodes.get(target))
+                {
+                    edges.push((from, to, reference.path.clone()));
+                }
+            }
+        }
+        for (from, to, path) in edges {
+            self.graph.add_edge(from, to, path);
+        }
+    }
+
+    /// Groups of resources that reference each other in a loop.
+    pub fn cycles(&self) -> Vec<Vec<Address>> {
+        petgraph::algo::tarjan_scc(&self.graph)
+            .into_iter()
+            .filter(|scc| scc.len() > 1 || self.graph.contains_edge(scc[0], scc[0]))
+            .map(|scc| {
+                let mut addresses: Vec<Address> = scc.into_iter().map(|n| self.graph[n].clone()).collect();
+                addresses.sort();
+                addresses
+            })
+            .collect()
+    }
+
+    /// The resources `address` references directly.
+    pub fn dependencies(&self, address: &Address) -> Vec<&Address> {
+        let Some(&node) = self.nodes.get(address) else {
+            return Vec::new();
+        };
+        self.graph.neighbors(node).map(|n| &self.graph[n]).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use monform_model::Kind;
+
+    fn snippet(id: &str, refs: &[&str]) -> DesiredResource {
+        let resource = Resource::from_json(Kind::Snippet, serde_json::json!({"name": id, "script": "x"})).unwrap();
+        DesiredResource {
+            address: Address::new(Kind::Snippet, id),
+            resource,
+            span: Span::new(0, 0, 0),
+            references: refs
+                .iter()
+                .map(|r| Reference {
+                    path: FieldPath::root(),
+                    target: Target::Managed(Address::new(Kind::Snippet, *r)),
+                    span: Span::new(0, 0, 0),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn finds_cycles_and_only_cycles() {
+        let mut desired = Desired::default();
+        for (id, refs) in [
+            ("a", &["b"][..]),
+            ("b", &["c"][..]),
+            ("c", &["a"][..]),
+            ("d", &["a"][..]),
+            ("e", &["e"][..]),
+        ] {
+            desired.insert(snippet(id, refs));
+        }
+        desired.link();
+        let cycles = desired.cycles();
+        assert_eq!(cycles.len(), 2, "{cycles:?}");
+        assert!(cycles.iter().any(|c| c.len() == 3));
+        assert!(cycles.iter().any(|c| c == &vec![Address::new(Kind::Snippet, "e")]));
+    }
+
+    #[test]
+    fn dependencies_follow_references() {
+        let mut desired = Desired::default();
+        desired.insert(snippet("a", &["b"]));
+        desired.insert(snippet("b", &[]));
+        desired.link();
+        assert_eq!(
+            desired.dependencies(&Address::new(Kind::Snippet, "a")),
+            vec![&Address::new(Kind::Snippet, "b")]
+        );
+        assert!(desired.cycles().is_empty());
+    }
+}

@@ -1,0 +1,127 @@
+//! Problems found while loading, with where they are. Rendered by the CLI
+//! through miette: each names the file, line, column and field.
+
+use std::sync::Arc;
+
+use miette::{LabeledSpan, NamedSource, SourceSpan};
+
+use crate::source::{Sources, Span};
+
+/// One problem found while loading a project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    /// Stable identifier, e.g. `monform::unknown-field`.
+    pub code: &'static str,
+    pub message: String,
+    pub span: Option<Span>,
+    pub label: String,
+    pub help: Option<String>,
+    /// Other places involved, e.g. the first definition of a duplicate.
+    pub related: Vec<Diagnostic>,
+}
+
+impl Diagnostic {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            message: message.into(),
+            span: None,
+            label: String::new(),
+            help: None,
+            related: Vec::new(),
+        }
+    }
+
+    pub fn at(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.span = Some(span);
+        self.label = label.into();
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn related(mut self, other: Diagnostic) -> Diagnostic {
+        self.related.push(other);
+        self
+    }
+
+    /// `file:line:column` of the primary span, for plain-text output and tests.
+    pub fn location(&self, sources: &Sources) -> Option<String> {
+        let span = self.span?;
+        let file = sources.get(span.file);
+        let (line, column) = file.line_col(span.start);
+        Some(format!("{}:{line}:{column}", file.name))
+    }
+
+    /// A miette diagnostic carrying the source text it points into.
+    pub fn to_report(&self, sources: &Sources) -> Report {
+        let source = self.span.map(|span| {
+            let file = sources.get(span.file);
+            NamedSource::new(file.name.clone(), Arc::clone(&file.text)).with_language(match file.format {
+                crate::source::Format::Yaml => "yaml",
+                crate::source::Format::Toml => "toml",
+            })
+        });
+        Report {
+            code: self.code,
+            message: self.message.clone(),
+            span: self.span.map(|s| SourceSpan::new(s.start.into(), s.len)),
+            label: self.label.clone(),
+            help: self.help.clone(),
+            source,
+            related: self.related.iter().map(|r| r.to_report(sources)).collect(),
+        }
+    }
+}
+
+/// A diagnostic ready for miette's renderers.
+#[derive(Debug)]
+pub struct Report {
+    code: &'static str,
+    message: String,
+    span: Option<SourceSpan>,
+    label: String,
+    help: Option<String>,
+    source: Option<NamedSource<Arc<str>>>,
+    related: Vec<Report>,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Report {}
+
+impl miette::Diagnostic for Report {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.code))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let span = self.span?;
+        let label = (!self.label.is_empty()).then(|| self.label.clone());
+        Some(Box::new(std::iter::once(LabeledSpan::new_primary_with_span(
+            label, span,
+        ))))
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        if self.related.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.related.iter().map(|r| r as &dyn miette::Diagnostic)))
+    }
+}

@@ -1,0 +1,491 @@
+//! Loading a project: monform.toml, then every resource file, into the
+//! desired state. Every problem is reported; loading never stops at the first.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use monform_model::schema::schemas;
+use monform_model::validate::RefSite;
+use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape, into_resource};
+use serde_json::Value;
+
+use crate::desired::{Desired, DesiredResource, Reference, Target};
+use crate::diagnostic::Diagnostic;
+use crate::discover::discover;
+use crate::interpolate::{InterpolationError, interpolate};
+use crate::project::{PROJECT_FILE, Project, read_project};
+use crate::source::{FileId, Format, SourceFile, Sources, Span};
+use crate::tree::{Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
+
+/// Looks up environment variables for `${env:...}`.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Everything a load produced. The project is usable when `diagnostics` is empty.
+#[derive(Debug)]
+pub struct Loaded {
+    pub sources: Sources,
+    pub project: Option<Project>,
+    pub desired: Desired,
+    /// Resource files read (monform.toml not counted).
+    pub resource_files: usize,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Loaded {
+    pub fn is_ok(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+}
+
+/// Loads the project rooted at `root`.
+pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
+    let mut loader = Loader {
+        sources: Sources::default(),
+        diagnostics: Vec::new(),
+        env,
+    };
+    let project = loader.load_project(root);
+    let files = match &project {
+        Some(project) => match discover(root, &project.include) {
+            Ok(files) => files,
+            Err(e) => {
+                loader.diagnostics.push(Diagnostic::new(
+                    "monform::io",
+                    format!("cannot list the files of {}: {e}", root.display()),
+                ));
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let resource_files = files.len();
+    let documents: Vec<(FileId, Node)> = files
+        .into_iter()
+        .filter_map(|path| loader.read_document(root, &path))
+        .collect();
+    let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
+    let desired = loader.build_desired(documents, defaults);
+    let Loader {
+        sources,
+        mut diagnostics,
+        ..
+    } = loader;
+    diagnostics.sort_by_key(|d| d.span.map(|s| (s.file, s.start)));
+    diagnostics.dedup();
+    Loaded {
+        sources,
+        project,
+        desired,
+        resource_files,
+        diagnostics,
+    }
+}
+
+struct Loader<'e> {
+    sources: Sources,
+    diagnostics: Vec<Diagnostic>,
+    env: EnvLookup<'e>,
+}
+
+/// A resource found in a file, before validation.
+struct Found {
+    address: Address,
+    file: FileId,
+    key_span: Span,
+    node: Node,
+}
+
+impl Loader<'_> {
+    fn load_project(&mut self, root: &Path) -> Option<Project> {
+        let path = root.join(PROJECT_FILE);
+        if !path.is_file() {
+            self.diagnostics.push(
+                Diagnostic::new(
+                    "monform::no-project",
+                    format!("no {PROJECT_FILE} in {}", root.display()),
+                )
+                .help("create one with:\n[project]\nname = \"my-monitors\"\n\nor point --dir at the project's folder"),
+            );
+            return None;
+        }
+        let (_, node) = self.read_document(root, &path)?;
+        let fields = schemas().check_common_fields();
+        read_project(&node, &fields, &mut self.diagnostics)
+    }
+
+    /// Reads, parses and interpolates one file.
+    fn read_document(&mut self, root: &Path, path: &Path) -> Option<(FileId, Node)> {
+        let name = display_name(root, path);
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                self.diagnostics
+                    .push(Diagnostic::new("monform::io", format!("cannot read {name}: {e}")));
+                return None;
+            }
+        };
+        let format = Format::of(path).unwrap_or(Format::Yaml);
+        let text: Arc<str> = text.into();
+        let file = self.sources.add(SourceFile {
+            name,
+            path: path.to_owned(),
+            text: Arc::clone(&text),
+            format,
+        });
+        let parsed = match format {
+            Format::Yaml => parse_yaml(file, &text).map_err(|e| vec![e]),
+            Format::Toml => parse_toml(file, &text),
+        };
+        match parsed {
+            Ok(mut node) => {
+                self.interpolate(&mut node);
+                Some((file, node))
+            }
+            Err(errors) => {
+                for SyntaxError { message, span } in errors {
+                    let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
+                    if let Some(span) = span {
+                        diagnostic = diagnostic.at(span, "here");
+                    }
+                    self.diagnostics.push(diagnostic);
+                }
+                None
+            }
+        }
+    }
+
+    fn interpolate(&mut self, node: &mut Node) {
+        let env = self.env;
+        let diagnostics = &mut self.diagnostics;
+        node.for_each_string_mut(&mut |text, span| match interpolate(text, env) {
+            Ok(value) => *text = value,
+            Err(errors) => {
+                for error in errors {
+                    diagnostics.push(match error {
+                        InterpolationError::Unset(name) => {
+                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                                .at(span, format!("uses ${{env:{name}}}"))
+                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
+                        }
+                        InterpolationError::Malformed(text) => {
+                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
+                                .at(span, "here")
+                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
+                        }
+                    });
+                }
+            }
+        });
+    }
+
+    fn build_desired(&mut self, documents: Vec<(FileId, Node)>, defaults: &[crate::tree::Entry]) -> Desired {
+        let found = self.collect(documents);
+        // A reference to a resource that exists but is invalid is not dangling:
+        // its own diagnostic says what is wrong.
+        let defined: HashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
+        let mut desired = Desired::default();
+        let mut pending_refs = Vec::new();
+        for mut item in found {
+            if item.address.kind == Kind::Check {
+                merge_defaults(&mut item.node, defaults);
+            }
+            if let Some((resource, refs)) = self.validate(&item) {
+                pending_refs.push((item.address.clone(), refs));
+                desired.insert(DesiredResource {
+                    address: item.address,
+                    resource,
+                    span: item.key_span,
+                    references: Vec::new(),
+                });
+            }
+        }
+        self.resolve_references(&mut desired, &defined, pending_refs);
+        desired.link();
+        for cycle in desired.cycles() {
+            let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
+            let span = desired.resources.get(&cycle[0]).map(|r| r.span);
+            let mut diagnostic = Diagnostic::new("monform::cycle", format!("reference cycle: {}", names.join(" -> ")));
+            if let Some(span) = span {
+                diagnostic = diagnostic.at(span, "part of the cycle");
+            }
+            self.diagnostics
+                .push(diagnostic.help("break the cycle: a resource cannot depend on itself, even indirectly"));
+        }
+        desired
+    }
+
+    /// Finds every resource in every document, reporting unknown sections,
+    /// bad logical ids and duplicates (pointing at both places).
+    fn collect(&mut self, documents: Vec<(FileId, Node)>) -> Vec<Found> {
+        let mut found: Vec<Found> = Vec::new();
+        let mut first_seen: HashMap<Address, Span> = HashMap::new();
+        for (file, root) in documents {
+            let NodeValue::Map(sections) = root.value else {
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        "monform::type",
+                        format!("a resource file must be a map of sections, found {}", root.type_name()),
+                    )
+                    .at(root.span, "here")
+                    .help(format!(
+                        "top-level keys are {}",
+                        Kind::sections().collect::<Vec<_>>().join(", ")
+                    )),
+                );
+                continue;
+            };
+            for section in sections {
+                let Some(kind) = Kind::from_section(&section.key) else {
+                    let mut diagnostic =
+                        Diagnostic::new("monform::unknown-section", format!("unknown section `{}`", section.key))
+                            .at(section.key_span, "not a section");
+                    diagnostic = match monform_model::suggest(&section.key, Kind::sections()) {
+                        Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                        None => diagnostic.help(format!(
+                            "sections are {}",
+                            Kind::sections().collect::<Vec<_>>().join(", ")
+                        )),
+                    };
+                    self.diagnostics.push(diagnostic);
+                    continue;
+                };
+                let resources = match section.value.value {
+                    NodeValue::Map(resources) => resources,
+                    NodeValue::Null => continue,
+                    _ => {
+                        self.diagnostics.push(
+                            Diagnostic::new(
+                                "monform::type",
+                                format!(
+                                    "{}: expected a map of logical id to resource, found {}",
+                                    section.key,
+                                    section.value.type_name()
+                                ),
+                            )
+                            .at(section.key_span, "here"),
+                        );
+                        continue;
+                    }
+                };
+                for entry in resources {
+                    if !monform_model::is_valid_logical_id(&entry.key) {
+                        self.diagnostics.push(
+                            Diagnostic::new(
+                                "monform::logical-id",
+                                format!("`{}` is not a valid logical id", entry.key),
+                            )
+                            .at(entry.key_span, "invalid id")
+                            .help(
+                                "use letters, digits, - and _, starting with a letter or digit, at most 64 characters",
+                            ),
+                        );
+                        continue;
+                    }
+                    let address = Address::new(kind, entry.key.clone());
+                    if let Some(first) = first_seen.get(&address) {
+                        self.diagnostics.push(
+                            Diagnostic::new(
+                                "monform::duplicate",
+                                format!("duplicate logical id: {address} is defined twice"),
+                            )
+                            .at(entry.key_span, "defined again here")
+                            .help("logical ids must be unique per section across all files")
+                            .related(
+                                Diagnostic::new("monform::duplicate", format!("{address} is first defined here"))
+                                    .at(*first, "first definition"),
+                            ),
+                        );
+                        continue;
+                    }
+                    first_seen.insert(address.clone(), entry.key_span);
+                    found.push(Found {
+                        address,
+                        file,
+                        key_span: entry.key_span,
+                        node: entry.value,
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// Shape, scripts and rules of one resource.
+    fn validate(&mut self, item: &Found) -> Option<(monform_model::Resource, Vec<(RefSite, Span)>)> {
+        let mut json = item.node.to_json();
+        let shape = check_shape(item.address.kind, &json);
+        let mut ok = shape.violations.is_empty();
+        for violation in shape.violations {
+            self.report_violation(item, &violation);
+        }
+        for script in &shape.scripts {
+            match self.read_script(item.file, &script.file) {
+                Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
+                Err(message) => {
+                    ok = false;
+                    let span = item.node.locate(&script.path.key("file"), false);
+                    self.diagnostics.push(
+                        Diagnostic::new(
+                            "monform::script-file",
+                            format!("{}.{}: {message}", item.address, script.path),
+                        )
+                        .at(span, "this file")
+                        .help("paths are relative to the file that names them"),
+                    );
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        match into_resource(item.address.kind, json) {
+            Ok(resource) => {
+                let refs = shape.refs.into_iter().map(|r| {
+                    let span = item.node.locate(&r.path, false);
+                    (r, span)
+                });
+                Some((resource, refs.collect()))
+            }
+            Err(violations) => {
+                for violation in &violations {
+                    self.report_violation(item, violation);
+                }
+                None
+            }
+        }
+    }
+
+    fn read_script(&self, file: FileId, relative: &str) -> Result<String, String> {
+        let base = self
+            .sources
+            .get(file)
+            .path
+            .parent()
+            .map(Path::to_owned)
+            .unwrap_or_default();
+        let path = base.join(relative);
+        std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
+            _ => format!("cannot read script file `{relative}`: {e}"),
+        })
+    }
+
+    fn report_violation(&mut self, item: &Found, violation: &Violation) {
+        let span = item.node.locate(&violation.path, violation.at_key);
+        let field = if violation.path.is_root() {
+            item.address.to_string()
+        } else {
+            format!("{}.{}", item.address, violation.path)
+        };
+        let label = if violation.at_key {
+            "unknown field"
+        } else if violation.path.is_root() {
+            "in this resource"
+        } else {
+            "invalid value"
+        };
+        let mut diagnostic =
+            Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
+        if let Some(help) = &violation.help {
+            diagnostic = diagnostic.help(help.clone());
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    fn resolve_references(
+        &mut self,
+        desired: &mut Desired,
+        defined: &HashSet<Address>,
+        pending: Vec<(Address, Vec<(RefSite, Span)>)>,
+    ) {
+        let ids_by_kind = |kind: Kind| -> Vec<String> {
+            let mut ids: Vec<String> = defined
+                .iter()
+                .filter(|a| a.kind == kind)
+                .map(|a| a.id.clone())
+                .collect();
+            ids.sort();
+            ids
+        };
+        for (address, sites) in pending {
+            let mut references = Vec::new();
+            for (site, span) in sites {
+                let target = Address::new(site.target, site.id.clone());
+                if defined.contains(&target) {
+                    references.push(Reference {
+                        path: site.path,
+                        target: Target::Managed(target),
+                        span,
+                    });
+                } else if site.soft {
+                    references.push(Reference {
+                        path: site.path,
+                        target: Target::Remote(site.id),
+                        span,
+                    });
+                } else {
+                    let existing = ids_by_kind(site.target);
+                    let mut diagnostic = Diagnostic::new(
+                        "monform::dangling-reference",
+                        format!(
+                            "{address}.{}: no {} named `{}`",
+                            site.path,
+                            site.target.section(),
+                            site.id
+                        ),
+                    )
+                    .at(span, "unknown reference");
+                    diagnostic = match monform_model::suggest(&site.id, existing.iter().map(String::as_str)) {
+                        Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                        None if existing.is_empty() => {
+                            diagnostic.help(format!("the project defines no {}", site.target.section()))
+                        }
+                        None => diagnostic.help(format!("{} are: {}", site.target.section(), existing.join(", "))),
+                    };
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+            if let Some(resource) = desired.resources.get_mut(&address) {
+                resource.references = references;
+            }
+        }
+    }
+}
+
+/// Fills each `[defaults]` field the check does not set itself.
+fn merge_defaults(node: &mut Node, defaults: &[crate::tree::Entry]) {
+    if let NodeValue::Map(entries) = &mut node.value {
+        for default in defaults {
+            if !entries.iter().any(|e| e.key == default.key) {
+                entries.push(default.clone());
+            }
+        }
+    }
+}
+
+fn set_at(value: &mut Value, path: &FieldPath, new: Value) {
+    let mut current = value;
+    for segment in path.segments() {
+        current = match (segment, current) {
+            (Segment::Key(k), Value::Object(map)) => match map.get_mut(k) {
+                Some(v) => v,
+                None => return,
+            },
+            (Segment::Index(i), Value::Array(items)) => match items.get_mut(*i) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    *current = new;
+}
+
+fn display_name(root: &Path, path: &Path) -> String {
+    let relative: PathBuf = path
+        .strip_prefix(root)
+        .map(Path::to_owned)
+        .unwrap_or_else(|_| path.to_owned());
+    relative.to_string_lossy().replace('\\', "/")
+}

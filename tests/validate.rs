@@ -1,0 +1,102 @@
+//! `monform validate` on broken projects: every problem, each at its place.
+
+mod common;
+
+use common::*;
+
+/// Ten different kinds of mistakes in a copy of examples/full.
+#[test]
+fn ten_mistakes_give_ten_diagnostics() {
+    let project = copy_example("full");
+    let dir = project.path();
+    // 1. syntax error (a file of its own, so the others still load)
+    std::fs::write(dir.join("monitors/legacy.yaml"), "checks:\n  old-check: [unclosed\n").unwrap();
+    // 2. unknown field, with a suggestion
+    edit(dir, "monitors/web.yaml", "    frequency: 5\n", "    frequncy: 5\n");
+    // 3. wrong type
+    edit(dir, "monitors/shared.yaml", "concurrency: 3", "concurrency: three");
+    // 4. rule across fields (spec 2.4)
+    edit(
+        dir,
+        "monitors/infra.toml",
+        "frequency = 60\n",
+        "frequency = 60\nfrequencyOffset = 700\n",
+    );
+    // 5. dangling reference
+    edit(
+        dir,
+        "monitors/web.yaml",
+        "name: Login flow\n    group: production",
+        "name: Login flow\n    group: prodution",
+    );
+    // 6. duplicate logical id across files
+    edit(
+        dir,
+        "monitors/infra.toml",
+        "[groups.infrastructure]",
+        "[alertChannels.oncall]\ntype = \"EMAIL\"\nconfig = { address = \"other@example.com\" }\n\n[groups.infrastructure]",
+    );
+    // 7. missing script file
+    edit(
+        dir,
+        "monitors/web.yaml",
+        "../scripts/checkout.js",
+        "../scripts/checkout-v2.js",
+    );
+    // 8. unset environment variable
+    edit(
+        dir,
+        "monitors/infra.toml",
+        "${env:SIGNING_KEY:-local-signing-key}",
+        "${env:SIGNING_KEY}",
+    );
+    // 9. location not in the allowed list
+    edit(
+        dir,
+        "monitors/shared.yaml",
+        "[eu-west-1, us-east-1, ap-southeast-2]",
+        "[eu-west-1, us-east-1, ap-southeast-9]",
+    );
+    // 10. out of range
+    edit(dir, "monitors/infra.toml", "pingCount = 10", "pingCount = 60");
+
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir)
+        .env_remove("SIGNING_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr(&output);
+    assert!(
+        stderr.ends_with("error: 10 problems found; nothing was checked against the API\n"),
+        "{stderr}"
+    );
+    insta::assert_snapshot!(stderr);
+}
+
+#[test]
+fn missing_project_file_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = monform().args(["validate", "--dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no monform.toml in"), "{}", stderr(&output));
+}
+
+#[test]
+fn unknown_section_and_project_settings_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        "[projet]\nname = \"x\"\n\n[defaults]\nfrequncy = 5\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "chekcs:\n  a: {}\n").unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(stderr(&output));
+}
