@@ -39,6 +39,8 @@ enum Command {
     Validate,
     /// Print the JSON Schema (draft-07) of a resource file
     Schema,
+    /// Run the monitoring service emulator (HTTP over a SQLite file)
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,5 +49,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate => commands::validate::run(&cli.dir, &output),
         Command::Schema => commands::schema::run(),
+        Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }
 }

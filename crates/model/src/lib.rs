@@ -6,15 +6,18 @@
 //! here; none of them lists fields of its own.
 
 pub mod address;
+pub mod facts;
 pub mod kind;
 pub mod path;
+pub mod quirks;
 pub mod resources;
 pub mod rules;
 pub mod schema;
 pub mod validate;
+pub mod wire;
 
 pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_logical_id};
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
 
-pub use validate::{Violation, check_shape, into_resource, suggest, validate_resource};
+pub use validate::{Violation, check_shape, check_shape_in, into_resource, suggest, validate_resource};

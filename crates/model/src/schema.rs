@@ -17,6 +17,10 @@ pub struct Schemas {
 }
 
 impl Schemas {
+    pub(crate) fn from_document(root: Value) -> Schemas {
+        Schemas { root }
+    }
+
     /// The whole document, as written to `schema/resource-file.schema.json`.
     pub fn document(&self) -> &Value {
         &self.root
@@ -45,6 +49,26 @@ impl Schemas {
         }
         fields.retain(|f| *f != "checkType" && *f != "name");
         fields
+    }
+
+    /// The schema of one variant of a tagged kind (a check type, an alert
+    /// channel type); the kind's schema itself for untagged kinds.
+    pub fn variant(&self, kind: Kind, variant: &str) -> &Value {
+        let schema = self.resolve(self.kind(kind));
+        let Some(branches) = schema.get("oneOf").and_then(Value::as_array) else {
+            return schema;
+        };
+        branches
+            .iter()
+            .map(|b| self.resolve(b))
+            .find(|b| {
+                b["properties"].as_object().is_some_and(|props| {
+                    props
+                        .values()
+                        .any(|p| p.get("const").and_then(Value::as_str) == Some(variant))
+                })
+            })
+            .unwrap_or(schema)
     }
 
     /// Follows `$ref`s until a schema with content.

@@ -1,2 +1,3 @@
 pub mod schema;
+pub mod serve;
 pub mod validate;

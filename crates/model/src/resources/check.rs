@@ -148,7 +148,7 @@ pub struct CheckCommon {
     pub locations: Option<Vec<Location>>,
     /// Logical ids of managed private locations, or slugs of existing ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-ref" = "privateLocations", "x-ref-soft" = true, "x-set" = true))]
+    #[schemars(extend("x-ref" = "privateLocations", "x-ref-soft" = true, "x-wire" = "privateLocations", "x-set" = true))]
     pub private_locations: Option<Vec<LogicalRef>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-set" = true))]
@@ -160,7 +160,7 @@ pub struct CheckCommon {
     pub use_global_alert_settings: bool,
     /// Logical id of the check group this check belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-ref" = "groups"))]
+    #[schemars(extend("x-ref" = "groups", "x-wire" = "groupId"))]
     pub group: Option<LogicalRef>,
     /// Run order inside the group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,7 +170,7 @@ pub struct CheckCommon {
     pub runtime_id: Option<RuntimeId>,
     /// Logical ids of the alert channels this check notifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-ref" = "alertChannels", "x-set" = true))]
+    #[schemars(extend("x-ref" = "alertChannels", "x-wire" = "alertChannelSubscriptions", "x-wire-shape" = "subscriptions", "x-set" = true))]
     pub alert_channels: Option<Vec<LogicalRef>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_strategy: Option<RetryStrategy>,

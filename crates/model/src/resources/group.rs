@@ -37,7 +37,7 @@ pub struct Group {
     pub environment_variables: Option<Vec<EnvironmentVariable>>,
     /// Logical ids of the alert channels the group notifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-ref" = "alertChannels", "x-set" = true))]
+    #[schemars(extend("x-ref" = "alertChannels", "x-wire" = "alertChannelSubscriptions", "x-wire-shape" = "subscriptions", "x-set" = true))]
     pub alert_channels: Option<Vec<LogicalRef>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-ref" = "snippets", "x-wire" = "setupSnippetId"))]
@@ -50,7 +50,7 @@ pub struct Group {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_tear_down_script: Option<Script>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-ref" = "privateLocations", "x-ref-soft" = true, "x-set" = true))]
+    #[schemars(extend("x-ref" = "privateLocations", "x-ref-soft" = true, "x-wire" = "privateLocations", "x-set" = true))]
     pub private_locations: Option<Vec<LogicalRef>>,
     #[serde(default)]
     pub run_parallel: bool,

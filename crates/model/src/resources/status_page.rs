@@ -57,7 +57,7 @@ pub struct Card {
     pub name: String,
     /// Logical ids of the status page services on this card, in order.
     #[serde(default)]
-    #[schemars(extend("x-ref" = "statusPageServices"))]
+    #[schemars(extend("x-ref" = "statusPageServices", "x-wire" = "services", "x-wire-shape" = "id-objects"))]
     pub services: Vec<LogicalRef>,
 }
 

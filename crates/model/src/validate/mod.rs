@@ -4,7 +4,7 @@
 
 mod shape;
 
-pub use shape::{RefSite, ScriptSite, Shape, check_shape, suggest};
+pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in, suggest};
 
 use serde_json::Value;
 

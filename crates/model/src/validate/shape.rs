@@ -34,7 +34,11 @@ pub struct Shape {
 }
 
 pub fn check_shape(kind: Kind, value: &Value) -> Shape {
-    let schemas = schemas();
+    check_shape_in(schemas(), kind, value)
+}
+
+/// `check_shape` against another schema set (the API's: `wire::wire_schemas`).
+pub fn check_shape_in(schemas: &Schemas, kind: Kind, value: &Value) -> Shape {
     let mut walker = Walker {
         schemas,
         shape: Shape::default(),

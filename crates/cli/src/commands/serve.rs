@@ -1,0 +1,130 @@
+//! `monform serve`: the bundled monitoring service, until SIGINT or SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use monform_emulator::{Config, RateLimit};
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// SQLite file holding the service's data [default: .monform/emulator.db in --dir]
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// An API key to accept (repeatable); without it a development key is made once and reused
+    #[arg(long = "api-key")]
+    api_keys: Vec<String>,
+    /// The account the keys belong to; without it a development account is made once and reused
+    #[arg(long)]
+    account_id: Option<String>,
+    /// Requests per key and window, as N/SECS (e.g. 600/60), or `off`
+    #[arg(long, default_value = "600/60")]
+    rate_limit: String,
+    /// Fraction of requests (0 to 1) that fail on purpose: 5xx, dropped connections, lost responses
+    #[arg(long, default_value_t = 0.0)]
+    fault_rate: f64,
+    /// Seed of the fault injection, for reproducible runs
+    #[arg(long, default_value_t = 0)]
+    fault_seed: u64,
+    /// Delay added to every request, in milliseconds
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Also serve the private-location agent probes on AGENT_HEALTH_PORT (default 8081)
+    #[arg(long)]
+    agent_probes: bool,
+}
+
+pub fn run(dir: &Path, args: ServeArgs) -> ExitCode {
+    match serve(dir, args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
+    let rate_limit = match args.rate_limit.as_str() {
+        "off" => None,
+        text => Some(RateLimit::parse(text).map_err(|e| format!("--rate-limit: {e}"))?),
+    };
+    if !(0.0..=1.0).contains(&args.fault_rate) {
+        return Err(format!("--fault-rate {} is not between 0 and 1", args.fault_rate));
+    }
+    let db = args.db.unwrap_or_else(|| dir.join(".monform").join("emulator.db"));
+    if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let generated_key = args.api_keys.is_empty();
+    let config = Config {
+        db: Some(db.clone()),
+        api_keys: args.api_keys,
+        account_id: args.account_id,
+        rate_limit,
+        fault_rate: args.fault_rate,
+        fault_seed: args.fault_seed,
+        latency: Duration::from_millis(args.latency_ms),
+        ..Config::default()
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        let server = monform_emulator::start(config, listener)
+            .await
+            .map_err(|e| e.to_string())?;
+        let probes = if args.agent_probes {
+            Some(
+                monform_emulator::probes::start(server.app.clone())
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )
+        } else {
+            None
+        };
+        eprintln!("monform emulator listening on {}", server.url());
+        eprintln!("  database: {}", db.display());
+        eprintln!("  account:  {}", server.account_id);
+        if generated_key {
+            // The development key is made for this database; printing it is how users get it.
+            eprintln!("  API key:  {}", server.api_key);
+        }
+        if let Some(probes) = &probes {
+            eprintln!("  agent probes on http://{probes}");
+        }
+        eprintln!(
+            "  try: curl -H \"Authorization: Bearer <key>\" {}/v1/checks",
+            server.url()
+        );
+        shutdown_signal().await;
+        eprintln!("shutting down: finishing requests in flight");
+        server.shutdown().await.map_err(|e| e.to_string())
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(_) => return interrupt.await.unwrap_or(()),
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    interrupt.await.unwrap_or(());
+}

@@ -1,0 +1,96 @@
+//! The emulator's configuration and shared state.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::store::Store;
+
+/// A request budget: `requests` per `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub requests: u32,
+    pub window: Duration,
+}
+
+impl RateLimit {
+    /// The service's default for most routes (spec 8).
+    pub const DEFAULT: RateLimit = RateLimit {
+        requests: 600,
+        window: Duration::from_secs(60),
+    };
+    /// The deprecated check-result listing (spec 8).
+    pub const RESULT_LISTING: RateLimit = RateLimit {
+        requests: 5,
+        window: Duration::from_secs(10),
+    };
+
+    /// Parses `N/SECS` (e.g. `600/60`).
+    pub fn parse(text: &str) -> Result<RateLimit, String> {
+        let (requests, seconds) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
+        let requests: u32 = requests
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{requests}` is not a number of requests"))?;
+        let seconds: u64 = seconds
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
+        if requests == 0 || seconds == 0 {
+            return Err("both numbers of N/SECS must be above 0".to_owned());
+        }
+        Ok(RateLimit {
+            requests,
+            window: Duration::from_secs(seconds),
+        })
+    }
+}
+
+/// How `monform serve` (or a test) runs the emulator.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The SQLite file; `None` keeps everything in memory.
+    pub db: Option<PathBuf>,
+    /// Keys accepted; empty means the development key (created once, then reused).
+    pub api_keys: Vec<String>,
+    /// The account the keys belong to; `None` means the development account.
+    pub account_id: Option<String>,
+    /// `None` turns rate limiting off.
+    pub rate_limit: Option<RateLimit>,
+    /// Fraction of requests that fail on purpose (0.0 to 1.0).
+    pub fault_rate: f64,
+    pub fault_seed: u64,
+    /// Added to every request.
+    pub latency: Duration,
+    /// How long a check or test session runs before it passes.
+    pub session_duration: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            db: None,
+            api_keys: Vec::new(),
+            account_id: None,
+            rate_limit: Some(RateLimit::DEFAULT),
+            fault_rate: 0.0,
+            fault_seed: 0,
+            latency: Duration::ZERO,
+            session_duration: Duration::from_millis(200),
+        }
+    }
+}
+
+/// State shared by every request.
+pub struct App {
+    pub store: Store,
+    pub config: Config,
+    /// Set when shutdown begins: readiness turns 503.
+    pub shutting_down: AtomicBool,
+    pub metrics: crate::observe::Metrics,
+}
+
+pub type AppState = Arc<App>;

@@ -1,0 +1,168 @@
+//! The monitoring service of `spec/monitoring-api.md`, served over HTTP
+//! from one SQLite file: what `monform serve` runs, and what tests,
+//! benchmarks and `--api-url local` start in-process.
+//!
+//! **Architecture invariant:** request bodies are validated by
+//! `monform-model` (the same rules as the loader); no field list lives here.
+//! This crate does not depend on the engine.
+
+pub mod app;
+pub mod auth;
+pub mod body;
+pub mod clock;
+pub mod error;
+pub mod observe;
+pub mod openapi;
+pub mod paging;
+pub mod probes;
+pub mod resource;
+pub mod routes;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub use app::{App, AppState, Config, RateLimit};
+
+use crate::error::ApiError;
+use crate::store::Store;
+
+/// A running emulator.
+pub struct Server {
+    pub addr: SocketAddr,
+    /// The key to use (the development key unless keys were given).
+    pub api_key: String,
+    pub account_id: String,
+    pub app: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting requests and waits for those in flight.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        self.app.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    /// Waits until the server stops (for `monform serve`).
+    pub async fn wait(self) -> std::io::Result<()> {
+        let Server { task, shutdown, .. } = self;
+        let _keep_open = shutdown;
+        task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the database {path}: {source}")]
+    Database { path: String, source: rusqlite::Error },
+    #[error("cannot listen: {0}")]
+    Listen(#[from] std::io::Error),
+}
+
+/// Opens the database, provisions keys and serves on `listener`.
+pub async fn start(config: Config, listener: TcpListener) -> Result<Server, StartError> {
+    let db_name = config
+        .db
+        .as_ref()
+        .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+    let store = match &config.db {
+        Some(path) => Store::open(path),
+        None => Store::in_memory(),
+    }
+    .map_err(|source| StartError::Database {
+        path: db_name.clone(),
+        source,
+    })?;
+    let (api_key, account_id) =
+        provision(&store, &config).map_err(|source| StartError::Database { path: db_name, source })?;
+    let app: AppState = Arc::new(App {
+        store,
+        config,
+        shutting_down: AtomicBool::new(false),
+        metrics: Default::default(),
+    });
+    let addr = listener.local_addr()?;
+    let router = build_router(app.clone());
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .await
+    });
+    Ok(Server {
+        addr,
+        api_key,
+        account_id,
+        app,
+        shutdown: Some(tx),
+        task,
+    })
+}
+
+/// Starts on an ephemeral loopback port.
+pub async fn start_local(config: Config) -> Result<Server, StartError> {
+    start(config, TcpListener::bind("127.0.0.1:0").await?).await
+}
+
+/// The keys to accept: the configured ones, or the development key (made
+/// on first start, reused after).
+fn provision(store: &Store, config: &Config) -> rusqlite::Result<(String, String)> {
+    let existing = store.first_key()?;
+    let account = config
+        .account_id
+        .clone()
+        .or_else(|| existing.as_ref().map(|(_, a)| a.clone()))
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let keys: Vec<String> = if config.api_keys.is_empty() {
+        vec![
+            existing
+                .map(|(k, _)| k)
+                .unwrap_or_else(|| format!("mf_dev_{}", uuid::Uuid::new_v4().simple())),
+        ]
+    } else {
+        config.api_keys.clone()
+    };
+    for key in &keys {
+        store.ensure_key(&account, key)?;
+    }
+    Ok((keys[0].clone(), account))
+}
+
+/// The whole HTTP surface: the API's routes, `/openapi.json`, `/-/metrics`,
+/// and the error body for unknown routes (404) and wrong methods (405).
+pub fn build_router(app: AppState) -> Router {
+    let table = routes::table();
+    let openapi = Arc::new(openapi::document(&table));
+    routes::router(table)
+        .route(
+            "/openapi.json",
+            get(move || async move { axum::Json((*openapi).clone()) }),
+        )
+        .route("/-/metrics", get(observe::metrics))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
+        })
+        .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), observe::observe))
+        .with_state(app)
+}

@@ -1,0 +1,244 @@
+//! Checks: typed creates (`POST /v1/checks/{type}`), the generic and typed
+//! updates with the API's quirks, filtered listing, and a group's checks.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use monform_model::Kind;
+use monform_model::quirks::{CheckOperation, FREE_FORM_FIELDS, required_free_form};
+use monform_model::resources::CheckType;
+use serde_json::Value;
+
+use super::hooks;
+use super::objects::{create_object, load, update_object};
+use crate::app::AppState;
+use crate::auth::Caller;
+use crate::body::{JsonBody, Params};
+use crate::error::{ApiError, ApiResult};
+use crate::paging::{Paging, paged};
+use crate::resource::FreeForm;
+use crate::store::Objects;
+
+/// The quirk fields of an operation (spec 2.1; `monform_model::quirks`).
+fn free_form(operation: CheckOperation) -> FreeForm<'static> {
+    FreeForm {
+        allowed: FREE_FORM_FIELDS,
+        required: required_free_form(operation),
+    }
+}
+
+/// A heartbeat's ping token and URL are the service's; clients may echo them back.
+fn strip_ping_fields(body: &mut Value) {
+    if let Some(heartbeat) = body.get_mut("heartbeat").and_then(Value::as_object_mut) {
+        heartbeat.remove("pingToken");
+        heartbeat.remove("pingUrl");
+    }
+}
+
+pub async fn create(
+    check_type: CheckType,
+    State(app): State<AppState>,
+    caller: Caller,
+    params: Params,
+    JsonBody(mut body): JsonBody,
+) -> ApiResult<Response> {
+    match body.get("checkType") {
+        None => body["checkType"] = Value::String(check_type.as_str().to_owned()),
+        Some(given) if given == check_type.as_str() => {}
+        Some(given) => {
+            return Err(ApiError::invalid(
+                "checkType",
+                format!("{given} does not match the endpoint's {}", check_type.as_str()),
+            ));
+        }
+    }
+    strip_ping_fields(&mut body);
+    let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
+    let created = create_object(
+        &app,
+        &caller,
+        Kind::Check,
+        &body,
+        free_form(CheckOperation::Create(check_type)),
+        auto_assign,
+    )?;
+    Ok((StatusCode::CREATED, axum::Json(created)).into_response())
+}
+
+pub async fn update_generic(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    params: Params,
+    JsonBody(body): JsonBody,
+) -> ApiResult<Response> {
+    update(app, caller, id, None, params, body)
+}
+
+pub async fn update_typed(
+    check_type: CheckType,
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    params: Params,
+    JsonBody(body): JsonBody,
+) -> ApiResult<Response> {
+    update(app, caller, id, Some(check_type), params, body)
+}
+
+fn update(
+    app: AppState,
+    caller: Caller,
+    id: String,
+    check_type: Option<CheckType>,
+    params: Params,
+    mut body: Value,
+) -> ApiResult<Response> {
+    let stored_type = {
+        let db = app.store.lock();
+        load(&db, &caller.account, Kind::Check, &id)?["checkType"].clone()
+    };
+    let expected = check_type
+        .map(|t| Value::String(t.as_str().to_owned()))
+        .unwrap_or(stored_type.clone());
+    if expected != stored_type || body.get("checkType").is_some_and(|t| *t != stored_type) {
+        return Err(ApiError::invalid(
+            "checkType",
+            format!("a check's type cannot change (it is {stored_type})"),
+        ));
+    }
+    strip_ping_fields(&mut body);
+    let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
+    let operation = match check_type {
+        Some(t) => CheckOperation::TypedUpdate(t),
+        None => CheckOperation::GenericUpdate,
+    };
+    let updated = update_object(
+        &app,
+        &caller,
+        Kind::Check,
+        &id,
+        &body,
+        free_form(operation),
+        auto_assign,
+    )?;
+    Ok(axum::Json(updated).into_response())
+}
+
+/// `GET /v1/checks` with its filters: `tag`, `checkType`, `search` (in the name).
+pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
+    let paging = Paging::from_params(&params)?;
+    let tags = params.many("tag");
+    let check_type = params.one("checkType").map(str::to_owned);
+    if let Some(t) = &check_type
+        && !CheckType::ALL.iter().any(|c| c.as_str() == t)
+    {
+        return Err(ApiError::invalid("checkType", format!("`{t}` is not a check type")));
+    }
+    let search = params.one("search").map(str::to_lowercase);
+    let db = app.store.lock();
+    let context = hooks::Context::load(&db, &caller.account, Kind::Check)?;
+    let (rows, total) = if tags.is_empty() && check_type.is_none() && search.is_none() {
+        db.page(&caller.account, Kind::Check.section(), paging.offset(), paging.limit)?
+    } else {
+        let matching: Vec<_> = db
+            .all(&caller.account, Kind::Check.section())?
+            .into_iter()
+            .filter(|r| {
+                let has_tags = tags
+                    .iter()
+                    .all(|t| r.body["tags"].as_array().is_some_and(|l| l.iter().any(|x| x == t)));
+                let of_type = check_type.as_ref().is_none_or(|t| r.body["checkType"] == *t);
+                let named = search
+                    .as_ref()
+                    .is_none_or(|s| r.body["name"].as_str().is_some_and(|n| n.to_lowercase().contains(s)));
+                has_tags && of_type && named
+            })
+            .collect();
+        paging.slice(matching)
+    };
+    let items = rows
+        .into_iter()
+        .map(|r| hooks::present(Kind::Check, r.body, &context))
+        .collect();
+    Ok(paged(items, total, paging))
+}
+
+/// `GET /v1/check-groups/{id}/checks`: the group's checks with its settings applied.
+pub async fn of_group(
+    State(app): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let paging = Paging::from_params(&params)?;
+    let db = app.store.lock();
+    let group = load(&db, &caller.account, Kind::Group, &id)?;
+    let context = hooks::Context::load(&db, &caller.account, Kind::Check)?;
+    let members: Vec<Value> = db
+        .all(&caller.account, Kind::Check.section())?
+        .into_iter()
+        .filter(|r| super::objects::id_text(&r.body["groupId"]) == id)
+        .map(|r| apply_group(hooks::present(Kind::Check, r.body, &context), &group))
+        .collect();
+    let (items, total) = paging.slice(members);
+    Ok(paged(items, total, paging))
+}
+
+/// What a group imposes on its checks (monform's reading of "group settings
+/// applied"; see ARCHITECTURE.md): locations, private locations, runtime,
+/// retry strategy and alert settings when the group sets them; tags and
+/// environment variables merged; deactivated or muted when the group is;
+/// API checks get the group's `apiCheckDefaults` headers, query parameters and
+/// assertions, and snippets when they have none.
+pub fn apply_group(mut check: Value, group: &Value) -> Value {
+    for field in ["locations", "privateLocations", "runtimeId", "alertSettings"] {
+        if group
+            .get(field)
+            .is_some_and(|v| !v.is_null() && v != &Value::Array(Vec::new()))
+        {
+            check[field] = group[field].clone();
+        }
+    }
+    if group.get("retryStrategy").is_some_and(|r| r.is_object()) {
+        check["retryStrategy"] = group["retryStrategy"].clone();
+    }
+    if group["activated"] == false {
+        check["activated"] = Value::Bool(false);
+    }
+    if group["muted"] == true {
+        check["muted"] = Value::Bool(true);
+    }
+    append(&mut check, "tags", &group["tags"]);
+    append(&mut check, "environmentVariables", &group["environmentVariables"]);
+    if check["checkType"] == "API" {
+        let defaults = &group["apiCheckDefaults"];
+        for field in ["headers", "queryParameters", "assertions"] {
+            if let Some(request) = check.get_mut("request") {
+                append(request, field, &defaults[field]);
+            }
+        }
+        for field in [
+            "setupSnippetId",
+            "tearDownSnippetId",
+            "localSetupScript",
+            "localTearDownScript",
+        ] {
+            if check.get(field).is_none_or(Value::is_null) && group.get(field).is_some_and(|v| !v.is_null()) {
+                check[field] = group[field].clone();
+            }
+        }
+    }
+    check
+}
+
+fn append(target: &mut Value, field: &str, extra: &Value) {
+    let Some(extra) = extra.as_array() else { return };
+    let mut list = target[field].as_array().cloned().unwrap_or_default();
+    for item in extra {
+        if !list.contains(item) {
+            list.push(item.clone());
+        }
+    }
+    target[field] = Value::Array(list);
+}

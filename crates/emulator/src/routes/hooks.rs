@@ -1,0 +1,362 @@
+//! What differs between kinds: ids, uniqueness, references that must exist,
+//! deletes that must be refused, and fields the service computes.
+
+use std::collections::HashMap;
+
+use axum::http::StatusCode;
+use monform_model::wire::referenced_ids;
+use monform_model::{Kind, Violation};
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use super::objects::{id_text, noun};
+use crate::error::{ApiError, ApiResult};
+use crate::store::Objects;
+
+/// What presenting objects of a kind needs from the database, read once per request.
+pub struct Context {
+    /// Alert channels by id, for the `alertChannels` of checks.
+    channels: HashMap<String, Value>,
+}
+
+impl Context {
+    pub fn load(db: &Connection, account: &str, kind: Kind) -> ApiResult<Context> {
+        let channels = if kind == Kind::Check {
+            db.all(account, Kind::AlertChannel.section())?
+                .into_iter()
+                .map(|r| (r.id, r.body))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        Ok(Context { channels })
+    }
+}
+
+/// Extra results of a create that are shown once (a private location's raw key).
+#[derive(Default)]
+pub struct Created {
+    raw_key: Option<String>,
+}
+
+pub fn create_status(kind: Kind) -> StatusCode {
+    // The status page service create answers 200 (api-contract.md: "sic").
+    if kind == Kind::StatusPageService {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    }
+}
+
+/// Fields of a stored object the service manages; an update keeps them.
+pub fn server_fields(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::PrivateLocation => &["keys"],
+        _ => &[],
+    }
+}
+
+/// Variables carry their key in the body; the model knows it as the logical id.
+pub fn split_key(kind: Kind, body: &Value) -> ApiResult<(Option<String>, Value)> {
+    if kind != Kind::Variable {
+        return Ok((None, body.clone()));
+    }
+    let mut body = body.clone();
+    let key = body.as_object_mut().and_then(|o| o.remove("key"));
+    match key {
+        None => Ok((None, body)),
+        Some(Value::String(k)) if !k.trim().is_empty() => Ok((Some(k), body)),
+        Some(_) => Err(ApiError::invalid("key", "must be a non-empty string")),
+    }
+}
+
+/// Checks an update body against the stored object where the API forbids changes.
+pub fn update_body(kind: Kind, stored: &Value, body: &Value) -> ApiResult<Value> {
+    if kind == Kind::Variable
+        && let Some(key) = body.get("key")
+        && Some(key) != stored.get("key")
+    {
+        return Err(ApiError::invalid("key", "cannot be changed after creation"));
+    }
+    if kind == Kind::Variable && stored["secret"] == true && body.get("secret") == Some(&Value::Bool(false)) {
+        return Err(ApiError::invalid(
+            "secret",
+            "a secret variable cannot be made non-secret",
+        ));
+    }
+    let mut body = body.clone();
+    if kind == Kind::Variable
+        && let Some(object) = body.as_object_mut()
+    {
+        object.remove("key");
+    }
+    Ok(body)
+}
+
+/// Every referenced object must exist in the account.
+pub fn check_references(db: &Connection, account: &str, kind: Kind, stored: &Value) -> ApiResult<()> {
+    let mut violations = Vec::new();
+    for (path, target, id) in referenced_ids(kind, stored) {
+        let exists = if target == Kind::PrivateLocation {
+            let slug = id.as_str().unwrap_or_default();
+            db.all(account, target.section())?
+                .iter()
+                .any(|r| r.body["slugName"] == slug)
+        } else {
+            db.get(account, target.section(), &id_text(&id))?.is_some()
+        };
+        if !exists {
+            violations.push(Violation::new(
+                path,
+                format!("{} {} does not exist", noun(target), id_text(&id)),
+            ));
+        }
+    }
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation(&violations))
+    }
+}
+
+/// Natural keys the service keeps unique: 409 on a clash.
+pub fn check_unique(
+    db: &Connection,
+    account: &str,
+    kind: Kind,
+    stored: &Value,
+    key: Option<&str>,
+    except: Option<&str>,
+) -> ApiResult<()> {
+    if let Some(key) = key
+        && kind == Kind::Variable
+        && db.get(account, kind.section(), key)?.is_some()
+    {
+        return Err(ApiError::conflict(format!("environment variable {key} already exists")));
+    }
+    let field = match kind {
+        Kind::Dashboard => "customUrl",
+        Kind::StatusPage => "url",
+        Kind::PrivateLocation => "slugName",
+        _ => return Ok(()),
+    };
+    let Some(value) = stored.get(field).filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    let id_field = super::objects::id_field(kind);
+    let clash = db.all(account, kind.section())?.into_iter().any(|r| {
+        &r.body[field] == value && except.is_none_or(|e| r.body[id_field] != Value::String(e.to_owned()) && r.id != e)
+    });
+    if clash {
+        return Err(ApiError::conflict(format!(
+            "{field} {} is already taken",
+            id_text(value)
+        )));
+    }
+    Ok(())
+}
+
+/// Subscribes to every existing alert channel, as `autoAssignAlerts=true` does.
+fn auto_assign(db: &Connection, account: &str, stored: &mut Value) -> ApiResult<()> {
+    let mut subscriptions: Vec<Value> = stored["alertChannelSubscriptions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for channel in db.all(account, Kind::AlertChannel.section())? {
+        let id = channel.body["id"].clone();
+        if !subscriptions.iter().any(|s| s["alertChannelId"] == id) {
+            subscriptions.push(json!({ "alertChannelId": id, "activated": true }));
+        }
+    }
+    stored["alertChannelSubscriptions"] = Value::Array(subscriptions);
+    Ok(())
+}
+
+pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value, assign: bool) -> ApiResult<Created> {
+    let mut created = Created::default();
+    match kind {
+        Kind::Check | Kind::Group => {
+            if assign {
+                auto_assign(db, account, stored)?;
+            }
+            if stored.get("alertChannelSubscriptions").is_none() {
+                stored["alertChannelSubscriptions"] = json!([]);
+            }
+            if stored["checkType"] == "HEARTBEAT" {
+                let token = uuid::Uuid::new_v4().to_string();
+                stored["heartbeat"]["pingToken"] = json!(token);
+                stored["heartbeat"]["pingUrl"] = json!(format!("/ping/{token}"));
+            }
+        }
+        Kind::PrivateLocation => {
+            let raw = format!("pl_{}", uuid::Uuid::new_v4().simple());
+            let now = stored["created_at"].clone();
+            stored["keys"] = json!([{ "id": uuid::Uuid::new_v4().to_string(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now }]);
+            created.raw_key = Some(raw);
+        }
+        Kind::MaintenanceWindow => {
+            let window = stored["id"].clone();
+            let maintenance = json!({
+                "id": uuid::Uuid::new_v4().to_string(),
+                "maintenanceWindowId": window,
+                "startsAt": stored["startsAt"], "endsAt": stored["endsAt"],
+                "status": "SCHEDULED",
+                "created_at": stored["created_at"], "updated_at": stored["created_at"],
+                "updates": [],
+            });
+            let id = maintenance["id"].as_str().unwrap_or_default().to_owned();
+            db.insert(account, "maintenances", &id, Some(&id_text(&window)), 0, &maintenance)?;
+        }
+        _ => {}
+    }
+    Ok(created)
+}
+
+pub fn on_update(
+    db: &Connection,
+    account: &str,
+    kind: Kind,
+    before: &Value,
+    stored: &mut Value,
+    assign: bool,
+) -> ApiResult<()> {
+    if matches!(kind, Kind::Check | Kind::Group) {
+        if stored.get("alertChannelSubscriptions").is_none() {
+            stored["alertChannelSubscriptions"] = before["alertChannelSubscriptions"].clone();
+        }
+        if assign {
+            auto_assign(db, account, stored)?;
+        }
+        if let (Some(token), Some(url)) = (before["heartbeat"].get("pingToken"), before["heartbeat"].get("pingUrl"))
+            && stored["checkType"] == "HEARTBEAT"
+        {
+            stored["heartbeat"]["pingToken"] = token.clone();
+            stored["heartbeat"]["pingUrl"] = url.clone();
+        }
+    }
+    Ok(())
+}
+
+/// Refuses deletes that would leave dangling references; cleans up subscriptions.
+pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, stored: &Value) -> ApiResult<()> {
+    let users = |section: &str, uses: &dyn Fn(&Value) -> bool| -> ApiResult<Vec<String>> {
+        Ok(db
+            .all(account, section)?
+            .into_iter()
+            .filter(|r| uses(&r.body))
+            .map(|r| r.id)
+            .collect())
+    };
+    let refuse = |what: &str, by: Vec<String>| -> ApiResult<()> {
+        if by.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::conflict(format!(
+            "{} {id} is still used by {what} {}",
+            noun(kind),
+            by.join(", ")
+        )))
+    };
+    match kind {
+        Kind::Group => refuse(
+            "checks",
+            users(Kind::Check.section(), &|c| id_text(&c["groupId"]) == id)?,
+        ),
+        Kind::PrivateLocation => {
+            let slug = stored["slugName"].clone();
+            let uses = |o: &Value| o["privateLocations"].as_array().is_some_and(|l| l.contains(&slug));
+            refuse("checks", users(Kind::Check.section(), &uses)?)?;
+            refuse("groups", users(Kind::Group.section(), &uses)?)
+        }
+        Kind::Snippet => {
+            let uses = |o: &Value| id_text(&o["setupSnippetId"]) == id || id_text(&o["tearDownSnippetId"]) == id;
+            refuse("checks", users(Kind::Check.section(), &uses)?)?;
+            refuse("groups", users(Kind::Group.section(), &uses)?)
+        }
+        Kind::AlertChannel => {
+            for section in [Kind::Check.section(), Kind::Group.section()] {
+                for mut row in db.all(account, section)? {
+                    if let Some(list) = row.body["alertChannelSubscriptions"].as_array_mut() {
+                        let before = list.len();
+                        list.retain(|s| id_text(&s["alertChannelId"]) != id);
+                        if list.len() != before {
+                            db.replace(account, section, &row.id, &row.body)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        Kind::MaintenanceWindow => {
+            for row in db.records(account, "maintenances", Some(id), i64::MIN, i64::MAX)? {
+                db.delete(account, "maintenances", &row.id)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The object as responses show it.
+pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
+    match kind {
+        Kind::Check => body["alertChannels"] = alert_channels(&body, context),
+        Kind::Variable if body["secret"] == true => body["value"] = Value::Null,
+        Kind::Group if body.get("apiCheckDefaults").is_none() => {
+            body["apiCheckDefaults"] = json!({ "url": "", "headers": [], "queryParameters": [], "assertions": [] });
+        }
+        _ => {}
+    }
+    body
+}
+
+pub fn present_created(kind: Kind, body: Value, created: Created, context: &Context) -> Value {
+    let mut body = present(kind, body, context);
+    if let (Some(raw), Some(key)) = (created.raw_key, body.get_mut("keys").and_then(|k| k.get_mut(0))) {
+        key["rawKey"] = Value::String(raw);
+    }
+    body
+}
+
+/// `alertChannels` of a check response (spec 2.6), from its active subscriptions.
+fn alert_channels(check: &Value, context: &Context) -> Value {
+    let mut out = json!({ "email": [], "webhook": [], "slack": [], "sms": [] });
+    for subscription in check["alertChannelSubscriptions"].as_array().into_iter().flatten() {
+        if subscription["activated"] == false {
+            continue;
+        }
+        let Some(channel) = context.channels.get(&id_text(&subscription["alertChannelId"])) else {
+            continue;
+        };
+        let config = &channel["config"];
+        let (key, entry) = match channel["type"].as_str().unwrap_or_default() {
+            "EMAIL" => ("email", json!({ "address": config["address"] })),
+            "WEBHOOK" => (
+                "webhook",
+                json!({
+                    "url": config["url"], "name": config["name"], "method": config["method"],
+                    "headers": config["headers"], "queryParameters": config["queryParameters"],
+                }),
+            ),
+            "SLACK" => ("slack", json!({ "url": config["url"] })),
+            "SMS" => ("sms", json!({ "number": config["number"], "name": config["name"] })),
+            _ => continue,
+        };
+        if let Some(list) = out[key].as_array_mut() {
+            list.push(entry);
+        }
+    }
+    out
+}
+
+fn mask(raw: &str) -> String {
+    let tail: String = raw
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{}{tail}", "*".repeat(raw.len().saturating_sub(4)))
+}

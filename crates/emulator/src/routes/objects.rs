@@ -1,0 +1,249 @@
+//! Create, read, update, delete and list for every managed kind, with the
+//! kind-specific behaviour in `hooks`.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use monform_model::Kind;
+use monform_model::wire::IdType;
+use serde_json::Value;
+
+use super::hooks;
+use crate::app::AppState;
+use crate::auth::Caller;
+use crate::body::{JsonBody, Params};
+use crate::clock;
+use crate::error::{ApiError, ApiResult};
+use crate::paging::{Paging, paged};
+use crate::resource::{FreeForm, canonical, merge, without_server_fields};
+use crate::store::Objects;
+
+/// The name of a kind in messages ("check group 12 not found").
+pub fn noun(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Check => "check",
+        Kind::Group => "check group",
+        Kind::Snippet => "snippet",
+        Kind::Variable => "environment variable",
+        Kind::AlertChannel => "alert channel",
+        Kind::MaintenanceWindow => "maintenance window",
+        Kind::StatusPage => "status page",
+        Kind::StatusPageService => "status page service",
+        Kind::Dashboard => "dashboard",
+        Kind::PrivateLocation => "private location",
+    }
+}
+
+/// Reads a stored object or answers 404.
+pub fn load(db: &rusqlite::Connection, account: &str, kind: Kind, id: &str) -> ApiResult<Value> {
+    db.get(account, kind.section(), id)?
+        .ok_or_else(|| ApiError::not_found(noun(kind), id))
+}
+
+pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> ApiResult<Response> {
+    let paging = Paging::from_params(&params)?;
+    let db = app.store.lock();
+    let (rows, total) = db.page(&caller.account, kind.section(), paging.offset(), paging.limit)?;
+    let context = hooks::Context::load(&db, &caller.account, kind)?;
+    let items = rows
+        .into_iter()
+        .map(|row| hooks::present(kind, row.body, &context))
+        .collect();
+    Ok(paged(items, total, paging))
+}
+
+pub async fn get(kind: Kind, app: AppState, caller: Caller, id: String) -> ApiResult<Response> {
+    let db = app.store.lock();
+    let stored = load(&db, &caller.account, kind, &id)?;
+    let context = hooks::Context::load(&db, &caller.account, kind)?;
+    Ok(axum::Json(hooks::present(kind, stored, &context)).into_response())
+}
+
+/// Creates an object from a request body already checked for its quirks.
+pub fn create_object(
+    app: &AppState,
+    caller: &Caller,
+    kind: Kind,
+    body: &Value,
+    free_form: FreeForm<'_>,
+    auto_assign: bool,
+) -> ApiResult<Value> {
+    let (key, body) = hooks::split_key(kind, body)?;
+    let mut stored = canonical(kind, &body, free_form)?;
+    app.store.transaction(|tx| {
+        hooks::check_references(tx, &caller.account, kind, &stored)?;
+        hooks::check_unique(tx, &caller.account, kind, &stored, key.as_deref(), None)?;
+        let id = match (kind.id_type(), key) {
+            (IdType::Key, Some(key)) => Value::String(key),
+            (IdType::Integer, _) => Value::from(tx.next_number(&caller.account, kind.section())?),
+            (IdType::Text, _) => Value::String(uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()),
+            _ => Value::String(uuid::Uuid::new_v4().to_string()),
+        };
+        let now = clock::now_text();
+        if let Some(object) = stored.as_object_mut() {
+            object.insert(id_field(kind).to_owned(), id.clone());
+            object.insert("created_at".into(), Value::String(now.clone()));
+            object.insert("updated_at".into(), Value::String(now));
+        }
+        let created = hooks::on_create(tx, &caller.account, kind, &mut stored, auto_assign)?;
+        tx.insert(&caller.account, kind.section(), &id_text(&id), None, 0, &stored)?;
+        let context = hooks::Context::load(tx, &caller.account, kind)?;
+        Ok::<_, ApiError>(hooks::present_created(kind, stored, created, &context))
+    })
+}
+
+pub async fn create(kind: Kind, app: AppState, caller: Caller, params: Params, body: Value) -> ApiResult<Response> {
+    let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
+    let created = create_object(&app, &caller, kind, &body, FreeForm::default(), auto_assign)?;
+    Ok((hooks::create_status(kind), axum::Json(created)).into_response())
+}
+
+/// Applies an update body to the stored object.
+pub fn update_object(
+    app: &AppState,
+    caller: &Caller,
+    kind: Kind,
+    id: &str,
+    body: &Value,
+    free_form: FreeForm<'_>,
+    auto_assign: bool,
+) -> ApiResult<Value> {
+    app.store.transaction(|tx| {
+        let stored = load(tx, &caller.account, kind, id)?;
+        let (_, body) = hooks::split_key(kind, &hooks::update_body(kind, &stored, body)?)?;
+        let merged = merge(&without_server_fields(&stored, hooks::server_fields(kind)), &body);
+        // Required quirk fields must be in the request itself, not just stored.
+        let missing: Vec<_> = free_form.required.iter().filter(|f| body.get(**f).is_none()).collect();
+        let checked = canonical(
+            kind,
+            &merged,
+            FreeForm {
+                required: &[],
+                ..free_form
+            },
+        );
+        let mut updated = match (checked, missing.is_empty()) {
+            (Ok(updated), true) => updated,
+            (result, _) => {
+                let mut error = result.err().unwrap_or_else(|| ApiError::validation(&[]));
+                for field in missing {
+                    error.attributes.insert(
+                        (*field).to_owned(),
+                        Value::String(format!("missing required field `{field}`")),
+                    );
+                }
+                error.message = match error.attributes.len() {
+                    1 => "1 field is invalid".to_owned(),
+                    n => format!("{n} fields are invalid"),
+                };
+                return Err(error);
+            }
+        };
+        hooks::check_references(tx, &caller.account, kind, &updated)?;
+        hooks::check_unique(tx, &caller.account, kind, &updated, None, Some(id))?;
+        if let (Some(object), Some(old)) = (updated.as_object_mut(), stored.as_object()) {
+            for field in ["created_at"]
+                .iter()
+                .chain(&[id_field(kind)])
+                .chain(hooks::server_fields(kind))
+            {
+                if let Some(value) = old.get(*field) {
+                    object.insert((*field).to_owned(), value.clone());
+                }
+            }
+            object.insert("updated_at".into(), Value::String(clock::now_text()));
+        }
+        hooks::on_update(tx, &caller.account, kind, &stored, &mut updated, auto_assign)?;
+        tx.replace(&caller.account, kind.section(), id, &updated)?;
+        let context = hooks::Context::load(tx, &caller.account, kind)?;
+        Ok::<_, ApiError>(hooks::present(kind, updated, &context))
+    })
+}
+
+pub async fn update(
+    kind: Kind,
+    app: AppState,
+    caller: Caller,
+    id: String,
+    params: Params,
+    body: Value,
+) -> ApiResult<Response> {
+    let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
+    let updated = update_object(&app, &caller, kind, &id, &body, FreeForm::default(), auto_assign)?;
+    Ok(axum::Json(updated).into_response())
+}
+
+pub async fn delete(kind: Kind, app: AppState, caller: Caller, id: String) -> ApiResult<Response> {
+    app.store.transaction(|tx| {
+        let stored = load(tx, &caller.account, kind, &id)?;
+        hooks::before_delete(tx, &caller.account, kind, &id, &stored)?;
+        tx.delete(&caller.account, kind.section(), &id)?;
+        Ok::<_, ApiError>(())
+    })?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The field holding an object's id: `dashboardId` for dashboards, `key` for variables.
+pub fn id_field(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Dashboard => "dashboardId",
+        Kind::Variable => "key",
+        _ => "id",
+    }
+}
+
+pub fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Axum handlers for one kind, as closures over the kind.
+pub mod handlers {
+    use super::*;
+
+    pub async fn list_h(
+        kind: Kind,
+        State(app): State<AppState>,
+        caller: Caller,
+        params: Params,
+    ) -> ApiResult<Response> {
+        list(kind, app, caller, params).await
+    }
+    pub async fn get_h(
+        kind: Kind,
+        State(app): State<AppState>,
+        caller: Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<Response> {
+        get(kind, app, caller, id).await
+    }
+    pub async fn create_h(
+        kind: Kind,
+        State(app): State<AppState>,
+        caller: Caller,
+        params: Params,
+        JsonBody(body): JsonBody,
+    ) -> ApiResult<Response> {
+        create(kind, app, caller, params, body).await
+    }
+    pub async fn update_h(
+        kind: Kind,
+        State(app): State<AppState>,
+        caller: Caller,
+        Path(id): Path<String>,
+        params: Params,
+        JsonBody(body): JsonBody,
+    ) -> ApiResult<Response> {
+        update(kind, app, caller, id, params, body).await
+    }
+    pub async fn delete_h(
+        kind: Kind,
+        State(app): State<AppState>,
+        caller: Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<Response> {
+        delete(kind, app, caller, id).await
+    }
+}

@@ -1,0 +1,308 @@
+//! The emulator's one SQLite file. Every object is a JSON document in
+//! `objects`, keyed by account, kind and id, ordered by creation (`seq`).
+//! Session, result and alert records live there too, under their own kinds.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::clock;
+
+const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATION: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (key TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent TEXT,
+    ts INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL,
+    UNIQUE (account_id, kind, id)
+);
+CREATE INDEX IF NOT EXISTS objects_by_kind ON objects (account_id, kind, seq);
+CREATE INDEX IF NOT EXISTS objects_by_parent ON objects (account_id, kind, parent, ts);
+CREATE TABLE IF NOT EXISTS counters (account_id TEXT NOT NULL, kind TEXT NOT NULL, next INTEGER NOT NULL, PRIMARY KEY (account_id, kind));
+";
+
+/// The database, shared by all requests. Operations are short, so one
+/// connection behind a mutex is simpler and fast enough.
+pub struct Store {
+    connection: Mutex<Connection>,
+}
+
+/// A stored object or record.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: String,
+    pub body: Value,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> rusqlite::Result<Store> {
+        let connection = Connection::open(path)?;
+        Store::init(connection)
+    }
+
+    pub fn in_memory() -> rusqlite::Result<Store> {
+        Store::init(Connection::open_in_memory()?)
+    }
+
+    fn init(connection: Connection) -> rusqlite::Result<Store> {
+        // WAL: readers do not block the writer; NORMAL sync is durable across
+        // process crashes (not power loss), which suits an emulator.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.pragma_update(None, "foreign_keys", "ON")?;
+        connection.execute_batch(MIGRATION)?;
+        connection.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) ON CONFLICT (key) DO NOTHING",
+            params![SCHEMA_VERSION.to_string()],
+        )?;
+        Ok(Store {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` in one transaction: all of it is written, or none.
+    pub fn transaction<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut connection = self.lock();
+        let tx = connection.transaction()?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    pub fn meta(&self, key: &str) -> rusqlite::Result<Option<String>> {
+        self.lock()
+            .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0))
+            .optional()
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> rusqlite::Result<()> {
+        self.lock().execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Makes sure the account and key exist.
+    pub fn ensure_key(&self, account_id: &str, key: &str) -> rusqlite::Result<()> {
+        self.transaction(|tx| {
+            let now = clock::now_text();
+            tx.execute("INSERT INTO accounts (id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", params![account_id, now])?;
+            tx.execute(
+                "INSERT INTO api_keys (key, account_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id",
+                params![key, account_id, now],
+            )?;
+            Ok::<_, rusqlite::Error>(())
+        })
+    }
+
+    /// The account a key belongs to.
+    pub fn account_of(&self, key: &str) -> rusqlite::Result<Option<String>> {
+        self.lock()
+            .query_row("SELECT account_id FROM api_keys WHERE key = ?1", params![key], |r| {
+                r.get(0)
+            })
+            .optional()
+    }
+
+    /// The first key and account ever created (the development pair).
+    pub fn first_key(&self) -> rusqlite::Result<Option<(String, String)>> {
+        self.lock()
+            .query_row("SELECT key, account_id FROM api_keys ORDER BY rowid LIMIT 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+    }
+}
+
+/// Object operations inside a connection or transaction.
+pub trait Objects {
+    fn next_number(&self, account: &str, kind: &str) -> rusqlite::Result<i64>;
+    fn insert(
+        &self,
+        account: &str,
+        kind: &str,
+        id: &str,
+        parent: Option<&str>,
+        ts: i64,
+        body: &Value,
+    ) -> rusqlite::Result<()>;
+    fn get(&self, account: &str, kind: &str, id: &str) -> rusqlite::Result<Option<Value>>;
+    fn replace(&self, account: &str, kind: &str, id: &str, body: &Value) -> rusqlite::Result<bool>;
+    fn delete(&self, account: &str, kind: &str, id: &str) -> rusqlite::Result<bool>;
+    /// One page in creation order, and the total count.
+    fn page(&self, account: &str, kind: &str, offset: usize, limit: usize) -> rusqlite::Result<(Vec<Row>, usize)>;
+    fn all(&self, account: &str, kind: &str) -> rusqlite::Result<Vec<Row>>;
+    /// Records of `kind` under `parent` (or all), with `from <= ts < to`, newest first.
+    fn records(
+        &self,
+        account: &str,
+        kind: &str,
+        parent: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> rusqlite::Result<Vec<Row>>;
+}
+
+impl Objects for Connection {
+    fn next_number(&self, account: &str, kind: &str) -> rusqlite::Result<i64> {
+        self.query_row(
+            "INSERT INTO counters (account_id, kind, next) VALUES (?1, ?2, 2)
+             ON CONFLICT (account_id, kind) DO UPDATE SET next = next + 1
+             RETURNING next - 1",
+            params![account, kind],
+            |r| r.get(0),
+        )
+    }
+
+    fn insert(
+        &self,
+        account: &str,
+        kind: &str,
+        id: &str,
+        parent: Option<&str>,
+        ts: i64,
+        body: &Value,
+    ) -> rusqlite::Result<()> {
+        self.execute(
+            "INSERT INTO objects (account_id, kind, id, parent, ts, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![account, kind, id, parent, ts, body.to_string()],
+        )?;
+        Ok(())
+    }
+
+    fn get(&self, account: &str, kind: &str, id: &str) -> rusqlite::Result<Option<Value>> {
+        let text: Option<String> = self
+            .query_row(
+                "SELECT body FROM objects WHERE account_id = ?1 AND kind = ?2 AND id = ?3",
+                params![account, kind, id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    fn replace(&self, account: &str, kind: &str, id: &str, body: &Value) -> rusqlite::Result<bool> {
+        let changed = self.execute(
+            "UPDATE objects SET body = ?4 WHERE account_id = ?1 AND kind = ?2 AND id = ?3",
+            params![account, kind, id, body.to_string()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    fn delete(&self, account: &str, kind: &str, id: &str) -> rusqlite::Result<bool> {
+        let changed = self.execute(
+            "DELETE FROM objects WHERE account_id = ?1 AND kind = ?2 AND id = ?3",
+            params![account, kind, id],
+        )?;
+        Ok(changed > 0)
+    }
+
+    fn page(&self, account: &str, kind: &str, offset: usize, limit: usize) -> rusqlite::Result<(Vec<Row>, usize)> {
+        let total: i64 = self.query_row(
+            "SELECT COUNT(*) FROM objects WHERE account_id = ?1 AND kind = ?2",
+            params![account, kind],
+            |r| r.get(0),
+        )?;
+        let mut statement = self.prepare_cached(
+            "SELECT id, body FROM objects WHERE account_id = ?1 AND kind = ?2 ORDER BY seq LIMIT ?3 OFFSET ?4",
+        )?;
+        let rows = statement
+            .query_map(params![account, kind, limit as i64, offset as i64], row)?
+            .collect::<rusqlite::Result<Vec<Row>>>()?;
+        Ok((rows, total as usize))
+    }
+
+    fn all(&self, account: &str, kind: &str) -> rusqlite::Result<Vec<Row>> {
+        let mut statement =
+            self.prepare_cached("SELECT id, body FROM objects WHERE account_id = ?1 AND kind = ?2 ORDER BY seq")?;
+        statement.query_map(params![account, kind], row)?.collect()
+    }
+
+    fn records(
+        &self,
+        account: &str,
+        kind: &str,
+        parent: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> rusqlite::Result<Vec<Row>> {
+        let mut statement = self.prepare_cached(
+            "SELECT id, body FROM objects WHERE account_id = ?1 AND kind = ?2 AND (?3 IS NULL OR parent = ?3)
+             AND ts >= ?4 AND ts < ?5 ORDER BY ts DESC, seq DESC",
+        )?;
+        statement
+            .query_map(params![account, kind, parent, from, to], row)?
+            .collect()
+    }
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let text: String = r.get(1)?;
+    Ok(Row {
+        id: r.get(0)?,
+        body: serde_json::from_str(&text).unwrap_or(Value::Null),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_round_trip_in_creation_order() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        for i in 0..5 {
+            db.insert("acc", "snippets", &i.to_string(), None, 0, &json!({"n": i}))
+                .unwrap();
+        }
+        let (page, total) = db.page("acc", "snippets", 2, 2).unwrap();
+        assert_eq!(total, 5);
+        assert_eq!(page.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["2", "3"]);
+        assert!(db.replace("acc", "snippets", "3", &json!({"n": 33})).unwrap());
+        assert_eq!(db.get("acc", "snippets", "3").unwrap(), Some(json!({"n": 33})));
+        assert!(db.delete("acc", "snippets", "3").unwrap());
+        assert!(!db.delete("acc", "snippets", "3").unwrap());
+        assert_eq!(db.next_number("acc", "groups").unwrap(), 1);
+        assert_eq!(db.next_number("acc", "groups").unwrap(), 2);
+    }
+
+    #[test]
+    fn survives_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        {
+            let store = Store::open(&path).unwrap();
+            store.ensure_key("acc", "key").unwrap();
+            store
+                .lock()
+                .insert("acc", "checks", "c1", None, 0, &json!({"name": "x"}))
+                .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.account_of("key").unwrap().as_deref(), Some("acc"));
+        assert_eq!(
+            store.lock().get("acc", "checks", "c1").unwrap(),
+            Some(json!({"name": "x"}))
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! Field facts: which fields of a kind are references, secrets, sets,
+//! replace-on-change or monform-only. Read once from the generated schema's
+//! extensions, so they are declared on the types and nowhere else.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use serde_json::Value;
+
+use crate::schema::{Schemas, schemas};
+use crate::{FieldPath, Kind};
+
+/// A step of a field pattern: a key, or every element of a list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Step {
+    Key(String),
+    Each,
+}
+
+/// A field pattern such as `cards[].services`.
+pub type Pattern = Vec<Step>;
+
+/// How a reference is written on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireShape {
+    /// The remote id (or a list of them).
+    Id,
+    /// `[{alertChannelId, activated}]`.
+    Subscriptions,
+    /// `[{id}]`.
+    IdObjects,
+}
+
+/// A field that names another resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefField {
+    /// Where the field's parent object is.
+    pub parent: Pattern,
+    /// The field name in files.
+    pub name: String,
+    /// The field name in the API.
+    pub wire_name: String,
+    pub shape: WireShape,
+    pub target: Kind,
+    pub many: bool,
+    /// May also name an object that exists only remotely.
+    pub soft: bool,
+}
+
+/// The facts of one kind (and one variant, for tagged kinds).
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    pub refs: Vec<RefField>,
+    pub sensitive: Vec<Pattern>,
+    /// Sensitive when a sibling boolean (e.g. `secret`) is true: (field, sibling).
+    pub sensitive_if: Vec<(Pattern, String)>,
+    pub sets: Vec<Pattern>,
+    pub replace: Vec<Pattern>,
+    pub meta: Vec<Pattern>,
+    pub scripts: Vec<Pattern>,
+}
+
+/// The facts of `kind` for the variant `value` is (by its `checkType` or `type`).
+pub fn facts(kind: Kind, value: &Value) -> &'static Facts {
+    let variant = variant_of(kind, value);
+    static CACHE: LazyLock<Mutex<HashMap<(Kind, String), &'static Facts>>> = LazyLock::new(Default::default);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    cache.entry((kind, variant.clone())).or_insert_with(|| {
+        let schemas = schemas();
+        let mut facts = Facts::default();
+        let schema = schemas.variant(kind, &variant);
+        collect(schemas, schema, &Vec::new(), &mut facts, 0);
+        Box::leak(Box::new(facts))
+    })
+}
+
+/// The discriminator value of a tagged kind, or "" for the others.
+pub fn variant_of(kind: Kind, value: &Value) -> String {
+    let tag = match kind {
+        Kind::Check => "checkType",
+        Kind::AlertChannel => "type",
+        _ => return String::new(),
+    };
+    value.get(tag).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    let schema = schemas.resolve(schema);
+    for key in ["anyOf", "oneOf"] {
+        for alternative in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            if alternative.get("x-script").is_none() {
+                collect(schemas, alternative, at, facts, depth + 1);
+            }
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        let mut each = at.clone();
+        each.push(Step::Each);
+        collect(schemas, items, &each, facts, depth + 1);
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, property) in properties {
+        let mut path = at.clone();
+        path.push(Step::Key(name.clone()));
+        let flag = |key: &str| property.get(key).and_then(Value::as_bool).unwrap_or(false);
+        if let Some(target) = property
+            .get("x-ref")
+            .and_then(Value::as_str)
+            .and_then(Kind::from_section)
+        {
+            let shape = match property.get("x-wire-shape").and_then(Value::as_str) {
+                Some("subscriptions") => WireShape::Subscriptions,
+                Some("id-objects") => WireShape::IdObjects,
+                _ => WireShape::Id,
+            };
+            let many = type_includes(property, "array");
+            facts.refs.push(RefField {
+                parent: at.clone(),
+                name: name.clone(),
+                wire_name: property
+                    .get("x-wire")
+                    .and_then(Value::as_str)
+                    .unwrap_or(name)
+                    .to_owned(),
+                shape,
+                target,
+                many,
+                soft: flag("x-ref-soft"),
+            });
+        }
+        if flag("x-sensitive") {
+            facts.sensitive.push(path.clone());
+        }
+        if let Some(sibling) = property.get("x-sensitive-if").and_then(Value::as_str) {
+            facts.sensitive_if.push((path.clone(), sibling.to_owned()));
+        }
+        if flag("x-set") {
+            facts.sets.push(path.clone());
+        }
+        if flag("x-replace") {
+            facts.replace.push(path.clone());
+        }
+        if flag("x-meta") {
+            facts.meta.push(path.clone());
+        }
+        let is_script = |s: &Value| schemas.resolve(s).get("x-script").is_some();
+        let alternatives = property.get("anyOf").and_then(Value::as_array).into_iter().flatten();
+        if is_script(property) || alternatives.clone().any(is_script) {
+            facts.scripts.push(path.clone());
+        }
+        collect(schemas, property, &path, facts, depth + 1);
+    }
+}
+
+fn type_includes(schema: &Value, name: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == name,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == name),
+        _ => false,
+    }
+}
+
+/// Every concrete path in `value` that `pattern` matches.
+pub fn expand(pattern: &Pattern, value: &Value) -> Vec<FieldPath> {
+    let mut found = Vec::new();
+    expand_into(pattern, value, FieldPath::root(), &mut found);
+    found
+}
+
+fn expand_into(pattern: &[Step], value: &Value, at: FieldPath, found: &mut Vec<FieldPath>) {
+    match pattern.split_first() {
+        None => found.push(at),
+        Some((Step::Key(key), rest)) => {
+            if let Some(child) = value.get(key) {
+                expand_into(rest, child, at.key(key), found);
+            }
+        }
+        Some((Step::Each, rest)) => {
+            for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+                expand_into(rest, item, at.index(i), found);
+            }
+        }
+    }
+}
+
+/// Does the concrete `path` match `pattern`?
+pub fn matches(pattern: &Pattern, path: &FieldPath) -> bool {
+    use crate::Segment;
+    pattern.len() == path.segments().len()
+        && pattern
+            .iter()
+            .zip(path.segments())
+            .all(|(step, segment)| match (step, segment) {
+                (Step::Key(k), Segment::Key(s)) => k == s,
+                (Step::Each, Segment::Index(_)) => true,
+                _ => false,
+            })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn check_facts_come_from_the_types() {
+        let facts = facts(Kind::Check, &json!({"checkType": "API"}));
+        let names: Vec<(&str, &str)> = facts
+            .refs
+            .iter()
+            .map(|r| (r.name.as_str(), r.wire_name.as_str()))
+            .collect();
+        for expected in [
+            ("group", "groupId"),
+            ("alertChannels", "alertChannelSubscriptions"),
+            ("setupSnippet", "setupSnippetId"),
+            ("service", "serviceId"),
+        ] {
+            assert!(names.contains(&expected), "{expected:?} in {names:?}");
+        }
+        assert!(facts.sets.contains(&vec![Step::Key("tags".into())]));
+        assert!(facts.meta.contains(&vec![Step::Key("preventDestroy".into())]));
+        assert!(facts.sensitive.contains(&vec![
+            Step::Key("request".into()),
+            Step::Key("basicAuth".into()),
+            Step::Key("password".into())
+        ]));
+        assert!(facts.scripts.contains(&vec![Step::Key("localSetupScript".into())]));
+    }
+
+    #[test]
+    fn nested_references_have_patterns() {
+        let facts = facts(Kind::StatusPage, &json!({}));
+        let card = facts.refs.iter().find(|r| r.name == "services").unwrap();
+        assert_eq!(card.parent, vec![Step::Key("cards".into()), Step::Each]);
+        assert_eq!(card.shape, WireShape::IdObjects);
+        let value = json!({"cards": [{"services": ["a"]}, {"services": []}]});
+        assert_eq!(expand(&vec![Step::Key("cards".into()), Step::Each], &value).len(), 2);
+    }
+
+    #[test]
+    fn variable_value_is_sensitive_if_secret() {
+        let facts = facts(Kind::Variable, &json!({}));
+        assert_eq!(
+            facts.sensitive_if,
+            vec![(vec![Step::Key("value".into())], "secret".to_owned())]
+        );
+        assert!(facts.replace.contains(&vec![Step::Key("secret".into())]));
+    }
+}
