@@ -2,6 +2,7 @@
 //! result; the work itself lives in the library crates.
 
 mod commands;
+mod connect;
 mod render;
 
 use std::path::PathBuf;
@@ -19,6 +20,9 @@ struct Cli {
     /// The project folder (holding monform.toml)
     #[arg(long, global = true, default_value = ".")]
     dir: PathBuf,
+    /// The API to talk to (overrides MONFORM_API_URL and monform.toml); `local` runs the bundled emulator
+    #[arg(long, global = true)]
+    api_url: Option<String>,
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -37,6 +41,12 @@ pub enum ColorChoice {
 enum Command {
     /// Load and check the project's files; no network
     Validate,
+    /// Show what apply would change
+    Plan(commands::plan::PlanArgs),
+    /// Make the account match the files
+    Apply(commands::apply::ApplyArgs),
+    /// Delete every object of this project (and nothing else)
+    Destroy(commands::apply::ApplyArgs),
     /// Print the JSON Schema (draft-07) of a resource file
     Schema,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
@@ -48,6 +58,9 @@ fn main() -> ExitCode {
     let output = render::Output::new(cli.color);
     match cli.command {
         Command::Validate => commands::validate::run(&cli.dir, &output),
+        Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Apply(args) => commands::apply::run(&cli.dir, cli.api_url.as_deref(), args, &output, false),
+        Command::Destroy(args) => commands::apply::run(&cli.dir, cli.api_url.as_deref(), args, &output, true),
         Command::Schema => commands::schema::run(),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }

@@ -58,6 +58,8 @@ pub struct Facts {
     pub replace: Vec<Pattern>,
     pub meta: Vec<Pattern>,
     pub scripts: Vec<Pattern>,
+    /// Fields that identify an object of a kind without ownership tags.
+    pub natural_key: Vec<Pattern>,
 }
 
 /// The facts of `kind` for the variant `value` is (by its `checkType` or `type`).
@@ -145,6 +147,9 @@ fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, d
         if flag("x-replace") {
             facts.replace.push(path.clone());
         }
+        if flag("x-natural-key") {
+            facts.natural_key.push(path.clone());
+        }
         if flag("x-meta") {
             facts.meta.push(path.clone());
         }
@@ -202,10 +207,52 @@ pub fn matches(pattern: &Pattern, path: &FieldPath) -> bool {
             })
 }
 
+/// The natural key of an object (file or API form) of a kind identified by
+/// one: the kind's variant tag, if any, and the key fields' values.
+pub fn natural_key(kind: Kind, value: &Value) -> Option<String> {
+    let facts = facts(kind, value);
+    let mut parts: Vec<String> = Vec::new();
+    let variant = variant_of(kind, value);
+    if !variant.is_empty() {
+        parts.push(variant);
+    }
+    for pattern in &facts.natural_key {
+        for path in expand(pattern, value) {
+            let mut current = value;
+            for segment in path.segments() {
+                current = match segment {
+                    crate::Segment::Key(k) => &current[k.as_str()],
+                    crate::Segment::Index(i) => &current[*i],
+                };
+            }
+            parts.push(current.as_str().map_or_else(|| current.to_string(), str::to_owned));
+        }
+    }
+    (parts.len() > usize::from(!variant_of(kind, value).is_empty())).then(|| parts.join(":"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn natural_keys() {
+        let email = json!({"type": "EMAIL", "config": {"address": "a@b.c"}});
+        assert_eq!(natural_key(Kind::AlertChannel, &email).as_deref(), Some("EMAIL:a@b.c"));
+        assert_eq!(
+            natural_key(Kind::Snippet, &json!({"name": "Login"})).as_deref(),
+            Some("Login")
+        );
+        assert_eq!(
+            natural_key(Kind::PrivateLocation, &json!({"slugName": "office"})).as_deref(),
+            Some("office")
+        );
+        assert_eq!(
+            natural_key(Kind::Check, &json!({"checkType": "API", "name": "x"})),
+            None
+        );
+    }
 
     #[test]
     fn check_facts_come_from_the_types() {

@@ -1,6 +1,7 @@
 //! Quirks of the API that the client works around and the emulator
 //! reproduces (api-contract.md, point 1). Users never write these fields.
 
+use crate::Kind;
 use crate::resources::CheckType;
 
 /// Free-form fields the API requires in some check bodies even when they
@@ -22,6 +23,16 @@ pub enum CheckOperation {
 pub fn required_free_form(operation: CheckOperation) -> &'static [&'static str] {
     match operation {
         CheckOperation::Create(CheckType::Icmp) | CheckOperation::GenericUpdate => FREE_FORM_FIELDS,
+        _ => &[],
+    }
+}
+
+/// Fields an update body must contain although updates are partial: the
+/// group update requires `name` (spec 4, `PUT /v2/check-groups/{id}`).
+/// The check quirks are `required_free_form`.
+pub fn required_on_update(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Group => &["name"],
         _ => &[],
     }
 }

@@ -6,8 +6,8 @@ use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
 
-use crate::resources::check::{Check, FREQUENCIES, SUB_MINUTE_OFFSETS};
-use crate::resources::common::{RetryStrategy, RetryType};
+use crate::resources::check::{Check, FREQUENCIES, MAX_PROMPT, SUB_MINUTE_OFFSETS};
+use crate::resources::common::{RetryStrategy, RetryType, Script};
 use crate::resources::group::GroupRetryStrategy;
 use crate::{FieldPath, Resource, Violation};
 
@@ -16,6 +16,9 @@ pub fn check(resource: &Resource) -> Vec<Violation> {
     let mut violations = Vec::new();
     match resource {
         Resource::Check(check) => check_rules(check, &mut violations),
+        Resource::Snippet(snippet) => {
+            script_length(&snippet.script, 1, usize::MAX, "script", &mut violations);
+        }
         Resource::Group(group) => {
             if let Some(GroupRetryStrategy::Strategy(s)) = &group.retry_strategy {
                 retry_rules(s, &FieldPath::root().key("retryStrategy"), &mut violations);
@@ -106,6 +109,9 @@ fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
     if let Some(strategy) = &common.retry_strategy {
         retry_rules(strategy, &root.key("retryStrategy"), violations);
     }
+    if let Check::Agentic(agentic) = check {
+        script_length(&agentic.spec.prompt, 1, MAX_PROMPT, "prompt", violations);
+    }
     if let Check::Icmp(icmp) = check
         && icmp.spec.max_packet_loss_threshold < icmp.spec.degraded_packet_loss_threshold
     {
@@ -117,6 +123,23 @@ fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
             ),
         ));
     }
+}
+
+/// Length limits of script fields. They are rules, not schema: a script may be
+/// `{ file }` in a file, and the schema generator drops length limits on the
+/// script type, so the text is measured once resolved.
+fn script_length(script: &Script, min: usize, max: usize, field: &str, violations: &mut Vec<Violation>) {
+    let length = script.0.chars().count();
+    let message = if length < min && min == 1 {
+        "must not be empty".to_owned()
+    } else if length < min {
+        format!("must be at least {min} characters long")
+    } else if length > max {
+        format!("is {length} characters long; at most {max} are allowed")
+    } else {
+        return;
+    };
+    violations.push(Violation::new(FieldPath::root().key(field), message));
 }
 
 enum OffsetRange {

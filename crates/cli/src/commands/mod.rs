@@ -1,3 +1,6 @@
+pub mod apply;
+pub mod context;
+pub mod plan;
 pub mod schema;
 pub mod serve;
 pub mod validate;

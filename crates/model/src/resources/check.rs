@@ -43,6 +43,8 @@ pub const FREQUENCIES: &[u32] = &[0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720
 pub const SUB_MINUTE_OFFSETS: &[u32] = &[10, 20, 30];
 /// Maximum length of a check or status page description.
 pub const MAX_DESCRIPTION: usize = 500;
+/// Maximum length of an agentic check's prompt.
+pub const MAX_PROMPT: usize = 10_000;
 /// Response-time thresholds accept 0..=this many milliseconds.
 pub const MAX_RESPONSE_TIME_MS: u32 = 300_000;
 
@@ -576,7 +578,7 @@ fn default_browsers() -> Vec<String> {
 #[serde(rename_all = "camelCase")]
 pub struct AgenticCheck {
     /// What the agent must do and verify.
-    #[schemars(length(min = 1, max = 10000))]
+    // 1 to MAX_PROMPT characters: a rule (`rules`), as schemars drops length limits on `Script`.
     pub prompt: Script,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]

@@ -17,7 +17,7 @@ pub struct PrivateLocation {
     #[schemars(length(min = 1))]
     pub name: String,
     /// Cannot change after creation: changing it replaces the location.
-    #[schemars(regex(pattern = r"^[a-zA-Z0-9-]{1,30}$"), extend("x-replace" = true))]
+    #[schemars(regex(pattern = r"^[a-zA-Z0-9-]{1,30}$"), extend("x-replace" = true, "x-natural-key" = true))]
     pub slug_name: String,
     #[serde(default = "default_icon")]
     pub icon: String,

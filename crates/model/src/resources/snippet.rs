@@ -9,9 +9,9 @@ use super::common::*;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Snippet {
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1), extend("x-natural-key" = true))]
     pub name: String,
-    #[schemars(length(min = 1))]
+    // Must not be empty: a rule (`rules`), as schemars drops length limits on `Script`.
     pub script: Script,
     /// monform only: refuse to delete this snippet.
     #[serde(default, skip_serializing_if = "is_false")]

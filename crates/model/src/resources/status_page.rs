@@ -14,7 +14,7 @@ pub struct StatusPage {
     #[schemars(length(min = 1))]
     pub name: String,
     /// Subdomain of the page: lower-case letters, digits and dashes.
-    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"), extend("x-natural-key" = true))]
     pub url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
@@ -103,7 +103,7 @@ palette!(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StatusPageService {
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1), extend("x-natural-key" = true))]
     pub name: String,
     /// monform only: refuse to delete this service.
     #[serde(default, skip_serializing_if = "is_false")]

@@ -41,6 +41,13 @@ impl Violation {
         self.at_key = true;
         self
     }
+
+    /// The field a "missing required field" violation is about. Such a
+    /// violation sits at the object that lacks the field (where a file
+    /// needs it added); the API names the field itself.
+    pub fn missing_field(&self) -> Option<&str> {
+        self.message.strip_prefix("missing required field `")?.strip_suffix('`')
+    }
 }
 
 /// Checks shape and rules of a resource whose scripts are inline strings

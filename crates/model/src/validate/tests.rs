@@ -750,7 +750,8 @@ fn missing_required_field() {
     let no_request = json!({ "checkType": "ICMP", "name": "ping" });
     fails(Kind::Check, no_request, "", "missing required field `request`");
     let no_hostname = json!({ "checkType": "ICMP", "name": "ping", "request": { "pingCount": 3 } });
-    fails(Kind::Check, no_hostname, "request", "missing required field `hostname`");
+    let v = fails(Kind::Check, no_hostname, "request", "missing required field `hostname`");
+    assert_eq!(v.missing_field(), Some("hostname"));
     fails(
         Kind::PrivateLocation,
         json!({ "name": "Office" }),
@@ -820,4 +821,20 @@ fn minimal_icmp_check_gets_defaults() {
     assert_eq!(check.spec.max_packet_loss_threshold, 20.0);
     assert_eq!(check.spec.request.ping_count, 10);
     assert_eq!(check.common.frequency_offset, None);
+}
+
+#[test]
+fn script_lengths_are_checked_on_the_text() {
+    let snippet = json!({ "name": "setup", "script": "" });
+    fails(Kind::Snippet, snippet, "script", "must not be empty");
+    ok(Kind::Snippet, json!({ "name": "setup", "script": "x" }));
+    let agentic = |prompt: String| json!({ "checkType": "AGENTIC", "name": "agent", "prompt": prompt });
+    fails(Kind::Check, agentic(String::new()), "prompt", "must not be empty");
+    fails(
+        Kind::Check,
+        agentic("p".repeat(10_001)),
+        "prompt",
+        "is 10001 characters long; at most 10000 are allowed",
+    );
+    ok(Kind::Check, agentic("p".repeat(10_000)));
 }

@@ -8,20 +8,22 @@ use monform_config::{Diagnostic, source::Sources};
 use crate::ColorChoice;
 
 pub struct Output {
+    choice: ColorChoice,
     color: bool,
 }
 
 impl Output {
     /// Colour when asked, or on a terminal unless NO_COLOR is set.
     pub fn new(choice: ColorChoice) -> Output {
-        let color = match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        };
-        Output { color }
+        Output {
+            choice,
+            color: color_for(choice, std::io::stderr().is_terminal()),
+        }
+    }
+
+    /// Whether stdout gets colour.
+    pub fn stdout_color(&self) -> bool {
+        color_for(self.choice, std::io::stdout().is_terminal())
     }
 
     /// Writes diagnostics to stderr, each with the source line it points at.
@@ -44,3 +46,13 @@ impl Output {
         }
     }
 }
+
+fn color_for(choice: ColorChoice, terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+pub mod plan;

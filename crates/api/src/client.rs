@@ -1,0 +1,269 @@
+//! Requests, retries and rate limiting.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use reqwest::{Method, StatusCode};
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+/// A credential that never shows in `Debug` output or logs.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Base URL, e.g. `https://api.example.com` or the emulator's.
+    pub url: String,
+    pub api_key: Secret,
+    pub account_id: Option<String>,
+    /// Requests per window; `None` disables the client-side limiter.
+    pub rate_limit: Option<(u32, Duration)>,
+    pub timeout: Duration,
+    /// Attempts after the first for a retryable failure.
+    pub max_retries: usize,
+    /// First backoff delay; doubles each attempt, with jitter.
+    pub min_backoff: Duration,
+}
+
+impl ClientConfig {
+    pub fn new(url: impl Into<String>, api_key: Secret) -> ClientConfig {
+        ClientConfig {
+            url: url.into(),
+            api_key,
+            account_id: None,
+            rate_limit: Some((600, Duration::from_secs(60))),
+            timeout: Duration::from_secs(30),
+            max_retries: 6,
+            min_backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A response: status, `Content-Range` and JSON body.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub content_range: Option<String>,
+    pub body: Value,
+}
+
+/// Largest response body read: beyond it the response is an error, not an
+/// allocation failure.
+const MAX_BODY: usize = 256 * 1024 * 1024;
+
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    config: Arc<ClientConfig>,
+    limiter: Option<Arc<DefaultDirectRateLimiter>>,
+    sent: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("url", &self.config.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Client, Error> {
+        if !(config.url.starts_with("http://") || config.url.starts_with("https://")) {
+            return Err(Error::Config(format!(
+                "API URL `{}` must start with http:// or https://",
+                config.url
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .user_agent(concat!("monform/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
+        let limiter = config.rate_limit.and_then(|(requests, window)| {
+            let requests = NonZeroU32::new(requests)?;
+            let period = window / requests.get();
+            let quota = Quota::with_period(period)?.allow_burst(requests);
+            Some(Arc::new(RateLimiter::direct(quota)))
+        });
+        Ok(Client {
+            http,
+            config: Arc::new(config),
+            limiter,
+            sent: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    pub fn base_url(&self) -> &str {
+        self.config.url.trim_end_matches('/')
+    }
+
+    /// Requests sent so far, retries included.
+    pub fn requests_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Sends a request, retrying transient failures. A POST is retried only
+    /// when the failure shows it had no effect.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, Error> {
+        let is_create = method == Method::POST;
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.config.min_backoff)
+            .with_max_delay(Duration::from_secs(30))
+            .with_max_times(self.config.max_retries)
+            .with_jitter();
+        (|| self.attempt(method.clone(), path, query, body))
+            .retry(backoff)
+            .when(|e: &Error| e.is_transient() && (!is_create || e.certainly_not_applied()))
+            .adjust(|e: &Error, delay| e.retry_after().or(delay))
+            .notify(|e: &Error, delay| tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}"))
+            .await
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, Error> {
+        if let Some(limiter) = &self.limiter {
+            limiter.until_ready().await;
+        }
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let url = format!("{}{path}", self.base_url());
+        let mut request = self
+            .http
+            .request(method.clone(), &url)
+            .bearer_auth(self.config.api_key.expose())
+            .query(query);
+        if let Some(account) = &self.config.account_id {
+            request = request.header("X-Service-Account", account);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let transport = |e: reqwest::Error| Error::Transport {
+            method: method.to_string(),
+            path: path.to_owned(),
+            detail: describe(&e),
+            connect: e.is_connect(),
+        };
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let content_range = header("content-range");
+        let retry_after = header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        if response.content_length().is_some_and(|n| n as usize > MAX_BODY) {
+            return Err(Error::Decode {
+                method: method.to_string(),
+                path: path.to_owned(),
+                detail: "response body is too large".into(),
+            });
+        }
+        let bytes = response.bytes().await.map_err(transport)?;
+        if bytes.len() > MAX_BODY {
+            return Err(Error::Decode {
+                method: method.to_string(),
+                path: path.to_owned(),
+                detail: "response body is too large".into(),
+            });
+        }
+        let parsed: Option<Value> = if bytes.is_empty() {
+            None
+        } else {
+            serde_json::from_slice(&bytes).ok()
+        };
+        if !status.is_success() {
+            let body = parsed.unwrap_or(Value::Null);
+            return Err(Error::Status(Box::new(crate::error::StatusError {
+                method: method.to_string(),
+                path: path.to_owned(),
+                status: status.as_u16(),
+                reason: status.canonical_reason().unwrap_or("Error").to_owned(),
+                message: body
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message")
+                    .to_owned(),
+                attributes: body
+                    .get("attributes")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_else(Map::new),
+                retry_after,
+            })));
+        }
+        let body = match parsed {
+            Some(value) => value,
+            None if bytes.is_empty() || status == StatusCode::NO_CONTENT => Value::Null,
+            None => {
+                let detail = format!("body is not JSON ({} bytes)", bytes.len());
+                return Err(Error::Decode {
+                    method: method.to_string(),
+                    path: path.to_owned(),
+                    detail,
+                });
+            }
+        };
+        Ok(Reply {
+            status: status.as_u16(),
+            content_range,
+            body,
+        })
+    }
+}
+
+/// A transport error in words, with its cause chain (reqwest's own text is terse).
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "timed out".to_owned()
+    } else if error.is_connect() {
+        "could not connect".to_owned()
+    } else {
+        "connection failed".to_owned()
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

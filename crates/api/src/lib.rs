@@ -1,0 +1,17 @@
+//! The typed async client of the monitoring API. It is the only crate
+//! (with the emulator) that knows HTTP.
+//!
+//! Every request carries the bearer key and the account header, waits for
+//! the client-side rate limiter, has a timeout, and is retried with jittered
+//! exponential backoff on 429, 5xx, 408, dropped connections and timeouts
+//! (honouring `Retry-After`). A create (POST) is retried only when it
+//! certainly had no effect; otherwise the caller gets the error and must
+//! look the object up before trying again (no duplicates).
+
+mod client;
+mod error;
+mod resources;
+
+pub use client::{Client, ClientConfig, Secret};
+pub use error::{Error, StatusError};
+pub use resources::{Remote, id_field};

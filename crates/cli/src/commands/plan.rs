@@ -1,0 +1,66 @@
+//! `monform plan`: what an apply would change, field by field, and why.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::context::{Stop, block_on, parse_targets, prepare};
+use crate::render::Output;
+use crate::render::plan::{Style, human, json, markdown};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Exit 0 when there are no changes, 2 when there are, 1 on error
+    #[arg(long)]
+    detailed_exitcode: bool,
+    /// Plan only this address and what it depends on (repeatable), e.g. checks.homepage
+    #[arg(long = "target")]
+    targets: Vec<String>,
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
+    let result = block_on(async {
+        let targets = parse_targets(&args.targets)?;
+        let prepared = prepare(dir, api_url, output, &targets, false).await?;
+        let plan = prepared.plan.clone();
+        prepared.connection.close().await;
+        Ok::<_, Stop>(plan)
+    });
+    let plan = match result {
+        Ok(Ok(plan)) => plan,
+        Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
+        Ok(Err(Stop::Message(message))) | Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.format {
+        Format::Human => print!(
+            "{}",
+            human(
+                &plan,
+                Style {
+                    color: output.stdout_color()
+                }
+            )
+        ),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&json(&plan)).unwrap_or_default()),
+        Format::Markdown => print!("{}", markdown(&plan)),
+    }
+    if args.detailed_exitcode && plan.summary().has_changes() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,314 @@
+//! A plan for people (Terraform-like), for machines (versioned JSON) and
+//! for pull requests (Markdown).
+
+use monform_engine::{Action, Change, FieldChange, Plan};
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+/// One line of a change's body.
+struct Line {
+    sign: char,
+    text: String,
+}
+
+/// ANSI colours, or none.
+#[derive(Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    fn for_sign(self, sign: char, text: &str) -> String {
+        match sign {
+            '+' => self.paint(text, "32"),
+            '-' => self.paint(text, "31"),
+            '~' => self.paint(text, "33"),
+            '±' => self.paint(text, "35"),
+            _ => text.to_owned(),
+        }
+    }
+}
+
+fn symbol(action: Action) -> &'static str {
+    match action {
+        Action::Create => "+",
+        Action::Update => "~",
+        Action::Delete => "-",
+        Action::Replace => "-/+",
+        Action::Noop => " ",
+    }
+}
+
+fn verb(action: Action) -> &'static str {
+    match action {
+        Action::Create => "will be created",
+        Action::Update => "will be updated in place",
+        Action::Delete => "will be deleted",
+        Action::Replace => "must be replaced",
+        Action::Noop => "is up to date",
+    }
+}
+
+/// The closing line of every plan.
+pub fn summary_line(plan: &Plan) -> String {
+    let s = plan.summary();
+    if !s.has_changes() {
+        return "No changes. Your monitors match the configuration.".to_owned();
+    }
+    format!(
+        "Plan: {} to create, {} to update, {} to delete, {} to replace.",
+        s.create, s.update, s.delete, s.replace
+    )
+}
+
+fn show(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+fn is_multiline(value: Option<&Value>) -> bool {
+    value.and_then(Value::as_str).is_some_and(|s| s.contains('\n'))
+}
+
+/// The body lines of one change.
+fn lines(change: &Change) -> Vec<Line> {
+    let mut out = Vec::new();
+    let sign = match change.action {
+        Action::Create => '+',
+        Action::Delete => '-',
+        _ => '~',
+    };
+    let width = change.fields.iter().map(|f| f.path.len()).max().unwrap_or(0);
+    for field in &change.fields {
+        out.extend(field_lines(change.action, sign, field, width));
+    }
+    if change.unchanged > 0 && matches!(change.action, Action::Update | Action::Replace) {
+        out.push(Line {
+            sign: ' ',
+            text: format!("({} unchanged fields hidden)", change.unchanged),
+        });
+    }
+    out
+}
+
+fn field_lines(action: Action, sign: char, field: &FieldChange, width: usize) -> Vec<Line> {
+    let name = format!("{:width$}", field.path);
+    if field.sensitive {
+        let text = if action == Action::Create {
+            format!("{name} = (sensitive)")
+        } else {
+            format!("{name} = (sensitive value changed)")
+        };
+        return vec![Line { sign, text }];
+    }
+    if is_multiline(field.before.as_ref()) || is_multiline(field.after.as_ref()) {
+        let before = field.before.as_ref().and_then(Value::as_str).unwrap_or("");
+        let after = field.after.as_ref().and_then(Value::as_str).unwrap_or("");
+        let mut out = vec![Line {
+            sign,
+            text: format!("{} = <<EOT", field.path),
+        }];
+        if action == Action::Create {
+            out.extend(after.lines().map(|l| Line {
+                sign: '+',
+                text: format!("    {l}"),
+            }));
+        } else {
+            let diff = TextDiff::from_lines(before, after);
+            for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
+                out.push(Line {
+                    sign: ' ',
+                    text: format!("    {}", hunk.header()),
+                });
+                for change in hunk.iter_changes() {
+                    let sign = match change.tag() {
+                        similar::ChangeTag::Delete => '-',
+                        similar::ChangeTag::Insert => '+',
+                        similar::ChangeTag::Equal => ' ',
+                    };
+                    out.push(Line {
+                        sign,
+                        text: format!("    {}", change.value().trim_end_matches('\n')),
+                    });
+                }
+            }
+        }
+        out.push(Line {
+            sign: ' ',
+            text: "EOT".to_owned(),
+        });
+        return out;
+    }
+    let after = field.after.as_ref().map(show).unwrap_or_else(|| "null".to_owned());
+    let note = if field.known_after_apply {
+        " (known after apply)"
+    } else {
+        ""
+    };
+    let text = match (&field.before, action) {
+        (_, Action::Create) | (None, _) => format!("{name} = {after}{note}"),
+        (Some(before), _) => format!("{name} = {} -> {after}{note}", show(before)),
+    };
+    vec![Line { sign, text }]
+}
+
+fn header(change: &Change) -> String {
+    let id = change
+        .remote_id
+        .as_deref()
+        .map(|id| format!(", id {id}"))
+        .unwrap_or_default();
+    format!(
+        "# {} {} ({}{id})",
+        change.address,
+        verb(change.action),
+        change.reason.text()
+    )
+}
+
+const GROUPS: [Action; 4] = [Action::Create, Action::Update, Action::Replace, Action::Delete];
+
+/// The plan for a terminal.
+pub fn human(plan: &Plan, style: Style) -> String {
+    let mut out = String::new();
+    let actionable: Vec<&Change> = plan.changes.iter().filter(|c| c.action != Action::Noop).collect();
+    if !actionable.is_empty() {
+        out.push_str("monform will perform these actions:\n");
+    }
+    for group in GROUPS {
+        for change in actionable.iter().filter(|c| c.action == group) {
+            out.push('\n');
+            let mut head = format!("  {}", header(change));
+            if change.reason.is_drift() {
+                head = style.paint(&head, "1");
+            }
+            out.push_str(&head);
+            out.push('\n');
+            let sign = symbol(change.action);
+            let colored = style.for_sign(
+                if change.action == Action::Replace {
+                    '±'
+                } else {
+                    sign.chars().next().unwrap_or(' ')
+                },
+                sign,
+            );
+            let body = lines(change);
+            if body.is_empty() {
+                out.push_str(&format!("  {colored} {}\n", change.address));
+                continue;
+            }
+            out.push_str(&format!("  {colored} {} {{\n", change.address));
+            for line in body {
+                let sign = style.for_sign(line.sign, &line.sign.to_string());
+                out.push_str(&format!("      {sign} {}\n", line.text));
+            }
+            out.push_str("    }\n");
+        }
+    }
+    if !actionable.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&summary_line(plan));
+    out.push('\n');
+    out
+}
+
+/// The versioned JSON of design.md: stable key order, no secrets.
+pub fn json(plan: &Plan) -> Value {
+    let changes: Vec<Value> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::Noop)
+        .map(|c| {
+            json!({
+                "address": c.address.to_string(),
+                "action": c.action,
+                "remoteId": c.remote_id,
+                "reason": c.reason.text(),
+                "fields": c.fields.iter().map(|f| json!({
+                    "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "formatVersion": 1,
+        "project": plan.project,
+        "summary": plan.summary(),
+        "changes": changes,
+    })
+}
+
+/// GitHub keeps comments under 65,536 characters; stay well below.
+pub const MARKDOWN_LIMIT: usize = 65_000;
+
+/// The plan for a pull-request comment: a summary table, then a collapsed
+/// diff per changed resource. The largest diffs are left out first when the
+/// whole would not fit, and the comment says so.
+pub fn markdown(plan: &Plan) -> String {
+    let summary = plan.summary();
+    let mut head = format!("### monform plan for `{}`\n\n", plan.project);
+    head.push_str("| create | update | delete | replace | unchanged |\n|---:|---:|---:|---:|---:|\n");
+    head.push_str(&format!(
+        "| {} | {} | {} | {} | {} |\n\n",
+        summary.create, summary.update, summary.delete, summary.replace, summary.noop
+    ));
+    head.push_str(&format!("**{}**\n", summary_line(plan)));
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for group in GROUPS {
+        for change in plan.changes.iter().filter(|c| c.action == group) {
+            let title = format!(
+                "<details><summary><code>{} {}</code>: {} ({})</summary>\n\n",
+                symbol(change.action),
+                change.address,
+                verb(change.action),
+                change.reason.text()
+            );
+            let mut body = String::from("```diff\n");
+            for line in lines(change) {
+                body.push_str(&format!("{} {}\n", line.sign, line.text));
+            }
+            body.push_str("```\n\n</details>\n");
+            blocks.push((title, body));
+        }
+    }
+    let mut total: usize = head.len() + blocks.iter().map(|(t, b)| t.len() + b.len() + 1).sum::<usize>();
+    let mut collapsed = 0;
+    if total > MARKDOWN_LIMIT {
+        let mut by_size: Vec<usize> = (0..blocks.len()).collect();
+        by_size.sort_by_key(|&i| std::cmp::Reverse(blocks[i].1.len()));
+        let note = "_Diff left out to fit the comment: run `monform plan` to see it._\n\n</details>\n";
+        for i in by_size {
+            if total <= MARKDOWN_LIMIT - 200 {
+                break;
+            }
+            total -= blocks[i].1.len();
+            total += note.len();
+            blocks[i].1 = note.to_owned();
+            collapsed += 1;
+        }
+    }
+    let mut out = head;
+    if collapsed > 0 {
+        out.push_str(&format!(
+            "\n> {collapsed} of {} diffs were too large for one comment and are left out (largest first).\n",
+            blocks.len()
+        ));
+    }
+    for (title, body) in blocks {
+        out.push('\n');
+        out.push_str(&title);
+        out.push_str(&body);
+    }
+    out
+}

@@ -1,0 +1,415 @@
+//! The executor: applies a plan in dependency order, independent changes
+//! concurrently, saving state after every change. A create whose outcome is
+//! unknown (dropped connection, timeout, 5xx) is looked up by its identity
+//! before it is tried again, so nothing is ever created twice. A failure
+//! stops the changes that depend on it, not the others.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use monform_api::{Client, Error, Remote};
+use monform_config::{Desired, DesiredResource};
+use monform_model::facts::{facts, natural_key};
+use monform_model::{Address, Kind};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::body::wire_body;
+use crate::compare::differences;
+use crate::fetch::Actual;
+use crate::identity::{owner, uses_tags};
+use crate::plan::{Action, Change, Names, Plan, file_form, managed, secret_fingerprints};
+use crate::state::{ResourceState, State, StateBackend, StateError};
+
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    /// Changes in flight at once.
+    pub parallelism: usize,
+    /// Set to stop starting new changes (SIGINT); those in flight finish.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> ApplyOptions {
+        ApplyOptions {
+            parallelism: 8,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// Progress, for the CLI to render.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Started {
+        address: Address,
+        action: Action,
+    },
+    Done {
+        address: Address,
+        action: Action,
+    },
+    Failed {
+        address: Address,
+        action: Action,
+        error: String,
+    },
+    Skipped {
+        address: Address,
+        action: Action,
+        because: String,
+    },
+    /// The API did not keep what was sent for these fields.
+    NotKept {
+        address: Address,
+        fields: Vec<String>,
+    },
+    /// A create's outcome was unknown and the object was found and adopted.
+    Adopted {
+        address: Address,
+    },
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub done: Vec<(Address, Action)>,
+    pub failed: Vec<(Address, Action, String)>,
+    pub skipped: Vec<(Address, Action, String)>,
+    pub interrupted: bool,
+}
+
+impl Report {
+    pub fn is_success(&self) -> bool {
+        self.failed.is_empty() && self.skipped.is_empty() && !self.interrupted
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+struct Shared<'a> {
+    client: &'a Client,
+    project: &'a str,
+    desired: &'a Desired,
+    backend: &'a dyn StateBackend,
+    state: Mutex<State>,
+    /// Remote ids (or slugs for private locations) by address, as known now.
+    ids: Mutex<HashMap<Address, Value>>,
+    on_event: &'a (dyn Fn(Event) + Sync),
+}
+
+/// What an apply works on.
+pub struct ApplyInput<'a> {
+    pub client: &'a Client,
+    pub plan: &'a Plan,
+    pub desired: &'a Desired,
+    pub actual: &'a Actual,
+    pub backend: &'a dyn StateBackend,
+}
+
+/// Applies the plan. State is saved after every change.
+pub async fn apply(
+    input: ApplyInput<'_>,
+    state: State,
+    options: &ApplyOptions,
+    on_event: &(dyn Fn(Event) + Sync),
+) -> Result<(Report, State), ApplyError> {
+    let ApplyInput {
+        client,
+        plan,
+        desired,
+        actual,
+        backend,
+    } = input;
+    let mut ids = HashMap::new();
+    for (address, remote) in &actual.owned {
+        ids.insert(address.clone(), remote_ref(address.kind, remote));
+    }
+    let shared = Shared {
+        client,
+        project: &plan.project,
+        desired,
+        backend,
+        state: Mutex::new(state),
+        ids: Mutex::new(ids),
+        on_event,
+    };
+    let mut report = Report::default();
+    let order: Vec<usize> = petgraph::algo::toposort(&plan.order, None)
+        .unwrap_or_else(|_| plan.order.node_indices().collect())
+        .into_iter()
+        .map(|n| plan.order[n])
+        .filter(|&i| plan.changes[i].action != Action::Noop)
+        .collect();
+    let mut finished: HashSet<usize> = HashSet::new();
+    let mut failed: HashSet<usize> = HashSet::new();
+    let mut pending: Vec<usize> = order;
+    let mut running = futures_util::stream::FuturesUnordered::new();
+    use futures_util::StreamExt;
+    loop {
+        // Start every change whose prerequisites are all finished.
+        let mut i = 0;
+        while i < pending.len() && running.len() < options.parallelism.max(1) && !options.stop.load(Ordering::SeqCst) {
+            let index = pending[i];
+            let prerequisites = plan.prerequisites(index);
+            if let Some(blocker) = prerequisites.iter().find(|p| failed.contains(p)) {
+                let change = &plan.changes[index];
+                let because = format!("{} failed", plan.changes[*blocker].address);
+                on_event(Event::Skipped {
+                    address: change.address.clone(),
+                    action: change.action,
+                    because: because.clone(),
+                });
+                report.skipped.push((change.address.clone(), change.action, because));
+                failed.insert(index);
+                pending.remove(i);
+                i = 0;
+                continue;
+            }
+            if prerequisites
+                .iter()
+                .all(|p| finished.contains(p) || plan.changes[*p].action == Action::Noop)
+            {
+                pending.remove(i);
+                let change = &plan.changes[index];
+                on_event(Event::Started {
+                    address: change.address.clone(),
+                    action: change.action,
+                });
+                let shared = &shared;
+                running.push(async move { (index, run(shared, change).await) });
+            } else {
+                i += 1;
+            }
+        }
+        let Some((index, result)) = running.next().await else {
+            break;
+        };
+        let change = &plan.changes[index];
+        match result {
+            Ok(()) => {
+                finished.insert(index);
+                on_event(Event::Done {
+                    address: change.address.clone(),
+                    action: change.action,
+                });
+                report.done.push((change.address.clone(), change.action));
+            }
+            Err(RunError::Api(error)) => {
+                failed.insert(index);
+                let text = error.to_string();
+                on_event(Event::Failed {
+                    address: change.address.clone(),
+                    action: change.action,
+                    error: text.clone(),
+                });
+                report.failed.push((change.address.clone(), change.action, text));
+            }
+            Err(RunError::State(error)) => return Err(error.into()),
+        }
+    }
+    drop(running);
+    if !pending.is_empty() {
+        report.interrupted = true;
+        for index in pending {
+            let change = &plan.changes[index];
+            report
+                .skipped
+                .push((change.address.clone(), change.action, "interrupted".into()));
+        }
+    }
+    let state = shared.state.into_inner();
+    Ok((report, state))
+}
+
+enum RunError {
+    Api(Error),
+    State(StateError),
+}
+
+impl From<Error> for RunError {
+    fn from(e: Error) -> RunError {
+        RunError::Api(e)
+    }
+}
+
+impl From<StateError> for RunError {
+    fn from(e: StateError) -> RunError {
+        RunError::State(e)
+    }
+}
+
+async fn run(shared: &Shared<'_>, change: &Change) -> Result<(), RunError> {
+    let address = &change.address;
+    match change.action {
+        Action::Noop => Ok(()),
+        Action::Delete => {
+            if let Some(id) = &change.remote_id {
+                shared.client.delete(address.kind, id).await?;
+            }
+            forget(shared, address, change).await
+        }
+        Action::Create => create(shared, resource(shared, address)?).await,
+        Action::Replace => {
+            if let Some(id) = &change.remote_id {
+                shared.client.delete(address.kind, id).await?;
+            }
+            create(shared, resource(shared, address)?).await
+        }
+        Action::Update => {
+            let resource = resource(shared, address)?;
+            let body = body_for(shared, resource).await;
+            let id = change.remote_id.clone().unwrap_or_default();
+            let remote = shared.client.update(address.kind, &id, &body).await?;
+            record(shared, resource, &remote).await
+        }
+    }
+}
+
+fn resource<'d>(shared: &Shared<'d>, address: &Address) -> Result<&'d DesiredResource, RunError> {
+    shared.desired.resources.get(address).ok_or_else(|| {
+        RunError::Api(Error::Config(format!(
+            "{address} is planned for creation but is not in the files"
+        )))
+    })
+}
+
+async fn body_for(shared: &Shared<'_>, resource: &DesiredResource) -> Value {
+    let ids = shared.ids.lock().await;
+    let resolve = |kind: Kind, id: &str| ids.get(&Address::new(kind, id)).cloned();
+    wire_body(shared.project, resource, &resolve)
+}
+
+/// Creates, adopting the object instead when an earlier attempt whose
+/// answer was lost did create it.
+async fn create(shared: &Shared<'_>, resource: &DesiredResource) -> Result<(), RunError> {
+    let body = body_for(shared, resource).await;
+    let address = &resource.address;
+    let mut attempts = 0;
+    let remote = loop {
+        attempts += 1;
+        match shared.client.create(address.kind, &body).await {
+            Ok(remote) => break remote,
+            Err(error) if error.is_transient() && !error.certainly_not_applied() && attempts < 6 => {
+                if let Some(existing) = find_existing(shared, resource).await? {
+                    (shared.on_event)(Event::Adopted {
+                        address: address.clone(),
+                    });
+                    // Bring the adopted object to the desired state.
+                    let remote = shared.client.update(address.kind, &existing.id, &body).await?;
+                    break remote;
+                }
+            }
+            Err(error) if address.kind == Kind::Variable && error.status() == Some(409) => {
+                // Created by an earlier attempt whose answer was lost.
+                let remote = shared.client.update(address.kind, &address.id, &body).await?;
+                break remote;
+            }
+            Err(error) => return Err(error.into()),
+        }
+    };
+    record(shared, resource, &remote).await
+}
+
+/// The object of `resource` in the account, found by its identity.
+async fn find_existing(shared: &Shared<'_>, resource: &DesiredResource) -> Result<Option<Remote>, Error> {
+    let kind = resource.address.kind;
+    let objects = shared.client.list_all(kind).await?;
+    let wanted_key = natural_key(kind, &resource.resource.to_json());
+    Ok(objects.into_iter().find(|remote| {
+        if uses_tags(kind) {
+            owner(&remote.body) == Some((shared.project, resource.address.id.as_str()))
+        } else if kind == Kind::Variable {
+            remote.id == resource.address.id
+        } else {
+            wanted_key.is_some() && natural_key(kind, &remote.body) == wanted_key
+        }
+    }))
+}
+
+/// Saves what was applied, and reports fields the API did not keep.
+async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote) -> Result<(), RunError> {
+    let address = &resource.address;
+    shared
+        .ids
+        .lock()
+        .await
+        .insert(address.clone(), remote_ref(address.kind, remote));
+    let desired = managed(address.kind, resource.resource.to_json());
+    let mut state = shared.state.lock().await;
+    let secrets = secret_fingerprints(address.kind, &desired, &state);
+    {
+        let names = {
+            let ids = shared.ids.lock().await;
+            names_from(&ids)
+        };
+        let returned = file_form(address.kind, remote, &names);
+        let secret_paths: Vec<String> = secrets.keys().cloned().collect();
+        let skip = |p: &monform_model::FieldPath| secret_paths.contains(&p.to_string());
+        let lost: Vec<String> = differences(&desired, &returned, facts(address.kind, &desired), &skip)
+            .into_iter()
+            .map(|d| d.path.to_string())
+            .collect();
+        if !lost.is_empty() {
+            (shared.on_event)(Event::NotKept {
+                address: address.clone(),
+                fields: lost,
+            });
+        }
+    }
+    let applied = state.fingerprint(&desired);
+    state.resources.insert(
+        address.to_string(),
+        ResourceState {
+            remote_id: remote.id.clone(),
+            version: remote.version().map(str::to_owned),
+            applied,
+            secrets,
+        },
+    );
+    state.serial += 1;
+    shared.backend.save(&state)?;
+    Ok(())
+}
+
+async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Result<(), RunError> {
+    let mut state = shared.state.lock().await;
+    let key = address.to_string();
+    // A duplicate's delete must not drop the state of the object that stays.
+    if state
+        .resources
+        .get(&key)
+        .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
+    {
+        state.resources.remove(&key);
+    }
+    state.serial += 1;
+    shared.backend.save(&state)?;
+    drop(state);
+    if change.reason != crate::plan::Reason::Duplicate {
+        shared.ids.lock().await.remove(address);
+    }
+    Ok(())
+}
+
+/// How other objects refer to this one: its id, or a private location's slug.
+fn remote_ref(kind: Kind, remote: &Remote) -> Value {
+    if kind == Kind::PrivateLocation
+        && let Some(slug) = remote.body.get("slugName")
+    {
+        return slug.clone();
+    }
+    remote
+        .body
+        .get(monform_api::id_field(kind))
+        .cloned()
+        .unwrap_or_else(|| Value::String(remote.id.clone()))
+}
+
+fn names_from(ids: &HashMap<Address, Value>) -> Names {
+    Names::from_pairs(ids.iter().map(|(a, v)| (a.kind, v.clone(), a.id.clone())))
+}

@@ -1,0 +1,18 @@
+//! The engine: fetcher (actual state), differ and plan, executor, and the
+//! state backends.
+//!
+//! **Architecture invariant:** no terminal I/O. The engine returns plans
+//! and events; the CLI renders them.
+
+pub mod body;
+pub mod compare;
+pub mod execute;
+pub mod fetch;
+pub mod identity;
+pub mod plan;
+pub mod state;
+
+pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
+pub use fetch::{Actual, fetch};
+pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};
+pub use state::{LocalState, State, StateBackend, StateError};

@@ -1,0 +1,527 @@
+//! The plan: an action per address with the fields that change and why,
+//! ordered as a DAG so creates follow what they reference and deletes
+//! precede the deletion of what they reference.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use monform_api::Remote;
+use monform_config::{Desired, Target};
+use monform_model::facts::{expand, facts, variant_of};
+use monform_model::wire::from_wire;
+use monform_model::{Address, FieldPath, Kind, Segment};
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::compare::differences;
+use crate::fetch::Actual;
+use crate::identity::is_ownership_tag;
+use crate::state::State;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Create,
+    Update,
+    Delete,
+    Replace,
+    Noop,
+}
+
+/// Why an action is planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Reason {
+    #[serde(rename = "new in configuration")]
+    New,
+    #[serde(rename = "config changed")]
+    ConfigChanged,
+    #[serde(rename = "changed outside monform (drift)")]
+    Drift,
+    #[serde(rename = "deleted outside monform (drift)")]
+    DeletedRemotely,
+    #[serde(rename = "removed from configuration")]
+    Removed,
+    #[serde(rename = "duplicate left by an interrupted apply")]
+    Duplicate,
+    #[serde(rename = "up to date")]
+    UpToDate,
+}
+
+impl Reason {
+    pub fn text(self) -> &'static str {
+        match self {
+            Reason::New => "new in configuration",
+            Reason::ConfigChanged => "config changed",
+            Reason::Drift => "changed outside monform (drift)",
+            Reason::DeletedRemotely => "deleted outside monform (drift)",
+            Reason::Removed => "removed from configuration",
+            Reason::Duplicate => "duplicate left by an interrupted apply",
+            Reason::UpToDate => "up to date",
+        }
+    }
+
+    pub fn is_drift(self) -> bool {
+        matches!(self, Reason::Drift | Reason::DeletedRemotely)
+    }
+}
+
+/// One field that an action sets or changes. Secret values are never here:
+/// `sensitive` fields carry no `before`/`after`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    pub path: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub sensitive: bool,
+    /// The field references a resource this plan creates: its id is known after apply.
+    #[serde(skip)]
+    pub known_after_apply: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub address: Address,
+    pub action: Action,
+    pub remote_id: Option<String>,
+    pub reason: Reason,
+    pub fields: Vec<FieldChange>,
+    /// Managed fields that do not change.
+    #[serde(skip)]
+    pub unchanged: usize,
+    /// The remote object's `updated_at` when planned, to refuse stale plans.
+    #[serde(skip)]
+    pub remote_version: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub create: usize,
+    pub update: usize,
+    pub delete: usize,
+    pub replace: usize,
+    pub noop: usize,
+}
+
+impl Summary {
+    pub fn has_changes(&self) -> bool {
+        self.create + self.update + self.delete + self.replace > 0
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub project: String,
+    /// Every address, noops included, sorted by address.
+    pub changes: Vec<Change>,
+    /// `a -> b`: change `a` must finish before change `b` starts.
+    pub order: DiGraph<usize, ()>,
+    pub state_serial: u64,
+}
+
+impl Plan {
+    pub fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        for change in &self.changes {
+            match change.action {
+                Action::Create => summary.create += 1,
+                Action::Update => summary.update += 1,
+                Action::Delete => summary.delete += 1,
+                Action::Replace => summary.replace += 1,
+                Action::Noop => summary.noop += 1,
+            }
+        }
+        summary
+    }
+
+    /// The changes that do something, in an order that respects the DAG.
+    pub fn ordered(&self) -> Vec<&Change> {
+        let order = petgraph::algo::toposort(&self.order, None).unwrap_or_else(|_| self.order.node_indices().collect());
+        order
+            .into_iter()
+            .map(|n| &self.changes[self.order[n]])
+            .filter(|c| c.action != Action::Noop)
+            .collect()
+    }
+
+    /// The addresses a change waits for.
+    pub fn prerequisites(&self, index: usize) -> Vec<usize> {
+        let node = NodeIndex::new(index);
+        self.order
+            .neighbors_directed(node, petgraph::Direction::Incoming)
+            .map(|n| self.order[n])
+            .collect()
+    }
+}
+
+/// What to plan.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Only these addresses and what they depend on; empty means everything.
+    pub targets: Vec<Address>,
+}
+
+/// Compares the files with the account.
+pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions) -> Plan {
+    let names = Names::new(actual);
+    let being_created: BTreeSet<&Address> = desired
+        .resources
+        .keys()
+        .filter(|a| !actual.owned.contains_key(*a))
+        .collect();
+    let mut changes: Vec<Change> = Vec::new();
+    for (address, resource) in &desired.resources {
+        let desired_json = managed(address.kind, resource.resource.to_json());
+        let change = match actual.owned.get(address) {
+            None => create(address, &desired_json, desired, &being_created, state),
+            Some(remote) => {
+                let actual_json = file_form(address.kind, remote, &names);
+                compare(address, &desired_json, &actual_json, remote, state)
+            }
+        };
+        changes.push(change);
+    }
+    for (address, remote) in &actual.owned {
+        if !desired.resources.contains_key(address) {
+            changes.push(removal(address, remote, Reason::Removed));
+        }
+    }
+    for (address, remote) in &actual.duplicates {
+        changes.push(removal(address, remote, Reason::Duplicate));
+    }
+    if !options.targets.is_empty() {
+        let keep = targeted(desired, &options.targets);
+        changes.retain(|c| keep.contains(&c.address));
+    }
+    changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
+    let order = order(&changes, desired, actual, &names);
+    Plan {
+        project: project.to_owned(),
+        changes,
+        order,
+        state_serial: state.serial,
+    }
+}
+
+/// The desired JSON without monform-only fields.
+pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
+    let facts = facts(kind, &json);
+    for pattern in &facts.meta {
+        for path in expand(pattern, &json.clone()) {
+            if let (Some(Segment::Key(last)), Some(object)) = (path.segments().last(), json.as_object_mut())
+                && path.segments().len() == 1
+            {
+                object.remove(last);
+            }
+        }
+    }
+    json
+}
+
+/// Sensitive field paths of a desired value.
+fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
+    let facts = facts(kind, desired);
+    let mut paths: Vec<FieldPath> = facts.sensitive.iter().flat_map(|p| expand(p, desired)).collect();
+    for (pattern, sibling) in &facts.sensitive_if {
+        for path in expand(pattern, desired) {
+            let mut parent = path.segments().to_vec();
+            parent.pop();
+            let flag = lookup(desired, &FieldPath(parent).key(sibling));
+            if flag == Some(&Value::Bool(true)) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
+pub fn lookup<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
+    let mut current = value;
+    for segment in path.segments() {
+        current = match segment {
+            Segment::Key(k) => current.get(k)?,
+            Segment::Index(i) => current.get(*i)?,
+        };
+    }
+    Some(current)
+}
+
+/// The fingerprints of a desired value's secrets, by path.
+pub fn secret_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMap<String, String> {
+    sensitive_paths(kind, desired)
+        .into_iter()
+        .filter_map(|path| lookup(desired, &path).map(|v| (path.to_string(), state.fingerprint(v))))
+        .collect()
+}
+
+fn create(
+    address: &Address,
+    desired: &Value,
+    desired_all: &Desired,
+    being_created: &BTreeSet<&Address>,
+    state: &State,
+) -> Change {
+    let sensitive = sensitive_paths(address.kind, desired);
+    let created_refs: Vec<String> = desired_all.resources[address]
+        .references
+        .iter()
+        .filter(|r| matches!(&r.target, Target::Managed(t) if being_created.contains(t)))
+        .map(|r| r.path.to_string())
+        .collect();
+    let fields = desired
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| {
+            let path = FieldPath::root().key(key);
+            let is_sensitive = sensitive
+                .iter()
+                .any(|s| s.segments().first() == path.segments().first());
+            FieldChange {
+                path: key.clone(),
+                before: None,
+                after: (!is_sensitive || !sensitive.contains(&path)).then(|| redact(value, &path, &sensitive)),
+                sensitive: sensitive.contains(&path),
+                known_after_apply: created_refs
+                    .iter()
+                    .any(|r| r == key || r.starts_with(&format!("{key}["))),
+            }
+        })
+        .collect();
+    let reason = if state.resources.contains_key(&address.to_string()) {
+        Reason::DeletedRemotely
+    } else {
+        Reason::New
+    };
+    Change {
+        address: address.clone(),
+        action: Action::Create,
+        remote_id: None,
+        reason,
+        fields,
+        unchanged: 0,
+        remote_version: None,
+    }
+}
+
+/// A value with every secret inside it replaced by a marker.
+fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
+    if sensitive.contains(at) {
+        return Value::String("(sensitive)".into());
+    }
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact(v, &at.key(k), sensitive)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| redact(v, &at.index(i), sensitive))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, state: &State) -> Change {
+    let kind = address.kind;
+    let facts = facts(kind, desired);
+    let sensitive = sensitive_paths(kind, desired);
+    let skip = |path: &FieldPath| sensitive.contains(path);
+    let mut fields: Vec<FieldChange> = differences(desired, actual, facts, &skip)
+        .into_iter()
+        .map(|d| FieldChange {
+            path: d.path.to_string(),
+            before: Some(redact(&d.before, &d.path, &sensitive)),
+            after: Some(redact(&d.after, &d.path, &sensitive)),
+            sensitive: false,
+            known_after_apply: false,
+        })
+        .collect();
+    let recorded = state.resources.get(&address.to_string());
+    for path in &sensitive {
+        let Some(value) = lookup(desired, path) else { continue };
+        let same = recorded
+            .and_then(|r| r.secrets.get(&path.to_string()))
+            .is_some_and(|f| *f == state.fingerprint(value));
+        if !same {
+            fields.push(FieldChange {
+                path: path.to_string(),
+                before: None,
+                after: None,
+                sensitive: true,
+                known_after_apply: false,
+            });
+        }
+    }
+    let type_changed = variant_of(kind, desired) != variant_of(kind, actual);
+    let replace = type_changed
+        || fields.iter().any(|f| {
+            let root = FieldPath::parse(&f.path);
+            facts.replace.iter().any(|p| monform_model::facts::matches(p, &root))
+        });
+    let action = match (fields.is_empty() && !type_changed, replace) {
+        (true, _) => Action::Noop,
+        (false, true) => Action::Replace,
+        (false, false) => Action::Update,
+    };
+    let drifted = recorded
+        .and_then(|r| r.version.as_deref())
+        .is_some_and(|v| Some(v) != remote.version());
+    let reason = match action {
+        Action::Noop => Reason::UpToDate,
+        _ if drifted => Reason::Drift,
+        _ => Reason::ConfigChanged,
+    };
+    let managed_fields = desired.as_object().map_or(0, |o| o.len());
+    let changed_roots: BTreeSet<String> = fields
+        .iter()
+        .map(|f| f.path.split(['.', '[']).next().unwrap_or("").to_owned())
+        .collect();
+    Change {
+        address: address.clone(),
+        action,
+        remote_id: Some(remote.id.clone()),
+        reason,
+        fields,
+        unchanged: managed_fields.saturating_sub(changed_roots.len()),
+        remote_version: remote.version().map(str::to_owned),
+    }
+}
+
+fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
+    Change {
+        address: address.clone(),
+        action: Action::Delete,
+        remote_id: Some(remote.id.clone()),
+        reason,
+        fields: Vec::new(),
+        unchanged: 0,
+        remote_version: remote.version().map(str::to_owned),
+    }
+}
+
+/// Maps remote ids back to logical ids, for reading actual objects in the files' form.
+pub struct Names {
+    by_id: HashMap<(Kind, String), String>,
+}
+
+impl Names {
+    pub fn new(actual: &Actual) -> Names {
+        let mut by_id = HashMap::new();
+        for (address, remote) in &actual.owned {
+            by_id.insert((address.kind, remote.id.clone()), address.id.clone());
+            if address.kind == Kind::PrivateLocation
+                && let Some(slug) = remote.body.get("slugName").and_then(Value::as_str)
+            {
+                by_id.insert((Kind::PrivateLocation, slug.to_owned()), address.id.clone());
+            }
+        }
+        Names { by_id }
+    }
+
+    /// From (kind, remote id or slug, logical id) triples.
+    pub fn from_pairs(pairs: impl Iterator<Item = (Kind, Value, String)>) -> Names {
+        let by_id = pairs.map(|(kind, id, name)| ((kind, id_text(&id)), name)).collect();
+        Names { by_id }
+    }
+
+    pub fn name(&self, kind: Kind, id: &Value) -> Option<String> {
+        self.by_id.get(&(kind, id_text(id))).cloned()
+    }
+}
+
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An actual object in the files' form: logical ids for references, no
+/// ownership tags.
+pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
+    let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
+    if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
+        tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
+    }
+    value
+}
+
+/// The targets and everything they depend on, transitively.
+fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Address> {
+    let mut keep: BTreeSet<Address> = BTreeSet::new();
+    let mut queue: Vec<Address> = targets.to_vec();
+    while let Some(address) = queue.pop() {
+        if keep.insert(address.clone()) {
+            queue.extend(desired.dependencies(&address).into_iter().cloned());
+        }
+    }
+    keep
+}
+
+/// The DAG over `changes`.
+fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) -> DiGraph<usize, ()> {
+    let mut graph = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| graph.add_node(i)).collect();
+    let index: HashMap<(&Address, Action), usize> = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((&c.address, c.action), i))
+        .collect();
+    let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
+    for (i, change) in changes.iter().enumerate() {
+        // Creates and updates come after the creation of what they reference.
+        if matches!(change.action, Action::Create | Action::Update | Action::Replace)
+            && let Some(resource) = desired.resources.get(&change.address)
+        {
+            for reference in &resource.references {
+                if let Target::Managed(target) = &reference.target
+                    && let Some(j) = find(target, &[Action::Create, Action::Replace])
+                    && j != i
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+        // A delete comes after every change that stops referencing the deleted object.
+        if change.action == Action::Delete {
+            for (other, remote) in &actual.owned {
+                let refs = actual_references(other.kind, remote, names);
+                if refs.contains(&change.address)
+                    && let Some(j) = find(other, &[Action::Delete, Action::Update, Action::Replace])
+                    && j != i
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The project resources an actual object references.
+fn actual_references(kind: Kind, remote: &Remote, names: &Names) -> Vec<Address> {
+    let value = file_form(kind, remote, names);
+    let mut found = Vec::new();
+    for field in &facts(kind, &value).refs {
+        for parent in expand(&field.parent, &value) {
+            let Some(v) = lookup(&value, &parent.key(&field.name)) else {
+                continue;
+            };
+            let ids: Vec<&Value> = match v {
+                Value::Array(items) => items.iter().collect(),
+                single => vec![single],
+            };
+            found.extend(
+                ids.into_iter()
+                    .filter_map(Value::as_str)
+                    .map(|id| Address::new(field.target, id)),
+            );
+        }
+    }
+    found
+}
