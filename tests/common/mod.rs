@@ -59,3 +59,81 @@ pub fn stdout(output: &std::process::Output) -> String {
 pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// The real emulator on a loopback port, running on its own runtime.
+pub struct Emulator {
+    pub server: monform_emulator::Server,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Emulator {
+    pub fn start() -> Emulator {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let config = monform_emulator::Config {
+            rate_limit: None,
+            ..Default::default()
+        };
+        let server = runtime
+            .block_on(monform_emulator::start_local(config))
+            .expect("emulator starts");
+        Emulator { server, runtime }
+    }
+
+    /// `monform` pointed at this emulator.
+    pub fn monform(&self, project: &Path) -> assert_cmd::Command {
+        let mut command = monform();
+        command
+            .arg("--dir")
+            .arg(project)
+            .args(["--api-url", &self.server.url(), "--color", "never"])
+            .env("MONFORM_API_KEY", &self.server.api_key)
+            .env("MONFORM_ACCOUNT_ID", &self.server.account_id);
+        command
+    }
+
+    /// A direct API call, for changes "behind monform's back".
+    pub fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> serde_json::Value {
+        let client = reqwest::blocking::Client::new();
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = client
+            .request(method, format!("{}{path}", self.server.url()))
+            .bearer_auth(&self.server.api_key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().expect("request sent");
+        let status = response.status();
+        let text = response.text().unwrap_or_default();
+        assert!(status.is_success(), "{path}: {status}: {text}");
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+    }
+
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+}
+
+/// A copy of `tests/fixtures/<name>` in a fresh temporary folder.
+pub fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    copy_dir(&repo_root().join("tests/fixtures").join(name), dir.path());
+    dir
+}
+
+/// Output with remote ids replaced, for snapshots.
+pub fn redact_ids(text: &str) -> String {
+    let uuid = regex_lite(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+    let id = regex_lite(r", id [0-9]+\)");
+    let remote = regex_lite(r#""remoteId": "[0-9]+""#);
+    let text = uuid.replace_all(text, "[uuid]");
+    let text = id.replace_all(&text, ", id [n])");
+    remote.replace_all(&text, "\"remoteId\": \"[n]\"").into_owned()
+}
+
+fn regex_lite(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("valid pattern")
+}

@@ -194,11 +194,29 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes.retain(|c| keep.contains(&c.address));
     }
     changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
-    let order = order(&changes, desired, actual, &names);
+    let graph = order(&changes, desired, actual, &names);
+    // List changes in dependency order (ties by address), so every reader
+    // sees them in the order they are applied.
+    let sequence = stable_topological(&graph, changes.len());
+    let mut position = vec![0; changes.len()];
+    for (new, &old) in sequence.iter().enumerate() {
+        position[old] = new;
+    }
+    let mut slots: Vec<Option<Change>> = changes.into_iter().map(Some).collect();
+    let changes: Vec<Change> = sequence.iter().filter_map(|&old| slots[old].take()).collect();
+    let mut ordered = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| ordered.add_node(i)).collect();
+    for edge in graph.raw_edges() {
+        ordered.update_edge(
+            nodes[position[graph[edge.source()]]],
+            nodes[position[graph[edge.target()]]],
+            (),
+        );
+    }
     Plan {
         project: project.to_owned(),
         changes,
-        order,
+        order: ordered,
         state_serial: state.serial,
     }
 }
@@ -268,26 +286,20 @@ fn create(
         .filter(|r| matches!(&r.target, Target::Managed(t) if being_created.contains(t)))
         .map(|r| r.path.to_string())
         .collect();
-    let fields = desired
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(key, value)| {
-            let path = FieldPath::root().key(key);
-            let is_sensitive = sensitive
+    let mut fields = Vec::new();
+    for (path, value) in leaves(desired, &FieldPath::root()) {
+        let key = path.to_string();
+        let secret = sensitive.contains(&path);
+        fields.push(FieldChange {
+            after: (!secret).then(|| redact(value, &path, &sensitive)),
+            known_after_apply: created_refs
                 .iter()
-                .any(|s| s.segments().first() == path.segments().first());
-            FieldChange {
-                path: key.clone(),
-                before: None,
-                after: (!is_sensitive || !sensitive.contains(&path)).then(|| redact(value, &path, &sensitive)),
-                sensitive: sensitive.contains(&path),
-                known_after_apply: created_refs
-                    .iter()
-                    .any(|r| r == key || r.starts_with(&format!("{key}["))),
-            }
-        })
-        .collect();
+                .any(|r| *r == key || r.starts_with(&format!("{key}["))),
+            path: key,
+            before: None,
+            sensitive: secret,
+        });
+    }
     let reason = if state.resources.contains_key(&address.to_string()) {
         Reason::DeletedRemotely
     } else {
@@ -301,6 +313,15 @@ fn create(
         fields,
         unchanged: 0,
         remote_version: None,
+    }
+}
+
+/// The fields of a value to show one per line: objects are opened up,
+/// lists and scalars are shown whole.
+fn leaves<'v>(value: &'v Value, at: &FieldPath) -> Vec<(FieldPath, &'v Value)> {
+    match value {
+        Value::Object(map) if !map.is_empty() => map.iter().flat_map(|(k, v)| leaves(v, &at.key(k))).collect(),
+        other => vec![(at.clone(), other)],
     }
 }
 
@@ -461,6 +482,30 @@ fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Address> {
         }
     }
     keep
+}
+
+/// Kahn's algorithm, always taking the smallest ready index: a
+/// deterministic dependency order. Nodes left in a cycle come last.
+fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> Vec<usize> {
+    let mut incoming = vec![0usize; count];
+    for edge in graph.raw_edges() {
+        incoming[graph[edge.target()]] += 1;
+    }
+    let mut ready: BTreeSet<usize> = (0..count).filter(|&i| incoming[i] == 0).collect();
+    let mut sequence = Vec::with_capacity(count);
+    while let Some(next) = ready.pop_first() {
+        sequence.push(next);
+        for neighbour in graph.neighbors(NodeIndex::new(next)) {
+            let target = graph[neighbour];
+            incoming[target] -= 1;
+            if incoming[target] == 0 {
+                ready.insert(target);
+            }
+        }
+    }
+    let placed: BTreeSet<usize> = sequence.iter().copied().collect();
+    sequence.extend((0..count).filter(|i| !placed.contains(i)));
+    sequence
 }
 
 /// The DAG over `changes`.
