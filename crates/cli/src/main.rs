@@ -46,7 +46,7 @@ enum Command {
     /// Make the account match the files
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
-    Destroy(commands::apply::ApplyArgs),
+    Destroy(commands::apply::RunArgs),
     /// Print the JSON Schema (draft-07) of a resource file
     Schema,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
@@ -59,8 +59,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate => commands::validate::run(&cli.dir, &output),
         Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Apply(args) => commands::apply::run(&cli.dir, cli.api_url.as_deref(), args, &output, false),
-        Command::Destroy(args) => commands::apply::run(&cli.dir, cli.api_url.as_deref(), args, &output, true),
+        Command::Apply(args) => commands::apply::run_apply(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Destroy(args) => commands::apply::run_destroy(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema => commands::schema::run(),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }

@@ -369,6 +369,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             version: remote.version().map(str::to_owned),
             applied,
             secrets,
+            prevent_destroy: resource.resource.prevent_destroy(),
         },
     );
     state.serial += 1;

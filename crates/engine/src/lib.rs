@@ -9,10 +9,14 @@ pub mod compare;
 pub mod execute;
 pub mod fetch;
 pub mod identity;
+pub mod lock;
 pub mod plan;
+pub mod safety;
+pub mod saved;
 pub mod state;
 
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};
+pub use saved::{SavedPlan, StalePlan};
 pub use state::{LocalState, State, StateBackend, StateError};

@@ -37,6 +37,10 @@ pub struct ResourceState {
     /// Field path to salted fingerprint of the secret value last applied.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub secrets: BTreeMap<String, String>,
+    /// `preventDestroy: true` when last applied: still protected after the
+    /// resource leaves the files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prevent_destroy: bool,
 }
 
 impl State {
@@ -107,6 +111,8 @@ pub trait StateBackend: Send + Sync {
     fn save(&self, state: &State) -> Result<(), StateError>;
     /// Where it lives, for messages.
     fn describe(&self) -> String;
+    /// Takes the project's apply lock, or says who holds it.
+    fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError>;
 }
 
 /// `.monform/state.json` of the project.
@@ -174,6 +180,10 @@ impl StateBackend for LocalState {
     fn describe(&self) -> String {
         self.path.display().to_string()
     }
+
+    fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError> {
+        crate::lock::acquire(&self.path.with_file_name("lock"), command)
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +213,7 @@ mod tests {
                 version: None,
                 applied: "f".into(),
                 secrets: BTreeMap::new(),
+                prevent_destroy: false,
             },
         );
         backend.save(&state).unwrap();

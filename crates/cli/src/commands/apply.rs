@@ -1,34 +1,62 @@
-//! `monform apply` and `monform destroy`: make the account match the files
-//! (or remove the project's objects), unattended or after a `yes`.
+//! `monform apply [PLANFILE]` and `monform destroy`: make the account match
+//! the files (or remove the project's objects), unattended or after a `yes`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
-use monform_engine::{ApplyOptions, Event};
+use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
 
-use super::context::{Stop, block_on, parse_targets, prepare};
+use super::context::{Stop, parse_targets, prepare};
 use crate::render::Output;
 use crate::render::plan::{Style, human};
+use crate::render::progress::Progress;
 
 #[derive(Args)]
 pub struct ApplyArgs {
+    /// A plan saved by `monform plan --out`: applied without asking, if still current
+    #[arg(value_name = "PLANFILE")]
+    plan_file: Option<PathBuf>,
+    #[command(flatten)]
+    common: RunArgs,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
     /// Apply without asking (required without a terminal)
     #[arg(long)]
     auto_approve: bool,
     /// Changes in flight at once
     #[arg(long, default_value_t = 8)]
     parallelism: usize,
-    /// Apply only this address and what it depends on (repeatable)
+    /// Only this address and what it depends on (repeatable)
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Allow deleting more than 10 objects and 30% of the project in one run
+    #[arg(long)]
+    allow_mass_delete: bool,
 }
 
-pub fn run(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Output, destroy: bool) -> ExitCode {
-    match block_on(apply(dir, api_url, args, output, destroy)) {
+pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Output) -> ExitCode {
+    finish(super::context::block_on(apply(
+        dir,
+        api_url,
+        args.common,
+        args.plan_file,
+        output,
+        false,
+    )))
+}
+
+pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Output) -> ExitCode {
+    finish(super::context::block_on(apply(dir, api_url, args, None, output, true)))
+}
+
+fn finish(result: Result<Result<ExitCode, Stop>, String>) -> ExitCode {
+    match result {
         Ok(Ok(code)) => code,
         Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
@@ -41,33 +69,63 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Output, 
 async fn apply(
     dir: &Path,
     api_url: Option<&str>,
-    args: ApplyArgs,
+    args: RunArgs,
+    plan_file: Option<PathBuf>,
     output: &Output,
     destroy: bool,
 ) -> Result<ExitCode, Stop> {
+    let saved = plan_file.as_deref().map(read_saved).transpose()?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if !args.auto_approve && !interactive {
+    if saved.is_none() && !args.auto_approve && !interactive {
         return Err(Stop::Message(
             "no terminal to confirm on: pass --auto-approve to apply unattended".into(),
         ));
     }
-    let targets = parse_targets(&args.targets)?;
-    let prepared = prepare(dir, api_url, output, &targets, destroy).await?;
+    let targets = match &saved {
+        Some(saved) => saved.addresses(),
+        None => parse_targets(&args.targets)?,
+    };
+    // One apply at a time: take the lock before reading anything.
+    let loaded = super::context::load(dir, output)?;
+    let backend = monform_engine::LocalState::new(dir);
+    let command = if destroy { "monform destroy" } else { "monform apply" };
+    let lock = monform_engine::StateBackend::lock(&backend, command).map_err(|e| Stop::Message(e.to_string()))?;
+    if let Some(holder) = &lock.took_over {
+        eprintln!("warning: took over a stale lock left by {holder}");
+    }
+    let prepared = prepare(dir, api_url, loaded, &targets, destroy).await?;
     let plan = &prepared.plan;
-    print!(
-        "{}",
-        human(
-            plan,
-            Style {
-                color: output.stdout_color()
-            }
-        )
-    );
+    if let Some(saved) = &saved {
+        saved
+            .verify(plan, &prepared.loaded.desired, &prepared.state)
+            .map_err(|e| {
+                Stop::Message(format!(
+                    "the saved plan is stale: {e}\n\nhint: run `monform plan --out FILE` again and review it"
+                ))
+            })?;
+    } else {
+        print!(
+            "{}",
+            human(
+                plan,
+                Style {
+                    color: output.stdout_color()
+                }
+            )
+        );
+    }
+    let problems =
+        monform_engine::safety::check(plan, &prepared.loaded.desired, &prepared.state, args.allow_mass_delete);
+    if !problems.is_empty() {
+        prepared.connection.close().await;
+        let list: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+        return Err(Stop::Message(format!("refusing to apply:\n{}", list.join("\n"))));
+    }
     if !plan.summary().has_changes() {
         prepared.connection.close().await;
         return Ok(ExitCode::SUCCESS);
     }
-    if !args.auto_approve && !confirm(destroy) {
+    if saved.is_none() && !args.auto_approve && !confirm(destroy) {
         eprintln!("Apply cancelled.");
         prepared.connection.close().await;
         return Ok(ExitCode::FAILURE);
@@ -86,18 +144,8 @@ async fn apply(
         parallelism: args.parallelism,
         stop: stop.clone(),
     };
-    let on_event = |event: Event| match event {
-        Event::Started { .. } => {}
-        Event::Done { address, action } => eprintln!("{address}: {} done", past(action)),
-        Event::Failed { address, error, .. } => eprintln!("{address}: failed: {error}"),
-        Event::Skipped { address, because, .. } => eprintln!("{address}: skipped because {because}"),
-        Event::NotKept { address, fields } => {
-            eprintln!("warning: {address}: the API did not keep {}", fields.join(", "))
-        }
-        Event::Adopted { address } => {
-            eprintln!("{address}: found the object an interrupted create had made; adopted it")
-        }
-    };
+    let progress = Progress::new(plan.ordered().len());
+    let on_event = |event: Event| progress.event(event);
     let input = monform_engine::ApplyInput {
         client: &prepared.connection.client,
         plan,
@@ -106,18 +154,23 @@ async fn apply(
         backend: prepared.backend.as_ref(),
     };
     let result = monform_engine::apply(input, prepared.state.clone(), &options, &on_event).await;
+    progress.finish();
     watcher.abort();
     prepared.connection.close().await;
     let (report, _) = result.map_err(|e| Stop::Message(e.to_string()))?;
     eprintln!(
-        "\nApply {}: {} done, {} failed, {} skipped.",
+        "\n{} {}: {} done, {} failed, {} skipped.",
+        if destroy { "Destroy" } else { "Apply" },
         if report.is_success() { "complete" } else { "incomplete" },
         report.done.len(),
         report.failed.len(),
         report.skipped.len()
     );
     for (address, _, error) in &report.failed {
-        eprintln!("  failed: {address}: {error}");
+        eprintln!("  failed:  {address}: {error}");
+    }
+    for (address, _, because) in &report.skipped {
+        eprintln!("  skipped: {address}: {because}");
     }
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
@@ -129,13 +182,20 @@ async fn apply(
     })
 }
 
-fn past(action: monform_engine::Action) -> &'static str {
+fn read_saved(path: &Path) -> Result<SavedPlan, Stop> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Stop::Message(format!("cannot read the plan {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Stop::Message(format!("{} is not a saved monform plan: {e}", path.display())))
+}
+
+pub fn past(action: Action) -> &'static str {
     match action {
-        monform_engine::Action::Create => "create",
-        monform_engine::Action::Update => "update",
-        monform_engine::Action::Delete => "delete",
-        monform_engine::Action::Replace => "replace",
-        monform_engine::Action::Noop => "nothing",
+        Action::Create => "created",
+        Action::Update => "updated",
+        Action::Delete => "deleted",
+        Action::Replace => "replaced",
+        Action::Noop => "unchanged",
     }
 }
 

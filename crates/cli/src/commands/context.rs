@@ -60,15 +60,14 @@ pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
         .collect()
 }
 
-/// Everything up to and including the plan.
+/// Everything after loading, up to and including the plan.
 pub async fn prepare(
     dir: &Path,
     api_url: Option<&str>,
-    output: &Output,
+    (loaded, project): (Loaded, Project),
     targets: &[Address],
     destroy: bool,
 ) -> Result<Prepared, Stop> {
-    let (loaded, project) = load(dir, output)?;
     if project.state_backend != monform_config::StateBackend::Local {
         return Err(Stop::Message(
             "state backend \"postgres\" is not available yet; use \"local\"".into(),

@@ -27,14 +27,31 @@ pub struct PlanArgs {
     /// Plan only this address and what it depends on (repeatable), e.g. checks.homepage
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Save the plan for `monform apply FILE` (holds no secrets)
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+}
+
+/// Writes the saved plan atomically.
+fn write_saved(path: &Path, saved: &monform_engine::SavedPlan) -> Result<(), Stop> {
+    let text = serde_json::to_string_pretty(saved).map_err(|e| Stop::Message(e.to_string()))?;
+    let temporary = path.with_extension("tmp");
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| Stop::Message(format!("cannot write the plan {}: {e}", path.display())))
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
-        let prepared = prepare(dir, api_url, output, &targets, false).await?;
+        let loaded = super::context::load(dir, output)?;
+        let prepared = prepare(dir, api_url, loaded, &targets, false).await?;
         let plan = prepared.plan.clone();
+        let saved = monform_engine::SavedPlan::new(&plan, &prepared.loaded.desired, &prepared.state);
         prepared.connection.close().await;
+        if let Some(path) = &args.out {
+            write_saved(path, &saved)?;
+        }
         Ok::<_, Stop>(plan)
     });
     let plan = match result {

@@ -56,3 +56,4 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 }
 
 pub mod plan;
+pub mod progress;

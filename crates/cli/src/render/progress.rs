@@ -1,0 +1,71 @@
+//! Apply progress on stderr: a bar with the operation in flight on a
+//! terminal, a plain line per finished operation otherwise.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use monform_engine::Event;
+
+use crate::commands::apply::past;
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total as u64);
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {wide_msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress { bar }
+    }
+
+    fn line(&self, text: String) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    pub fn event(&self, event: Event) {
+        match event {
+            Event::Started { address, action } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("{action:?} {address}").to_lowercase());
+                }
+            }
+            Event::Done { address, action } => {
+                self.line(format!("{address}: {}", past(action)));
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+            }
+            Event::Failed { address, error, .. } => {
+                self.line(format!("{address}: failed: {error}"));
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+            }
+            Event::Skipped { address, because, .. } => self.line(format!("{address}: skipped because {because}")),
+            Event::NotKept { address, fields } => {
+                self.line(format!(
+                    "warning: {address}: the API did not keep {}",
+                    fields.join(", ")
+                ));
+            }
+            Event::Adopted { address } => {
+                self.line(format!("{address}: adopted the object an interrupted create had made"));
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! One apply at a time per project: a lock file next to the state, naming
+//! its holder. A lock left by a process that no longer exists (on this
+//! host) is taken over with a warning.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Holder {
+    pub pid: u32,
+    pub host: String,
+    pub started_at: String,
+    pub command: String,
+}
+
+impl Holder {
+    pub fn current(command: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            host: host_name(),
+            started_at: chrono_like_now(),
+            command: command.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` (pid {} on {}, started {})",
+            self.command, self.pid, self.host, self.started_at
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("another monform is applying this project: {0}")]
+    Held(Holder),
+    #[error("cannot take the lock {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+}
+
+/// Held until dropped.
+#[derive(Debug)]
+pub struct LockGuard {
+    path: PathBuf,
+    /// A stale lock that was taken over, to warn about.
+    pub took_over: Option<Holder>,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Takes the lock at `path`, or says who holds it.
+pub fn acquire(path: &Path, command: &str) -> Result<LockGuard, LockError> {
+    let io = |source| LockError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let me = Holder::current(command);
+    let mut took_over = None;
+    for _ in 0..3 {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(mut file) => {
+                let text = serde_json::to_string(&me).unwrap_or_default();
+                file.write_all(text.as_bytes()).map_err(io)?;
+                file.sync_all().map_err(io)?;
+                return Ok(LockGuard {
+                    path: path.to_owned(),
+                    took_over,
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let holder = std::fs::read_to_string(path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<Holder>(&t).ok());
+                match holder {
+                    Some(holder) if is_alive(&holder) => return Err(LockError::Held(holder)),
+                    stale => {
+                        // The holder is gone (or the file is unreadable): take over.
+                        let _ = std::fs::remove_file(path);
+                        took_over = stale;
+                    }
+                }
+            }
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Err(io(std::io::Error::other("the lock keeps changing hands")))
+}
+
+/// A holder on another host cannot be checked: it counts as alive.
+fn is_alive(holder: &Holder) -> bool {
+    if holder.host != host_name() {
+        return true;
+    }
+    if holder.pid == std::process::id() {
+        return true;
+    }
+    // Without /proc there is no way to tell: assume the holder is alive.
+    !Path::new("/proc").is_dir() || Path::new(&format!("/proc/{}", holder.pid)).exists()
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown host".to_owned())
+}
+
+fn chrono_like_now() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = seconds / 86_400;
+    let (h, m, s) = ((seconds % 86_400) / 3600, (seconds % 3600) / 60, seconds % 60);
+    // Civil date from days since 1970 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_holder_is_refused_and_stale_locks_are_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let first = acquire(&path, "monform apply").unwrap();
+        let Err(LockError::Held(holder)) = acquire(&path, "monform apply") else {
+            panic!("second lock taken")
+        };
+        assert_eq!(holder.pid, std::process::id());
+        drop(first);
+        // A lock of a process that does not exist.
+        let stale = Holder {
+            pid: u32::MAX - 1,
+            ..Holder::current("monform apply")
+        };
+        std::fs::write(&path, serde_json::to_string(&stale).unwrap()).unwrap();
+        let taken = acquire(&path, "monform apply").unwrap();
+        assert_eq!(taken.took_over.as_ref().map(|h| h.pid), Some(u32::MAX - 1));
+    }
+
+    #[test]
+    fn dates_are_iso() {
+        let now = chrono_like_now();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.starts_with("20"));
+    }
+}

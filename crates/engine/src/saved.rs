@@ -1,0 +1,144 @@
+//! Saved plans (`plan --out`): what was planned, against which state serial
+//! and remote versions, with salted fingerprints of the secrets it would
+//! write. Never a secret. `apply PLANFILE` re-plans and refuses to go on
+//! when anything differs.
+
+use std::collections::BTreeMap;
+
+use monform_config::Desired;
+use monform_model::Address;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::plan::{Action, Plan, managed, secret_fingerprints};
+use crate::state::State;
+
+pub const SAVED_PLAN_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedChange {
+    pub address: String,
+    pub action: Action,
+    pub remote_id: Option<String>,
+    pub remote_version: Option<String>,
+    /// What each changed field becomes (secrets as `null`).
+    pub fields: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedPlan {
+    pub format_version: u32,
+    pub project: String,
+    pub state_serial: u64,
+    pub changes: Vec<SavedChange>,
+    /// Address to field path to salted fingerprint of the secret to write.
+    pub secrets: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum StalePlan {
+    #[error("the plan is for project `{0}`, not `{1}`")]
+    Project(String, String),
+    #[error("the plan file format {0} is not supported (expected {SAVED_PLAN_VERSION})")]
+    Version(u32),
+    #[error("the state changed since the plan was made (serial {planned}, now {now})")]
+    State { planned: u64, now: u64 },
+    #[error("{0} changed in the account since the plan was made")]
+    Remote(String),
+    #[error("{0}: the secret value in the environment differs from the one planned")]
+    Secret(String),
+    #[error("the files or the account changed since the plan was made: {0} would now be planned differently")]
+    Changed(String),
+}
+
+fn saved_changes(plan: &Plan) -> Vec<SavedChange> {
+    plan.changes
+        .iter()
+        .filter(|c| c.action != Action::Noop)
+        .map(|c| SavedChange {
+            address: c.address.to_string(),
+            action: c.action,
+            remote_id: c.remote_id.clone(),
+            remote_version: c.remote_version.clone(),
+            fields: c
+                .fields
+                .iter()
+                .map(|f| (f.path.clone(), f.after.clone().unwrap_or(Value::Null)))
+                .collect(),
+        })
+        .collect()
+}
+
+fn secrets(plan: &Plan, desired: &Desired, state: &State) -> BTreeMap<String, BTreeMap<String, String>> {
+    plan.changes
+        .iter()
+        .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Replace))
+        .filter_map(|c| {
+            let resource = desired.resources.get(&c.address)?;
+            let json = managed(c.address.kind, resource.resource.to_json());
+            let fingerprints = secret_fingerprints(c.address.kind, &json, state);
+            (!fingerprints.is_empty()).then(|| (c.address.to_string(), fingerprints))
+        })
+        .collect()
+}
+
+impl SavedPlan {
+    pub fn new(plan: &Plan, desired: &Desired, state: &State) -> SavedPlan {
+        SavedPlan {
+            format_version: SAVED_PLAN_VERSION,
+            project: plan.project.clone(),
+            state_serial: state.serial,
+            changes: saved_changes(plan),
+            secrets: secrets(plan, desired, state),
+        }
+    }
+
+    /// Whether `fresh` (planned now) is still exactly this plan.
+    pub fn verify(&self, fresh: &Plan, desired: &Desired, state: &State) -> Result<(), StalePlan> {
+        if self.format_version != SAVED_PLAN_VERSION {
+            return Err(StalePlan::Version(self.format_version));
+        }
+        if self.project != fresh.project {
+            return Err(StalePlan::Project(self.project.clone(), fresh.project.clone()));
+        }
+        if self.state_serial != state.serial {
+            return Err(StalePlan::State {
+                planned: self.state_serial,
+                now: state.serial,
+            });
+        }
+        let now = saved_changes(fresh);
+        for planned in &self.changes {
+            let current = now
+                .iter()
+                .find(|c| c.address == planned.address && c.remote_id == planned.remote_id);
+            match current {
+                Some(c) if c.remote_version != planned.remote_version => {
+                    return Err(StalePlan::Remote(planned.address.clone()));
+                }
+                Some(c) if c == planned => {}
+                _ => return Err(StalePlan::Changed(planned.address.clone())),
+            }
+        }
+        if let Some(extra) = now
+            .iter()
+            .find(|c| !self.changes.iter().any(|p| p.address == c.address))
+        {
+            return Err(StalePlan::Changed(extra.address.clone()));
+        }
+        let current_secrets = secrets(fresh, desired, state);
+        for (address, fingerprints) in &self.secrets {
+            if current_secrets.get(address) != Some(fingerprints) {
+                return Err(StalePlan::Secret(address.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The addresses the plan touches.
+    pub fn addresses(&self) -> Vec<Address> {
+        self.changes.iter().filter_map(|c| c.address.parse().ok()).collect()
+    }
+}
