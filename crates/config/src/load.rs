@@ -18,6 +18,9 @@ use crate::project::{PROJECT_FILE, Project, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span};
 use crate::tree::{Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
 
+/// Largest script file read (`{ file: ... }`).
+const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+
 /// Looks up environment variables for `${env:...}`.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -365,10 +368,21 @@ impl Loader<'_> {
             .map(Path::to_owned)
             .unwrap_or_default();
         let path = base.join(relative);
-        std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
             _ => format!("cannot read script file `{relative}`: {e}"),
-        })
+        })?;
+        // Devices and pipes (`/dev/zero`, `/dev/stdin`) would never end.
+        if !metadata.is_file() {
+            return Err(format!("script file `{relative}` is not a regular file"));
+        }
+        if metadata.len() > MAX_SCRIPT_BYTES {
+            return Err(format!(
+                "script file `{relative}` is larger than {} MiB",
+                MAX_SCRIPT_BYTES >> 20
+            ));
+        }
+        std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
     }
 
     fn report_violation(&mut self, item: &Found, violation: &Violation) {

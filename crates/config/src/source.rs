@@ -58,7 +58,8 @@ impl SourceFile {
     }
 }
 
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+/// The largest character boundary at or before `index` (`index` at most `text.len()`).
+pub(crate) fn floor_char_boundary(text: &str, mut index: usize) -> usize {
     while index > 0 && !text.is_char_boundary(index) {
         index -= 1;
     }

@@ -5,7 +5,7 @@
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::source::{FileId, Span};
+use crate::source::{FileId, Span, floor_char_boundary};
 use monform_model::{FieldPath, Segment};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +135,7 @@ pub fn parse_yaml(file: FileId, text: &str) -> Result<Node, SyntaxError> {
             value: NodeValue::Map(Vec::new()),
         });
     }
-    let parsed: Result<serde_saphyr::Spanned<YamlNode>, _> = serde_saphyr::from_str(text);
+    let parsed: Result<serde_saphyr::Spanned<YamlNode>, _> = serde_saphyr::from_str_with_options(text, yaml_options());
     match parsed {
         Ok(root) => Ok(from_yaml(file, text, root)),
         Err(error) => {
@@ -148,7 +148,40 @@ pub fn parse_yaml(file: FileId, text: &str) -> Result<Node, SyntaxError> {
     }
 }
 
+/// The deepest nesting of lists and maps a YAML file may have. Real files
+/// need fewer than ten levels. The deserializer recurses once per level,
+/// and a level takes about 40 KiB of stack in a debug build: serde-saphyr's
+/// default of 64 overflows a 2 MiB thread stack (a test thread's) there.
+const MAX_YAML_DEPTH: usize = 32;
+
+/// Values one YAML file may hold: a file of 20,000 checks fits. The limit
+/// stops alias-expansion bombs, not real projects.
+const MAX_YAML_NODES: usize = 4_000_000;
+
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_YAML_DEPTH;
+    budget.max_nodes = MAX_YAML_NODES;
+    budget.max_events = 4 * MAX_YAML_NODES;
+    serde_saphyr::options! { budget: Some(budget) }
+}
+
 fn yaml_message(error: &serde_saphyr::Error) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    if let serde_saphyr::Error::Budget { breach, .. } = error.without_snippet() {
+        match breach {
+            BudgetBreach::Depth { .. } => {
+                return format!("lists and maps are nested more than {MAX_YAML_DEPTH} levels deep");
+            }
+            BudgetBreach::Nodes { nodes } => {
+                return format!(
+                    "the file has more than {} values; split it into several files",
+                    nodes.saturating_sub(1)
+                );
+            }
+            _ => {}
+        }
+    }
     let full = error.to_string();
     // The rendered error repeats the location and a snippet; keep the first line.
     let first = full.lines().next().unwrap_or("invalid YAML").trim();
@@ -168,8 +201,9 @@ fn yaml_span(file: FileId, text: &str, location: &serde_saphyr::Location) -> Opt
         Some(offset) => offset as usize,
         None => offset_of(text, location.line() as usize, location.column() as usize),
     };
-    let len = span.byte_len().map_or(0, |l| l as usize);
-    Some(Span::new(file, start.min(text.len()), len))
+    let start = floor_char_boundary(text, start.min(text.len()));
+    let len = span.byte_len().map_or(0, |l| l as usize).min(text.len() - start);
+    Some(Span::new(file, start, floor_char_boundary(text, start + len) - start))
 }
 
 fn offset_of(text: &str, line: usize, column: usize) -> usize {
@@ -199,11 +233,9 @@ fn from_yaml(file: FileId, text: &str, node: serde_saphyr::Spanned<YamlNode>) ->
             entries
                 .into_iter()
                 .map(|(key, value)| {
+                    // The key as written: an alias (`*a`) or an empty key is
+                    // shorter than its text, and may end the file.
                     let key_span = yaml_span(file, text, &key.referenced).unwrap_or(span);
-                    let key_span = Span {
-                        len: key_span.len.max(key.value.len()),
-                        ..key_span
-                    };
                     Entry {
                         key: key.value,
                         key_span,
@@ -420,6 +452,47 @@ mod tests {
         let error = parse_yaml(0, "a: 1\na: 2\n").unwrap_err();
         assert!(error.message.contains("duplicate"), "{}", error.message);
         assert!(error.span.is_some());
+    }
+
+    /// A key's span is the key as written: for an alias, `*x` (not the
+    /// length of the text it stands for); for an empty key, nothing. Both
+    /// once reached past the end of the file.
+    #[test]
+    fn yaml_key_spans_stay_inside_the_text() {
+        let text = "a: &x a-rather-long-key\n*x : 1";
+        let root = parse_yaml(0, text).unwrap();
+        let key = root.as_map().unwrap()[1].key_span;
+        assert_eq!(&text[key.start..key.start + key.len], "*x");
+        for text in ["?", "? ", "{? }", "checks:\n  ?"] {
+            let root = parse_yaml(0, text).unwrap();
+            let mut entries = root.as_map().unwrap().to_vec();
+            while let Some(entry) = entries.pop() {
+                assert!(
+                    entry.key_span.start + entry.key_span.len <= text.len(),
+                    "{text:?}: {entry:?}"
+                );
+                entries.extend(entry.value.as_map().unwrap_or_default().iter().cloned());
+            }
+        }
+    }
+
+    /// Runs on a test thread's 2 MiB stack: deep nesting must be an error,
+    /// not a stack overflow, in a debug build too.
+    #[test]
+    fn yaml_deep_nesting_is_an_error() {
+        let nested = |depth: usize| -> String { (0..depth).map(|i| format!("{}-\n", " ".repeat(2 * i))).collect() };
+        assert!(parse_yaml(0, &nested(MAX_YAML_DEPTH)).is_ok());
+        for depth in [MAX_YAML_DEPTH + 1, 1000] {
+            let error = parse_yaml(0, &nested(depth)).unwrap_err();
+            assert!(
+                error.message.contains("nested more than 32 levels"),
+                "{}",
+                error.message
+            );
+            assert!(error.span.is_some());
+        }
+        let flow = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+        assert!(parse_yaml(0, &flow).is_err());
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct Facts {
     pub scripts: Vec<Pattern>,
     /// Fields that identify an object of a kind without ownership tags.
     pub natural_key: Vec<Pattern>,
+    /// Fields the service keeps unique per account (natural keys included).
+    pub unique: Vec<Pattern>,
 }
 
 /// The facts of `kind` for the variant `value` is (by its `checkType` or `type`).
@@ -149,6 +151,10 @@ fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, d
         }
         if flag("x-natural-key") {
             facts.natural_key.push(path.clone());
+            facts.unique.push(path.clone());
+        }
+        if flag("x-unique") {
+            facts.unique.push(path.clone());
         }
         if flag("x-meta") {
             facts.meta.push(path.clone());
@@ -217,18 +223,25 @@ pub fn natural_key(kind: Kind, value: &Value) -> Option<String> {
         parts.push(variant);
     }
     for pattern in &facts.natural_key {
-        for path in expand(pattern, value) {
-            let mut current = value;
-            for segment in path.segments() {
-                current = match segment {
-                    crate::Segment::Key(k) => &current[k.as_str()],
-                    crate::Segment::Index(i) => &current[*i],
-                };
-            }
+        for current in expand(pattern, value).iter().filter_map(|path| path.get(value)) {
             parts.push(current.as_str().map_or_else(|| current.to_string(), str::to_owned));
         }
     }
     (parts.len() > usize::from(!variant_of(kind, value).is_empty())).then(|| parts.join(":"))
+}
+
+/// The values of a value's unique fields, as (field, value) pairs.
+pub fn unique_values(kind: Kind, value: &Value) -> Vec<(String, Value)> {
+    let facts = facts(kind, value);
+    let mut found = Vec::new();
+    for pattern in &facts.unique {
+        for path in expand(pattern, value) {
+            if let Some(current) = path.get(value).filter(|v| !v.is_null()) {
+                found.push((path.to_string(), current.clone()));
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

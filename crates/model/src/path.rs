@@ -45,6 +45,14 @@ impl FieldPath {
         })
     }
 
+    /// The value at this path inside `value`, if there is one.
+    pub fn get<'v>(&self, value: &'v serde_json::Value) -> Option<&'v serde_json::Value> {
+        self.0.iter().try_fold(value, |current, segment| match segment {
+            Segment::Key(k) => current.get(k),
+            Segment::Index(i) => current.get(*i),
+        })
+    }
+
     /// Parses the dotted form written by `Display` (`a.b[2].c`).
     pub fn parse(text: &str) -> FieldPath {
         let mut segments = Vec::new();

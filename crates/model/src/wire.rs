@@ -136,7 +136,7 @@ pub fn referenced_ids(kind: Kind, wire: &Value) -> Vec<(FieldPath, Kind, Value)>
     for field in &facts(kind, wire).refs {
         for parent in expand(&field.parent, wire) {
             let path = parent.key(&field.wire_name);
-            let Some(value) = object_at_ref(wire, &parent).and_then(|o| o.get(&field.wire_name)) else {
+            let Some(value) = parent.get(wire).and_then(|o| o.get(&field.wire_name)) else {
                 continue;
             };
             let mut push = |at: FieldPath, item: &Value| {
@@ -156,17 +156,6 @@ pub fn referenced_ids(kind: Kind, wire: &Value) -> Vec<(FieldPath, Kind, Value)>
         }
     }
     found
-}
-
-fn object_at_ref<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Map<String, Value>> {
-    let mut current = value;
-    for segment in path.segments() {
-        current = match segment {
-            Segment::Key(k) => current.get(k)?,
-            Segment::Index(i) => current.get(*i)?,
-        };
-    }
-    current.as_object()
 }
 
 fn object_at<'v>(value: &'v mut Value, path: &FieldPath) -> Option<&'v mut Map<String, Value>> {

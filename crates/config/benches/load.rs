@@ -1,0 +1,377 @@
+//! How long `load` takes for a large project: 10,000 checks of all ten types
+//! in 200 files, half YAML and half TOML, with groups, snippets (one with its
+//! script in a file) and alert channels that the checks reference.
+//!
+//! Run with `cargo bench -p monform-config --bench load`. Prints min, median
+//! and max wall time, and a PASS/FAIL line against the target: a median
+//! under one second in a release build. Exits with status 1 on FAIL in an
+//! optimized build. `BENCH_RUNS` sets the number of measured runs (default 5,
+//! after one warm-up).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use monform_config::load;
+use monform_config::tree::{parse_toml, parse_yaml};
+use serde_json::{Value, json};
+
+const FILES: usize = 200;
+const CHECKS_PER_FILE: usize = 50;
+const GROUPS: usize = 5;
+const TARGET: Duration = Duration::from_millis(1000);
+
+const CHECK_TYPES: [&str; 10] = [
+    "URL",
+    "API",
+    "TCP",
+    "DNS",
+    "ICMP",
+    "BROWSER",
+    "MULTI_STEP",
+    "HEARTBEAT",
+    "PLAYWRIGHT",
+    "AGENTIC",
+];
+
+const FREQUENCIES: [u32; 6] = [1, 5, 10, 15, 30, 60];
+
+fn main() {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(5);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let generated = Instant::now();
+    let bytes = generate(root);
+    let generated = generated.elapsed();
+
+    let env = |name: &str| (name == "API_HOST").then(|| "api.example.com".to_owned());
+    let loaded = load(root, &env);
+    if !loaded.diagnostics.is_empty() {
+        for diagnostic in loaded.diagnostics.iter().take(10) {
+            eprintln!(
+                "{}: {} [{}]",
+                diagnostic.location(&loaded.sources).unwrap_or_default(),
+                diagnostic.message,
+                diagnostic.code
+            );
+        }
+        panic!("the generated project has {} diagnostics", loaded.diagnostics.len());
+    }
+    let checks = loaded
+        .desired
+        .resources
+        .keys()
+        .filter(|a| a.kind == monform_model::Kind::Check)
+        .count();
+    assert_eq!(checks, FILES * CHECKS_PER_FILE, "every generated check is loaded");
+    assert_eq!(loaded.resource_files, FILES);
+    let resources = loaded.desired.len();
+    let references: usize = loaded.desired.resources.values().map(|r| r.references.len()).sum();
+    drop(loaded);
+
+    // The first run above was the warm-up.
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let loaded = load(root, &env);
+            let elapsed = start.elapsed();
+            assert!(loaded.diagnostics.is_empty() && loaded.desired.len() == resources);
+            drop(loaded);
+            elapsed
+        })
+        .collect();
+    let median = median(&mut times);
+    let (min, max) = (times[0], times[times.len() - 1]);
+    let optimized = !cfg!(debug_assertions);
+    let (yaml, toml) = parse_times(root, runs);
+
+    println!("monform-config load benchmark");
+    println!(
+        "  project    {checks} checks ({} types) in {FILES} files ({} YAML, {} TOML), {:.1} MiB, generated in {}",
+        CHECK_TYPES.len(),
+        FILES.div_ceil(2),
+        FILES / 2,
+        bytes as f64 / (1024.0 * 1024.0),
+        ms(generated),
+    );
+    println!("  resources  {resources} (checks, {GROUPS} groups, snippets, alert channels), {references} references");
+    println!("  diagnostics 0");
+    println!(
+        "  load       {runs} runs after 1 warm-up: min {}  median {}  max {}",
+        ms(min),
+        ms(median),
+        ms(max)
+    );
+    println!(
+        "  of which   parsing (medians): YAML {}, TOML {}; the rest is interpolation, validation, typing, references",
+        ms(yaml),
+        ms(toml)
+    );
+    println!(
+        "  throughput {:.0} checks/s (median), {:.1} MiB/s",
+        checks as f64 / median.as_secs_f64(),
+        bytes as f64 / (1024.0 * 1024.0) / median.as_secs_f64()
+    );
+    let pass = median < TARGET;
+    println!(
+        "  {}: median {} {} target {} for 10,000 checks{}",
+        if pass { "PASS" } else { "FAIL" },
+        ms(median),
+        if pass { "<" } else { ">=" },
+        ms(TARGET),
+        if optimized {
+            ""
+        } else {
+            " (debug build: the target is for release builds)"
+        },
+    );
+    if !pass && optimized {
+        std::process::exit(1);
+    }
+}
+
+/// Median time to parse all YAML files, and all TOML files, alone.
+fn parse_times(root: &Path, runs: usize) -> (Duration, Duration) {
+    let mut files: Vec<(bool, String)> = Vec::new();
+    for entry in walk(&root.join("monitors")) {
+        let yaml = entry.extension().is_some_and(|e| e == "yaml");
+        files.push((yaml, std::fs::read_to_string(&entry).expect("read")));
+    }
+    let mut yaml = Vec::new();
+    let mut toml = Vec::new();
+    for _ in 0..=runs {
+        let start = Instant::now();
+        for (_, text) in files.iter().filter(|(y, _)| *y) {
+            parse_yaml(0, text).expect("valid YAML");
+        }
+        yaml.push(start.elapsed());
+        let start = Instant::now();
+        for (_, text) in files.iter().filter(|(y, _)| !*y) {
+            parse_toml(0, text).expect("valid TOML");
+        }
+        toml.push(start.elapsed());
+    }
+    // The first round was the warm-up.
+    (median(&mut yaml[1..]), median(&mut toml[1..]))
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Writes the project; returns the bytes of its resource files.
+fn generate(root: &Path) -> usize {
+    write(
+        root,
+        "monform.toml",
+        "[project]\nname = \"bench\"\ninclude = [\"monitors/**/*.yaml\", \"monitors/**/*.toml\"]\n\n\
+         [defaults]\nlocations = [\"eu-west-1\", \"us-east-1\"]\ntags = [\"bench\"]\n",
+    );
+    write(
+        root,
+        "scripts/login.js",
+        "const { test, expect } = require('@playwright/test')\n\
+         test('login', async ({ page }) => {\n  await page.goto(`${process.env.BASE_URL}/login`)\n  \
+         await expect(page).toHaveTitle(/Login/)\n})\n",
+    );
+    write(
+        root,
+        "scripts/sign.js",
+        "request.headers['X-Signature'] = sign(request.body, process.env.SIGNING_KEY)\n",
+    );
+    let mut bytes = 0;
+    for file in 0..FILES {
+        let mut sections = serde_json::Map::new();
+        // The shared resources live in the first files, as in a real project.
+        match file {
+            0 => {
+                let groups = (0..GROUPS).map(|g| (format!("g{g}"), group(g))).collect();
+                sections.insert("groups".into(), Value::Object(groups));
+            }
+            1 => {
+                sections.insert("alertChannels".into(), alert_channels());
+            }
+            2 => {
+                sections.insert("snippets".into(), snippets());
+            }
+            _ => {}
+        }
+        let checks = (0..CHECKS_PER_FILE)
+            .map(|i| {
+                let n = file * CHECKS_PER_FILE + i;
+                (format!("check-{n:05}"), check(n))
+            })
+            .collect();
+        sections.insert("checks".into(), Value::Object(checks));
+        let document = Value::Object(sections);
+        let (name, text) = if file % 2 == 0 {
+            (
+                format!("monitors/team-{}/checks-{file:03}.yaml", file % 4),
+                serde_saphyr::to_string(&document).expect("YAML"),
+            )
+        } else {
+            (
+                format!("monitors/team-{}/checks-{file:03}.toml", file % 4),
+                toml::to_string(&document).expect("TOML"),
+            )
+        };
+        bytes += text.len();
+        write(root, &name, &text);
+    }
+    bytes
+}
+
+fn write(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("has a parent")).expect("create dir");
+    std::fs::write(path, text).expect("write file");
+}
+
+fn group(g: usize) -> Value {
+    json!({
+        "name": format!("Group {g}"),
+        "concurrency": 3,
+        "locations": ["eu-west-1", "us-east-1"],
+        "tags": [format!("team:{g}")],
+        "alertChannels": ["oncall"],
+        "apiCheckDefaults": {
+            "url": "https://api.example.com",
+            "headers": [{ "key": "User-Agent", "value": "monform-bench" }],
+        },
+    })
+}
+
+fn alert_channels() -> Value {
+    json!({
+        "oncall": { "type": "EMAIL", "config": { "address": "oncall@example.com" } },
+        "ops-webhook": {
+            "type": "WEBHOOK",
+            "config": {
+                "name": "Ops bot",
+                "url": "https://hooks.example.com/monform",
+                "method": "POST",
+                "webhookSecret": "${env:OPS_WEBHOOK_SECRET:-dev-secret}",
+            },
+        },
+        "sms-oncall": { "type": "SMS", "config": { "number": "+31612345678", "name": "On-call" } },
+    })
+}
+
+fn snippets() -> Value {
+    json!({
+        "sign-request": { "name": "Sign request", "script": { "file": "../../scripts/sign.js" } },
+        "cleanup": { "name": "Clean up", "script": "await fetch('https://api.example.com/test', { method: 'DELETE' })\n" },
+    })
+}
+
+/// Check `n`: its type cycles through all ten; it is in one of the groups
+/// and alerts one or two channels.
+fn check(n: usize) -> Value {
+    let check_type = CHECK_TYPES[n % CHECK_TYPES.len()];
+    let mut check = json!({
+        "checkType": check_type,
+        "name": format!("{} check {n}", check_type.to_lowercase()),
+        "group": format!("g{}", n % GROUPS),
+        "alertChannels": if n.is_multiple_of(3) { json!(["oncall", "ops-webhook"]) } else { json!(["oncall"]) },
+        "tags": [format!("service:{}", n % 17), "bench"],
+    });
+    if check_type != "HEARTBEAT" {
+        check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
+    }
+    let spec = match check_type {
+        "URL" => json!({
+            "request": {
+                "url": format!("https://www.example.com/page/{n}"),
+                "followRedirects": true,
+                "assertions": [{ "source": "STATUS_CODE", "comparison": "EQUALS", "target": "200" }],
+            },
+            "degradedResponseTime": 2000,
+            "maxResponseTime": 5000,
+        }),
+        "API" => json!({
+            "setupSnippet": "sign-request",
+            "tearDownSnippet": "cleanup",
+            "request": {
+                "method": "POST",
+                "url": format!("https://${{env:API_HOST}}/orders/{n}"),
+                "bodyType": "JSON",
+                "body": "{\"dryRun\": true}",
+                "headers": [{ "key": "Content-Type", "value": "application/json" }],
+                "assertions": [
+                    { "source": "STATUS_CODE", "comparison": "LESS_THAN", "target": "300" },
+                    { "source": "JSON_BODY", "property": "$.status", "comparison": "EQUALS", "target": "accepted" },
+                ],
+            },
+            "retryStrategy": {
+                "type": "LINEAR", "baseBackoffSeconds": 30, "maxRetries": 2, "maxDurationSeconds": 120,
+                "sameRegion": true,
+            },
+        }),
+        "TCP" => json!({ "request": { "hostname": format!("db-{n}.internal.example.com"), "port": 5432 } }),
+        "DNS" => json!({
+            "request": {
+                "query": format!("host-{n}.example.com"),
+                "recordType": "A",
+                "nameServer": "1.1.1.1",
+                "port": 53,
+                "protocol": "UDP",
+                "assertions": [{ "source": "RESPONSE_CODE", "comparison": "EQUALS", "target": "NOERROR" }],
+            },
+        }),
+        "ICMP" => json!({
+            "request": { "hostname": format!("gw-{n}.example.com"), "ipFamily": "IPv4", "pingCount": 10 },
+            "degradedPacketLossThreshold": 5,
+            "maxPacketLossThreshold": 25,
+        }),
+        "BROWSER" => json!({
+            "script": { "file": "../../scripts/login.js" },
+            "environmentVariables": [{ "key": "BASE_URL", "value": "https://www.example.com" }],
+        }),
+        "MULTI_STEP" => json!({
+            "script": format!("const r = await request.get('https://api.example.com/items/{n}')\nexpect(r.status()).toBe(200)\n"),
+        }),
+        "HEARTBEAT" => json!({
+            "heartbeat": { "period": 1, "periodUnit": "days", "grace": 30, "graceUnit": "minutes" },
+        }),
+        "PLAYWRIGHT" => json!({
+            "codeBundlePath": format!("tests/e2e/{n}"),
+            "testCommand": "npx playwright test --project=chromium",
+            "browsers": ["chromium"],
+        }),
+        "AGENTIC" => json!({
+            "frequency": 60,
+            "prompt": format!("Open https://www.example.com/page/{n} and confirm that it greets the user.\n"),
+        }),
+        _ => unreachable!("one of CHECK_TYPES"),
+    };
+    if let (Value::Object(check), Value::Object(spec)) = (&mut check, spec) {
+        check.extend(spec);
+    }
+    check
+}
