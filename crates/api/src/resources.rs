@@ -80,13 +80,24 @@ impl Client {
         };
         if pages == usize::MAX {
             let mut page = 2;
+            let mut previous = items.clone();
             loop {
                 let more = array(list, self.page(list, page).await?.body)?;
+                // A server that ignores `page` would otherwise be read forever.
+                if !more.is_empty() && more == previous {
+                    let detail = format!("page {page} repeats page {}: the server ignores paging", page - 1);
+                    return Err(Error::Decode {
+                        method: "GET".into(),
+                        path: list.to_owned(),
+                        detail,
+                    });
+                }
                 let done = more.len() < PAGE_SIZE;
-                items.extend(more);
+                items.extend(more.iter().cloned());
                 if done {
                     return Ok(items);
                 }
+                previous = more;
                 page += 1;
             }
         }

@@ -163,7 +163,8 @@ fn yaml_options() -> serde_saphyr::Options {
     budget.max_depth = MAX_YAML_DEPTH;
     budget.max_nodes = MAX_YAML_NODES;
     budget.max_events = 4 * MAX_YAML_NODES;
-    serde_saphyr::options! { budget: Some(budget) }
+    // YAML 1.2 booleans only: `no`, `off`, `N` stay strings (country codes, keys).
+    serde_saphyr::options! { budget: Some(budget), strict_booleans: true }
 }
 
 fn yaml_message(error: &serde_saphyr::Error) -> String {
@@ -445,6 +446,12 @@ mod tests {
         let value = root.locate(&FieldPath::parse("checks.web.name"), false);
         assert_eq!(&text[value.start..value.start + value.len], "\"Web\"");
         assert_eq!(root.to_json()["checks"]["web"]["frequency"], 5);
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_stay_strings() {
+        let root = parse_yaml(0, "a: N\nb: no\nc: true\n").unwrap();
+        assert_eq!(root.to_json(), serde_json::json!({"a": "N", "b": "no", "c": true}));
     }
 
     #[test]

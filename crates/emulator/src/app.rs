@@ -91,6 +91,12 @@ pub struct App {
     /// Set when shutdown begins: readiness turns 503.
     pub shutting_down: AtomicBool,
     pub metrics: crate::observe::Metrics,
+    /// Per-key request budgets (`config.rate_limit`).
+    pub limiter: crate::ratelimit::Limiter,
+    /// Fault injection and added latency (`config.fault_rate`, `fault_seed`, `latency`).
+    pub faults: crate::faults::Faults,
+    /// Turns true once the server has stopped; the agent probes stop with it.
+    pub stopped: tokio::sync::watch::Sender<bool>,
 }
 
 pub type AppState = Arc<App>;

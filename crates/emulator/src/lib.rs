@@ -11,10 +11,12 @@ pub mod auth;
 pub mod body;
 pub mod clock;
 pub mod error;
+pub mod faults;
 pub mod observe;
 pub mod openapi;
 pub mod paging;
 pub mod probes;
+pub mod ratelimit;
 pub mod resource;
 pub mod routes;
 pub mod store;
@@ -94,6 +96,9 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         provision(&store, &config).map_err(|source| StartError::Database { path: db_name, source })?;
     let app: AppState = Arc::new(App {
         store,
+        limiter: ratelimit::Limiter::new(config.rate_limit),
+        faults: faults::Faults::new(&config),
+        stopped: tokio::sync::watch::Sender::new(false),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),
@@ -101,12 +106,19 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     let addr = listener.local_addr()?;
     let router = build_router(app.clone());
     let (tx, rx) = oneshot::channel::<()>();
+    let state = app.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async {
+        let signalled = state.clone();
+        let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move {
+                // Also reached when the `Server` is dropped.
                 let _ = rx.await;
+                signalled.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
             })
-            .await
+            .await;
+        // The agent probes (if started) stop with the server.
+        state.stopped.send_replace(true);
+        result
     });
     Ok(Server {
         addr,
@@ -163,6 +175,10 @@ pub fn build_router(app: AppState) -> Router {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
         })
         .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
+        // Outermost last: observe (counts everything, faults included), then
+        // latency and faults, then the rate limit, then the handler.
+        .layer(axum::middleware::from_fn_with_state(app.clone(), ratelimit::limit))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), faults::inject))
         .layer(axum::middleware::from_fn_with_state(app.clone(), observe::observe))
         .with_state(app)
 }

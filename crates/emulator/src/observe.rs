@@ -1,6 +1,10 @@
 //! A log line per request and request counts by method, route and status,
 //! served as Prometheus text at `/-/metrics` (so tests and benchmarks can
 //! count API calls exactly).
+//!
+//! Injected faults (see `faults`) are counted too: under the status sent
+//! (500, 502, 503) or `dropped` when the connection was dropped, and again in
+//! `monform_emulator_faults_total` by fault mode.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -11,43 +15,97 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::app::AppState;
+use crate::faults::Injected;
+
+/// (method, route template, status label) → count.
+type Counts = BTreeMap<(String, String, String), u64>;
 
 #[derive(Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    requests: Mutex<Counts>,
+    /// Label: the fault mode's name.
+    faults: Mutex<Counts>,
+}
+
+fn bump(counts: &Mutex<Counts>, method: &str, route: &str, label: &str) {
+    let mut counts = counts.lock().unwrap_or_else(|p| p.into_inner());
+    *counts
+        .entry((method.to_owned(), route.to_owned(), label.to_owned()))
+        .or_default() += 1;
+}
+
+fn sum(counts: &Mutex<Counts>, keep: impl Fn(&str, &str, &str) -> bool) -> u64 {
+    let counts = counts.lock().unwrap_or_else(|p| p.into_inner());
+    counts
+        .iter()
+        .filter(|((m, r, l), _)| keep(m, r, l))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 impl Metrics {
     pub fn record(&self, method: &str, route: &str, status: u16) {
-        let mut requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        *requests
-            .entry((method.to_owned(), route.to_owned(), status))
-            .or_default() += 1;
+        self.record_label(method, route, &status.to_string());
+    }
+
+    /// Counts a request under a status label (a status code, or `dropped`).
+    pub fn record_label(&self, method: &str, route: &str, label: &str) {
+        bump(&self.requests, method, route, label);
+    }
+
+    /// Counts an injected fault by mode (see `faults::Fault::name`).
+    pub fn record_fault(&self, method: &str, route: &str, fault: &str) {
+        bump(&self.faults, method, route, fault);
     }
 
     /// Total requests counted so far, optionally of one method.
     pub fn total(&self, method: Option<&str>) -> u64 {
-        let requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        requests
-            .iter()
-            .filter(|((m, _, _), _)| method.is_none_or(|x| x == m))
-            .map(|(_, n)| n)
-            .sum()
+        sum(&self.requests, |m, _, _| method.is_none_or(|x| x == m))
+    }
+
+    /// Requests counted under one status label (e.g. `"429"`, `"dropped"`).
+    pub fn with_status(&self, label: &str) -> u64 {
+        sum(&self.requests, |_, _, l| l == label)
+    }
+
+    /// Injected faults so far, optionally of one mode.
+    pub fn faults(&self, fault: Option<&str>) -> u64 {
+        sum(&self.faults, |_, _, f| fault.is_none_or(|x| x == f))
     }
 
     pub fn render(&self) -> String {
-        let requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        let mut text = String::from(
-            "# HELP monform_emulator_requests_total Requests served, by method, route and status.\n# TYPE monform_emulator_requests_total counter\n",
+        let mut text = String::new();
+        render_counter(
+            &mut text,
+            "monform_emulator_requests_total",
+            "Requests served, by method, route and status (`dropped`: connection dropped on purpose).",
+            "status",
+            &self.requests,
         );
-        for ((method, route, status), count) in requests.iter() {
-            text.push_str(&format!(
-                "monform_emulator_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {count}\n",
-                route.replace('\\', "\\\\").replace('"', "\\\"")
-            ));
-        }
+        render_counter(
+            &mut text,
+            "monform_emulator_faults_total",
+            "Injected faults, by method, route and fault mode.",
+            "fault",
+            &self.faults,
+        );
         text
     }
+}
+
+fn render_counter(text: &mut String, name: &str, help: &str, label: &str, counts: &Mutex<Counts>) {
+    let counts = counts.lock().unwrap_or_else(|p| p.into_inner());
+    text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n"));
+    for ((method, route, value), count) in counts.iter() {
+        text.push_str(&format!(
+            "{name}{{method=\"{method}\",route=\"{}\",{label}=\"{value}\"}} {count}\n",
+            escape(route)
+        ));
+    }
+}
+
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// Logs and counts every request, by its route template (not its URL, so ids
@@ -60,11 +118,24 @@ pub async fn observe(State(app): State<AppState>, request: Request, next: Next) 
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let response = next.run(request).await;
-    let status = response.status().as_u16();
+    let fault = response.extensions().get::<Injected>().map(|i| i.0);
+    let status = match fault {
+        Some(fault) => fault.status_label().to_owned(),
+        None => response.status().as_u16().to_string(),
+    };
     if route != "/-/metrics" {
-        app.metrics.record(&method, &route, status);
+        app.metrics.record_label(&method, &route, &status);
+        if let Some(fault) = fault {
+            app.metrics.record_fault(&method, &route, fault.name());
+        }
     }
-    tracing::info!(target: "monform::emulator", %method, %route, status, duration_ms = started.elapsed().as_secs_f64() * 1000.0, "request");
+    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match fault {
+        Some(fault) => {
+            tracing::info!(target: "monform::emulator", %method, %route, %status, fault = fault.name(), duration_ms, "request (injected fault)")
+        }
+        None => tracing::info!(target: "monform::emulator", %method, %route, %status, duration_ms, "request"),
+    }
     response
 }
 
@@ -74,4 +145,33 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         app.metrics.render(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_renders_statuses_and_faults() {
+        let metrics = Metrics::default();
+        metrics.record("GET", "/v1/checks", 200);
+        metrics.record("GET", "/v1/checks", 200);
+        metrics.record_label("POST", "/v1/checks/api", "dropped");
+        metrics.record_fault("POST", "/v1/checks/api", "dropped_after_commit");
+        assert_eq!(metrics.total(None), 3);
+        assert_eq!(metrics.total(Some("GET")), 2);
+        assert_eq!(metrics.with_status("dropped"), 1);
+        assert_eq!(metrics.faults(None), 1);
+        assert_eq!(metrics.faults(Some("dropped")), 0);
+        let text = metrics.render();
+        assert!(
+            text.contains("monform_emulator_requests_total{method=\"GET\",route=\"/v1/checks\",status=\"200\"} 2\n")
+        );
+        assert!(text.contains(
+            "monform_emulator_requests_total{method=\"POST\",route=\"/v1/checks/api\",status=\"dropped\"} 1\n"
+        ));
+        assert!(text.contains(
+            "monform_emulator_faults_total{method=\"POST\",route=\"/v1/checks/api\",fault=\"dropped_after_commit\"} 1\n"
+        ));
+    }
 }

@@ -43,8 +43,9 @@ pub fn canonical(kind: Kind, body: &Value, free_form: FreeForm<'_>) -> ApiResult
 
     let mut shape = check_shape_in(wire_schemas(), kind, &body);
     if !shape.violations.is_empty() || !missing.is_empty() {
-        shape.violations.extend(missing);
-        return Err(ApiError::validation(&shape.violations));
+        let mut violations: Vec<Violation> = shape.violations.drain(..).map(at_missing_field).collect();
+        violations.extend(missing);
+        return Err(ApiError::validation(&violations));
     }
     let file_form = from_wire(kind, &body, &|_, _| None);
     let resource = into_resource(kind, file_form)
@@ -60,6 +61,16 @@ pub fn canonical(kind: Kind, body: &Value, free_form: FreeForm<'_>) -> ApiResult
         stored.extend(extras);
     }
     Ok(stored)
+}
+
+/// A missing field is reported under its own path (`name`,
+/// `request.hostname`), not its parent's: the API's `attributes` name the
+/// offending field.
+fn at_missing_field(mut violation: Violation) -> Violation {
+    if let Some(field) = violation.missing_field().map(str::to_owned) {
+        violation.path = violation.path.key(&field);
+    }
+    violation
 }
 
 /// The id as the API writes it: a number for kinds with numeric ids.
@@ -158,6 +169,15 @@ mod tests {
         let mut keys: Vec<&str> = error.attributes.keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["frequency", "heartbeat", "name", "request.pingCount", "script"]);
+    }
+
+    #[test]
+    fn missing_fields_are_named_by_their_own_path() {
+        let body = json!({"checkType": "ICMP", "request": {"pingCount": 3}});
+        let error = canonical(Kind::Check, &body, FreeForm::default()).unwrap_err();
+        let mut keys: Vec<&str> = error.attributes.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["name", "request.hostname"]);
     }
 
     #[test]

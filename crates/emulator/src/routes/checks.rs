@@ -157,6 +157,8 @@ pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -
             .collect();
         paging.slice(matching)
     };
+    // Presenting and serializing need no database: let other requests in.
+    drop(db);
     let items = rows
         .into_iter()
         .map(|r| hooks::present(Kind::Check, r.body, &context))

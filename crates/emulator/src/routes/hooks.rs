@@ -9,8 +9,9 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::objects::{id_text, noun};
+use super::objects::{id_field, id_text, noun};
 use crate::error::{ApiError, ApiResult};
+use crate::resource::without_server_fields;
 use crate::store::Objects;
 
 /// What presenting objects of a kind needs from the database, read once per request.
@@ -52,8 +53,25 @@ pub fn create_status(kind: Kind) -> StatusCode {
 pub fn server_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::PrivateLocation => &["keys"],
+        Kind::StatusPageService => &["accountId"],
         _ => &[],
     }
+}
+
+/// A stored object as an update starts from: without what the service
+/// manages (id, timestamps, server fields, a heartbeat's ping token and URL),
+/// which a request body does not write.
+pub fn editable(kind: Kind, stored: &Value) -> Value {
+    let mut managed = server_fields(kind).to_vec();
+    managed.push(id_field(kind));
+    let mut body = without_server_fields(stored, &managed);
+    if kind == Kind::Check
+        && let Some(heartbeat) = body.get_mut("heartbeat").and_then(Value::as_object_mut)
+    {
+        heartbeat.remove("pingToken");
+        heartbeat.remove("pingUrl");
+    }
+    body
 }
 
 /// Variables carry their key in the body; the model knows it as the logical id.
@@ -70,6 +88,15 @@ pub fn split_key(kind: Kind, body: &Value) -> ApiResult<(Option<String>, Value)>
     }
 }
 
+/// A variable's create body must name its key.
+pub fn missing_key(kind: Kind, key: Option<&str>) -> &'static [&'static str] {
+    if kind == Kind::Variable && key.is_none() {
+        &["key"]
+    } else {
+        &[]
+    }
+}
+
 /// Checks an update body against the stored object where the API forbids changes.
 pub fn update_body(kind: Kind, stored: &Value, body: &Value) -> ApiResult<Value> {
     if kind == Kind::Variable
@@ -77,6 +104,13 @@ pub fn update_body(kind: Kind, stored: &Value, body: &Value) -> ApiResult<Value>
         && Some(key) != stored.get("key")
     {
         return Err(ApiError::invalid("key", "cannot be changed after creation"));
+    }
+    // Not in the service's update body: the slug is what checks and groups reference.
+    if kind == Kind::PrivateLocation
+        && let Some(slug) = body.get("slugName")
+        && Some(slug) != stored.get("slugName")
+    {
+        return Err(ApiError::invalid("slugName", "cannot be changed after creation"));
     }
     if kind == Kind::Variable && stored["secret"] == true && body.get("secret") == Some(&Value::Bool(false)) {
         return Err(ApiError::invalid(
@@ -194,6 +228,7 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
             stored["keys"] = json!([{ "id": uuid::Uuid::new_v4().to_string(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now }]);
             created.raw_key = Some(raw);
         }
+        Kind::StatusPageService => stored["accountId"] = json!(account),
         Kind::MaintenanceWindow => {
             let window = stored["id"].clone();
             let maintenance = json!({

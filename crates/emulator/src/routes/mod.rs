@@ -6,6 +6,8 @@ mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
+mod reads;
+mod sessions;
 mod status_pages;
 
 use axum::Router;
@@ -208,6 +210,8 @@ pub fn table() -> Vec<Route> {
         ));
     }
     routes.extend(meta::routes());
+    routes.extend(sessions::routes());
+    routes.extend(reads::routes());
     routes
 }
 

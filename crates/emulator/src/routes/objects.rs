@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use monform_model::Kind;
+use monform_model::quirks::required_on_update;
 use monform_model::wire::IdType;
 use serde_json::Value;
 
@@ -15,7 +16,7 @@ use crate::body::{JsonBody, Params};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::paging::{Paging, paged};
-use crate::resource::{FreeForm, canonical, merge, without_server_fields};
+use crate::resource::{FreeForm, canonical, merge};
 use crate::store::Objects;
 
 /// The name of a kind in messages ("check group 12 not found").
@@ -45,6 +46,7 @@ pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> 
     let db = app.store.lock();
     let (rows, total) = db.page(&caller.account, kind.section(), paging.offset(), paging.limit)?;
     let context = hooks::Context::load(&db, &caller.account, kind)?;
+    drop(db);
     let items = rows
         .into_iter()
         .map(|row| hooks::present(kind, row.body, &context))
@@ -69,7 +71,10 @@ pub fn create_object(
     auto_assign: bool,
 ) -> ApiResult<Value> {
     let (key, body) = hooks::split_key(kind, body)?;
-    let mut stored = canonical(kind, &body, free_form)?;
+    let mut stored = with_missing(
+        canonical(kind, &body, free_form),
+        hooks::missing_key(kind, key.as_deref()),
+    )?;
     app.store.transaction(|tx| {
         hooks::check_references(tx, &caller.account, kind, &stored)?;
         hooks::check_unique(tx, &caller.account, kind, &stored, key.as_deref(), None)?;
@@ -92,6 +97,31 @@ pub fn create_object(
     })
 }
 
+/// A validation result with required fields the body lacks added to it:
+/// one 400 naming every offending field.
+fn with_missing(checked: ApiResult<Value>, missing: &[&str]) -> ApiResult<Value> {
+    match checked {
+        Ok(value) if missing.is_empty() => Ok(value),
+        result => {
+            let mut error = result.err().unwrap_or_else(|| ApiError::validation(&[]));
+            if error.status != StatusCode::BAD_REQUEST {
+                return Err(error);
+            }
+            for field in missing {
+                error.attributes.insert(
+                    (*field).to_owned(),
+                    Value::String(format!("missing required field `{field}`")),
+                );
+            }
+            error.message = match error.attributes.len() {
+                1 => "1 field is invalid".to_owned(),
+                n => format!("{n} fields are invalid"),
+            };
+            Err(error)
+        }
+    }
+}
+
 pub async fn create(kind: Kind, app: AppState, caller: Caller, params: Params, body: Value) -> ApiResult<Response> {
     let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
     let created = create_object(&app, &caller, kind, &body, FreeForm::default(), auto_assign)?;
@@ -111,9 +141,14 @@ pub fn update_object(
     app.store.transaction(|tx| {
         let stored = load(tx, &caller.account, kind, id)?;
         let (_, body) = hooks::split_key(kind, &hooks::update_body(kind, &stored, body)?)?;
-        let merged = merge(&without_server_fields(&stored, hooks::server_fields(kind)), &body);
+        let merged = merge(&hooks::editable(kind, &stored), &body);
         // Required quirk fields must be in the request itself, not just stored.
-        let missing: Vec<_> = free_form.required.iter().filter(|f| body.get(**f).is_none()).collect();
+        let missing: Vec<&str> = free_form
+            .required
+            .iter()
+            .copied()
+            .filter(|f| body.get(*f).is_none())
+            .collect();
         let checked = canonical(
             kind,
             &merged,
@@ -122,23 +157,7 @@ pub fn update_object(
                 ..free_form
             },
         );
-        let mut updated = match (checked, missing.is_empty()) {
-            (Ok(updated), true) => updated,
-            (result, _) => {
-                let mut error = result.err().unwrap_or_else(|| ApiError::validation(&[]));
-                for field in missing {
-                    error.attributes.insert(
-                        (*field).to_owned(),
-                        Value::String(format!("missing required field `{field}`")),
-                    );
-                }
-                error.message = match error.attributes.len() {
-                    1 => "1 field is invalid".to_owned(),
-                    n => format!("{n} fields are invalid"),
-                };
-                return Err(error);
-            }
-        };
+        let mut updated = with_missing(checked, &missing)?;
         hooks::check_references(tx, &caller.account, kind, &updated)?;
         hooks::check_unique(tx, &caller.account, kind, &updated, None, Some(id))?;
         if let (Some(object), Some(old)) = (updated.as_object_mut(), stored.as_object()) {
@@ -169,7 +188,11 @@ pub async fn update(
     body: Value,
 ) -> ApiResult<Response> {
     let auto_assign = params.bool("autoAssignAlerts")?.unwrap_or(true);
-    let updated = update_object(&app, &caller, kind, &id, &body, FreeForm::default(), auto_assign)?;
+    let free_form = FreeForm {
+        allowed: &[],
+        required: required_on_update(kind),
+    };
+    let updated = update_object(&app, &caller, kind, &id, &body, free_form, auto_assign)?;
     Ok(axum::Json(updated).into_response())
 }
 

@@ -1,0 +1,267 @@
+//! Rate limiting per API key (api-contract.md, spec 8): 600 requests per
+//! 60 s by default (or `Config::rate_limit`), 5 per 10 s on the deprecated
+//! check-result listing, which has its own budget. Over budget: 429 with the
+//! API's error body, `Retry-After` and the `X-RateLimit-*` headers.
+//!
+//! Budgets are fixed windows: a key's window opens with its first request and
+//! lasts the limit's window; `X-RateLimit-Reset` is the number of seconds
+//! until it closes (like `Retry-After`). Responses within budget carry the
+//! `X-RateLimit-*` headers too, so clients can pace themselves.
+//!
+//! Only known keys are limited: a request without a well-formed bearer token
+//! or with an unknown key goes on to get its 401 (and the map of windows stays
+//! bounded by the number of keys).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::app::{AppState, RateLimit};
+use crate::error::ApiError;
+
+/// Route template of the deprecated check-result listing (its own budget).
+pub const RESULT_LISTING_ROUTE: &str = "/v1/check-results/{checkId}";
+
+pub const LIMIT_HEADER: &str = "x-ratelimit-limit";
+pub const REMAINING_HEADER: &str = "x-ratelimit-remaining";
+pub const RESET_HEADER: &str = "x-ratelimit-reset";
+
+/// Which budget a route draws from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bucket {
+    Default,
+    ResultListing,
+}
+
+/// The outcome of counting one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub limit: u32,
+    /// Requests left in the window after this one.
+    pub remaining: u32,
+    /// Time until the window closes.
+    pub reset: Duration,
+}
+
+impl Decision {
+    /// Whole seconds until the window closes, rounded up, at least 1.
+    pub fn reset_seconds(&self) -> u64 {
+        let secs = self.reset.as_secs() + u64::from(self.reset.subsec_nanos() > 0);
+        secs.max(1)
+    }
+
+    fn headers(&self) -> [(&'static str, String); 3] {
+        [
+            (LIMIT_HEADER, self.limit.to_string()),
+            (REMAINING_HEADER, self.remaining.to_string()),
+            (RESET_HEADER, self.reset_seconds().to_string()),
+        ]
+    }
+}
+
+#[derive(Debug)]
+struct Window {
+    opened: Instant,
+    count: u32,
+}
+
+/// Every key's windows.
+pub struct Limiter {
+    default: Option<RateLimit>,
+    windows: Mutex<HashMap<(String, Bucket), Window>>,
+}
+
+impl Limiter {
+    /// `None` turns limiting off.
+    pub fn new(default: Option<RateLimit>) -> Limiter {
+        Limiter {
+            default,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.default.is_some()
+    }
+
+    /// The budget of a route template: the listing's own, else the default.
+    pub fn budget(&self, route: &str) -> Option<(Bucket, RateLimit)> {
+        let default = self.default?;
+        Some(if route == RESULT_LISTING_ROUTE {
+            (Bucket::ResultListing, RateLimit::RESULT_LISTING)
+        } else {
+            (Bucket::Default, default)
+        })
+    }
+
+    /// Counts a request of `key` to `route` at `now`; `None` when limiting is off.
+    pub fn check(&self, key: &str, route: &str, now: Instant) -> Option<Decision> {
+        let (bucket, limit) = self.budget(route)?;
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let window = windows
+            .entry((key.to_owned(), bucket))
+            .or_insert(Window { opened: now, count: 0 });
+        let elapsed = now.saturating_duration_since(window.opened);
+        if elapsed >= limit.window {
+            *window = Window { opened: now, count: 0 };
+        }
+        let reset = limit
+            .window
+            .saturating_sub(now.saturating_duration_since(window.opened));
+        let allowed = window.count < limit.requests;
+        if allowed {
+            window.count += 1;
+        }
+        Some(Decision {
+            allowed,
+            limit: limit.requests,
+            remaining: limit.requests - window.count,
+            reset,
+        })
+    }
+}
+
+/// Routes outside the API: never limited (nor faulted, see `faults`).
+pub fn is_exempt(route: &str) -> bool {
+    route.starts_with("/-/") || route == "/openapi.json"
+}
+
+/// The middleware: counts the request against its key's budget.
+pub async fn limit(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    if !app.limiter.enabled() {
+        return next.run(request).await;
+    }
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    if is_exempt(&route) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let key = crate::auth::bearer(&parts)
+        .filter(|key| matches!(app.store.account_of(key), Ok(Some(_))))
+        .map(str::to_owned);
+    let request = Request::from_parts(parts, body);
+    let Some(key) = key else {
+        return next.run(request).await;
+    };
+    let Some(decision) = app.limiter.check(&key, &route, Instant::now()) else {
+        return next.run(request).await;
+    };
+    if !decision.allowed {
+        let window = app.limiter.budget(&route).map_or(0, |(_, l)| l.window.as_secs());
+        let mut error = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "rate limit of {} requests per {window} s exceeded for this API key; retry after {} s",
+                decision.limit,
+                decision.reset_seconds()
+            ),
+        )
+        .with_header("retry-after", decision.reset_seconds());
+        for (name, value) in decision.headers() {
+            error = error.with_header(name, value);
+        }
+        return error.into_response();
+    }
+    let mut response = next.run(request).await;
+    for (name, value) in decision.headers() {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limiter() -> Limiter {
+        Limiter::new(Some(RateLimit {
+            requests: 3,
+            window: Duration::from_secs(60),
+        }))
+    }
+
+    #[test]
+    fn off_when_none() {
+        let limiter = Limiter::new(None);
+        assert!(!limiter.enabled());
+        assert_eq!(limiter.check("k", "/v1/checks", Instant::now()), None);
+        assert_eq!(limiter.check("k", RESULT_LISTING_ROUTE, Instant::now()), None);
+    }
+
+    #[test]
+    fn counts_down_then_refuses_until_the_window_closes() {
+        let limiter = limiter();
+        let t0 = Instant::now();
+        for remaining in [2, 1, 0] {
+            let d = limiter.check("k", "/v1/checks", t0).unwrap();
+            assert!(d.allowed);
+            assert_eq!((d.limit, d.remaining), (3, remaining));
+            assert_eq!(d.reset_seconds(), 60);
+        }
+        let d = limiter
+            .check("k", "/v1/checks", t0 + Duration::from_millis(20_500))
+            .unwrap();
+        assert!(!d.allowed);
+        assert_eq!(d.remaining, 0);
+        assert_eq!(d.reset, Duration::from_millis(39_500));
+        assert_eq!(d.reset_seconds(), 40);
+        // A refused request does not extend the window.
+        let d = limiter.check("k", "/v1/checks", t0 + Duration::from_secs(60)).unwrap();
+        assert!(d.allowed);
+        assert_eq!(d.remaining, 2);
+    }
+
+    #[test]
+    fn keys_are_independent() {
+        let limiter = limiter();
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            assert!(limiter.check("a", "/v1/checks", t0).unwrap().allowed);
+        }
+        assert!(!limiter.check("a", "/v1/checks", t0).unwrap().allowed);
+        assert!(limiter.check("b", "/v1/checks", t0).unwrap().allowed);
+    }
+
+    #[test]
+    fn the_result_listing_has_its_own_budget_of_5_per_10_s() {
+        let limiter = limiter();
+        let t0 = Instant::now();
+        for _ in 0..5 {
+            let d = limiter.check("k", RESULT_LISTING_ROUTE, t0).unwrap();
+            assert!(d.allowed);
+            assert_eq!(d.limit, 5);
+        }
+        let d = limiter
+            .check("k", RESULT_LISTING_ROUTE, t0 + Duration::from_secs(3))
+            .unwrap();
+        assert!(!d.allowed);
+        assert_eq!(d.reset_seconds(), 7);
+        // The default budget is untouched, and the listing's reopens after 10 s.
+        assert_eq!(limiter.check("k", "/v1/checks/{id}", t0).unwrap().remaining, 2);
+        assert!(
+            limiter
+                .check("k", RESULT_LISTING_ROUTE, t0 + Duration::from_secs(10))
+                .unwrap()
+                .allowed
+        );
+    }
+
+    #[test]
+    fn exempt_routes() {
+        assert!(is_exempt("/-/metrics"));
+        assert!(is_exempt("/openapi.json"));
+        assert!(!is_exempt("/v1/checks"));
+        assert!(!is_exempt("unmatched"));
+    }
+}
