@@ -105,8 +105,20 @@ fn unknown_section_and_project_settings_are_reported() {
 fn script_files_must_be_regular_files() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"x\"\n").unwrap();
-    std::fs::write(dir.path().join("a.yaml"), "snippets:\n  s: { name: S, script: { file: /dev/zero } }\n").unwrap();
-    let output = monform().args(["validate", "--color", "never", "--dir"]).arg(dir.path()).output().unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "snippets:\n  s: { name: S, script: { file: /dev/zero } }\n",
+    )
+    .unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("script file `/dev/zero` is not a regular file"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("script file `/dev/zero` is not a regular file"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -68,15 +68,18 @@ pub struct Emulator {
 
 impl Emulator {
     pub fn start() -> Emulator {
+        Emulator::with(monform_emulator::Config {
+            rate_limit: None,
+            ..Default::default()
+        })
+    }
+
+    pub fn with(config: monform_emulator::Config) -> Emulator {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("runtime");
-        let config = monform_emulator::Config {
-            rate_limit: None,
-            ..Default::default()
-        };
         let server = runtime
             .block_on(monform_emulator::start_local(config))
             .expect("emulator starts");

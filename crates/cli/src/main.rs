@@ -47,6 +47,8 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
     Destroy(commands::apply::RunArgs),
+    /// Inspect and change the state: list, show, rm, mv, history, migrate
+    State(commands::state::StateArgs),
     /// Print the JSON Schema (draft-07) of a resource file
     Schema,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Apply(args) => commands::apply::run_apply(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema => commands::schema::run(),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }

@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 use crate::body::wire_body;
 use crate::compare::differences;
 use crate::fetch::Actual;
-use crate::identity::{owner, uses_tags};
+use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
 use crate::plan::{Action, Change, Names, Plan, file_form, managed, secret_fingerprints};
 use crate::state::{ResourceState, State, StateBackend, StateError};
 
@@ -68,6 +68,12 @@ pub enum Event {
     /// A create's outcome was unknown and the object was found and adopted.
     Adopted {
         address: Address,
+    },
+    /// The ownership tag was rewritten after `state mv` (`from`: the
+    /// logical id the tag named).
+    Moved {
+        address: Address,
+        from: Option<String>,
     },
 }
 
@@ -138,7 +144,9 @@ pub async fn apply(
         ids: Mutex::new(ids),
         on_event,
     };
+    refresh_noops(&shared, plan, actual).await?;
     let mut report = Report::default();
+    retag_moved(&shared, plan, actual, &mut report).await?;
     let order: Vec<usize> = petgraph::algo::toposort(&plan.order, None)
         .unwrap_or_else(|_| plan.order.node_indices().collect())
         .into_iter()
@@ -393,6 +401,100 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
     drop(state);
     if change.reason != crate::plan::Reason::Duplicate {
         shared.ids.lock().await.remove(address);
+    }
+    Ok(())
+}
+
+/// Records in the state the objects that need no change but that it does
+/// not know yet (adopted after a crash, or after the state was lost), and
+/// drops the entries of objects that no longer exist and are not wanted.
+async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Result<(), ApplyError> {
+    let mut state = shared.state.lock().await;
+    // Entries of objects that are gone and no longer wanted are stale (an
+    // apply killed between a delete and its state save leaves them).
+    let before = state.resources.len();
+    state.resources.retain(|key, _| {
+        key.parse::<Address>().map_or(true, |address| {
+            actual.owned.contains_key(&address) || shared.desired.resources.contains_key(&address)
+        })
+    });
+    let mut changed = state.resources.len() != before;
+    for change in plan.changes.iter().filter(|c| c.action == Action::Noop) {
+        let (Some(resource), Some(remote)) = (
+            shared.desired.resources.get(&change.address),
+            actual.owned.get(&change.address),
+        ) else {
+            continue;
+        };
+        let key = change.address.to_string();
+        let known = state
+            .resources
+            .get(&key)
+            .is_some_and(|r| r.remote_id == remote.id && r.version.as_deref() == remote.version());
+        if known {
+            continue;
+        }
+        let desired = managed(change.address.kind, resource.resource.to_json());
+        let secrets = secret_fingerprints(change.address.kind, &desired, &state);
+        let applied = state.fingerprint(&desired);
+        state.resources.insert(
+            key,
+            ResourceState {
+                remote_id: remote.id.clone(),
+                version: remote.version().map(str::to_owned),
+                applied,
+                secrets,
+                prevent_destroy: resource.resource.prevent_destroy(),
+            },
+        );
+        changed = true;
+    }
+    if changed {
+        state.serial += 1;
+        shared.backend.save(&state)?;
+    }
+    Ok(())
+}
+
+/// Rewrites the ownership tag of the objects whose state entry `state mv`
+/// moved and that need no other change (an update or a create writes the
+/// tag anyway): a tags-only update, nothing else.
+async fn retag_moved(shared: &Shared<'_>, plan: &Plan, actual: &Actual, report: &mut Report) -> Result<(), ApplyError> {
+    for moved in actual.moved(shared.project) {
+        let address = &moved.address;
+        let unchanged = plan
+            .changes
+            .iter()
+            .any(|c| &c.address == address && c.action == Action::Noop);
+        let Some(remote) = actual.owned.get(address).filter(|_| unchanged) else {
+            continue;
+        };
+        let tag = ownership_tag(shared.project, &address.id);
+        let body = retag_body(address.kind, &remote.body, shared.project, Some(&tag));
+        match shared.client.update(address.kind, &remote.id, &body).await {
+            Ok(updated) => {
+                let mut state = shared.state.lock().await;
+                if let Some(entry) = state.resources.get_mut(&address.to_string()) {
+                    entry.version = updated.version().map(str::to_owned);
+                    state.serial += 1;
+                    shared.backend.save(&state)?;
+                }
+                drop(state);
+                (shared.on_event)(Event::Moved {
+                    address: address.clone(),
+                    from: moved.from.clone(),
+                });
+            }
+            Err(error) => {
+                let text = format!("cannot rewrite the ownership tag: {error}");
+                (shared.on_event)(Event::Failed {
+                    address: address.clone(),
+                    action: Action::Update,
+                    error: text.clone(),
+                });
+                report.failed.push((address.clone(), Action::Update, text));
+            }
+        }
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The actual state: every kind listed once (limit 100, all pages, all
 //! kinds at once), never one GET per object; the project's objects picked
-//! out by ownership tag, natural key or the state's remote ids.
+//! out by the state's remote ids, then ownership tag or natural key.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -44,15 +44,22 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     .await?;
     let mut actual = Actual::default();
     for (kind, objects) in lists {
-        for remote in &objects {
-            if let Some(address) = claim(kind, remote, project, desired, state) {
-                match actual.owned.entry(address) {
-                    std::collections::btree_map::Entry::Occupied(taken) => {
-                        actual.duplicates.push((taken.key().clone(), remote.clone()));
-                    }
-                    std::collections::btree_map::Entry::Vacant(free) => {
-                        free.insert(remote.clone());
-                    }
+        let mut claimed: Vec<(Address, bool, &Remote)> = objects
+            .iter()
+            .filter_map(|remote| {
+                claim(kind, remote, project, desired, state).map(|(address, by_state)| (address, by_state, remote))
+            })
+            .collect();
+        // The state's claim wins over a tag naming the same address: after
+        // `state mv`, the moved object keeps the address.
+        claimed.sort_by_key(|(_, by_state, _)| !*by_state);
+        for (address, _, remote) in claimed {
+            match actual.owned.entry(address) {
+                std::collections::btree_map::Entry::Occupied(taken) => {
+                    actual.duplicates.push((taken.key().clone(), remote.clone()));
+                }
+                std::collections::btree_map::Entry::Vacant(free) => {
+                    free.insert(remote.clone());
                 }
             }
         }
@@ -61,11 +68,18 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     Ok(actual)
 }
 
-/// The project's address of a remote object, if it is the project's.
-fn claim(kind: Kind, remote: &Remote, project: &str, desired: &Desired, state: &State) -> Option<Address> {
-    if uses_tags(kind) {
-        let (owner_project, id) = owner(&remote.body)?;
-        return (owner_project == project).then(|| Address::new(kind, id));
+/// The project's address of a remote object, if it is the project's, and
+/// whether the state's remote id said so. The state comes first: an object
+/// whose entry `state mv` moved is the new address although its ownership
+/// tag still names the old one (the next apply rewrites the tag). For kinds
+/// with tags the state is believed only for an object tagged as this
+/// project's, so a stale id can never claim an object made by hand.
+fn claim(kind: Kind, remote: &Remote, project: &str, desired: &Desired, state: &State) -> Option<(Address, bool)> {
+    let tag = uses_tags(kind).then(|| owner(&remote.body));
+    if let Some(tag) = tag
+        && tag.is_none_or(|(owner_project, _)| owner_project != project)
+    {
+        return None;
     }
     let recorded = state
         .resources
@@ -74,12 +88,15 @@ fn claim(kind: Kind, remote: &Remote, project: &str, desired: &Desired, state: &
             entry.remote_id == remote.id && address.split_once('.').is_some_and(|(s, _)| s == kind.section())
         })
         .and_then(|(address, _)| address.parse::<Address>().ok());
-    if recorded.is_some() {
-        return recorded;
+    if let Some(address) = recorded {
+        return Some((address, true));
+    }
+    if let Some(Some((_, id))) = tag {
+        return Some((Address::new(kind, id), false));
     }
     if kind == Kind::Variable {
         let address = Address::new(kind, remote.id.clone());
-        return desired.resources.contains_key(&address).then_some(address);
+        return desired.resources.contains_key(&address).then_some((address, false));
     }
     let key = natural_key(kind, &remote.body)?;
     desired
@@ -87,5 +104,32 @@ fn claim(kind: Kind, remote: &Remote, project: &str, desired: &Desired, state: &
         .values()
         .filter(|r| r.address.kind == kind)
         .find(|r| natural_key(kind, &r.resource.to_json()).as_deref() == Some(key.as_str()))
-        .map(|r| r.address.clone())
+        .map(|r| (r.address.clone(), false))
+}
+
+/// An object claimed by the state whose ownership tag names another
+/// logical id (or none): its entry was moved by `state mv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub address: Address,
+    /// The logical id its tag names now.
+    pub from: Option<String>,
+}
+
+impl Actual {
+    /// The project's objects whose ownership tag does not name their
+    /// address: the next apply rewrites their tag.
+    pub fn moved(&self, project: &str) -> Vec<Moved> {
+        self.owned
+            .iter()
+            .filter(|(address, _)| uses_tags(address.kind))
+            .filter_map(|(address, remote)| {
+                let tag = owner(&remote.body);
+                (tag != Some((project, address.id.as_str()))).then(|| Moved {
+                    address: address.clone(),
+                    from: tag.map(|(_, id)| id.to_owned()),
+                })
+            })
+            .collect()
+    }
 }

@@ -2,8 +2,9 @@
 //! `monform:<project>/<logical-id>` on kinds with tags, a natural key on the
 //! others, and the state's remote ids as a cache of both.
 
+use monform_model::quirks::required_on_update;
 use monform_model::{Identity, Kind};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const TAG_PREFIX: &str = "monform:";
 
@@ -28,6 +29,37 @@ pub fn uses_tags(kind: Kind) -> bool {
     kind.identity() == Identity::OwnershipTag
 }
 
+/// An update body that replaces `project`'s ownership tag on an object by
+/// `tag` (or just removes it), keeping its other tags and fields. Checks
+/// carry their `checkType` (it picks the typed update endpoint) and every
+/// kind the fields its update requires.
+pub fn retag_body(kind: Kind, body: &Value, project: &str, tag: Option<&str>) -> Value {
+    let ours = format!("{TAG_PREFIX}{project}/");
+    let mut tags: Vec<Value> = body
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|tags| {
+            tags.iter()
+                .filter(|t| !t.as_str().is_some_and(|t| t.starts_with(&ours)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(tag) = tag {
+        tags.push(Value::String(tag.to_owned()));
+    }
+    let mut update = json!({ "tags": tags });
+    let required = required_on_update(kind)
+        .iter()
+        .chain(if kind == Kind::Check { &["checkType"][..] } else { &[] });
+    for field in required {
+        if let Some(value) = body.get(*field) {
+            update[*field] = value.clone();
+        }
+    }
+    update
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +71,20 @@ mod tests {
         assert_eq!(owner(&body), Some(("acme", "home-page")));
         assert_eq!(owner(&json!({"tags": ["team:web"]})), None);
         assert!(is_ownership_tag("monform:x/y"));
+    }
+
+    #[test]
+    fn retag_bodies_keep_other_tags_and_required_fields() {
+        let check =
+            json!({"checkType": "ICMP", "name": "n", "tags": ["team:web", "monform:acme/old", "monform:other/x"]});
+        assert_eq!(
+            retag_body(Kind::Check, &check, "acme", Some("monform:acme/new")),
+            json!({"tags": ["team:web", "monform:other/x", "monform:acme/new"], "checkType": "ICMP"})
+        );
+        let group = json!({"name": "Prod", "tags": ["monform:acme/prod"]});
+        assert_eq!(
+            retag_body(Kind::Group, &group, "acme", None),
+            json!({"tags": [], "name": "Prod"})
+        );
     }
 }

@@ -19,4 +19,4 @@ pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};
 pub use saved::{SavedPlan, StalePlan};
-pub use state::{LocalState, State, StateBackend, StateError};
+pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError};

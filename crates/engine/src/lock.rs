@@ -1,6 +1,8 @@
-//! One apply at a time per project: a lock file next to the state, naming
-//! its holder. A lock left by a process that no longer exists (on this
-//! host) is taken over with a warning.
+//! One apply at a time per project. The guard is the same for every state
+//! backend; this module also has the local one: a lock file next to the
+//! state, naming its holder. A lock left by a process that no longer exists
+//! (on this host) is taken over with a warning. The PostgreSQL backend's
+//! lock is in `state::postgres`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,19 +44,39 @@ pub enum LockError {
     Held(Holder),
     #[error("cannot take the lock {path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// The lock's store failed (a PostgreSQL error, password redacted).
+    #[error("cannot take the lock: {0}")]
+    Backend(String),
 }
 
-/// Held until dropped.
-#[derive(Debug)]
+/// The project's apply lock, whatever the backend: held until dropped.
 pub struct LockGuard {
-    path: PathBuf,
+    release: Option<Box<dyn FnOnce() + Send>>,
     /// A stale lock that was taken over, to warn about.
     pub took_over: Option<Holder>,
 }
 
+impl LockGuard {
+    /// A lock that `release` gives back (called once, on drop).
+    pub fn new(release: impl FnOnce() + Send + 'static, took_over: Option<Holder>) -> LockGuard {
+        LockGuard {
+            release: Some(Box::new(release)),
+            took_over,
+        }
+    }
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockGuard").field("took_over", &self.took_over).finish()
+    }
+}
+
 impl Drop for LockGuard {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(release) = self.release.take() {
+            release();
+        }
     }
 }
 
@@ -75,10 +97,13 @@ pub fn acquire(path: &Path, command: &str) -> Result<LockGuard, LockError> {
                 let text = serde_json::to_string(&me).unwrap_or_default();
                 file.write_all(text.as_bytes()).map_err(io)?;
                 file.sync_all().map_err(io)?;
-                return Ok(LockGuard {
-                    path: path.to_owned(),
+                let path: PathBuf = path.to_owned();
+                return Ok(LockGuard::new(
+                    move || {
+                        let _ = std::fs::remove_file(path);
+                    },
                     took_over,
-                });
+                ));
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let holder = std::fs::read_to_string(path)
@@ -111,7 +136,7 @@ fn is_alive(holder: &Holder) -> bool {
     !Path::new("/proc").is_dir() || Path::new(&format!("/proc/{}", holder.pid)).exists()
 }
 
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|h| h.trim().to_owned())

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
-use monform_model::facts::{expand, facts, variant_of};
+use monform_model::facts::{expand, facts, unique_values, variant_of};
 use monform_model::wire::from_wire;
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -532,6 +532,23 @@ fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) 
                 }
             }
         }
+        // A create waits for the delete of an object holding a unique value it needs.
+        if change.action == Action::Create
+            && let Some(resource) = desired.resources.get(&change.address)
+        {
+            let wanted = unique_values(change.address.kind, &resource.resource.to_json());
+            for (j, other) in changes.iter().enumerate() {
+                if other.action == Action::Delete
+                    && other.address.kind == change.address.kind
+                    && let Some(remote) = removed_object(actual, other)
+                    && unique_values(other.address.kind, &remote.body)
+                        .iter()
+                        .any(|u| wanted.contains(u))
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
         // A delete comes after every change that stops referencing the deleted object.
         if change.action == Action::Delete {
             for (other, remote) in &actual.owned {
@@ -546,6 +563,16 @@ fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) 
         }
     }
     graph
+}
+
+/// The remote object a delete removes.
+fn removed_object<'a>(actual: &'a Actual, change: &Change) -> Option<&'a Remote> {
+    let id = change.remote_id.as_deref()?;
+    actual
+        .owned
+        .values()
+        .chain(actual.duplicates.iter().map(|(_, r)| r))
+        .find(|r| r.kind == change.address.kind && r.id == id)
 }
 
 /// The project resources an actual object references.

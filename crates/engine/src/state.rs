@@ -1,7 +1,8 @@
 //! State: a cache of remote ids, the fingerprints of what was last applied
 //! (to tell drift from config changes) and salted fingerprints of secret
 //! values (so secrets, which the API never returns, show no perpetual diff).
-//! It never holds a secret. Backends sit behind `StateBackend`.
+//! It never holds a secret. Backends sit behind `StateBackend`: the local
+//! file here, PostgreSQL in `postgres`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,6 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+pub mod postgres;
+
+pub use postgres::PostgresState;
 
 pub const STATE_VERSION: u32 = 1;
 
@@ -101,9 +106,27 @@ pub enum StateError {
         found: String,
         expected: String,
     },
+    /// The PostgreSQL backend failed; `location` never holds the password.
+    #[error("the state in {location}: {detail}")]
+    Postgres { location: String, detail: String },
 }
 
-/// Where state is kept.
+/// One write of the state, as a backend with history remembers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryEntry {
+    pub serial: u64,
+    /// UTC, ISO 8601.
+    pub applied_at: String,
+    /// `user@host`.
+    pub applied_by: String,
+    /// The monform command that wrote it, e.g. `monform apply`.
+    pub command: String,
+    /// The addresses added (`+`), changed (`~`) and removed (`-`).
+    pub changes: String,
+}
+
+/// Where state is kept. Synchronous, and callable from async code: the
+/// local backend does file I/O, PostgreSQL runs on a runtime of its own.
 pub trait StateBackend: Send + Sync {
     /// The state, or a fresh one when there is none yet.
     fn load(&self, project: &str) -> Result<State, StateError>;
@@ -113,6 +136,11 @@ pub trait StateBackend: Send + Sync {
     fn describe(&self) -> String;
     /// Takes the project's apply lock, or says who holds it.
     fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError>;
+    /// The last `limit` writes, newest first; `None` when the backend keeps no history.
+    fn history(&self, project: &str, limit: usize) -> Result<Option<Vec<HistoryEntry>>, StateError> {
+        let _ = (project, limit);
+        Ok(None)
+    }
 }
 
 /// `.monform/state.json` of the project.

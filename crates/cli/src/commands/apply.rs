@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::Args;
 use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
 
-use super::context::{Stop, parse_targets, prepare};
+use super::context::{Stop, open_backend, parse_targets, prepare};
 use crate::render::Output;
 use crate::render::plan::{Style, human};
 use crate::render::progress::Progress;
@@ -87,13 +87,13 @@ async fn apply(
     };
     // One apply at a time: take the lock before reading anything.
     let loaded = super::context::load(dir, output)?;
-    let backend = monform_engine::LocalState::new(dir);
     let command = if destroy { "monform destroy" } else { "monform apply" };
-    let lock = monform_engine::StateBackend::lock(&backend, command).map_err(|e| Stop::Message(e.to_string()))?;
+    let backend = open_backend(dir, &loaded.1, command)?;
+    let lock = backend.lock(command).map_err(|e| Stop::Message(e.to_string()))?;
     if let Some(holder) = &lock.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
     }
-    let prepared = prepare(dir, api_url, loaded, &targets, destroy).await?;
+    let prepared = prepare(dir, api_url, loaded, backend, &targets, destroy).await?;
     let plan = &prepared.plan;
     if let Some(saved) = &saved {
         saved
@@ -104,6 +104,7 @@ async fn apply(
                 ))
             })?;
     } else {
+        print!("{}", super::plan::moved_note(&prepared.actual, plan));
         print!(
             "{}",
             human(
@@ -121,11 +122,9 @@ async fn apply(
         let list: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
         return Err(Stop::Message(format!("refusing to apply:\n{}", list.join("\n"))));
     }
-    if !plan.summary().has_changes() {
-        prepared.connection.close().await;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if saved.is_none() && !args.auto_approve && !confirm(destroy) {
+    // With no changes the engine still runs: it records adopted objects in the state.
+    let has_changes = plan.summary().has_changes();
+    if has_changes && saved.is_none() && !args.auto_approve && !confirm(destroy) {
         eprintln!("Apply cancelled.");
         prepared.connection.close().await;
         return Ok(ExitCode::FAILURE);
@@ -146,10 +145,12 @@ async fn apply(
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| progress.event(event);
+    // A destroy wants nothing: the files only guard it (preventDestroy).
+    let nothing = monform_config::Desired::default();
     let input = monform_engine::ApplyInput {
         client: &prepared.connection.client,
         plan,
-        desired: &prepared.loaded.desired,
+        desired: if destroy { &nothing } else { &prepared.loaded.desired },
         actual: &prepared.actual,
         backend: prepared.backend.as_ref(),
     };
@@ -158,6 +159,14 @@ async fn apply(
     watcher.abort();
     prepared.connection.close().await;
     let (report, _) = result.map_err(|e| Stop::Message(e.to_string()))?;
+    if !has_changes {
+        // Only tag moves (after `state mv`) can have failed.
+        return Ok(if report.failed.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     eprintln!(
         "\n{} {}: {} done, {} failed, {} skipped.",
         if destroy { "Destroy" } else { "Apply" },

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use monform_config::{Loaded, Project};
-use monform_engine::{Actual, LocalState, Plan, PlanOptions, State, StateBackend};
+use monform_engine::state::postgres::Actor;
+use monform_engine::{Actual, LocalState, Plan, PlanOptions, PostgresState, State, StateBackend};
 use monform_model::Address;
 
 use crate::connect::{Connection, connect};
@@ -60,21 +61,42 @@ pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
         .collect()
 }
 
+/// Where the URL of the PostgreSQL state comes from (never from files).
+pub const STATE_URL_VARIABLE: &str = "MONFORM_STATE_URL";
+
+/// The project's state backend: `.monform/state.json`, or PostgreSQL at
+/// `MONFORM_STATE_URL` when monform.toml says `[state] backend = "postgres"`.
+/// `command` is recorded with every PostgreSQL write and lock.
+pub fn open_backend(dir: &Path, project: &Project, command: &str) -> Result<Box<dyn StateBackend>, Stop> {
+    match project.state_backend {
+        monform_config::StateBackend::Local => Ok(Box::new(LocalState::new(dir))),
+        monform_config::StateBackend::Postgres => Ok(Box::new(open_postgres(&project.name, command)?)),
+    }
+}
+
+/// The PostgreSQL state of `project`, at `MONFORM_STATE_URL`.
+pub fn open_postgres(project: &str, command: &str) -> Result<PostgresState, Stop> {
+    let url = std::env::var(STATE_URL_VARIABLE)
+        .ok()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| {
+            Stop::Message(format!(
+                "{STATE_URL_VARIABLE} is not set: the PostgreSQL state backend needs it\n\nhint: export {STATE_URL_VARIABLE}=postgres://USER:PASSWORD@HOST:5432/DATABASE (connection URLs never live in files)"
+            ))
+        })?;
+    PostgresState::open(&url, project, Actor::current(command)).map_err(|e| Stop::Message(e.to_string()))
+}
+
 /// Everything after loading, up to and including the plan.
 pub async fn prepare(
     dir: &Path,
     api_url: Option<&str>,
     (loaded, project): (Loaded, Project),
+    backend: Box<dyn StateBackend>,
     targets: &[Address],
     destroy: bool,
 ) -> Result<Prepared, Stop> {
-    if project.state_backend != monform_config::StateBackend::Local {
-        return Err(Stop::Message(
-            "state backend \"postgres\" is not available yet; use \"local\"".into(),
-        ));
-    }
     let connection = connect(dir, api_url, &project).await?;
-    let backend: Box<dyn StateBackend> = Box::new(LocalState::new(dir));
     let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
     let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &state)
         .await

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::context::{Stop, block_on, parse_targets, prepare};
+use super::context::{Stop, block_on, open_backend, parse_targets, prepare};
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 
@@ -41,21 +41,44 @@ fn write_saved(path: &Path, saved: &monform_engine::SavedPlan) -> Result<(), Sto
         .map_err(|e| Stop::Message(format!("cannot write the plan {}: {e}", path.display())))
 }
 
+/// The objects whose ownership tag the next apply rewrites after
+/// `monform state mv`: not changes (nothing else about them differs), but
+/// worth saying.
+pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) -> String {
+    let mut moved = actual.moved(&plan.project);
+    moved.retain(|m| plan.changes.iter().any(|c| c.address == m.address));
+    if moved.is_empty() {
+        return String::new();
+    }
+    let mut note = String::from("Moved by `monform state mv` (the next apply rewrites their ownership tag):\n");
+    for m in moved {
+        let from = m.from.map_or_else(
+            || "no tag".to_owned(),
+            |id| format!("tag of {}.{id}", m.address.kind.section()),
+        );
+        note.push_str(&format!("  {} (has the {from})\n", m.address));
+    }
+    note.push('\n');
+    note
+}
+
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let loaded = super::context::load(dir, output)?;
-        let prepared = prepare(dir, api_url, loaded, &targets, false).await?;
+        let backend = open_backend(dir, &loaded.1, "monform plan")?;
+        let prepared = prepare(dir, api_url, loaded, backend, &targets, false).await?;
         let plan = prepared.plan.clone();
+        let moved = moved_note(&prepared.actual, &plan);
         let saved = monform_engine::SavedPlan::new(&plan, &prepared.loaded.desired, &prepared.state);
         prepared.connection.close().await;
         if let Some(path) = &args.out {
             write_saved(path, &saved)?;
         }
-        Ok::<_, Stop>(plan)
+        Ok::<_, Stop>((plan, moved))
     });
-    let plan = match result {
-        Ok(Ok(plan)) => plan,
+    let (plan, moved) = match result {
+        Ok(Ok(planned)) => planned,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
             eprintln!("error: {message}");
@@ -64,7 +87,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     };
     match args.format {
         Format::Human => print!(
-            "{}",
+            "{moved}{}",
             human(
                 &plan,
                 Style {

@@ -312,3 +312,53 @@ pub fn markdown(plan: &Plan) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use monform_engine::{Change, Reason};
+    use monform_model::{Address, Kind};
+
+    fn huge_plan(changes: usize, lines: usize) -> Plan {
+        let script = |tag: &str| (0..lines).map(|i| format!("line {i} {tag}\n")).collect::<String>();
+        let changes = (0..changes)
+            .map(|i| Change {
+                address: Address::new(Kind::Snippet, format!("s{i:02}")),
+                action: Action::Update,
+                remote_id: Some(i.to_string()),
+                reason: Reason::ConfigChanged,
+                fields: vec![FieldChange {
+                    path: "script".into(),
+                    before: Some(Value::String(script("old"))),
+                    after: Some(Value::String(script(if i == 0 { "new but short" } else { "new" }))),
+                    sensitive: false,
+                    known_after_apply: false,
+                }],
+                unchanged: 1,
+                remote_version: None,
+            })
+            .collect();
+        Plan {
+            project: "big".into(),
+            changes,
+            order: Default::default(),
+            state_serial: 0,
+        }
+    }
+
+    #[test]
+    fn markdown_stays_under_the_comment_limit_collapsing_the_largest_first() {
+        let plan = huge_plan(30, 400);
+        let text = markdown(&plan);
+        assert!(text.len() <= MARKDOWN_LIMIT, "{} characters", text.len());
+        assert!(text.contains("diffs were too large for one comment"), "says so");
+        assert_eq!(text.matches("<details>").count(), 30, "every resource keeps its block");
+    }
+
+    #[test]
+    fn small_plans_are_not_collapsed() {
+        let text = markdown(&huge_plan(2, 5));
+        assert!(!text.contains("too large"));
+        assert!(text.contains("```diff\n~ script = <<EOT\n"), "{text}");
+    }
+}

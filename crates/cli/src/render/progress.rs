@@ -60,6 +60,10 @@ impl Progress {
             Event::Adopted { address } => {
                 self.line(format!("{address}: adopted the object an interrupted create had made"));
             }
+            Event::Moved { address, from } => {
+                let from = from.map_or_else(|| "none".to_owned(), |id| format!("{}.{id}", address.kind.section()));
+                self.line(format!("{address}: ownership tag moved (was {from})"));
+            }
         }
     }
 

@@ -1,0 +1,131 @@
+//! monform's end-to-end benchmark (issue 6, items 1, 2 and 4).
+//!
+//! For each size (`--checks N`, repeatable; default 1,000 and 10,000) it
+//! generates a project of N checks of all ten types in groups of 50, with
+//! snippets, alert channels and variables, in YAML files of 100 checks;
+//! starts the emulator in-process (file-backed SQLite, rate limit off) and
+//! measures, in one run: load; cold apply (fetch + plan + apply from
+//! empty); no-op plan (fetch + plan), again in a fresh child process for its
+//! own peak RSS; load + diff without network; a Terraform-style refresh
+//! (one GET per managed object) as the baseline; the plan and the apply of
+//! 1% of the checks changed in the files.
+//!
+//! Each phase reports wall time, CPU time, peak RSS, API requests (served by
+//! the emulator and sent by the client) and the time the requests would take
+//! at the real service's 600 requests / 60 s. Prints a Markdown table and the
+//! targets of issue 6 item 4 as PASS/FAIL lines to stdout, writes
+//! `target/bench/report.json`, and exits 1 when a target fails in a release
+//! build.
+//!
+//! `cargo run --release -p monform-bench -- [--checks N]... [--runs R] [--out FILE]`
+
+mod generate;
+mod measure;
+mod report;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "monform's end-to-end benchmark: cold apply, no-op plan, 1% change, per-object-GET baseline")]
+struct Args {
+    /// Number of checks; repeat for several sizes (default: 1000 and 10000).
+    #[arg(long = "checks", value_name = "N")]
+    checks: Vec<usize>,
+    /// Runs of the offline load + diff (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Where to write the JSON report (default: target/bench/report.json).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Keep each size's project and emulator database in DIR/<checks>/
+    /// (DIR/<checks> must not exist yet), e.g. for profiling afterwards.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// Internal: run one phase in this process (`noop-plan`, or `generate` to
+    /// only write the project of `--checks N` into `--dir`).
+    #[arg(long, hide = true)]
+    phase: Option<String>,
+    /// Internal: the prepared project of `--phase`.
+    #[arg(long, hide = true)]
+    dir: Option<PathBuf>,
+}
+
+fn default_out() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("bench").join("report.json")
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Some(phase) = args.phase {
+        let Some(dir) = args.dir else {
+            eprintln!("error: --phase needs --dir");
+            return ExitCode::from(2);
+        };
+        match phase.as_str() {
+            "noop-plan" => run::child_noop_plan(dir),
+            // For profiling the loader alone (`monform validate DIR`).
+            "generate" => {
+                let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));
+                generate::generate(&dir, &shape, 0).expect("project written");
+            }
+            _ => {
+                eprintln!("error: unknown phase `{phase}`");
+                return ExitCode::from(2);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let sizes = if args.checks.is_empty() {
+        vec![1_000, 10_000]
+    } else {
+        args.checks
+    };
+    if sizes.contains(&0) {
+        eprintln!("error: --checks must be above 0");
+        return ExitCode::from(2);
+    }
+    let rss_reset = measure::reset_peak_rss();
+    if !rss_reset {
+        eprintln!("note: /proc/self/clear_refs is not writable: peak RSS is the process's high-water mark");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let mut sanity = run::Sanity::default();
+    let mut reports = Vec::new();
+    for &checks in &sizes {
+        reports.push(runtime.block_on(run::run_size(checks, args.runs, args.keep.as_deref(), &mut sanity)));
+    }
+    let targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
+    print!("{}", report::markdown(&reports, &targets, rss_reset));
+    for problem in &sanity.0 {
+        println!("FAIL sanity: {problem}");
+    }
+    let json = report::json_report(&reports, &targets, &sanity.0, rss_reset);
+    let out = args.out.unwrap_or_else(default_out);
+    let written = out
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&out, serde_json::to_string_pretty(&json).expect("JSON") + "\n"));
+    match written {
+        Ok(()) => eprintln!("wrote {}", out.display()),
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let pass = targets.iter().all(|t| t.pass) && sanity.0.is_empty();
+    if pass || cfg!(debug_assertions) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,401 @@
+//! The figures: a Markdown table on stdout, `report.json`, and the targets
+//! of issue 6 item 4 as PASS/FAIL lines.
+
+use monform_engine::Summary;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::generate::Shape;
+use crate::measure::Cost;
+use crate::run::{ChildReport, LoadAndDiff, ms};
+
+/// The real service's budget (spec 8): 600 requests per 60 s, so each
+/// request costs 0.1 s once the burst is spent.
+pub const RATE_LIMIT_REQUESTS: f64 = 600.0;
+pub const RATE_LIMIT_WINDOW_S: f64 = 60.0;
+
+pub fn modelled_seconds(requests: u64) -> f64 {
+    requests as f64 * RATE_LIMIT_WINDOW_S / RATE_LIMIT_REQUESTS
+}
+
+/// One measured phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub wall_ms: f64,
+    pub cpu_ms: f64,
+    /// RSS when the phase started (the emulator and what the bench keeps).
+    pub rss_start_mb: f64,
+    /// Peak RSS during the phase (see `rss_reset`).
+    pub peak_rss_mb: f64,
+    /// Requests the emulator served (its metrics).
+    pub requests: u64,
+    /// Requests the client sent (`requests_sent`).
+    pub requests_client: u64,
+    /// POST/PUT/PATCH/DELETE the emulator served.
+    pub writes: u64,
+    /// `requests` at 600 requests / 60 s (0.1 s each), bursts aside.
+    pub modelled_seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated: Option<ChildReport>,
+}
+
+impl Phase {
+    pub fn new(name: &'static str, title: &'static str, cost: Cost) -> Phase {
+        Phase {
+            name,
+            title,
+            wall_ms: ms(cost.wall),
+            cpu_ms: ms(cost.cpu),
+            rss_start_mb: round(cost.rss_start_mb),
+            peak_rss_mb: round(cost.peak_rss_mb),
+            requests: cost.requests.served,
+            requests_client: cost.requests.sent,
+            writes: cost.requests.writes,
+            modelled_seconds: round(modelled_seconds(cost.requests.served)),
+            isolated: None,
+        }
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Everything measured for one size.
+pub struct SizeReport {
+    pub shape: Shape,
+    pub project_bytes: usize,
+    pub reload_ms: f64,
+    pub phases: Vec<Phase>,
+    pub noop_isolated: Option<Phase>,
+    pub load_and_diff: Option<LoadAndDiff>,
+    pub baseline: Option<Phase>,
+    pub change_summary: Option<Summary>,
+}
+
+impl SizeReport {
+    pub fn new(shape: Shape, project_bytes: usize) -> SizeReport {
+        SizeReport {
+            shape,
+            project_bytes,
+            reload_ms: 0.0,
+            phases: Vec::new(),
+            noop_isolated: None,
+            load_and_diff: None,
+            baseline: None,
+            change_summary: None,
+        }
+    }
+
+    pub fn push(&mut self, phase: Phase) {
+        self.phases.push(phase);
+    }
+
+    pub fn phase(&self, name: &str) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+
+    fn ratios(&self) -> Option<Ratios> {
+        let noop = self.phase("noop_plan")?;
+        let baseline = self.baseline.as_ref()?;
+        Some(Ratios {
+            requests: round(baseline.requests as f64 / noop.requests.max(1) as f64),
+            wall: round(baseline.wall_ms / noop.wall_ms.max(0.1)),
+            modelled: round(baseline.modelled_seconds / noop.modelled_seconds.max(0.1)),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut phases = Map::new();
+        for phase in self.phases.iter().chain(&self.noop_isolated) {
+            phases.insert(phase.name.into(), json!(phase));
+        }
+        json!({
+            "checks": self.shape.checks,
+            "shape": self.shape,
+            "resources": self.shape.resources(),
+            "project_bytes": self.project_bytes,
+            "reload_ms": self.reload_ms,
+            "phases": phases,
+            "load_and_diff": self.load_and_diff,
+            "baseline": self.baseline,
+            "ratios": self.ratios(),
+            "change_plan_summary": self.change_summary,
+        })
+    }
+}
+
+/// Baseline ÷ monform, for the no-op plan.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Ratios {
+    requests: f64,
+    wall: f64,
+    /// At the modelled rate limit: the same as `requests`.
+    modelled: f64,
+}
+
+/// One target of issue 6 item 4.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub checks: usize,
+    pub id: &'static str,
+    pub description: String,
+    pub measured: f64,
+    pub limit: f64,
+    pub unit: &'static str,
+    pub pass: bool,
+}
+
+pub fn targets(size: &SizeReport) -> Vec<Target> {
+    let n = size.shape.checks;
+    let mut targets = Vec::new();
+    let mut add = |id, description: String, measured: f64, limit: f64, unit, pass: bool| {
+        targets.push(Target {
+            checks: n,
+            id,
+            description,
+            measured,
+            limit,
+            unit,
+            pass,
+        });
+    };
+    if let Some(noop) = size.phase("noop_plan") {
+        add(
+            "noop_plan_requests",
+            format!("no-op plan of {n} checks: at most 120 requests"),
+            noop.requests as f64,
+            120.0,
+            "requests",
+            noop.requests <= 120,
+        );
+        add(
+            "noop_plan_wall",
+            format!("no-op plan of {n} checks: under 2 s wall (fetch + plan, loopback emulator)"),
+            noop.wall_ms,
+            2000.0,
+            "ms",
+            noop.wall_ms < 2000.0,
+        );
+    }
+    if let Some(isolated) = &size.noop_isolated {
+        add(
+            "noop_plan_peak_rss",
+            format!("no-op plan of {n} checks: under 200 MB peak RSS (own process: load + fetch + plan)"),
+            isolated.peak_rss_mb,
+            200.0,
+            "MiB",
+            isolated.peak_rss_mb < 200.0,
+        );
+    }
+    if let Some(offline) = &size.load_and_diff {
+        add(
+            "load_and_diff",
+            format!(
+                "loading and diffing {n} checks (no network): under 300 ms (median of {})",
+                offline.runs
+            ),
+            offline.median_ms,
+            300.0,
+            "ms",
+            offline.median_ms < 300.0,
+        );
+    }
+    if let Some(apply) = size.phase("change_apply") {
+        let changed = size.shape.changed() as u64;
+        add(
+            "change_apply_writes",
+            format!(
+                "1% change apply sends only the {changed} changed objects (writes; {} requests in all)",
+                apply.requests
+            ),
+            apply.writes as f64,
+            changed as f64,
+            "writes",
+            apply.writes == changed && apply.requests == changed,
+        );
+    }
+    if let Some(ratios) = size.ratios() {
+        add(
+            "baseline_request_ratio",
+            format!("{n} checks: requests of a per-object-GET refresh ÷ no-op plan at least 50x"),
+            ratios.requests,
+            50.0,
+            "x",
+            ratios.requests >= 50.0,
+        );
+    }
+    targets
+}
+
+pub fn json_report(sizes: &[SizeReport], targets: &[Target], sanity: &[String], rss_reset: bool) -> Value {
+    json!({
+        "tool": "monform-bench",
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "rate_limit_model": {
+            "requests": RATE_LIMIT_REQUESTS,
+            "window_s": RATE_LIMIT_WINDOW_S,
+            "seconds_per_request": RATE_LIMIT_WINDOW_S / RATE_LIMIT_REQUESTS,
+        },
+        "baseline_parallelism": crate::run::BASELINE_PARALLELISM,
+        "rss_reset": rss_reset,
+        "notes": [
+            "In-process phases share the process with the emulator: cpu_ms includes the emulator's CPU and rss figures its memory.",
+            "peak_rss_mb of an in-process phase is its own peak when rss_reset is true (VmHWM reset through /proc/self/clear_refs before the phase), else the process's monotonic high-water mark.",
+            "noop_plan_isolated runs load + fetch + plan in a fresh child process against the same emulator: its peak_rss_mb and cpu_ms are monform's alone.",
+            "modelled_seconds = requests x 0.1 s (600 requests / 60 s), bursts aside.",
+        ],
+        "sizes": sizes.iter().map(SizeReport::to_json).collect::<Vec<_>>(),
+        "targets": targets,
+        "sanity_problems": sanity,
+        "all_pass": targets.iter().all(|t| t.pass) && sanity.is_empty(),
+    })
+}
+
+fn int(x: u64) -> String {
+    let text = x.to_string();
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i > 0 && (text.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn num(x: f64) -> String {
+    if x >= 100.0 {
+        int(x.round() as u64)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn row(out: &mut String, checks: usize, phase: &Phase) {
+    out.push_str(&format!(
+        "| {} | {} | {} | {} | {} | {} / {} | {} | {} |\n",
+        int(checks as u64),
+        phase.title,
+        num(phase.wall_ms),
+        num(phase.cpu_ms),
+        num(phase.peak_rss_mb),
+        int(phase.requests),
+        int(phase.requests_client),
+        int(phase.writes),
+        num(phase.modelled_seconds),
+    ));
+}
+
+pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "## monform-bench ({} build, {} CPUs)\n\n",
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    ));
+    out.push_str(
+        "| checks | phase | wall ms | CPU ms | peak RSS MiB | requests (served / sent) | writes | at 600 req/min, s |\n\
+         |---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for size in sizes {
+        let n = size.shape.checks;
+        for phase in &size.phases {
+            row(&mut out, n, phase);
+            if phase.name == "noop_plan"
+                && let Some(isolated) = &size.noop_isolated
+            {
+                row(&mut out, n, isolated);
+            }
+        }
+        if let Some(offline) = &size.load_and_diff {
+            out.push_str(&format!(
+                "| {} | load + diff, offline (median of {}; load {} + plan {}) | {} | {} | {} | 0 / 0 | 0 | 0.0 |\n",
+                int(n as u64),
+                offline.runs,
+                num(offline.load_median_ms),
+                num(offline.plan_median_ms),
+                num(offline.median_ms),
+                num(offline.cpu_ms),
+                num(offline.peak_rss_mb),
+            ));
+        }
+        if let Some(baseline) = &size.baseline {
+            row(&mut out, n, baseline);
+        }
+    }
+    out.push_str(&format!(
+        "\nResources per size: checks + checks/50 groups + snippets, alert channels and variables (max(5, checks/200) each). \
+         In-process rows include the emulator's CPU and memory; peak RSS is {}. \
+         The \"own process\" row is a fresh `--phase noop-plan` child (load + fetch + plan): its CPU and peak RSS are monform's alone \
+         (its wall is fetch + plan; load is listed below).\n",
+        if rss_reset {
+            "the phase's own peak (VmHWM reset before each phase)"
+        } else {
+            "the process's monotonic high-water mark"
+        }
+    ));
+    out.push_str(
+        "\n### No-op plan vs a Terraform-style refresh (one GET per object)\n\n\
+         | checks | objects | monform requests | baseline requests | ratio | monform wall ms | baseline wall ms | wall ratio | monform at 600/min, s | baseline at 600/min, s |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for size in sizes {
+        if let (Some(noop), Some(baseline), Some(ratios)) = (size.phase("noop_plan"), &size.baseline, size.ratios()) {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {:.1}x | {} | {} | {:.1}x | {} | {} |\n",
+                int(size.shape.checks as u64),
+                int(size.shape.resources() as u64),
+                int(noop.requests),
+                int(baseline.requests),
+                ratios.requests,
+                num(noop.wall_ms),
+                num(baseline.wall_ms),
+                ratios.wall,
+                num(noop.modelled_seconds),
+                num(baseline.modelled_seconds),
+            ));
+        }
+    }
+    for size in sizes {
+        if let Some(isolated) = size.noop_isolated.as_ref().and_then(|p| p.isolated.as_ref()) {
+            out.push_str(&format!(
+                "\nNo-op plan in its own process, {} checks: load {} ms, fetch {} ms, plan {} ms; CPU {} ms (process {} ms); \
+                 RSS / peak RSS after load {} / {} MiB, after fetch {} / {} MiB, after plan {} / {} MiB; \
+                 {} requests; {} changes. Reload after the 1% edit: {} ms.\n",
+                int(size.shape.checks as u64),
+                num(isolated.load_ms),
+                num(isolated.fetch_ms),
+                num(isolated.plan_ms),
+                num(isolated.cpu_ms),
+                num(isolated.process_cpu_ms),
+                num(isolated.rss_after_load_mb.0),
+                num(isolated.rss_after_load_mb.1),
+                num(isolated.rss_after_fetch_mb.0),
+                num(isolated.rss_after_fetch_mb.1),
+                num(isolated.rss_after_plan_mb.0),
+                num(isolated.rss_after_plan_mb.1),
+                int(isolated.requests_sent),
+                isolated.changes,
+                num(size.reload_ms),
+            ));
+        }
+    }
+    out.push_str("\n### Targets (issue 6 item 4)\n\n");
+    for target in targets {
+        out.push_str(&format!(
+            "{} [{} checks] {}: {} {} (limit {} {})\n",
+            if target.pass { "PASS" } else { "FAIL" },
+            int(target.checks as u64),
+            target.description,
+            num(target.measured),
+            target.unit,
+            num(target.limit),
+            target.unit
+        ));
+    }
+    out
+}
