@@ -21,6 +21,7 @@ use crate::fetch::Actual;
 use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
 use crate::plan::{Action, Change, Names, Plan, file_form, managed, secret_fingerprints};
 use crate::state::{ResourceState, State, StateBackend, StateError};
+use monform_model::wire::to_wire;
 
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -270,10 +271,47 @@ async fn run(shared: &Shared<'_>, change: &Change) -> Result<(), RunError> {
         }
         Action::Update => {
             let resource = resource(shared, address)?;
-            let body = body_for(shared, resource).await;
+            let mut body = body_for(shared, resource).await;
+            clear_removed_fields(shared, change, &mut body).await;
             let id = change.remote_id.clone().unwrap_or_default();
             let remote = shared.client.update(address.kind, &id, &body).await?;
             record(shared, resource, &remote).await
+        }
+    }
+}
+
+/// Fields the files no longer set but monform did: sent empty so the API
+/// clears them (updates keep the fields a body leaves out).
+async fn clear_removed_fields(shared: &Shared<'_>, change: &Change, body: &mut Value) {
+    let cleared: serde_json::Map<String, Value> = change
+        .fields
+        .iter()
+        .filter(|f| f.cleared)
+        .map(|f| {
+            let empty = if f.before.as_ref().is_some_and(Value::is_array) {
+                Value::Array(Vec::new())
+            } else {
+                Value::Null
+            };
+            (f.path.clone(), empty)
+        })
+        .collect();
+    if cleared.is_empty() {
+        return;
+    }
+    let ids = shared.ids.lock().await;
+    let resolve = |kind: Kind, id: &str| ids.get(&Address::new(kind, id)).cloned();
+    let mut file_form = Value::Object(cleared);
+    if let Some(tag) = body.get("checkType") {
+        // The facts of a check depend on its type.
+        file_form["checkType"] = tag.clone();
+    }
+    if let (Some(target), Value::Object(wire)) =
+        (body.as_object_mut(), to_wire(change.address.kind, &file_form, &resolve))
+    {
+        // What the body already sets wins: `tags` always carries the ownership tag.
+        for (key, value) in wire {
+            target.entry(key).or_insert(value);
         }
     }
 }
@@ -378,6 +416,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             applied,
             secrets,
             prevent_destroy: resource.resource.prevent_destroy(),
+            managed: managed_names(&desired),
         },
     );
     state.serial += 1;
@@ -445,6 +484,7 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
                 applied,
                 secrets,
                 prevent_destroy: resource.resource.prevent_destroy(),
+                managed: managed_names(&desired),
             },
         );
         changed = true;
@@ -497,6 +537,14 @@ async fn retag_moved(shared: &Shared<'_>, plan: &Plan, actual: &Actual, report: 
         }
     }
     Ok(())
+}
+
+/// The top-level fields of a desired value.
+fn managed_names(desired: &Value) -> Vec<String> {
+    desired
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// How other objects refer to this one: its id, or a private location's slug.

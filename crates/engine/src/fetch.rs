@@ -20,11 +20,20 @@ pub struct Actual {
     /// Further objects claiming an address already taken (left by an
     /// interrupted apply); the next apply deletes them.
     pub duplicates: Vec<(Address, Remote)>,
-    /// Every object of every kind, the project's or not.
-    pub all: HashMap<Kind, Vec<Remote>>,
+    /// The account's other objects (made by hand or by other projects), by
+    /// kind. Each listed object is in exactly one of `owned`, `duplicates`
+    /// and `others`: nothing is held twice.
+    pub others: HashMap<Kind, Vec<Remote>>,
 }
 
 impl Actual {
+    /// How many objects of `kind` the account holds, the project's or not.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.owned.keys().filter(|a| a.kind == kind).count()
+            + self.duplicates.iter().filter(|(a, _)| a.kind == kind).count()
+            + self.others.get(&kind).map_or(0, Vec::len)
+    }
+
     /// The address owning a remote object, by kind and remote id.
     pub fn address_of(&self, kind: Kind, remote_id: &str) -> Option<&Address> {
         self.owned
@@ -42,30 +51,66 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
             .map(|&kind| async move { client.list_all(kind).await.map(|objects| (kind, objects)) }),
     )
     .await?;
+    let recorded = Recorded::new(state);
     let mut actual = Actual::default();
     for (kind, objects) in lists {
-        let mut claimed: Vec<(Address, bool, &Remote)> = objects
+        let mut claimed: Vec<(Address, bool, usize)> = objects
             .iter()
-            .filter_map(|remote| {
-                claim(kind, remote, project, desired, state).map(|(address, by_state)| (address, by_state, remote))
+            .enumerate()
+            .filter_map(|(i, remote)| {
+                claim(kind, remote, project, desired, &recorded).map(|(address, by_state)| (address, by_state, i))
             })
             .collect();
         // The state's claim wins over a tag naming the same address: after
         // `state mv`, the moved object keeps the address.
         claimed.sort_by_key(|(_, by_state, _)| !*by_state);
-        for (address, _, remote) in claimed {
+        // Objects move into `owned`, `duplicates` or `others`, never copied:
+        // a large account's bodies are most of a plan's memory.
+        let mut objects: Vec<Option<Remote>> = objects.into_iter().map(Some).collect();
+        for (address, _, i) in claimed {
+            let Some(remote) = objects[i].take() else { continue };
             match actual.owned.entry(address) {
                 std::collections::btree_map::Entry::Occupied(taken) => {
-                    actual.duplicates.push((taken.key().clone(), remote.clone()));
+                    actual.duplicates.push((taken.key().clone(), remote));
                 }
                 std::collections::btree_map::Entry::Vacant(free) => {
-                    free.insert(remote.clone());
+                    free.insert(remote);
                 }
             }
         }
-        actual.all.insert(kind, objects);
+        let others: Vec<Remote> = objects.into_iter().flatten().collect();
+        if !others.is_empty() {
+            actual.others.insert(kind, others);
+        }
     }
     Ok(actual)
+}
+
+/// The state's addresses by (section, remote id), built once per fetch so
+/// claiming stays linear in the number of objects.
+struct Recorded<'s> {
+    by_id: HashMap<(&'s str, &'s str), Option<Address>>,
+}
+
+impl<'s> Recorded<'s> {
+    fn new(state: &'s State) -> Recorded<'s> {
+        let mut by_id = HashMap::with_capacity(state.resources.len());
+        for (address, entry) in &state.resources {
+            let Some((section, _)) = address.split_once('.') else {
+                continue;
+            };
+            // The first entry (in address order) with the id wins.
+            by_id
+                .entry((section, entry.remote_id.as_str()))
+                .or_insert_with(|| address.parse::<Address>().ok());
+        }
+        Recorded { by_id }
+    }
+
+    /// The address the state records for a remote object of `kind`.
+    fn address(&self, kind: Kind, remote_id: &str) -> Option<Address> {
+        self.by_id.get(&(kind.section(), remote_id)).cloned().flatten()
+    }
 }
 
 /// The project's address of a remote object, if it is the project's, and
@@ -74,21 +119,20 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
 /// tag still names the old one (the next apply rewrites the tag). For kinds
 /// with tags the state is believed only for an object tagged as this
 /// project's, so a stale id can never claim an object made by hand.
-fn claim(kind: Kind, remote: &Remote, project: &str, desired: &Desired, state: &State) -> Option<(Address, bool)> {
+fn claim(
+    kind: Kind,
+    remote: &Remote,
+    project: &str,
+    desired: &Desired,
+    recorded: &Recorded<'_>,
+) -> Option<(Address, bool)> {
     let tag = uses_tags(kind).then(|| owner(&remote.body));
     if let Some(tag) = tag
         && tag.is_none_or(|(owner_project, _)| owner_project != project)
     {
         return None;
     }
-    let recorded = state
-        .resources
-        .iter()
-        .find(|(address, entry)| {
-            entry.remote_id == remote.id && address.split_once('.').is_some_and(|(s, _)| s == kind.section())
-        })
-        .and_then(|(address, _)| address.parse::<Address>().ok());
-    if let Some(address) = recorded {
+    if let Some(address) = recorded.address(kind, &remote.id) {
         return Some((address, true));
     }
     if let Some(Some((_, id))) = tag {

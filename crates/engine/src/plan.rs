@@ -43,6 +43,8 @@ pub enum Reason {
     Removed,
     #[serde(rename = "duplicate left by an interrupted apply")]
     Duplicate,
+    #[serde(rename = "a dependency is replaced")]
+    DependencyReplaced,
     #[serde(rename = "up to date")]
     UpToDate,
 }
@@ -56,6 +58,7 @@ impl Reason {
             Reason::DeletedRemotely => "deleted outside monform (drift)",
             Reason::Removed => "removed from configuration",
             Reason::Duplicate => "duplicate left by an interrupted apply",
+            Reason::DependencyReplaced => "a dependency is replaced",
             Reason::UpToDate => "up to date",
         }
     }
@@ -76,6 +79,9 @@ pub struct FieldChange {
     /// The field references a resource this plan creates: its id is known after apply.
     #[serde(skip)]
     pub known_after_apply: bool,
+    /// The files no longer set this field, which monform set before: it is cleared.
+    #[serde(skip)]
+    pub cleared: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -189,6 +195,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     for (address, remote) in &actual.duplicates {
         changes.push(removal(address, remote, Reason::Duplicate));
     }
+    reattach_dependents(&mut changes, desired);
     if !options.targets.is_empty() {
         let keep = targeted(desired, &options.targets);
         changes.retain(|c| keep.contains(&c.address));
@@ -221,16 +228,53 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     }
 }
 
+/// A replaced object gets a new remote id, and the service drops what
+/// referenced the old one (subscriptions, slugs): every resource that
+/// references it is updated to point at the new one.
+fn reattach_dependents(changes: &mut [Change], desired: &Desired) {
+    let replaced: BTreeSet<Address> = changes
+        .iter()
+        .filter(|c| c.action == Action::Replace)
+        .map(|c| c.address.clone())
+        .collect();
+    if replaced.is_empty() {
+        return;
+    }
+    for change in changes.iter_mut().filter(|c| c.action == Action::Noop) {
+        let Some(resource) = desired.resources.get(&change.address) else {
+            continue;
+        };
+        let json = resource.resource.to_json();
+        for reference in &resource.references {
+            if let Target::Managed(target) = &reference.target
+                && replaced.contains(target)
+            {
+                let value = lookup(&json, &reference.path).cloned();
+                change.fields.push(FieldChange {
+                    path: reference.path.to_string(),
+                    before: value.clone(),
+                    after: value,
+                    sensitive: false,
+                    known_after_apply: true,
+                    cleared: false,
+                });
+                change.action = Action::Update;
+                change.reason = Reason::DependencyReplaced;
+            }
+        }
+    }
+}
+
 /// The desired JSON without monform-only fields.
 pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
     let facts = facts(kind, &json);
-    for pattern in &facts.meta {
-        for path in expand(pattern, &json.clone()) {
-            if let (Some(Segment::Key(last)), Some(object)) = (path.segments().last(), json.as_object_mut())
-                && path.segments().len() == 1
-            {
-                object.remove(last);
-            }
+    // Expanded first, so the value is not cloned to be walked while changed.
+    let paths: Vec<FieldPath> = facts.meta.iter().flat_map(|pattern| expand(pattern, &json)).collect();
+    for path in paths {
+        if let (Some(Segment::Key(last)), Some(object)) = (path.segments().last(), json.as_object_mut())
+            && path.segments().len() == 1
+        {
+            object.remove(last);
         }
     }
     json
@@ -298,6 +342,7 @@ fn create(
             path: key,
             before: None,
             sensitive: secret,
+            cleared: false,
         });
     }
     let reason = if state.resources.contains_key(&address.to_string()) {
@@ -360,9 +405,27 @@ fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, 
             after: Some(redact(&d.after, &d.path, &sensitive)),
             sensitive: false,
             known_after_apply: false,
+            cleared: false,
         })
         .collect();
     let recorded = state.resources.get(&address.to_string());
+    for name in recorded.map(|r| r.managed.as_slice()).unwrap_or_default() {
+        let before = actual
+            .get(name)
+            .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
+        if desired.get(name).is_none()
+            && let Some(before) = before
+        {
+            fields.push(FieldChange {
+                path: name.clone(),
+                before: Some(before.clone()),
+                after: Some(Value::Null),
+                sensitive: false,
+                known_after_apply: false,
+                cleared: true,
+            });
+        }
+    }
     for path in &sensitive {
         let Some(value) = lookup(desired, path) else { continue };
         let same = recorded
@@ -375,6 +438,7 @@ fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, 
                 after: None,
                 sensitive: true,
                 known_after_apply: false,
+                cleared: false,
             });
         }
     }

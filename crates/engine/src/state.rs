@@ -46,6 +46,10 @@ pub struct ResourceState {
     /// resource leaves the files.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prevent_destroy: bool,
+    /// The top-level fields the files set when last applied: one that
+    /// disappears from the files is cleared rather than left behind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub managed: Vec<String>,
 }
 
 impl State {
@@ -242,6 +246,7 @@ mod tests {
                 applied: "f".into(),
                 secrets: BTreeMap::new(),
                 prevent_destroy: false,
+                managed: Vec::new(),
             },
         );
         backend.save(&state).unwrap();

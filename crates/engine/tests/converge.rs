@@ -148,7 +148,7 @@ async fn apply_and_replan(dir: &Path, env: &HashMap<String, String>, client: &Cl
     // The account holds exactly the desired objects: nothing orphaned or duplicated.
     for &kind in Kind::ALL {
         let want = loaded.desired.resources.keys().filter(|a| a.kind == kind).count();
-        let have = actual.all.get(&kind).map_or(0, Vec::len);
+        let have = actual.count(kind);
         if want != have {
             return Err(format!(
                 "the account holds {have} {kind} but the files declare {want}\nthe plan was:\n{}",
@@ -1098,129 +1098,7 @@ fn mutate(base: &Spec, mutation: &Mutation) -> Spec {
     if let (Choice::Other | Choice::Tweak, _) = next_choice() {
         next.defaults = mutation.other.defaults.clone();
     }
-    keep_still_referenced(base, &mut next);
-    keep_type_of_used_channels(base, &mut next);
-    keep_offsets_valid(base, &mut next);
     repair(next)
-}
-
-/// Is `offset` a valid frequencyOffset for `frequency` (spec 2.4)?
-fn valid_offset(frequency: u64, offset: u64) -> bool {
-    match frequency {
-        0 => [10, 20, 30].contains(&offset),
-        1..=60 => (1..=frequency * 10).contains(&offset),
-        _ => (1..=frequency.div_ceil(60)).contains(&offset),
-    }
-}
-
-/// Sets frequencyOffset 1 on a check whose edit removes its frequencyOffset
-/// while changing its frequency so that the old offset is out of range.
-///
-/// Without this the property would hit a known bug (see
-/// `going_back_to_the_default_frequency_applies`): the update sends the new
-/// frequency but not the removed offset, the API keeps the old offset, and
-/// rejects the combination (400).
-fn keep_offsets_valid(base: &Spec, next: &mut Spec) {
-    let checks = SECTIONS.iter().position(|(s, _)| *s == "checks").unwrap();
-    for slot in 0..slots("checks") {
-        let (Some(before), Some(after)) = (&base.sections[checks][slot], &mut next.sections[checks][slot]) else {
-            continue;
-        };
-        if before.body["checkType"] != after.body["checkType"] || after.body.get("frequencyOffset").is_some() {
-            continue;
-        }
-        let Some(old) = before.body.get("frequencyOffset").and_then(Value::as_u64) else {
-            continue;
-        };
-        let frequency = after.body.get("frequency").and_then(Value::as_u64).unwrap_or(10);
-        if !valid_offset(frequency, old) {
-            after.body["frequencyOffset"] = json!(1);
-        }
-    }
-}
-
-/// Keeps the type of an alert channel that checks or groups still use.
-///
-/// Without this the property would hit a known bug (see
-/// `replacing_a_used_alert_channel_keeps_the_subscriptions`): a type change
-/// replaces the channel, the API drops the subscriptions to the old one, and
-/// the plan has no update that subscribes the checks to the new one.
-fn keep_type_of_used_channels(base: &Spec, next: &mut Spec) {
-    let index = |section: &str| SECTIONS.iter().position(|(s, _)| *s == section).unwrap();
-    let channels = index("alertChannels");
-    for slot in 0..slots("alertChannels") {
-        let (Some(before), Some(after)) = (&base.sections[channels][slot], &next.sections[channels][slot]) else {
-            continue;
-        };
-        if before.body["type"] == after.body["type"] {
-            continue;
-        }
-        let id = json!(logical_id("alertChannels", slot));
-        let used = ["checks", "groups"].iter().any(|section| {
-            next.sections[index(section)].iter().flatten().any(|s| {
-                s.body
-                    .get("alertChannels")
-                    .and_then(Value::as_array)
-                    .is_some_and(|ids| ids.contains(&id))
-            })
-        });
-        if used {
-            next.sections[channels][slot] = base.sections[channels][slot].clone();
-        }
-    }
-}
-
-/// Reference fields, by section: (field, target section). Single references and lists.
-const REFERENCES: &[(&str, &str, &str)] = &[
-    ("checks", "group", "groups"),
-    ("checks", "setupSnippet", "snippets"),
-    ("checks", "tearDownSnippet", "snippets"),
-    ("checks", "privateLocations", "privateLocations"),
-    ("groups", "setupSnippet", "snippets"),
-    ("groups", "privateLocations", "privateLocations"),
-];
-
-/// Keeps a removed group, snippet or private location that a resource still
-/// in the files referenced before the edit and no longer mentions at all.
-///
-/// Without this the property would hit a known bug (see
-/// `removing_a_group_and_the_reference_to_it_applies`): the update of the
-/// referencing check omits the field, the API keeps the old reference, and
-/// the delete of the target is refused (409).
-fn keep_still_referenced(base: &Spec, next: &mut Spec) {
-    let index = |section: &str| SECTIONS.iter().position(|(s, _)| *s == section).unwrap();
-    loop {
-        // A revived resource may itself reference removed ones.
-        *next = repair(next.clone());
-        let mut revived = false;
-        for &(section, field, target) in REFERENCES {
-            let (from, to) = (index(section), index(target));
-            for slot in 0..slots(section) {
-                let (Some(before), Some(after)) = (&base.sections[from][slot], &next.sections[from][slot]) else {
-                    continue;
-                };
-                let same_type = before.body.get("checkType") == after.body.get("checkType");
-                if !same_type || after.body.get(field).is_some() {
-                    continue;
-                }
-                let ids: Vec<String> = match before.body.get(field) {
-                    Some(Value::Array(ids)) => ids.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-                    Some(Value::String(id)) => vec![id.clone()],
-                    _ => continue,
-                };
-                for id in ids {
-                    let target_slot = (0..slots(target)).find(|&s| logical_id(target, s) == id).unwrap();
-                    if next.sections[to][target_slot].is_none() {
-                        next.sections[to][target_slot] = base.sections[to][target_slot].clone();
-                        revived = true;
-                    }
-                }
-            }
-        }
-        if !revived {
-            return;
-        }
-    }
 }
 
 // ---- writing the files ----
@@ -1483,28 +1361,18 @@ checks:
 ";
 
 /// Taking a check out of a group and removing the group in one edit: the
-/// update of the check does not send `groupId` (the field is no longer in
-/// the files, so it is "left alone"), the check stays in the group, and
-/// `DELETE /v1/check-groups/{id}` answers 409. The same happens with a
-/// removed snippet (`setupSnippet`, `tearDownSnippet`) or private location
-/// (`privateLocations` left out entirely). The files cannot express "no
-/// group" (`group: null` also means "not set"), so the user is stuck.
+/// field monform set before is cleared (`groupId: null`), so the check
+/// leaves the group before the group is deleted.
 #[test]
-#[ignore = "bug: removing a group together with the check's `group` leaves groupId set; the group delete fails (409)"]
 fn removing_a_group_and_the_reference_to_it_applies() {
     let rounds = apply_versions(&[&[("monitors.yaml", CHECK_IN_GROUP)], &[("monitors.yaml", CHECK_ALONE)]]);
-    // Fails: apply did not succeed: failed: [(groups.shop, Delete,
-    // "DELETE /v1/check-groups/1 failed: 409 Conflict: check group 1 is still used by checks <uuid>")]
     assert_converged(&rounds.unwrap());
 }
 
 /// Changing an alert channel's `type` replaces it (delete + create). The API
-/// drops every subscription to the deleted channel, but the checks and
-/// groups that list the channel are planned as noops (their `alertChannels`
-/// still name the same logical id), so after apply they are subscribed to
-/// nothing and the next plan wants to update them.
+/// drops every subscription to the deleted channel, so the checks and groups
+/// that list it are updated to subscribe to the new one.
 #[test]
-#[ignore = "bug: replacing an alert channel (type change) loses the subscriptions of the checks that use it"]
 fn replacing_a_used_alert_channel_keeps_the_subscriptions() {
     let email = "
 alertChannels:
@@ -1523,18 +1391,13 @@ checks:
         "type: SLACK\n    config: { url: https://hooks.slack.com/services/oncall }",
     );
     let rounds = apply_versions(&[&[("monitors.yaml", email)], &[("monitors.yaml", &slack)]]).unwrap();
-    // Fails: version 2: the plan after apply still has changes:
-    //   Update checks.home (config changed)
-    //       alertChannels: [] -> ["oncall"]
     assert_converged(&rounds);
 }
 
 /// Removing `frequency` and `frequencyOffset` from a check (back to the
-/// default frequency 10): the update sends `frequency: 10` but not the
-/// offset, the API keeps the old offset (300, valid for 60 but not for 10)
-/// and rejects the update with 400. The plan showed only `frequency: 60 -> 10`.
+/// default frequency 10): the update clears the old offset (300, valid for
+/// 60 but not for 10) instead of leaving it behind.
 #[test]
-#[ignore = "bug: dropping frequency + frequencyOffset sends frequency 10 with the old offset; the API answers 400"]
 fn going_back_to_the_default_frequency_applies() {
     let hourly = "
 checks:
@@ -1546,9 +1409,6 @@ checks:
     request: { url: https://example.com }
 ";
     let rounds = apply_versions(&[&[("monitors.yaml", hourly)], &[("monitors.yaml", CHECK_ALONE)]]);
-    // Fails: apply did not succeed: failed: [(checks.home, Update, "PUT /v1/checks/url/<uuid> failed:
-    // 400 Bad Request: 1 field is invalid (frequencyOffset: frequencyOffset 300 is out of range 1..100
-    // for frequency 10)")]
     assert_converged(&rounds.unwrap());
 }
 

@@ -231,13 +231,13 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
     let requests = server.app.metrics.total(None) - before;
     assert_eq!(client.requests_sent() - sent, requests, "no retries, nothing dropped");
 
-    let objects: usize = actual.all.values().map(Vec::len).sum();
+    let objects: usize = Kind::ALL.iter().map(|&k| actual.count(k)).sum();
     let expected_requests: u64 = Kind::ALL
         .iter()
-        .map(|k| actual.all.get(k).map_or(0, Vec::len).div_ceil(100).max(1) as u64)
+        .map(|&k| actual.count(k).div_ceil(100).max(1) as u64)
         .sum();
     assert_eq!(
-        actual.all[&Kind::Check].len(),
+        actual.count(Kind::Check),
         checks - MISSING.len() + 2,
         "every check listed"
     );

@@ -333,6 +333,7 @@ mod tests {
                     after: Some(Value::String(script(if i == 0 { "new but short" } else { "new" }))),
                     sensitive: false,
                     known_after_apply: false,
+                    cleared: false,
                 }],
                 unchanged: 1,
                 remote_version: None,

@@ -747,6 +747,7 @@ mod tests {
             applied: "f".into(),
             secrets: BTreeMap::new(),
             prevent_destroy: false,
+            managed: Vec::new(),
         }
     }
 
