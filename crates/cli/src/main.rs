@@ -47,6 +47,10 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
     Destroy(commands::apply::RunArgs),
+    /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one into a new project (--all-unmanaged --out DIR)
+    Import(commands::import::ImportArgs),
+    /// Write every object of the account as a monform project (--out DIR)
+    Export(commands::export::ExportArgs),
     /// Inspect and change the state: list, show, rm, mv, history, migrate
     State(commands::state::StateArgs),
     /// Print the JSON Schema (draft-07) of a resource file
@@ -63,6 +67,8 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Apply(args) => commands::apply::run_apply(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Import(args) => commands::import::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Export(args) => commands::export::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema => commands::schema::run(),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),

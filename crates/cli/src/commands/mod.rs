@@ -1,5 +1,7 @@
 pub mod apply;
 pub mod context;
+pub mod export;
+pub mod import;
 pub mod plan;
 pub mod schema;
 pub mod serve;

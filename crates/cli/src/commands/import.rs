@@ -1,0 +1,265 @@
+//! `monform import ADDRESS REMOTE_ID`: adopt one existing object under a
+//! logical id of the files. `monform import --all-unmanaged --out DIR`:
+//! write every object no project owns as a new project and adopt them
+//! (ownership tags written, `DIR/.monform/state.json` recorded), so that
+//! `monform plan --dir DIR` shows no changes.
+//!
+//! "No project owns it": no `monform:` tag for kinds with tags; for the
+//! other kinds (recognised by natural key), not in the current project's
+//! state. Objects another project adopted by natural key alone cannot be
+//! told apart from unmanaged ones without that project's state.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use futures_util::StreamExt;
+use monform_api::{Client, Remote};
+use monform_engine::export::{adopted_entry, adopted_state, export, unmanaged};
+use monform_engine::identity::{owner, ownership_tag, retag_body, uses_tags};
+use monform_engine::{LocalState, StateBackend};
+use monform_model::{Address, Kind};
+
+use super::context::{Stop, block_on, open_backend};
+use super::export::{Split, check_out, current_project, finish, list_everything, project_for, report, write};
+use crate::connect::connect;
+use crate::render::Output;
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The address in the files to adopt the object under, e.g. checks.homepage
+    #[arg(required_unless_present = "all_unmanaged", requires = "remote_id")]
+    address: Option<String>,
+    /// The object's remote id (a variable's key)
+    #[arg(requires = "address")]
+    remote_id: Option<String>,
+    /// Write every object no project owns to a new project in --out, and adopt them
+    #[arg(long, requires = "out", conflicts_with = "address")]
+    all_unmanaged: bool,
+    /// The folder of the new project (with --all-unmanaged)
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
+    /// How to split the resource files (with --all-unmanaged)
+    #[arg(long, value_enum, default_value_t = Split::Kind)]
+    split_by: Split,
+    /// The name of the new project (default: the current project's)
+    #[arg(long)]
+    project: Option<String>,
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output) -> ExitCode {
+    finish(block_on(async {
+        match (&args.address, &args.remote_id, &args.out) {
+            (Some(address), Some(id), _) => import_one(dir, api_url, address, id, output).await,
+            (_, _, Some(out)) if args.all_unmanaged => {
+                import_all(dir, api_url, out, args.split_by, args.project.as_deref(), output).await
+            }
+            _ => Err(Stop::Message(
+                "pass ADDRESS REMOTE_ID, or --all-unmanaged --out DIR".into(),
+            )),
+        }
+    }))
+}
+
+async fn import_all(
+    dir: &Path,
+    api_url: Option<&str>,
+    out: &Path,
+    split: Split,
+    name: Option<&str>,
+    output: &Output,
+) -> Result<ExitCode, Stop> {
+    let current = current_project(dir, output);
+    let (project, settings) = project_for(current.as_ref(), name)?;
+    check_out(out)?;
+    let current_state = match &current {
+        Some((_, p)) => Some(
+            open_backend(dir, p, "monform import")?
+                .load(&p.name)
+                .map_err(|e| Stop::Message(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let connection = connect(dir, api_url, &settings).await?;
+    let result = async {
+        let everything = list_everything(&connection.client).await?;
+        // Adopting under a name that already owns objects would make the
+        // new project's plan delete them.
+        if everything
+            .iter()
+            .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
+        {
+            return Err(Stop::Message(format!(
+                "project `{project}` already owns objects in the account: pass --project with a new name"
+            )));
+        }
+        let objects = unmanaged(everything, current_state.as_ref());
+        let mut exported = export(objects, split.into());
+        write(out, &project, &settings, &exported)?;
+        // Adopt: ownership tags on kinds with tags (the version changes).
+        let tagged: Vec<(Address, Remote)> = exported
+            .objects
+            .iter()
+            .filter(|(a, _)| uses_tags(a.kind))
+            .map(|(a, r)| (a.clone(), r.clone()))
+            .collect();
+        let client = &connection.client;
+        let project_name = project.as_str();
+        let mut results = futures_util::stream::iter(tagged)
+            .map(|(address, remote)| async move {
+                let updated = tag(client, project_name, &address, &remote).await;
+                (address, updated)
+            })
+            .buffer_unordered(8);
+        let mut failures: Vec<(Address, String)> = Vec::new();
+        while let Some((address, updated)) = results.next().await {
+            match updated {
+                Ok(remote) => {
+                    exported.objects.insert(address, remote);
+                }
+                Err(e) => failures.push((address, e)),
+            }
+        }
+        drop(results);
+        Ok((exported, failures))
+    }
+    .await;
+    connection.close().await;
+    let (mut exported, failures) = result?;
+    // Objects whose tag could not be written stay out of the state: each
+    // can be adopted later with `monform import ADDRESS ID` in the new project.
+    let mut retry = Vec::new();
+    for (address, error) in &failures {
+        if let Some(remote) = exported.objects.remove(address) {
+            retry.push(format!(
+                "{address}: {error}\n    retry: monform --dir {} import {address} {}",
+                out.display(),
+                remote.id
+            ));
+        }
+    }
+    // The state, as an apply of the written files would record it.
+    let names: Vec<String> = exported.env.iter().map(|v| v.name.clone()).collect();
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .or_else(|| names.iter().any(|n| n == name).then(|| "unset".to_owned()))
+    };
+    let loaded = monform_config::load(out, &env);
+    if !loaded.is_ok() {
+        output.diagnostics(&loaded.diagnostics, &loaded.sources);
+        return Err(Stop::Message(format!(
+            "the files written to {} have problems (above); no state was written",
+            out.display()
+        )));
+    }
+    let real_env = |name: &str| std::env::var(name).ok();
+    let state = adopted_state(&project, &loaded.desired, &exported.objects, &exported.env, &real_env);
+    let backend = LocalState::new(out);
+    backend.save(&state).map_err(|e| Stop::Message(e.to_string()))?;
+    report(out, &exported, "Imported");
+    eprintln!("Adopted them as project `{project}` (state in {}).", backend.describe());
+    if !retry.is_empty() {
+        return Err(Stop::Message(format!(
+            "cannot write the ownership tag of {} objects (written to the files, not adopted):\n  {}",
+            retry.len(),
+            retry.join("\n  ")
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `project`'s ownership tag for `address` on an object.
+async fn tag(client: &Client, project: &str, address: &Address, remote: &Remote) -> Result<Remote, String> {
+    let body = retag_body(
+        address.kind,
+        &remote.body,
+        project,
+        Some(&ownership_tag(project, &address.id)),
+    );
+    client
+        .update(address.kind, &remote.id, &body)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn import_one(
+    dir: &Path,
+    api_url: Option<&str>,
+    text: &str,
+    remote_id: &str,
+    output: &Output,
+) -> Result<ExitCode, Stop> {
+    let address: Address = text
+        .parse()
+        .map_err(|e| Stop::Message(format!("`{text}` is not an address: {e}")))?;
+    let (loaded, project) = super::context::load(dir, output)?;
+    if !loaded.desired.resources.contains_key(&address) {
+        return Err(Stop::Message(format!(
+            "{address} is not in the files: add it first, then import the object under it"
+        )));
+    }
+    if address.kind == Kind::Variable && address.id != remote_id {
+        return Err(Stop::Message(format!(
+            "a variable's logical id is its key: import `{remote_id}` as variables.{remote_id}"
+        )));
+    }
+    let command = format!("monform import {address} {remote_id}");
+    let backend = open_backend(dir, &project, &command)?;
+    let _lock = backend.lock(&command).map_err(|e| Stop::Message(e.to_string()))?;
+    let mut state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
+    if let Some(entry) = state.resources.get(&address.to_string()) {
+        return Err(Stop::Message(format!(
+            "{address} is already in the state (remote id {}); `monform state rm {address}` first",
+            entry.remote_id
+        )));
+    }
+    if let Some((other, _)) = state
+        .resources
+        .iter()
+        .find(|(a, e)| a.starts_with(&format!("{}.", address.kind.section())) && e.remote_id == remote_id)
+    {
+        return Err(Stop::Message(format!(
+            "object {remote_id} is already managed as {other}"
+        )));
+    }
+    let connection = connect(dir, api_url, &project).await?;
+    let result = async {
+        let remote = connection
+            .client
+            .get(address.kind, remote_id)
+            .await
+            .map_err(|e| Stop::Message(format!("cannot read {} {remote_id}: {e}", address.kind.section())))?
+            .ok_or_else(|| {
+                Stop::Message(format!(
+                    "no {} with id {remote_id} in the account",
+                    address.kind.section()
+                ))
+            })?;
+        if !uses_tags(address.kind) {
+            return Ok(remote);
+        }
+        match owner(&remote.body) {
+            Some((p, id)) if p == project.name && id == address.id => Ok(remote),
+            Some((p, id)) => Err(Stop::Message(format!(
+                "object {remote_id} is owned by project `{p}` as {}.{id}; remove it there first (`monform state rm`)",
+                address.kind.section()
+            ))),
+            None => tag(&connection.client, &project.name, &address, &remote)
+                .await
+                .map_err(|e| Stop::Message(format!("cannot write the ownership tag of {address}: {e}"))),
+        }
+    }
+    .await;
+    connection.close().await;
+    let remote = result?;
+    let entry = adopted_entry(&state, &loaded.desired, &address, &remote);
+    state.resources.insert(address.to_string(), entry);
+    state.serial += 1;
+    backend.save(&state).map_err(|e| Stop::Message(e.to_string()))?;
+    eprintln!(
+        "Imported {} {remote_id} as {address}; `monform plan` shows how it differs from the files.",
+        address.kind.section()
+    );
+    Ok(ExitCode::SUCCESS)
+}

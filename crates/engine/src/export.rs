@@ -1,0 +1,677 @@
+//! Export and import: the files' form of remote objects. Objects of the
+//! account become a monform project: logical ids derived from names,
+//! references as logical ids, only the fields of the file schema, long
+//! scripts in files of their own, secrets as `${env:NAME}`. No I/O here:
+//! the CLI writes what `export` returns.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use monform_api::Remote;
+use monform_config::Desired;
+use monform_model::facts::{expand, facts, variant_of};
+use monform_model::schema::{Schemas, schemas};
+use monform_model::{Address, FieldPath, Kind, Segment};
+use serde_json::{Map, Value};
+
+use crate::identity::{is_ownership_tag, owner, uses_tags};
+use crate::plan::{Names, lookup, managed};
+use crate::state::{ResourceState, State};
+
+/// How resource files are split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitBy {
+    /// One file per kind (`checks.yaml`, `groups.yaml`...).
+    #[default]
+    Kind,
+    /// Checks with their group in `groups/<group>.yaml`; the rest per kind.
+    Group,
+}
+
+/// A secret value written as `${env:NAME}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvVar {
+    pub name: String,
+    pub address: Address,
+    /// The field path inside the resource, e.g. `value`.
+    pub field: String,
+    /// The value the API returned, when it returns one (secret variables: never).
+    pub remote_value: Option<Value>,
+}
+
+/// A project built from remote objects.
+#[derive(Debug, Default)]
+pub struct Exported {
+    /// Relative path to contents: resource files and script files.
+    pub files: BTreeMap<String, String>,
+    /// Each object under its address.
+    pub objects: BTreeMap<Address, Remote>,
+    /// The environment variables the files need.
+    pub env: Vec<EnvVar>,
+    /// Problems worth telling (references to objects not exported...).
+    pub warnings: Vec<String>,
+}
+
+/// The objects no project owns: no ownership tag (kinds with tags), or not
+/// in `state` (the current project's, for the other kinds).
+pub fn unmanaged(objects: Vec<Remote>, state: Option<&State>) -> Vec<Remote> {
+    let recorded: HashSet<(String, String)> = state
+        .map(|s| {
+            s.resources
+                .iter()
+                .filter_map(|(a, e)| Some((a.split_once('.')?.0.to_owned(), e.remote_id.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    objects
+        .into_iter()
+        .filter(|r| {
+            if uses_tags(r.kind) {
+                owner(&r.body).is_none()
+            } else {
+                !recorded.contains(&(r.kind.section().to_owned(), r.id.clone()))
+            }
+        })
+        .collect()
+}
+
+/// A logical id from a name: lowercased, other characters than
+/// `[a-z0-9_-]` as `-`, trimmed, at most 64 characters, starting with a
+/// letter or digit.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let mut out = out.trim_matches('-').to_owned();
+    if out.is_empty() {
+        out = "x".into();
+    }
+    if !out.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        out = format!("x{out}");
+    }
+    out.truncate(64);
+    out.trim_end_matches('-').to_owned()
+}
+
+/// What an object's logical id is derived from.
+fn display_name(remote: &Remote) -> String {
+    let body = &remote.body;
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let found = match remote.kind {
+        Kind::Variable => Some(remote.id.clone()),
+        Kind::Dashboard => body.get("header").and_then(text),
+        Kind::PrivateLocation => body.get("slugName").and_then(text),
+        Kind::AlertChannel => {
+            let kind = body.get("type").and_then(text).unwrap_or_default();
+            let config = body.get("config");
+            let detail = ["address", "channel", "name", "number", "url", "serviceName"]
+                .iter()
+                .find_map(|k| config.and_then(|c| c.get(*k)).and_then(text));
+            Some(format!("{kind}-{}", detail.unwrap_or_default()))
+        }
+        _ => body.get("name").and_then(text),
+    };
+    found
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| format!("{}-{}", remote.kind.section(), remote.id))
+}
+
+/// Logical ids for every object, unique per section.
+fn assign_ids(objects: &[Remote]) -> Vec<String> {
+    let mut taken: HashSet<(Kind, String)> = HashSet::new();
+    let mut ids = Vec::with_capacity(objects.len());
+    for remote in objects {
+        let base = if remote.kind == Kind::Variable && monform_model::is_valid_logical_id(&remote.id) {
+            remote.id.clone()
+        } else {
+            slug(&display_name(remote))
+        };
+        let mut id = base.clone();
+        let mut n = 2;
+        while taken.contains(&(remote.kind, id.clone())) {
+            let suffix = format!("-{n}");
+            let mut stem = base.clone();
+            stem.truncate(64 - suffix.len());
+            id = format!("{stem}{suffix}");
+            n += 1;
+        }
+        taken.insert((remote.kind, id.clone()));
+        ids.push(id);
+    }
+    ids
+}
+
+/// An environment variable name for a secret.
+fn env_name(address: &Address, field: &str) -> String {
+    let raw = if address.kind == Kind::Variable && field == "value" {
+        address.id.clone()
+    } else {
+        format!("{}_{}_{}", address.kind.section(), address.id, field)
+    };
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while name.contains("__") {
+        name = name.replace("__", "_");
+    }
+    let mut name = name.trim_matches('_').to_owned();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        name.insert_str(0, "SECRET_");
+    }
+    name
+}
+
+/// Keeps only what the schema allows, recursively; drops nulls.
+fn prune(schemas: &Schemas, schema: &Value, value: &mut Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let schema = schemas.resolve(schema);
+    match value {
+        Value::Object(map) => {
+            let mut allowed: Map<String, Value> = Map::new();
+            let mut open = false;
+            collect_properties(schemas, schema, &mut allowed, &mut open, 0);
+            if allowed.is_empty() && open {
+                map.retain(|_, v| !v.is_null());
+                return;
+            }
+            map.retain(|k, v| !v.is_null() && allowed.contains_key(k));
+            for (key, child) in map.iter_mut() {
+                if let Some(property) = allowed.get(key) {
+                    prune(schemas, property, child, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = items_schema(schemas, schema, 0) {
+                for item in items.iter_mut() {
+                    prune(schemas, item_schema, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn collect_properties(schemas: &Schemas, schema: &Value, into: &mut Map<String, Value>, open: &mut bool, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    let schema = schemas.resolve(schema);
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (k, v) in properties {
+            into.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    match schema.get("additionalProperties") {
+        Some(Value::Bool(false)) => {}
+        Some(_) => *open = true,
+        None if schema.get("properties").is_none() => *open = true,
+        None => {}
+    }
+    for key in ["anyOf", "oneOf"] {
+        for alternative in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            collect_properties(schemas, alternative, into, open, depth + 1);
+        }
+    }
+}
+
+fn items_schema<'a>(schemas: &'a Schemas, schema: &'a Value, depth: usize) -> Option<&'a Value> {
+    if depth > 8 {
+        return None;
+    }
+    let schema = schemas.resolve(schema);
+    if let Some(items) = schema.get("items") {
+        return Some(items);
+    }
+    ["anyOf", "oneOf"].iter().find_map(|key| {
+        schema
+            .get(*key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find_map(|a| items_schema(schemas, a, depth + 1))
+    })
+}
+
+/// Sets the value at `path`, adding the last key when its parent exists.
+fn set_at(value: &mut Value, path: &FieldPath, new: Value) {
+    let Some((last, parent)) = path.segments().split_last() else {
+        return;
+    };
+    let mut current = value;
+    for segment in parent {
+        let next = match segment {
+            Segment::Key(k) => current.get_mut(k),
+            Segment::Index(i) => current.get_mut(*i),
+        };
+        match next {
+            Some(next) => current = next,
+            None => return,
+        }
+    }
+    match (last, current) {
+        (Segment::Key(k), Value::Object(map)) => {
+            map.insert(k.clone(), new);
+        }
+        (Segment::Index(i), Value::Array(items)) if *i < items.len() => items[*i] = new,
+        _ => {}
+    }
+}
+
+/// Secret paths of a file-form value (sensitive fields, and those
+/// sensitive because a sibling flag is true).
+/// The flag says the secret is hidden by the API (a secret variable's
+/// value): written as `${env:...}` even when the API returns null.
+fn secret_paths(kind: Kind, value: &Value) -> Vec<(FieldPath, bool)> {
+    let facts = facts(kind, value);
+    let mut paths: Vec<(FieldPath, bool)> = facts
+        .sensitive
+        .iter()
+        .flat_map(|p| expand(p, value))
+        .map(|p| (p, false))
+        .collect();
+    for (pattern, sibling) in &facts.sensitive_if {
+        for path in expand(pattern, value) {
+            let mut parent = path.segments().to_vec();
+            parent.pop();
+            if lookup(value, &FieldPath(parent).key(sibling)) == Some(&Value::Bool(true)) {
+                paths.push((path, true));
+            }
+        }
+    }
+    paths
+}
+
+/// The files' form of one object: references as logical ids, no ownership
+/// tags, only schema fields.
+pub fn file_value(remote: &Remote, names: &Names) -> Value {
+    let kind = remote.kind;
+    let mut value = crate::plan::file_form(kind, remote, names);
+    if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
+        tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
+    }
+    let schemas = schemas();
+    let schema = schemas.variant(kind, &variant_of(kind, &value)).clone();
+    prune(schemas, &schema, &mut value, 0);
+    value
+}
+
+/// Builds the project's files from `objects`.
+pub fn export(objects: Vec<Remote>, split_by: SplitBy) -> Exported {
+    let mut objects = objects;
+    objects.sort_by_key(|r| Kind::ALL.iter().position(|k| *k == r.kind));
+    let ids = assign_ids(&objects);
+    let mut pairs: Vec<(Kind, Value, String)> = Vec::new();
+    for (remote, id) in objects.iter().zip(&ids) {
+        pairs.push((remote.kind, Value::String(remote.id.clone()), id.clone()));
+        if let Some(number) = remote.body.get("id").filter(|v| v.is_number()) {
+            pairs.push((remote.kind, number.clone(), id.clone()));
+        }
+        if remote.kind == Kind::PrivateLocation
+            && let Some(slug) = remote.body.get("slugName")
+        {
+            pairs.push((remote.kind, slug.clone(), id.clone()));
+        }
+    }
+    let names = Names::from_pairs(pairs.into_iter());
+    let known: HashSet<(Kind, String)> = objects.iter().zip(&ids).map(|(r, id)| (r.kind, id.clone())).collect();
+    let mut exported = Exported::default();
+    // file name -> section -> id -> value
+    let mut files: BTreeMap<String, BTreeMap<Kind, Map<String, Value>>> = BTreeMap::new();
+    let mut values: Vec<(Address, Value)> = Vec::new();
+    for (remote, id) in objects.iter().zip(&ids) {
+        let kind = remote.kind;
+        let address = Address::new(kind, id.clone());
+        let mut value = file_value(remote, &names);
+        if kind == Kind::Variable && address.id != remote.id {
+            exported.warnings.push(format!(
+                "variable `{}` is written as {address}: its key is not a valid logical id, and applying the files would use the new key",
+                remote.id
+            ));
+        }
+        // A reference to an object not exported (another project's) cannot
+        // be written as a logical id: the top-level field holding it is left
+        // out, so it stays as it is and unmanaged.
+        let mut unknown_roots: Vec<String> = Vec::new();
+        for field in &facts(kind, &value).refs {
+            if field.soft {
+                continue;
+            }
+            for parent in expand(&field.parent, &value) {
+                let path = parent.key(&field.name);
+                let referenced: Vec<String> = match lookup(&value, &path) {
+                    Some(Value::String(s)) => vec![s.clone()],
+                    Some(Value::Array(items)) => items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect(),
+                    _ => Vec::new(),
+                };
+                for target in referenced {
+                    if !known.contains(&(field.target, target.clone())) {
+                        let root = match path.segments().first() {
+                            Some(Segment::Key(root)) => root.clone(),
+                            _ => continue,
+                        };
+                        exported.warnings.push(format!(
+                            "{address}: `{path}` names {} {target}, which is not exported; `{root}` is left out of the files (unmanaged)",
+                            field.target.section()
+                        ));
+                        unknown_roots.push(root);
+                    }
+                }
+            }
+        }
+        if let Some(object) = value.as_object_mut() {
+            for root in &unknown_roots {
+                object.remove(root);
+            }
+        }
+        let unpruned = crate::plan::file_form(kind, remote, &names);
+        for (path, hidden) in secret_paths(kind, &unpruned) {
+            let remote_value = lookup(&unpruned, &path).cloned().filter(|v| !v.is_null());
+            if remote_value.is_none() && !hidden {
+                continue;
+            }
+            let mut name = env_name(&address, &path.to_string());
+            let base = name.clone();
+            let mut n = 2;
+            while exported.env.iter().any(|e| e.name == name) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            set_at(&mut value, &path, Value::String(format!("${{env:{name}}}")));
+            exported.env.push(EnvVar {
+                name,
+                address: address.clone(),
+                field: path.to_string(),
+                remote_value,
+            });
+        }
+        // Protect literal `${` in other strings from interpolation.
+        escape_interpolation(&mut value, &exported.env, &address);
+        values.push((address.clone(), value));
+        exported.objects.insert(address, remote.clone());
+    }
+    for (address, mut value) in values {
+        let kind = address.kind;
+        let file = match (split_by, kind) {
+            (SplitBy::Group, Kind::Check) => match value.get("group").and_then(Value::as_str) {
+                Some(group) if known.contains(&(Kind::Group, group.to_owned())) => format!("groups/{group}.yaml"),
+                _ => "checks.yaml".to_owned(),
+            },
+            (SplitBy::Group, Kind::Group) => format!("groups/{}.yaml", address.id),
+            _ => format!("{}.yaml", kind.section()),
+        };
+        let depth = file.matches('/').count();
+        let up = "../".repeat(depth);
+        let scripts: Vec<FieldPath> = facts(kind, &value)
+            .scripts
+            .iter()
+            .flat_map(|p| expand(p, &value))
+            .collect();
+        for path in scripts {
+            let Some(Value::String(text)) = lookup(&value, &path).cloned() else {
+                continue;
+            };
+            if !text.contains('\n') {
+                continue;
+            }
+            let field = path.to_string();
+            let extension = if field.to_lowercase().contains("script") || field.contains("content") {
+                "js"
+            } else {
+                "txt"
+            };
+            let stem = if field == "script" {
+                address.id.clone()
+            } else {
+                format!("{}.{}", address.id, slug(&field))
+            };
+            let script_path = format!("scripts/{}/{stem}.{extension}", kind.section());
+            set_at(
+                &mut value,
+                &path,
+                serde_json::json!({ "file": format!("{up}{script_path}") }),
+            );
+            // The loader reads the file as is; the text was escaped above only
+            // in the YAML form.
+            exported.files.insert(script_path, unescape(&text));
+        }
+        files
+            .entry(file)
+            .or_default()
+            .entry(kind)
+            .or_default()
+            .insert(address.id.clone(), value);
+    }
+    for (file, sections) in files {
+        let mut document = Map::new();
+        for (kind, entries) in sections {
+            document.insert(kind.section().to_owned(), Value::Object(entries));
+        }
+        let header = format!(
+            "# yaml-language-server: $schema={}\n# Written by `monform export` / `monform import`.\n",
+            monform_model::schema::SCHEMA_ID
+        );
+        let body = serde_saphyr::to_string(&Value::Object(document)).unwrap_or_default();
+        exported.files.insert(file, format!("{header}{body}"));
+    }
+    exported
+}
+
+/// `${` in exported strings is written `$${` so interpolation keeps it
+/// (secret placeholders excepted).
+fn escape_interpolation(value: &mut Value, env: &[EnvVar], address: &Address) {
+    let placeholders: HashSet<String> = env
+        .iter()
+        .filter(|e| &e.address == address)
+        .map(|e| format!("${{env:{}}}", e.name))
+        .collect();
+    fn walk(value: &mut Value, keep: &HashSet<String>) {
+        match value {
+            Value::String(s) if !keep.contains(s.as_str()) && s.contains("${") => *s = s.replace("${", "$${"),
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, keep)),
+            Value::Object(map) => map.values_mut().for_each(|v| walk(v, keep)),
+            _ => {}
+        }
+    }
+    walk(value, &placeholders);
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("$${", "${")
+}
+
+/// `ENVIRONMENT.md`: the environment variables the files need.
+pub fn environment_markdown(env: &[EnvVar]) -> String {
+    let mut text = String::from(
+        "# Environment variables\n\nThe exported files name these secrets as `${env:NAME}`; set them before `monform validate`, `plan` or `apply`.\n\n| variable | resource | field |\n|---|---|---|\n",
+    );
+    for var in env {
+        text.push_str(&format!("| `{}` | `{}` | `{}` |\n", var.name, var.address, var.field));
+    }
+    if env.is_empty() {
+        text.push_str("| (none) | | |\n");
+    }
+    text
+}
+
+/// `monform.toml` of an exported project.
+pub fn project_toml(project: &str, api_url: Option<&str>) -> String {
+    let mut text = format!("[project]\nname = \"{}\"\n", project.replace(['"', '\\'], ""));
+    if let Some(url) = api_url {
+        text.push_str(&format!("\n[api]\nurl = \"{}\"\n", url.replace(['"', '\\'], "")));
+    }
+    text
+}
+
+/// The state of a project that adopts `objects` (by address), given the
+/// loaded files: each entry as `apply` would record it. A secret's
+/// fingerprint is recorded when its value is known (the environment
+/// variable is set, or the API returned it); otherwise the next plan shows
+/// the secret as to be set.
+pub fn adopted_state(
+    project: &str,
+    desired: &Desired,
+    objects: &BTreeMap<Address, Remote>,
+    env: &[EnvVar],
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> State {
+    let mut state = State::new(project);
+    let secrets_by_address: HashMap<&Address, Vec<&EnvVar>> = env.iter().fold(HashMap::new(), |mut map, var| {
+        map.entry(&var.address).or_insert_with(Vec::new).push(var);
+        map
+    });
+    for (address, remote) in objects {
+        let Some(resource) = desired.resources.get(address) else {
+            continue;
+        };
+        let desired_json = managed(address.kind, resource.resource.to_json());
+        let mut secrets = BTreeMap::new();
+        for var in secrets_by_address.get(address).into_iter().flatten() {
+            let known = lookup_env(&var.name)
+                .map(Value::String)
+                .or_else(|| var.remote_value.clone());
+            if let Some(value) = known {
+                secrets.insert(var.field.clone(), state.fingerprint(&value));
+            }
+        }
+        let applied = state.fingerprint(&desired_json);
+        state.resources.insert(
+            address.to_string(),
+            ResourceState {
+                remote_id: remote.id.clone(),
+                version: remote.version().map(str::to_owned),
+                applied,
+                secrets,
+                prevent_destroy: false,
+                managed: desired_json
+                    .as_object()
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default(),
+            },
+        );
+    }
+    state.serial = 1;
+    state
+}
+
+/// The state entry for one object adopted under `address` (`monform import ADDRESS ID`).
+pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote: &Remote) -> ResourceState {
+    let desired_json = desired
+        .resources
+        .get(address)
+        .map(|r| managed(address.kind, r.resource.to_json()))
+        .unwrap_or(Value::Null);
+    ResourceState {
+        remote_id: remote.id.clone(),
+        version: remote.version().map(str::to_owned),
+        applied: state.fingerprint(&desired_json),
+        // Unknown secrets: the next plan shows them as to be set.
+        secrets: BTreeMap::new(),
+        prevent_destroy: desired
+            .resources
+            .get(address)
+            .is_some_and(|r| r.resource.prevent_destroy()),
+        // Nothing was set by monform yet: no field is cleared by the next apply.
+        managed: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn yaml_keeps_strings_that_look_like_other_things() {
+        let value = json!({"checks": {"2026": {"name": "2026", "a": "yes", "b": "null", "c": "1.0",
+            "d": "#abc", "e": "a: b", "f": "line one\nline two\n", "g": " padded ", "h": "~", "i": "-x"}}});
+        let text = serde_saphyr::to_string(&value).unwrap();
+        let back: Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(back, value, "{text}");
+    }
+
+    #[test]
+    fn unmanaged_objects_have_no_tag_and_no_state_entry() {
+        let remote = |kind, id: &str, body| Remote {
+            kind,
+            id: id.into(),
+            body,
+        };
+        let objects = vec![
+            remote(Kind::Check, "a", json!({"tags": ["monform:shop/a"]})),
+            remote(Kind::Check, "b", json!({"tags": ["team:x"]})),
+            remote(Kind::Snippet, "1", json!({"name": "Ours"})),
+            remote(Kind::Snippet, "2", json!({"name": "Theirs"})),
+        ];
+        let mut state = State::new("shop");
+        state.resources.insert(
+            "snippets.ours".into(),
+            ResourceState {
+                remote_id: "1".into(),
+                version: None,
+                applied: String::new(),
+                secrets: BTreeMap::new(),
+                prevent_destroy: false,
+                managed: Vec::new(),
+            },
+        );
+        let ids: Vec<String> = unmanaged(objects, Some(&state)).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["b", "2"]);
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Homepage Ping"), "homepage-ping");
+        assert_eq!(slug("  API: /v1/users  "), "api-v1-users");
+        assert_eq!(slug("_private"), "x_private");
+        assert_eq!(slug("!!!"), "x");
+        assert_eq!(slug(&"a".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn exports_with_logical_references_and_secrets() {
+        let objects = vec![
+            Remote {
+                kind: Kind::Group,
+                id: "7".into(),
+                body: json!({"id": 7, "name": "Prod", "tags": ["monform:x/prod"], "created_at": "t"}),
+            },
+            Remote {
+                kind: Kind::Check,
+                id: "c1".into(),
+                body: json!({"id": "c1", "checkType": "API", "name": "Home", "groupId": 7, "heartbeat": {},
+                    "request": {"url": "https://e.com", "method": "GET"}}),
+            },
+            Remote {
+                kind: Kind::Variable,
+                id: "TOKEN".into(),
+                body: json!({"key": "TOKEN", "value": null, "secret": true}),
+            },
+        ];
+        let exported = export(objects, SplitBy::Kind);
+        let checks = &exported.files["checks.yaml"];
+        assert!(checks.contains("group: prod"), "{checks}");
+        assert!(!checks.contains("heartbeat"), "{checks}");
+        let variables = &exported.files["variables.yaml"];
+        assert!(variables.contains("${env:TOKEN}"), "{variables}");
+        assert_eq!(exported.env.len(), 1);
+        assert!(!exported.files["groups.yaml"].contains("monform:"));
+    }
+}
