@@ -230,19 +230,6 @@ fn apply_converges_under_injected_faults() {
     );
 }
 
-/// A tiny deterministic generator for kill times.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 #[test]
 fn apply_survives_being_killed_at_random_moments() {
     let config = monform_emulator::Config {
@@ -262,13 +249,8 @@ fn apply_survives_being_killed_at_random_moments() {
         if started.elapsed() > Duration::from_secs(90) {
             break;
         }
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
-            .arg("--dir")
-            .arg(project.path())
-            .args(["--api-url", &emulator.server.url(), "apply", "--auto-approve"])
-            .env("MONFORM_API_KEY", &emulator.server.api_key)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+        let mut child = emulator
+            .background(project.path(), &["apply", "--auto-approve"])
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(20 + random.below(600)));
@@ -303,13 +285,8 @@ fn a_second_apply_fails_fast_naming_the_first() {
     };
     let emulator = Emulator::with(config);
     let project = generated_project(40);
-    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
-        .arg("--dir")
-        .arg(project.path())
-        .args(["--api-url", &emulator.server.url(), "apply", "--auto-approve"])
-        .env("MONFORM_API_KEY", &emulator.server.api_key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+    let mut first = emulator
+        .background(project.path(), &["apply", "--auto-approve"])
         .spawn()
         .unwrap();
     let lock = project.path().join(".monform/lock");
@@ -450,19 +427,8 @@ fn sigint_finishes_what_is_in_flight_saves_state_and_exits_130() {
     };
     let emulator = Emulator::with(config);
     let project = generated_project(40);
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
-        .arg("--dir")
-        .arg(project.path())
-        .args([
-            "--api-url",
-            &emulator.server.url(),
-            "apply",
-            "--auto-approve",
-            "--parallelism",
-            "2",
-        ])
-        .env("MONFORM_API_KEY", &emulator.server.api_key)
-        .stdout(Stdio::null())
+    let child = emulator
+        .background(project.path(), &["apply", "--auto-approve", "--parallelism", "2"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -5,7 +5,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -107,30 +106,9 @@ fn every_fault_mode_at_20_percent_converges_with_500_objects() {
     assert!(faults > 50, "faults were really injected ({faults})");
 }
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 /// Starts `monform <args>` and SIGKILLs it after a random delay.
 fn kill_randomly(emulator: &Emulator, dir: &Path, args: &[&str], random: &mut Lcg) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
-        .arg("--dir")
-        .arg(dir)
-        .args(["--api-url", &emulator.server.url()])
-        .args(args)
-        .env("MONFORM_API_KEY", &emulator.server.api_key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = emulator.background(dir, args).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(10 + random.below(400)));
     let _ = child.kill();
     let _ = child.wait();

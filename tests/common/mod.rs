@@ -115,6 +115,22 @@ impl Emulator {
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
     }
 
+    /// `monform --dir DIR --api-url URL ARGS` as a background process, its
+    /// output discarded: for tests that kill or race it.
+    pub fn background(&self, project: &Path, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"));
+        command
+            .arg("--dir")
+            .arg(project)
+            .args(["--api-url", &self.server.url(), "--color", "never"])
+            .args(args)
+            .env("MONFORM_API_KEY", &self.server.api_key)
+            .env("MONFORM_ACCOUNT_ID", &self.server.account_id)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    }
+
     pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
@@ -139,4 +155,17 @@ pub fn redact_ids(text: &str) -> String {
 
 fn regex_lite(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("valid pattern")
+}
+
+/// A small deterministic generator, for kill times (seeded and printed by the tests).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
 }

@@ -61,6 +61,16 @@ impl ClientConfig {
     }
 }
 
+/// Per-call options of [`Client::send_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendOptions {
+    /// Overrides the client's timeout for this call.
+    pub timeout: Option<Duration>,
+    /// A 408 is returned to the caller at once (a long poll that is not
+    /// done yet), not retried.
+    pub no_retry_on_408: bool,
+}
+
 /// A response: status, `Content-Range` and JSON body.
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -134,15 +144,33 @@ impl Client {
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Reply, Error> {
+        self.send_with(method, path, query, body, SendOptions::default()).await
+    }
+
+    /// [`Client::send`] with per-call options: a long poll (a completion
+    /// call) needs a longer timeout and must see its 408 instead of having
+    /// it retried.
+    pub async fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+        options: SendOptions,
+    ) -> Result<Reply, Error> {
         let is_create = method == Method::POST;
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)
             .with_max_delay(Duration::from_secs(30))
             .with_max_times(self.config.max_retries)
             .with_jitter();
-        (|| self.attempt(method.clone(), path, query, body))
+        (|| self.attempt(method.clone(), path, query, body, options.timeout))
             .retry(backoff)
-            .when(|e: &Error| e.is_transient() && (!is_create || e.certainly_not_applied()))
+            .when(|e: &Error| {
+                e.is_transient()
+                    && (!is_create || e.certainly_not_applied())
+                    && !(options.no_retry_on_408 && e.status() == Some(408))
+            })
             .adjust(|e: &Error, delay| e.retry_after().or(delay))
             .notify(|e: &Error, delay| tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}"))
             .await
@@ -154,6 +182,7 @@ impl Client {
         path: &str,
         query: &[(&str, String)],
         body: Option<&Value>,
+        timeout: Option<Duration>,
     ) -> Result<Reply, Error> {
         if let Some(limiter) = &self.limiter {
             limiter.until_ready().await;
@@ -170,6 +199,9 @@ impl Client {
         }
         if let Some(body) = body {
             request = request.json(body);
+        }
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
         }
         let transport = |e: reqwest::Error| Error::Transport {
             method: method.to_string(),

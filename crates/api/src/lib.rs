@@ -11,7 +11,11 @@
 mod client;
 mod error;
 mod resources;
+mod sessions;
 
-pub use client::{Client, ClientConfig, Secret};
+pub use client::{Client, ClientConfig, Reply, Secret, SendOptions};
 pub use error::{Error, StatusError};
 pub use resources::{Remote, id_field};
+pub use sessions::{
+    MAX_WAIT_SECONDS, REPORT_RANGES, ReportEntry, RunStatus, TestResult, TestSession, TestSessionRequest,
+};

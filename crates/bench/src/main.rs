@@ -45,8 +45,8 @@ struct Args {
     /// (DIR/<checks> must not exist yet), e.g. for profiling afterwards.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Internal: run one phase in this process (`noop-plan`, or `generate` to
-    /// only write the project of `--checks N` into `--dir`).
+    /// Internal: run one phase in this process: `noop-plan`; `generate` (only
+    /// write the project of `--checks N` into `--dir`); `load-times`.
     #[arg(long, hide = true)]
     phase: Option<String>,
     /// Internal: the prepared project of `--phase`.
@@ -70,6 +70,8 @@ fn main() -> ExitCode {
         };
         match phase.as_str() {
             "noop-plan" => run::child_noop_plan(dir),
+            // For comparing builds of the loader.
+            "load-times" => run::child_load_times(dir, args.runs),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
                 let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));

@@ -59,6 +59,13 @@ impl Phase {
     }
 }
 
+/// The 1, 5 and 15 minute load averages (empty where unknown).
+pub fn load_average() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
 fn round(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
@@ -66,6 +73,9 @@ fn round(x: f64) -> f64 {
 /// Everything measured for one size.
 pub struct SizeReport {
     pub shape: Shape,
+    /// `/proc/loadavg` (1, 5, 15 min) when the size started and ended: other
+    /// work on the machine makes wall times noisy.
+    pub load_average: (Vec<f64>, Vec<f64>),
     pub project_bytes: usize,
     pub reload_ms: f64,
     pub phases: Vec<Phase>,
@@ -79,6 +89,7 @@ impl SizeReport {
     pub fn new(shape: Shape, project_bytes: usize) -> SizeReport {
         SizeReport {
             shape,
+            load_average: (load_average(), Vec::new()),
             project_bytes,
             reload_ms: 0.0,
             phases: Vec::new(),
@@ -118,6 +129,7 @@ impl SizeReport {
             "resources": self.shape.resources(),
             "project_bytes": self.project_bytes,
             "reload_ms": self.reload_ms,
+            "load_average": { "start": self.load_average.0, "end": self.load_average.1 },
             "phases": phases,
             "load_and_diff": self.load_and_diff,
             "baseline": self.baseline,
@@ -313,10 +325,11 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
         }
         if let Some(offline) = &size.load_and_diff {
             out.push_str(&format!(
-                "| {} | load + diff, offline (median of {}; load {} + plan {}) | {} | {} | {} | 0 / 0 | 0 | 0.0 |\n",
+                "| {} | load + diff, offline (median of {}; load {} (YAML parsing {}) + plan {}) | {} | {} | {} | 0 / 0 | 0 | 0.0 |\n",
                 int(n as u64),
                 offline.runs,
                 num(offline.load_median_ms),
+                num(offline.parse_median_ms),
                 num(offline.plan_median_ms),
                 num(offline.median_ms),
                 num(offline.cpu_ms),
@@ -381,6 +394,12 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
                 int(isolated.requests_sent),
                 isolated.changes,
                 num(size.reload_ms),
+            ));
+            out.push_str(&format!(
+                "Load average (1/5/15 min) at the start and end of the {} checks: {:?} → {:?}.\n",
+                int(size.shape.checks as u64),
+                size.load_average.0,
+                size.load_average.1
             ));
         }
     }

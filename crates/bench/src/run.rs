@@ -338,6 +338,7 @@ pub async fn run_size(checks: usize, runs: usize, keep: Option<&Path>, sanity: &
     let Bench { server, .. } = bench;
     let _ = server.shutdown().await;
     drop(temporary);
+    report.load_average.1 = crate::report::load_average();
     report
 }
 
@@ -358,6 +359,59 @@ async fn refresh(client: &Client, actual: &Actual) -> usize {
         .await
 }
 
+/// The project's YAML files, read.
+fn yaml_texts(dir: &Path) -> Vec<String> {
+    fn walk(dir: &Path, texts: &mut Vec<String>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("readable folder")
+            .map(|e| e.expect("folder entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, texts);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                texts.push(std::fs::read_to_string(&path).expect("readable file"));
+            }
+        }
+    }
+    let mut texts = Vec::new();
+    walk(&dir.join("monitors"), &mut texts);
+    texts
+}
+
+/// YAML parsing alone (the loader's `parse_yaml`, files already in memory):
+/// the share of `load` that is the YAML library's.
+fn parse_only(texts: &[String]) -> Duration {
+    let started = Instant::now();
+    for text in texts {
+        drop(monform_config::tree::parse_yaml(0, text).expect("valid YAML"));
+    }
+    started.elapsed()
+}
+
+/// The hidden `--phase load-times` mode: load and parse-only times of `dir`
+/// (`runs` each, after a warm-up), as JSON, for comparing builds.
+pub fn child_load_times(dir: PathBuf, runs: usize) {
+    let texts = yaml_texts(&dir);
+    drop(load(&dir));
+    let mut loads = Vec::new();
+    let mut parses = Vec::new();
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        let loaded = load(&dir);
+        loads.push(started.elapsed());
+        drop(loaded);
+        parses.push(parse_only(&texts));
+    }
+    let summary = |times: &mut Vec<Duration>| {
+        let median = ms(median(times));
+        serde_json::json!({ "min_ms": ms(times[0]), "median_ms": median })
+    };
+    let report = serde_json::json!({ "load": summary(&mut loads), "parse": summary(&mut parses) });
+    println!("{report}");
+}
+
 /// Load + plan with an already-fetched `Actual`, `runs` times.
 fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> LoadAndDiff {
     let state = LocalState::new(dir).load(PROJECT).expect("state loads");
@@ -366,6 +420,8 @@ fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> Loa
     let mut plans = Vec::new();
     let mut last = Cost::default();
     let mut unchanged = true;
+    let texts = yaml_texts(dir);
+    let mut parses = Vec::new();
     for _ in 0..runs.max(1) {
         let probe = bench.probe();
         let started = Instant::now();
@@ -379,6 +435,7 @@ fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> Loa
         last = cost;
         unchanged &= !plan.summary().has_changes();
         drop((plan, loaded));
+        parses.push(parse_only(&texts));
     }
     LoadAndDiff {
         unchanged,
@@ -387,6 +444,7 @@ fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> Loa
         min_ms: ms(total[0]),
         max_ms: ms(total[total.len() - 1]),
         load_median_ms: ms(median(&mut loads)),
+        parse_median_ms: ms(median(&mut parses)),
         plan_median_ms: ms(median(&mut plans)),
         cpu_ms: ms(last.cpu),
         peak_rss_mb: last.peak_rss_mb,
@@ -403,6 +461,8 @@ pub struct LoadAndDiff {
     pub min_ms: f64,
     pub max_ms: f64,
     pub load_median_ms: f64,
+    /// Of which YAML parsing (`parse_yaml` of every file, measured apart).
+    pub parse_median_ms: f64,
     pub plan_median_ms: f64,
     /// Of the last run.
     pub cpu_ms: f64,

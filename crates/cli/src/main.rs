@@ -53,6 +53,10 @@ enum Command {
     Export(commands::export::ExportArgs),
     /// Inspect and change the state: list, show, rm, mv, history, migrate
     State(commands::state::StateArgs),
+    /// Run the project's applied checks once (a test session) and report; exit 1 if any fails
+    Test(commands::test::TestArgs),
+    /// The project's checks with success ratio, p95 and last status
+    Status(commands::status::StatusArgs),
     /// Print the JSON Schema (draft-07) of a resource file
     Schema,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
@@ -60,6 +64,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `monform plan | head` should end quietly, as other Unix tools do,
+    // instead of panicking on the closed pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let output = render::Output::new(cli.color);
     match cli.command {
@@ -70,6 +81,8 @@ fn main() -> ExitCode {
         Command::Import(args) => commands::import::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Test(args) => commands::test::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema => commands::schema::run(),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }

@@ -67,6 +67,13 @@ pub struct Config {
     pub latency: Duration,
     /// How long a check or test session runs before it passes.
     pub session_duration: Duration,
+    /// Whether sessions really execute their checks (`runner`); when false
+    /// every run passes with a made-up response time, as before checks ran.
+    pub execute_checks: bool,
+    /// Whether a background scheduler runs every activated check at its
+    /// frequency (`runner::scheduler`; needs `execute_checks`). Off by
+    /// default: tests and one-shot commands do not want background runs.
+    pub run_scheduler: bool,
 }
 
 impl Default for Config {
@@ -80,6 +87,8 @@ impl Default for Config {
             fault_seed: 0,
             latency: Duration::ZERO,
             session_duration: Duration::from_millis(200),
+            execute_checks: true,
+            run_scheduler: false,
         }
     }
 }

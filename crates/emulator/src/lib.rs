@@ -19,6 +19,7 @@ pub mod probes;
 pub mod ratelimit;
 pub mod resource;
 pub mod routes;
+pub mod runner;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -104,6 +105,13 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         metrics: Default::default(),
     });
     let addr = listener.local_addr()?;
+    // Runs cut short by an earlier stop start again.
+    if let Err(e) = routes::sessions::resume_runs(&app) {
+        tracing::warn!("cannot resume the runs of unfinished sessions: {e}");
+    }
+    if app.config.run_scheduler && app.config.execute_checks {
+        tokio::spawn(runner::scheduler::run(app.clone()));
+    }
     let router = build_router(app.clone());
     let (tx, rx) = oneshot::channel::<()>();
     let state = app.clone();

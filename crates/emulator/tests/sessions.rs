@@ -14,6 +14,7 @@ fn quick(duration_ms: u64) -> Config {
     Config {
         rate_limit: None,
         session_duration: Duration::from_millis(duration_ms),
+        execute_checks: false,
         ..Config::default()
     }
 }

@@ -105,8 +105,28 @@ struct Shared<'a> {
     backend: &'a dyn StateBackend,
     state: Mutex<State>,
     /// Remote ids (or slugs for private locations) by address, as known now.
-    ids: Mutex<HashMap<Address, Value>>,
+    ids: Mutex<Ids>,
     on_event: &'a (dyn Fn(Event) + Sync),
+    /// When the state was last written, and whether it changed since.
+    saved: std::sync::Mutex<(std::time::Instant, bool)>,
+}
+
+/// Writes of the state are coalesced to one per interval: each write is a
+/// whole file with an fsync, and one per change made a 10,000-object apply
+/// take minutes. A crash loses at most this much of the cache, which the
+/// next run rebuilds from ownership tags and natural keys.
+const SAVE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Saves the state if the last write is older than `SAVE_INTERVAL` (or `now`).
+fn persist(shared: &Shared<'_>, state: &State, now: bool) -> Result<(), StateError> {
+    let mut saved = shared.saved.lock().unwrap_or_else(|p| p.into_inner());
+    if now || saved.0.elapsed() >= SAVE_INTERVAL {
+        shared.backend.save(state)?;
+        *saved = (std::time::Instant::now(), false);
+    } else {
+        saved.1 = true;
+    }
+    Ok(())
 }
 
 /// What an apply works on.
@@ -132,7 +152,7 @@ pub async fn apply(
         actual,
         backend,
     } = input;
-    let mut ids = HashMap::new();
+    let mut ids = Ids::default();
     for (address, remote) in &actual.owned {
         ids.insert(address.clone(), remote_ref(address.kind, remote));
     }
@@ -144,6 +164,7 @@ pub async fn apply(
         state: Mutex::new(state),
         ids: Mutex::new(ids),
         on_event,
+        saved: std::sync::Mutex::new((std::time::Instant::now() - SAVE_INTERVAL, false)),
     };
     refresh_noops(&shared, plan, actual).await?;
     let mut report = Report::default();
@@ -232,6 +253,10 @@ pub async fn apply(
         }
     }
     let state = shared.state.into_inner();
+    let unsaved = shared.saved.lock().map(|s| s.1).unwrap_or(true);
+    if unsaved {
+        backend.save(&state)?;
+    }
     Ok((report, state))
 }
 
@@ -389,11 +414,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
     let mut state = shared.state.lock().await;
     let secrets = secret_fingerprints(address.kind, &desired, &state);
     {
-        let names = {
-            let ids = shared.ids.lock().await;
-            names_from(&ids)
-        };
-        let returned = file_form(address.kind, remote, &names);
+        let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
         let secret_paths: Vec<String> = secrets.keys().cloned().collect();
         let skip = |p: &monform_model::FieldPath| secret_paths.contains(&p.to_string());
         let lost: Vec<String> = differences(&desired, &returned, facts(address.kind, &desired), &skip)
@@ -420,7 +441,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
         },
     );
     state.serial += 1;
-    shared.backend.save(&state)?;
+    persist(shared, &state, false)?;
     Ok(())
 }
 
@@ -436,7 +457,7 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
         state.resources.remove(&key);
     }
     state.serial += 1;
-    shared.backend.save(&state)?;
+    persist(shared, &state, false)?;
     drop(state);
     if change.reason != crate::plan::Reason::Duplicate {
         shared.ids.lock().await.remove(address);
@@ -561,6 +582,35 @@ fn remote_ref(kind: Kind, remote: &Remote) -> Value {
         .unwrap_or_else(|| Value::String(remote.id.clone()))
 }
 
-fn names_from(ids: &HashMap<Address, Value>) -> Names {
-    Names::from_pairs(ids.iter().map(|(a, v)| (a.kind, v.clone(), a.id.clone())))
+/// Remote ids by address, and the reverse (logical ids by remote id), kept
+/// together as changes finish: reading a returned object in the files' form
+/// never rebuilds the reverse map (that made a large apply quadratic).
+#[derive(Default)]
+struct Ids {
+    by_address: HashMap<Address, Value>,
+    names: Names,
+}
+
+impl Ids {
+    fn get(&self, address: &Address) -> Option<&Value> {
+        self.by_address.get(address)
+    }
+
+    fn insert(&mut self, address: Address, id: Value) {
+        if let Some(old) = self.by_address.get(&address) {
+            self.names.remove(address.kind, old, &address.id);
+        }
+        self.names.insert(address.kind, &id, address.id.clone());
+        self.by_address.insert(address, id);
+    }
+
+    fn remove(&mut self, address: &Address) -> Option<Value> {
+        let old = self.by_address.remove(address)?;
+        self.names.remove(address.kind, &old, &address.id);
+        Some(old)
+    }
+
+    fn names(&self) -> &Names {
+        &self.names
+    }
 }

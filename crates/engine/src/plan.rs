@@ -490,6 +490,7 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
 }
 
 /// Maps remote ids back to logical ids, for reading actual objects in the files' form.
+#[derive(Debug, Default)]
 pub struct Names {
     by_id: HashMap<(Kind, String), String>,
 }
@@ -516,6 +517,19 @@ impl Names {
 
     pub fn name(&self, kind: Kind, id: &Value) -> Option<String> {
         self.by_id.get(&(kind, id_text(id))).cloned()
+    }
+
+    /// Records that remote id (or slug) `id` of `kind` is `name`.
+    pub fn insert(&mut self, kind: Kind, id: &Value, name: String) {
+        self.by_id.insert((kind, id_text(id)), name);
+    }
+
+    /// Forgets `id` of `kind` if it still names `name`.
+    pub fn remove(&mut self, kind: Kind, id: &Value, name: &str) {
+        let key = (kind, id_text(id));
+        if self.by_id.get(&key).is_some_and(|n| n == name) {
+            self.by_id.remove(&key);
+        }
     }
 }
 

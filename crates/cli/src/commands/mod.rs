@@ -6,4 +6,6 @@ pub mod plan;
 pub mod schema;
 pub mod serve;
 pub mod state;
+pub mod status;
+pub mod test;
 pub mod validate;

@@ -6,8 +6,9 @@ mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
+mod ping;
 mod reads;
-mod sessions;
+pub(crate) mod sessions;
 mod status_pages;
 
 use axum::Router;
@@ -212,6 +213,7 @@ pub fn table() -> Vec<Route> {
     routes.extend(meta::routes());
     routes.extend(sessions::routes());
     routes.extend(reads::routes());
+    routes.extend(ping::routes());
     routes
 }
 

@@ -4,11 +4,23 @@
 //!
 //! A triggered session is stored at once (kind `checkSessions` with the check
 //! id as parent, or `testSessions`) together with a `pendingSessions` marker
-//! holding its end time. Nothing runs in the background: a session is
-//! *settled* (finished, see [`run_check`]) by the first request that reads it
-//! after its end time, or that lists results, analytics or reports
-//! ([`settle_due`]). Everything lives in SQLite, so a session triggered before
-//! a restart finishes after it.
+//! holding its end time. With `Config::execute_checks` (the default) every
+//! run is executed in the background by the local runner ([`spawn_run`],
+//! `crate::runner`), which stores its outcome (kind [`RUN_OUTCOMES`]). A
+//! session is *settled* (finished, see [`run_check`]) by the first request
+//! that reads it once its end time has passed and every run has its
+//! outcome, or that lists results, analytics or reports ([`settle_due`]).
+//! Everything lives in SQLite, so a session triggered before a restart
+//! finishes after it: runs cut short by the stop start again
+//! ([`resume_runs`]). Without execution every run passes ([`simulate_run`]).
+//!
+//! Outcomes: a session is CANCELLED if any run was cancelled, else FAILED if
+//! a run failed, else TIMED_OUT if a run timed out (maxResponseTime), else
+//! DEGRADED if a run was degraded, else PASSED. A test session is FAILED
+//! when any run failed or timed out (its results carry the run's status).
+//! A failed run's error joins an error group of its check (kind
+//! `errorGroups`, deduplicated by the hash of the message with numbers
+//! replaced by `<n>`); results and test sessions list its id.
 //!
 //! Choices where the specification is silent:
 //! - A trigger that matches no check answers **404** ("no checks match the
@@ -52,11 +64,13 @@ use tokio::sync::Notify;
 use super::Route;
 use super::checks::apply_group;
 use super::objects::id_text;
+use super::reads::ERROR_GROUPS;
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
 use crate::clock;
 use crate::error::{ApiError, ApiResult};
+use crate::runner::{self, RunStatus};
 use crate::store::Objects;
 
 /// Record kinds.
@@ -145,15 +159,46 @@ pub struct RunOutcome {
     pub api_result: Value,
     /// `browserCheckResult` for browser checks, else null.
     pub browser_result: Value,
+    /// PASSED, FAILED, DEGRADED or TIMED_OUT.
+    pub status: &'static str,
+    /// Why the run failed (null when it passed).
+    pub error: Option<String>,
+    /// The runner's own account of the run (assertions, details, notes), or null.
+    pub run_result: Value,
 }
 
-/// How a run of `check` (of type `check_type`) in `location` turns out.
-///
-/// The emulator does not execute checks yet: every run passes, with a
-/// plausible response time derived from `seed` (so it is stable for a run).
-/// This is the function to replace when checks really run; session status,
-/// results and their records all follow from what it returns.
-pub fn run_check(check_type: &str, check: Option<&Value>, location: &str, seed: &str) -> RunOutcome {
+impl RunOutcome {
+    /// The form of a run the local runner ([`runner::execute`]) produced.
+    pub fn from_runner(outcome: &runner::Outcome) -> RunOutcome {
+        RunOutcome {
+            has_failures: outcome.has_failures,
+            has_errors: outcome.has_errors,
+            is_degraded: outcome.status == RunStatus::Degraded,
+            over_max_response_time: outcome.over_max_response_time,
+            response_time: outcome.response_time,
+            api_result: outcome.api_result.clone(),
+            browser_result: Value::Null,
+            status: outcome.status.as_str(),
+            error: outcome.error.clone(),
+            run_result: json!({
+                "executed": outcome.executed,
+                "status": outcome.status.as_str(),
+                "assertions": outcome.assertions,
+                "details": outcome.details,
+                "notes": outcome.notes,
+            }),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.has_failures || self.has_errors
+    }
+}
+
+/// How a run of `check` (of type `check_type`) in `location` turns out when
+/// checks are not executed (`Config::execute_checks` off): every run passes,
+/// with a plausible response time derived from `seed` (stable for a run).
+pub fn simulate_run(check_type: &str, check: Option<&Value>, location: &str, seed: &str) -> RunOutcome {
     let hash = fnv(seed) ^ fnv(location);
     let response_time = 40.0 + (hash % 36_000) as f64 / 100.0; // 40..400 ms
     let part = |share: f64| (response_time * share * 100.0).round() / 100.0;
@@ -215,7 +260,216 @@ pub fn run_check(check_type: &str, check: Option<&Value>, location: &str, seed: 
         response_time,
         api_result,
         browser_result,
+        status: "PASSED",
+        error: None,
+        run_result: Value::Null,
     }
+}
+
+/// Record kind: what the runner produced for one run (id: the run's
+/// `sequenceId` or `testSessionResultId`; parent: the session id), kept
+/// until the session settles.
+pub const RUN_OUTCOMES: &str = "runOutcomes";
+/// A run with no outcome this long after its session's end (the emulator
+/// stopped while it ran) is recorded as lost.
+const LOST_AFTER_MS: i64 = 10_000;
+
+/// How the run `key` of `session` turned out: the one place that decides.
+///
+/// Sessions triggered with execution on (`_internal.execute`) take the
+/// outcome the runner stored ([`spawn_run`]); `None` while it still runs.
+/// A run whose outcome never came (lost in a restart) is an error. Other
+/// sessions use [`simulate_run`].
+pub fn run_check(
+    db: &Connection,
+    account: &str,
+    session: &Value,
+    key: &str,
+    check: Option<&Value>,
+    location: &str,
+    now: i64,
+) -> rusqlite::Result<Option<(RunOutcome, i64)>> {
+    let check_type = session["checkType"].as_str().unwrap_or_default();
+    if session["_internal"]["execute"] != true {
+        let stopped = internal(session, "endsAtMs");
+        return Ok(Some((simulate_run(check_type, check, location, key), stopped)));
+    }
+    if let Some(record) = db.get(account, RUN_OUTCOMES, key)?
+        && let Some(outcome) = runner::from_record(&record["outcome"])
+    {
+        let stopped = record["finishedAtMs"].as_i64().unwrap_or(now);
+        return Ok(Some((RunOutcome::from_runner(&outcome), stopped)));
+    }
+    if now < internal(session, "lostAtMs") {
+        return Ok(None);
+    }
+    let lost = runner::errored("the run was lost: the emulator stopped before it finished");
+    Ok(Some((RunOutcome::from_runner(&lost), now)))
+}
+
+/// Runs `check` in the background and stores the outcome under `key`
+/// (kind [`RUN_OUTCOMES`]), then wakes the session's waiters. A run still
+/// going when the server stops is abandoned; [`resume_runs`] restarts it.
+pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, check: Value) {
+    let (app, account, session_id, key) = (app.clone(), account.to_owned(), session_id.to_owned(), key.to_owned());
+    tokio::spawn(async move {
+        let mut stopped = app.stopped.subscribe();
+        let outcome = tokio::select! {
+            outcome = runner::execute(&app, &account, &check) => outcome,
+            _ = stopped.wait_for(|s| *s) => return,
+        };
+        let finished = now_ms();
+        let record = json!({ "outcome": runner::to_record(&outcome), "finishedAtMs": finished });
+        let stored = app.store.transaction(|tx| {
+            // A session cancelled (or deleted) meanwhile needs no outcome.
+            for kind in [CHECK_SESSIONS, TEST_SESSIONS] {
+                if let Some(session) = tx.get(&account, kind, &session_id)? {
+                    if !is_final(kind, &session) {
+                        tx.insert(&account, RUN_OUTCOMES, &key, Some(&session_id), finished, &record)?;
+                    }
+                    break;
+                }
+            }
+            Ok::<_, rusqlite::Error>(())
+        });
+        if let Err(e) = stored {
+            tracing::warn!(%key, "cannot store the outcome of a run: {e}");
+        }
+        CHANGED.notify_waiters();
+    });
+}
+
+/// Restarts the runs of executing sessions that have no outcome yet (the
+/// emulator stopped while they ran), giving them a new lost deadline.
+/// Called once by `start`.
+pub(crate) fn resume_runs(app: &AppState) -> rusqlite::Result<()> {
+    let pending: Vec<(String, String, String)> = {
+        let db = app.store.lock();
+        let mut statement = db.prepare("SELECT account_id, id, body FROM objects WHERE kind = ?1")?;
+        statement
+            .query_map([PENDING], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for (account, id, marker) in pending {
+        let kind = serde_json::from_str::<Value>(&marker)
+            .ok()
+            .and_then(|m| m["kind"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| CHECK_SESSIONS.to_owned());
+        let kind = if kind == TEST_SESSIONS {
+            TEST_SESSIONS
+        } else {
+            CHECK_SESSIONS
+        };
+        let runs = app.store.transaction(|tx| {
+            let Some(mut session) = tx.get(&account, kind, &id)? else {
+                return Ok::<_, rusqlite::Error>(Vec::new());
+            };
+            if session["_internal"]["execute"] != true || is_final(kind, &session) {
+                return Ok(Vec::new());
+            }
+            let items: Vec<(String, String)> = if kind == CHECK_SESSIONS {
+                session["_internal"]["runs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r["cancelled"] != true)
+                    .map(|r| (id_text(&r["sequenceId"]), id_text(&session["checkId"])))
+                    .collect()
+            } else {
+                session["results"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| (id_text(&r["testSessionResultId"]), id_text(&r["checkId"])))
+                    .collect()
+            };
+            let mut runs = Vec::new();
+            for (key, check_id) in items {
+                if tx.get(&account, RUN_OUTCOMES, &key)?.is_some() {
+                    continue;
+                }
+                if let Some(check) = tx.get(&account, Kind::Check.section(), &check_id)? {
+                    runs.push((key, effective_check(tx, &account, check)?));
+                }
+            }
+            if !runs.is_empty() {
+                let checks: Vec<&Value> = runs.iter().map(|(_, c)| c).collect();
+                let now = now_ms();
+                session["_internal"]["lostAtMs"] = json!(lost_at(now, now, &checks));
+                tx.replace(&account, kind, &id, &session)?;
+            }
+            Ok(runs)
+        })?;
+        for (key, check) in runs {
+            spawn_run(app, &account, &id, &key, check);
+        }
+    }
+    Ok(())
+}
+
+/// When a session of `checks` started at `started` counts its missing runs
+/// as lost: after the longest maxResponseTime, plus a margin.
+fn lost_at(started: i64, ends: i64, checks: &[&Value]) -> i64 {
+    let longest = checks
+        .iter()
+        .map(|c| runner::threshold(c, "maxResponseTime", runner::DEFAULT_MAX_MS) as i64)
+        .max()
+        .unwrap_or(0);
+    ends.max(started + longest) + LOST_AFTER_MS
+}
+
+/// Hash of a cleaned error message, for error groups (spec 2.17).
+fn error_hash(cleaned: &str) -> String {
+    format!("{:016x}", fnv(cleaned))
+}
+
+/// An error message without what changes from run to run (numbers, ids).
+pub fn clean_error(message: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in message.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push_str("<n>");
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The error group of `message` for `check_id` (created, or its lastSeen
+/// updated); returns its id.
+fn error_group(db: &Connection, account: &str, check_id: &str, message: &str, now: i64) -> rusqlite::Result<String> {
+    let cleaned = clean_error(message);
+    let hash = error_hash(&cleaned);
+    for row in db.records(account, ERROR_GROUPS, Some(check_id), i64::MIN, i64::MAX)? {
+        if row.body["errorHash"] == hash.as_str() {
+            let mut group = row.body;
+            group["lastSeen"] = json!(iso(now));
+            group["rawErrorMessage"] = json!(message);
+            group["archivedUntilNextEvent"] = json!(false);
+            db.replace(account, ERROR_GROUPS, &row.id, &group)?;
+            return Ok(row.id);
+        }
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let group = json!({
+        "id": id,
+        "checkId": check_id,
+        "errorHash": hash,
+        "rawErrorMessage": message,
+        "cleanedErrorMessage": cleaned,
+        "firstSeen": iso(now),
+        "lastSeen": iso(now),
+        "archivedUntilNextEvent": false,
+        "rootCauseAnalyses": [],
+    });
+    db.insert(account, ERROR_GROUPS, &id, Some(check_id), now, &group)?;
+    Ok(id)
 }
 
 fn fnv(text: &str) -> u64 {
@@ -276,10 +530,13 @@ fn settle(db: &Connection, account: &str, kind: &str, session: &mut Value, now: 
     if is_final(kind, session) || internal(session, "endsAtMs") > now {
         return Ok(false);
     }
-    if kind == CHECK_SESSIONS {
-        finish_check_session(db, account, session)?;
+    let finished = if kind == CHECK_SESSIONS {
+        finish_check_session(db, account, session, now)?
     } else {
-        finish_test_session(db, account, session)?;
+        finish_test_session(db, account, session, now)?
+    };
+    if !finished {
+        return Ok(false);
     }
     let id_field = if kind == CHECK_SESSIONS {
         "checkSessionId"
@@ -355,7 +612,13 @@ async fn await_final(app: &AppState, account: &str, kind: &str, id: &str, max_wa
                 ),
             ));
         }
-        let until_end = Duration::from_millis((internal(&session, "endsAtMs") - now_ms()).max(0) as u64 + 1);
+        // Past its end a session waits for its runs: their outcomes notify.
+        let left = internal(&session, "endsAtMs") - now_ms();
+        let until_end = if left >= 0 {
+            Duration::from_millis(left as u64 + 1)
+        } else {
+            POLL
+        };
         let wake = deadline.min(now + until_end).min(now + POLL);
         tokio::select! {
             _ = tokio::time::sleep_until(wake) => {}
@@ -532,16 +795,33 @@ async fn trigger_check_sessions(
         return Err(ApiError::validation(&violations));
     }
     let duration = app.config.session_duration.as_millis() as i64;
+    let execute = app.config.execute_checks;
     let account = caller.account.clone();
-    let sessions = app.store.transaction(|tx| {
+    let (sessions, checks) = app.store.transaction(|tx| {
         let checks = matching_checks(tx, &account, &target)?;
         let started = now_ms();
         let mut sessions = Vec::new();
-        for check in checks {
-            sessions.push(start_check_session(tx, &account, &check, started, started + duration)?);
+        for check in &checks {
+            sessions.push(start_check_session(
+                tx,
+                &account,
+                check,
+                started,
+                started + duration,
+                execute,
+                "TRIGGER_API",
+            )?);
         }
-        Ok::<_, ApiError>(sessions)
+        Ok::<_, ApiError>((sessions, checks))
     })?;
+    if execute {
+        for (session, check) in sessions.iter().zip(checks) {
+            let session_id = id_text(&session["checkSessionId"]);
+            for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
+                spawn_run(&app, &account, &session_id, &id_text(&run["sequenceId"]), check.clone());
+            }
+        }
+    }
     let base = base_url(&headers);
     let now = now_ms();
     let sessions: Vec<Value> = sessions
@@ -581,7 +861,15 @@ fn run_locations(db: &Connection, account: &str, check: &Value) -> rusqlite::Res
     Ok(vec![candidates[index].clone()])
 }
 
-fn start_check_session(db: &Connection, account: &str, check: &Value, started: i64, ends: i64) -> ApiResult<Value> {
+fn start_check_session(
+    db: &Connection,
+    account: &str,
+    check: &Value,
+    started: i64,
+    ends: i64,
+    execute: bool,
+    run_source: &str,
+) -> ApiResult<Value> {
     let id = uuid::Uuid::new_v4().to_string();
     let check_id = id_text(&check["id"]);
     let locations = run_locations(db, account, check)?;
@@ -603,13 +891,31 @@ fn start_check_session(db: &Connection, account: &str, check: &Value, started: i
         "startedAt": iso(started),
         "stoppedAt": null,
         "runLocations": locations,
-        "runSource": "TRIGGER_API",
+        "runSource": run_source,
         "results": [],
-        "_internal": { "startedAtMs": started, "endsAtMs": ends, "stoppedAtMs": null, "runs": runs },
+        "_internal": {
+            "startedAtMs": started, "endsAtMs": ends, "stoppedAtMs": null, "runs": runs,
+            "execute": execute, "lostAtMs": lost_at(started, ends, &[check]),
+        },
     });
     db.insert(account, CHECK_SESSIONS, &id, Some(&check_id), started, &session)?;
     db.insert(account, PENDING, &id, None, ends, &json!({ "kind": CHECK_SESSIONS }))?;
     Ok(session)
+}
+
+/// Starts a check session of `check` for the scheduler (`runSource`
+/// SCHEDULER) and its runs; it settles like any other session.
+pub(crate) fn start_scheduled(app: &AppState, account: &str, check: &Value) -> ApiResult<()> {
+    let duration = app.config.session_duration.as_millis() as i64;
+    let session = app.store.transaction(|tx| {
+        let started = now_ms();
+        start_check_session(tx, account, check, started, started + duration, true, "SCHEDULER")
+    })?;
+    let session_id = id_text(&session["checkSessionId"]);
+    for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
+        spawn_run(app, account, &session_id, &id_text(&run["sequenceId"]), check.clone());
+    }
+    Ok(())
 }
 
 /// The API form of a stored check session.
@@ -687,6 +993,9 @@ fn run_result(
         "aborted": false,
         "isCancelled": cancelled,
         "responseTime": if cancelled { Value::Null } else { json!(response_time) },
+        "status": outcome.map_or("CANCELLED", |o| o.status),
+        "error": outcome.and_then(|o| o.error.clone()),
+        "errorGroupIds": [],
         "startedAt": iso(started),
         "stoppedAt": iso(stopped),
     });
@@ -715,6 +1024,8 @@ fn run_result(
         "sequenceId": run["sequenceId"],
         "traceId": null,
         "errorGroupIds": [],
+        "error": outcome.and_then(|o| o.error.clone()),
+        "runResult": outcome.map_or(Value::Null, |o| o.run_result.clone()),
         // Not part of the API form; `reads` strips them.
         "checkType": check_type,
         "checkSessionId": session["checkSessionId"],
@@ -725,45 +1036,69 @@ fn run_result(
 /// Fields of a stored check result that are not part of its API form.
 pub const RESULT_INTERNAL_FIELDS: &[&str] = &["checkType", "checkSessionId"];
 
-/// Finishes a check session at its end time: runs every location not
-/// cancelled (through [`run_check`]), records the results, sets the status.
-fn finish_check_session(db: &Connection, account: &str, session: &mut Value) -> rusqlite::Result<()> {
+/// Finishes a check session once its end time has passed and every run not
+/// cancelled has its outcome ([`run_check`]): records the results (with
+/// their error groups) and sets the status. Returns false (and changes
+/// nothing) while a run is still going.
+fn finish_check_session(db: &Connection, account: &str, session: &mut Value, now: i64) -> rusqlite::Result<bool> {
     let started = internal(session, "startedAtMs");
-    let stopped = internal(session, "endsAtMs");
     let check_id = id_text(&session["checkId"]);
     let check = db.get(account, Kind::Check.section(), &check_id)?;
-    let check_type = session["checkType"].as_str().unwrap_or_default().to_owned();
     let runs = session["_internal"]["runs"].as_array().cloned().unwrap_or_default();
-    let mut entries = session["results"].as_array().cloned().unwrap_or_default();
-    let (mut any_cancelled, mut any_failed, mut any_degraded) = (false, false, false);
+    let mut outcomes = Vec::new();
     for run in &runs {
         if run["cancelled"] == true {
-            any_cancelled = true;
+            outcomes.push(None);
             continue;
         }
+        let key = id_text(&run["sequenceId"]);
         let location = run["location"].as_str().unwrap_or_default();
-        let seed = run["sequenceId"].as_str().unwrap_or_default();
-        let outcome = run_check(&check_type, check.as_ref(), location, seed);
-        any_failed |= outcome.has_failures || outcome.has_errors;
+        match run_check(db, account, session, &key, check.as_ref(), location, now)? {
+            Some(outcome) => outcomes.push(Some(outcome)),
+            None => return Ok(false),
+        }
+    }
+    let mut entries = session["results"].as_array().cloned().unwrap_or_default();
+    let (mut any_cancelled, mut any_failed, mut any_timed_out, mut any_degraded) = (false, false, false, false);
+    let mut session_stopped = internal(session, "endsAtMs");
+    for (run, outcome) in runs.iter().zip(outcomes) {
+        let Some((outcome, stopped)) = outcome else {
+            any_cancelled = true;
+            continue;
+        };
+        session_stopped = session_stopped.max(stopped);
+        if outcome.status == "TIMED_OUT" {
+            any_timed_out = true;
+        } else {
+            any_failed |= outcome.failed();
+        }
         any_degraded |= outcome.is_degraded;
-        let (entry, result_id, record) = run_result(session, run, Some(&outcome), started, stopped);
+        let (mut entry, result_id, mut record) = run_result(session, run, Some(&outcome), started, stopped);
+        if let Some(message) = outcome.error.as_deref().filter(|_| outcome.failed()) {
+            let group = error_group(db, account, &check_id, message, stopped)?;
+            entry["errorGroupIds"] = json!([group]);
+            record["errorGroupIds"] = json!([group]);
+        }
         db.insert(account, CHECK_RESULTS, &result_id, Some(&check_id), stopped, &record)?;
+        db.delete(account, RUN_OUTCOMES, &id_text(&run["sequenceId"]))?;
         entries.push(entry);
     }
     let status = if any_cancelled {
         "CANCELLED"
     } else if any_failed {
         "FAILED"
+    } else if any_timed_out {
+        "TIMED_OUT"
     } else if any_degraded {
         "DEGRADED"
     } else {
         "PASSED"
     };
     session["status"] = json!(status);
-    session["stoppedAt"] = json!(iso(stopped));
+    session["stoppedAt"] = json!(iso(session_stopped));
     session["results"] = Value::Array(entries);
-    session["_internal"]["stoppedAtMs"] = json!(stopped);
-    Ok(())
+    session["_internal"]["stoppedAtMs"] = json!(session_stopped);
+    Ok(true)
 }
 
 async fn get_check_session(
@@ -1099,8 +1434,9 @@ async fn trigger_test_session(
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
     let duration = app.config.session_duration.as_millis() as i64;
+    let execute = app.config.execute_checks;
     let account = caller.account.clone();
-    let session = app.store.transaction(|tx| {
+    let (session, checks) = app.store.transaction(|tx| {
         let target = check_test_session_body(tx, &account, &body)?;
         let checks = matching_checks(tx, &account, &target)?;
         let started = now_ms();
@@ -1148,44 +1484,79 @@ async fn trigger_test_session(
             "runLocation": location,
             "environmentVariables": body.get("environmentVariables").cloned().unwrap_or(json!([])),
             "retryStrategy": body.get("retryStrategy").cloned().unwrap_or(Value::Null),
+            "execute": execute,
+            "lostAtMs": lost_at(started, ends, &checks.iter().collect::<Vec<_>>()),
         });
         tx.insert(&account, TEST_SESSIONS, &id, None, started, &session)?;
         tx.insert(&account, PENDING, &id, None, ends, &json!({ "kind": TEST_SESSIONS }))?;
-        Ok::<_, ApiError>(session)
+        Ok::<_, ApiError>((session, checks))
     })?;
+    if execute {
+        let session_id = id_text(&session["testSessionId"]);
+        for (result, check) in session["results"].as_array().into_iter().flatten().zip(checks) {
+            spawn_run(
+                &app,
+                &account,
+                &session_id,
+                &id_text(&result["testSessionResultId"]),
+                check,
+            );
+        }
+    }
     let body = present_test_session(&session, &base_url(&headers), now_ms());
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
 }
 
-/// Finishes a test session at its end time: every result runs through
-/// [`run_check`]. Test sessions record no check results.
-fn finish_test_session(db: &Connection, account: &str, session: &mut Value) -> rusqlite::Result<()> {
-    let stopped = internal(session, "endsAtMs");
-    let mut any_failed = false;
+/// Finishes a test session once its end time has passed and every result
+/// has its outcome ([`run_check`]). Test sessions record no check results
+/// and raise no alerts; failures still get error groups. Returns false (and
+/// changes nothing) while a run is still going.
+fn finish_test_session(db: &Connection, account: &str, session: &mut Value, now: i64) -> rusqlite::Result<bool> {
     let mut results = session["results"].as_array().cloned().unwrap_or_default();
-    for result in results.iter_mut() {
+    let mut outcomes = Vec::new();
+    for result in &results {
         let check = db.get(account, Kind::Check.section(), &id_text(&result["checkId"]))?;
-        let outcome = run_check(
-            result["checkType"].as_str().unwrap_or_default(),
-            check.as_ref(),
-            result["runLocation"].as_str().unwrap_or_default(),
-            result["testSessionResultId"].as_str().unwrap_or_default(),
-        );
-        let failed = outcome.has_failures || outcome.has_errors;
+        let key = id_text(&result["testSessionResultId"]);
+        let location = result["runLocation"].as_str().unwrap_or_default();
+        match run_check(db, account, session, &key, check.as_ref(), location, now)? {
+            Some(outcome) => outcomes.push(outcome),
+            None => return Ok(false),
+        }
+    }
+    let mut any_failed = false;
+    let mut session_stopped = internal(session, "endsAtMs");
+    let mut group_ids: Vec<Value> = Vec::new();
+    for (result, (outcome, stopped)) in results.iter_mut().zip(outcomes) {
+        let failed = outcome.failed();
         any_failed |= failed;
+        session_stopped = session_stopped.max(stopped);
         result["resultType"] = json!("FINAL");
-        result["status"] = json!(if failed { "FAILED" } else { "PASSED" });
+        result["status"] = json!(outcome.status);
         result["hasErrors"] = json!(outcome.has_errors);
         result["hasFailures"] = json!(outcome.has_failures);
         result["isDegraded"] = json!(outcome.is_degraded);
         result["responseTime"] = json!(outcome.response_time);
+        result["error"] = json!(outcome.error);
         result["stoppedAt"] = json!(iso(stopped));
+        if !outcome.run_result.is_null() {
+            result["runResult"] = outcome.run_result.clone();
+        }
+        if let Some(message) = outcome.error.as_deref().filter(|_| failed) {
+            let check_id = id_text(&result["checkId"]);
+            let group = json!(error_group(db, account, &check_id, message, stopped)?);
+            result["errorGroupIds"] = json!([group.clone()]);
+            if !group_ids.contains(&group) {
+                group_ids.push(group);
+            }
+        }
+        db.delete(account, RUN_OUTCOMES, &id_text(&result["testSessionResultId"]))?;
     }
     session["results"] = Value::Array(results);
     session["status"] = json!(if any_failed { "FAILED" } else { "PASSED" });
-    session["stoppedAt"] = json!(iso(stopped));
-    session["_internal"]["stoppedAtMs"] = json!(stopped);
-    Ok(())
+    session["errorGroupIds"] = Value::Array(group_ids);
+    session["stoppedAt"] = json!(iso(session_stopped));
+    session["_internal"]["stoppedAtMs"] = json!(session_stopped);
+    Ok(true)
 }
 
 /// The API form of a stored test session.
@@ -1352,11 +1723,11 @@ mod tests {
 
     #[test]
     fn runs_are_stable_and_pass() {
-        let a = run_check("API", None, "eu-west-1", "seed");
-        assert_eq!(a, run_check("API", None, "eu-west-1", "seed"));
+        let a = simulate_run("API", None, "eu-west-1", "seed");
+        assert_eq!(a, simulate_run("API", None, "eu-west-1", "seed"));
         assert!(!a.has_failures && (40.0..400.0).contains(&a.response_time));
         assert!(a.api_result["response"]["timingPhases"]["dns"].is_number());
-        assert!(run_check("ICMP", None, "eu-west-1", "seed").api_result.is_null());
+        assert!(simulate_run("ICMP", None, "eu-west-1", "seed").api_result.is_null());
     }
 
     #[test]

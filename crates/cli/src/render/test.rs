@@ -1,0 +1,240 @@
+//! `monform test` output: one line per check and location, a summary, and
+//! JUnit XML.
+
+use monform_api::RunStatus;
+
+/// One run of one check in one location, with the check's address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// `checks.<id>`, or the remote id when the state does not know it.
+    pub address: String,
+    pub name: String,
+    pub location: String,
+    pub status: RunStatus,
+    /// Milliseconds.
+    pub response_time: Option<f64>,
+}
+
+/// Counts by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub degraded: usize,
+    pub failed: usize,
+}
+
+impl Summary {
+    pub fn of(lines: &[Line]) -> Summary {
+        let mut summary = Summary::default();
+        for line in lines {
+            match line.status {
+                RunStatus::Passed => summary.passed += 1,
+                RunStatus::Degraded => summary.degraded += 1,
+                _ => summary.failed += 1,
+            }
+        }
+        summary
+    }
+
+    /// Whether `monform test` exits 1.
+    pub fn any_failed(&self) -> bool {
+        self.failed > 0
+    }
+}
+
+fn paint(status: RunStatus, color: bool) -> String {
+    let text = status.as_str();
+    if !color {
+        return text.to_owned();
+    }
+    let code = match status {
+        RunStatus::Passed => "32",
+        RunStatus::Degraded => "33",
+        _ => "31",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+fn timing(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", ms.round() as i64))
+}
+
+/// The lines, aligned, then the summary line.
+pub fn human(lines: &[Line], elapsed_ms: Option<f64>, color: bool) -> String {
+    let width = |f: &dyn Fn(&Line) -> usize| lines.iter().map(f).max().unwrap_or(0);
+    let status_w = width(&|l| l.status.as_str().len());
+    let address_w = width(&|l| l.address.len());
+    let location_w = width(&|l| l.location.len());
+    let timing_w = width(&|l| timing(l.response_time).len());
+    let mut out = String::new();
+    for line in lines {
+        let pad = status_w - line.status.as_str().len();
+        out.push_str(&format!(
+            "{}{:pad$}  {:address_w$}  {:location_w$}  {:>timing_w$}  {}\n",
+            paint(line.status, color),
+            "",
+            line.address,
+            line.location,
+            timing(line.response_time),
+            line.name,
+        ));
+    }
+    out.push_str(&summary_line(lines, elapsed_ms));
+    out.push('\n');
+    out
+}
+
+pub fn summary_line(lines: &[Line], elapsed_ms: Option<f64>) -> String {
+    let summary = Summary::of(lines);
+    let mut text = format!(
+        "{} passed, {} degraded, {} failed ({} runs)",
+        summary.passed,
+        summary.degraded,
+        summary.failed,
+        lines.len()
+    );
+    if let Some(ms) = elapsed_ms {
+        text.push_str(&format!(" in {:.1} s", ms / 1000.0));
+    }
+    text
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 cannot hold at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one testsuite, one testcase per check and location, a
+/// `<failure>` for every run that did not pass.
+pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
+    let summary = Summary::of(lines);
+    let seconds = |ms: Option<f64>| format!("{:.3}", ms.unwrap_or(0.0) / 1000.0);
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"monform\" tests=\"{}\" failures=\"{}\" time=\"{}\">\n",
+        lines.len(),
+        summary.failed,
+        seconds(elapsed_ms)
+    ));
+    out.push_str(&format!(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{}\">\n",
+        escape(suite),
+        lines.len(),
+        summary.failed,
+        seconds(elapsed_ms)
+    ));
+    for line in lines {
+        let open = format!(
+            "    <testcase classname=\"{}\" name=\"{} ({})\" time=\"{}\"",
+            escape(&line.address),
+            escape(&line.name),
+            escape(&line.location),
+            seconds(line.response_time)
+        );
+        if line.status.is_failure() {
+            let message = format!("{} in {}", line.status.as_str(), line.location);
+            out.push_str(&format!(
+                "{open}>\n      <failure message=\"{}\" type=\"{}\">{} {} ({}) {} in {}</failure>\n    </testcase>\n",
+                escape(&message),
+                line.status.as_str(),
+                escape(&line.address),
+                escape(&line.name),
+                escape(&line.location),
+                line.status.as_str(),
+                escape(&line.location),
+            ));
+        } else if line.status == RunStatus::Degraded {
+            out.push_str(&format!(
+                "{open}>\n      <system-out>DEGRADED in {}</system-out>\n    </testcase>\n",
+                escape(&line.location)
+            ));
+        } else {
+            out.push_str(&format!("{open}/>\n"));
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(address: &str, status: RunStatus) -> Line {
+        Line {
+            address: address.into(),
+            name: format!("{address} <&>"),
+            location: "eu-west-1".into(),
+            status,
+            response_time: Some(123.4),
+        }
+    }
+
+    #[test]
+    fn a_failed_run_fails_the_summary() {
+        let lines = [line("checks.a", RunStatus::Passed), line("checks.b", RunStatus::Failed)];
+        let summary = Summary::of(&lines);
+        assert_eq!(
+            summary,
+            Summary {
+                passed: 1,
+                degraded: 0,
+                failed: 1
+            }
+        );
+        assert!(summary.any_failed());
+        let text = human(&lines, Some(1500.0), false);
+        assert!(text.contains("FAILED  checks.b"), "{text}");
+        assert!(
+            text.ends_with("1 passed, 0 degraded, 1 failed (2 runs) in 1.5 s\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_failed_result_from_the_api_fails() {
+        let result = monform_api::TestResult::from_body(&serde_json::json!({
+            "checkId": "c", "name": "n", "runLocation": "eu-west-1",
+            "hasFailures": true, "hasErrors": false, "isDegraded": false
+        }));
+        let lines = [Line {
+            address: "checks.c".into(),
+            name: result.name,
+            location: result.run_location,
+            status: result.status,
+            response_time: result.response_time,
+        }];
+        assert!(Summary::of(&lines).any_failed());
+    }
+
+    #[test]
+    fn degraded_passes() {
+        let lines = [line("checks.a", RunStatus::Degraded)];
+        assert!(!Summary::of(&lines).any_failed());
+    }
+
+    #[test]
+    fn junit_escapes_and_marks_failures() {
+        let lines = [
+            line("checks.a", RunStatus::Passed),
+            line("checks.b", RunStatus::TimedOut),
+        ];
+        let xml = junit("shop", &lines, Some(300.0));
+        assert!(xml.contains("name=\"checks.a &lt;&amp;&gt; (eu-west-1)\""), "{xml}");
+        assert_eq!(xml.matches("<testcase ").count(), 2);
+        assert_eq!(xml.matches("<failure ").count(), 1);
+        assert!(xml.contains("failures=\"1\""));
+    }
+}
