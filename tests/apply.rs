@@ -239,23 +239,14 @@ fn apply_survives_being_killed_at_random_moments() {
     };
     let emulator = Emulator::with(config);
     let project = generated_project(60);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let mut random = Lcg(seed);
+    let mut random = Lcg::from_clock();
+    let seed = random.0;
     let started = Instant::now();
     for _ in 0..20 {
         if started.elapsed() > Duration::from_secs(90) {
             break;
         }
-        let mut child = emulator
-            .background(project.path(), &["apply", "--auto-approve"])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20 + random.below(600)));
-        let _ = child.kill();
-        let _ = child.wait();
+        emulator.kill_randomly(project.path(), &["apply", "--auto-approve"], &mut random, 20, 600);
     }
     let output = emulator
         .monform(project.path())

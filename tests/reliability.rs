@@ -106,14 +106,6 @@ fn every_fault_mode_at_20_percent_converges_with_500_objects() {
     assert!(faults > 50, "faults were really injected ({faults})");
 }
 
-/// Starts `monform <args>` and SIGKILLs it after a random delay.
-fn kill_randomly(emulator: &Emulator, dir: &Path, args: &[&str], random: &mut Lcg) {
-    let mut child = emulator.background(dir, args).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(10 + random.below(400)));
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
 #[test]
 fn sigkill_at_50_points_of_apply_and_of_destroy_converges() {
     let config = monform_emulator::Config {
@@ -123,18 +115,15 @@ fn sigkill_at_50_points_of_apply_and_of_destroy_converges() {
     };
     let emulator = Emulator::with(config);
     let dir = project(100);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let mut random = Lcg(seed);
+    let mut random = Lcg::from_clock();
+    let seed = random.0;
     let started = Instant::now();
     for _ in 0..50 {
         assert!(
             started.elapsed() < Duration::from_secs(150),
             "seed {seed}: bounded in time"
         );
-        kill_randomly(&emulator, dir.path(), &["apply", "--auto-approve"], &mut random);
+        emulator.kill_randomly(dir.path(), &["apply", "--auto-approve"], &mut random, 10, 400);
     }
     let output = apply(&emulator, dir.path(), &["apply", "--auto-approve"]);
     assert!(output.status.success(), "seed {seed}: {}", stderr(&output));
@@ -147,11 +136,12 @@ fn sigkill_at_50_points_of_apply_and_of_destroy_converges() {
             started.elapsed() < Duration::from_secs(300),
             "seed {seed}: bounded in time"
         );
-        kill_randomly(
-            &emulator,
+        emulator.kill_randomly(
             dir.path(),
             &["destroy", "--auto-approve", "--allow-mass-delete"],
             &mut random,
+            10,
+            400,
         );
     }
     let output = apply(

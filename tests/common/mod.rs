@@ -131,6 +131,15 @@ impl Emulator {
         command
     }
 
+    /// Starts `monform ARGS` in the background and SIGKILLs it after
+    /// `min_ms` plus a random part of `spread_ms`.
+    pub fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64) {
+        let mut child = self.background(project, args).spawn().expect("monform starts");
+        std::thread::sleep(std::time::Duration::from_millis(min_ms + random.below(spread_ms)));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
@@ -161,6 +170,13 @@ fn regex_lite(pattern: &str) -> regex::Regex {
 pub struct Lcg(pub u64);
 
 impl Lcg {
+    /// Seeded from the clock; the tests print the seed when they fail.
+    pub fn from_clock() -> Lcg {
+        Lcg(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64))
+    }
+
     pub fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0

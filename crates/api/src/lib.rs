@@ -15,7 +15,7 @@ mod sessions;
 
 pub use client::{Client, ClientConfig, Reply, Secret, SendOptions};
 pub use error::{Error, StatusError};
-pub use resources::{Remote, id_field};
+pub use resources::Remote;
 pub use sessions::{
     MAX_WAIT_SECONDS, REPORT_RANGES, ReportEntry, RunStatus, TestResult, TestSession, TestSessionRequest,
 };

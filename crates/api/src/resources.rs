@@ -26,22 +26,13 @@ pub struct Remote {
 
 impl Remote {
     fn from_body(kind: Kind, body: Value) -> Remote {
-        let id = body.get(id_field(kind)).map(id_text).unwrap_or_default();
+        let id = body.get(kind.id_field()).map(id_text).unwrap_or_default();
         Remote { kind, id, body }
     }
 
     /// `updated_at`: changes on every update, so it serves as a version.
     pub fn version(&self) -> Option<&str> {
         self.body.get("updated_at").and_then(Value::as_str)
-    }
-}
-
-/// The field that holds an object's id.
-pub fn id_field(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Dashboard => "dashboardId",
-        Kind::Variable => "key",
-        _ => "id",
     }
 }
 

@@ -119,7 +119,7 @@ fn remote_ref(kind: Kind, remote: &Remote) -> Value {
     }
     remote
         .body
-        .get(monform_api::id_field(kind))
+        .get(kind.id_field())
         .cloned()
         .unwrap_or_else(|| Value::String(remote.id.clone()))
 }

@@ -24,6 +24,15 @@ pub enum IdType {
 }
 
 impl Kind {
+    /// The field of an API object that holds its id.
+    pub fn id_field(self) -> &'static str {
+        match self {
+            Kind::Dashboard => "dashboardId",
+            Kind::Variable => "key",
+            _ => "id",
+        }
+    }
+
     pub fn id_type(self) -> IdType {
         match self {
             Kind::Group | Kind::Snippet | Kind::AlertChannel | Kind::MaintenanceWindow => IdType::Integer,

@@ -9,7 +9,7 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::objects::{id_field, id_text, noun};
+use super::objects::{id_text, noun};
 use crate::error::{ApiError, ApiResult};
 use crate::resource::without_server_fields;
 use crate::store::Objects;
@@ -63,7 +63,7 @@ pub fn server_fields(kind: Kind) -> &'static [&'static str] {
 /// which a request body does not write.
 pub fn editable(kind: Kind, stored: &Value) -> Value {
     let mut managed = server_fields(kind).to_vec();
-    managed.push(id_field(kind));
+    managed.push(kind.id_field());
     let mut body = without_server_fields(stored, &managed);
     if kind == Kind::Check
         && let Some(heartbeat) = body.get_mut("heartbeat").and_then(Value::as_object_mut)
@@ -177,7 +177,7 @@ pub fn check_unique(
     let Some(value) = stored.get(field).filter(|v| !v.is_null()) else {
         return Ok(());
     };
-    let id_field = super::objects::id_field(kind);
+    let id_field = kind.id_field();
     let clash = db.all(account, kind.section())?.into_iter().any(|r| {
         &r.body[field] == value && except.is_none_or(|e| r.body[id_field] != Value::String(e.to_owned()) && r.id != e)
     });

@@ -86,7 +86,7 @@ pub fn create_object(
         };
         let now = clock::now_text();
         if let Some(object) = stored.as_object_mut() {
-            object.insert(id_field(kind).to_owned(), id.clone());
+            object.insert(kind.id_field().to_owned(), id.clone());
             object.insert("created_at".into(), Value::String(now.clone()));
             object.insert("updated_at".into(), Value::String(now));
         }
@@ -163,7 +163,7 @@ pub fn update_object(
         if let (Some(object), Some(old)) = (updated.as_object_mut(), stored.as_object()) {
             for field in ["created_at"]
                 .iter()
-                .chain(&[id_field(kind)])
+                .chain(&[kind.id_field()])
                 .chain(hooks::server_fields(kind))
             {
                 if let Some(value) = old.get(*field) {
@@ -204,15 +204,6 @@ pub async fn delete(kind: Kind, app: AppState, caller: Caller, id: String) -> Ap
         Ok::<_, ApiError>(())
     })?;
     Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-/// The field holding an object's id: `dashboardId` for dashboards, `key` for variables.
-pub fn id_field(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Dashboard => "dashboardId",
-        Kind::Variable => "key",
-        _ => "id",
-    }
 }
 
 pub fn id_text(id: &Value) -> String {
