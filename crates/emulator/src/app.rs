@@ -74,6 +74,11 @@ pub struct Config {
     /// frequency (`runner::scheduler`; needs `execute_checks`). Off by
     /// default: tests and one-shot commands do not want background runs.
     pub run_scheduler: bool,
+    /// How long one second of a retry strategy's backoff really lasts
+    /// (`runner::retry`): the emulator shortens waits so sessions stay
+    /// quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is also
+    /// capped at `runner::retry::MAX_WAIT`.
+    pub backoff_second: Duration,
 }
 
 impl Default for Config {
@@ -89,6 +94,7 @@ impl Default for Config {
             session_duration: Duration::from_millis(200),
             execute_checks: true,
             run_scheduler: false,
+            backoff_second: Duration::from_millis(10),
         }
     }
 }

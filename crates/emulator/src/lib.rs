@@ -6,18 +6,22 @@
 //! `monform-model` (the same rules as the loader); no field list lives here.
 //! This crate does not depend on the engine.
 
+pub mod alerts;
 pub mod app;
 pub mod auth;
 pub mod body;
 pub mod clock;
 pub mod error;
 pub mod faults;
+pub mod maintenance;
+pub mod notify;
 pub mod observe;
 pub mod openapi;
 pub mod paging;
 pub mod probes;
 pub mod ratelimit;
 pub mod resource;
+pub mod retention;
 pub mod routes;
 pub mod runner;
 pub mod store;
@@ -105,6 +109,14 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         metrics: Default::default(),
     });
     let addr = listener.local_addr()?;
+    // Results past retention go at once (a file may have slept for weeks).
+    if let Err(e) = app
+        .store
+        .transaction(|tx| retention::sweep(tx, routes::sessions::now_ms()))
+    {
+        tracing::warn!("cannot sweep old check results: {e}");
+    }
+    tokio::spawn(notify::dispatch(app.clone()));
     // Runs cut short by an earlier stop start again.
     if let Err(e) = routes::sessions::resume_runs(&app) {
         tracing::warn!("cannot resume the runs of unfinished sessions: {e}");

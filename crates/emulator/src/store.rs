@@ -28,6 +28,22 @@ CREATE TABLE IF NOT EXISTS objects (
 );
 CREATE INDEX IF NOT EXISTS objects_by_kind ON objects (account_id, kind, seq);
 CREATE INDEX IF NOT EXISTS objects_by_parent ON objects (account_id, kind, parent, ts);
+CREATE INDEX IF NOT EXISTS objects_by_age ON objects (kind, ts);
+CREATE TABLE IF NOT EXISTS rollups (
+    account_id TEXT NOT NULL,
+    check_id TEXT NOT NULL,
+    location TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    failures INTEGER NOT NULL,
+    degraded INTEGER NOT NULL,
+    timed INTEGER NOT NULL,
+    sum_ms REAL NOT NULL,
+    min_ms REAL,
+    max_ms REAL,
+    histogram TEXT NOT NULL,
+    PRIMARY KEY (account_id, check_id, location, hour)
+);
 CREATE TABLE IF NOT EXISTS counters (account_id TEXT NOT NULL, kind TEXT NOT NULL, next INTEGER NOT NULL, PRIMARY KEY (account_id, kind));
 ";
 

@@ -2,12 +2,12 @@
 //! router and `/openapi.json` are both built from it, so they cannot disagree.
 
 mod alert_channels;
-mod checks;
+pub(crate) mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
 mod ping;
-mod reads;
+pub(crate) mod reads;
 pub(crate) mod sessions;
 mod status_pages;
 

@@ -855,13 +855,14 @@ async fn reporting(State(app): State<AppState>, caller: Caller, params: Params) 
                 continue;
             }
             let results = final_results(tx, &caller.account, &row.id, window)?;
+            let rollups = crate::retention::rollups(tx, &caller.account, &row.id, window)?;
             report.push(json!({
                 "name": check["name"],
                 "checkId": row.id,
                 "checkType": check["checkType"],
                 "deactivated": is_deactivated,
                 "tags": check.get("tags").cloned().unwrap_or(json!([])),
-                "aggregate": report_aggregate(&results),
+                "aggregate": crate::retention::report(&results, &rollups),
             }));
         }
         Ok::<_, ApiError>(report)

@@ -68,10 +68,10 @@ use super::reads::ERROR_GROUPS;
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
-use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::runner::{self, RunStatus};
 use crate::store::Objects;
+use crate::{alerts, clock};
 
 /// Record kinds.
 pub const CHECK_SESSIONS: &str = "checkSessions";
@@ -307,19 +307,21 @@ pub fn run_check(
     Ok(Some((RunOutcome::from_runner(&lost), now)))
 }
 
-/// Runs `check` in the background and stores the outcome under `key`
-/// (kind [`RUN_OUTCOMES`]), then wakes the session's waiters. A run still
-/// going when the server stops is abandoned; [`resume_runs`] restarts it.
-pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, check: Value) {
+/// Runs `check` in `location` in the background (with its retries,
+/// `runner::retry`) and stores the outcome under `key` (kind
+/// [`RUN_OUTCOMES`]), then wakes the session's waiters. A run still going
+/// when the server stops is abandoned; [`resume_runs`] restarts it.
+pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, location: &str, check: Value) {
     let (app, account, session_id, key) = (app.clone(), account.to_owned(), session_id.to_owned(), key.to_owned());
+    let location = location.to_owned();
     tokio::spawn(async move {
         let mut stopped = app.stopped.subscribe();
-        let outcome = tokio::select! {
-            outcome = runner::execute(&app, &account, &check) => outcome,
+        let attempts = tokio::select! {
+            attempts = runner::retry::run(&app, &account, &check, &location) => attempts,
             _ = stopped.wait_for(|s| *s) => return,
         };
-        let finished = now_ms();
-        let record = json!({ "outcome": runner::to_record(&outcome), "finishedAtMs": finished });
+        let record = runner::retry::to_record(&attempts);
+        let finished = record["finishedAtMs"].as_i64().unwrap_or_else(now_ms);
         let stored = app.store.transaction(|tx| {
             // A session cancelled (or deleted) meanwhile needs no outcome.
             for kind in [CHECK_SESSIONS, TEST_SESSIONS] {
@@ -367,52 +369,71 @@ pub(crate) fn resume_runs(app: &AppState) -> rusqlite::Result<()> {
             if session["_internal"]["execute"] != true || is_final(kind, &session) {
                 return Ok(Vec::new());
             }
-            let items: Vec<(String, String)> = if kind == CHECK_SESSIONS {
+            let items: Vec<(String, String, String)> = if kind == CHECK_SESSIONS {
                 session["_internal"]["runs"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .filter(|r| r["cancelled"] != true)
-                    .map(|r| (id_text(&r["sequenceId"]), id_text(&session["checkId"])))
+                    .map(|r| {
+                        let location = r["location"].as_str().unwrap_or(DEFAULT_LOCATION).to_owned();
+                        (id_text(&r["sequenceId"]), id_text(&session["checkId"]), location)
+                    })
                     .collect()
             } else {
                 session["results"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|r| (id_text(&r["testSessionResultId"]), id_text(&r["checkId"])))
+                    .map(|r| {
+                        let location = r["runLocation"].as_str().unwrap_or(DEFAULT_LOCATION).to_owned();
+                        (id_text(&r["testSessionResultId"]), id_text(&r["checkId"]), location)
+                    })
                     .collect()
             };
             let mut runs = Vec::new();
-            for (key, check_id) in items {
+            for (key, check_id, location) in items {
                 if tx.get(&account, RUN_OUTCOMES, &key)?.is_some() {
                     continue;
                 }
                 if let Some(check) = tx.get(&account, Kind::Check.section(), &check_id)? {
-                    runs.push((key, effective_check(tx, &account, check)?));
+                    let mut check = effective_check(tx, &account, check)?;
+                    if kind == TEST_SESSIONS {
+                        test_session_strategy(&session, &mut check);
+                    }
+                    runs.push((key, location, check));
                 }
             }
             if !runs.is_empty() {
-                let checks: Vec<&Value> = runs.iter().map(|(_, c)| c).collect();
+                let checks: Vec<&Value> = runs.iter().map(|(_, _, c)| c).collect();
                 let now = now_ms();
                 session["_internal"]["lostAtMs"] = json!(lost_at(now, now, &checks));
                 tx.replace(&account, kind, &id, &session)?;
             }
             Ok(runs)
         })?;
-        for (key, check) in runs {
-            spawn_run(app, &account, &id, &key, check);
+        for (key, location, check) in runs {
+            spawn_run(app, &account, &id, &key, &location, check);
         }
     }
     Ok(())
 }
 
+/// A test session's `retryStrategy`, when given, replaces the check's.
+fn test_session_strategy(session: &Value, check: &mut Value) {
+    let strategy = &session["_internal"]["retryStrategy"];
+    if strategy.is_object() {
+        check["retryStrategy"] = strategy.clone();
+    }
+}
+
 /// When a session of `checks` started at `started` counts its missing runs
-/// as lost: after the longest maxResponseTime, plus a margin.
+/// as lost: after the longest run (maxResponseTime, with retries), plus a
+/// margin.
 fn lost_at(started: i64, ends: i64, checks: &[&Value]) -> i64 {
     let longest = checks
         .iter()
-        .map(|c| runner::threshold(c, "maxResponseTime", runner::DEFAULT_MAX_MS) as i64)
+        .map(|c| runner::retry::worst_case_ms(c, runner::threshold(c, "maxResponseTime", runner::DEFAULT_MAX_MS)))
         .max()
         .unwrap_or(0);
     ends.max(started + longest) + LOST_AFTER_MS
@@ -553,6 +574,7 @@ fn settle(db: &Connection, account: &str, kind: &str, session: &mut Value, now: 
 /// result listings, analytics and reports see their results.
 pub fn settle_due(db: &Connection, account: &str) -> rusqlite::Result<()> {
     let now = now_ms();
+    crate::retention::maybe_sweep(db, now)?;
     for pending in db.records(account, PENDING, None, i64::MIN, now.saturating_add(1))? {
         let kind = pending.body["kind"].as_str().unwrap_or(CHECK_SESSIONS);
         match db.get(account, kind, &pending.id)? {
@@ -818,7 +840,15 @@ async fn trigger_check_sessions(
         for (session, check) in sessions.iter().zip(checks) {
             let session_id = id_text(&session["checkSessionId"]);
             for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
-                spawn_run(&app, &account, &session_id, &id_text(&run["sequenceId"]), check.clone());
+                let location = run["location"].as_str().unwrap_or(DEFAULT_LOCATION);
+                spawn_run(
+                    &app,
+                    &account,
+                    &session_id,
+                    &id_text(&run["sequenceId"]),
+                    location,
+                    check.clone(),
+                );
             }
         }
     }
@@ -913,7 +943,15 @@ pub(crate) fn start_scheduled(app: &AppState, account: &str, check: &Value) -> A
     })?;
     let session_id = id_text(&session["checkSessionId"]);
     for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
-        spawn_run(app, account, &session_id, &id_text(&run["sequenceId"]), check.clone());
+        let location = run["location"].as_str().unwrap_or(DEFAULT_LOCATION);
+        spawn_run(
+            app,
+            account,
+            &session_id,
+            &id_text(&run["sequenceId"]),
+            location,
+            check.clone(),
+        );
     }
     Ok(())
 }
@@ -1061,11 +1099,14 @@ fn finish_check_session(db: &Connection, account: &str, session: &mut Value, now
     let mut entries = session["results"].as_array().cloned().unwrap_or_default();
     let (mut any_cancelled, mut any_failed, mut any_timed_out, mut any_degraded) = (false, false, false, false);
     let mut session_stopped = internal(session, "endsAtMs");
+    let mut finished: Vec<(&'static str, Value)> = Vec::new();
     for (run, outcome) in runs.iter().zip(outcomes) {
         let Some((outcome, stopped)) = outcome else {
             any_cancelled = true;
             continue;
         };
+        let stored = db.get(account, RUN_OUTCOMES, &id_text(&run["sequenceId"]))?;
+        let (run, retries) = record_attempts(db, account, session, run, stored.as_ref())?;
         session_stopped = session_stopped.max(stopped);
         if outcome.status == "TIMED_OUT" {
             any_timed_out = true;
@@ -1073,7 +1114,9 @@ fn finish_check_session(db: &Connection, account: &str, session: &mut Value, now
             any_failed |= outcome.failed();
         }
         any_degraded |= outcome.is_degraded;
-        let (mut entry, result_id, mut record) = run_result(session, run, Some(&outcome), started, stopped);
+        let (mut entry, result_id, mut record) = run_result(session, &run, Some(&outcome), started, stopped);
+        entry["attempts"] = json!(retries);
+        record["attempts"] = json!(retries);
         if let Some(message) = outcome.error.as_deref().filter(|_| outcome.failed()) {
             let group = error_group(db, account, &check_id, message, stopped)?;
             entry["errorGroupIds"] = json!([group]);
@@ -1082,6 +1125,7 @@ fn finish_check_session(db: &Connection, account: &str, session: &mut Value, now
         db.insert(account, CHECK_RESULTS, &result_id, Some(&check_id), stopped, &record)?;
         db.delete(account, RUN_OUTCOMES, &id_text(&run["sequenceId"]))?;
         entries.push(entry);
+        finished.push((outcome.status, record));
     }
     let status = if any_cancelled {
         "CANCELLED"
@@ -1098,7 +1142,56 @@ fn finish_check_session(db: &Connection, account: &str, session: &mut Value, now
     session["stoppedAt"] = json!(iso(session_stopped));
     session["results"] = Value::Array(entries);
     session["_internal"]["stoppedAtMs"] = json!(session_stopped);
+    if !any_cancelled {
+        let runs: Vec<_> = finished
+            .iter()
+            .map(|(status, result)| alerts::FinishedRun { status, result })
+            .collect();
+        alerts::after_run(db, account, &check_id, &runs, session_stopped)?;
+    }
     Ok(true)
+}
+
+/// Records the earlier tries of a run (`runner::retry`, from its stored
+/// outcome) as ATTEMPT check results, numbered by `attempts` from 0.
+/// Returns the run as its last try made it (location) and the number of
+/// retries.
+fn record_attempts(
+    db: &Connection,
+    account: &str,
+    session: &Value,
+    run: &Value,
+    stored: Option<&Value>,
+) -> rusqlite::Result<(Value, usize)> {
+    let mut run = run.clone();
+    let Some(stored) = stored else {
+        return Ok((run, 0));
+    };
+    let check_id = id_text(&session["checkId"]);
+    let attempts = runner::retry::earlier_attempts(stored);
+    for (n, attempt) in attempts.iter().enumerate() {
+        let mut tried = run.clone();
+        tried["location"] = json!(attempt.location);
+        let outcome = RunOutcome::from_runner(&attempt.outcome);
+        let (_, id, mut record) = run_result(session, &tried, Some(&outcome), attempt.started_ms, attempt.finished_ms);
+        record["resultType"] = json!("ATTEMPT");
+        record["attempts"] = json!(n);
+        if let Some(message) = outcome.error.as_deref().filter(|_| outcome.failed()) {
+            record["errorGroupIds"] = json!([error_group(db, account, &check_id, message, attempt.finished_ms)?]);
+        }
+        db.insert(
+            account,
+            CHECK_RESULTS,
+            &id,
+            Some(&check_id),
+            attempt.finished_ms,
+            &record,
+        )?;
+    }
+    if let Some(location) = stored["location"].as_str() {
+        run["location"] = json!(location);
+    }
+    Ok((run, attempts.len()))
 }
 
 async fn get_check_session(
@@ -1438,7 +1531,12 @@ async fn trigger_test_session(
     let account = caller.account.clone();
     let (session, checks) = app.store.transaction(|tx| {
         let target = check_test_session_body(tx, &account, &body)?;
-        let checks = matching_checks(tx, &account, &target)?;
+        let mut checks = matching_checks(tx, &account, &target)?;
+        if let Some(strategy) = body.get("retryStrategy").filter(|s| s.is_object()) {
+            for check in &mut checks {
+                check["retryStrategy"] = strategy.clone();
+            }
+        }
         let started = now_ms();
         let ends = started + duration;
         let id = uuid::Uuid::new_v4().to_string();
@@ -1494,11 +1592,13 @@ async fn trigger_test_session(
     if execute {
         let session_id = id_text(&session["testSessionId"]);
         for (result, check) in session["results"].as_array().into_iter().flatten().zip(checks) {
+            let location = result["runLocation"].as_str().unwrap_or(DEFAULT_LOCATION);
             spawn_run(
                 &app,
                 &account,
                 &session_id,
                 &id_text(&result["testSessionResultId"]),
+                location,
                 check,
             );
         }

@@ -25,6 +25,7 @@ pub mod dns;
 pub mod heartbeat;
 pub mod http;
 pub mod icmp;
+pub mod retry;
 pub mod scheduler;
 pub mod tcp;
 

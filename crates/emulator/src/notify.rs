@@ -1,0 +1,610 @@
+//! Alert notifications (spec 2.14, 6; issue 8): for each alert, one record
+//! per alert channel subscribed to the check (or its group) whose
+//! `sendFailure` / `sendRecovery` / `sendDegraded` allows it, and for
+//! WEBHOOK and SLACK channels a real HTTP request.
+//!
+//! [`plan`] runs inside the transaction that settles the session: it records
+//! the notification (kind `alertNotifications`) and, for channels with a
+//! transport, queues the request (kind [`OUTBOX`]) with status IN_PROGRESS.
+//! The [`dispatch`] task (one per server) sends queued requests outside the
+//! store's lock, each with a [`SEND_TIMEOUT`], then records SUCCESS (2xx) or
+//! FAILURE and the response body (or the transport error) as
+//! `notificationResult`, truncated to [`RESULT_LIMIT`] bytes. Requests
+//! queued when the emulator stops are sent after the next start.
+//!
+//! Choices where the specification is silent:
+//! - Which flag: failure alerts (ALERT_FAILURE, _REMAIN, ALERT_DEGRADED_FAILURE)
+//!   need `sendFailure`, recoveries (ALERT_RECOVERY, ALERT_DEGRADED_RECOVERY)
+//!   `sendRecovery`, the other degraded alerts `sendDegraded` (all default
+//!   true). A channel subscribed both directly and through the group is
+//!   notified once; inactive subscriptions (`activated: false`) are not.
+//! - WEBHOOK: `method` (default POST) to `url` with `queryParameters`
+//!   appended and `headers` sent. With a `template`, the body is the
+//!   template with `{{NAME}}` replaced (spaces allowed inside the braces;
+//!   unknown names left as written) from the alert's fields under their
+//!   API names (`alertType`, `checkId`, `checkName`, `runLocation`...) and
+//!   upper-case aliases (`ALERT_TYPE`, `CHECK_NAME`, `CHECK_ID`,
+//!   `CHECK_TYPE`, `CHECK_RESULT_ID`, `CHECK_ALERT_ID`, `RUN_LOCATION`,
+//!   `RESPONSE_TIME`, `STATUS_CODE`, `ERROR`, `STARTED_AT`, `ALERT_TITLE`,
+//!   `TAGS`); the same applies to the url, header and query values. Values
+//!   are inserted as they are (not JSON-escaped). Without a template, the
+//!   body is the JSON of [`payload`]. GET and HEAD send no body. A
+//!   `webhookSecret` signs the body: `X-Monform-Signature: sha256=<hex HMAC-SHA256>`.
+//! - SLACK: POST `{"text": ...}` (and `channel` when configured) to `url`.
+//! - EMAIL, SMS, CALL, PAGERDUTY, OPSGENIE, SLACK_APP: recorded at once as
+//!   FAILURE with a `notificationResult` saying the emulator has no
+//!   transport for that type; nothing is sent.
+//! - `alertConfig` is the channel's `config` with secrets masked as
+//!   `*****`: the model's sensitive fields (`webhookSecret`, `apiKey`,
+//!   `serviceKey`...), every webhook header and query parameter value,
+//!   credentials and query strings in URLs, and a Slack webhook URL's path
+//!   (it is the credential). Nothing is logged but the channel id and the
+//!   error.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use monform_model::Kind;
+use monform_model::facts::{expand, facts};
+use rusqlite::Connection;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+
+use crate::alerts::AlertType;
+use crate::app::AppState;
+use crate::routes::objects::id_text;
+use crate::routes::reads::ALERT_NOTIFICATIONS;
+use crate::routes::sessions::{iso, now_ms};
+use crate::runner::substitute;
+use crate::store::Objects;
+
+/// Record kind: requests waiting to be sent (id: the notification id).
+pub const OUTBOX: &str = "notificationOutbox";
+/// How long one request may take.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest `notificationResult` kept, in bytes.
+pub const RESULT_LIMIT: usize = 4096;
+/// How often the dispatcher looks at the outbox when nothing wakes it.
+const POLL: Duration = Duration::from_millis(500);
+const MASK: &str = "*****";
+
+/// Wakes the dispatchers when a request is queued.
+static QUEUED: LazyLock<Notify> = LazyLock::new(Notify::new);
+
+/// The channel flag an alert type needs.
+fn flag(alert_type: &str) -> &'static str {
+    match serde_json::from_value::<AlertType>(json!(alert_type)) {
+        Ok(kind) if kind.is_failure() => "sendFailure",
+        Ok(kind) if kind.is_recovery() => "sendRecovery",
+        _ => "sendDegraded",
+    }
+}
+
+/// Ids of the channels subscribed (and active) to `check` or its `group`.
+fn subscribed(check: &Value, group: Option<&Value>) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for owner in std::iter::once(check).chain(group) {
+        for subscription in owner["alertChannelSubscriptions"].as_array().into_iter().flatten() {
+            let id = id_text(&subscription["alertChannelId"]);
+            if subscription["activated"] != false && !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+/// Records the notifications of `alert` (raised for `check`, stored form,
+/// in `group`, from `result`) and queues the requests to send. Runs inside
+/// the settling transaction; sends nothing itself.
+pub fn plan(
+    db: &Connection,
+    account: &str,
+    check: &Value,
+    group: Option<&Value>,
+    alert: &Value,
+    result: &Value,
+    at: i64,
+) -> rusqlite::Result<()> {
+    let needed = flag(alert["alertType"].as_str().unwrap_or_default());
+    let mut queued = false;
+    for channel_id in subscribed(check, group) {
+        let Some(channel) = db.get(account, Kind::AlertChannel.section(), &channel_id)? else {
+            continue;
+        };
+        if channel[needed] == false {
+            continue;
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let channel_type = channel["type"].as_str().unwrap_or_default().to_owned();
+        let payload = payload(check, alert, result);
+        let request = match channel_type.as_str() {
+            "WEBHOOK" => Some(webhook_request(&channel["config"], &payload)),
+            "SLACK" => Some(slack_request(&channel["config"], &payload)),
+            _ => None,
+        };
+        let (status, outcome) = match &request {
+            Some(_) => ("IN_PROGRESS", Value::Null),
+            None => (
+                "FAILURE",
+                json!(format!(
+                    "not sent: the emulator has no transport for {channel_type} channels"
+                )),
+            ),
+        };
+        let record = json!({
+            "id": id,
+            "type": channel_type,
+            "status": status,
+            "alertConfig": masked_config(&channel),
+            "notificationResult": outcome,
+            "timestamp": iso(at),
+            "checkType": check["checkType"],
+            "checkId": check["id"],
+            "checkAlertId": alert["id"],
+            "checkResultId": result["id"],
+            "alertChannelId": channel["id"],
+        });
+        db.insert(
+            account,
+            ALERT_NOTIFICATIONS,
+            &id,
+            Some(&id_text(&check["id"])),
+            at,
+            &record,
+        )?;
+        if let Some(request) = request {
+            db.insert(account, OUTBOX, &id, None, at, &request)?;
+            queued = true;
+        }
+    }
+    if queued {
+        // The dispatcher waits for the store's lock, so it reads the
+        // outbox once this transaction has committed.
+        QUEUED.notify_waiters();
+    }
+    Ok(())
+}
+
+/// What a notification says about an alert (the webhook body without a
+/// template, and the template's variables).
+pub fn payload(check: &Value, alert: &Value, result: &Value) -> Value {
+    json!({
+        "alertType": alert["alertType"],
+        "alertTitle": title(check, alert),
+        "checkAlertId": alert["id"],
+        "checkId": check["id"],
+        "checkName": check["name"],
+        "checkType": check["checkType"],
+        "checkResultId": result["id"],
+        "runLocation": alert["runLocation"],
+        "responseTime": alert["responseTime"],
+        "statusCode": alert["statusCode"],
+        "error": alert["error"],
+        "startedAt": alert["startedAt"],
+        "timestamp": alert["created_at"],
+        "tags": check.get("tags").cloned().unwrap_or(json!([])),
+    })
+}
+
+/// One line about the alert, e.g. `check "Shop" (API) is failing in eu-west-1`.
+fn title(check: &Value, alert: &Value) -> String {
+    let what = match alert["alertType"].as_str().unwrap_or_default() {
+        "ALERT_FAILURE" => "is failing",
+        "ALERT_FAILURE_REMAIN" => "is still failing",
+        "ALERT_DEGRADED_FAILURE" => "went from degraded to failing",
+        "ALERT_RECOVERY" => "recovered",
+        "ALERT_DEGRADED" => "is degraded",
+        "ALERT_DEGRADED_REMAIN" => "is still degraded",
+        "ALERT_FAILURE_DEGRADED" => "went from failing to degraded",
+        "ALERT_DEGRADED_RECOVERY" => "is no longer degraded",
+        other => other,
+    };
+    format!(
+        "check \"{}\" ({}) {what} in {}",
+        check["name"].as_str().unwrap_or_default(),
+        check["checkType"].as_str().unwrap_or_default(),
+        alert["runLocation"].as_str().unwrap_or("?"),
+    )
+}
+
+/// Template variables: the payload's fields and their upper-case aliases.
+fn variables(payload: &Value) -> HashMap<String, String> {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Array(items) => items.iter().map(id_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    };
+    let mut out = HashMap::new();
+    for (key, value) in payload.as_object().into_iter().flatten() {
+        out.insert(key.clone(), text(value));
+    }
+    for (alias, key) in [
+        ("ALERT_TYPE", "alertType"),
+        ("ALERT_TITLE", "alertTitle"),
+        ("CHECK_ALERT_ID", "checkAlertId"),
+        ("CHECK_ID", "checkId"),
+        ("CHECK_NAME", "checkName"),
+        ("CHECK_TYPE", "checkType"),
+        ("CHECK_RESULT_ID", "checkResultId"),
+        ("RUN_LOCATION", "runLocation"),
+        ("RESPONSE_TIME", "responseTime"),
+        ("STATUS_CODE", "statusCode"),
+        ("ERROR", "error"),
+        ("STARTED_AT", "startedAt"),
+        ("TAGS", "tags"),
+    ] {
+        out.insert(alias.to_owned(), text(&payload[key]));
+    }
+    out
+}
+
+/// The queued form of a WEBHOOK channel's request.
+fn webhook_request(config: &Value, payload: &Value) -> Value {
+    let variables = variables(payload);
+    let mut config = config.clone();
+    for field in ["url", "headers", "queryParameters", "template"] {
+        if let Some(value) = config.get_mut(field) {
+            substitute(value, &variables);
+        }
+    }
+    let method = config["method"].as_str().unwrap_or("POST").to_uppercase();
+    let body = match config["template"].as_str().filter(|t| !t.trim().is_empty()) {
+        Some(template) => template.to_owned(),
+        None => payload.to_string(),
+    };
+    let mut headers: Vec<(String, String)> = pairs(&config["headers"]);
+    let has_body = !matches!(method.as_str(), "GET" | "HEAD");
+    if has_body && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+        headers.push(("Content-Type".into(), "application/json".into()));
+    }
+    if has_body && let Some(secret) = config["webhookSecret"].as_str().filter(|s| !s.is_empty()) {
+        headers.push((
+            "X-Monform-Signature".into(),
+            format!("sha256={}", hex(&hmac_sha256(secret.as_bytes(), body.as_bytes()))),
+        ));
+    }
+    json!({
+        "method": method,
+        "url": config["url"],
+        "query": pairs(&config["queryParameters"]),
+        "headers": headers,
+        "body": if has_body { json!(body) } else { Value::Null },
+    })
+}
+
+/// The queued form of a SLACK channel's request.
+fn slack_request(config: &Value, payload: &Value) -> Value {
+    let mut text = format!(
+        "[{}] {}",
+        payload["alertType"].as_str().unwrap_or_default(),
+        payload["alertTitle"].as_str().unwrap_or_default()
+    );
+    if let Some(error) = payload["error"].as_str().filter(|e| !e.is_empty()) {
+        text.push_str(": ");
+        text.push_str(error);
+    }
+    let mut body = json!({ "text": text });
+    if let Some(channel) = config["channel"].as_str() {
+        body["channel"] = json!(channel);
+    }
+    json!({
+        "method": "POST",
+        "url": config["url"],
+        "query": [],
+        "headers": [["Content-Type", "application/json"]],
+        "body": body.to_string(),
+    })
+}
+
+fn pairs(list: &Value) -> Vec<(String, String)> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| {
+            Some((
+                kv["key"].as_str()?.to_owned(),
+                kv["value"].as_str().unwrap_or_default().to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.iter().map(|b| b ^ byte).collect::<Vec<u8>>();
+    let inner = Sha256::new().chain_update(pad(0x36)).chain_update(message).finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .to_vec()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The channel's `config` as a notification record shows it: secrets masked.
+pub fn masked_config(channel: &Value) -> Value {
+    let mut channel = channel.clone();
+    for pattern in &facts(Kind::AlertChannel, &channel).sensitive {
+        for path in expand(pattern, &channel.clone()) {
+            if let Some(value) = path.segments().iter().try_fold(&mut channel, |v, s| match s {
+                monform_model::Segment::Key(k) => v.get_mut(k.as_str()),
+                monform_model::Segment::Index(i) => v.get_mut(*i),
+            }) && !value.is_null()
+            {
+                *value = json!(MASK);
+            }
+        }
+    }
+    let is_slack = channel["type"] == "SLACK";
+    let mut config = channel["config"].take();
+    for list in ["headers", "queryParameters"] {
+        for item in config.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+            if item.get("value").is_some() {
+                item["value"] = json!(MASK);
+            }
+        }
+    }
+    if let Some(url) = config.get("url").and_then(Value::as_str) {
+        config["url"] = json!(mask_url(url, is_slack));
+    }
+    config
+}
+
+/// `url` without credentials or query values (and, for Slack webhooks,
+/// without the path, which is the credential).
+fn mask_url(url: &str, hide_path: bool) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        // Not a URL we can take apart: show nothing of it.
+        return MASK.to_owned();
+    };
+    if !parsed.username().is_empty() {
+        let _ = parsed.set_username(MASK);
+    }
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some(MASK));
+    }
+    if parsed.query().is_some() {
+        let keys: Vec<String> = parsed.query_pairs().map(|(k, _)| k.into_owned()).collect();
+        parsed
+            .query_pairs_mut()
+            .clear()
+            .extend_pairs(keys.iter().map(|k| (k.as_str(), MASK)));
+    }
+    if hide_path && parsed.path() != "/" {
+        parsed.set_path(MASK);
+    }
+    parsed.to_string()
+}
+
+// ---------------------------------------------------------------------------
+// Sending.
+// ---------------------------------------------------------------------------
+
+/// Sends queued requests until the server stops (started by `start`).
+pub async fn dispatch(app: AppState) {
+    let client = match reqwest::Client::builder()
+        .timeout(SEND_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .build()
+    {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::warn!("alert notifications will not be sent: cannot build an HTTP client: {e}");
+            return;
+        }
+    };
+    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut stopped = app.stopped.subscribe();
+    loop {
+        let queued = QUEUED.notified();
+        tokio::pin!(queued);
+        queued.as_mut().enable();
+        match outbox(&app) {
+            Ok(items) => {
+                for (account, id, request) in items {
+                    let fresh = in_flight.lock().map(|mut s| s.insert(id.clone())).unwrap_or(false);
+                    if fresh {
+                        let (app, client, in_flight) = (app.clone(), client.clone(), in_flight.clone());
+                        tokio::spawn(async move {
+                            let (status, result) = send(&client, &request).await;
+                            if let Err(e) = settle(&app, &account, &id, status, &result) {
+                                tracing::warn!(notification = %id, "cannot record a notification: {e}");
+                            }
+                            if let Ok(mut set) = in_flight.lock() {
+                                set.remove(&id);
+                            }
+                        });
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("cannot read the notification outbox: {e}"),
+        }
+        tokio::select! {
+            _ = &mut queued => {}
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stopped.wait_for(|s| *s) => return,
+        }
+    }
+}
+
+/// Every queued request: (account, notification id, request).
+fn outbox(app: &AppState) -> rusqlite::Result<Vec<(String, String, Value)>> {
+    let db = app.store.lock();
+    let mut statement = db.prepare_cached("SELECT account_id, id, body FROM objects WHERE kind = ?1 ORDER BY ts")?;
+    statement
+        .query_map([OUTBOX], |r| {
+            let body: String = r.get(2)?;
+            Ok((r.get(0)?, r.get(1)?, serde_json::from_str(&body).unwrap_or(Value::Null)))
+        })?
+        .collect()
+}
+
+/// Sends one queued request: SUCCESS or FAILURE, and what came back.
+async fn send(client: &reqwest::Client, request: &Value) -> (&'static str, String) {
+    let method = reqwest::Method::from_bytes(request["method"].as_str().unwrap_or("POST").as_bytes())
+        .unwrap_or(reqwest::Method::POST);
+    let Some(url) = request["url"].as_str() else {
+        return ("FAILURE", "not sent: the channel has no url".to_owned());
+    };
+    let mut builder = client.request(method, url);
+    let query: Vec<(String, String)> = serde_json::from_value(request["query"].clone()).unwrap_or_default();
+    if !query.is_empty() {
+        builder = builder.query(&query);
+    }
+    let headers: Vec<(String, String)> = serde_json::from_value(request["headers"].clone()).unwrap_or_default();
+    for (key, value) in headers {
+        builder = builder.header(key, value);
+    }
+    if let Some(body) = request["body"].as_str() {
+        builder = builder.body(body.to_owned());
+    }
+    match builder.send().await {
+        Ok(response) => {
+            let status = response.status();
+            let text = response.text().await.unwrap_or_default();
+            let verdict = if status.is_success() { "SUCCESS" } else { "FAILURE" };
+            let text = if text.is_empty() && !status.is_success() {
+                format!("HTTP {status}")
+            } else {
+                text
+            };
+            (verdict, truncate(text))
+        }
+        // reqwest's message names the URL; only the kind of failure is kept.
+        Err(e) => ("FAILURE", truncate(format!("not delivered: {}", describe(&e)))),
+    }
+}
+
+fn describe(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "cannot connect"
+    } else if error.is_builder() {
+        "invalid request (url or header)"
+    } else {
+        "transport error"
+    }
+}
+
+fn truncate(mut text: String) -> String {
+    if text.len() > RESULT_LIMIT {
+        let mut end = RESULT_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// Records how sending went and empties the notification's outbox entry.
+fn settle(app: &AppState, account: &str, id: &str, status: &str, result: &str) -> rusqlite::Result<()> {
+    app.store.transaction(|tx| {
+        if let Some(mut record) = tx.get(account, ALERT_NOTIFICATIONS, id)? {
+            record["status"] = json!(status);
+            record["notificationResult"] = json!(result);
+            record["timestamp"] = json!(iso(now_ms()));
+            tx.replace(account, ALERT_NOTIFICATIONS, id, &record)?;
+        }
+        tx.delete(account, OUTBOX, id)?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Test case 2 of RFC 4231.
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        assert_eq!(
+            hex(&mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn secrets_are_masked() {
+        let webhook = json!({ "id": 1, "type": "WEBHOOK", "config": {
+            "name": "hook", "url": "https://user:pw@example.com/hook?token=abc", "method": "POST",
+            "headers": [{ "key": "Authorization", "value": "Bearer s3cret" }],
+            "queryParameters": [{ "key": "key", "value": "k3y" }],
+            "webhookSecret": "shh" } });
+        let config = masked_config(&webhook);
+        let text = config.to_string();
+        for secret in ["pw", "abc", "s3cret", "k3y", "shh"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert_eq!(config["headers"][0]["key"], "Authorization");
+        assert_eq!(config["name"], "hook");
+        let opsgenie = json!({ "type": "OPSGENIE", "config": { "name": "o", "apiKey": "key-123", "region": "EU", "priority": "P1" } });
+        assert_eq!(masked_config(&opsgenie)["apiKey"], MASK);
+        let slack = json!({ "type": "SLACK", "config": { "url": "https://hooks.slack.com/services/T0/B0/XYZ" } });
+        let url = masked_config(&slack)["url"].as_str().unwrap().to_owned();
+        assert!(
+            url.starts_with("https://hooks.slack.com/") && !url.contains("XYZ"),
+            "{url}"
+        );
+    }
+
+    #[test]
+    fn webhook_templates_are_filled_in() {
+        let check = json!({ "id": "c1", "name": "Shop", "checkType": "API", "tags": ["prod"] });
+        let alert = json!({ "id": "a1", "alertType": "ALERT_FAILURE", "runLocation": "eu-west-1",
+            "responseTime": 12.5, "statusCode": "500", "error": "boom", "startedAt": "t", "created_at": "t" });
+        let payload = payload(&check, &alert, &json!({ "id": "r1" }));
+        let config = json!({ "url": "http://127.0.0.1/{{CHECK_ID}}", "method": "PUT",
+            "queryParameters": [{ "key": "type", "value": "{{ alertType }}" }],
+            "template": "{\"check\": \"{{CHECK_NAME}}\", \"code\": {{STATUS_CODE}}, \"x\": \"{{NOPE}}\", \"tags\": \"{{TAGS}}\"}" });
+        let request = webhook_request(&config, &payload);
+        assert_eq!(request["method"], "PUT");
+        assert_eq!(request["url"], "http://127.0.0.1/c1");
+        assert_eq!(request["query"], json!([["type", "ALERT_FAILURE"]]));
+        assert_eq!(
+            request["body"],
+            "{\"check\": \"Shop\", \"code\": 500, \"x\": \"{{NOPE}}\", \"tags\": \"prod\"}"
+        );
+        // Without a template: the payload as JSON.
+        let plain = webhook_request(&json!({ "url": "http://x/", "webhookSecret": "s" }), &payload);
+        let body: Value = serde_json::from_str(plain["body"].as_str().unwrap()).unwrap();
+        assert_eq!(body["checkResultId"], "r1");
+        assert!(
+            plain["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h[0] == "X-Monform-Signature")
+        );
+        let get = webhook_request(&json!({ "url": "http://x/", "method": "GET" }), &payload);
+        assert!(get["body"].is_null());
+    }
+
+    #[test]
+    fn flags_by_alert_type() {
+        assert_eq!(flag("ALERT_FAILURE"), "sendFailure");
+        assert_eq!(flag("ALERT_DEGRADED_FAILURE"), "sendFailure");
+        assert_eq!(flag("ALERT_RECOVERY"), "sendRecovery");
+        assert_eq!(flag("ALERT_DEGRADED"), "sendDegraded");
+        assert_eq!(flag("ALERT_FAILURE_DEGRADED"), "sendDegraded");
+        let check = json!({ "alertChannelSubscriptions": [{ "alertChannelId": 1, "activated": true }, { "alertChannelId": 2, "activated": false }] });
+        let group = json!({ "alertChannelSubscriptions": [{ "alertChannelId": 1 }, { "alertChannelId": 3, "activated": true }] });
+        assert_eq!(subscribed(&check, Some(&group)), ["1", "3"]);
+    }
+}
