@@ -112,7 +112,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     // Results past retention go at once (a file may have slept for weeks).
     if let Err(e) = app
         .store
-        .transaction(|tx| retention::sweep(tx, routes::sessions::now_ms()))
+        .transaction(|tx| retention::sweep_now(tx, routes::sessions::now_ms()))
     {
         tracing::warn!("cannot sweep old check results: {e}");
     }

@@ -15,7 +15,8 @@
 //!   report's p95 / p99 are estimated (within about 2.5 %, clamped to the
 //!   hour's minimum and maximum). ATTEMPT and cancelled results are dropped
 //!   without a trace.
-//! - The report adds the roll-ups whose hour starts inside its window to
+//! - The report adds the roll-ups whose hour overlaps its window (a
+//!   roll-up counts whole: results are no longer known to the minute) to
 //!   the raw results still there; a result is in one or the other, never
 //!   both. Without roll-ups in the window the figures are exact, as before.
 //!   Analytics (`/v1/analytics/...`) read raw results only.
@@ -186,6 +187,11 @@ pub fn maybe_sweep(db: &Connection, now: i64) -> rusqlite::Result<()> {
     {
         return Ok(());
     }
+    sweep_now(db, now)
+}
+
+/// Sweeps and records when (start-up calls this).
+pub fn sweep_now(db: &Connection, now: i64) -> rusqlite::Result<()> {
     sweep(db, now)?;
     db.execute(
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -250,13 +256,13 @@ fn store(db: &Connection, account: &str, check: &str, r: &Rollup) -> rusqlite::R
     Ok(())
 }
 
-/// The roll-ups of a check whose hour starts in `from..to`, oldest first.
+/// The roll-ups of a check whose hour overlaps `from..to`, oldest first.
 pub fn rollups(db: &Connection, account: &str, check: &str, (from, to): (i64, i64)) -> rusqlite::Result<Vec<Rollup>> {
     let mut statement = db.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM rollups WHERE account_id = ?1 AND check_id = ?2 AND hour >= ?3 AND hour < ?4 ORDER BY hour"
     ))?;
     statement
-        .query_map(params![account, check, from, to], from_row)?
+        .query_map(params![account, check, from.saturating_sub(HOUR_MS - 1), to], from_row)?
         .collect()
 }
 

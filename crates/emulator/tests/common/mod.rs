@@ -7,6 +7,8 @@ use monform_emulator::{Config, Server, start_local};
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
 
+pub mod targets;
+
 pub struct TestServer {
     pub server: Server,
     pub client: reqwest::Client,
