@@ -259,6 +259,12 @@ fn a_failing_check_exits_1() {
     assert_well_formed(&xml);
     assert_eq!(xml.matches("<testcase ").count(), 4, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    // A test session raises no alert and notifies no one (spec 4).
+    assert_eq!(emulator.call("GET", "/v1/check-alerts", None), serde_json::json!([]));
+    assert_eq!(
+        emulator.call("GET", "/v1/alert-notifications", None),
+        serde_json::json!([])
+    );
 }
 
 #[test]

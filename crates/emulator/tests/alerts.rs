@@ -594,6 +594,7 @@ async fn test_sessions_raise_no_alerts() {
         .read(&format!("/v1/test-sessions/{id}/completion?maxWaitSeconds=10"))
         .await;
     assert_eq!(done["status"], "FAILED");
+    assert_eq!(done["results"][0]["attempts"], 1, "retried once: {done}");
     assert!(check_alerts(&ts).await.is_empty());
     assert!(settled_notifications(&ts).await.is_empty());
     tokio::time::sleep(Duration::from_millis(100)).await;

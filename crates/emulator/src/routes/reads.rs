@@ -2,8 +2,9 @@
 //! error groups, per-check analytics and the report (spec 2.14 to 2.19 and
 //! section 4, "Results, alerts, errors" and "Analytics and reporting").
 //!
-//! Records are stored by whoever produces them (check results by
-//! `sessions`; alerts, notifications and error groups by later work) under
+//! Records are stored by whoever produces them (check results and error
+//! groups by `sessions`, alerts by `crate::alerts`, notifications by
+//! `crate::notify`; roll-ups of old results by `crate::retention`) under
 //! the kinds below, with `ts` in UNIX milliseconds; these routes only read.
 //! Lists are newest first. Reads finish due sessions first
 //! ([`sessions::settle_due`]) so their results are seen.

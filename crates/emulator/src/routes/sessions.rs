@@ -14,6 +14,13 @@
 //! finishes after it: runs cut short by the stop start again
 //! ([`resume_runs`]). Without execution every run passes ([`simulate_run`]).
 //!
+//! A failed run is retried per the check's retry strategy
+//! (`runner::retry`): the earlier tries become ATTEMPT check results of the
+//! run's `sequenceId`; a session's `results` list the FINAL ones, with
+//! `attempts` = the number of retries. A finished check session (not a test
+//! session) moves the check's alert state (`crate::alerts`), which may
+//! raise alerts and notifications (`crate::notify`).
+//!
 //! Outcomes: a session is CANCELLED if any run was cancelled, else FAILED if
 //! a run failed, else TIMED_OUT if a run timed out (maxResponseTime), else
 //! DEGRADED if a run was degraded, else PASSED. A test session is FAILED
@@ -1641,6 +1648,9 @@ fn finish_test_session(db: &Connection, account: &str, session: &mut Value, now:
         if !outcome.run_result.is_null() {
             result["runResult"] = outcome.run_result.clone();
         }
+        let key = id_text(&result["testSessionResultId"]);
+        let stored = db.get(account, RUN_OUTCOMES, &key)?;
+        result["attempts"] = json!(stored.as_ref().map_or(0, |r| runner::retry::earlier_attempts(r).len()));
         if let Some(message) = outcome.error.as_deref().filter(|_| failed) {
             let check_id = id_text(&result["checkId"]);
             let group = json!(error_group(db, account, &check_id, message, stopped)?);
@@ -1649,7 +1659,7 @@ fn finish_test_session(db: &Connection, account: &str, session: &mut Value, now:
                 group_ids.push(group);
             }
         }
-        db.delete(account, RUN_OUTCOMES, &id_text(&result["testSessionResultId"]))?;
+        db.delete(account, RUN_OUTCOMES, &key)?;
     }
     session["results"] = Value::Array(results);
     session["status"] = json!(if any_failed { "FAILED" } else { "PASSED" });
