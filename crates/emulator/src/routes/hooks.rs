@@ -322,6 +322,11 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
             }
             Ok(())
         }
+        Kind::Check => {
+            // A new check with the same id never inherits an open alert.
+            db.delete(account, crate::alerts::ALERT_STATES, id)?;
+            Ok(())
+        }
         Kind::MaintenanceWindow => {
             for row in db.records(account, "maintenances", Some(id), i64::MIN, i64::MAX)? {
                 db.delete(account, "maintenances", &row.id)?;
