@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::compare::differences;
+use rayon::prelude::*;
 use crate::fetch::Actual;
 use crate::identity::is_ownership_tag;
 use crate::state::State;
@@ -175,18 +176,21 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .keys()
         .filter(|a| !actual.owned.contains_key(*a))
         .collect();
-    let mut changes: Vec<Change> = Vec::new();
-    for (address, resource) in &desired.resources {
-        let desired_json = managed(address.kind, resource.resource.to_json());
-        let change = match actual.owned.get(address) {
-            None => create(address, &desired_json, desired, &being_created, state),
-            Some(remote) => {
-                let actual_json = file_form(address.kind, remote, &names);
-                compare(address, &desired_json, &actual_json, remote, state)
+    // Each resource is compared on its own, so in parallel.
+    let mut changes: Vec<Change> = desired
+        .resources
+        .par_iter()
+        .map(|(address, resource)| {
+            let desired_json = managed(address.kind, resource.resource.to_json());
+            match actual.owned.get(address) {
+                None => create(address, &desired_json, desired, &being_created, state),
+                Some(remote) => {
+                    let actual_json = file_form(address.kind, remote, &names);
+                    compare(address, &desired_json, &actual_json, remote, state)
+                }
             }
-        };
-        changes.push(change);
-    }
+        })
+        .collect();
     for (address, remote) in &actual.owned {
         if !desired.resources.contains_key(address) {
             changes.push(removal(address, remote, Reason::Removed));
