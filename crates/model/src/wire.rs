@@ -96,7 +96,35 @@ fn shape_one(field: &RefField, id: Value) -> Value {
 /// are not activated are dropped. Ids `name_of` does not know are kept as
 /// their text, so nothing is silently lost.
 pub fn from_wire(kind: Kind, wire: &Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
-    let mut out = wire.clone();
+    with_names(kind, wire, wire.clone(), name_of)
+}
+
+/// `from_wire` of the top-level fields `keep` accepts (and of every
+/// reference): for comparing, where the other fields are never read and
+/// copying them was most of the cost.
+pub fn from_wire_fields(
+    kind: Kind,
+    wire: &Value,
+    name_of: &dyn Fn(Kind, &Value) -> Option<String>,
+    keep: &dyn Fn(&str) -> bool,
+) -> Value {
+    let facts = facts(kind, wire);
+    let kept = wire.as_object().map(|object| {
+        object
+            .iter()
+            .filter(|(key, _)| keep(key) || facts.refs.iter().any(|f| f.wire_name == **key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
+    });
+    match kept {
+        Some(kept) => with_names(kind, wire, Value::Object(kept), name_of),
+        None => from_wire(kind, wire, name_of),
+    }
+}
+
+/// `out` (a copy of `wire`, or of some of its fields) with references
+/// renamed and named as in the files.
+fn with_names(kind: Kind, wire: &Value, mut out: Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
     let facts = facts(kind, wire);
     for field in &facts.refs {
         for parent in expand(&field.parent, wire) {
