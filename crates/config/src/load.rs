@@ -440,8 +440,7 @@ fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
     } else {
         "invalid value"
     };
-    let mut diagnostic =
-        Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
+    let mut diagnostic = Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
     if let Some(help) = &violation.help {
         diagnostic = diagnostic.help(help.clone());
     }
@@ -504,22 +503,28 @@ fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> Read
 }
 
 fn interpolate_strings(node: &mut Node, env: EnvLookup<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    node.for_each_string_mut(&mut |text, span| match interpolate(text, env) {
-        Ok(value) => *text = value,
-        Err(errors) => {
-            for error in errors {
-                diagnostics.push(match error {
-                    InterpolationError::Unset(name) => {
-                        Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
-                            .at(span, format!("uses ${{env:{name}}}"))
-                            .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
-                    }
-                    InterpolationError::Malformed(text) => {
-                        Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
-                            .at(span, "here")
-                            .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
-                    }
-                });
+    node.for_each_string_mut(&mut |text, span| {
+        // Most strings have nothing to interpolate: leave them untouched.
+        if !text.contains("${") {
+            return;
+        }
+        match interpolate(text, env) {
+            Ok(value) => *text = value,
+            Err(errors) => {
+                for error in errors {
+                    diagnostics.push(match error {
+                        InterpolationError::Unset(name) => {
+                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                                .at(span, format!("uses ${{env:{name}}}"))
+                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
+                        }
+                        InterpolationError::Malformed(text) => {
+                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
+                                .at(span, "here")
+                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
+                        }
+                    });
+                }
             }
         }
     });

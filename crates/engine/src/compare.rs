@@ -3,8 +3,8 @@
 //! compare as sets; null, [] and absent are the same; trailing whitespace
 //! and number formats never make a difference.
 
-use monform_model::FieldPath;
 use monform_model::facts::{Facts, matches};
+use monform_model::{FieldPath, Segment};
 use serde_json::Value;
 
 /// One field that differs.
@@ -24,14 +24,16 @@ pub fn differences(
     skip: &dyn Fn(&FieldPath) -> bool,
 ) -> Vec<Difference> {
     let mut found = Vec::new();
-    walk(desired, actual, &FieldPath::root(), facts, skip, &mut found);
+    walk(desired, actual, &mut FieldPath::root(), facts, skip, &mut found);
     found
 }
 
+/// `path` is where the walk is: pushed and popped, cloned only into what
+/// differs (a plan walks every field of every resource).
 fn walk(
     desired: &Value,
     actual: &Value,
-    path: &FieldPath,
+    path: &mut FieldPath,
     facts: &Facts,
     skip: &dyn Fn(&FieldPath) -> bool,
     found: &mut Vec<Difference>,
@@ -42,14 +44,9 @@ fn walk(
     match (desired, actual) {
         (Value::Object(want), Value::Object(have)) => {
             for (key, value) in want {
-                walk(
-                    value,
-                    have.get(key).unwrap_or(&Value::Null),
-                    &path.key(key),
-                    facts,
-                    skip,
-                    found,
-                );
+                path.0.push(Segment::Key(key.clone()));
+                walk(value, have.get(key).unwrap_or(&Value::Null), path, facts, skip, found);
+                path.0.pop();
             }
         }
         _ if equal(desired, actual, path, facts) => {}
@@ -62,27 +59,32 @@ fn walk(
 }
 
 /// Equality under the diff rule, for a value at `path`.
-pub fn equal(desired: &Value, actual: &Value, path: &FieldPath, facts: &Facts) -> bool {
+fn equal(desired: &Value, actual: &Value, path: &mut FieldPath, facts: &Facts) -> bool {
     match (desired, actual) {
         (d, a) if is_empty(d) && is_empty(a) => true,
         (Value::String(d), Value::String(a)) => d.trim_end() == a.trim_end(),
         (Value::Number(d), Value::Number(a)) => d.as_f64() == a.as_f64(),
-        (Value::Object(want), Value::Object(have)) => want
-            .iter()
-            .all(|(k, v)| equal(v, have.get(k).unwrap_or(&Value::Null), &path.key(k), facts)),
+        (Value::Object(want), Value::Object(have)) => want.iter().all(|(k, v)| {
+            path.0.push(Segment::Key(k.clone()));
+            let same = equal(v, have.get(k).unwrap_or(&Value::Null), path, facts);
+            path.0.pop();
+            same
+        }),
         (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
-            if facts.sets.iter().any(|p| matches(p, path)) {
-                let mut have: Vec<&Value> = have.iter().collect();
-                want.iter().all(|w| {
-                    let position = have.iter().position(|h| equal(w, h, &path.index(0), facts));
+            let is_set = facts.sets.iter().any(|p| matches(p, path));
+            let mut have: Vec<&Value> = have.iter().collect();
+            want.iter().enumerate().all(|(i, w)| {
+                // Set members are matched in any order; their paths say `[0]`.
+                path.0.push(Segment::Index(if is_set { 0 } else { i }));
+                let same = if is_set {
+                    let position = have.iter().position(|h| equal(w, h, path, facts));
                     position.map(|i| have.swap_remove(i)).is_some()
-                })
-            } else {
-                want.iter()
-                    .zip(have)
-                    .enumerate()
-                    .all(|(i, (w, h))| equal(w, h, &path.index(i), facts))
-            }
+                } else {
+                    equal(w, have[i], path, facts)
+                };
+                path.0.pop();
+                same
+            })
         }
         (d, a) => d == a,
     }

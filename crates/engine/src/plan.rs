@@ -7,17 +7,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use monform_api::Remote;
 use monform_config::{Desired, Target};
 use monform_model::facts::{expand, facts, unique_values, variant_of};
-use monform_model::wire::from_wire;
+use monform_model::wire::{from_wire, from_wire_fields};
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::compare::differences;
-use rayon::prelude::*;
 use crate::fetch::Actual;
 use crate::identity::is_ownership_tag;
 use crate::state::State;
+use rayon::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -185,7 +185,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             match actual.owned.get(address) {
                 None => create(address, &desired_json, desired, &being_created, state),
                 Some(remote) => {
-                    let actual_json = file_form(address.kind, remote, &names);
+                    let actual_json = compared_form(address, &desired_json, remote, &names, state);
                     compare(address, &desired_json, &actual_json, remote, state)
                 }
             }
@@ -548,10 +548,25 @@ fn id_text(id: &Value) -> String {
 /// ownership tags.
 pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
     let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
+    strip_ownership_tags(&mut value);
+    value
+}
+
+/// The fields of an actual object that `compare` reads, in the files' form:
+/// those the files set, and those monform set before (to clear them).
+fn compared_form(address: &Address, desired: &Value, remote: &Remote, names: &Names, state: &State) -> Value {
+    let recorded = state.resources.get(&address.to_string());
+    let keep =
+        |field: &str| desired.get(field).is_some() || recorded.is_some_and(|r| r.managed.iter().any(|m| m == field));
+    let mut value = from_wire_fields(address.kind, &remote.body, &|k, id| names.name(k, id), &keep);
+    strip_ownership_tags(&mut value);
+    value
+}
+
+fn strip_ownership_tags(value: &mut Value) {
     if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
         tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
     }
-    value
 }
 
 /// The targets and everything they depend on, transitively.
