@@ -1,11 +1,11 @@
 //! Loading a project: monform.toml, then every resource file, into the
 //! desired state. Every problem is reported; loading never stops at the first.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use monform_model::schema::schemas;
 use monform_model::validate::RefSite;
@@ -157,11 +157,12 @@ impl Loader<'_> {
         let found = self.collect(documents);
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
-        let defined: HashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
+        let defined: FxHashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
         let mut desired = Desired::default();
         let mut pending_refs = Vec::new();
         let this = &*self;
-        let validated: Vec<(Found, Option<Validated>, Vec<Diagnostic>)> = found
+        // The trees are dropped in parallel too: freeing them is no small part.
+        let validated: Vec<(Address, Span, Option<Validated>, Vec<Diagnostic>)> = found
             .into_par_iter()
             .map(|mut item| {
                 if item.address.kind == Kind::Check {
@@ -169,17 +170,17 @@ impl Loader<'_> {
                 }
                 let mut diagnostics = Vec::new();
                 let validated = this.validate(&item, &mut diagnostics);
-                (item, validated, diagnostics)
+                (item.address, item.key_span, validated, diagnostics)
             })
             .collect();
-        for (item, validated, diagnostics) in validated {
+        for (address, span, validated, diagnostics) in validated {
             self.diagnostics.extend(diagnostics);
             if let Some((resource, refs)) = validated {
-                pending_refs.push((item.address.clone(), refs));
+                pending_refs.push((address.clone(), refs));
                 desired.insert(DesiredResource {
-                    address: item.address,
+                    address,
                     resource,
-                    span: item.key_span,
+                    span,
                     references: Vec::new(),
                 });
             }
@@ -203,7 +204,7 @@ impl Loader<'_> {
     /// bad logical ids and duplicates (pointing at both places).
     fn collect(&mut self, documents: Vec<(FileId, Node)>) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
-        let mut first_seen: HashMap<Address, Span> = HashMap::new();
+        let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
         for (file, root) in documents {
             let NodeValue::Map(sections) = root.value else {
                 self.diagnostics.push(
@@ -369,7 +370,7 @@ impl Loader<'_> {
     fn resolve_references(
         &mut self,
         desired: &mut Desired,
-        defined: &HashSet<Address>,
+        defined: &FxHashSet<Address>,
         pending: Vec<(Address, Vec<(RefSite, Span)>)>,
     ) {
         let ids_by_kind = |kind: Kind| -> Vec<String> {

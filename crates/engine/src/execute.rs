@@ -487,12 +487,17 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
     let secrets = secret_fingerprints(address.kind, &desired, &state);
     {
         let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
-        let secret_paths: Vec<String> = secrets.keys().cloned().collect();
-        let skip = |p: &monform_model::FieldPath| secret_paths.contains(&p.to_string());
-        let lost: Vec<String> = differences(&desired, &returned, facts(address.kind, &desired), &skip)
-            .into_iter()
-            .map(|d| d.path.to_string())
-            .collect();
+        let secret_paths: Vec<monform_model::FieldPath> =
+            secrets.keys().map(|p| monform_model::FieldPath::parse(p)).collect();
+        let lost: Vec<String> = differences(
+            &desired,
+            &|field| returned.get(field),
+            facts(address.kind, &desired),
+            &secret_paths,
+        )
+        .into_iter()
+        .map(|d| d.path.to_string())
+        .collect();
         if !lost.is_empty() {
             (shared.on_event)(Event::NotKept {
                 address: address.clone(),

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
-use monform_model::facts::{expand, facts, unique_values, variant_of};
-use monform_model::wire::{from_wire, from_wire_fields};
+use monform_model::facts::{expand, facts, unique_values, variant_of, variant_tag};
+use monform_model::wire::{from_wire, from_wire_overlay};
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
@@ -185,8 +185,8 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             match actual.owned.get(address) {
                 None => create(address, &desired_json, desired, &being_created, state),
                 Some(remote) => {
-                    let actual_json = compared_form(address, &desired_json, remote, &names, state);
-                    compare(address, &desired_json, &actual_json, remote, state)
+                    let actual = ActualView::new(address.kind, remote, &names);
+                    compare(address, &desired_json, &actual, remote, state)
                 }
             }
         })
@@ -396,12 +396,11 @@ fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
     }
 }
 
-fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, state: &State) -> Change {
+fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Remote, state: &State) -> Change {
     let kind = address.kind;
     let facts = facts(kind, desired);
     let sensitive = sensitive_paths(kind, desired);
-    let skip = |path: &FieldPath| sensitive.contains(path);
-    let mut fields: Vec<FieldChange> = differences(desired, actual, facts, &skip)
+    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
         .into_iter()
         .map(|d| FieldChange {
             path: d.path.to_string(),
@@ -446,7 +445,8 @@ fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, 
             });
         }
     }
-    let type_changed = variant_of(kind, desired) != variant_of(kind, actual);
+    let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
+    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
     let replace = type_changed
         || fields.iter().any(|f| {
             let root = FieldPath::parse(&f.path);
@@ -552,19 +552,51 @@ pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
     value
 }
 
-/// The fields of an actual object that `compare` reads, in the files' form:
-/// those the files set, and those monform set before (to clear them).
-fn compared_form(address: &Address, desired: &Value, remote: &Remote, names: &Names, state: &State) -> Value {
-    let recorded = state.resources.get(&address.to_string());
-    let keep =
-        |field: &str| desired.get(field).is_some() || recorded.is_some_and(|r| r.managed.iter().any(|m| m == field));
-    let mut value = from_wire_fields(address.kind, &remote.body, &|k, id| names.name(k, id), &keep);
-    strip_ownership_tags(&mut value);
-    value
+/// An actual object as the files would write it, read field by field:
+/// fields holding references (and `tags`, without ownership tags) come
+/// from a small rewritten copy, all others straight from the API's body.
+pub(crate) struct ActualView<'a> {
+    wire: &'a Value,
+    overlay: serde_json::Map<String, Value>,
+    replaced: Vec<String>,
+}
+
+impl<'a> ActualView<'a> {
+    pub fn new(kind: Kind, remote: &'a Remote, names: &Names) -> ActualView<'a> {
+        let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
+        if let Some(tags) = remote.body.get("tags") {
+            let mut tags = tags.clone();
+            strip_ownership_tags_of(&mut tags);
+            overlay.insert("tags".to_owned(), tags);
+            replaced.push("tags".to_owned());
+        }
+        ActualView {
+            wire: &remote.body,
+            overlay,
+            replaced,
+        }
+    }
+
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        // The overlay holds a few fields: a scan beats hashing the name.
+        if let Some((_, value)) = self.overlay.iter().find(|(name, _)| *name == field) {
+            Some(value)
+        } else if self.replaced.iter().any(|r| r == field) {
+            None
+        } else {
+            self.wire.get(field)
+        }
+    }
 }
 
 fn strip_ownership_tags(value: &mut Value) {
-    if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
+    if let Some(tags) = value.get_mut("tags") {
+        strip_ownership_tags_of(tags);
+    }
+}
+
+fn strip_ownership_tags_of(tags: &mut Value) {
+    if let Some(tags) = tags.as_array_mut() {
         tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
     }
 }

@@ -80,12 +80,19 @@ pub fn facts(kind: Kind, value: &Value) -> &'static Facts {
 
 /// The discriminator value of a tagged kind, or "" for the others.
 pub fn variant_of(kind: Kind, value: &Value) -> String {
-    let tag = match kind {
-        Kind::Check => "checkType",
-        Kind::AlertChannel => "type",
-        _ => return String::new(),
+    let Some(tag) = variant_tag(kind) else {
+        return String::new();
     };
     value.get(tag).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// The field naming the variant of a tagged kind.
+pub fn variant_tag(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Check => Some("checkType"),
+        Kind::AlertChannel => Some("type"),
+        _ => None,
+    }
 }
 
 fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, depth: usize) {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::facts::{RefField, WireShape, expand, facts};
+use crate::facts::{RefField, Step, WireShape, expand, facts};
 use crate::schema::{Schemas, schemas};
 use crate::{FieldPath, Kind, Segment};
 
@@ -99,26 +99,34 @@ pub fn from_wire(kind: Kind, wire: &Value, name_of: &dyn Fn(Kind, &Value) -> Opt
     with_names(kind, wire, wire.clone(), name_of)
 }
 
-/// `from_wire` of the top-level fields `keep` accepts (and of every
-/// reference): for comparing, where the other fields are never read and
-/// copying them was most of the cost.
-pub fn from_wire_fields(
+/// The top-level fields where `from_wire` differs from `wire`: those holding
+/// references, in the files' form and under the files' names (a reference
+/// the API left out or null is absent), and the wire names they replace.
+/// Every other field reads the same in both: comparing through this
+/// overlay spares copying the whole object.
+pub fn from_wire_overlay(
     kind: Kind,
     wire: &Value,
     name_of: &dyn Fn(Kind, &Value) -> Option<String>,
-    keep: &dyn Fn(&str) -> bool,
-) -> Value {
+) -> (Map<String, Value>, Vec<String>) {
     let facts = facts(kind, wire);
-    let kept = wire.as_object().map(|object| {
-        object
-            .iter()
-            .filter(|(key, _)| keep(key) || facts.refs.iter().any(|f| f.wire_name == **key))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect()
-    });
-    match kept {
-        Some(kept) => with_names(kind, wire, Value::Object(kept), name_of),
-        None => from_wire(kind, wire, name_of),
+    let mut replaced: Vec<String> = Vec::new();
+    for field in &facts.refs {
+        let top = match field.parent.first() {
+            Some(Step::Key(key)) => key,
+            _ => &field.wire_name,
+        };
+        if !replaced.contains(top) {
+            replaced.push(top.clone());
+        }
+    }
+    let copied: Map<String, Value> = replaced
+        .iter()
+        .filter_map(|key| Some((key.clone(), wire.get(key)?.clone())))
+        .collect();
+    match with_names(kind, wire, Value::Object(copied), name_of) {
+        Value::Object(overlay) => (overlay, replaced),
+        _ => (Map::new(), replaced),
     }
 }
 

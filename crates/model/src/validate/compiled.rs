@@ -92,10 +92,7 @@ impl Compiled {
     }
 
     pub fn kind(&self, kind: Kind) -> NodeId {
-        self.kinds
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map_or(0, |(_, id)| *id)
+        self.kinds.iter().find(|(k, _)| *k == kind).map_or(0, |(_, id)| *id)
     }
 }
 

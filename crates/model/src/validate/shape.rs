@@ -121,10 +121,7 @@ impl<'s> Walker<'s> {
             }
         };
         match value {
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .for_each(|(i, v)| push(v, self.path.index(i))),
+            Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| push(v, self.path.index(i))),
             other => push(other, self.path.clone()),
         }
     }
