@@ -18,6 +18,7 @@ use crate::fetch::Actual;
 use crate::identity::is_ownership_tag;
 use crate::state::State;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -496,12 +497,13 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
 /// Maps remote ids back to logical ids, for reading actual objects in the files' form.
 #[derive(Debug, Default)]
 pub struct Names {
-    by_id: HashMap<(Kind, String), String>,
+    /// Looked up for every reference of every resource in a plan: a fast hash.
+    by_id: FxHashMap<(Kind, String), String>,
 }
 
 impl Names {
     pub fn new(actual: &Actual) -> Names {
-        let mut by_id = HashMap::new();
+        let mut by_id = FxHashMap::default();
         for (address, remote) in &actual.owned {
             by_id.insert((address.kind, remote.id.clone()), address.id.clone());
             if address.kind == Kind::PrivateLocation
