@@ -13,8 +13,9 @@ use crate::{Client, Error};
 
 /// Largest page the API serves.
 pub const PAGE_SIZE: usize = 100;
-/// Pages of one list fetched at once.
-const PAGE_CONCURRENCY: usize = 8;
+/// Pages of one list fetched at once (all kinds are listed at once too):
+/// more is no faster on a loopback emulator, and holds more pages in memory.
+const PAGE_CONCURRENCY: usize = 4;
 
 /// An object as the API returns it.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +34,21 @@ impl Remote {
     /// `updated_at`: changes on every update, so it serves as a version.
     pub fn version(&self) -> Option<&str> {
         self.body.get("updated_at").and_then(Value::as_str)
+    }
+}
+
+/// `value` with every map and list at its exact size. Parsing grows them by
+/// doubling, and a large account's bodies are most of a plan's memory.
+fn compact(value: Value) -> Value {
+    match value {
+        // Collecting a map sizes it from the iterator, exactly.
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, compact(v))).collect()),
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.into_iter().map(compact).collect();
+            items.shrink_to_fit();
+            Value::Array(items)
+        }
+        other => other,
     }
 }
 
@@ -215,9 +231,10 @@ fn fill_quirks(body: &mut Value, operation: CheckOperation) {
     }
 }
 
+/// The items of a listing page, each compacted as soon as its page is read.
 fn array(list: &str, body: Value) -> Result<Vec<Value>, Error> {
     match body {
-        Value::Array(items) => Ok(items),
+        Value::Array(items) => Ok(items.into_iter().map(compact).collect()),
         other => Err(Error::Decode {
             method: "GET".into(),
             path: list.to_owned(),

@@ -29,6 +29,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// As `monform` itself: loading and planning allocate a great deal, from
+// both cores; glibc's malloc made a fifth of the time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(about = "monform's end-to-end benchmark: cold apply, no-op plan, 1% change, per-object-GET baseline")]
 struct Args {
@@ -46,7 +51,8 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
     /// Internal: run one phase in this process: `noop-plan`; `generate` (only
-    /// write the project of `--checks N` into `--dir`); `load-times`.
+    /// write the project of `--checks N` into `--dir`); `load-times`;
+    /// `load-diff` (a `--keep` project and its emulator database).
     #[arg(long, hide = true)]
     phase: Option<String>,
     /// Internal: the prepared project of `--phase`.
@@ -72,6 +78,8 @@ fn main() -> ExitCode {
             "noop-plan" => run::child_noop_plan(dir),
             // For comparing builds of the loader.
             "load-times" => run::child_load_times(dir, args.runs),
+            // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
+            "load-diff" => run::child_load_diff(dir, args.runs),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
                 let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));

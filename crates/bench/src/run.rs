@@ -412,6 +412,27 @@ pub fn child_load_times(dir: PathBuf, runs: usize) {
     println!("{report}");
 }
 
+/// The hidden `--phase load-diff` mode: fetches once from the kept emulator
+/// database next to `dir`, then loads and diffs `runs` times, printing each.
+pub fn child_load_diff(dir: PathBuf, runs: usize) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let db = dir.parent().expect("a kept project folder").join("emulator.db");
+    let server = runtime
+        .block_on(monform_emulator::start_local(monform_emulator::Config {
+            db: Some(db),
+            rate_limit: None,
+            ..Default::default()
+        }))
+        .expect("emulator starts");
+    let client = client_for(&server.url(), &server.api_key, &server.account_id);
+    let bench = Bench { server, client };
+    let loaded = load(&dir);
+    let (actual, _) = runtime.block_on(fetch_and_plan(&bench, &dir, &loaded));
+    drop(loaded);
+    let offline = load_and_diff(&bench, &dir, &actual, runs);
+    println!("{}", serde_json::to_string(&offline).expect("a report is JSON"));
+}
+
 /// Load + plan with an already-fetched `Actual`, `runs` times.
 fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> LoadAndDiff {
     let state = LocalState::new(dir).load(PROJECT).expect("state loads");

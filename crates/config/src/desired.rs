@@ -1,10 +1,11 @@
 //! The desired state: every resource of the project, validated and typed,
 //! with the dependency graph between them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use monform_model::{Address, FieldPath, Resource};
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap;
 
 use crate::source::Span;
 
@@ -42,7 +43,7 @@ pub struct DesiredResource {
 pub struct Desired {
     pub resources: BTreeMap<Address, DesiredResource>,
     pub graph: DiGraph<Address, FieldPath>,
-    nodes: HashMap<Address, NodeIndex>,
+    nodes: FxHashMap<Address, NodeIndex>,
 }
 
 impl Desired {

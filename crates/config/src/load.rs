@@ -1,9 +1,11 @@
 //! Loading a project: monform.toml, then every resource file, into the
 //! desired state. Every problem is reported; loading never stops at the first.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use monform_model::schema::schemas;
 use monform_model::validate::RefSite;
@@ -21,8 +23,9 @@ use crate::tree::{Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
 /// Largest script file read (`{ file: ... }`).
 const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
-/// Looks up environment variables for `${env:...}`.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Looks up environment variables for `${env:...}`. `Sync`: files are read
+/// in parallel.
+pub type EnvLookup<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// Everything a load produced. The project is usable when `diagnostics` is empty.
 #[derive(Debug)]
@@ -42,6 +45,10 @@ impl Loaded {
 }
 
 /// Loads the project rooted at `root`.
+///
+/// Files are read and parsed, and resources validated, in parallel (rayon);
+/// everything else runs in file order, so the result and the diagnostics do
+/// not depend on the scheduling.
 pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
@@ -63,10 +70,7 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         None => Vec::new(),
     };
     let resource_files = files.len();
-    let documents: Vec<(FileId, Node)> = files
-        .into_iter()
-        .filter_map(|path| loader.read_document(root, &path))
-        .collect();
+    let documents = loader.read_documents(root, files);
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
     let desired = loader.build_desired(documents, defaults);
     let Loader {
@@ -99,6 +103,17 @@ struct Found {
     node: Node,
 }
 
+/// One file, read and parsed: its source (empty when it cannot be read, so
+/// file ids stay in step), its tree if it parsed, and what went wrong.
+struct ReadFile {
+    source: SourceFile,
+    node: Option<Node>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A validated resource and the references it makes.
+type Validated = (monform_model::Resource, Vec<(RefSite, Span)>);
+
 impl Loader<'_> {
     fn load_project(&mut self, root: &Path) -> Option<Project> {
         let path = root.join(PROJECT_FILE);
@@ -112,93 +127,60 @@ impl Loader<'_> {
             );
             return None;
         }
-        let (_, node) = self.read_document(root, &path)?;
+        let (_, node) = self.read_documents(root, vec![path]).pop()?;
         let fields = schemas().check_common_fields();
         read_project(&node, &fields, &mut self.diagnostics)
     }
 
-    /// Reads, parses and interpolates one file.
-    fn read_document(&mut self, root: &Path, path: &Path) -> Option<(FileId, Node)> {
-        let name = display_name(root, path);
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => {
-                self.diagnostics
-                    .push(Diagnostic::new("monform::io", format!("cannot read {name}: {e}")));
-                return None;
-            }
-        };
-        let format = Format::of(path).unwrap_or(Format::Yaml);
-        let text: Arc<str> = text.into();
-        let file = self.sources.add(SourceFile {
-            name,
-            path: path.to_owned(),
-            text: Arc::clone(&text),
-            format,
-        });
-        let parsed = match format {
-            Format::Yaml => parse_yaml(file, &text).map_err(|e| vec![e]),
-            Format::Toml => parse_toml(file, &text),
-        };
-        match parsed {
-            Ok(mut node) => {
-                self.interpolate(&mut node);
-                Some((file, node))
-            }
-            Err(errors) => {
-                for SyntaxError { message, span } in errors {
-                    let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
-                    if let Some(span) = span {
-                        diagnostic = diagnostic.at(span, "here");
-                    }
-                    self.diagnostics.push(diagnostic);
-                }
-                None
+    /// Reads, parses and interpolates files in parallel; returns the trees
+    /// of those that parsed, in the order given.
+    fn read_documents(&mut self, root: &Path, paths: Vec<PathBuf>) -> Vec<(FileId, Node)> {
+        let first = self.sources.len();
+        let env = self.env;
+        let read: Vec<ReadFile> = paths
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, path)| read_file(root, path, (first + i) as FileId, env))
+            .collect();
+        let mut documents = Vec::new();
+        for file in read {
+            let id = self.sources.add(file.source);
+            self.diagnostics.extend(file.diagnostics);
+            if let Some(node) = file.node {
+                documents.push((id, node));
             }
         }
-    }
-
-    fn interpolate(&mut self, node: &mut Node) {
-        let env = self.env;
-        let diagnostics = &mut self.diagnostics;
-        node.for_each_string_mut(&mut |text, span| match interpolate(text, env) {
-            Ok(value) => *text = value,
-            Err(errors) => {
-                for error in errors {
-                    diagnostics.push(match error {
-                        InterpolationError::Unset(name) => {
-                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
-                                .at(span, format!("uses ${{env:{name}}}"))
-                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
-                        }
-                        InterpolationError::Malformed(text) => {
-                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
-                                .at(span, "here")
-                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
-                        }
-                    });
-                }
-            }
-        });
+        documents
     }
 
     fn build_desired(&mut self, documents: Vec<(FileId, Node)>, defaults: &[crate::tree::Entry]) -> Desired {
         let found = self.collect(documents);
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
-        let defined: HashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
+        let defined: FxHashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
         let mut desired = Desired::default();
         let mut pending_refs = Vec::new();
-        for mut item in found {
-            if item.address.kind == Kind::Check {
-                merge_defaults(&mut item.node, defaults);
-            }
-            if let Some((resource, refs)) = self.validate(&item) {
-                pending_refs.push((item.address.clone(), refs));
+        let this = &*self;
+        // The trees are dropped in parallel too: freeing them is no small part.
+        let validated: Vec<(Address, Span, Option<Validated>, Vec<Diagnostic>)> = found
+            .into_par_iter()
+            .map(|mut item| {
+                if item.address.kind == Kind::Check {
+                    merge_defaults(&mut item.node, defaults);
+                }
+                let mut diagnostics = Vec::new();
+                let validated = this.validate(&item, &mut diagnostics);
+                (item.address, item.key_span, validated, diagnostics)
+            })
+            .collect();
+        for (address, span, validated, diagnostics) in validated {
+            self.diagnostics.extend(diagnostics);
+            if let Some((resource, refs)) = validated {
+                pending_refs.push((address.clone(), refs));
                 desired.insert(DesiredResource {
-                    address: item.address,
+                    address,
                     resource,
-                    span: item.key_span,
+                    span,
                     references: Vec::new(),
                 });
             }
@@ -222,7 +204,7 @@ impl Loader<'_> {
     /// bad logical ids and duplicates (pointing at both places).
     fn collect(&mut self, documents: Vec<(FileId, Node)>) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
-        let mut first_seen: HashMap<Address, Span> = HashMap::new();
+        let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
         for (file, root) in documents {
             let NodeValue::Map(sections) = root.value else {
                 self.diagnostics.push(
@@ -315,12 +297,12 @@ impl Loader<'_> {
     }
 
     /// Shape, scripts and rules of one resource.
-    fn validate(&mut self, item: &Found) -> Option<(monform_model::Resource, Vec<(RefSite, Span)>)> {
+    fn validate(&self, item: &Found, diagnostics: &mut Vec<Diagnostic>) -> Option<Validated> {
         let mut json = item.node.to_json();
         let shape = check_shape(item.address.kind, &json);
         let mut ok = shape.violations.is_empty();
         for violation in shape.violations {
-            self.report_violation(item, &violation);
+            diagnostics.push(violation_diagnostic(item, &violation));
         }
         for script in &shape.scripts {
             match self.read_script(item.file, &script.file) {
@@ -328,7 +310,7 @@ impl Loader<'_> {
                 Err(message) => {
                     ok = false;
                     let span = item.node.locate(&script.path.key("file"), false);
-                    self.diagnostics.push(
+                    diagnostics.push(
                         Diagnostic::new(
                             "monform::script-file",
                             format!("{}.{}: {message}", item.address, script.path),
@@ -352,7 +334,7 @@ impl Loader<'_> {
             }
             Err(violations) => {
                 for violation in &violations {
-                    self.report_violation(item, violation);
+                    diagnostics.push(violation_diagnostic(item, violation));
                 }
                 None
             }
@@ -385,32 +367,10 @@ impl Loader<'_> {
         std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
     }
 
-    fn report_violation(&mut self, item: &Found, violation: &Violation) {
-        let span = item.node.locate(&violation.path, violation.at_key);
-        let field = if violation.path.is_root() {
-            item.address.to_string()
-        } else {
-            format!("{}.{}", item.address, violation.path)
-        };
-        let label = if violation.at_key {
-            "unknown field"
-        } else if violation.path.is_root() {
-            "in this resource"
-        } else {
-            "invalid value"
-        };
-        let mut diagnostic =
-            Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
-        if let Some(help) = &violation.help {
-            diagnostic = diagnostic.help(help.clone());
-        }
-        self.diagnostics.push(diagnostic);
-    }
-
     fn resolve_references(
         &mut self,
         desired: &mut Desired,
-        defined: &HashSet<Address>,
+        defined: &FxHashSet<Address>,
         pending: Vec<(Address, Vec<(RefSite, Span)>)>,
     ) {
         let ids_by_kind = |kind: Kind| -> Vec<String> {
@@ -465,6 +425,110 @@ impl Loader<'_> {
             }
         }
     }
+}
+
+fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
+    let span = item.node.locate(&violation.path, violation.at_key);
+    let field = if violation.path.is_root() {
+        item.address.to_string()
+    } else {
+        format!("{}.{}", item.address, violation.path)
+    };
+    let label = if violation.at_key {
+        "unknown field"
+    } else if violation.path.is_root() {
+        "in this resource"
+    } else {
+        "invalid value"
+    };
+    let mut diagnostic = Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
+    if let Some(help) = &violation.help {
+        diagnostic = diagnostic.help(help.clone());
+    }
+    diagnostic
+}
+
+/// Reads, parses and interpolates one file.
+fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> ReadFile {
+    let name = display_name(root, &path);
+    let format = Format::of(&path).unwrap_or(Format::Yaml);
+    let mut diagnostics = Vec::new();
+    let text: Arc<str> = match std::fs::read_to_string(&path) {
+        Ok(text) => text.into(),
+        Err(e) => {
+            diagnostics.push(Diagnostic::new("monform::io", format!("cannot read {name}: {e}")));
+            let source = SourceFile {
+                name,
+                path,
+                text: "".into(),
+                format,
+            };
+            return ReadFile {
+                source,
+                node: None,
+                diagnostics,
+            };
+        }
+    };
+    let parsed = match format {
+        Format::Yaml => parse_yaml(id, &text).map_err(|e| vec![e]),
+        Format::Toml => parse_toml(id, &text),
+    };
+    let node = match parsed {
+        Ok(mut node) => {
+            interpolate_strings(&mut node, env, &mut diagnostics);
+            Some(node)
+        }
+        Err(errors) => {
+            for SyntaxError { message, span } in errors {
+                let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
+                if let Some(span) = span {
+                    diagnostic = diagnostic.at(span, "here");
+                }
+                diagnostics.push(diagnostic);
+            }
+            None
+        }
+    };
+    let source = SourceFile {
+        name,
+        path,
+        text,
+        format,
+    };
+    ReadFile {
+        source,
+        node,
+        diagnostics,
+    }
+}
+
+fn interpolate_strings(node: &mut Node, env: EnvLookup<'_>, diagnostics: &mut Vec<Diagnostic>) {
+    node.for_each_string_mut(&mut |text, span| {
+        // Most strings have nothing to interpolate: leave them untouched.
+        if !text.contains("${") {
+            return;
+        }
+        match interpolate(text, env) {
+            Ok(value) => *text = value,
+            Err(errors) => {
+                for error in errors {
+                    diagnostics.push(match error {
+                        InterpolationError::Unset(name) => {
+                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                                .at(span, format!("uses ${{env:{name}}}"))
+                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
+                        }
+                        InterpolationError::Malformed(text) => {
+                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
+                                .at(span, "here")
+                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
+                        }
+                    });
+                }
+            }
+        }
+    });
 }
 
 /// Fills each `[defaults]` field the check does not set itself.

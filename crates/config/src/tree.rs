@@ -1,12 +1,16 @@
 //! A format-neutral document tree with a span on every key and value, built
-//! from YAML (serde-saphyr) or TOML (toml's `DeTable`). Validation runs on
-//! its JSON form; spans are looked up again by field path when reporting.
+//! from YAML (yaml-rust2's events, in `yaml`) or TOML (toml's `DeTable`).
+//! Validation runs on its JSON form; spans are looked up again by field path
+//! when reporting.
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::source::{FileId, Span, floor_char_boundary};
+use crate::source::{FileId, Span};
 use monform_model::{FieldPath, Segment};
+
+mod yaml;
+
+pub use yaml::parse_yaml;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -121,240 +125,6 @@ impl Node {
     }
 }
 
-// ---- YAML ----
-
-/// Parses a YAML document. An empty document is an empty map.
-pub fn parse_yaml(file: FileId, text: &str) -> Result<Node, SyntaxError> {
-    if text.trim().is_empty()
-        || text
-            .lines()
-            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---")
-    {
-        return Ok(Node {
-            span: Span::new(file, 0, 0),
-            value: NodeValue::Map(Vec::new()),
-        });
-    }
-    let parsed: Result<serde_saphyr::Spanned<YamlNode>, _> = serde_saphyr::from_str_with_options(text, yaml_options());
-    match parsed {
-        Ok(root) => Ok(from_yaml(file, text, root)),
-        Err(error) => {
-            let span = error.location().and_then(|l| yaml_span(file, text, &l));
-            Err(SyntaxError {
-                message: yaml_message(&error),
-                span,
-            })
-        }
-    }
-}
-
-/// The deepest nesting of lists and maps a YAML file may have. Real files
-/// need fewer than ten levels. The deserializer recurses once per level,
-/// and a level takes about 40 KiB of stack in a debug build: serde-saphyr's
-/// default of 64 overflows a 2 MiB thread stack (a test thread's) there.
-const MAX_YAML_DEPTH: usize = 32;
-
-/// Values one YAML file may hold: a file of 20,000 checks fits. The limit
-/// stops alias-expansion bombs, not real projects.
-const MAX_YAML_NODES: usize = 4_000_000;
-
-fn yaml_options() -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_YAML_DEPTH;
-    budget.max_nodes = MAX_YAML_NODES;
-    budget.max_events = 4 * MAX_YAML_NODES;
-    // YAML 1.2 booleans only: `no`, `off`, `N` stay strings (country codes, keys).
-    serde_saphyr::options! { budget: Some(budget), strict_booleans: true }
-}
-
-fn yaml_message(error: &serde_saphyr::Error) -> String {
-    use serde_saphyr::budget::BudgetBreach;
-    if let serde_saphyr::Error::Budget { breach, .. } = error.without_snippet() {
-        match breach {
-            BudgetBreach::Depth { .. } => {
-                return format!("lists and maps are nested more than {MAX_YAML_DEPTH} levels deep");
-            }
-            BudgetBreach::Nodes { nodes } => {
-                return format!(
-                    "the file has more than {} values; split it into several files",
-                    nodes.saturating_sub(1)
-                );
-            }
-            _ => {}
-        }
-    }
-    let full = error.to_string();
-    // The rendered error repeats the location and a snippet; keep the first line.
-    let first = full.lines().next().unwrap_or("invalid YAML").trim();
-    let first = first.split(" at line ").next().unwrap_or(first);
-    // The location is shown by the diagnostic itself.
-    static PREFIX: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"^(error: )?(line \d+ column \d+: )?").expect("valid pattern"));
-    PREFIX.replace(first, "").trim_end_matches('.').to_owned()
-}
-
-fn yaml_span(file: FileId, text: &str, location: &serde_saphyr::Location) -> Option<Span> {
-    if location.line() == 0 {
-        return None;
-    }
-    let span = location.span();
-    let start = match span.byte_offset() {
-        Some(offset) => offset as usize,
-        None => offset_of(text, location.line() as usize, location.column() as usize),
-    };
-    let start = floor_char_boundary(text, start.min(text.len()));
-    let len = span.byte_len().map_or(0, |l| l as usize).min(text.len() - start);
-    Some(Span::new(file, start, floor_char_boundary(text, start + len) - start))
-}
-
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let rest = &text[line_start.min(text.len())..];
-    line_start
-        + rest
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(rest.len(), |(i, _)| i)
-}
-
-fn from_yaml(file: FileId, text: &str, node: serde_saphyr::Spanned<YamlNode>) -> Node {
-    let span = yaml_span(file, text, &node.referenced).unwrap_or(Span::new(file, 0, 0));
-    let value = match node.value {
-        YamlNode::Null => NodeValue::Null,
-        YamlNode::Bool(b) => NodeValue::Bool(b),
-        YamlNode::Int(i) => NodeValue::Int(i),
-        YamlNode::Float(f) => NodeValue::Float(f),
-        YamlNode::Str(s) => NodeValue::Str(s),
-        YamlNode::Seq(items) => NodeValue::Seq(items.into_iter().map(|n| from_yaml(file, text, n)).collect()),
-        YamlNode::Map(entries) => NodeValue::Map(
-            entries
-                .into_iter()
-                .map(|(key, value)| {
-                    // The key as written: an alias (`*a`) or an empty key is
-                    // shorter than its text, and may end the file.
-                    let key_span = yaml_span(file, text, &key.referenced).unwrap_or(span);
-                    Entry {
-                        key: key.value,
-                        key_span,
-                        value: from_yaml(file, text, value),
-                    }
-                })
-                .collect(),
-        ),
-    };
-    Node { span, value }
-}
-
-/// What serde-saphyr hands us: a recursive value whose children are spanned.
-enum YamlNode {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    Seq(Vec<serde_saphyr::Spanned<YamlNode>>),
-    Map(Vec<(serde_saphyr::Spanned<String>, serde_saphyr::Spanned<YamlNode>)>),
-}
-
-impl<'de> Deserialize<'de> for YamlNode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(YamlVisitor)
-    }
-}
-
-struct YamlVisitor;
-
-impl<'de> Visitor<'de> for YamlVisitor {
-    type Value = YamlNode;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_unit<E>(self) -> Result<YamlNode, E> {
-        Ok(YamlNode::Null)
-    }
-    fn visit_none<E>(self) -> Result<YamlNode, E> {
-        Ok(YamlNode::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YamlNode, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<YamlNode, E> {
-        Ok(YamlNode::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<YamlNode, E> {
-        Ok(YamlNode::Int(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<YamlNode, E> {
-        Ok(i64::try_from(v).map_or(YamlNode::Float(v as f64), YamlNode::Int))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<YamlNode, E> {
-        Ok(YamlNode::Float(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<YamlNode, E> {
-        Ok(YamlNode::Str(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<YamlNode, E> {
-        Ok(YamlNode::Str(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YamlNode, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(YamlNode::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlNode, A::Error> {
-        let mut entries: Vec<(serde_saphyr::Spanned<String>, serde_saphyr::Spanned<YamlNode>)> = Vec::new();
-        while let Some(key) = map.next_key::<serde_saphyr::Spanned<KeyText>>()? {
-            let key = serde_saphyr::Spanned::new(key.value.0, key.referenced, key.defined);
-            if entries.iter().any(|(k, _)| k.value == key.value) {
-                return Err(de::Error::custom(format!("duplicate key `{}`", key.value)));
-            }
-            entries.push((key, map.next_value()?));
-        }
-        Ok(YamlNode::Map(entries))
-    }
-}
-
-/// A mapping key: scalars are taken as their text, as YAML users expect.
-struct KeyText(String);
-
-impl<'de> Deserialize<'de> for KeyText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = KeyText;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a scalar key")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_owned()))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_unit<E>(self) -> Result<KeyText, E> {
-                Ok(KeyText("null".to_owned()))
-            }
-        }
-        deserializer.deserialize_any(KeyVisitor)
-    }
-}
-
 // ---- TOML ----
 
 /// Parses a TOML document, reporting every syntax error it can recover from.
@@ -426,6 +196,7 @@ fn toml_value(file: FileId, value: toml::Spanned<toml::de::DeValue<'_>>) -> Node
 
 #[cfg(test)]
 mod tests {
+    use super::yaml::MAX_YAML_DEPTH;
     use super::*;
 
     #[test]

@@ -3,8 +3,8 @@
 //! compare as sets; null, [] and absent are the same; trailing whitespace
 //! and number formats never make a difference.
 
-use monform_model::FieldPath;
 use monform_model::facts::{Facts, matches};
+use monform_model::{FieldPath, Segment};
 use serde_json::Value;
 
 /// One field that differs.
@@ -15,76 +15,124 @@ pub struct Difference {
     pub after: Value,
 }
 
-/// Differences between `desired` and `actual`, at the deepest object level,
-/// skipping `skip` paths (secrets, compared separately).
-pub fn differences(
+/// Differences between `desired` and `actual` (read field by field), at
+/// the deepest object level, except at `skip` paths (secrets, compared
+/// separately).
+pub fn differences<'a>(
     desired: &Value,
-    actual: &Value,
+    actual: &dyn Fn(&str) -> Option<&'a Value>,
     facts: &Facts,
-    skip: &dyn Fn(&FieldPath) -> bool,
+    skip: &[FieldPath],
 ) -> Vec<Difference> {
-    let mut found = Vec::new();
-    walk(desired, actual, &FieldPath::root(), facts, skip, &mut found);
-    found
-}
-
-fn walk(
-    desired: &Value,
-    actual: &Value,
-    path: &FieldPath,
-    facts: &Facts,
-    skip: &dyn Fn(&FieldPath) -> bool,
-    found: &mut Vec<Difference>,
-) {
-    if skip(path) {
-        return;
-    }
-    match (desired, actual) {
-        (Value::Object(want), Value::Object(have)) => {
-            for (key, value) in want {
-                walk(
-                    value,
-                    have.get(key).unwrap_or(&Value::Null),
-                    &path.key(key),
-                    facts,
-                    skip,
-                    found,
-                );
-            }
+    let mut walk = Walk {
+        path: Vec::new(),
+        facts,
+        skip,
+        found: Vec::new(),
+    };
+    if let Value::Object(want) = desired {
+        for (key, value) in want {
+            walk.path.push(Step::Key(key));
+            walk.walk(value, actual(key).unwrap_or(&Value::Null));
+            walk.path.pop();
         }
-        _ if equal(desired, actual, path, facts) => {}
-        _ => found.push(Difference {
-            path: path.clone(),
-            before: actual.clone(),
-            after: desired.clone(),
-        }),
     }
+    walk.found
 }
 
-/// Equality under the diff rule, for a value at `path`.
-pub fn equal(desired: &Value, actual: &Value, path: &FieldPath, facts: &Facts) -> bool {
-    match (desired, actual) {
-        (d, a) if is_empty(d) && is_empty(a) => true,
-        (Value::String(d), Value::String(a)) => d.trim_end() == a.trim_end(),
-        (Value::Number(d), Value::Number(a)) => d.as_f64() == a.as_f64(),
-        (Value::Object(want), Value::Object(have)) => want
-            .iter()
-            .all(|(k, v)| equal(v, have.get(k).unwrap_or(&Value::Null), &path.key(k), facts)),
-        (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
-            if facts.sets.iter().any(|p| matches(p, path)) {
+/// One step of the path being walked, borrowed from the desired value: a
+/// plan walks every field of every resource, and owned paths were most of
+/// its cost. A [`FieldPath`] is made only for what differs.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+struct Walk<'v, 'f> {
+    path: Vec<Step<'v>>,
+    facts: &'f Facts,
+    skip: &'f [FieldPath],
+    found: Vec<Difference>,
+}
+
+impl<'v> Walk<'v, '_> {
+    fn walk(&mut self, desired: &'v Value, actual: &Value) {
+        if self.skip.iter().any(|p| self.at(p)) {
+            return;
+        }
+        match (desired, actual) {
+            (Value::Object(want), Value::Object(have)) => {
+                for (key, value) in want {
+                    self.path.push(Step::Key(key));
+                    self.walk(value, have.get(key).unwrap_or(&Value::Null));
+                    self.path.pop();
+                }
+            }
+            _ if self.equal(desired, actual) => {}
+            _ => self.found.push(Difference {
+                path: self.field_path(),
+                before: actual.clone(),
+                after: desired.clone(),
+            }),
+        }
+    }
+
+    /// Equality under the diff rule, for a value at the current path.
+    fn equal(&mut self, desired: &'v Value, actual: &Value) -> bool {
+        match (desired, actual) {
+            (d, a) if is_empty(d) && is_empty(a) => true,
+            (Value::String(d), Value::String(a)) => d.trim_end() == a.trim_end(),
+            (Value::Number(d), Value::Number(a)) => d.as_f64() == a.as_f64(),
+            (Value::Object(want), Value::Object(have)) => want.iter().all(|(k, v)| {
+                self.path.push(Step::Key(k));
+                let same = self.equal(v, have.get(k).unwrap_or(&Value::Null));
+                self.path.pop();
+                same
+            }),
+            (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
+                let is_set = self.facts.sets.iter().any(|p| matches(p, &self.field_path()));
                 let mut have: Vec<&Value> = have.iter().collect();
-                want.iter().all(|w| {
-                    let position = have.iter().position(|h| equal(w, h, &path.index(0), facts));
-                    position.map(|i| have.swap_remove(i)).is_some()
+                want.iter().enumerate().all(|(i, w)| {
+                    // Set members are matched in any order; their paths say `[0]`.
+                    self.path.push(Step::Index(if is_set { 0 } else { i }));
+                    let same = if is_set {
+                        let position = have.iter().position(|h| self.equal(w, h));
+                        position.map(|i| have.swap_remove(i)).is_some()
+                    } else {
+                        self.equal(w, have[i])
+                    };
+                    self.path.pop();
+                    same
                 })
-            } else {
-                want.iter()
-                    .zip(have)
-                    .enumerate()
-                    .all(|(i, (w, h))| equal(w, h, &path.index(i), facts))
             }
+            (d, a) => d == a,
         }
-        (d, a) => d == a,
+    }
+
+    fn at(&self, path: &FieldPath) -> bool {
+        path.segments().len() == self.path.len()
+            && path
+                .segments()
+                .iter()
+                .zip(&self.path)
+                .all(|(segment, step)| match (segment, step) {
+                    (Segment::Key(a), Step::Key(b)) => a == b,
+                    (Segment::Index(a), Step::Index(b)) => a == b,
+                    _ => false,
+                })
+    }
+
+    fn field_path(&self) -> FieldPath {
+        FieldPath(
+            self.path
+                .iter()
+                .map(|step| match step {
+                    Step::Key(k) => Segment::Key((*k).to_owned()),
+                    Step::Index(i) => Segment::Index(*i),
+                })
+                .collect(),
+        )
     }
 }
 
@@ -105,7 +153,7 @@ mod tests {
 
     fn diff(desired: Value, actual: Value) -> Vec<String> {
         let facts = facts(Kind::Check, &json!({"checkType": "API"}));
-        differences(&desired, &actual, facts, &|_| false)
+        differences(&desired, &|field| actual.get(field), facts, &[])
             .iter()
             .map(|d| d.path.to_string())
             .collect()

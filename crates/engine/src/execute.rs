@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use monform_api::{Client, Error, Remote};
 use monform_config::{Desired, DesiredResource};
-use monform_model::facts::{facts, natural_key};
+use monform_model::facts::{facts, natural_key, unique_values};
 use monform_model::{Address, Kind};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -21,7 +21,7 @@ use crate::fetch::Actual;
 use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
 use crate::plan::{Action, Change, Names, Plan, file_form, managed, secret_fingerprints};
 use crate::state::{ResourceState, State, StateBackend, StateError};
-use monform_model::wire::to_wire;
+use monform_model::wire::{referenced_ids, to_wire};
 
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -109,6 +109,9 @@ struct Shared<'a> {
     on_event: &'a (dyn Fn(Event) + Sync),
     /// When the state was last written, and whether it changed since.
     saved: std::sync::Mutex<(std::time::Instant, bool)>,
+    /// Replaces made create-first: the old objects, deleted once every
+    /// other change is done (dependents have moved to the new ones by then).
+    retired: std::sync::Mutex<Vec<(Address, String)>>,
 }
 
 /// Writes of the state are coalesced to one per interval: each write is a
@@ -165,7 +168,11 @@ pub async fn apply(
         ids: Mutex::new(ids),
         on_event,
         saved: std::sync::Mutex::new((std::time::Instant::now() - SAVE_INTERVAL, false)),
+        retired: std::sync::Mutex::new(Vec::new()),
     };
+    let create_first: HashSet<usize> = (0..plan.changes.len())
+        .filter(|&i| creates_first(&plan.changes[i], desired, actual))
+        .collect();
     refresh_noops(&shared, plan, actual).await?;
     let mut report = Report::default();
     retag_moved(&shared, plan, actual, &mut report).await?;
@@ -211,7 +218,8 @@ pub async fn apply(
                     action: change.action,
                 });
                 let shared = &shared;
-                running.push(async move { (index, run(shared, change).await) });
+                let create_first = create_first.contains(&index);
+                running.push(async move { (index, run(shared, change, create_first).await) });
             } else {
                 i += 1;
             }
@@ -243,7 +251,9 @@ pub async fn apply(
         }
     }
     drop(running);
-    if !pending.is_empty() {
+    if pending.is_empty() {
+        delete_retired(&shared, &mut report).await;
+    } else {
         report.interrupted = true;
         for index in pending {
             let change = &plan.changes[index];
@@ -277,7 +287,52 @@ impl From<StateError> for RunError {
     }
 }
 
-async fn run(shared: &Shared<'_>, change: &Change) -> Result<(), RunError> {
+/// Whether a replace creates the new object before deleting the old one
+/// (as Terraform's `create_before_destroy`): so checks keep running, and so
+/// what uses the object (checks using a private location) can move to the
+/// new one before the old is deleted, which the API requires. Not when the
+/// two would hold the same unique value (the API refuses the create), nor
+/// for variables, whose key is their id, nor when the old object references
+/// others: deleting it last would hold up their deletes.
+fn creates_first(change: &Change, desired: &Desired, actual: &Actual) -> bool {
+    let kind = change.address.kind;
+    if change.action != Action::Replace || kind == Kind::Variable {
+        return false;
+    }
+    let (Some(resource), Some(old)) = (
+        desired.resources.get(&change.address),
+        actual.owned.get(&change.address),
+    ) else {
+        return false;
+    };
+    let wanted = unique_values(kind, &resource.resource.to_json());
+    let held = unique_values(kind, &old.body);
+    referenced_ids(kind, &old.body).is_empty() && !wanted.iter().any(|u| held.contains(u))
+}
+
+/// Deletes the old objects of create-first replaces. Failures are reported;
+/// an old object left behind still carries the project's tag, so the next
+/// plan deletes it as a duplicate.
+async fn delete_retired(shared: &Shared<'_>, report: &mut Report) {
+    let retired = std::mem::take(&mut *shared.retired.lock().unwrap_or_else(|e| e.into_inner()));
+    for (address, id) in retired {
+        match shared.client.delete(address.kind, &id).await {
+            Ok(()) => {}
+            Err(error) if error.status() == Some(404) => {}
+            Err(error) => {
+                let text = format!("deleting the replaced object {id}: {error}");
+                (shared.on_event)(Event::Failed {
+                    address: address.clone(),
+                    action: Action::Replace,
+                    error: text.clone(),
+                });
+                report.failed.push((address, Action::Replace, text));
+            }
+        }
+    }
+}
+
+async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result<(), RunError> {
     let address = &change.address;
     match change.action {
         Action::Noop => Ok(()),
@@ -287,12 +342,21 @@ async fn run(shared: &Shared<'_>, change: &Change) -> Result<(), RunError> {
             }
             forget(shared, address, change).await
         }
-        Action::Create => create(shared, resource(shared, address)?).await,
+        Action::Create => create(shared, resource(shared, address)?, None).await,
+        Action::Replace if create_first => {
+            let old = change.remote_id.as_deref();
+            create(shared, resource(shared, address)?, old).await?;
+            if let Some(old) = old {
+                let mut retired = shared.retired.lock().unwrap_or_else(|e| e.into_inner());
+                retired.push((address.clone(), old.to_owned()));
+            }
+            Ok(())
+        }
         Action::Replace => {
             if let Some(id) = &change.remote_id {
                 shared.client.delete(address.kind, id).await?;
             }
-            create(shared, resource(shared, address)?).await
+            create(shared, resource(shared, address)?, None).await
         }
         Action::Update => {
             let resource = resource(shared, address)?;
@@ -357,7 +421,9 @@ async fn body_for(shared: &Shared<'_>, resource: &DesiredResource) -> Value {
 
 /// Creates, adopting the object instead when an earlier attempt whose
 /// answer was lost did create it.
-async fn create(shared: &Shared<'_>, resource: &DesiredResource) -> Result<(), RunError> {
+/// Creates `resource`; `replacing` is the object it replaces when that still
+/// exists (create-first), which is never taken for the new one.
+async fn create(shared: &Shared<'_>, resource: &DesiredResource, replacing: Option<&str>) -> Result<(), RunError> {
     let body = body_for(shared, resource).await;
     let address = &resource.address;
     let mut attempts = 0;
@@ -366,7 +432,7 @@ async fn create(shared: &Shared<'_>, resource: &DesiredResource) -> Result<(), R
         match shared.client.create(address.kind, &body).await {
             Ok(remote) => break remote,
             Err(error) if error.is_transient() && !error.certainly_not_applied() && attempts < 6 => {
-                if let Some(existing) = find_existing(shared, resource).await? {
+                if let Some(existing) = find_existing(shared, resource, replacing).await? {
                     (shared.on_event)(Event::Adopted {
                         address: address.clone(),
                     });
@@ -387,12 +453,18 @@ async fn create(shared: &Shared<'_>, resource: &DesiredResource) -> Result<(), R
 }
 
 /// The object of `resource` in the account, found by its identity.
-async fn find_existing(shared: &Shared<'_>, resource: &DesiredResource) -> Result<Option<Remote>, Error> {
+async fn find_existing(
+    shared: &Shared<'_>,
+    resource: &DesiredResource,
+    replacing: Option<&str>,
+) -> Result<Option<Remote>, Error> {
     let kind = resource.address.kind;
     let objects = shared.client.list_all(kind).await?;
     let wanted_key = natural_key(kind, &resource.resource.to_json());
     Ok(objects.into_iter().find(|remote| {
-        if uses_tags(kind) {
+        if Some(remote.id.as_str()) == replacing {
+            false
+        } else if uses_tags(kind) {
             owner(&remote.body) == Some((shared.project, resource.address.id.as_str()))
         } else if kind == Kind::Variable {
             remote.id == resource.address.id
@@ -415,12 +487,17 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
     let secrets = secret_fingerprints(address.kind, &desired, &state);
     {
         let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
-        let secret_paths: Vec<String> = secrets.keys().cloned().collect();
-        let skip = |p: &monform_model::FieldPath| secret_paths.contains(&p.to_string());
-        let lost: Vec<String> = differences(&desired, &returned, facts(address.kind, &desired), &skip)
-            .into_iter()
-            .map(|d| d.path.to_string())
-            .collect();
+        let secret_paths: Vec<monform_model::FieldPath> =
+            secrets.keys().map(|p| monform_model::FieldPath::parse(p)).collect();
+        let lost: Vec<String> = differences(
+            &desired,
+            &|field| returned.get(field),
+            facts(address.kind, &desired),
+            &secret_paths,
+        )
+        .into_iter()
+        .map(|d| d.path.to_string())
+        .collect();
         if !lost.is_empty() {
             (shared.on_event)(Event::NotKept {
                 address: address.clone(),

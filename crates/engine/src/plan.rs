@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
-use monform_model::facts::{expand, facts, unique_values, variant_of};
-use monform_model::wire::from_wire;
+use monform_model::facts::{expand, facts, unique_values, variant_of, variant_tag};
+use monform_model::wire::{from_wire, from_wire_overlay};
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
@@ -17,6 +17,8 @@ use crate::compare::differences;
 use crate::fetch::Actual;
 use crate::identity::is_ownership_tag;
 use crate::state::State;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -175,18 +177,21 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .keys()
         .filter(|a| !actual.owned.contains_key(*a))
         .collect();
-    let mut changes: Vec<Change> = Vec::new();
-    for (address, resource) in &desired.resources {
-        let desired_json = managed(address.kind, resource.resource.to_json());
-        let change = match actual.owned.get(address) {
-            None => create(address, &desired_json, desired, &being_created, state),
-            Some(remote) => {
-                let actual_json = file_form(address.kind, remote, &names);
-                compare(address, &desired_json, &actual_json, remote, state)
+    // Each resource is compared on its own, so in parallel.
+    let mut changes: Vec<Change> = desired
+        .resources
+        .par_iter()
+        .map(|(address, resource)| {
+            let desired_json = managed(address.kind, resource.resource.to_json());
+            match actual.owned.get(address) {
+                None => create(address, &desired_json, desired, &being_created, state),
+                Some(remote) => {
+                    let actual = ActualView::new(address.kind, remote, &names);
+                    compare(address, &desired_json, &actual, remote, state)
+                }
             }
-        };
-        changes.push(change);
-    }
+        })
+        .collect();
     for (address, remote) in &actual.owned {
         if !desired.resources.contains_key(address) {
             changes.push(removal(address, remote, Reason::Removed));
@@ -392,12 +397,11 @@ fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
     }
 }
 
-fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, state: &State) -> Change {
+fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Remote, state: &State) -> Change {
     let kind = address.kind;
     let facts = facts(kind, desired);
     let sensitive = sensitive_paths(kind, desired);
-    let skip = |path: &FieldPath| sensitive.contains(path);
-    let mut fields: Vec<FieldChange> = differences(desired, actual, facts, &skip)
+    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
         .into_iter()
         .map(|d| FieldChange {
             path: d.path.to_string(),
@@ -442,7 +446,8 @@ fn compare(address: &Address, desired: &Value, actual: &Value, remote: &Remote, 
             });
         }
     }
-    let type_changed = variant_of(kind, desired) != variant_of(kind, actual);
+    let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
+    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
     let replace = type_changed
         || fields.iter().any(|f| {
             let root = FieldPath::parse(&f.path);
@@ -492,12 +497,13 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
 /// Maps remote ids back to logical ids, for reading actual objects in the files' form.
 #[derive(Debug, Default)]
 pub struct Names {
-    by_id: HashMap<(Kind, String), String>,
+    /// Looked up for every reference of every resource in a plan: a fast hash.
+    by_id: FxHashMap<(Kind, String), String>,
 }
 
 impl Names {
     pub fn new(actual: &Actual) -> Names {
-        let mut by_id = HashMap::new();
+        let mut by_id = FxHashMap::default();
         for (address, remote) in &actual.owned {
             by_id.insert((address.kind, remote.id.clone()), address.id.clone());
             if address.kind == Kind::PrivateLocation
@@ -544,10 +550,57 @@ fn id_text(id: &Value) -> String {
 /// ownership tags.
 pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
     let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
-    if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
+    strip_ownership_tags(&mut value);
+    value
+}
+
+/// An actual object as the files would write it, read field by field:
+/// fields holding references (and `tags`, without ownership tags) come
+/// from a small rewritten copy, all others straight from the API's body.
+pub(crate) struct ActualView<'a> {
+    wire: &'a Value,
+    overlay: serde_json::Map<String, Value>,
+    replaced: Vec<String>,
+}
+
+impl<'a> ActualView<'a> {
+    pub fn new(kind: Kind, remote: &'a Remote, names: &Names) -> ActualView<'a> {
+        let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
+        if let Some(tags) = remote.body.get("tags") {
+            let mut tags = tags.clone();
+            strip_ownership_tags_of(&mut tags);
+            overlay.insert("tags".to_owned(), tags);
+            replaced.push("tags".to_owned());
+        }
+        ActualView {
+            wire: &remote.body,
+            overlay,
+            replaced,
+        }
+    }
+
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        // The overlay holds a few fields: a scan beats hashing the name.
+        if let Some((_, value)) = self.overlay.iter().find(|(name, _)| *name == field) {
+            Some(value)
+        } else if self.replaced.iter().any(|r| r == field) {
+            None
+        } else {
+            self.wire.get(field)
+        }
+    }
+}
+
+fn strip_ownership_tags(value: &mut Value) {
+    if let Some(tags) = value.get_mut("tags") {
+        strip_ownership_tags_of(tags);
+    }
+}
+
+fn strip_ownership_tags_of(tags: &mut Value) {
+    if let Some(tags) = tags.as_array_mut() {
         tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
     }
-    value
 }
 
 /// The targets and everything they depend on, transitively.

@@ -2,8 +2,7 @@
 //! replace-on-change or monform-only. Read once from the generated schema's
 //! extensions, so they are declared on the types and nowhere else.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -65,27 +64,67 @@ pub struct Facts {
 }
 
 /// The facts of `kind` for the variant `value` is (by its `checkType` or `type`).
+/// Every kind's and variant's facts are read once, up front: this is asked
+/// several times per resource in a plan, from every thread.
 pub fn facts(kind: Kind, value: &Value) -> &'static Facts {
-    let variant = variant_of(kind, value);
-    static CACHE: LazyLock<Mutex<HashMap<(Kind, String), &'static Facts>>> = LazyLock::new(Default::default);
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    cache.entry((kind, variant.clone())).or_insert_with(|| {
+    static ALL: LazyLock<Vec<(Kind, String, Facts)>> = LazyLock::new(|| {
         let schemas = schemas();
-        let mut facts = Facts::default();
-        let schema = schemas.variant(kind, &variant);
-        collect(schemas, schema, &Vec::new(), &mut facts, 0);
-        Box::leak(Box::new(facts))
-    })
+        let mut all = Vec::new();
+        for &kind in Kind::ALL {
+            let variants = std::iter::once(String::new()).chain(variants(schemas, kind));
+            for variant in variants {
+                let mut facts = Facts::default();
+                collect(schemas, schemas.variant(kind, &variant), &Vec::new(), &mut facts, 0);
+                all.push((kind, variant, facts));
+            }
+        }
+        all
+    });
+    let variant = variant_tag(kind)
+        .and_then(|tag| value.get(tag)?.as_str())
+        .unwrap_or_default();
+    let known = |wanted: &str| ALL.iter().find(|(k, v, _)| *k == kind && v == wanted);
+    // An unknown variant has the kind's facts, as the schema of a variant it does not name.
+    known(variant)
+        .or_else(|| known(""))
+        .map(|(_, _, facts)| facts)
+        .unwrap_or_else(|| {
+            static NONE: LazyLock<Facts> = LazyLock::new(Facts::default);
+            &NONE
+        })
+}
+
+/// The variants of a tagged kind, as its schema's branches name them.
+fn variants(schemas: &Schemas, kind: Kind) -> Vec<String> {
+    let Some(tag) = variant_tag(kind) else {
+        return Vec::new();
+    };
+    let schema = schemas.resolve(schemas.kind(kind));
+    schema
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|branch| schemas.resolve(branch)["properties"][tag]["const"].as_str())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The discriminator value of a tagged kind, or "" for the others.
 pub fn variant_of(kind: Kind, value: &Value) -> String {
-    let tag = match kind {
-        Kind::Check => "checkType",
-        Kind::AlertChannel => "type",
-        _ => return String::new(),
+    let Some(tag) = variant_tag(kind) else {
+        return String::new();
     };
     value.get(tag).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// The field naming the variant of a tagged kind.
+pub fn variant_tag(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Check => Some("checkType"),
+        Kind::AlertChannel => Some("type"),
+        _ => None,
+    }
 }
 
 fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, depth: usize) {

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
+use crate::validate::compiled::Compiled;
 use crate::{Kind, LOGICAL_ID_PATTERN};
 
 /// Where the published schema lives, for `$id` and editor headers.
@@ -14,11 +15,20 @@ pub const SCHEMA_ID: &str = "https://monform.dev/schema/resource-file.json";
 /// The schema of a resource file, with `definitions` for every type.
 pub struct Schemas {
     root: Value,
+    /// For the validator, built at its first use.
+    compiled: OnceLock<Compiled>,
 }
 
 impl Schemas {
     pub(crate) fn from_document(root: Value) -> Schemas {
-        Schemas { root }
+        Schemas {
+            root,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| Compiled::new(self))
     }
 
     /// The whole document, as written to `schema/resource-file.schema.json`.
@@ -87,7 +97,7 @@ impl Schemas {
 /// The schemas, generated once per process.
 pub fn schemas() -> &'static Schemas {
     static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
-    SCHEMAS.get_or_init(|| Schemas { root: generate() })
+    SCHEMAS.get_or_init(|| Schemas::from_document(generate()))
 }
 
 /// The schema document as written to `schema/resource-file.schema.json`.

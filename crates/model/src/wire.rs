@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::facts::{RefField, WireShape, expand, facts};
+use crate::facts::{RefField, Step, WireShape, expand, facts};
 use crate::schema::{Schemas, schemas};
 use crate::{FieldPath, Kind, Segment};
 
@@ -96,7 +96,43 @@ fn shape_one(field: &RefField, id: Value) -> Value {
 /// are not activated are dropped. Ids `name_of` does not know are kept as
 /// their text, so nothing is silently lost.
 pub fn from_wire(kind: Kind, wire: &Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
-    let mut out = wire.clone();
+    with_names(kind, wire, wire.clone(), name_of)
+}
+
+/// The top-level fields where `from_wire` differs from `wire`: those holding
+/// references, in the files' form and under the files' names (a reference
+/// the API left out or null is absent), and the wire names they replace.
+/// Every other field reads the same in both: comparing through this
+/// overlay spares copying the whole object.
+pub fn from_wire_overlay(
+    kind: Kind,
+    wire: &Value,
+    name_of: &dyn Fn(Kind, &Value) -> Option<String>,
+) -> (Map<String, Value>, Vec<String>) {
+    let facts = facts(kind, wire);
+    let mut replaced: Vec<String> = Vec::new();
+    for field in &facts.refs {
+        let top = match field.parent.first() {
+            Some(Step::Key(key)) => key,
+            _ => &field.wire_name,
+        };
+        if !replaced.contains(top) {
+            replaced.push(top.clone());
+        }
+    }
+    let copied: Map<String, Value> = replaced
+        .iter()
+        .filter_map(|key| Some((key.clone(), wire.get(key)?.clone())))
+        .collect();
+    match with_names(kind, wire, Value::Object(copied), name_of) {
+        Value::Object(overlay) => (overlay, replaced),
+        _ => (Map::new(), replaced),
+    }
+}
+
+/// `out` (a copy of `wire`, or of some of its fields) with references
+/// renamed and named as in the files.
+fn with_names(kind: Kind, wire: &Value, mut out: Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
     let facts = facts(kind, wire);
     for field in &facts.refs {
         for parent in expand(&field.parent, wire) {

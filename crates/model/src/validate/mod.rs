@@ -2,6 +2,7 @@
 //! fields, enums, ranges: `shape`) and the rules across fields (`rules`).
 //! Every violation is reported, never only the first.
 
+pub(crate) mod compiled;
 mod shape;
 
 pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in, suggest};

@@ -5,8 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::Violation;
+use super::compiled::{Additional, Alternatives, Node, NodeId};
 use crate::schema::{Schemas, schemas};
-use crate::{FieldPath, Kind};
+use crate::{FieldPath, Kind, Segment};
 
 /// A reference to another resource by logical id, found at `path`.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,11 +40,13 @@ pub fn check_shape(kind: Kind, value: &Value) -> Shape {
 
 /// `check_shape` against another schema set (the API's: `wire::wire_schemas`).
 pub fn check_shape_in(schemas: &Schemas, kind: Kind, value: &Value) -> Shape {
+    let compiled = schemas.compiled();
     let mut walker = Walker {
-        schemas,
+        nodes: &compiled.nodes,
         shape: Shape::default(),
+        path: FieldPath::root(),
     };
-    walker.walk(schemas.kind(kind), value, &FieldPath::root());
+    walker.walk(compiled.kind(kind), value);
     walker.shape
 }
 
@@ -51,53 +54,62 @@ pub fn check_shape_in(schemas: &Schemas, kind: Kind, value: &Value) -> Shape {
 const SHORT_ENUM: usize = 16;
 
 struct Walker<'s> {
-    schemas: &'s Schemas,
+    nodes: &'s [Node],
     shape: Shape,
+    /// Where the walk is; pushed and popped rather than copied per value,
+    /// and cloned only into what is reported.
+    path: FieldPath,
 }
 
 impl<'s> Walker<'s> {
-    fn walk(&mut self, schema: &'s Value, value: &Value, path: &FieldPath) {
-        let schema = self.schemas.resolve(schema);
-        if let Some(target) = schema.get("x-ref").and_then(Value::as_str) {
-            self.collect_refs(schema, target, value, path);
+    fn walk(&mut self, id: NodeId, value: &Value) {
+        let nodes = self.nodes;
+        let schema = &nodes[id];
+        if let Some((target, soft)) = schema.reference {
+            self.collect_refs(target, soft, value);
         }
-        if schema.get("x-script").is_some()
+        if schema.script
             && let Some(file) = value.get("file").and_then(Value::as_str)
         {
             self.shape.scripts.push(ScriptSite {
-                path: path.clone(),
+                path: self.path.clone(),
                 file: file.to_owned(),
             });
         }
-        if let Some(branches) = schema
-            .get("oneOf")
-            .or_else(|| schema.get("anyOf"))
-            .and_then(Value::as_array)
-        {
-            return self.walk_alternatives(schema, branches, value, path);
+        match &schema.alternatives {
+            Alternatives::Tagged { tag, branches } => return self.walk_tagged(tag, branches, value),
+            Alternatives::Untagged(branches) => return self.walk_alternatives(branches, value),
+            Alternatives::None => {}
         }
-        if !self.check_type(schema, value, path) {
+        if !self.check_type(schema, value) {
             return;
         }
-        self.check_enum(schema, value, path);
+        self.check_enum(schema, value);
         match value {
-            Value::Object(map) => self.walk_object(schema, map, path),
-            Value::Array(items) => self.walk_array(schema, items, path),
-            Value::String(text) => self.check_string(schema, text, path),
-            Value::Number(_) => self.check_number(schema, value, path),
+            Value::Object(map) => self.walk_object(schema, map),
+            Value::Array(items) => self.walk_array(schema, items),
+            Value::String(text) => self.check_string(schema, text),
+            Value::Number(_) => self.check_number(schema, value),
             _ => {}
         }
     }
 
-    fn report(&mut self, violation: Violation) {
+    fn report(&mut self, message: String) {
+        self.report_violation(Violation::new(self.path.clone(), message));
+    }
+
+    fn report_violation(&mut self, violation: Violation) {
         self.shape.violations.push(violation);
     }
 
-    fn collect_refs(&mut self, schema: &Value, target: &str, value: &Value, path: &FieldPath) {
-        let Some(target) = Kind::from_section(target) else {
-            return;
-        };
-        let soft = schema.get("x-ref-soft").and_then(Value::as_bool).unwrap_or(false);
+    /// Walks `value` at `segment` below the current path.
+    fn walk_at(&mut self, segment: Segment, id: NodeId, value: &Value) {
+        self.path.0.push(segment);
+        self.walk(id, value);
+        self.path.0.pop();
+    }
+
+    fn collect_refs(&mut self, target: Kind, soft: bool, value: &Value) {
         let mut push = |id: &Value, path: FieldPath| {
             if let Some(id) = id.as_str() {
                 self.shape.refs.push(RefSite {
@@ -109,39 +121,38 @@ impl<'s> Walker<'s> {
             }
         };
         match value {
-            Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| push(v, path.index(i))),
-            other => push(other, path.clone()),
+            Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| push(v, self.path.index(i))),
+            other => push(other, self.path.clone()),
         }
     }
 
-    /// `oneOf`/`anyOf`: a tag property (`checkType`, `type`) picks the branch;
-    /// otherwise the JSON type does; otherwise the closest branch is reported.
-    fn walk_alternatives(&mut self, schema: &'s Value, branches: &'s [Value], value: &Value, path: &FieldPath) {
-        let branches: Vec<&'s Value> = branches.iter().map(|b| self.schemas.resolve(b)).collect();
-        if let Some(tag) = discriminator(&branches) {
-            return self.walk_tagged(&branches, &tag, value, path);
-        }
-        let candidates: Vec<&'s Value> = branches.iter().copied().filter(|b| type_accepts(b, value)).collect();
+    /// `oneOf`/`anyOf` without a tag: the JSON type picks the branch;
+    /// otherwise the closest branch is reported.
+    fn walk_alternatives(&mut self, branches: &[NodeId], value: &Value) {
+        let nodes = self.nodes;
+        let candidates: Vec<NodeId> = branches.iter().copied().filter(|&b| nodes[b].accepts(value)).collect();
         match candidates.as_slice() {
             [] => {
                 // A `null` branch (an optional field) adds nothing to say: it would read "a value".
                 let expected: Vec<String> = branches
                     .iter()
-                    .filter(|b| type_names(b) != ["null"])
-                    .map(|b| describe_type(b))
+                    .map(|&b| &nodes[b])
+                    .filter(|b| b.types != ["null"])
+                    .map(Node::describe_type)
                     .collect();
                 let message = format!("expected {}, found {}", join_or(&expected), json_type_name(value));
-                self.report(Violation::new(path.clone(), message));
+                self.report(message);
             }
-            [only] => self.walk(only, value, path),
+            [only] => self.walk(*only, value),
             several => {
                 let mut best: Option<Shape> = None;
-                for branch in several {
+                for &branch in several {
                     let mut trial = Walker {
-                        schemas: self.schemas,
+                        nodes,
                         shape: Shape::default(),
+                        path: self.path.clone(),
                     };
-                    trial.walk(branch, value, path);
+                    trial.walk(branch, value);
                     let better = best
                         .as_ref()
                         .is_none_or(|b| trial.shape.violations.len() < b.violations.len());
@@ -159,59 +170,57 @@ impl<'s> Walker<'s> {
                 }
             }
         }
-        let _ = schema;
     }
 
-    fn walk_tagged(&mut self, branches: &[&'s Value], tag: &str, value: &Value, path: &FieldPath) {
+    /// A tag property (`checkType`, `type`) picks the branch.
+    fn walk_tagged(&mut self, tag: &str, branches: &[(Value, NodeId)], value: &Value) {
         let Value::Object(map) = value else {
             let message = format!("expected an object, found {}", json_type_name(value));
-            return self.report(Violation::new(path.clone(), message));
+            return self.report(message);
         };
-        let allowed: Vec<&str> = branches
-            .iter()
-            .filter_map(|b| b["properties"][tag]["const"].as_str())
-            .collect();
+        let allowed = || branches.iter().filter_map(|(v, _)| v.as_str());
         match map.get(tag) {
-            None => self.report(
-                Violation::new(path.clone(), format!("missing required field `{tag}`"))
-                    .with_help(format!("one of {}", allowed.join(", "))),
-            ),
-            Some(given) => {
-                let branch = branches.iter().find(|b| b["properties"][tag]["const"] == *given);
-                match branch {
-                    Some(branch) => self.walk(branch, value, path),
-                    None => {
-                        let shown = given.as_str().map_or_else(|| given.to_string(), str::to_owned);
-                        let mut violation = Violation::new(
-                            path.key(tag),
-                            format!("`{shown}` is not a valid {tag}; expected one of {}", allowed.join(", ")),
-                        );
-                        if let Some(s) = suggest(&shown, allowed.iter().copied()) {
-                            violation = violation.with_help(format!("did you mean `{s}`?"));
-                        }
-                        self.report(violation);
-                    }
-                }
+            None => {
+                let violation = Violation::new(self.path.clone(), format!("missing required field `{tag}`"))
+                    .with_help(format!("one of {}", allowed().collect::<Vec<_>>().join(", ")));
+                self.report_violation(violation);
             }
+            Some(given) => match branches.iter().find(|(v, _)| v == given) {
+                Some((_, branch)) => self.walk(*branch, value),
+                None => {
+                    let shown = given.as_str().map_or_else(|| given.to_string(), str::to_owned);
+                    let mut violation = Violation::new(
+                        self.path.key(tag),
+                        format!(
+                            "`{shown}` is not a valid {tag}; expected one of {}",
+                            allowed().collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                    if let Some(s) = suggest(&shown, allowed()) {
+                        violation = violation.with_help(format!("did you mean `{s}`?"));
+                    }
+                    self.report_violation(violation);
+                }
+            },
         }
     }
 
-    fn check_type(&mut self, schema: &Value, value: &Value, path: &FieldPath) -> bool {
-        if schema.get("type").is_none() || type_accepts(schema, value) {
+    fn check_type(&mut self, schema: &Node, value: &Value) -> bool {
+        if !schema.typed || schema.accepts(value) {
             return true;
         }
-        let message = format!("expected {}, found {}", describe_type(schema), json_type_name(value));
-        self.report(Violation::new(path.clone(), message));
+        let message = format!("expected {}, found {}", schema.describe_type(), json_type_name(value));
+        self.report(message);
         false
     }
 
-    fn check_enum(&mut self, schema: &Value, value: &Value, path: &FieldPath) {
-        if let Some(constant) = schema.get("const")
+    fn check_enum(&mut self, schema: &Node, value: &Value) {
+        if let Some(constant) = &schema.constant
             && constant != value
         {
-            self.report(Violation::new(path.clone(), format!("must be {constant}")));
+            self.report(format!("must be {constant}"));
         }
-        let Some(allowed) = schema.get("enum").and_then(Value::as_array) else {
+        let Some(allowed) = &schema.enumeration else {
             return;
         };
         if value.is_null() || allowed.iter().any(|a| numbers_or_values_equal(a, value)) {
@@ -222,126 +231,114 @@ impl<'s> Walker<'s> {
         let suggestion = value
             .as_str()
             .and_then(|text| suggest(text, allowed.iter().filter_map(Value::as_str)));
+        let path = self.path.clone();
         // Long lists go to the help, and only when there is no likely typo to point out.
         let violation = match (names.len() <= SHORT_ENUM, suggestion) {
             (true, Some(s)) => Violation::new(
-                path.clone(),
+                path,
                 format!("{shown} is not allowed; expected one of {}", names.join(", ")),
             )
             .with_help(format!("did you mean `{s}`?")),
             (true, None) => Violation::new(
-                path.clone(),
+                path,
                 format!("{shown} is not allowed; expected one of {}", names.join(", ")),
             ),
-            (false, Some(s)) => Violation::new(path.clone(), format!("{shown} is not allowed"))
-                .with_help(format!("did you mean `{s}`?")),
-            (false, None) => Violation::new(path.clone(), format!("{shown} is not allowed"))
+            (false, Some(s)) => {
+                Violation::new(path, format!("{shown} is not allowed")).with_help(format!("did you mean `{s}`?"))
+            }
+            (false, None) => Violation::new(path, format!("{shown} is not allowed"))
                 .with_help(format!("expected one of {}", names.join(", "))),
         };
-        self.report(violation);
+        self.report_violation(violation);
     }
 
-    fn walk_object(&mut self, schema: &'s Value, map: &Map<String, Value>, path: &FieldPath) {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        if let Some(required) = schema.get("required").and_then(Value::as_array) {
-            for name in required.iter().filter_map(Value::as_str) {
-                if !map.contains_key(name) {
-                    self.report(Violation::new(path.clone(), format!("missing required field `{name}`")));
-                }
+    fn walk_object(&mut self, schema: &Node, map: &Map<String, Value>) {
+        for name in &schema.required {
+            if !map.contains_key(name) {
+                self.report(format!("missing required field `{name}`"));
             }
         }
-        let additional = schema.get("additionalProperties");
         for (key, child) in map {
-            let child_path = path.key(key);
-            if let Some(child_schema) = properties.and_then(|p| p.get(key)) {
-                self.walk(child_schema, child, &child_path);
+            if let Some(&child_schema) = schema.property_index.get(key) {
+                self.walk_at(Segment::Key(key.clone()), child_schema, child);
             } else {
-                match additional {
-                    Some(Value::Bool(false)) => {
-                        let known = properties.into_iter().flat_map(|p| p.keys().map(String::as_str));
-                        self.report(unknown_field(child_path, key, known));
+                match schema.additional {
+                    Additional::Forbidden => {
+                        let known = schema.properties.iter().map(|(name, _)| name.as_str());
+                        let violation = unknown_field(self.path.key(key), key, known);
+                        self.report_violation(violation);
                     }
-                    Some(extra @ Value::Object(_)) => self.walk(extra, child, &child_path),
-                    _ => {}
+                    Additional::Schema(extra) => self.walk_at(Segment::Key(key.clone()), extra, child),
+                    Additional::Any => {}
                 }
             }
         }
     }
 
-    fn walk_array(&mut self, schema: &'s Value, items: &[Value], path: &FieldPath) {
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+    fn walk_array(&mut self, schema: &Node, items: &[Value]) {
+        if let Some(max) = schema.max_items
             && items.len() as u64 > max
         {
-            self.report(Violation::new(
-                path.clone(),
-                format!("has {} entries; at most {max} are allowed", items.len()),
-            ));
+            self.report(format!("has {} entries; at most {max} are allowed", items.len()));
         }
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+        if let Some(min) = schema.min_items
             && (items.len() as u64) < min
         {
-            self.report(Violation::new(
-                path.clone(),
-                format!("has {} entries; at least {min} are required", items.len()),
-            ));
+            self.report(format!("has {} entries; at least {min} are required", items.len()));
         }
-        if let Some(item_schema) = schema.get("items") {
+        if let Some(item_schema) = schema.items {
             for (i, item) in items.iter().enumerate() {
-                self.walk(item_schema, item, &path.index(i));
+                self.walk_at(Segment::Index(i), item_schema, item);
             }
         }
     }
 
-    fn check_string(&mut self, schema: &Value, text: &str, path: &FieldPath) {
-        let length = text.chars().count() as u64;
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-            && length > max
-        {
-            self.report(Violation::new(
-                path.clone(),
-                format!("is {length} characters long; at most {max} are allowed"),
-            ));
+    fn check_string(&mut self, schema: &Node, text: &str) {
+        if schema.max_length.is_some() || schema.min_length.is_some() {
+            let length = text.chars().count() as u64;
+            if let Some(max) = schema.max_length
+                && length > max
+            {
+                self.report(format!("is {length} characters long; at most {max} are allowed"));
+            }
+            if let Some(min) = schema.min_length
+                && length < min
+            {
+                let message = if min == 1 {
+                    "must not be empty".to_owned()
+                } else {
+                    format!("must be at least {min} characters long")
+                };
+                self.report(message);
+            }
         }
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-            && length < min
-        {
-            let message = if min == 1 {
-                "must not be empty".to_owned()
-            } else {
-                format!("must be at least {min} characters long")
-            };
-            self.report(Violation::new(path.clone(), message));
-        }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        if let Some(pattern) = &schema.pattern
             && !crate::rules::matches_pattern(pattern, text)
         {
-            self.report(Violation::new(
-                path.clone(),
-                format!("`{text}` does not match the pattern {pattern}"),
-            ));
+            self.report(format!("`{text}` does not match the pattern {pattern}"));
         }
     }
 
-    fn check_number(&mut self, schema: &Value, value: &Value, path: &FieldPath) {
+    fn check_number(&mut self, schema: &Node, value: &Value) {
         let Some(n) = value.as_f64() else { return };
-        let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-        let (min, max) = (bound("minimum"), bound("maximum"));
+        let (min, max) = (schema.minimum, schema.maximum);
         let out_of_range = min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m);
-        if out_of_range && schema.get("enum").is_none() {
+        if out_of_range && schema.enumeration.is_none() {
             let shown = show_value(value);
             let message = match (min, max) {
                 (Some(a), Some(b)) => format!("{shown} is out of range {}..{}", show_number(a), show_number(b)),
                 (Some(a), None) => format!("{shown} is below the minimum {}", show_number(a)),
                 (_, b) => format!("{shown} is above the maximum {}", show_number(b.unwrap_or_default())),
             };
-            self.report(Violation::new(path.clone(), message));
+            self.report(message);
         }
-        if let Some(exclusive) = bound("exclusiveMinimum")
+        if let Some(exclusive) = schema.exclusive_minimum
             && n <= exclusive
         {
-            self.report(Violation::new(
-                path.clone(),
-                format!("{} must be greater than {}", show_value(value), show_number(exclusive)),
+            self.report(format!(
+                "{} must be greater than {}",
+                show_value(value),
+                show_number(exclusive)
             ));
         }
     }
@@ -369,85 +366,6 @@ pub fn suggest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Op
         .map(|(_, c)| c)
 }
 
-/// The property whose `const` tells the branches of a tagged union apart.
-fn discriminator(branches: &[&Value]) -> Option<String> {
-    let first = branches.first()?.get("properties")?.as_object()?;
-    first
-        .iter()
-        .find(|(name, prop)| {
-            prop.get("const").is_some()
-                && branches
-                    .iter()
-                    .all(|b| b["properties"][name.as_str()].get("const").is_some())
-        })
-        .map(|(name, _)| name.clone())
-}
-
-fn type_names(schema: &Value) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ if schema.get("enum").is_some() || schema.get("const").is_some() => {
-            let values = schema
-                .get("enum")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_else(|| vec![schema["const"].clone()]);
-            let mut names: Vec<&str> = values.iter().map(json_type_keyword).collect();
-            names.dedup();
-            names
-        }
-        _ => Vec::new(),
-    }
-}
-
-fn type_accepts(schema: &Value, value: &Value) -> bool {
-    let names = type_names(schema);
-    if names.is_empty() {
-        return true;
-    }
-    names.iter().any(|t| match *t {
-        "null" => value.is_null(),
-        "boolean" => value.is_boolean(),
-        "string" => value.is_string(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        "number" => value.is_number(),
-        "integer" => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
-        _ => false,
-    })
-}
-
-fn describe_type(schema: &Value) -> String {
-    let names: Vec<String> = type_names(schema)
-        .into_iter()
-        .filter(|t| *t != "null")
-        .map(|t| match t {
-            "integer" => "an integer".to_owned(),
-            "array" => "a list".to_owned(),
-            "object" => "a map".to_owned(),
-            other => format!("a {other}"),
-        })
-        .collect();
-    if names.is_empty() {
-        "a value".to_owned()
-    } else {
-        join_or(&names)
-    }
-}
-
-fn json_type_keyword(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn json_type_name(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),
@@ -467,7 +385,7 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-fn join_or(items: &[String]) -> String {
+pub(crate) fn join_or(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
