@@ -159,33 +159,32 @@ impl Loader<'_> {
         // its own diagnostic says what is wrong.
         let defined: FxHashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
         let mut desired = Desired::default();
-        let mut pending_refs = Vec::new();
         let this = &*self;
         // The trees are dropped in parallel too: freeing them is no small part.
-        let validated: Vec<(Address, Span, Option<Validated>, Vec<Diagnostic>)> = found
+        let validated: Vec<(Option<DesiredResource>, Vec<Diagnostic>)> = found
             .into_par_iter()
             .map(|mut item| {
                 if item.address.kind == Kind::Check {
                     merge_defaults(&mut item.node, defaults);
                 }
                 let mut diagnostics = Vec::new();
-                let validated = this.validate(&item, &mut diagnostics);
-                (item.address, item.key_span, validated, diagnostics)
+                let resource = this
+                    .validate(&item, &mut diagnostics)
+                    .map(|(resource, sites)| DesiredResource {
+                        references: references(&item.address, sites, &defined, &mut diagnostics),
+                        address: item.address,
+                        resource,
+                        span: item.key_span,
+                    });
+                (resource, diagnostics)
             })
             .collect();
-        for (address, span, validated, diagnostics) in validated {
+        for (resource, diagnostics) in validated {
             self.diagnostics.extend(diagnostics);
-            if let Some((resource, refs)) = validated {
-                pending_refs.push((address.clone(), refs));
-                desired.insert(DesiredResource {
-                    address,
-                    resource,
-                    span,
-                    references: Vec::new(),
-                });
+            if let Some(resource) = resource {
+                desired.insert(resource);
             }
         }
-        self.resolve_references(&mut desired, &defined, pending_refs);
         desired.link();
         for cycle in desired.cycles() {
             let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
@@ -366,65 +365,58 @@ impl Loader<'_> {
         }
         std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
     }
+}
 
-    fn resolve_references(
-        &mut self,
-        desired: &mut Desired,
-        defined: &FxHashSet<Address>,
-        pending: Vec<(Address, Vec<(RefSite, Span)>)>,
-    ) {
-        let ids_by_kind = |kind: Kind| -> Vec<String> {
-            let mut ids: Vec<String> = defined
+/// The references of `address` found at `sites`: to a resource of the
+/// project, to a remote-only object (soft), or dangling (a diagnostic).
+fn references(
+    address: &Address,
+    sites: Vec<(RefSite, Span)>,
+    defined: &FxHashSet<Address>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Reference> {
+    let mut references = Vec::new();
+    for (site, span) in sites {
+        let target = Address::new(site.target, site.id.clone());
+        if defined.contains(&target) {
+            references.push(Reference {
+                path: site.path,
+                target: Target::Managed(target),
+                span,
+            });
+        } else if site.soft {
+            references.push(Reference {
+                path: site.path,
+                target: Target::Remote(site.id),
+                span,
+            });
+        } else {
+            let mut existing: Vec<&str> = defined
                 .iter()
-                .filter(|a| a.kind == kind)
-                .map(|a| a.id.clone())
+                .filter(|a| a.kind == site.target)
+                .map(|a| a.id.as_str())
                 .collect();
-            ids.sort();
-            ids
-        };
-        for (address, sites) in pending {
-            let mut references = Vec::new();
-            for (site, span) in sites {
-                let target = Address::new(site.target, site.id.clone());
-                if defined.contains(&target) {
-                    references.push(Reference {
-                        path: site.path,
-                        target: Target::Managed(target),
-                        span,
-                    });
-                } else if site.soft {
-                    references.push(Reference {
-                        path: site.path,
-                        target: Target::Remote(site.id),
-                        span,
-                    });
-                } else {
-                    let existing = ids_by_kind(site.target);
-                    let mut diagnostic = Diagnostic::new(
-                        "monform::dangling-reference",
-                        format!(
-                            "{address}.{}: no {} named `{}`",
-                            site.path,
-                            site.target.section(),
-                            site.id
-                        ),
-                    )
-                    .at(span, "unknown reference");
-                    diagnostic = match monform_model::suggest(&site.id, existing.iter().map(String::as_str)) {
-                        Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
-                        None if existing.is_empty() => {
-                            diagnostic.help(format!("the project defines no {}", site.target.section()))
-                        }
-                        None => diagnostic.help(format!("{} are: {}", site.target.section(), existing.join(", "))),
-                    };
-                    self.diagnostics.push(diagnostic);
+            existing.sort_unstable();
+            let diagnostic = Diagnostic::new(
+                "monform::dangling-reference",
+                format!(
+                    "{address}.{}: no {} named `{}`",
+                    site.path,
+                    site.target.section(),
+                    site.id
+                ),
+            )
+            .at(span, "unknown reference");
+            diagnostics.push(match monform_model::suggest(&site.id, existing.iter().copied()) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None if existing.is_empty() => {
+                    diagnostic.help(format!("the project defines no {}", site.target.section()))
                 }
-            }
-            if let Some(resource) = desired.resources.get_mut(&address) {
-                resource.references = references;
-            }
+                None => diagnostic.help(format!("{} are: {}", site.target.section(), existing.join(", "))),
+            });
         }
     }
+    references
 }
 
 fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {

@@ -57,6 +57,7 @@ use crate::app::AppState;
 use crate::routes::objects::id_text;
 use crate::routes::reads::ALERT_NOTIFICATIONS;
 use crate::routes::sessions::{iso, now_ms};
+use crate::runner::http::pairs;
 use crate::runner::substitute;
 use crate::store::Objects;
 
@@ -298,19 +299,6 @@ fn slack_request(config: &Value, payload: &Value) -> Value {
         "headers": [["Content-Type", "application/json"]],
         "body": body.to_string(),
     })
-}
-
-fn pairs(list: &Value) -> Vec<(String, String)> {
-    list.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|kv| {
-            Some((
-                kv["key"].as_str()?.to_owned(),
-                kv["value"].as_str().unwrap_or_default().to_owned(),
-            ))
-        })
-        .collect()
 }
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`.

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::targets::run_session;
 use common::*;
 use monform_emulator::store::Objects;
 use serde_json::{Value, json};
@@ -33,23 +34,6 @@ async fn browser_check(ts: &TestServer, name: &str) -> String {
         json!({ "name": name, "script": "await page.goto('https://example.com')" }),
     )
     .await
-}
-
-/// Triggers the check and waits for its session to end.
-async fn run(ts: &TestServer, check_id: &str) -> Value {
-    let (status, body) = parts(
-        ts.post(
-            "/v2/check-sessions/trigger",
-            &json!({ "target": { "checkId": [check_id] } }),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let session = body["sessions"][0]["checkSessionId"].as_str().unwrap().to_owned();
-    let (status, body) = parts(ts.get(&format!("/v2/check-sessions/{session}/completion")).await).await;
-    assert_eq!(status, 200, "{body}");
-    body
 }
 
 /// Stores a record as a producer would (ts in UNIX seconds).
@@ -105,7 +89,7 @@ async fn results_of_a_finished_session_are_listed_in_both_versions() {
         json!({ "locations": ["eu-west-1", "us-east-1"], "runParallel": true }),
     )
     .await;
-    run(&ts, &id).await;
+    run_session(&ts, &id).await;
 
     let response = ts.get(&format!("/v1/check-results/{id}")).await;
     assert_eq!(response.status().as_u16(), 200);
@@ -501,8 +485,8 @@ async fn api_check_analytics_from_stored_results() {
         json!({ "locations": ["eu-west-1", "us-east-1"], "runParallel": true, "tags": ["prod"] }),
     )
     .await;
-    run(&ts, &id).await;
-    run(&ts, &id).await;
+    run_session(&ts, &id).await;
+    run_session(&ts, &id).await;
 
     let path = format!("/v1/analytics/api-checks/{id}?metrics=responseTime_avg,availability,dns_p95,retries");
     let (status, body) = parts(ts.get(&path).await).await;
@@ -643,7 +627,7 @@ async fn analytics_validate_their_parameters() {
 async fn browser_check_analytics_with_web_vitals() {
     let ts = TestServer::start().await;
     let id = browser_check(&ts, "page").await;
-    run(&ts, &id).await;
+    run_session(&ts, &id).await;
     let path = format!(
         "/v1/analytics/browser-checks/{id}?metrics=TTFB_avg,LCP_max,CLS,consoleErrors_sum,availability&groupBy=pageIndex"
     );
@@ -668,7 +652,7 @@ async fn reporting_aggregates_every_matching_check() {
     let ts = TestServer::start().await;
     let ran = api_check(&ts, "ran", json!({ "tags": ["prod", "api"] })).await;
     let idle = api_check(&ts, "idle", json!({ "tags": ["prod"], "activated": false })).await;
-    run(&ts, &ran).await;
+    run_session(&ts, &ran).await;
 
     let (status, body) = parts(ts.get("/v1/reporting").await).await;
     assert_eq!(status, 200, "{body}");

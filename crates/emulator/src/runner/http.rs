@@ -19,7 +19,8 @@ const READ_LIMIT: usize = 1 << 20;
 /// Body characters kept in the result.
 const KEEP_LIMIT: usize = 16 * 1024;
 
-fn pairs(list: &Value) -> Vec<(String, String)> {
+/// `[{key, value}]` (headers, query parameters) as pairs; entries without a key are dropped.
+pub(crate) fn pairs(list: &Value) -> Vec<(String, String)> {
     list.as_array()
         .into_iter()
         .flatten()
