@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Also serve the private-location agent probes on AGENT_HEALTH_PORT (default 8081)
     #[arg(long)]
     agent_probes: bool,
+    /// Run every activated check at its frequency, as the service does: results, alerts and
+    /// notifications (webhooks and Slack really sent)
+    #[arg(long)]
+    schedule: bool,
 }
 
 pub fn run(dir: &Path, args: ServeArgs) -> ExitCode {
@@ -69,6 +73,7 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         fault_rate: args.fault_rate,
         fault_seed: args.fault_seed,
         latency: Duration::from_millis(args.latency_ms),
+        run_scheduler: args.schedule,
         ..Config::default()
     };
     tracing_subscriber::fmt()
