@@ -550,7 +550,9 @@ fn id_text(id: &Value) -> String {
 /// ownership tags.
 pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
     let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
-    strip_ownership_tags(&mut value);
+    if let Some(tags) = value.get_mut("tags") {
+        strip_ownership_tags(tags);
+    }
     value
 }
 
@@ -568,7 +570,7 @@ impl<'a> ActualView<'a> {
         let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
         if let Some(tags) = remote.body.get("tags") {
             let mut tags = tags.clone();
-            strip_ownership_tags_of(&mut tags);
+            strip_ownership_tags(&mut tags);
             overlay.insert("tags".to_owned(), tags);
             replaced.push("tags".to_owned());
         }
@@ -591,13 +593,7 @@ impl<'a> ActualView<'a> {
     }
 }
 
-fn strip_ownership_tags(value: &mut Value) {
-    if let Some(tags) = value.get_mut("tags") {
-        strip_ownership_tags_of(tags);
-    }
-}
-
-fn strip_ownership_tags_of(tags: &mut Value) {
+fn strip_ownership_tags(tags: &mut Value) {
     if let Some(tags) = tags.as_array_mut() {
         tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
     }
@@ -727,4 +723,51 @@ fn actual_references(kind: Kind, remote: &Remote, names: &Names) -> Vec<Address>
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The view reads every field as the files' form would have it.
+    #[test]
+    fn an_actual_view_reads_as_the_files_form() {
+        let remote = Remote {
+            kind: Kind::Check,
+            id: "c1".into(),
+            body: json!({
+                "id": "c1", "checkType": "API", "name": "Home", "groupId": 7,
+                "alertChannelSubscriptions": [
+                    { "alertChannelId": 3, "activated": true },
+                    { "alertChannelId": 4, "activated": false }
+                ],
+                "privateLocations": ["office-ams"],
+                "tags": ["web", "monform:shop/home"],
+                "request": { "url": "https://example.com", "method": "GET" }
+            }),
+        };
+        let names = Names::from_pairs(
+            [
+                (Kind::Group, json!(7), "shop".to_owned()),
+                (Kind::AlertChannel, json!(3), "ops".to_owned()),
+                (Kind::PrivateLocation, json!("office-ams"), "office".to_owned()),
+            ]
+            .into_iter(),
+        );
+        let whole = file_form(Kind::Check, &remote, &names);
+        let view = ActualView::new(Kind::Check, &remote, &names);
+        let fields = whole
+            .as_object()
+            .unwrap()
+            .keys()
+            .chain(remote.body.as_object().unwrap().keys());
+        for field in fields {
+            assert_eq!(view.get(field), whole.get(field), "{field}");
+        }
+        assert_eq!(view.get("group"), Some(&json!("shop")));
+        assert_eq!(view.get("groupId"), None);
+        assert_eq!(view.get("alertChannels"), Some(&json!(["ops"])));
+        assert_eq!(view.get("tags"), Some(&json!(["web"])));
+    }
 }
