@@ -227,77 +227,10 @@ fn check(n: usize, shape: &Shape, revision: u32) -> Value {
     if check_type != "HEARTBEAT" {
         check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
     }
-    let spec = match check_type {
-        "URL" => json!({
-            "request": {
-                "url": format!("https://www.example.com/page/{n}"),
-                "followRedirects": true,
-                "assertions": [{ "source": "STATUS_CODE", "comparison": "EQUALS", "target": "200" }],
-            },
-            "degradedResponseTime": 2000,
-            "maxResponseTime": 5000,
-        }),
-        "API" => json!({
-            "setupSnippet": snippet_id(n % shape.snippets),
-            "request": {
-                "method": "POST",
-                "url": format!("https://api.example.com/orders/{n}"),
-                "bodyType": "JSON",
-                "body": "{\"dryRun\": true}",
-                "headers": [{ "key": "Content-Type", "value": "application/json" }],
-                "assertions": [
-                    { "source": "STATUS_CODE", "comparison": "LESS_THAN", "target": "300" },
-                    { "source": "JSON_BODY", "property": "$.status", "comparison": "EQUALS", "target": "accepted" },
-                ],
-            },
-            "retryStrategy": {
-                "type": "LINEAR", "baseBackoffSeconds": 30, "maxRetries": 2, "maxDurationSeconds": 120,
-                "sameRegion": true,
-            },
-        }),
-        "TCP" => json!({ "request": { "hostname": format!("db-{n}.internal.example.com"), "port": 5432 } }),
-        "DNS" => json!({
-            "request": {
-                "query": format!("host-{n}.example.com"),
-                "recordType": "A",
-                "nameServer": "1.1.1.1",
-                "port": 53,
-                "protocol": "UDP",
-                "assertions": [{ "source": "RESPONSE_CODE", "comparison": "EQUALS", "target": "NOERROR" }],
-            },
-        }),
-        "ICMP" => json!({
-            "request": { "hostname": format!("gw-{n}.example.com"), "ipFamily": "IPv4", "pingCount": 10 },
-            "degradedPacketLossThreshold": 5,
-            "maxPacketLossThreshold": 25,
-        }),
-        "BROWSER" => json!({
-            "script": format!(
-                "const {{ test, expect }} = require('@playwright/test')\n\
-                 test('page {n}', async ({{ page }}) => {{\n  await page.goto('https://www.example.com/{n}')\n  \
-                 await expect(page).toHaveTitle(/Example/)\n}})\n"
-            ),
-            "environmentVariables": [{ "key": "BASE_URL", "value": "https://www.example.com" }],
-        }),
-        "MULTI_STEP" => json!({
-            "script": format!(
-                "const r = await request.get('https://api.example.com/items/{n}')\nexpect(r.status()).toBe(200)\n"
-            ),
-        }),
-        "HEARTBEAT" => json!({
-            "heartbeat": { "period": 1, "periodUnit": "days", "grace": 30, "graceUnit": "minutes" },
-        }),
-        "PLAYWRIGHT" => json!({
-            "codeBundlePath": format!("tests/e2e/{n}"),
-            "testCommand": "npx playwright test --project=chromium",
-            "browsers": ["chromium"],
-        }),
-        "AGENTIC" => json!({
-            "frequency": 60,
-            "prompt": format!("Open https://www.example.com/page/{n} and confirm that it greets the user.\n"),
-        }),
-        _ => unreachable!("one of CHECK_TYPES"),
-    };
+    let mut spec = monform_model::samples::check_spec(check_type, n);
+    if check_type == "API" {
+        spec["setupSnippet"] = json!(snippet_id(n % shape.snippets));
+    }
     if let (Value::Object(check), Value::Object(spec)) = (&mut check, spec) {
         check.extend(spec);
     }

@@ -304,72 +304,17 @@ fn check(n: usize) -> Value {
     if check_type != "HEARTBEAT" {
         check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
     }
-    let spec = match check_type {
-        "URL" => json!({
-            "request": {
-                "url": format!("https://www.example.com/page/{n}"),
-                "followRedirects": true,
-                "assertions": [{ "source": "STATUS_CODE", "comparison": "EQUALS", "target": "200" }],
-            },
-            "degradedResponseTime": 2000,
-            "maxResponseTime": 5000,
-        }),
-        "API" => json!({
-            "setupSnippet": "sign-request",
-            "tearDownSnippet": "cleanup",
-            "request": {
-                "method": "POST",
-                "url": format!("https://${{env:API_HOST}}/orders/{n}"),
-                "bodyType": "JSON",
-                "body": "{\"dryRun\": true}",
-                "headers": [{ "key": "Content-Type", "value": "application/json" }],
-                "assertions": [
-                    { "source": "STATUS_CODE", "comparison": "LESS_THAN", "target": "300" },
-                    { "source": "JSON_BODY", "property": "$.status", "comparison": "EQUALS", "target": "accepted" },
-                ],
-            },
-            "retryStrategy": {
-                "type": "LINEAR", "baseBackoffSeconds": 30, "maxRetries": 2, "maxDurationSeconds": 120,
-                "sameRegion": true,
-            },
-        }),
-        "TCP" => json!({ "request": { "hostname": format!("db-{n}.internal.example.com"), "port": 5432 } }),
-        "DNS" => json!({
-            "request": {
-                "query": format!("host-{n}.example.com"),
-                "recordType": "A",
-                "nameServer": "1.1.1.1",
-                "port": 53,
-                "protocol": "UDP",
-                "assertions": [{ "source": "RESPONSE_CODE", "comparison": "EQUALS", "target": "NOERROR" }],
-            },
-        }),
-        "ICMP" => json!({
-            "request": { "hostname": format!("gw-{n}.example.com"), "ipFamily": "IPv4", "pingCount": 10 },
-            "degradedPacketLossThreshold": 5,
-            "maxPacketLossThreshold": 25,
-        }),
-        "BROWSER" => json!({
-            "script": { "file": "../../scripts/login.js" },
-            "environmentVariables": [{ "key": "BASE_URL", "value": "https://www.example.com" }],
-        }),
-        "MULTI_STEP" => json!({
-            "script": format!("const r = await request.get('https://api.example.com/items/{n}')\nexpect(r.status()).toBe(200)\n"),
-        }),
-        "HEARTBEAT" => json!({
-            "heartbeat": { "period": 1, "periodUnit": "days", "grace": 30, "graceUnit": "minutes" },
-        }),
-        "PLAYWRIGHT" => json!({
-            "codeBundlePath": format!("tests/e2e/{n}"),
-            "testCommand": "npx playwright test --project=chromium",
-            "browsers": ["chromium"],
-        }),
-        "AGENTIC" => json!({
-            "frequency": 60,
-            "prompt": format!("Open https://www.example.com/page/{n} and confirm that it greets the user.\n"),
-        }),
-        _ => unreachable!("one of CHECK_TYPES"),
-    };
+    let mut spec = monform_model::samples::check_spec(check_type, n);
+    // Exercise what only files have: snippets by logical id, `${env:}`, script files.
+    match check_type {
+        "API" => {
+            spec["setupSnippet"] = json!("sign-request");
+            spec["tearDownSnippet"] = json!("cleanup");
+            spec["request"]["url"] = json!(format!("https://${{env:API_HOST}}/orders/{n}"));
+        }
+        "BROWSER" => spec["script"] = json!({ "file": "../../scripts/login.js" }),
+        _ => {}
+    }
     if let (Value::Object(check), Value::Object(spec)) = (&mut check, spec) {
         check.extend(spec);
     }

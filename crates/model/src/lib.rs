@@ -13,6 +13,7 @@ pub mod path;
 pub mod quirks;
 pub mod resources;
 pub mod rules;
+pub mod samples;
 pub mod schema;
 pub mod validate;
 pub mod wire;
