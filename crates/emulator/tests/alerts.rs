@@ -603,13 +603,7 @@ async fn test_sessions_raise_no_alerts() {
 
 #[tokio::test]
 async fn scheduled_runs_alert_too() {
-    let ts = TestServer::with(Config {
-        rate_limit: None,
-        session_duration: Duration::from_millis(20),
-        run_scheduler: true,
-        ..Config::default()
-    })
-    .await;
+    let ts = scheduling_emulator().await;
     let target = steered_target().await;
     target.failing.store(true, std::sync::atomic::Ordering::SeqCst);
     let id = api_check(

@@ -347,13 +347,7 @@ async fn icmp_checks_ping_loopback_or_say_why_not() {
 
 #[tokio::test]
 async fn the_scheduler_runs_activated_checks_and_stops_with_the_server() {
-    let ts = TestServer::with(Config {
-        rate_limit: None,
-        session_duration: Duration::from_millis(20),
-        run_scheduler: true,
-        ..Config::default()
-    })
-    .await;
+    let ts = scheduling_emulator().await;
     let target = http_target().await;
     let on = api_check(&ts, target, "/ok", json!({ "frequency": 1 })).await;
     let off = api_check(&ts, target, "/fail", json!({ "frequency": 1, "activated": false })).await;

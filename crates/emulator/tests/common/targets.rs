@@ -26,6 +26,18 @@ pub async fn emulator() -> TestServer {
     .await
 }
 
+/// As [`emulator`], with the scheduler running every activated check.
+pub async fn scheduling_emulator() -> TestServer {
+    TestServer::with(Config {
+        rate_limit: None,
+        session_duration: Duration::from_millis(20),
+        execute_checks: true,
+        run_scheduler: true,
+        ..Config::default()
+    })
+    .await
+}
+
 /// An HTTP target: `/ok` (200 JSON), `/fail` (500), `/slow` (300 ms), `/hang` (10 s).
 pub async fn http_target() -> SocketAddr {
     let app = Router::new()
