@@ -693,6 +693,23 @@ async fn retention_drops_old_results_and_keeps_roll_ups_for_reports() {
     assert_eq!(aggregate["avg"], json!(250.0));
     let p95 = aggregate["p95"].as_f64().unwrap();
     assert!((385.0..=400.0).contains(&p95), "{report}");
+    // Analytics over the old hour read the roll-up as the results it stands for.
+    let analytics = ts
+        .read(&format!(
+            "/v1/analytics/api-checks/{id}{old_window}&metrics=availability,responseTime_avg,responseTime_max"
+        ))
+        .await;
+    let rows: Vec<Value> = analytics["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| serde_json::from_str(row.as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{analytics}");
+    assert_eq!(rows[0]["availability"], json!(75.0), "{analytics}");
+    let avg = rows[0]["responseTime_avg"].as_f64().unwrap();
+    assert!((243.0..=257.0).contains(&avg), "{analytics}");
+    assert_eq!(rows[0]["responseTime_max"], json!(400.0), "{analytics}");
     // Over old and new together: roll-ups and the raw result.
     let everything = format!("?from={}&to={}", seconds(old - 60_000), seconds(now_ms() + 1000));
     let report = report_of(&ts, &id, &everything).await;

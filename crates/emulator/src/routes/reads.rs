@@ -734,7 +734,10 @@ async fn analytics(
             ));
         }
         sessions::settle_due(tx, &caller.account)?;
-        let results = final_results(tx, &caller.account, &id, window)?;
+        let mut results = final_results(tx, &caller.account, &id, window)?;
+        // Past the raw retention, the hourly roll-ups stand in for the results.
+        let rollups = crate::retention::rollups(tx, &caller.account, &id, window)?;
+        results.extend(rollups.iter().flat_map(crate::retention::Rollup::as_results));
         Ok::<_, ApiError>((check, results))
     })?;
 
@@ -745,8 +748,10 @@ async fn analytics(
         if !statuses.is_empty() && !statuses.iter().any(|s| (s == "failure") == failed) {
             continue;
         }
-        let ts =
-            clock::parse(result["stoppedAt"].as_str().unwrap_or_default()).map_or(window.0, |t| t.timestamp_millis());
+        // A roll-up's hour may start before the window.
+        let ts = clock::parse(result["stoppedAt"].as_str().unwrap_or_default())
+            .map_or(window.0, |t| t.timestamp_millis())
+            .max(window.0);
         let bucket = match interval {
             Some(minutes) => {
                 let width = minutes * 60_000;
