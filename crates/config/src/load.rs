@@ -18,7 +18,7 @@ use crate::discover::discover;
 use crate::interpolate::{InterpolationError, interpolate};
 use crate::project::{PROJECT_FILE, Project, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span};
-use crate::tree::{Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
+use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
 
 /// Largest script file read (`{ file: ... }`).
 const MAX_SCRIPT_BYTES: u64 = 16 << 20;
@@ -46,9 +46,10 @@ impl Loaded {
 
 /// Loads the project rooted at `root`.
 ///
-/// Files are read and parsed, and resources validated, in parallel (rayon);
-/// everything else runs in file order, so the result and the diagnostics do
-/// not depend on the scheduling.
+/// Each file is read, parsed and its resources validated in one parallel
+/// task (rayon), so its tree is freed while the memory is still warm;
+/// references are resolved in parallel too. Everything else runs in file
+/// order, so the result and the diagnostics do not depend on the scheduling.
 pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
@@ -70,9 +71,9 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         None => Vec::new(),
     };
     let resource_files = files.len();
-    let documents = loader.read_documents(root, files);
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
-    let desired = loader.build_desired(documents, defaults);
+    let items = loader.read_resource_files(root, files, defaults);
+    let desired = loader.build_desired(items);
     let Loader {
         sources,
         mut diagnostics,
@@ -98,9 +99,16 @@ struct Loader<'e> {
 /// A resource found in a file, before validation.
 struct Found {
     address: Address,
-    file: FileId,
     key_span: Span,
     node: Node,
+}
+
+/// A resource found and validated, with what its validation said.
+struct Item {
+    address: Address,
+    key_span: Span,
+    validated: Option<Validated>,
+    diagnostics: Vec<Diagnostic>,
 }
 
 /// One file, read and parsed: its source (empty when it cannot be read, so
@@ -127,59 +135,100 @@ impl Loader<'_> {
             );
             return None;
         }
-        let (_, node) = self.read_documents(root, vec![path]).pop()?;
+        let file = read_file(root, path, self.sources.len() as FileId, self.env);
+        self.sources.add(file.source);
+        self.diagnostics.extend(file.diagnostics);
+        let node = file.node?;
         let fields = schemas().check_common_fields();
         read_project(&node, &fields, &mut self.diagnostics)
     }
 
-    /// Reads, parses and interpolates files in parallel; returns the trees
-    /// of those that parsed, in the order given.
-    fn read_documents(&mut self, root: &Path, paths: Vec<PathBuf>) -> Vec<(FileId, Node)> {
+    /// Reads, parses and interpolates each file, finds its resources and
+    /// validates them (`[defaults]` merged into checks), a file per parallel
+    /// task; returns every resource found, in file order.
+    fn read_resource_files(&mut self, root: &Path, paths: Vec<PathBuf>, defaults: &[Entry]) -> Vec<Item> {
         let first = self.sources.len();
         let env = self.env;
-        let read: Vec<ReadFile> = paths
+        let read: Vec<(ReadFile, Vec<Item>)> = paths
             .into_par_iter()
             .enumerate()
-            .map(|(i, path)| read_file(root, path, (first + i) as FileId, env))
+            .map(|(i, path)| {
+                let mut file = read_file(root, path, (first + i) as FileId, env);
+                let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
+                let found = match file.node.take() {
+                    Some(tree) => resources_of(tree, &mut file.diagnostics),
+                    None => Vec::new(),
+                };
+                let items = found
+                    .into_iter()
+                    .map(|mut found| {
+                        if found.address.kind == Kind::Check {
+                            merge_defaults(&mut found.node, defaults);
+                        }
+                        let mut diagnostics = Vec::new();
+                        let validated = validate(&found, &base, &mut diagnostics);
+                        Item {
+                            address: found.address,
+                            key_span: found.key_span,
+                            validated,
+                            diagnostics,
+                        }
+                    })
+                    .collect();
+                (file, items)
+            })
             .collect();
-        let mut documents = Vec::new();
-        for file in read {
-            let id = self.sources.add(file.source);
+        let mut items = Vec::new();
+        for (file, found) in read {
+            self.sources.add(file.source);
             self.diagnostics.extend(file.diagnostics);
-            if let Some(node) = file.node {
-                documents.push((id, node));
-            }
+            items.extend(found);
         }
-        documents
+        items
     }
 
-    fn build_desired(&mut self, documents: Vec<(FileId, Node)>, defaults: &[crate::tree::Entry]) -> Desired {
-        let found = self.collect(documents);
+    fn build_desired(&mut self, items: Vec<Item>) -> Desired {
+        // A logical id defined again is reported (pointing at both places);
+        // the first definition is kept.
+        let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
+        let mut kept = Vec::new();
+        for item in items {
+            if let Some(first) = first_seen.get(&item.address) {
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        "monform::duplicate",
+                        format!("duplicate logical id: {} is defined twice", item.address),
+                    )
+                    .at(item.key_span, "defined again here")
+                    .help("logical ids must be unique per section across all files")
+                    .related(
+                        Diagnostic::new("monform::duplicate", format!("{} is first defined here", item.address))
+                            .at(*first, "first definition"),
+                    ),
+                );
+                continue;
+            }
+            first_seen.insert(item.address.clone(), item.key_span);
+            kept.push(item);
+        }
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
-        let defined: FxHashSet<Address> = found.iter().map(|f| f.address.clone()).collect();
-        let mut desired = Desired::default();
-        let this = &*self;
-        // The trees are dropped in parallel too: freeing them is no small part.
-        let validated: Vec<(Option<DesiredResource>, Vec<Diagnostic>)> = found
+        let defined: FxHashSet<Address> = first_seen.into_keys().collect();
+        let resolved: Vec<(Option<DesiredResource>, Vec<Diagnostic>)> = kept
             .into_par_iter()
-            .map(|mut item| {
-                if item.address.kind == Kind::Check {
-                    merge_defaults(&mut item.node, defaults);
-                }
-                let mut diagnostics = Vec::new();
-                let resource = this
-                    .validate(&item, &mut diagnostics)
-                    .map(|(resource, sites)| DesiredResource {
-                        references: references(&item.address, sites, &defined, &mut diagnostics),
-                        address: item.address,
-                        resource,
-                        span: item.key_span,
-                    });
+            .map(|item| {
+                let mut diagnostics = item.diagnostics;
+                let resource = item.validated.map(|(resource, sites)| DesiredResource {
+                    references: references(&item.address, sites, &defined, &mut diagnostics),
+                    address: item.address,
+                    resource,
+                    span: item.key_span,
+                });
                 (resource, diagnostics)
             })
             .collect();
-        for (resource, diagnostics) in validated {
+        let mut desired = Desired::default();
+        for (resource, diagnostics) in resolved {
             self.diagnostics.extend(diagnostics);
             if let Some(resource) = resource {
                 desired.insert(resource);
@@ -197,173 +246,6 @@ impl Loader<'_> {
                 .push(diagnostic.help("break the cycle: a resource cannot depend on itself, even indirectly"));
         }
         desired
-    }
-
-    /// Finds every resource in every document, reporting unknown sections,
-    /// bad logical ids and duplicates (pointing at both places).
-    fn collect(&mut self, documents: Vec<(FileId, Node)>) -> Vec<Found> {
-        let mut found: Vec<Found> = Vec::new();
-        let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
-        for (file, root) in documents {
-            let NodeValue::Map(sections) = root.value else {
-                self.diagnostics.push(
-                    Diagnostic::new(
-                        "monform::type",
-                        format!("a resource file must be a map of sections, found {}", root.type_name()),
-                    )
-                    .at(root.span, "here")
-                    .help(format!(
-                        "top-level keys are {}",
-                        Kind::sections().collect::<Vec<_>>().join(", ")
-                    )),
-                );
-                continue;
-            };
-            for section in sections {
-                let Some(kind) = Kind::from_section(&section.key) else {
-                    let mut diagnostic =
-                        Diagnostic::new("monform::unknown-section", format!("unknown section `{}`", section.key))
-                            .at(section.key_span, "not a section");
-                    diagnostic = match monform_model::suggest(&section.key, Kind::sections()) {
-                        Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
-                        None => diagnostic.help(format!(
-                            "sections are {}",
-                            Kind::sections().collect::<Vec<_>>().join(", ")
-                        )),
-                    };
-                    self.diagnostics.push(diagnostic);
-                    continue;
-                };
-                let resources = match section.value.value {
-                    NodeValue::Map(resources) => resources,
-                    NodeValue::Null => continue,
-                    _ => {
-                        self.diagnostics.push(
-                            Diagnostic::new(
-                                "monform::type",
-                                format!(
-                                    "{}: expected a map of logical id to resource, found {}",
-                                    section.key,
-                                    section.value.type_name()
-                                ),
-                            )
-                            .at(section.key_span, "here"),
-                        );
-                        continue;
-                    }
-                };
-                for entry in resources {
-                    if !monform_model::is_valid_logical_id(&entry.key) {
-                        self.diagnostics.push(
-                            Diagnostic::new(
-                                "monform::logical-id",
-                                format!("`{}` is not a valid logical id", entry.key),
-                            )
-                            .at(entry.key_span, "invalid id")
-                            .help(
-                                "use letters, digits, - and _, starting with a letter or digit, at most 64 characters",
-                            ),
-                        );
-                        continue;
-                    }
-                    let address = Address::new(kind, entry.key.clone());
-                    if let Some(first) = first_seen.get(&address) {
-                        self.diagnostics.push(
-                            Diagnostic::new(
-                                "monform::duplicate",
-                                format!("duplicate logical id: {address} is defined twice"),
-                            )
-                            .at(entry.key_span, "defined again here")
-                            .help("logical ids must be unique per section across all files")
-                            .related(
-                                Diagnostic::new("monform::duplicate", format!("{address} is first defined here"))
-                                    .at(*first, "first definition"),
-                            ),
-                        );
-                        continue;
-                    }
-                    first_seen.insert(address.clone(), entry.key_span);
-                    found.push(Found {
-                        address,
-                        file,
-                        key_span: entry.key_span,
-                        node: entry.value,
-                    });
-                }
-            }
-        }
-        found
-    }
-
-    /// Shape, scripts and rules of one resource.
-    fn validate(&self, item: &Found, diagnostics: &mut Vec<Diagnostic>) -> Option<Validated> {
-        let mut json = item.node.to_json();
-        let shape = check_shape(item.address.kind, &json);
-        let mut ok = shape.violations.is_empty();
-        for violation in shape.violations {
-            diagnostics.push(violation_diagnostic(item, &violation));
-        }
-        for script in &shape.scripts {
-            match self.read_script(item.file, &script.file) {
-                Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
-                Err(message) => {
-                    ok = false;
-                    let span = item.node.locate(&script.path.key("file"), false);
-                    diagnostics.push(
-                        Diagnostic::new(
-                            "monform::script-file",
-                            format!("{}.{}: {message}", item.address, script.path),
-                        )
-                        .at(span, "this file")
-                        .help("paths are relative to the file that names them"),
-                    );
-                }
-            }
-        }
-        if !ok {
-            return None;
-        }
-        match into_resource(item.address.kind, json) {
-            Ok(resource) => {
-                let refs = shape.refs.into_iter().map(|r| {
-                    let span = item.node.locate(&r.path, false);
-                    (r, span)
-                });
-                Some((resource, refs.collect()))
-            }
-            Err(violations) => {
-                for violation in &violations {
-                    diagnostics.push(violation_diagnostic(item, violation));
-                }
-                None
-            }
-        }
-    }
-
-    fn read_script(&self, file: FileId, relative: &str) -> Result<String, String> {
-        let base = self
-            .sources
-            .get(file)
-            .path
-            .parent()
-            .map(Path::to_owned)
-            .unwrap_or_default();
-        let path = base.join(relative);
-        let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
-            _ => format!("cannot read script file `{relative}`: {e}"),
-        })?;
-        // Devices and pipes (`/dev/zero`, `/dev/stdin`) would never end.
-        if !metadata.is_file() {
-            return Err(format!("script file `{relative}` is not a regular file"));
-        }
-        if metadata.len() > MAX_SCRIPT_BYTES {
-            return Err(format!(
-                "script file `{relative}` is larger than {} MiB",
-                MAX_SCRIPT_BYTES >> 20
-            ));
-        }
-        std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
     }
 }
 
@@ -417,6 +299,142 @@ fn references(
         }
     }
     references
+}
+
+/// Shape, scripts and rules of one resource.
+fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Validated> {
+    let mut json = item.node.to_json();
+    let shape = check_shape(item.address.kind, &json);
+    let mut ok = shape.violations.is_empty();
+    for violation in shape.violations {
+        diagnostics.push(violation_diagnostic(item, &violation));
+    }
+    for script in &shape.scripts {
+        match read_script(base, &script.file) {
+            Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
+            Err(message) => {
+                ok = false;
+                let span = item.node.locate(&script.path.key("file"), false);
+                diagnostics.push(
+                    Diagnostic::new(
+                        "monform::script-file",
+                        format!("{}.{}: {message}", item.address, script.path),
+                    )
+                    .at(span, "this file")
+                    .help("paths are relative to the file that names them"),
+                );
+            }
+        }
+    }
+    if !ok {
+        return None;
+    }
+    match into_resource(item.address.kind, json) {
+        Ok(resource) => {
+            let refs = shape.refs.into_iter().map(|r| {
+                let span = item.node.locate(&r.path, false);
+                (r, span)
+            });
+            Some((resource, refs.collect()))
+        }
+        Err(violations) => {
+            for violation in &violations {
+                diagnostics.push(violation_diagnostic(item, violation));
+            }
+            None
+        }
+    }
+}
+
+/// A `{ file }` script, relative to the folder `base` of the file naming it.
+fn read_script(base: &Path, relative: &str) -> Result<String, String> {
+    let path = base.join(relative);
+    let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
+        _ => format!("cannot read script file `{relative}`: {e}"),
+    })?;
+    // Devices and pipes (`/dev/zero`, `/dev/stdin`) would never end.
+    if !metadata.is_file() {
+        return Err(format!("script file `{relative}` is not a regular file"));
+    }
+    if metadata.len() > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "script file `{relative}` is larger than {} MiB",
+            MAX_SCRIPT_BYTES >> 20
+        ));
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
+}
+
+/// The resources of one file's tree, reporting what is not a resource:
+/// unknown sections, sections that are not maps, bad logical ids.
+fn resources_of(tree: Node, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
+    let mut found = Vec::new();
+    let NodeValue::Map(sections) = tree.value else {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::type",
+                format!("a resource file must be a map of sections, found {}", tree.type_name()),
+            )
+            .at(tree.span, "here")
+            .help(format!(
+                "top-level keys are {}",
+                Kind::sections().collect::<Vec<_>>().join(", ")
+            )),
+        );
+        return found;
+    };
+    for section in sections {
+        let Some(kind) = Kind::from_section(&section.key) else {
+            let diagnostic = Diagnostic::new("monform::unknown-section", format!("unknown section `{}`", section.key))
+                .at(section.key_span, "not a section");
+            diagnostics.push(match monform_model::suggest(&section.key, Kind::sections()) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None => diagnostic.help(format!(
+                    "sections are {}",
+                    Kind::sections().collect::<Vec<_>>().join(", ")
+                )),
+            });
+            continue;
+        };
+        let resources = match section.value.value {
+            NodeValue::Map(resources) => resources,
+            NodeValue::Null => continue,
+            _ => {
+                diagnostics.push(
+                    Diagnostic::new(
+                        "monform::type",
+                        format!(
+                            "{}: expected a map of logical id to resource, found {}",
+                            section.key,
+                            section.value.type_name()
+                        ),
+                    )
+                    .at(section.key_span, "here"),
+                );
+                continue;
+            }
+        };
+        for entry in resources {
+            if !monform_model::is_valid_logical_id(&entry.key) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        "monform::logical-id",
+                        format!("`{}` is not a valid logical id", entry.key),
+                    )
+                    .at(entry.key_span, "invalid id")
+                    .help("use letters, digits, - and _, starting with a letter or digit, at most 64 characters"),
+                );
+                continue;
+            }
+            found.push(Found {
+                address: Address::new(kind, entry.key),
+                key_span: entry.key_span,
+                node: entry.value,
+            });
+        }
+    }
+    found
 }
 
 fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
@@ -524,7 +542,7 @@ fn interpolate_strings(node: &mut Node, env: EnvLookup<'_>, diagnostics: &mut Ve
 }
 
 /// Fills each `[defaults]` field the check does not set itself.
-fn merge_defaults(node: &mut Node, defaults: &[crate::tree::Entry]) {
+fn merge_defaults(node: &mut Node, defaults: &[Entry]) {
     if let NodeValue::Map(entries) = &mut node.value {
         for default in defaults {
             if !entries.iter().any(|e| e.key == default.key) {
