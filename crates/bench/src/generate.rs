@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use monform_model::resources::CheckType;
 use serde_json::{Map, Value, json};
 
 /// The project's name in monform.toml.
@@ -17,19 +18,6 @@ pub const CHECKS_PER_FILE: usize = 100;
 pub const CHANGE_EVERY: usize = 100;
 /// Which check of each hundred revision 1 renames.
 const CHANGED: usize = 42;
-
-const CHECK_TYPES: [&str; 10] = [
-    "URL",
-    "API",
-    "TCP",
-    "DNS",
-    "ICMP",
-    "BROWSER",
-    "MULTI_STEP",
-    "HEARTBEAT",
-    "PLAYWRIGHT",
-    "AGENTIC",
-];
 
 const FREQUENCIES: [u32; 6] = [1, 5, 10, 15, 30, 60];
 
@@ -207,7 +195,7 @@ fn variables(shape: &Shape) -> Value {
 /// Check `n`: its type cycles through all ten; it is in group `n / 50` and
 /// alerts one or two channels; API checks use a setup snippet.
 fn check(n: usize, shape: &Shape, revision: u32) -> Value {
-    let check_type = CHECK_TYPES[n % CHECK_TYPES.len()];
+    let check_type = CheckType::ALL[n % CheckType::ALL.len()];
     let renamed = revision > 0 && n % CHANGE_EVERY == CHANGED;
     let channels: Vec<String> = if n.is_multiple_of(3) {
         vec![
@@ -218,17 +206,17 @@ fn check(n: usize, shape: &Shape, revision: u32) -> Value {
         vec![channel_id(n % shape.alert_channels)]
     };
     let mut check = json!({
-        "checkType": check_type,
-        "name": format!("{} check {n}{}", check_type.to_lowercase(), if renamed { " (renamed)" } else { "" }),
+        "checkType": check_type.as_str(),
+        "name": format!("{} check {n}{}", check_type.as_str().to_lowercase(), if renamed { " (renamed)" } else { "" }),
         "group": group_id(n / CHECKS_PER_GROUP),
         "alertChannels": channels,
         "tags": [format!("service:{}", n % 17), "bench"],
     });
-    if check_type != "HEARTBEAT" {
+    if check_type != CheckType::Heartbeat {
         check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
     }
     let mut spec = monform_model::samples::check_spec(check_type, n);
-    if check_type == "API" {
+    if check_type == CheckType::Api {
         spec["setupSnippet"] = json!(snippet_id(n % shape.snippets));
     }
     if let (Value::Object(check), Value::Object(spec)) = (&mut check, spec) {

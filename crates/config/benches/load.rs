@@ -13,25 +13,13 @@ use std::time::{Duration, Instant};
 
 use monform_config::load;
 use monform_config::tree::{parse_toml, parse_yaml};
+use monform_model::resources::CheckType;
 use serde_json::{Value, json};
 
 const FILES: usize = 200;
 const CHECKS_PER_FILE: usize = 50;
 const GROUPS: usize = 5;
 const TARGET: Duration = Duration::from_millis(1000);
-
-const CHECK_TYPES: [&str; 10] = [
-    "URL",
-    "API",
-    "TCP",
-    "DNS",
-    "ICMP",
-    "BROWSER",
-    "MULTI_STEP",
-    "HEARTBEAT",
-    "PLAYWRIGHT",
-    "AGENTIC",
-];
 
 const FREQUENCIES: [u32; 6] = [1, 5, 10, 15, 30, 60];
 
@@ -91,7 +79,7 @@ fn main() {
     println!("monform-config load benchmark");
     println!(
         "  project    {checks} checks ({} types) in {FILES} files ({} YAML, {} TOML), {:.1} MiB, generated in {}",
-        CHECK_TYPES.len(),
+        CheckType::ALL.len(),
         FILES.div_ceil(2),
         FILES / 2,
         bytes as f64 / (1024.0 * 1024.0),
@@ -293,26 +281,26 @@ fn snippets() -> Value {
 /// Check `n`: its type cycles through all ten; it is in one of the groups
 /// and alerts one or two channels.
 fn check(n: usize) -> Value {
-    let check_type = CHECK_TYPES[n % CHECK_TYPES.len()];
+    let check_type = CheckType::ALL[n % CheckType::ALL.len()];
     let mut check = json!({
-        "checkType": check_type,
-        "name": format!("{} check {n}", check_type.to_lowercase()),
+        "checkType": check_type.as_str(),
+        "name": format!("{} check {n}", check_type.as_str().to_lowercase()),
         "group": format!("g{}", n % GROUPS),
         "alertChannels": if n.is_multiple_of(3) { json!(["oncall", "ops-webhook"]) } else { json!(["oncall"]) },
         "tags": [format!("service:{}", n % 17), "bench"],
     });
-    if check_type != "HEARTBEAT" {
+    if check_type != CheckType::Heartbeat {
         check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
     }
     let mut spec = monform_model::samples::check_spec(check_type, n);
     // Exercise what only files have: snippets by logical id, `${env:}`, script files.
     match check_type {
-        "API" => {
+        CheckType::Api => {
             spec["setupSnippet"] = json!("sign-request");
             spec["tearDownSnippet"] = json!("cleanup");
             spec["request"]["url"] = json!(format!("https://${{env:API_HOST}}/orders/{n}"));
         }
-        "BROWSER" => spec["script"] = json!({ "file": "../../scripts/login.js" }),
+        CheckType::Browser => spec["script"] = json!({ "file": "../../scripts/login.js" }),
         _ => {}
     }
     if let (Value::Object(check), Value::Object(spec)) = (&mut check, spec) {

@@ -4,11 +4,12 @@
 
 use serde_json::{Value, json};
 
-/// The type-specific fields of sample check `n` of `check_type` (one of
-/// `CheckType::ALL`'s names); `Value::Null` for an unknown type.
-pub fn check_spec(check_type: &str, n: usize) -> Value {
+use crate::resources::CheckType;
+
+/// The type-specific fields of sample check `n` of `check_type`.
+pub fn check_spec(check_type: CheckType, n: usize) -> Value {
     match check_type {
-        "URL" => json!({
+        CheckType::Url => json!({
             "request": {
                 "url": format!("https://www.example.com/page/{n}"),
                 "followRedirects": true,
@@ -17,7 +18,7 @@ pub fn check_spec(check_type: &str, n: usize) -> Value {
             "degradedResponseTime": 2000,
             "maxResponseTime": 5000,
         }),
-        "API" => json!({
+        CheckType::Api => json!({
             "request": {
                 "method": "POST",
                 "url": format!("https://api.example.com/orders/{n}"),
@@ -34,8 +35,8 @@ pub fn check_spec(check_type: &str, n: usize) -> Value {
                 "sameRegion": true,
             },
         }),
-        "TCP" => json!({ "request": { "hostname": format!("db-{n}.internal.example.com"), "port": 5432 } }),
-        "DNS" => json!({
+        CheckType::Tcp => json!({ "request": { "hostname": format!("db-{n}.internal.example.com"), "port": 5432 } }),
+        CheckType::Dns => json!({
             "request": {
                 "query": format!("host-{n}.example.com"),
                 "recordType": "A",
@@ -45,12 +46,12 @@ pub fn check_spec(check_type: &str, n: usize) -> Value {
                 "assertions": [{ "source": "RESPONSE_CODE", "comparison": "EQUALS", "target": "NOERROR" }],
             },
         }),
-        "ICMP" => json!({
+        CheckType::Icmp => json!({
             "request": { "hostname": format!("gw-{n}.example.com"), "ipFamily": "IPv4", "pingCount": 10 },
             "degradedPacketLossThreshold": 5,
             "maxPacketLossThreshold": 25,
         }),
-        "BROWSER" => json!({
+        CheckType::Browser => json!({
             "script": format!(
                 "const {{ test, expect }} = require('@playwright/test')\n\
                  test('page {n}', async ({{ page }}) => {{\n  await page.goto('https://www.example.com/{n}')\n  \
@@ -58,37 +59,35 @@ pub fn check_spec(check_type: &str, n: usize) -> Value {
             ),
             "environmentVariables": [{ "key": "BASE_URL", "value": "https://www.example.com" }],
         }),
-        "MULTI_STEP" => json!({
+        CheckType::MultiStep => json!({
             "script": format!(
                 "const r = await request.get('https://api.example.com/items/{n}')\nexpect(r.status()).toBe(200)\n"
             ),
         }),
-        "HEARTBEAT" => json!({
+        CheckType::Heartbeat => json!({
             "heartbeat": { "period": 1, "periodUnit": "days", "grace": 30, "graceUnit": "minutes" },
         }),
-        "PLAYWRIGHT" => json!({
+        CheckType::Playwright => json!({
             "codeBundlePath": format!("tests/e2e/{n}"),
             "testCommand": "npx playwright test --project=chromium",
             "browsers": ["chromium"],
         }),
-        "AGENTIC" => json!({
+        CheckType::Agentic => json!({
             "frequency": 60,
             "prompt": format!("Open https://www.example.com/page/{n} and confirm that it greets the user.\n"),
         }),
-        _ => Value::Null,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::CheckType;
     use crate::{Kind, check_shape, into_resource};
 
     #[test]
     fn every_type_has_a_valid_sample() {
         for check_type in CheckType::ALL {
-            let mut check = check_spec(check_type.as_str(), 7);
+            let mut check = check_spec(*check_type, 7);
             check["checkType"] = json!(check_type.as_str());
             check["name"] = json!("sample");
             let shape = check_shape(Kind::Check, &check);
