@@ -3,7 +3,7 @@
 //! compare as sets; null, [] and absent are the same; trailing whitespace
 //! and number formats never make a difference.
 
-use monform_model::facts::{Facts, matches};
+use monform_model::facts::{Facts, Pattern, Step as PatternStep};
 use monform_model::{FieldPath, Segment};
 use serde_json::Value;
 
@@ -91,23 +91,37 @@ impl<'v> Walk<'v, '_> {
                 same
             }),
             (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
-                let is_set = self.facts.sets.iter().any(|p| matches(p, &self.field_path()));
-                let mut have: Vec<&Value> = have.iter().collect();
-                want.iter().enumerate().all(|(i, w)| {
+                if self.facts.sets.iter().any(|pattern| self.in_pattern(pattern)) {
                     // Set members are matched in any order; their paths say `[0]`.
-                    self.path.push(Step::Index(if is_set { 0 } else { i }));
-                    let same = if is_set {
-                        let position = have.iter().position(|h| self.equal(w, h));
-                        position.map(|i| have.swap_remove(i)).is_some()
-                    } else {
-                        self.equal(w, have[i])
-                    };
+                    let mut unmatched: Vec<&Value> = have.iter().collect();
+                    self.path.push(Step::Index(0));
+                    let same = want.iter().all(|w| {
+                        let position = unmatched.iter().position(|h| self.equal(w, h));
+                        position.map(|i| unmatched.swap_remove(i)).is_some()
+                    });
                     self.path.pop();
                     same
-                })
+                } else {
+                    want.iter().zip(have).enumerate().all(|(i, (w, h))| {
+                        self.path.push(Step::Index(i));
+                        let same = self.equal(w, h);
+                        self.path.pop();
+                        same
+                    })
+                }
             }
             (d, a) => d == a,
         }
+    }
+
+    /// Whether the current path matches a facts pattern (`[]` any index).
+    fn in_pattern(&self, pattern: &Pattern) -> bool {
+        pattern.len() == self.path.len()
+            && pattern.iter().zip(&self.path).all(|(want, step)| match (want, step) {
+                (PatternStep::Key(a), Step::Key(b)) => a == b,
+                (PatternStep::Each, Step::Index(_)) => true,
+                _ => false,
+            })
     }
 
     fn at(&self, path: &FieldPath) -> bool {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::facts::{RefField, Step, WireShape, expand, facts};
+use crate::facts::{Facts, RefField, Step, WireShape, expand, facts};
 use crate::schema::{Schemas, schemas};
 use crate::{FieldPath, Kind, Segment};
 
@@ -96,7 +96,7 @@ fn shape_one(field: &RefField, id: Value) -> Value {
 /// are not activated are dropped. Ids `name_of` does not know are kept as
 /// their text, so nothing is silently lost.
 pub fn from_wire(kind: Kind, wire: &Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
-    with_names(kind, wire, wire.clone(), name_of)
+    with_names(facts(kind, wire), wire, wire.clone(), name_of)
 }
 
 /// The top-level fields where `from_wire` differs from `wire`: those holding
@@ -124,7 +124,7 @@ pub fn from_wire_overlay(
         .iter()
         .filter_map(|key| Some((key.clone(), wire.get(key)?.clone())))
         .collect();
-    match with_names(kind, wire, Value::Object(copied), name_of) {
+    match with_names(facts, wire, Value::Object(copied), name_of) {
         Value::Object(overlay) => (overlay, replaced),
         _ => (Map::new(), replaced),
     }
@@ -132,8 +132,7 @@ pub fn from_wire_overlay(
 
 /// `out` (a copy of `wire`, or of some of its fields) with references
 /// renamed and named as in the files.
-fn with_names(kind: Kind, wire: &Value, mut out: Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
-    let facts = facts(kind, wire);
+fn with_names(facts: &Facts, wire: &Value, mut out: Value, name_of: &dyn Fn(Kind, &Value) -> Option<String>) -> Value {
     for field in &facts.refs {
         for parent in expand(&field.parent, wire) {
             let Some(object) = object_at(&mut out, &parent) else {
