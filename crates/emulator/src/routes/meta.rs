@@ -6,8 +6,8 @@ use axum::routing::{get, patch};
 use monform_model::resources::{Location, RuntimeId};
 use serde_json::{Value, json};
 
-use super::Route;
 use super::objects::{id_text, load};
+use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
@@ -38,7 +38,8 @@ pub fn routes() -> Vec<Route> {
             "/v1/maintenance-windows/{id}/maintenances/{maintenanceId}",
             "Move a maintenance",
             patch(patch_maintenance),
-        ),
+        )
+        .taking(Body::Object),
     ]
 }
 

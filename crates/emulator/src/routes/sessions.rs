@@ -68,10 +68,10 @@ use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 
-use super::Route;
 use super::checks::apply_group;
 use super::objects::id_text;
 use super::reads::ERROR_GROUPS;
+use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
@@ -109,7 +109,9 @@ pub fn routes() -> Vec<Route> {
             "/v2/check-sessions/trigger",
             "Trigger a check session for each matching check (404 if none match)",
             post(trigger_check_sessions),
-        ),
+        )
+        .taking(Body::Object)
+        .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
             "/v2/check-sessions/{checkSessionId}",
@@ -121,19 +123,28 @@ pub fn routes() -> Vec<Route> {
             "/v2/check-sessions/{checkSessionId}/completion",
             "Await a check session (maxWaitSeconds 1..30, default 30; 408 while running)",
             get(await_check_session),
+        )
+        .answering(&[StatusCode::REQUEST_TIMEOUT])
+        .with_query(
+            "maxWaitSeconds",
+            serde_json::json!({ "type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
         Route::new(
             "POST",
             "/v1/check-sessions/{checkSessionId}/cancel",
             "Cancel a check session (204; idempotent on final sessions)",
             post(cancel_check_session),
-        ),
+        )
+        .taking(Body::Object)
+        .succeeding(StatusCode::NO_CONTENT),
         Route::new(
             "POST",
             "/v1/test-sessions/trigger",
             "Trigger a test session of the matching checks (404 if none match)",
             post(trigger_test_session),
-        ),
+        )
+        .taking(Body::Object)
+        .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
             "/v1/test-sessions/{testSessionId}",
@@ -145,6 +156,11 @@ pub fn routes() -> Vec<Route> {
             "/v1/test-sessions/{testSessionId}/completion",
             "Await a test session (maxWaitSeconds 1..30, default 30; 408 while running)",
             get(await_test_session),
+        )
+        .answering(&[StatusCode::REQUEST_TIMEOUT])
+        .with_query(
+            "maxWaitSeconds",
+            serde_json::json!({ "type": "number", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
     ]
 }
