@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use monform_model::wire::wire_schemas;
 use serde_json::{Map, Value, json};
 
-use crate::routes::Route;
+use crate::routes::{Body, Route};
 
 pub fn document(routes: &[Route]) -> Value {
     let mut components = Map::new();
@@ -42,9 +42,10 @@ pub fn document(routes: &[Route]) -> Value {
             operation["security"] = json!([{ "bearer": [] }]);
         }
         if let Some(body) = route.body {
+            let required = !matches!(body, Body::Json { required: false, .. });
             let schema = bodies::body_schema(body, &mut components);
             operation["requestBody"] =
-                json!({ "required": true, "content": { "application/json": { "schema": schema } } });
+                json!({ "required": required, "content": { "application/json": { "schema": schema } } });
         }
         paths
             .entry(route.path.as_str())
@@ -97,8 +98,8 @@ fn parameters(route: &Route) -> Value {
         .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
         .map(|name| json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }))
         .collect();
-    for (name, schema) in &route.query {
-        list.push(json!({ "name": name, "in": "query", "required": false, "schema": schema }));
+    for query in &route.query {
+        list.push(json!({ "name": query.name, "in": "query", "required": query.required, "schema": query.schema }));
     }
     if is_api(route) {
         list.push(json!({

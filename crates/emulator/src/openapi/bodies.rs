@@ -30,7 +30,7 @@ update is merged into the stored object and the result must be valid). Those ref
 /// (itself included), added to `components`.
 pub fn body_schema(body: Body, components: &mut Map<String, Value>) -> Value {
     let name = match body {
-        Body::Object => return json!({ "type": "object" }),
+        Body::Json { schema, .. } => return schema(),
         Body::Create(kind) if variant_tag(kind).is_some() => union(kind, Form::Create, components),
         Body::Update(kind) if variant_tag(kind).is_some() => union(kind, Form::Update, components),
         Body::Create(kind) => plain(kind, Form::Create, components),

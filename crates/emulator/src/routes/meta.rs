@@ -39,7 +39,10 @@ pub fn routes() -> Vec<Route> {
             "Move a maintenance",
             patch(patch_maintenance),
         )
-        .taking(Body::Object),
+        .taking(Body::Json {
+            schema: maintenance_schema,
+            required: true,
+        }),
     ]
 }
 
@@ -97,6 +100,16 @@ async fn list_maintenances(
     let rows = db.records(&caller.account, "maintenances", Some(&id), i64::MIN, i64::MAX)?;
     let (items, total) = paging.slice(rows.into_iter().map(|r| r.body).collect());
     Ok(paged(items, total, paging))
+}
+
+/// The body `patch_maintenance` takes, for `/openapi.json`.
+fn maintenance_schema() -> Value {
+    let date = json!({ "type": ["string", "null"], "description": "An ISO 8601 date or date-time." });
+    json!({
+        "type": "object",
+        "properties": { "startsAt": date, "endsAt": date },
+        "additionalProperties": false,
+    })
 }
 
 async fn patch_maintenance(

@@ -35,13 +35,13 @@ pub struct Route {
     /// Statuses the route answers beyond those `/openapi.json` derives
     /// from its method, path and body (409 on a clash, 408 on a wait...).
     pub statuses: Vec<StatusCode>,
-    /// Query parameters: name and JSON Schema.
-    pub query: Vec<(&'static str, serde_json::Value)>,
+    /// Query parameters.
+    pub query: Vec<Query>,
     pub router: MethodRouter<AppState>,
 }
 
 /// What a route's body is, for `/openapi.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Body {
     /// A kind's create body.
     Create(Kind),
@@ -51,8 +51,20 @@ pub enum Body {
     CheckCreate(CheckType),
     /// `PUT /v1/checks/{type}/{id}`, or the generic `PUT /v1/checks/{id}` (`None`).
     CheckUpdate(Option<CheckType>),
-    /// A JSON object the handler checks itself (sessions, subscriptions).
-    Object,
+    /// A body the handler checks itself (sessions, subscriptions): its
+    /// schema, kept next to the handler, and whether it may be left out.
+    Json {
+        schema: fn() -> serde_json::Value,
+        required: bool,
+    },
+}
+
+/// A query parameter a route reads, for `/openapi.json`.
+pub struct Query {
+    pub name: &'static str,
+    /// Its JSON Schema (arrays: repeated or comma-separated values).
+    pub schema: serde_json::Value,
+    pub required: bool,
 }
 
 impl Route {
@@ -95,7 +107,20 @@ impl Route {
     }
 
     fn with_query(mut self, name: &'static str, schema: serde_json::Value) -> Route {
-        self.query.push((name, schema));
+        self.query.push(Query {
+            name,
+            schema,
+            required: false,
+        });
+        self
+    }
+
+    fn requiring_query(mut self, name: &'static str, schema: serde_json::Value) -> Route {
+        self.query.push(Query {
+            name,
+            schema,
+            required: true,
+        });
         self
     }
 
@@ -223,7 +248,10 @@ pub fn table() -> Vec<Route> {
             "Subscribe a check or group to an alert channel",
             put(alert_channels::subscribe),
         )
-        .taking(Body::Object),
+        .taking(Body::Json {
+            schema: alert_channels::subscription_schema,
+            required: true,
+        }),
     );
     routes.extend(crud(
         Kind::MaintenanceWindow,

@@ -74,7 +74,7 @@ use super::reads::ERROR_GROUPS;
 use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
-use crate::body::{JsonBody, Params};
+use crate::body::{JsonBody, Params, RawBody};
 use crate::error::{ApiError, ApiResult};
 use crate::runner::{self, RunStatus};
 use crate::store::Objects;
@@ -110,7 +110,10 @@ pub fn routes() -> Vec<Route> {
             "Trigger a check session for each matching check (404 if none match)",
             post(trigger_check_sessions),
         )
-        .taking(Body::Object)
+        .taking(Body::Json {
+            schema: check_session_schema,
+            required: true,
+        })
         .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
@@ -135,7 +138,10 @@ pub fn routes() -> Vec<Route> {
             "Cancel a check session (204; idempotent on final sessions)",
             post(cancel_check_session),
         )
-        .taking(Body::Object)
+        .taking(Body::Json {
+            schema: cancel_schema,
+            required: false,
+        })
         .succeeding(StatusCode::NO_CONTENT),
         Route::new(
             "POST",
@@ -143,7 +149,10 @@ pub fn routes() -> Vec<Route> {
             "Trigger a test session of the matching checks (404 if none match)",
             post(trigger_test_session),
         )
-        .taking(Body::Object)
+        .taking(Body::Json {
+            schema: test_session_schema,
+            required: true,
+        })
         .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
@@ -1287,7 +1296,7 @@ async fn cancel_check_session(
     caller: Caller,
     Path(id): Path<String>,
     headers: HeaderMap,
-    bytes: axum::body::Bytes,
+    RawBody(bytes): RawBody,
 ) -> ApiResult<Response> {
     let only = cancel_filter(&headers, &bytes)?;
     let account = caller.account.clone();
@@ -1360,6 +1369,71 @@ const TEST_SESSION_FIELDS: &[&str] = &[
     "refreshCache",
     "metadata",
 ];
+
+/// The bodies the session routes take, for `/openapi.json`; `parse_target`,
+/// `cancel_filter` and `check_test_session_body` are what they describe.
+/// Retry strategies and metadata are described as objects only: their
+/// checkers say the rest.
+fn target_schema(test_session: bool) -> Value {
+    let mut properties = json!({
+        "checkId": { "type": "array", "items": { "type": "string", "format": "uuid" } },
+        "matchTags": {
+            "type": "array",
+            "items": { "type": "array", "items": { "type": "string" } },
+            "description": "An OR of AND-groups of tags.",
+        },
+    });
+    if test_session {
+        properties["allowDeactivated"] = json!({ "type": "boolean" });
+    }
+    json!({ "type": ["object", "null"], "properties": properties, "additionalProperties": false })
+}
+
+fn check_session_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "target": target_schema(false), "refreshCache": { "type": "boolean" } },
+        "additionalProperties": false,
+    })
+}
+
+fn cancel_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "sequenceId": { "type": "array", "items": { "type": "string", "format": "uuid" } } },
+        "additionalProperties": false,
+    })
+}
+
+fn test_session_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name", "runLocation"],
+        "properties": {
+            "name": { "type": "string", "pattern": "\\S" },
+            "runLocation": { "type": "string", "description": "A data-center location or a private location's slug." },
+            "target": target_schema(true),
+            "environmentVariables": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "value"],
+                    "properties": {
+                        "key": { "type": "string", "minLength": 1 },
+                        "value": { "type": ["string", "null"] },
+                        "locked": { "type": "boolean" },
+                        "secret": { "type": "boolean" },
+                    },
+                    "additionalProperties": false,
+                },
+            },
+            "retryStrategy": { "type": ["object", "null"] },
+            "refreshCache": { "type": "boolean" },
+            "metadata": { "type": "object" },
+        },
+        "additionalProperties": false,
+    })
+}
 
 /// Checks a `TriggerTestSessionRequest` body (all violations at once).
 fn check_test_session_body(db: &Connection, account: &str, body: &Value) -> ApiResult<Target> {
