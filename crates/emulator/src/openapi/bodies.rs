@@ -20,11 +20,12 @@ use serde_json::{Map, Value, json};
 use crate::routes::Body;
 
 /// What the schemas cannot say, for the document's description.
-pub const RULES: &str = "Bodies valid under these schemas are then checked against the model's rules across \
-fields (e.g. `frequencyOffset` with `frequency` 0, sub-minute frequencies only for API and TCP checks, ICMP \
-packet-loss thresholds, retry limits, maintenance window dates), and against the stored objects (references \
-must exist, a check keeps its type, a variable its key, a private location its slug, a secret stays secret; an \
-update is merged into the stored object and the result must be valid). Those refusals answer 400 too.";
+pub const RULES: &str = "Bodies valid under these schemas are then checked against the model's rules \
+across fields (e.g. `frequencyOffset` with `frequency` 0, sub-minute frequencies only for API and TCP checks, \
+ICMP packet-loss thresholds, retry limits, maintenance window dates, the length of a snippet's script or an \
+agentic prompt), and against the stored objects (references must exist, a check keeps its type, a variable its \
+key, a private location its slug, a secret stays secret; an update is merged into the stored object and the \
+result must be valid). Those refusals answer 400 too.";
 
 /// The component name of a route's body, and every component it needs
 /// (itself included), added to `components`.
@@ -193,22 +194,20 @@ fn shaped(kind: Kind, mut schema: Value, form: Form, tag: Option<&str>) -> Value
     if kind == Kind::Check {
         free_form_fields(&mut properties, check_type);
     }
-    let required: Vec<String> = match (form, check_type) {
+    let required: Vec<String> = match form {
         // The endpoint names the check type: the body may leave it out.
-        (Form::Create, _) => needed
-            .iter()
-            .filter(|r| *r != "checkType")
-            .cloned()
-            .chain(
-                check_type
-                    .into_iter()
-                    .flat_map(|t| required_free_form(CheckOperation::Create(t)))
-                    .map(|f| (*f).to_owned()),
-            )
-            .collect(),
+        Form::Create => {
+            let quirks = check_type.map_or(&[][..], |t| required_free_form(CheckOperation::Create(t)));
+            needed
+                .iter()
+                .filter(|r| *r != "checkType")
+                .cloned()
+                .chain(quirks.iter().map(|f| (*f).to_owned()))
+                .collect()
+        }
         // The generic check update's quirk fields are added by its union.
-        (Form::Update, _) if kind == Kind::Check => Vec::new(),
-        (Form::Update, _) => required_on_update(kind).iter().map(|f| (*f).to_owned()).collect(),
+        Form::Update if kind == Kind::Check => Vec::new(),
+        Form::Update => required_on_update(kind).iter().map(|f| (*f).to_owned()).collect(),
     };
     if form == Form::Update {
         // Updates are partial and `null` clears a field: fine where the
