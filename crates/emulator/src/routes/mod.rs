@@ -18,7 +18,7 @@ use axum::http::StatusCode;
 use axum::routing::{MethodRouter, delete, get, post, put};
 use monform_model::Kind;
 use monform_model::resources::CheckType;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::app::AppState;
 use objects::handlers::*;
@@ -53,17 +53,14 @@ pub enum Body {
     CheckUpdate(Option<CheckType>),
     /// A body the handler checks itself (sessions, subscriptions): its
     /// schema, kept next to the handler, and whether it may be left out.
-    Json {
-        schema: fn() -> serde_json::Value,
-        required: bool,
-    },
+    Json { schema: fn() -> Value, required: bool },
 }
 
 /// A query parameter a route reads, for `/openapi.json`.
 pub struct Query {
     pub name: &'static str,
     /// Its JSON Schema (arrays: repeated or comma-separated values).
-    pub schema: serde_json::Value,
+    pub schema: Value,
     pub required: bool,
 }
 
@@ -106,21 +103,16 @@ impl Route {
         self
     }
 
-    fn with_query(mut self, name: &'static str, schema: serde_json::Value) -> Route {
-        self.query.push(Query {
-            name,
-            schema,
-            required: false,
-        });
-        self
+    fn with_query(self, name: &'static str, schema: Value) -> Route {
+        self.query_parameter(name, schema, false)
     }
 
-    fn requiring_query(mut self, name: &'static str, schema: serde_json::Value) -> Route {
-        self.query.push(Query {
-            name,
-            schema,
-            required: true,
-        });
+    fn requiring_query(self, name: &'static str, schema: Value) -> Route {
+        self.query_parameter(name, schema, true)
+    }
+
+    fn query_parameter(mut self, name: &'static str, schema: Value, required: bool) -> Route {
+        self.query.push(Query { name, schema, required });
         self
     }
 
@@ -128,17 +120,14 @@ impl Route {
     fn paged(self) -> Route {
         self.with_query(
             "limit",
-            serde_json::json!({ "type": "integer", "minimum": 1, "maximum": crate::paging::MAX_LIMIT }),
+            json!({ "type": "integer", "minimum": 1, "maximum": crate::paging::MAX_LIMIT }),
         )
-        .with_query(
-            "page",
-            serde_json::json!({ "type": "integer", "minimum": 1, "maximum": u32::MAX }),
-        )
+        .with_query("page", json!({ "type": "integer", "minimum": 1, "maximum": u32::MAX }))
     }
 
     /// `autoAssignAlerts` of creates and updates.
     fn assigning(self) -> Route {
-        self.with_query("autoAssignAlerts", serde_json::json!({ "type": "boolean" }))
+        self.with_query("autoAssignAlerts", json!({ "type": "boolean" }))
     }
 }
 

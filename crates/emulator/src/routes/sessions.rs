@@ -130,7 +130,7 @@ pub fn routes() -> Vec<Route> {
         .answering(&[StatusCode::REQUEST_TIMEOUT])
         .with_query(
             "maxWaitSeconds",
-            serde_json::json!({ "type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
+            json!({ "type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
         Route::new(
             "POST",
@@ -169,7 +169,7 @@ pub fn routes() -> Vec<Route> {
         .answering(&[StatusCode::REQUEST_TIMEOUT])
         .with_query(
             "maxWaitSeconds",
-            serde_json::json!({ "type": "number", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
+            json!({ "type": "number", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
     ]
 }
