@@ -7,6 +7,7 @@
 mod common;
 
 use common::TestServer;
+use reqwest::Method;
 use serde_json::{Value, json};
 
 async fn served_document() -> Value {
@@ -197,4 +198,100 @@ async fn body_schemas_follow_the_servers_reading() {
         "DashboardCreate",
         json!({"customUrl": "a", "header": "h", "refreshRate": 4294967296u64})
     ));
+}
+
+/// Statuses random requests rarely reach, provoked on purpose: each must be
+/// one the document lists for the operation that answered it.
+#[tokio::test]
+async fn provoked_statuses_are_listed_by_their_operation() {
+    let server = TestServer::with(monform_emulator::Config {
+        rate_limit: None,
+        execute_checks: false,
+        session_duration: std::time::Duration::from_secs(60),
+        ..monform_emulator::Config::default()
+    })
+    .await;
+    let document: Value = server
+        .client
+        .get(server.url("/openapi.json"))
+        .send()
+        .await
+        .expect("request sent")
+        .json()
+        .await
+        .expect("a document");
+    let listed = |method: &str, template: &str, status: u16| {
+        let operation = &document["paths"][template][method];
+        assert!(operation.is_object(), "{method} {template} is not in the document");
+        assert!(
+            operation["responses"].get(status.to_string()).is_some(),
+            "{method} {template} answered {status}, which the document does not list"
+        );
+    };
+    let send = |method: reqwest::Method, path: &str, body: Option<Value>| {
+        let mut request = server.request(method, path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        async move {
+            let response = request.send().await.expect("request sent");
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+
+    let (status, group) = send(Method::POST, "/v2/check-groups", Some(json!({ "name": "g" }))).await;
+    assert_eq!(status, 201, "{group}");
+    let check = json!({ "name": "c", "groupId": group["id"], "request": { "url": "https://example.com" } });
+    let (status, check) = send(Method::POST, "/v1/checks/api?autoAssignAlerts=false", Some(check)).await;
+    assert_eq!(status, 201, "{check}");
+    let (status, _) = send(Method::DELETE, &format!("/v1/check-groups/{}", group["id"]), None).await;
+    assert_eq!(status, 409, "a group in use is not deleted");
+    listed("delete", "/v1/check-groups/{id}", status);
+
+    let variable = json!({ "key": "TOKEN", "value": "v" });
+    send(Method::POST, "/v1/variables", Some(variable.clone())).await;
+    let (status, _) = send(Method::POST, "/v1/variables", Some(variable)).await;
+    assert_eq!(status, 409, "a variable key is unique");
+    listed("post", "/v1/variables", status);
+
+    let (status, sessions) = send(
+        Method::POST,
+        "/v2/check-sessions/trigger",
+        Some(json!({ "target": { "checkId": [check["id"]] } })),
+    )
+    .await;
+    assert_eq!(status, 201, "{sessions}");
+    let session = sessions["sessions"][0]["checkSessionId"]
+        .as_str()
+        .expect("a session id");
+    let path = format!("/v2/check-sessions/{session}/completion?maxWaitSeconds=1");
+    let (status, _) = send(Method::GET, &path, None).await;
+    assert_eq!(status, 408, "the session runs a minute");
+    listed("get", "/v2/check-sessions/{checkSessionId}/completion", status);
+
+    let response = server
+        .request(Method::GET, "/v1/checks")
+        .header("x-service-account", "someone-else")
+        .send()
+        .await
+        .expect("request sent");
+    listed("get", "/v1/checks", response.status().as_u16());
+    assert_eq!(response.status(), 403);
+
+    // A method a path does not have is no operation: 405, naming the allowed ones.
+    let response = server
+        .request(Method::PATCH, "/v1/checks")
+        .send()
+        .await
+        .expect("request sent");
+    assert_eq!(response.status(), 405);
+    let allow = response
+        .headers()
+        .get("allow")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(allow.contains("GET"), "Allow: {allow}");
+    assert!(document["paths"]["/v1/checks"].get("patch").is_none());
 }
