@@ -35,6 +35,24 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
                 "send the body as JSON with `Content-Type: application/json`",
             ));
         }
+        let bytes = RawBody::from_request(request, state).await?.0;
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(ApiError::invalid("body", "must be a JSON object"));
+        }
+        Ok(JsonBody(value))
+    }
+}
+
+/// The body's bytes, whatever they are, refused with the API's error body
+/// (413 past `BODY_LIMIT`) rather than axum's plain text.
+pub struct RawBody(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<RawBody, ApiError> {
         let bytes = axum::body::Bytes::from_request(request, state)
             .await
             .map_err(|rejection| {
@@ -45,12 +63,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
                     ApiError::new(status, rejection.body_text())
                 }
             })?;
-        let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
-        if !value.is_object() {
-            return Err(ApiError::invalid("body", "must be a JSON object"));
-        }
-        Ok(JsonBody(value))
+        Ok(RawBody(bytes))
     }
 }
 

@@ -13,6 +13,25 @@ use crate::clock;
 use crate::error::{ApiError, ApiResult};
 use crate::store::Objects;
 
+/// The body `subscribe` takes, for `/openapi.json`: `activated` and
+/// exactly one of `checkId` and `groupId` (other fields are ignored).
+pub fn subscription_schema() -> Value {
+    let id = json!({ "type": ["string", "integer"] });
+    json!({
+        "type": "object",
+        "required": ["activated"],
+        "properties": {
+            "activated": { "type": "boolean" },
+            "checkId": { "type": ["string", "integer", "null"] },
+            "groupId": { "type": ["string", "integer", "null"] },
+        },
+        "oneOf": [
+            { "required": ["checkId"], "properties": { "checkId": id } },
+            { "required": ["groupId"], "properties": { "groupId": id } },
+        ],
+    })
+}
+
 pub async fn subscribe(
     State(app): State<AppState>,
     caller: Caller,

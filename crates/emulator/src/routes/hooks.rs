@@ -153,6 +153,27 @@ pub fn check_references(db: &Connection, account: &str, kind: Kind, stored: &Val
     }
 }
 
+/// The field the service keeps unique per account (409 on a clash).
+pub fn unique_field(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Dashboard => Some("customUrl"),
+        Kind::StatusPage => Some("url"),
+        Kind::PrivateLocation => Some("slugName"),
+        _ => None,
+    }
+}
+
+/// Whether a create can clash with an existing object (409): a unique
+/// field, or a variable's key.
+pub fn clashes_on_create(kind: Kind) -> bool {
+    kind == Kind::Variable || unique_field(kind).is_some()
+}
+
+/// The kinds whose delete `before_delete` refuses (409) while others use them.
+pub fn refuses_delete_while_used(kind: Kind) -> bool {
+    matches!(kind, Kind::Group | Kind::PrivateLocation | Kind::Snippet)
+}
+
 /// Natural keys the service keeps unique: 409 on a clash.
 pub fn check_unique(
     db: &Connection,
@@ -168,11 +189,8 @@ pub fn check_unique(
     {
         return Err(ApiError::conflict(format!("environment variable {key} already exists")));
     }
-    let field = match kind {
-        Kind::Dashboard => "customUrl",
-        Kind::StatusPage => "url",
-        Kind::PrivateLocation => "slugName",
-        _ => return Ok(()),
+    let Some(field) = unique_field(kind) else {
+        return Ok(());
     };
     let Some(value) = stored.get(field).filter(|v| !v.is_null()) else {
         return Ok(());

@@ -6,8 +6,8 @@ use axum::routing::{get, patch};
 use monform_model::resources::{Location, RuntimeId};
 use serde_json::{Value, json};
 
-use super::Route;
 use super::objects::{id_text, load};
+use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
@@ -38,7 +38,11 @@ pub fn routes() -> Vec<Route> {
             "/v1/maintenance-windows/{id}/maintenances/{maintenanceId}",
             "Move a maintenance",
             patch(patch_maintenance),
-        ),
+        )
+        .taking(Body::Json {
+            schema: maintenance_schema,
+            required: true,
+        }),
     ]
 }
 
@@ -96,6 +100,16 @@ async fn list_maintenances(
     let rows = db.records(&caller.account, "maintenances", Some(&id), i64::MIN, i64::MAX)?;
     let (items, total) = paging.slice(rows.into_iter().map(|r| r.body).collect());
     Ok(paged(items, total, paging))
+}
+
+/// The body `patch_maintenance` takes, for `/openapi.json`.
+fn maintenance_schema() -> Value {
+    let date = json!({ "type": ["string", "null"], "description": "An ISO 8601 date or date-time." });
+    json!({
+        "type": "object",
+        "properties": { "startsAt": date, "endsAt": date },
+        "additionalProperties": false,
+    })
 }
 
 async fn patch_maintenance(

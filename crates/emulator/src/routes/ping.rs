@@ -26,7 +26,8 @@ pub fn routes() -> Vec<Route> {
             "/ping/{token}",
             "Ping a heartbeat check (no key needed)",
             post(ping),
-        ),
+        )
+        .succeeding(StatusCode::OK),
     ]
 }
 

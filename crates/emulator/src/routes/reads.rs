@@ -72,55 +72,135 @@ pub fn routes() -> Vec<Route> {
             "/v1/check-results/{checkId}",
             "List a check's results (deprecated; 6-hour window; 5 requests per 10 s)",
             get(list_results_v1),
-        ),
+        )
+        .paged()
+        .results_query(),
         Route::new(
             "GET",
             "/v2/check-results/{checkId}",
             "List a check's results (cursor: limit, nextId; 6-hour window)",
             get(list_results_v2),
-        ),
+        )
+        .with_query(
+            "limit",
+            json!({ "type": "integer", "minimum": 1, "maximum": MAX_LIMIT }),
+        )
+        .with_query("nextId", json!({ "type": "string" }))
+        .with_query("fields", json!({ "type": "array", "items": { "type": "string" } }))
+        .results_query(),
         Route::new(
             "GET",
             "/v1/alert-notifications",
             "List alert notifications (filters: alertChannelId, hasFailures)",
             get(list_alert_notifications),
-        ),
+        )
+        .paged()
+        .window()
+        .with_query("alertChannelId", json!({ "type": "integer", "minimum": 1 }))
+        .with_query("hasFailures", json!({ "type": "boolean" })),
         Route::new(
             "GET",
             "/v1/check-alerts",
             "List check alerts (6-hour window)",
             get(list_check_alerts),
-        ),
+        )
+        .paged()
+        .window(),
         Route::new(
             "GET",
             "/v1/error-groups/checks/{checkId}",
             "List a check's error groups",
             get(list_error_groups),
-        ),
+        )
+        .paged(),
         Route::new(
             "GET",
             "/v1/analytics/api-checks/{id}",
             "Metrics of an API check (metrics required)",
             get(|s, c, p, q| analytics(Endpoint::Api, s, c, p, q)),
-        ),
+        )
+        .analytics_query(Endpoint::Api),
         Route::new(
             "GET",
             "/v1/analytics/browser-checks/{id}",
             "Metrics of a browser check (metrics required)",
             get(|s, c, p, q| analytics(Endpoint::Browser, s, c, p, q)),
-        ),
+        )
+        .analytics_query(Endpoint::Browser),
         Route::new(
             "GET",
             "/v1/reporting",
             "Aggregate statistics per check (successRatio, avg, p95, p99)",
             get(reporting),
-        ),
+        )
+        .window()
+        .with_query("quickRange", json!({ "type": "string", "enum": REPORT_RANGES }))
+        .with_query(
+            "filterByTags",
+            json!({ "type": "array", "items": { "type": "string" } }),
+        )
+        .with_query("deactivated", json!({ "type": "boolean" })),
     ]
 }
 
 // ---------------------------------------------------------------------------
 // Parameters.
 // ---------------------------------------------------------------------------
+
+/// The query parameters of these routes, for `/openapi.json`.
+impl Route {
+    /// `from` and `to` (`time_param`).
+    fn window(self) -> Route {
+        let time = json!({
+            "anyOf": [
+                { "type": "number", "minimum": 0, "exclusiveMaximum": 100_000_000_000i64, "description": "UNIX seconds" },
+                { "type": "string", "format": "date-time" },
+            ],
+        });
+        self.with_query("from", time.clone()).with_query("to", time)
+    }
+
+    /// `ResultQuery::from_params`.
+    fn results_query(self) -> Route {
+        let locations: Vec<&str> = Location::ALL.iter().map(|l| l.as_str()).collect();
+        self.window()
+            .with_query("location", json!({ "type": "string", "enum": locations }))
+            .with_query(
+                "checkType",
+                json!({ "type": "string", "enum": sessions::check_type_names() }),
+            )
+            .with_query("hasFailures", json!({ "type": "boolean" }))
+            .with_query(
+                "resultType",
+                json!({ "type": "string", "enum": ["FINAL", "ATTEMPT", "ALL"] }),
+            )
+    }
+
+    /// `analytics`: metrics (required), window, interval, filters, paging.
+    fn analytics_query(self, endpoint: Endpoint) -> Route {
+        let mut metrics: Vec<String> = ["availability", "retries"].iter().map(|m| (*m).to_owned()).collect();
+        for base in endpoint.bases() {
+            metrics.push((*base).to_owned());
+            metrics.extend(SUFFIXES.iter().map(|suffix| format!("{base}_{suffix}")));
+        }
+        self.requiring_query(
+            "metrics",
+            json!({ "type": "array", "minItems": 1, "items": { "type": "string", "enum": metrics } }),
+        )
+        .window()
+        .with_query("quickRange", json!({ "type": "string", "enum": ANALYTICS_RANGES }))
+        .with_query(
+            "aggregationInterval",
+            json!({ "type": "integer", "minimum": 1, "maximum": 43_200 }),
+        )
+        .with_query(
+            "filterByStatus",
+            json!({ "type": "array", "items": { "type": "string", "enum": ["success", "failure"] } }),
+        )
+        .with_query("groupBy", json!({ "type": "string", "enum": endpoint.group_by() }))
+        .paged()
+    }
+}
 
 /// A `from`/`to` parameter in UNIX milliseconds: UNIX seconds or an ISO date.
 pub fn time_param(params: &Params, key: &str) -> ApiResult<Option<i64>> {

@@ -68,13 +68,13 @@ use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 
-use super::Route;
 use super::checks::apply_group;
 use super::objects::id_text;
 use super::reads::ERROR_GROUPS;
+use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
-use crate::body::{JsonBody, Params};
+use crate::body::{JsonBody, Params, RawBody};
 use crate::error::{ApiError, ApiResult};
 use crate::runner::{self, RunStatus};
 use crate::store::Objects;
@@ -109,7 +109,12 @@ pub fn routes() -> Vec<Route> {
             "/v2/check-sessions/trigger",
             "Trigger a check session for each matching check (404 if none match)",
             post(trigger_check_sessions),
-        ),
+        )
+        .taking(Body::Json {
+            schema: check_session_schema,
+            required: true,
+        })
+        .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
             "/v2/check-sessions/{checkSessionId}",
@@ -121,19 +126,34 @@ pub fn routes() -> Vec<Route> {
             "/v2/check-sessions/{checkSessionId}/completion",
             "Await a check session (maxWaitSeconds 1..30, default 30; 408 while running)",
             get(await_check_session),
+        )
+        .answering(&[StatusCode::REQUEST_TIMEOUT])
+        .with_query(
+            "maxWaitSeconds",
+            json!({ "type": "integer", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
         Route::new(
             "POST",
             "/v1/check-sessions/{checkSessionId}/cancel",
             "Cancel a check session (204; idempotent on final sessions)",
             post(cancel_check_session),
-        ),
+        )
+        .taking(Body::Json {
+            schema: cancel_schema,
+            required: false,
+        })
+        .succeeding(StatusCode::NO_CONTENT),
         Route::new(
             "POST",
             "/v1/test-sessions/trigger",
             "Trigger a test session of the matching checks (404 if none match)",
             post(trigger_test_session),
-        ),
+        )
+        .taking(Body::Json {
+            schema: test_session_schema,
+            required: true,
+        })
+        .answering(&[StatusCode::NOT_FOUND]),
         Route::new(
             "GET",
             "/v1/test-sessions/{testSessionId}",
@@ -145,6 +165,11 @@ pub fn routes() -> Vec<Route> {
             "/v1/test-sessions/{testSessionId}/completion",
             "Await a test session (maxWaitSeconds 1..30, default 30; 408 while running)",
             get(await_test_session),
+        )
+        .answering(&[StatusCode::REQUEST_TIMEOUT])
+        .with_query(
+            "maxWaitSeconds",
+            json!({ "type": "number", "minimum": 1, "maximum": MAX_WAIT_SECONDS }),
         ),
     ]
 }
@@ -1271,7 +1296,7 @@ async fn cancel_check_session(
     caller: Caller,
     Path(id): Path<String>,
     headers: HeaderMap,
-    bytes: axum::body::Bytes,
+    RawBody(bytes): RawBody,
 ) -> ApiResult<Response> {
     let only = cancel_filter(&headers, &bytes)?;
     let account = caller.account.clone();
@@ -1344,6 +1369,71 @@ const TEST_SESSION_FIELDS: &[&str] = &[
     "refreshCache",
     "metadata",
 ];
+
+/// The bodies the session routes take, for `/openapi.json`; `parse_target`,
+/// `cancel_filter` and `check_test_session_body` are what they describe.
+/// Retry strategies and metadata are described as objects only: their
+/// checkers say the rest.
+fn target_schema(test_session: bool) -> Value {
+    let mut properties = json!({
+        "checkId": { "type": "array", "items": { "type": "string", "format": "uuid" } },
+        "matchTags": {
+            "type": "array",
+            "items": { "type": "array", "items": { "type": "string" } },
+            "description": "An OR of AND-groups of tags.",
+        },
+    });
+    if test_session {
+        properties["allowDeactivated"] = json!({ "type": "boolean" });
+    }
+    json!({ "type": ["object", "null"], "properties": properties, "additionalProperties": false })
+}
+
+fn check_session_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "target": target_schema(false), "refreshCache": { "type": "boolean" } },
+        "additionalProperties": false,
+    })
+}
+
+fn cancel_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "sequenceId": { "type": "array", "items": { "type": "string", "format": "uuid" } } },
+        "additionalProperties": false,
+    })
+}
+
+fn test_session_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name", "runLocation"],
+        "properties": {
+            "name": { "type": "string", "pattern": "\\S" },
+            "runLocation": { "type": "string", "description": "A data-center location or a private location's slug." },
+            "target": target_schema(true),
+            "environmentVariables": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "value"],
+                    "properties": {
+                        "key": { "type": "string", "minLength": 1 },
+                        "value": { "type": ["string", "null"] },
+                        "locked": { "type": "boolean" },
+                        "secret": { "type": "boolean" },
+                    },
+                    "additionalProperties": false,
+                },
+            },
+            "retryStrategy": { "type": ["object", "null"] },
+            "refreshCache": { "type": "boolean" },
+            "metadata": { "type": "object" },
+        },
+        "additionalProperties": false,
+    })
+}
 
 /// Checks a `TriggerTestSessionRequest` body (all violations at once).
 fn check_test_session_body(db: &Connection, account: &str, body: &Value) -> ApiResult<Target> {
