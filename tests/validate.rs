@@ -122,3 +122,84 @@ fn script_files_must_be_regular_files() {
         stderr(&output)
     );
 }
+
+/// Ten independent mistakes packed into three resources: shape, rule and
+/// reference errors in the same resource do not hide each other.
+#[test]
+fn mistakes_in_one_resource_do_not_hide_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"mixed\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("checks.yaml"),
+        r#"alertChannels:
+  oncall:
+    type: EMAIL
+    config: { address: ops@example.com }
+checks:
+  orders:
+    checkType: API
+    name: Orders
+    frequency: 5
+    frequencyOffset: 700
+    locations: [eu-west-1, mars-north-1]
+    alertChannels: [oncal]
+    request:
+      url: https://api.example.com/orders
+      method: FETCH
+  ping:
+    checkType: ICMP
+    name: Ping
+    colour: red
+    degradedPacketLossThreshold: 50
+    maxPacketLossThreshold: 20
+    group: edge
+    request: { hostname: gw.example.com }
+  home:
+    checkType: URL
+    name: Home
+    frequency: 0
+    retryStrategy: { type: SINGLE_RETRY, maxRetries: 2 }
+    alertChannels: [oncall]
+    request: { url: "https://example.com/", followRedirects: maybe }
+"#,
+    )
+    .unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr(&output);
+    assert!(
+        stderr.ends_with("error: 10 problems found; nothing was checked against the API\n"),
+        "{stderr}"
+    );
+    insta::assert_snapshot!(stderr);
+}
+
+/// A folder with its own monform.toml (an `import --out sub`) is another
+/// project: skipped with a warning that does not fail validation.
+#[test]
+fn nested_project_is_skipped_with_a_warning() {
+    let project = copy_example("quickstart");
+    let dir = project.path();
+    let nested = dir.join("monitors/imported");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("monform.toml"), "[project]\nname = \"other\"\n").unwrap();
+    std::fs::write(nested.join("checks.yaml"), "checks:\n  x: { bogus: 1 }\n").unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout(&output).ends_with(": OK\n"), "{}", stdout(&output));
+    assert_eq!(stderr.matches("monform::nested-project").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("skipped monitors/imported/: it holds its own monform.toml, so it is a separate project"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("bogus"), "{stderr}");
+}

@@ -9,12 +9,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use monform_model::schema::schemas;
 use monform_model::validate::RefSite;
-use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape, into_resource};
+use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape};
 use serde_json::Value;
 
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
-use crate::discover::discover;
+use crate::discover::{Discovered, discover};
 use crate::interpolate::{InterpolationError, interpolate};
 use crate::project::{PROJECT_FILE, Project, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span};
@@ -36,6 +36,9 @@ pub struct Loaded {
     /// Resource files read (monform.toml not counted).
     pub resource_files: usize,
     pub diagnostics: Vec<Diagnostic>,
+    /// Worth saying but not wrong (a nested project skipped): they do not
+    /// make the load fail.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Loaded {
@@ -57,19 +60,38 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         env,
     };
     let project = loader.load_project(root);
-    let files = match &project {
+    let discovered = match &project {
         Some(project) => match discover(root, &project.include) {
-            Ok(files) => files,
+            Ok(discovered) => discovered,
             Err(e) => {
                 loader.diagnostics.push(Diagnostic::new(
                     "monform::io",
                     format!("cannot list the files of {}: {e}", root.display()),
                 ));
-                Vec::new()
+                Discovered::default()
             }
         },
-        None => Vec::new(),
+        None => Discovered::default(),
     };
+    let warnings = discovered
+        .nested
+        .iter()
+        .map(|folder| {
+            Diagnostic::new(
+                "monform::nested-project",
+                format!(
+                    "skipped {}/: it holds its own {PROJECT_FILE}, so it is a separate project",
+                    display_name(root, folder)
+                ),
+            )
+            .warning()
+            .help(format!(
+                "run monform in that folder (--dir {}) to manage it",
+                display_name(root, folder)
+            ))
+        })
+        .collect();
+    let files = discovered.files;
     let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
     let items = loader.read_resource_files(root, files, defaults);
@@ -87,6 +109,7 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         desired,
         resource_files,
         diagnostics,
+        warnings,
     }
 }
 
@@ -107,7 +130,7 @@ struct Found {
 struct Item {
     address: Address,
     key_span: Span,
-    validated: Option<Validated>,
+    validated: Validated,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -119,8 +142,12 @@ struct ReadFile {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// A validated resource and the references it makes.
-type Validated = (monform_model::Resource, Vec<(RefSite, Span)>);
+/// What validating a resource gave: the typed resource when it is valid,
+/// and the references it makes (checked even when it is not).
+struct Validated {
+    resource: Option<monform_model::Resource>,
+    refs: Vec<(RefSite, Span)>,
+}
 
 impl Loader<'_> {
     fn load_project(&mut self, root: &Path) -> Option<Project> {
@@ -218,8 +245,9 @@ impl Loader<'_> {
             .into_par_iter()
             .map(|item| {
                 let mut diagnostics = item.diagnostics;
-                let resource = item.validated.map(|(resource, sites)| DesiredResource {
-                    references: references(&item.address, sites, &defined, &mut diagnostics),
+                let references = references(&item.address, item.validated.refs, &defined, &mut diagnostics);
+                let resource = item.validated.resource.map(|resource| DesiredResource {
+                    references,
                     address: item.address,
                     resource,
                     span: item.key_span,
@@ -301,19 +329,28 @@ fn references(
     references
 }
 
-/// Shape, scripts and rules of one resource.
-fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Validated> {
+/// Shape, scripts, rules and the reference sites of one resource. Every
+/// check runs on whatever part of the resource is well-formed: a rule is
+/// skipped only when a top-level field it reads is broken, a reference only
+/// when its own value is. The typed resource comes back when nothing is wrong.
+fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Validated {
     let mut json = item.node.to_json();
     let shape = check_shape(item.address.kind, &json);
-    let mut ok = shape.violations.is_empty();
-    for violation in shape.violations {
-        diagnostics.push(violation_diagnostic(item, &violation));
+    // Top-level fields that are broken: rules reading them are skipped.
+    let mut broken: FxHashSet<String> = FxHashSet::default();
+    for violation in &shape.violations {
+        if let Some(field) = top_field(&violation.path).or_else(|| violation.missing_field()) {
+            broken.insert(field.to_owned());
+        }
+        diagnostics.push(violation_diagnostic(item, violation));
     }
     for script in &shape.scripts {
         match read_script(base, &script.file) {
             Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
             Err(message) => {
-                ok = false;
+                if let Some(field) = top_field(&script.path) {
+                    broken.insert(field.to_owned());
+                }
                 let span = item.node.locate(&script.path.key("file"), false);
                 diagnostics.push(
                     Diagnostic::new(
@@ -326,23 +363,42 @@ fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Opt
             }
         }
     }
-    if !ok {
-        return None;
+    let rules = monform_model::rules::check(item.address.kind, &json, &|field| !broken.contains(field));
+    for violation in &rules {
+        diagnostics.push(violation_diagnostic(item, violation));
     }
-    match into_resource(item.address.kind, json) {
-        Ok(resource) => {
-            let refs = shape.refs.into_iter().map(|r| {
-                let span = item.node.locate(&r.path, false);
-                (r, span)
-            });
-            Some((resource, refs.collect()))
-        }
-        Err(violations) => {
-            for violation in &violations {
-                diagnostics.push(violation_diagnostic(item, violation));
+    // A reference whose own value is broken (a bad logical id) is not looked up.
+    let refs = shape
+        .refs
+        .into_iter()
+        .filter(|r| !shape.violations.iter().any(|v| v.path.0.starts_with(&r.path.0)))
+        .map(|r| {
+            let span = item.node.locate(&r.path, false);
+            (r, span)
+        })
+        .collect();
+    let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
+        match monform_model::Resource::from_json(item.address.kind, json) {
+            Ok(resource) => Some(resource),
+            Err(e) => {
+                diagnostics.push(violation_diagnostic(
+                    item,
+                    &Violation::new(FieldPath::root(), e.to_string()),
+                ));
+                None
             }
-            None
         }
+    } else {
+        None
+    };
+    Validated { resource, refs }
+}
+
+/// The top-level field a path is in.
+fn top_field(path: &FieldPath) -> Option<&str> {
+    match path.segments().first()? {
+        Segment::Key(key) => Some(key),
+        Segment::Index(_) => None,
     }
 }
 

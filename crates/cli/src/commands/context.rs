@@ -36,6 +36,7 @@ impl From<String> for Stop {
 pub fn load(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
     let env = |name: &str| std::env::var(name).ok();
     let loaded = monform_config::load(dir, &env);
+    output.diagnostics(&loaded.warnings, &loaded.sources);
     if !loaded.is_ok() {
         output.diagnostics(&loaded.diagnostics, &loaded.sources);
         eprintln!(

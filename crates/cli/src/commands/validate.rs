@@ -8,6 +8,7 @@ use crate::render::Output;
 pub fn run(dir: &Path, output: &Output) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let loaded = monform_config::load(dir, &env);
+    output.diagnostics(&loaded.warnings, &loaded.sources);
     if loaded.is_ok() {
         println!(
             "{} in {}: OK",
