@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
 use crate::discover::{Discovered, discover};
-use crate::interpolate::{InterpolationError, interpolate};
+use crate::expand::{Context, expand, interpolation_diagnostic};
+use crate::interpolate::{Scope, interpolate_node};
 use crate::project::{PROJECT_FILE, Project, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
@@ -47,19 +48,31 @@ impl Loaded {
     }
 }
 
-/// Loads the project rooted at `root`.
+/// Loads the project rooted at `root`, without selecting an environment.
+pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
+    load_environment(root, env, None)
+}
+
+/// Loads the project rooted at `root` for `environment` (its project name,
+/// vars, defaults and API; the resources it has). Without one, every
+/// resource is loaded with the project's own `[vars]` and `[defaults]`.
 ///
 /// Each file is read, parsed and its resources validated in one parallel
 /// task (rayon), so its tree is freed while the memory is still warm;
 /// references are resolved in parallel too. Everything else runs in file
 /// order, so the result and the diagnostics do not depend on the scheduling.
-pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
+pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
         diagnostics: Vec::new(),
         env,
     };
-    let project = loader.load_project(root);
+    let mut project = loader.load_project(root);
+    if let (Some(project), Some(environment)) = (&mut project, environment)
+        && let Err(diagnostic) = project.select(environment)
+    {
+        loader.diagnostics.push(diagnostic);
+    }
     let discovered = match &project {
         Some(project) => match discover(root, &project.include) {
             Ok(discovered) => discovered,
@@ -94,7 +107,14 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
     let files = discovered.files;
     let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
-    let items = loader.read_resource_files(root, files, defaults);
+    let environments = project.as_ref().map(Project::environment_names).unwrap_or_default();
+    let context = Context {
+        env,
+        vars: project.as_ref().map(|p| p.vars.as_slice()).unwrap_or_default(),
+        environments: &environments,
+        environment: project.as_ref().and_then(|p| p.environment.as_deref()),
+    };
+    let items = loader.read_resource_files(root, files, defaults, &context);
     let desired = loader.build_desired(items);
     let Loader {
         sources,
@@ -102,7 +122,7 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         ..
     } = loader;
     diagnostics.sort_by_key(|d| d.span.map(|s| (s.file, s.start)));
-    diagnostics.dedup();
+    dedup(&mut diagnostics);
     Loaded {
         sources,
         project,
@@ -162,7 +182,19 @@ impl Loader<'_> {
             );
             return None;
         }
-        let file = read_file(root, path, self.sources.len() as FileId, self.env);
+        let mut file = read_file(root, path, self.sources.len() as FileId);
+        if let Some(node) = &mut file.node {
+            // monform.toml may use ${env:}, not ${var:} or ${each}.
+            let scope = Scope {
+                env: self.env,
+                vars: None,
+                each: None,
+            };
+            let mut errors = Vec::new();
+            interpolate_node(node, &scope, &mut errors);
+            file.diagnostics
+                .extend(errors.into_iter().map(|(e, span)| interpolation_diagnostic(e, span)));
+        }
         self.sources.add(file.source);
         self.diagnostics.extend(file.diagnostics);
         let node = file.node?;
@@ -173,17 +205,22 @@ impl Loader<'_> {
     /// Reads, parses and interpolates each file, finds its resources and
     /// validates them (`[defaults]` merged into checks), a file per parallel
     /// task; returns every resource found, in file order.
-    fn read_resource_files(&mut self, root: &Path, paths: Vec<PathBuf>, defaults: &[Entry]) -> Vec<Item> {
+    fn read_resource_files(
+        &mut self,
+        root: &Path,
+        paths: Vec<PathBuf>,
+        defaults: &[Entry],
+        context: &Context<'_>,
+    ) -> Vec<Item> {
         let first = self.sources.len();
-        let env = self.env;
         let read: Vec<(ReadFile, Vec<Item>)> = paths
             .into_par_iter()
             .enumerate()
             .map(|(i, path)| {
-                let mut file = read_file(root, path, (first + i) as FileId, env);
+                let mut file = read_file(root, path, (first + i) as FileId);
                 let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
                 let found = match file.node.take() {
-                    Some(tree) => resources_of(tree, &mut file.diagnostics),
+                    Some(tree) => resources_of(tree, &base, context, &mut file.diagnostics),
                     None => Vec::new(),
                 };
                 let items = found
@@ -424,7 +461,7 @@ fn read_script(base: &Path, relative: &str) -> Result<String, String> {
 
 /// The resources of one file's tree, reporting what is not a resource:
 /// unknown sections, sections that are not maps, bad logical ids.
-fn resources_of(tree: Node, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
+fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
     let mut found = Vec::new();
     let NodeValue::Map(sections) = tree.value else {
         diagnostics.push(
@@ -483,11 +520,20 @@ fn resources_of(tree: Node, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
                 );
                 continue;
             }
-            found.push(Found {
-                address: Address::new(kind, entry.key),
-                key_span: entry.key_span,
-                node: entry.value,
-            });
+            let expanded = expand(
+                kind,
+                &entry.key,
+                entry.key_span,
+                entry.value,
+                base,
+                context,
+                diagnostics,
+            );
+            found.extend(expanded.into_iter().map(|e| Found {
+                address: e.address,
+                key_span: e.key_span,
+                node: e.node,
+            }));
         }
     }
     found
@@ -514,8 +560,8 @@ fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
     diagnostic
 }
 
-/// Reads, parses and interpolates one file.
-fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> ReadFile {
+/// Reads and parses one file.
+fn read_file(root: &Path, path: PathBuf, id: FileId) -> ReadFile {
     let name = display_name(root, &path);
     let format = Format::of(&path).unwrap_or(Format::Yaml);
     let mut diagnostics = Vec::new();
@@ -541,10 +587,7 @@ fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> Read
         Format::Toml => parse_toml(id, &text),
     };
     let node = match parsed {
-        Ok(mut node) => {
-            interpolate_strings(&mut node, env, &mut diagnostics);
-            Some(node)
-        }
+        Ok(node) => Some(node),
         Err(errors) => {
             for SyntaxError { message, span } in errors {
                 let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
@@ -569,32 +612,21 @@ fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> Read
     }
 }
 
-fn interpolate_strings(node: &mut Node, env: EnvLookup<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    node.for_each_string_mut(&mut |text, span| {
-        // Most strings have nothing to interpolate: leave them untouched.
-        if !text.contains("${") {
-            return;
+/// Removes repeated diagnostics (the items of one definition repeat its
+/// mistakes); `diagnostics` is sorted by place, so repeats are near.
+fn dedup(diagnostics: &mut Vec<Diagnostic>) {
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+    for diagnostic in diagnostics.drain(..) {
+        let repeated = kept
+            .iter()
+            .rev()
+            .take_while(|d| d.span.map(|s| (s.file, s.start)) == diagnostic.span.map(|s| (s.file, s.start)))
+            .any(|d| *d == diagnostic);
+        if !repeated {
+            kept.push(diagnostic);
         }
-        match interpolate(text, env) {
-            Ok(value) => *text = value,
-            Err(errors) => {
-                for error in errors {
-                    diagnostics.push(match error {
-                        InterpolationError::Unset(name) => {
-                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
-                                .at(span, format!("uses ${{env:{name}}}"))
-                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
-                        }
-                        InterpolationError::Malformed(text) => {
-                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
-                                .at(span, "here")
-                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
-                        }
-                    });
-                }
-            }
-        }
-    });
+    }
+    *diagnostics = kept;
 }
 
 /// Fills each `[defaults]` field the check does not set itself.
