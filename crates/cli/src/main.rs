@@ -28,6 +28,9 @@ struct Cli {
     /// The API to talk to (overrides MONFORM_API_URL and monform.toml); `local` runs the bundled emulator
     #[arg(long, global = true)]
     api_url: Option<String>,
+    /// The environment to work on (of monform.toml's [environments]); `validate` without it checks every one
+    #[arg(long = "env", global = true, env = "MONFORM_ENV", value_name = "NAME")]
+    environment: Option<String>,
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let output = render::Output::new(cli.color);
+    commands::context::set_environment(cli.environment.clone());
     match cli.command {
         Command::Validate => commands::validate::run(&cli.dir, &output),
         Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),

@@ -88,8 +88,31 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
 
 /// The body of a string that is exactly one substitution of ours.
 fn whole(text: &str) -> Option<&str> {
-    let body = text.strip_prefix("${")?.strip_suffix('}')?;
-    (!body.contains('}') && !body.contains("${") && is_ours(body)).then_some(body)
+    let rest = text.strip_prefix("${")?;
+    let end = closing(rest)?;
+    let body = &rest[..end];
+    (end + 1 == rest.len() && is_ours(body)).then_some(body)
+}
+
+/// Where the `}` closing a substitution is, past nested ones (a default
+/// may be a substitution: `${each.value.f:-${var:f}}`).
+fn closing(after: &str) -> Option<usize> {
+    let bytes = after.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn is_ours(body: &str) -> bool {
@@ -116,7 +139,7 @@ pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, 
             rest = after;
             continue;
         }
-        let Some(end) = after.find('}') else {
+        let Some(end) = closing(after) else {
             errors.push(InterpolationError::Malformed(rest[start..].to_owned()));
             rest = "";
             break;
@@ -143,7 +166,7 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved,
         Some((reference, default)) => (reference, Some(default)),
         None => (body, None),
     };
-    let typed_default = || default.map(|d| Resolved::Node(yaml_scalar(d, span)));
+    let typed_default = || default.and_then(|d| resolve_default(d, span, scope));
     let malformed = || InterpolationError::Malformed(format!("${{{body}}}"));
     if let Some(name) = reference.strip_prefix("env:") {
         if !is_name(name) {
@@ -195,6 +218,17 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved,
     Some(found.or_else(typed_default).ok_or_else(unknown))
 }
 
+/// An inline default: a substitution itself, a string with some, or a YAML scalar.
+fn resolve_default(text: &str, span: Span, scope: &Scope<'_>) -> Option<Resolved> {
+    if let Some(body) = whole(text) {
+        return resolve(body, span, scope)?.ok();
+    }
+    if text.contains("${") {
+        return interpolate(text, span, scope).ok().map(Resolved::Text);
+    }
+    Some(Resolved::Node(yaml_scalar(text, span)))
+}
+
 /// The value at a dotted path (`a.b`, `items.0`) inside an item.
 fn lookup<'n>(node: &'n Node, path: &str) -> Option<&'n Node> {
     path.split('.').try_fold(node, |node, part| match &node.value {
@@ -207,7 +241,10 @@ fn lookup<'n>(node: &'n Node, path: &str) -> Option<&'n Node> {
 /// An inline default read as a YAML scalar (`5` a number, `true` a boolean).
 fn yaml_scalar(text: &str, span: Span) -> Node {
     let value = match parse_yaml(span.file, text).map(|n| n.value) {
-        Ok(value @ (NodeValue::Bool(_) | NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Null)) => value,
+        Ok(
+            value
+            @ (NodeValue::Bool(_) | NodeValue::Int(_) | NodeValue::Float(_) | NodeValue::Null | NodeValue::Str(_)),
+        ) => value,
         _ => NodeValue::Str(text.to_owned()),
     };
     Node { span, value }
@@ -295,13 +332,14 @@ mod tests {
         let mut resource = node(concat!(
             "n: ${each.value.frequency}\nd: ${each.value.missing:-5}\nt: ${each.value.tags}\n",
             "u: \"${var:base}${each.value.path}\"\nc: ${var:count}\nk: API ${each.key}\nb: ${var:nope:-true}\n",
+            "f: ${each.value.nope:-${var:count}}\ng: x${each.value.nope:-${var:count}}y\n",
         ));
         let mut errors = Vec::new();
         interpolate_node(&mut resource, &scope(&vars, Some(&each)), &mut errors);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             resource.to_json(),
-            serde_json::json!({"n": 1, "d": 5, "t": ["a", "b"], "u": "https://x.example/orders", "c": 3, "k": "API orders", "b": true})
+            serde_json::json!({"n": 1, "d": 5, "t": ["a", "b"], "u": "https://x.example/orders", "c": 3, "k": "API orders", "b": true, "f": 3, "g": "x3y"})
         );
     }
 

@@ -46,6 +46,20 @@ pub struct Environment {
 }
 
 impl Project {
+    /// A project with default settings.
+    pub fn new(name: impl Into<String>) -> Project {
+        Project {
+            name: name.into(),
+            include: Vec::new(),
+            api_url: None,
+            defaults: Vec::new(),
+            state_backend: StateBackend::Local,
+            vars: Vec::new(),
+            environments: Vec::new(),
+            environment: None,
+        }
+    }
+
     pub fn environment_names(&self) -> Vec<&str> {
         self.environments.iter().map(|e| e.name.as_str()).collect()
     }
@@ -97,16 +111,7 @@ const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
 /// Reads the project settings from the parsed `monform.toml`, reporting
 /// every problem. `check_fields` are the fields `[defaults]` may set.
 pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Project> {
-    let mut project = Project {
-        name: String::new(),
-        include: Vec::new(),
-        api_url: None,
-        defaults: Vec::new(),
-        state_backend: StateBackend::Local,
-        vars: Vec::new(),
-        environments: Vec::new(),
-        environment: None,
-    };
+    let mut project = Project::new(String::new());
     for entry in root.as_map().unwrap_or_default() {
         let Some((_, keys)) = SECTIONS.iter().find(|(name, _)| *name == entry.key) else {
             diagnostics.push(unknown(
