@@ -203,3 +203,86 @@ fn nested_project_is_skipped_with_a_warning() {
     );
     assert!(!stderr.contains("bogus"), "{stderr}");
 }
+
+/// The mistakes forEach, forEachFile, vars and environments allow, each at
+/// its file and line, in one run.
+#[test]
+fn expansion_mistakes_are_reported_at_their_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("monform.toml"),
+        "[project]\nname = \"shop\"\n\n[vars]\nbase = \"https://example.com\"\n\n[environments.staging]\n\n[environments.production]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("monitors")).unwrap();
+    std::fs::create_dir_all(root.join("e2e/a")).unwrap();
+    std::fs::create_dir_all(root.join("e2e/b")).unwrap();
+    std::fs::write(root.join("e2e/a/login.spec.js"), "test('a')\n").unwrap();
+    std::fs::write(root.join("e2e/b/login.spec.js"), "test('b')\n").unwrap();
+    std::fs::write(
+        root.join("monitors/checks.yaml"),
+        r#"checks:
+  api:
+    forEach:
+      users: { path: /users }
+      orders: { path: /orders, frequency: often }
+    checkType: API
+    name: "API ${each.key}"
+    frequency: ${each.value.frequency:-5}
+    frequencyOffset: ${each.value.offset:-700}
+    request:
+      url: "${var:bsae_url}${each.value.path}"
+      method: ${each.value.verb}
+  home:
+    forEach: [eu-west-1, eu-west-1]
+    checkType: URL
+    name: "Home ${each.key}"
+    request: { url: "${var:base}/" }
+  e2e:
+    forEachFile: "../e2e/**/*.spec.js"
+    checkType: BROWSER
+    name: "E2E ${each.key}"
+    script: { file: "${each.value}" }
+  smoke:
+    forEachFile: "../smoke/*.spec.js"
+    checkType: BROWSER
+    name: "Smoke ${each.key}"
+    script: { file: "${each.value}" }
+  both:
+    forEach: [a]
+    forEachFile: "../e2e/**/*.js"
+    checkType: URL
+    name: Both
+    request: { url: "${var:base}" }
+  qa-only:
+    checkType: URL
+    name: "QA ${each.key}"
+    request: { url: "${var:base}/qa" }
+    environments: [qa, staging]
+"#,
+    )
+    .unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(root)
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(stderr(&output));
+
+    let output = monform()
+        .args(["validate", "--color", "never", "--env", "qa", "--dir"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with(
+            "monform::environment\n\n  × unknown environment `qa`\n  help: environments are production, staging\n"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}

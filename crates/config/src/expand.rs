@@ -38,6 +38,9 @@ pub struct Expanded {
     /// Its key: the logical id, or the item's key (or file glob).
     pub key_span: Span,
     pub node: Node,
+    /// Strings whose substitution failed (already reported): the shape
+    /// check says nothing more about them.
+    pub unresolved: Vec<Span>,
 }
 
 /// Expands the definition `id` of `kind` found in a file of folder `base`.
@@ -76,11 +79,12 @@ pub fn expand(
     let items = match (for_each, for_each_file) {
         (None, None) => {
             let mut node = node;
-            substitute(&mut node, None, context, diagnostics);
+            let unresolved = substitute(&mut node, None, context, diagnostics);
             return vec![Expanded {
                 address,
                 key_span,
                 node,
+                unresolved,
             }];
         }
         (Some(list), None) => items_of(&address, &list, diagnostics),
@@ -122,11 +126,12 @@ pub fn expand(
         }
         seen.insert(&each.key, each);
         let mut item = node.clone();
-        substitute(&mut item, Some(each), context, diagnostics);
+        let unresolved = substitute(&mut item, Some(each), context, diagnostics);
         expanded.push(Expanded {
             address: Address::item(kind, id, &each.key),
             key_span: each.key_span,
             node: item,
+            unresolved,
         });
     }
     expanded
@@ -332,10 +337,7 @@ fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec
                 format!("{address}.forEachFile: `{pattern}` matches no file"),
             )
             .at(span, "no file matches")
-            .help(format!(
-                "the pattern is relative to the folder of this file ({})",
-                base.display()
-            )),
+            .help("the pattern is relative to the folder of this file"),
         );
     }
     items
@@ -360,8 +362,14 @@ fn file_key(name: &str) -> String {
     key
 }
 
-/// Makes every substitution in a resource, reporting each failure.
-fn substitute(node: &mut Node, each: Option<&Each>, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) {
+/// Makes every substitution in a resource, reporting each failure; returns
+/// the spans of the strings that failed.
+fn substitute(
+    node: &mut Node,
+    each: Option<&Each>,
+    context: &Context<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Span> {
     let scope = Scope {
         env: context.env,
         vars: Some(context.vars),
@@ -369,11 +377,13 @@ fn substitute(node: &mut Node, each: Option<&Each>, context: &Context<'_>, diagn
     };
     let mut errors = Vec::new();
     interpolate_node(node, &scope, &mut errors);
-    diagnostics.extend(
-        errors
-            .into_iter()
-            .map(|(error, span)| interpolation_diagnostic(error, span)),
-    );
+    errors
+        .into_iter()
+        .map(|(error, span)| {
+            diagnostics.push(interpolation_diagnostic(error, span));
+            span
+        })
+        .collect()
 }
 
 /// The diagnostic of a failed substitution at `span`.

@@ -144,6 +144,8 @@ struct Found {
     address: Address,
     key_span: Span,
     node: Node,
+    /// Strings whose substitution failed, already reported.
+    unresolved: Vec<Span>,
 }
 
 /// A resource found and validated, with what its validation said.
@@ -379,7 +381,10 @@ fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Val
         if let Some(field) = top_field(&violation.path).or_else(|| violation.missing_field()) {
             broken.insert(field.to_owned());
         }
-        diagnostics.push(violation_diagnostic(item, violation));
+        // A failed substitution was reported; its leftover text is not news.
+        if item.unresolved.is_empty() || !item.unresolved.contains(&item.node.locate(&violation.path, false)) {
+            diagnostics.push(violation_diagnostic(item, violation));
+        }
     }
     for script in &shape.scripts {
         match read_script(base, &script.file) {
@@ -533,6 +538,7 @@ fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mu
                 address: e.address,
                 key_span: e.key_span,
                 node: e.node,
+                unresolved: e.unresolved,
             }));
         }
     }

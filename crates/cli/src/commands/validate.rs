@@ -12,7 +12,7 @@ pub fn run(dir: &Path, output: &Output) -> ExitCode {
     let loaded = super::context::load_files(dir);
     output.diagnostics(&loaded.warnings, &loaded.sources);
     let environments: Vec<String> = match &loaded.project {
-        Some(project) if project.environment.is_none() => {
+        Some(project) if super::context::environment().is_none() => {
             project.environment_names().into_iter().map(str::to_owned).collect()
         }
         _ => Vec::new(),
