@@ -269,4 +269,22 @@ mod tests {
         let leftovers = std::fs::read_dir(dir.path().join(".monform")).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary file is left behind");
     }
+
+    #[test]
+    fn each_environment_has_its_own_state_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let staging = LocalState::for_environment(dir.path(), "staging");
+        let production = LocalState::for_environment(dir.path(), "production");
+        staging.save(&State::new("acme-staging")).unwrap();
+        assert!(dir.path().join(".monform/state.staging.json").is_file());
+        assert_eq!(
+            production.load("acme").unwrap().serial,
+            0,
+            "a fresh state: nothing saved for production"
+        );
+        assert!(!dir.path().join(".monform/state.production.json").exists());
+        let _held = staging.lock("test").unwrap();
+        assert!(production.lock("test").is_ok(), "environments do not share a lock");
+        assert!(staging.lock("test").is_err());
+    }
 }
