@@ -71,7 +71,7 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
     if let (Some(project), Some(environment)) = (&mut project, environment)
         && let Err(diagnostic) = project.select(environment)
     {
-        loader.diagnostics.push(diagnostic);
+        loader.diagnostics.push(*diagnostic);
     }
     let discovered = match &project {
         Some(project) => match discover(root, &project.include) {

@@ -66,15 +66,15 @@ impl Project {
 
     /// Makes `environment` the selected one: its project name, API, vars and
     /// defaults replace (or are merged over) the project's.
-    pub fn select(&mut self, environment: &str) -> Result<(), Diagnostic> {
+    pub fn select(&mut self, environment: &str) -> Result<(), Box<Diagnostic>> {
         let Some(selected) = self.environments.iter().find(|e| e.name == environment).cloned() else {
             let names = self.environment_names();
             let diagnostic = Diagnostic::new("monform::environment", format!("unknown environment `{environment}`"));
-            return Err(if names.is_empty() {
+            return Err(Box::new(if names.is_empty() {
                 diagnostic.help("monform.toml declares no [environments]; drop --env / MONFORM_ENV")
             } else {
                 diagnostic.help(format!("environments are {}", names.join(", ")))
-            });
+            }));
         };
         self.name = selected
             .project
