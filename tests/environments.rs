@@ -104,12 +104,22 @@ fn commands_that_use_the_api_need_an_environment() {
     );
 }
 
-#[test]
-fn removing_one_item_deletes_exactly_that_object() {
+/// examples/environments applied in production to a fresh emulator.
+fn applied_production() -> (Emulator, tempfile::TempDir) {
     let emulator = Emulator::start();
     let project = copy_example("environments");
+    run(
+        &emulator,
+        project.path(),
+        &["--env", "production", "apply", "--auto-approve"],
+    );
+    (emulator, project)
+}
+
+#[test]
+fn removing_one_item_deletes_exactly_that_object() {
+    let (emulator, project) = applied_production();
     let dir = project.path();
-    run(&emulator, dir, &["--env", "production", "apply", "--auto-approve"]);
     edit(
         dir,
         "monitors/api.yaml",
@@ -129,10 +139,8 @@ fn removing_one_item_deletes_exactly_that_object() {
 
 #[test]
 fn a_changed_var_updates_exactly_the_objects_that_use_it() {
-    let emulator = Emulator::start();
-    let project = copy_example("environments");
+    let (emulator, project) = applied_production();
     let dir = project.path();
-    run(&emulator, dir, &["--env", "production", "apply", "--auto-approve"]);
     edit(
         dir,
         "monform.toml",
@@ -168,10 +176,8 @@ fn plan_is_clean(emulator: &Emulator, dir: &Path, environment: &str) -> bool {
 
 #[test]
 fn a_renamed_item_key_moves_with_state_mv_and_targets_name_items() {
-    let emulator = Emulator::start();
-    let project = copy_example("environments");
+    let (emulator, project) = applied_production();
     let dir = project.path();
-    run(&emulator, dir, &["--env", "production", "apply", "--auto-approve"]);
     edit(dir, "monitors/api.yaml", "      orders: {", "      order-list: {");
     let renamed = plan(&emulator, dir, "production");
     assert!(

@@ -123,6 +123,18 @@ fn script_files_must_be_regular_files() {
     );
 }
 
+/// `monform validate` of `dir`, colourless, with no environment chosen
+/// unless `args` choose one.
+fn validate(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir)
+        .args(args)
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap()
+}
+
 /// Ten independent mistakes packed into three resources: shape, rule and
 /// reference errors in the same resource do not hide each other.
 #[test]
@@ -164,11 +176,7 @@ checks:
 "#,
     )
     .unwrap();
-    let output = monform()
-        .args(["validate", "--color", "never", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let output = validate(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr(&output);
     assert!(
@@ -188,11 +196,7 @@ fn nested_project_is_skipped_with_a_warning() {
     std::fs::create_dir_all(&nested).unwrap();
     std::fs::write(nested.join("monform.toml"), "[project]\nname = \"other\"\n").unwrap();
     std::fs::write(nested.join("checks.yaml"), "checks:\n  x: { bogus: 1 }\n").unwrap();
-    let output = monform()
-        .args(["validate", "--color", "never", "--dir"])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let output = validate(dir, &[]);
     let stderr = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stdout(&output).ends_with(": OK\n"), "{}", stdout(&output));
@@ -263,20 +267,11 @@ fn expansion_mistakes_are_reported_at_their_place() {
 "#,
     )
     .unwrap();
-    let output = monform()
-        .args(["validate", "--color", "never", "--dir"])
-        .arg(root)
-        .env_remove("MONFORM_ENV")
-        .output()
-        .unwrap();
+    let output = validate(root, &[]);
     assert_eq!(output.status.code(), Some(1));
     insta::assert_snapshot!(stderr(&output));
 
-    let output = monform()
-        .args(["validate", "--color", "never", "--env", "qa", "--dir"])
-        .arg(root)
-        .output()
-        .unwrap();
+    let output = validate(root, &["--env", "qa"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).starts_with(

@@ -261,7 +261,9 @@ fn scalar_text(node: &Node) -> Option<String> {
     }
 }
 
-fn is_name(name: &str) -> bool {
+/// A variable's name (`${env:}`, `${var:}`): a letter or `_`, then letters,
+/// digits, `_` and `-`.
+pub(crate) fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

@@ -238,7 +238,7 @@ fn read_defaults(
 fn read_vars(fields: &[Entry], diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> {
     let mut vars = Vec::new();
     for field in fields {
-        if is_var_name(&field.key) {
+        if crate::interpolate::is_name(&field.key) {
             vars.push(field.clone());
         } else {
             diagnostics.push(
@@ -249,12 +249,6 @@ fn read_vars(fields: &[Entry], diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> 
         }
     }
     vars
-}
-
-fn is_var_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 fn read_environment(entry: &Entry, check_fields: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Environment> {
