@@ -65,8 +65,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The project's checks with success ratio, p95 and last status
     Status(commands::status::StatusArgs),
-    /// Print the JSON Schema (draft-07) of a resource file
-    Schema,
+    /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml)
+    Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
 }
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Schema => commands::schema::run(),
+        Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }
 }

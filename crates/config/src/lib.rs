@@ -12,6 +12,7 @@ mod expand;
 pub mod interpolate;
 mod load;
 pub mod project;
+pub mod project_schema;
 pub mod source;
 pub mod tree;
 

@@ -97,7 +97,7 @@ fn merge_entries(base: &mut Vec<Entry>, over: Vec<Entry>) {
     }
 }
 
-const SECTIONS: &[(&str, &[&str])] = &[
+pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("project", &["name", "include"]),
     ("api", &["url"]),
     ("defaults", &[]),
@@ -106,7 +106,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
     ("environments", &[]),
 ];
 
-const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
+pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
 
 /// Reads the project settings from the parsed `monform.toml`, reporting
 /// every problem. `check_fields` are the fields `[defaults]` may set.
