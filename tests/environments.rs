@@ -216,3 +216,69 @@ fn a_renamed_item_key_moves_with_state_mv_and_targets_name_items() {
         "{moved}"
     );
 }
+
+/// With the PostgreSQL backend each environment has its own state row and
+/// lock, keyed by its project name.
+#[test]
+fn each_environment_has_its_own_postgres_state() {
+    let Some(url) = std::env::var("MONFORM_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (see .ci/run)");
+        return;
+    };
+    let emulator = Emulator::start();
+    let project = copy_example("environments");
+    let dir = project.path();
+    // A project name no earlier run used in the shared database.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("shop-{}-{nanos}", std::process::id());
+    edit(
+        dir,
+        "monform.toml",
+        "name = \"acme-shop\"",
+        &format!("name = \"{name}\""),
+    );
+    edit(
+        dir,
+        "monform.toml",
+        "project = \"acme-shop\"             # keeps the objects it already owns",
+        "",
+    );
+    std::fs::write(
+        dir.join("monform.toml"),
+        std::fs::read_to_string(dir.join("monform.toml")).unwrap() + "\n[state]\nbackend = \"postgres\"\n",
+    )
+    .unwrap();
+    let postgres = |args: &[&str]| {
+        let output = emulator
+            .monform(dir)
+            .env("MONFORM_STATE_URL", &url)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        stdout(&output)
+    };
+    for environment in ["staging", "production"] {
+        postgres(&["--env", environment, "apply", "--auto-approve"]);
+    }
+    assert!(!dir.join(".monform/state.staging.json").exists());
+    let staging = postgres(&["--env", "staging", "state", "list"]);
+    let production = postgres(&["--env", "production", "state", "list"]);
+    assert!(
+        staging.contains("checks.seed-data") && !staging.contains("checks.e2e[login]"),
+        "{staging}"
+    );
+    assert!(
+        production.contains("checks.e2e[login]") && !production.contains("checks.seed-data"),
+        "{production}"
+    );
+    for environment in ["staging", "production"] {
+        assert!(postgres(&["--env", environment, "plan"]).contains("No changes."));
+    }
+}
