@@ -10,6 +10,12 @@ use crate::source::Format;
 /// Folders never searched: hidden ones, build output, dependencies.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
 
+/// Hidden folders, build output and dependencies.
+pub(crate) fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') || SKIPPED_DIRS.contains(&name.as_ref())
+}
+
 /// What discovery found below a project root.
 #[derive(Debug, Default)]
 pub struct Discovered {
@@ -41,8 +47,7 @@ pub fn discover(root: &Path, include: &[String]) -> std::io::Result<Discovered> 
             if entry.depth() == 0 || !entry.file_type().is_dir() {
                 return true;
             }
-            let name = entry.file_name().to_string_lossy();
-            if name.starts_with('.') || SKIPPED_DIRS.contains(&name.as_ref()) {
+            if is_skipped_dir(entry.file_name()) {
                 return false;
             }
             if entry.path().join(PROJECT_FILE).is_file() {

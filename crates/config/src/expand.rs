@@ -288,16 +288,20 @@ fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec
             return Vec::new();
         }
     };
-    // Walk only below the pattern's literal folder (`../e2e` of `../e2e/**/*.js`).
-    let literal: Vec<&str> = pattern
-        .split('/')
+    // Walk only below the pattern's literal folder (`../e2e` of
+    // `../e2e/**/*.js`; of a pattern without wildcards, its file's folder),
+    // skipping hidden folders and dependencies as discovery does.
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts
+        .iter()
         .take_while(|part| !part.contains(['*', '?', '[', '{']))
-        .collect();
-    let start = base.join(literal[..literal.len().saturating_sub(1)].join("/"));
+        .count();
+    let start = base.join(parts[..literal.min(parts.len() - 1)].join("/"));
     let mut items = Vec::new();
     for file in walkdir::WalkDir::new(&start)
         .sort_by_file_name()
         .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_type().is_dir() || !crate::discover::is_skipped_dir(e.file_name()))
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
     {
@@ -437,6 +441,53 @@ pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagno
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn globs_match_below_their_literal_folder_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for file in [
+            "e2e/a/login.spec.js",
+            "e2e/b.spec.js",
+            "e2e/node_modules/x.spec.js",
+            "other/c.spec.js",
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::create_dir_all(root.join("monitors")).unwrap();
+        let base = root.join("monitors");
+        let keys = |pattern: &str| {
+            let entry = Entry {
+                key: FOR_EACH_FILE.into(),
+                key_span: Span::new(0, 0, 0),
+                value: Node {
+                    span: Span::new(0, 0, 0),
+                    value: NodeValue::Str(pattern.into()),
+                },
+            };
+            let mut diagnostics = Vec::new();
+            let items = files_of(&Address::new(Kind::Check, "e2e"), &entry, &base, &mut diagnostics);
+            let found: Vec<(String, String)> = items
+                .into_iter()
+                .map(|e| (e.key, e.value.to_json().as_str().unwrap_or_default().to_owned()))
+                .collect();
+            (found, diagnostics.len())
+        };
+        assert_eq!(
+            keys("../e2e/**/*.spec.js"),
+            (
+                vec![
+                    ("login".into(), "../e2e/a/login.spec.js".into()),
+                    ("b".into(), "../e2e/b.spec.js".into())
+                ],
+                0
+            )
+        );
+        assert_eq!(keys("../e2e/b.spec.js").0.len(), 1);
+        assert_eq!(keys("../nothing/*.js"), (vec![], 1));
+    }
 
     #[test]
     fn file_keys_are_logical_ids() {
