@@ -409,7 +409,8 @@ fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Val
     for violation in &rules {
         diagnostics.push(violation_diagnostic(item, violation));
     }
-    // A reference whose own value is broken (a bad logical id) is not looked up.
+    // A reference whose own value is broken (a bad logical id, a failed
+    // substitution) is not looked up.
     let refs = shape
         .refs
         .into_iter()
@@ -418,6 +419,7 @@ fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Val
             let span = item.node.locate(&r.path, false);
             (r, span)
         })
+        .filter(|(_, span)| !item.unresolved.contains(span))
         .collect();
     let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
         match monform_model::Resource::from_json(item.address.kind, json) {
