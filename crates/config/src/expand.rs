@@ -41,6 +41,9 @@ pub struct Expanded {
     /// Strings whose substitution failed (already reported): the shape
     /// check says nothing more about them.
     pub unresolved: Vec<Span>,
+    /// The item's text (key and value), for a resource made by `forEach`
+    /// or `forEachFile`.
+    pub item: Option<Span>,
 }
 
 /// Expands the definition `id` of `kind` found in a file of folder `base`.
@@ -85,6 +88,7 @@ pub fn expand(
                 key_span,
                 node,
                 unresolved,
+                item: None,
             }];
         }
         (Some(list), None) => items_of(&address, &list, diagnostics),
@@ -132,9 +136,25 @@ pub fn expand(
             key_span: each.key_span,
             node: item,
             unresolved,
+            item: Some(extent(each)),
         });
     }
     expanded
+}
+
+/// The text an item spans: from its key to the end of its value.
+fn extent(each: &Each) -> Span {
+    fn end(node: &Node) -> usize {
+        let own = node.span.start + node.span.len;
+        match &node.value {
+            NodeValue::Seq(items) => items.iter().map(end).fold(own, usize::max),
+            NodeValue::Map(entries) => entries.iter().map(|e| end(&e.value)).fold(own, usize::max),
+            _ => own,
+        }
+    }
+    let start = each.key_span.start.min(each.value.span.start);
+    let end = end(&each.value).max(each.key_span.start + each.key_span.len);
+    Span::new(each.key_span.file, start, end - start)
 }
 
 fn is_meta(key: &str) -> bool {

@@ -146,12 +146,15 @@ struct Found {
     node: Node,
     /// Strings whose substitution failed, already reported.
     unresolved: Vec<Span>,
+    /// The value of the item it was made from (`forEach`, `forEachFile`).
+    item: Option<Span>,
 }
 
 /// A resource found and validated, with what its validation said.
 struct Item {
     address: Address,
     key_span: Span,
+    item: Option<Span>,
     validated: Validated,
     diagnostics: Vec<Diagnostic>,
 }
@@ -236,6 +239,7 @@ impl Loader<'_> {
                         Item {
                             address: found.address,
                             key_span: found.key_span,
+                            item: found.item,
                             validated,
                             diagnostics,
                         }
@@ -285,6 +289,11 @@ impl Loader<'_> {
             .map(|item| {
                 let mut diagnostics = item.diagnostics;
                 let references = references(&item.address, item.validated.refs, &defined, &mut diagnostics);
+                if let Some(extent) = item.item {
+                    for diagnostic in &mut diagnostics {
+                        point_at_item(diagnostic, &item.address, item.key_span, extent);
+                    }
+                }
                 let resource = item.validated.resource.map(|resource| DesiredResource {
                     references,
                     address: item.address,
@@ -313,6 +322,20 @@ impl Loader<'_> {
                 .push(diagnostic.help("break the cycle: a resource cannot depend on itself, even indirectly"));
         }
         desired
+    }
+}
+
+/// A diagnostic of a resource made from a `forEach` item, pointing into
+/// the definition, also points at the item (the `orders:` line); one
+/// already inside the item needs nothing more.
+fn point_at_item(diagnostic: &mut Diagnostic, address: &Address, key: Span, item: Span) {
+    let inside = diagnostic
+        .span
+        .is_some_and(|s| s.file == item.file && item.start <= s.start && s.start < item.start + item.len);
+    if !inside {
+        diagnostic
+            .related
+            .push(Diagnostic::new(diagnostic.code, format!("{address} is made from this item")).at(key, "this item"));
     }
 }
 
@@ -541,6 +564,7 @@ fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mu
                 key_span: e.key_span,
                 node: e.node,
                 unresolved: e.unresolved,
+                item: e.item,
             }));
         }
     }
