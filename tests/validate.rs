@@ -264,6 +264,10 @@ fn expansion_mistakes_are_reported_at_their_place() {
     name: "QA ${each.key}"
     request: { url: "${var:base}/qa" }
     environments: [qa, staging]
+variables:
+  TOKEN:
+    forEach: [a, b]
+    value: x
 "#,
     )
     .unwrap();

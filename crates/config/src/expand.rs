@@ -79,6 +79,20 @@ pub fn expand(
     {
         return Vec::new();
     }
+    if kind == Kind::Variable
+        && let Some(entry) = for_each.as_ref().or(for_each_file.as_ref())
+    {
+        // A variable's logical id is its key in the API: `KEY[item]` is none.
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::for-each",
+                format!("{address}: variables cannot use {}", entry.key),
+            )
+            .at(entry.key_span, "not for variables")
+            .help("a variable's logical id is its key; write each variable out"),
+        );
+        return Vec::new();
+    }
     let items = match (for_each, for_each_file) {
         (None, None) => {
             let mut node = node;
