@@ -50,3 +50,20 @@ fn full_example_has_every_kind() {
     types.dedup();
     assert_eq!(types.len(), 10, "every check type appears: {types:?}");
 }
+
+#[test]
+fn environments_example_validates_in_every_environment() {
+    let output = monform()
+        .args(["validate", "--dir"])
+        .arg(repo_root().join("examples/environments"))
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&output),
+        "2 files: OK in every environment (production: 20 resources, staging: 18 resources)\n",
+        "{}",
+        stderr(&output)
+    );
+    assert!(output.status.success());
+}

@@ -18,6 +18,27 @@ fn committed_schema_is_current() {
 }
 
 #[test]
+fn committed_project_schema_is_current() {
+    let path = repo_root().join("schema/monform.schema.json");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    let generated = monform_config::project_schema::project_schema_text();
+    if committed != generated {
+        if std::env::var_os("MONFORM_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        } else {
+            panic!("schema/monform.schema.json is stale: run `MONFORM_UPDATE_SCHEMA=1 cargo test --test schema`");
+        }
+    }
+}
+
+#[test]
+fn schema_command_prints_the_project_schema() {
+    let output = monform().args(["schema", "--project"]).output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(stdout(&output), monform_config::project_schema::project_schema_text());
+}
+
+#[test]
 fn schema_command_prints_draft_07() {
     let output = monform().arg("schema").output().unwrap();
     assert!(output.status.success());

@@ -122,3 +122,166 @@ fn script_files_must_be_regular_files() {
         stderr(&output)
     );
 }
+
+/// `monform validate` of `dir`, colourless, with no environment chosen
+/// unless `args` choose one.
+fn validate(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir)
+        .args(args)
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap()
+}
+
+/// Ten independent mistakes packed into three resources: shape, rule and
+/// reference errors in the same resource do not hide each other.
+#[test]
+fn mistakes_in_one_resource_do_not_hide_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"mixed\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("checks.yaml"),
+        r#"alertChannels:
+  oncall:
+    type: EMAIL
+    config: { address: ops@example.com }
+checks:
+  orders:
+    checkType: API
+    name: Orders
+    frequency: 5
+    frequencyOffset: 700
+    locations: [eu-west-1, mars-north-1]
+    alertChannels: [oncal]
+    request:
+      url: https://api.example.com/orders
+      method: FETCH
+  ping:
+    checkType: ICMP
+    name: Ping
+    colour: red
+    degradedPacketLossThreshold: 50
+    maxPacketLossThreshold: 20
+    group: edge
+    request: { hostname: gw.example.com }
+  home:
+    checkType: URL
+    name: Home
+    frequency: 0
+    retryStrategy: { type: SINGLE_RETRY, maxRetries: 2 }
+    alertChannels: [oncall]
+    request: { url: "https://example.com/", followRedirects: maybe }
+"#,
+    )
+    .unwrap();
+    let output = validate(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr(&output);
+    assert!(
+        stderr.ends_with("error: 10 problems found; nothing was checked against the API\n"),
+        "{stderr}"
+    );
+    insta::assert_snapshot!(stderr);
+}
+
+/// A folder with its own monform.toml (an `import --out sub`) is another
+/// project: skipped with a warning that does not fail validation.
+#[test]
+fn nested_project_is_skipped_with_a_warning() {
+    let project = copy_example("quickstart");
+    let dir = project.path();
+    let nested = dir.join("monitors/imported");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("monform.toml"), "[project]\nname = \"other\"\n").unwrap();
+    std::fs::write(nested.join("checks.yaml"), "checks:\n  x: { bogus: 1 }\n").unwrap();
+    let output = validate(dir, &[]);
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout(&output).ends_with(": OK\n"), "{}", stdout(&output));
+    assert_eq!(stderr.matches("monform::nested-project").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("skipped monitors/imported/: it holds its own monform.toml, so it is a separate project"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("bogus"), "{stderr}");
+}
+
+/// The mistakes forEach, forEachFile, vars and environments allow, each at
+/// its file and line, in one run.
+#[test]
+fn expansion_mistakes_are_reported_at_their_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("monform.toml"),
+        "[project]\nname = \"shop\"\n\n[vars]\nbase = \"https://example.com\"\n\n[environments.staging]\n\n[environments.production]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("monitors")).unwrap();
+    std::fs::create_dir_all(root.join("e2e/a")).unwrap();
+    std::fs::create_dir_all(root.join("e2e/b")).unwrap();
+    std::fs::write(root.join("e2e/a/login.spec.js"), "test('a')\n").unwrap();
+    std::fs::write(root.join("e2e/b/login.spec.js"), "test('b')\n").unwrap();
+    std::fs::write(
+        root.join("monitors/checks.yaml"),
+        r#"checks:
+  api:
+    forEach:
+      users: { path: /users }
+      orders: { path: /orders, frequency: often }
+    checkType: API
+    name: "API ${each.key}"
+    frequency: ${each.value.frequency:-5}
+    frequencyOffset: ${each.value.offset:-700}
+    request:
+      url: "${var:bsae_url}${each.value.path}"
+      method: ${each.value.verb}
+  home:
+    forEach: [eu-west-1, eu-west-1]
+    checkType: URL
+    name: "Home ${each.key}"
+    request: { url: "${var:base}/" }
+  e2e:
+    forEachFile: "../e2e/**/*.spec.js"
+    checkType: BROWSER
+    name: "E2E ${each.key}"
+    script: { file: "${each.value}" }
+  smoke:
+    forEachFile: "../smoke/*.spec.js"
+    checkType: BROWSER
+    name: "Smoke ${each.key}"
+    script: { file: "${each.value}" }
+  both:
+    forEach: [a]
+    forEachFile: "../e2e/**/*.js"
+    checkType: URL
+    name: Both
+    request: { url: "${var:base}" }
+  qa-only:
+    checkType: URL
+    name: "QA ${each.key}"
+    request: { url: "${var:base}/qa" }
+    environments: [qa, staging]
+variables:
+  TOKEN:
+    forEach: [a, b]
+    value: x
+"#,
+    )
+    .unwrap();
+    let output = validate(root, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(stderr(&output));
+
+    let output = validate(root, &["--env", "qa"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with(
+            "monform::environment\n\n  × unknown environment `qa`\n  help: environments are production, staging\n"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -28,6 +28,9 @@ struct Cli {
     /// The API to talk to (overrides MONFORM_API_URL and monform.toml); `local` runs the bundled emulator
     #[arg(long, global = true)]
     api_url: Option<String>,
+    /// The environment to work on (of monform.toml's [environments]); `validate` without it checks every one
+    #[arg(long = "env", global = true, env = "MONFORM_ENV", value_name = "NAME")]
+    environment: Option<String>,
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -62,8 +65,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The project's checks with success ratio, p95 and last status
     Status(commands::status::StatusArgs),
-    /// Print the JSON Schema (draft-07) of a resource file
-    Schema,
+    /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml)
+    Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
 }
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let output = render::Output::new(cli.color);
+    commands::context::set_environment(cli.environment.clone());
     match cli.command {
         Command::Validate => commands::validate::run(&cli.dir, &output),
         Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
@@ -88,7 +92,7 @@ fn main() -> ExitCode {
         Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Schema => commands::schema::run(),
+        Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
     }
 }

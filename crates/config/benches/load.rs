@@ -116,8 +116,123 @@ fn main() {
             " (debug build: the target is for release builds)"
         },
     );
-    if !pass && optimized {
+    let expansion_pass = expansion(runs);
+    if (!pass || !expansion_pass) && optimized {
         std::process::exit(1);
+    }
+}
+
+/// Definitions and items of the expansion case: 100 x 100 = 10,000 checks.
+const DEFINITIONS: usize = 100;
+const ITEMS: usize = 100;
+/// Loading them from forEach may take at most this much longer than
+/// loading the same checks written out.
+const EXPANSION_TARGET: f64 = 1.2;
+
+/// 10,000 checks as 100 forEach definitions of 100 items, and the same
+/// checks written out, each loaded `runs` times: prints both medians and
+/// PASS/FAIL of their ratio against the target.
+fn expansion(runs: usize) -> bool {
+    let env = |_: &str| None;
+    let mut medians = Vec::new();
+    for written_out in [false, true] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        generate_expansion(dir.path(), written_out);
+        let loaded = load(dir.path(), &env);
+        assert!(loaded.diagnostics.is_empty(), "{:?}", &loaded.diagnostics[..1]);
+        assert_eq!(loaded.desired.len(), DEFINITIONS * ITEMS + GROUPS + 1);
+        drop(loaded);
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                let loaded = load(dir.path(), &env);
+                let elapsed = start.elapsed();
+                drop(loaded);
+                elapsed
+            })
+            .collect();
+        medians.push(median(&mut times));
+    }
+    let ratio = medians[0].as_secs_f64() / medians[1].as_secs_f64();
+    let pass = ratio <= EXPANSION_TARGET;
+    println!(
+        "  forEach    {DEFINITIONS} definitions x {ITEMS} items: median {}; the same {} checks written out: median {}",
+        ms(medians[0]),
+        DEFINITIONS * ITEMS,
+        ms(medians[1])
+    );
+    println!(
+        "  {}: forEach takes {ratio:.2}x the time of the written-out checks {} target {EXPANSION_TARGET}x",
+        if pass { "PASS" } else { "FAIL" },
+        if pass { "<=" } else { ">" },
+    );
+    pass
+}
+
+/// The expansion case's project: one file per definition, the same checks
+/// either as a forEach (with `${each...}` and `${var:}`) or written out.
+fn generate_expansion(root: &Path, written_out: bool) {
+    write(
+        root,
+        "monform.toml",
+        "[project]\nname = \"bench\"\n\n[vars]\nhost = \"api.example.com\"\n\n\
+         [defaults]\nlocations = [\"eu-west-1\", \"us-east-1\"]\n",
+    );
+    let groups: serde_json::Map<String, Value> = (0..GROUPS).map(|g| (format!("g{g}"), group(g))).collect();
+    let shared = json!({
+        "groups": groups,
+        "alertChannels": { "oncall": { "type": "EMAIL", "config": { "address": "oncall@example.com" } } },
+    });
+    write(
+        root,
+        "monitors/shared.yaml",
+        &serde_saphyr::to_string(&shared).expect("YAML"),
+    );
+    for d in 0..DEFINITIONS {
+        let item =
+            |i: usize| json!({ "path": format!("/v{d}/items/{i}"), "frequency": FREQUENCIES[i % FREQUENCIES.len()] });
+        let definition = |name: String, frequency: Value, url: String| {
+            json!({
+                "checkType": "API",
+                "name": name,
+                "group": format!("g{}", d % GROUPS),
+                "frequency": frequency,
+                "alertChannels": ["oncall"],
+                "tags": [format!("service:{d}"), "bench"],
+                "request": {
+                    "method": "GET",
+                    "url": url,
+                    "headers": [{ "key": "Accept", "value": "application/json" }],
+                    "assertions": [
+                        { "source": "STATUS_CODE", "comparison": "LESS_THAN", "target": "300" },
+                        { "source": "JSON_BODY", "property": "$.status", "comparison": "EQUALS", "target": "ok" },
+                    ],
+                },
+            })
+        };
+        let checks: serde_json::Map<String, Value> = if written_out {
+            (0..ITEMS)
+                .map(|i| {
+                    let value = item(i);
+                    let check = definition(
+                        format!("API {d} item-{i:03}"),
+                        value["frequency"].clone(),
+                        format!("https://api.example.com{}", value["path"].as_str().unwrap_or_default()),
+                    );
+                    (format!("api-{d}-item-{i:03}"), check)
+                })
+                .collect()
+        } else {
+            let mut check = definition(
+                format!("API {d} ${{each.key}}"),
+                json!("${each.value.frequency}"),
+                "https://${var:host}${each.value.path}".to_owned(),
+            );
+            check["forEach"] = (0..ITEMS).map(|i| (format!("item-{i:03}"), item(i))).collect();
+            [(format!("api-{d}"), check)].into_iter().collect()
+        };
+        let text = serde_saphyr::to_string(&json!({ "checks": checks })).expect("YAML");
+        write(root, &format!("monitors/api-{d:03}.yaml"), &text);
     }
 }
 

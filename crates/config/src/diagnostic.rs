@@ -18,6 +18,8 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Other places involved, e.g. the first definition of a duplicate.
     pub related: Vec<Diagnostic>,
+    /// A warning does not make a load fail.
+    pub warning: bool,
 }
 
 impl Diagnostic {
@@ -29,7 +31,13 @@ impl Diagnostic {
             label: String::new(),
             help: None,
             related: Vec::new(),
+            warning: false,
         }
+    }
+
+    pub fn warning(mut self) -> Diagnostic {
+        self.warning = true;
+        self
     }
 
     pub fn at(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
@@ -73,6 +81,7 @@ impl Diagnostic {
             help: self.help.clone(),
             source,
             related: self.related.iter().map(|r| r.to_report(sources)).collect(),
+            warning: self.warning,
         }
     }
 }
@@ -87,6 +96,7 @@ pub struct Report {
     help: Option<String>,
     source: Option<NamedSource<Arc<str>>>,
     related: Vec<Report>,
+    warning: bool,
 }
 
 impl std::fmt::Display for Report {
@@ -100,6 +110,14 @@ impl std::error::Error for Report {}
 impl miette::Diagnostic for Report {
     fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
         Some(Box::new(self.code))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(if self.warning {
+            miette::Severity::Warning
+        } else {
+            miette::Severity::Error
+        })
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {

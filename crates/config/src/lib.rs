@@ -8,15 +8,17 @@
 pub mod desired;
 pub mod diagnostic;
 mod discover;
+mod expand;
 pub mod interpolate;
 mod load;
 pub mod project;
+pub mod project_schema;
 pub mod source;
 pub mod tree;
 
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report};
-pub use load::{EnvLookup, Loaded, load};
-pub use project::{Project, StateBackend};
+pub use load::{EnvLookup, Loaded, load, load_environment};
+pub use project::{Environment, Project, StateBackend};
 
 pub(crate) use monform_model::suggest;

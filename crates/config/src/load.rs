@@ -9,13 +9,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use monform_model::schema::schemas;
 use monform_model::validate::RefSite;
-use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape, into_resource};
+use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape};
 use serde_json::Value;
 
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
-use crate::discover::discover;
-use crate::interpolate::{InterpolationError, interpolate};
+use crate::discover::{Discovered, discover};
+use crate::expand::{Context, expand, interpolation_diagnostic};
+use crate::interpolate::{Scope, interpolate_node};
 use crate::project::{PROJECT_FILE, Project, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
@@ -36,6 +37,9 @@ pub struct Loaded {
     /// Resource files read (monform.toml not counted).
     pub resource_files: usize,
     pub diagnostics: Vec<Diagnostic>,
+    /// Worth saying but not wrong (a nested project skipped): they do not
+    /// make the load fail.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Loaded {
@@ -44,35 +48,73 @@ impl Loaded {
     }
 }
 
-/// Loads the project rooted at `root`.
+/// Loads the project rooted at `root`, without selecting an environment.
+pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
+    load_environment(root, env, None)
+}
+
+/// Loads the project rooted at `root` for `environment` (its project name,
+/// vars, defaults and API; the resources it has). Without one, every
+/// resource is loaded with the project's own `[vars]` and `[defaults]`.
 ///
 /// Each file is read, parsed and its resources validated in one parallel
 /// task (rayon), so its tree is freed while the memory is still warm;
 /// references are resolved in parallel too. Everything else runs in file
 /// order, so the result and the diagnostics do not depend on the scheduling.
-pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
+pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
         diagnostics: Vec::new(),
         env,
     };
-    let project = loader.load_project(root);
-    let files = match &project {
+    let mut project = loader.load_project(root);
+    if let (Some(project), Some(environment)) = (&mut project, environment)
+        && let Err(diagnostic) = project.select(environment)
+    {
+        loader.diagnostics.push(*diagnostic);
+    }
+    let discovered = match &project {
         Some(project) => match discover(root, &project.include) {
-            Ok(files) => files,
+            Ok(discovered) => discovered,
             Err(e) => {
                 loader.diagnostics.push(Diagnostic::new(
                     "monform::io",
                     format!("cannot list the files of {}: {e}", root.display()),
                 ));
-                Vec::new()
+                Discovered::default()
             }
         },
-        None => Vec::new(),
+        None => Discovered::default(),
     };
+    let warnings = discovered
+        .nested
+        .iter()
+        .map(|folder| {
+            Diagnostic::new(
+                "monform::nested-project",
+                format!(
+                    "skipped {}/: it holds its own {PROJECT_FILE}, so it is a separate project",
+                    display_name(root, folder)
+                ),
+            )
+            .warning()
+            .help(format!(
+                "run monform in that folder (--dir {}) to manage it",
+                display_name(root, folder)
+            ))
+        })
+        .collect();
+    let files = discovered.files;
     let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
-    let items = loader.read_resource_files(root, files, defaults);
+    let environments = project.as_ref().map(Project::environment_names).unwrap_or_default();
+    let context = Context {
+        env,
+        vars: project.as_ref().map(|p| p.vars.as_slice()).unwrap_or_default(),
+        environments: &environments,
+        environment: project.as_ref().and_then(|p| p.environment.as_deref()),
+    };
+    let items = loader.read_resource_files(root, files, defaults, &context);
     let desired = loader.build_desired(items);
     let Loader {
         sources,
@@ -80,13 +122,14 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
         ..
     } = loader;
     diagnostics.sort_by_key(|d| d.span.map(|s| (s.file, s.start)));
-    diagnostics.dedup();
+    dedup(&mut diagnostics);
     Loaded {
         sources,
         project,
         desired,
         resource_files,
         diagnostics,
+        warnings,
     }
 }
 
@@ -101,13 +144,18 @@ struct Found {
     address: Address,
     key_span: Span,
     node: Node,
+    /// Strings whose substitution failed, already reported.
+    unresolved: Vec<Span>,
+    /// The value of the item it was made from (`forEach`, `forEachFile`).
+    item: Option<Span>,
 }
 
 /// A resource found and validated, with what its validation said.
 struct Item {
     address: Address,
     key_span: Span,
-    validated: Option<Validated>,
+    item: Option<Span>,
+    validated: Validated,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -119,8 +167,12 @@ struct ReadFile {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// A validated resource and the references it makes.
-type Validated = (monform_model::Resource, Vec<(RefSite, Span)>);
+/// What validating a resource gave: the typed resource when it is valid,
+/// and the references it makes (checked even when it is not).
+struct Validated {
+    resource: Option<monform_model::Resource>,
+    refs: Vec<(RefSite, Span)>,
+}
 
 impl Loader<'_> {
     fn load_project(&mut self, root: &Path) -> Option<Project> {
@@ -135,7 +187,19 @@ impl Loader<'_> {
             );
             return None;
         }
-        let file = read_file(root, path, self.sources.len() as FileId, self.env);
+        let mut file = read_file(root, path, self.sources.len() as FileId);
+        if let Some(node) = &mut file.node {
+            // monform.toml may use ${env:}, not ${var:} or ${each}.
+            let scope = Scope {
+                env: self.env,
+                vars: None,
+                each: None,
+            };
+            let mut errors = Vec::new();
+            interpolate_node(node, &scope, &mut errors);
+            file.diagnostics
+                .extend(errors.into_iter().map(|(e, span)| interpolation_diagnostic(e, span)));
+        }
         self.sources.add(file.source);
         self.diagnostics.extend(file.diagnostics);
         let node = file.node?;
@@ -146,17 +210,22 @@ impl Loader<'_> {
     /// Reads, parses and interpolates each file, finds its resources and
     /// validates them (`[defaults]` merged into checks), a file per parallel
     /// task; returns every resource found, in file order.
-    fn read_resource_files(&mut self, root: &Path, paths: Vec<PathBuf>, defaults: &[Entry]) -> Vec<Item> {
+    fn read_resource_files(
+        &mut self,
+        root: &Path,
+        paths: Vec<PathBuf>,
+        defaults: &[Entry],
+        context: &Context<'_>,
+    ) -> Vec<Item> {
         let first = self.sources.len();
-        let env = self.env;
         let read: Vec<(ReadFile, Vec<Item>)> = paths
             .into_par_iter()
             .enumerate()
             .map(|(i, path)| {
-                let mut file = read_file(root, path, (first + i) as FileId, env);
+                let mut file = read_file(root, path, (first + i) as FileId);
                 let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
                 let found = match file.node.take() {
-                    Some(tree) => resources_of(tree, &mut file.diagnostics),
+                    Some(tree) => resources_of(tree, &base, context, &mut file.diagnostics),
                     None => Vec::new(),
                 };
                 let items = found
@@ -170,6 +239,7 @@ impl Loader<'_> {
                         Item {
                             address: found.address,
                             key_span: found.key_span,
+                            item: found.item,
                             validated,
                             diagnostics,
                         }
@@ -218,8 +288,14 @@ impl Loader<'_> {
             .into_par_iter()
             .map(|item| {
                 let mut diagnostics = item.diagnostics;
-                let resource = item.validated.map(|(resource, sites)| DesiredResource {
-                    references: references(&item.address, sites, &defined, &mut diagnostics),
+                let references = references(&item.address, item.validated.refs, &defined, &mut diagnostics);
+                if let Some(extent) = item.item {
+                    for diagnostic in &mut diagnostics {
+                        point_at_item(diagnostic, &item.address, item.key_span, extent);
+                    }
+                }
+                let resource = item.validated.resource.map(|resource| DesiredResource {
+                    references,
                     address: item.address,
                     resource,
                     span: item.key_span,
@@ -246,6 +322,20 @@ impl Loader<'_> {
                 .push(diagnostic.help("break the cycle: a resource cannot depend on itself, even indirectly"));
         }
         desired
+    }
+}
+
+/// A diagnostic of a resource made from a `forEach` item, pointing into
+/// the definition, also points at the item (the `orders:` line); one
+/// already inside the item needs nothing more.
+fn point_at_item(diagnostic: &mut Diagnostic, address: &Address, key: Span, item: Span) {
+    let inside = diagnostic
+        .span
+        .is_some_and(|s| s.file == item.file && item.start <= s.start && s.start < item.start + item.len);
+    if !inside {
+        diagnostic
+            .related
+            .push(Diagnostic::new(diagnostic.code, format!("{address} is made from this item")).at(key, "this item"));
     }
 }
 
@@ -301,19 +391,31 @@ fn references(
     references
 }
 
-/// Shape, scripts and rules of one resource.
-fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Validated> {
+/// Shape, scripts, rules and the reference sites of one resource. Every
+/// check runs on whatever part of the resource is well-formed: a rule is
+/// skipped only when a top-level field it reads is broken, a reference only
+/// when its own value is. The typed resource comes back when nothing is wrong.
+fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Validated {
     let mut json = item.node.to_json();
     let shape = check_shape(item.address.kind, &json);
-    let mut ok = shape.violations.is_empty();
-    for violation in shape.violations {
-        diagnostics.push(violation_diagnostic(item, &violation));
+    // Top-level fields that are broken: rules reading them are skipped.
+    let mut broken: FxHashSet<String> = FxHashSet::default();
+    for violation in &shape.violations {
+        if let Some(field) = top_field(&violation.path).or_else(|| violation.missing_field()) {
+            broken.insert(field.to_owned());
+        }
+        // A failed substitution was reported; its leftover text is not news.
+        if item.unresolved.is_empty() || !item.unresolved.contains(&item.node.locate(&violation.path, false)) {
+            diagnostics.push(violation_diagnostic(item, violation));
+        }
     }
     for script in &shape.scripts {
         match read_script(base, &script.file) {
             Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
             Err(message) => {
-                ok = false;
+                if let Some(field) = top_field(&script.path) {
+                    broken.insert(field.to_owned());
+                }
                 let span = item.node.locate(&script.path.key("file"), false);
                 diagnostics.push(
                     Diagnostic::new(
@@ -326,23 +428,44 @@ fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Opt
             }
         }
     }
-    if !ok {
-        return None;
+    let rules = monform_model::rules::check(item.address.kind, &json, &|field| !broken.contains(field));
+    for violation in &rules {
+        diagnostics.push(violation_diagnostic(item, violation));
     }
-    match into_resource(item.address.kind, json) {
-        Ok(resource) => {
-            let refs = shape.refs.into_iter().map(|r| {
-                let span = item.node.locate(&r.path, false);
-                (r, span)
-            });
-            Some((resource, refs.collect()))
-        }
-        Err(violations) => {
-            for violation in &violations {
-                diagnostics.push(violation_diagnostic(item, violation));
+    // A reference whose own value is broken (a bad logical id, a failed
+    // substitution) is not looked up.
+    let refs = shape
+        .refs
+        .into_iter()
+        .filter(|r| !shape.violations.iter().any(|v| v.path.0.starts_with(&r.path.0)))
+        .map(|r| {
+            let span = item.node.locate(&r.path, false);
+            (r, span)
+        })
+        .filter(|(_, span)| !item.unresolved.contains(span))
+        .collect();
+    let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
+        match monform_model::Resource::from_json(item.address.kind, json) {
+            Ok(resource) => Some(resource),
+            Err(e) => {
+                diagnostics.push(violation_diagnostic(
+                    item,
+                    &Violation::new(FieldPath::root(), e.to_string()),
+                ));
+                None
             }
-            None
         }
+    } else {
+        None
+    };
+    Validated { resource, refs }
+}
+
+/// The top-level field a path is in.
+fn top_field(path: &FieldPath) -> Option<&str> {
+    match path.segments().first()? {
+        Segment::Key(key) => Some(key),
+        Segment::Index(_) => None,
     }
 }
 
@@ -368,7 +491,7 @@ fn read_script(base: &Path, relative: &str) -> Result<String, String> {
 
 /// The resources of one file's tree, reporting what is not a resource:
 /// unknown sections, sections that are not maps, bad logical ids.
-fn resources_of(tree: Node, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
+fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
     let mut found = Vec::new();
     let NodeValue::Map(sections) = tree.value else {
         diagnostics.push(
@@ -427,11 +550,22 @@ fn resources_of(tree: Node, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
                 );
                 continue;
             }
-            found.push(Found {
-                address: Address::new(kind, entry.key),
-                key_span: entry.key_span,
-                node: entry.value,
-            });
+            let expanded = expand(
+                kind,
+                &entry.key,
+                entry.key_span,
+                entry.value,
+                base,
+                context,
+                diagnostics,
+            );
+            found.extend(expanded.into_iter().map(|e| Found {
+                address: e.address,
+                key_span: e.key_span,
+                node: e.node,
+                unresolved: e.unresolved,
+                item: e.item,
+            }));
         }
     }
     found
@@ -458,8 +592,8 @@ fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
     diagnostic
 }
 
-/// Reads, parses and interpolates one file.
-fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> ReadFile {
+/// Reads and parses one file.
+fn read_file(root: &Path, path: PathBuf, id: FileId) -> ReadFile {
     let name = display_name(root, &path);
     let format = Format::of(&path).unwrap_or(Format::Yaml);
     let mut diagnostics = Vec::new();
@@ -485,10 +619,7 @@ fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> Read
         Format::Toml => parse_toml(id, &text),
     };
     let node = match parsed {
-        Ok(mut node) => {
-            interpolate_strings(&mut node, env, &mut diagnostics);
-            Some(node)
-        }
+        Ok(node) => Some(node),
         Err(errors) => {
             for SyntaxError { message, span } in errors {
                 let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
@@ -513,32 +644,21 @@ fn read_file(root: &Path, path: PathBuf, id: FileId, env: EnvLookup<'_>) -> Read
     }
 }
 
-fn interpolate_strings(node: &mut Node, env: EnvLookup<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    node.for_each_string_mut(&mut |text, span| {
-        // Most strings have nothing to interpolate: leave them untouched.
-        if !text.contains("${") {
-            return;
+/// Removes repeated diagnostics (the items of one definition repeat its
+/// mistakes); `diagnostics` is sorted by place, so repeats are near.
+fn dedup(diagnostics: &mut Vec<Diagnostic>) {
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+    for diagnostic in diagnostics.drain(..) {
+        let repeated = kept
+            .iter()
+            .rev()
+            .take_while(|d| d.span.map(|s| (s.file, s.start)) == diagnostic.span.map(|s| (s.file, s.start)))
+            .any(|d| *d == diagnostic);
+        if !repeated {
+            kept.push(diagnostic);
         }
-        match interpolate(text, env) {
-            Ok(value) => *text = value,
-            Err(errors) => {
-                for error in errors {
-                    diagnostics.push(match error {
-                        InterpolationError::Unset(name) => {
-                            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
-                                .at(span, format!("uses ${{env:{name}}}"))
-                                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
-                        }
-                        InterpolationError::Malformed(text) => {
-                            Diagnostic::new("monform::env", format!("malformed interpolation `{text}`"))
-                                .at(span, "here")
-                                .help("write ${env:NAME} or ${env:NAME:-default}; $${ writes a literal ${")
-                        }
-                    });
-                }
-            }
-        }
-    });
+    }
+    *diagnostics = kept;
 }
 
 /// Fills each `[defaults]` field the check does not set itself.

@@ -1,5 +1,5 @@
 //! `monform.toml`: the project's name, which files to read, the API URL,
-//! defaults for checks and the state backend.
+//! defaults for checks, the state backend, `[vars]` and `[environments]`.
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
@@ -25,25 +25,93 @@ pub struct Project {
     /// `[defaults]`: merged into every check that does not set the field.
     pub defaults: Vec<Entry>,
     pub state_backend: StateBackend,
+    /// `[vars]`: values for `${var:NAME}` (the environment's merged over them).
+    pub vars: Vec<Entry>,
+    /// `[environments.NAME]`, in file order.
+    pub environments: Vec<Environment>,
+    /// The environment selected (`--env`); `name`, `api_url`, `vars` and
+    /// `defaults` are then its own.
+    pub environment: Option<String>,
 }
 
-const SECTIONS: &[(&str, &[&str])] = &[
+/// One `[environments.NAME]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Environment {
+    pub name: String,
+    /// Ownership scope; default `<project>-<environment>`.
+    pub project: Option<String>,
+    pub vars: Vec<Entry>,
+    pub defaults: Vec<Entry>,
+    pub api_url: Option<String>,
+}
+
+impl Project {
+    /// A project with default settings.
+    pub fn new(name: impl Into<String>) -> Project {
+        Project {
+            name: name.into(),
+            include: Vec::new(),
+            api_url: None,
+            defaults: Vec::new(),
+            state_backend: StateBackend::Local,
+            vars: Vec::new(),
+            environments: Vec::new(),
+            environment: None,
+        }
+    }
+
+    pub fn environment_names(&self) -> Vec<&str> {
+        self.environments.iter().map(|e| e.name.as_str()).collect()
+    }
+
+    /// Makes `environment` the selected one: its project name, API, vars and
+    /// defaults replace (or are merged over) the project's.
+    pub fn select(&mut self, environment: &str) -> Result<(), Box<Diagnostic>> {
+        let Some(selected) = self.environments.iter().find(|e| e.name == environment).cloned() else {
+            let names = self.environment_names();
+            let diagnostic = Diagnostic::new("monform::environment", format!("unknown environment `{environment}`"));
+            return Err(Box::new(if names.is_empty() {
+                diagnostic.help("monform.toml declares no [environments]; drop --env / MONFORM_ENV")
+            } else {
+                diagnostic.help(format!("environments are {}", names.join(", ")))
+            }));
+        };
+        self.name = selected
+            .project
+            .unwrap_or_else(|| format!("{}-{}", self.name, selected.name));
+        self.api_url = selected.api_url.or(self.api_url.take());
+        merge_entries(&mut self.vars, selected.vars);
+        merge_entries(&mut self.defaults, selected.defaults);
+        self.environment = Some(selected.name);
+        Ok(())
+    }
+}
+
+/// `over` replaces the entries of `base` with the same key and adds the rest.
+fn merge_entries(base: &mut Vec<Entry>, over: Vec<Entry>) {
+    for entry in over {
+        match base.iter_mut().find(|e| e.key == entry.key) {
+            Some(existing) => *existing = entry,
+            None => base.push(entry),
+        }
+    }
+}
+
+pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("project", &["name", "include"]),
     ("api", &["url"]),
     ("defaults", &[]),
     ("state", &["backend"]),
+    ("vars", &[]),
+    ("environments", &[]),
 ];
+
+pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
 
 /// Reads the project settings from the parsed `monform.toml`, reporting
 /// every problem. `check_fields` are the fields `[defaults]` may set.
 pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Project> {
-    let mut project = Project {
-        name: String::new(),
-        include: Vec::new(),
-        api_url: None,
-        defaults: Vec::new(),
-        state_backend: StateBackend::Local,
-    };
+    let mut project = Project::new(String::new());
     for entry in root.as_map().unwrap_or_default() {
         let Some((_, keys)) = SECTIONS.iter().find(|(name, _)| *name == entry.key) else {
             diagnostics.push(unknown(
@@ -58,20 +126,24 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
             diagnostics.push(wrong_type(&entry.key, &entry.value, "a table"));
             continue;
         };
-        if entry.key == "defaults" {
-            for field in fields {
-                if check_fields.contains(&field.key.as_str()) {
-                    project.defaults.push(field.clone());
-                } else {
-                    diagnostics.push(unknown(
-                        &field.key,
-                        field.key_span,
-                        check_fields.iter().copied(),
-                        "check field in [defaults]",
-                    ));
-                }
+        match entry.key.as_str() {
+            "defaults" => {
+                project.defaults = read_defaults(fields, check_fields, "[defaults]", diagnostics);
+                continue;
             }
-            continue;
+            "vars" => {
+                project.vars = read_vars(fields, diagnostics);
+                continue;
+            }
+            "environments" => {
+                for environment in fields {
+                    if let Some(environment) = read_environment(environment, check_fields, diagnostics) {
+                        project.environments.push(environment);
+                    }
+                }
+                continue;
+            }
+            _ => {}
         }
         for field in fields {
             let path = format!("{}.{}", entry.key, field.key);
@@ -139,6 +211,109 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
         return None;
     }
     Some(project)
+}
+
+fn read_defaults(
+    fields: &[Entry],
+    check_fields: &[&str],
+    table: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Entry> {
+    let mut defaults = Vec::new();
+    for field in fields {
+        if check_fields.contains(&field.key.as_str()) {
+            defaults.push(field.clone());
+        } else {
+            diagnostics.push(unknown(
+                &field.key,
+                field.key_span,
+                check_fields.iter().copied(),
+                &format!("check field in {table}"),
+            ));
+        }
+    }
+    defaults
+}
+
+fn read_vars(fields: &[Entry], diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> {
+    let mut vars = Vec::new();
+    for field in fields {
+        if crate::interpolate::is_name(&field.key) {
+            vars.push(field.clone());
+        } else {
+            diagnostics.push(
+                Diagnostic::new("monform::vars", format!("`{}` is not a valid variable name", field.key))
+                    .at(field.key_span, "here")
+                    .help("use letters, digits, - and _, starting with a letter or _"),
+            );
+        }
+    }
+    vars
+}
+
+fn read_environment(entry: &Entry, check_fields: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Environment> {
+    // The name goes into state file names and the default project name.
+    if !monform_model::is_valid_logical_id(&entry.key) {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::environment",
+                format!("`{}` is not a valid environment name", entry.key),
+            )
+            .at(entry.key_span, "here")
+            .help("use letters, digits, - and _, starting with a letter or digit, at most 64"),
+        );
+        return None;
+    }
+    let Some(fields) = entry.value.as_map() else {
+        diagnostics.push(wrong_type(
+            &format!("environments.{}", entry.key),
+            &entry.value,
+            "a table",
+        ));
+        return None;
+    };
+    let mut environment = Environment {
+        name: entry.key.clone(),
+        project: None,
+        vars: Vec::new(),
+        defaults: Vec::new(),
+        api_url: None,
+    };
+    for field in fields {
+        let path = format!("environments.{}.{}", entry.key, field.key);
+        match (field.key.as_str(), &field.value.value) {
+            ("project", NodeValue::Str(name)) if monform_model::is_valid_logical_id(name) => {
+                environment.project = Some(name.clone());
+            }
+            ("project", NodeValue::Str(name)) => diagnostics.push(
+                Diagnostic::new("monform::project-name", format!("{path} `{name}` is not a valid name"))
+                    .at(field.value.span, "here")
+                    .help("use letters, digits, - and _, starting with a letter or digit, at most 64"),
+            ),
+            ("project", _) => diagnostics.push(wrong_type(&path, &field.value, "a string")),
+            ("vars", NodeValue::Map(vars)) => environment.vars = read_vars(vars, diagnostics),
+            ("defaults", NodeValue::Map(defaults)) => {
+                environment.defaults = read_defaults(defaults, check_fields, &path, diagnostics);
+            }
+            ("api", NodeValue::Map(api)) => {
+                for setting in api {
+                    match (setting.key.as_str(), &setting.value.value) {
+                        ("url", NodeValue::Str(url)) => environment.api_url = Some(url.clone()),
+                        ("url", _) => diagnostics.push(wrong_type(&format!("{path}.url"), &setting.value, "a string")),
+                        _ => diagnostics.push(unknown(&setting.key, setting.key_span, ["url"].into_iter(), "field")),
+                    }
+                }
+            }
+            ("vars" | "defaults" | "api", _) => diagnostics.push(wrong_type(&path, &field.value, "a table")),
+            _ => diagnostics.push(unknown(
+                &field.key,
+                field.key_span,
+                ENVIRONMENT_KEYS.iter().copied(),
+                "environment setting",
+            )),
+        }
+    }
+    Some(environment)
 }
 
 fn unknown<'a>(key: &str, span: Span, expected: impl Iterator<Item = &'a str> + Clone, what: &str) -> Diagnostic {

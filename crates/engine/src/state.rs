@@ -147,15 +147,28 @@ pub trait StateBackend: Send + Sync {
     }
 }
 
-/// `.monform/state.json` of the project.
+/// `.monform/state.json` of the project (`.monform/state.<env>.json` for
+/// an environment), locked by `.monform/lock` (`.monform/lock.<env>`).
 pub struct LocalState {
     path: PathBuf,
+    lock: PathBuf,
 }
 
 impl LocalState {
     pub fn new(project_dir: &Path) -> LocalState {
+        let dir = project_dir.join(".monform");
         LocalState {
-            path: project_dir.join(".monform").join("state.json"),
+            path: dir.join("state.json"),
+            lock: dir.join("lock"),
+        }
+    }
+
+    /// The state of one environment: a file and a lock of its own.
+    pub fn for_environment(project_dir: &Path, environment: &str) -> LocalState {
+        let dir = project_dir.join(".monform");
+        LocalState {
+            path: dir.join(format!("state.{environment}.json")),
+            lock: dir.join(format!("lock.{environment}")),
         }
     }
 
@@ -197,7 +210,8 @@ impl StateBackend for LocalState {
         let text = serde_json::to_string_pretty(state).map_err(|e| write(std::io::Error::other(e)))?;
         // Write a temporary file, flush it to disk, then rename over the old
         // state: a crash leaves either the old state or the new one.
-        let temporary = dir.join(format!(".state.json.{}.tmp", std::process::id()));
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let mut file = std::fs::File::create(&temporary).map_err(write)?;
         file.write_all(text.as_bytes()).map_err(write)?;
         file.sync_all().map_err(write)?;
@@ -214,7 +228,7 @@ impl StateBackend for LocalState {
     }
 
     fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError> {
-        crate::lock::acquire(&self.path.with_file_name("lock"), command)
+        crate::lock::acquire(&self.lock, command)
     }
 }
 
@@ -254,5 +268,23 @@ mod tests {
         assert!(matches!(backend.load("other"), Err(StateError::Project { .. })));
         let leftovers = std::fs::read_dir(dir.path().join(".monform")).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn each_environment_has_its_own_state_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let staging = LocalState::for_environment(dir.path(), "staging");
+        let production = LocalState::for_environment(dir.path(), "production");
+        staging.save(&State::new("acme-staging")).unwrap();
+        assert!(dir.path().join(".monform/state.staging.json").is_file());
+        assert_eq!(
+            production.load("acme").unwrap().serial,
+            0,
+            "a fresh state: nothing saved for production"
+        );
+        assert!(!dir.path().join(".monform/state.production.json").exists());
+        let _held = staging.lock("test").unwrap();
+        assert!(production.lock("test").is_ok(), "environments do not share a lock");
+        assert!(staging.lock("test").is_err());
     }
 }

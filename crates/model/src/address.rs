@@ -16,6 +16,15 @@ pub fn is_valid_logical_id(id: &str) -> bool {
     LOGICAL_ID.is_match(id)
 }
 
+/// The id part of an address: a logical id, or `id[key]` for one item of a
+/// `forEach` / `forEachFile` definition (both parts logical ids).
+pub fn is_valid_address_id(id: &str) -> bool {
+    match id.strip_suffix(']').and_then(|rest| rest.split_once('[')) {
+        Some((base, key)) => is_valid_logical_id(base) && is_valid_logical_id(key),
+        None => is_valid_logical_id(id),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Address {
     pub kind: Kind,
@@ -25,6 +34,11 @@ pub struct Address {
 impl Address {
     pub fn new(kind: Kind, id: impl Into<String>) -> Address {
         Address { kind, id: id.into() }
+    }
+
+    /// The address of item `key` of the definition `id`: `section.id[key]`.
+    pub fn item(kind: Kind, id: &str, key: &str) -> Address {
+        Address::new(kind, format!("{id}[{key}]"))
     }
 }
 
@@ -43,11 +57,13 @@ impl fmt::Display for Address {
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum AddressError {
-    #[error("address `{0}` is not of the form <section>.<logical-id>")]
+    #[error("address `{0}` is not of the form <section>.<logical-id> or <section>.<logical-id>[<key>]")]
     Shape(String),
     #[error("unknown section `{0}`; sections are {1}")]
     Section(String, String),
-    #[error("`{0}` is not a valid logical id (letters, digits, - and _, starting with a letter or digit, at most 64)")]
+    #[error(
+        "`{0}` is not a valid logical id (letters, digits, - and _, starting with a letter or digit, at most 64; an item is id[key])"
+    )]
     Id(String),
 }
 
@@ -61,7 +77,7 @@ impl FromStr for Address {
         let kind = Kind::from_section(section).ok_or_else(|| {
             AddressError::Section(section.to_owned(), Kind::sections().collect::<Vec<_>>().join(", "))
         })?;
-        if !is_valid_logical_id(id) {
+        if !is_valid_address_id(id) {
             return Err(AddressError::Id(id.to_owned()));
         }
         Ok(Address::new(kind, id))
@@ -77,6 +93,9 @@ mod tests {
         let a: Address = "checks.homepage-ping".parse().unwrap();
         assert_eq!(a, Address::new(Kind::Check, "homepage-ping"));
         assert_eq!(a.to_string(), "checks.homepage-ping");
+        let item: Address = "checks.api[users]".parse().unwrap();
+        assert_eq!(item, Address::item(Kind::Check, "api", "users"));
+        assert_eq!(item.to_string(), "checks.api[users]");
     }
 
     #[test]
@@ -84,6 +103,16 @@ mod tests {
         assert!(matches!("checks".parse::<Address>(), Err(AddressError::Shape(_))));
         assert!(matches!("chekcs.a".parse::<Address>(), Err(AddressError::Section(..))));
         assert!(matches!("checks.-a".parse::<Address>(), Err(AddressError::Id(_))));
+        for bad in [
+            "checks.a[]",
+            "checks.a[b",
+            "checks.a[b]c",
+            "checks.[b]",
+            "checks.a[b][c]",
+            "checks.a[b.c]",
+        ] {
+            assert!(bad.parse::<Address>().is_err(), "{bad}");
+        }
         let long = format!("checks.{}", "a".repeat(65));
         assert!(matches!(long.parse::<Address>(), Err(AddressError::Id(_))));
     }

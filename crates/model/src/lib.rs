@@ -18,7 +18,7 @@ pub mod schema;
 pub mod validate;
 pub mod wire;
 
-pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_logical_id};
+pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_logical_id};
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
 

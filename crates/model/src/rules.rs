@@ -1,79 +1,128 @@
-//! Rules that span several fields, applied to typed resources after the
-//! shape check (spec 2.4, 2.1, 2.3, 2.12 and the maintenance window body).
+//! Rules that span several fields (spec 2.4, 2.1, 2.3, 2.12 and the
+//! maintenance window body). They read the resource's JSON (the files' form,
+//! scripts read) field by field, so that they also run on a resource whose
+//! other fields are broken: a field the caller marks unusable (it failed the
+//! shape check) skips only the rules that read it.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
-use crate::resources::check::{Check, FREQUENCIES, MAX_PROMPT, SUB_MINUTE_OFFSETS};
+use crate::resources::CheckType;
+use crate::resources::check::{
+    FREQUENCIES, MAX_PROMPT, SUB_MINUTE_OFFSETS, default_degraded_packet_loss, default_frequency,
+    default_max_packet_loss,
+};
 use crate::resources::common::{RetryStrategy, RetryType, Script};
 use crate::resources::group::GroupRetryStrategy;
-use crate::{FieldPath, Resource, Violation};
+use crate::resources::maintenance_window::RepeatUnit;
+use crate::{FieldPath, Kind, Violation};
 
-/// Every rule violation of `resource`.
-pub fn check(resource: &Resource) -> Vec<Violation> {
+/// The top-level fields of a resource as the rules read them.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    usable: &'a dyn Fn(&str) -> bool,
+}
+
+impl Fields<'_> {
+    /// `None` when the field is unusable (broken or of the wrong type): the
+    /// rules reading it are skipped. `Some(None)` when it is absent.
+    fn get<T: DeserializeOwned>(&self, field: &str) -> Option<Option<T>> {
+        if !(self.usable)(field) {
+            return None;
+        }
+        match self.map.get(field) {
+            None | Some(Value::Null) => Some(None),
+            Some(value) => T::deserialize(value).ok().map(Some),
+        }
+    }
+
+    /// The field's value, or the model's default when it is absent.
+    fn or<T: DeserializeOwned>(&self, field: &str, default: fn() -> T) -> Option<T> {
+        self.get(field).map(|v| v.unwrap_or_else(default))
+    }
+}
+
+/// Every rule violation of a resource of `kind` given as JSON, skipping the
+/// rules that read a top-level field for which `usable` is false.
+pub fn check(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool) -> Vec<Violation> {
     let mut violations = Vec::new();
-    match resource {
-        Resource::Check(check) => check_rules(check, &mut violations),
-        Resource::Snippet(snippet) => {
-            script_length(&snippet.script, 1, usize::MAX, "script", &mut violations);
-        }
-        Resource::Group(group) => {
-            if let Some(GroupRetryStrategy::Strategy(s)) = &group.retry_strategy {
-                retry_rules(s, &FieldPath::root().key("retryStrategy"), &mut violations);
+    let Some(map) = value.as_object() else {
+        return violations;
+    };
+    let fields = Fields { map, usable };
+    match kind {
+        Kind::Check => check_rules(&fields, &mut violations),
+        Kind::Snippet => {
+            if let Some(Some(script)) = fields.get::<Script>("script") {
+                script_length(&script, 1, usize::MAX, "script", &mut violations);
             }
         }
-        Resource::PrivateLocation(location) if looks_like_data_center(&location.slug_name) => {
-            violations.push(
-                Violation::new(
-                    FieldPath::root().key("slugName"),
-                    format!(
-                        "`{}` looks like a data-center location; slugs must not",
-                        location.slug_name
-                    ),
-                )
-                .with_help("pick a name of your own, e.g. `office-amsterdam`"),
-            );
-        }
-        Resource::MaintenanceWindow(window) => {
-            let root = FieldPath::root();
-            for (field, value) in [
-                ("startsAt", Some(&window.starts_at)),
-                ("endsAt", Some(&window.ends_at)),
-                ("repeatEndsAt", window.repeat_ends_at.as_ref()),
-            ] {
-                if let Some(value) = value
-                    && !is_date_time(value)
-                {
-                    violations.push(
-                        Violation::new(root.key(field), format!("`{value}` is not an ISO 8601 date-time"))
-                            .with_help("write it like 2026-12-01T02:00:00Z"),
-                    );
-                }
+        Kind::Group => {
+            if let Some(Some(GroupRetryStrategy::Strategy(s))) = fields.get("retryStrategy") {
+                retry_rules(&s, &FieldPath::root().key("retryStrategy"), &mut violations);
             }
-            if let (Some(start), Some(end)) = (instant(&window.starts_at), instant(&window.ends_at))
-                && end <= start
+        }
+        Kind::PrivateLocation => {
+            if let Some(Some(slug)) = fields.get::<String>("slugName")
+                && looks_like_data_center(&slug)
             {
-                violations.push(Violation::new(root.key("endsAt"), "endsAt must be after startsAt"));
-            }
-            if window.repeat_interval.is_some() && window.repeat_unit.is_none() {
-                violations.push(Violation::new(
-                    root.key("repeatUnit"),
-                    "repeatInterval needs a repeatUnit (DAY, WEEK or MONTH)",
-                ));
+                violations.push(
+                    Violation::new(
+                        FieldPath::root().key("slugName"),
+                        format!("`{slug}` looks like a data-center location; slugs must not"),
+                    )
+                    .with_help("pick a name of your own, e.g. `office-amsterdam`"),
+                );
             }
         }
+        Kind::MaintenanceWindow => window_rules(&fields, &mut violations),
         _ => {}
     }
     violations
 }
 
-fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
-    let common = check.common();
+fn window_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
     let root = FieldPath::root();
-    let check_type = check.check_type();
-    if common.frequency == 0 && !check_type.allows_sub_minute() {
+    let mut instants = Vec::new();
+    for field in ["startsAt", "endsAt", "repeatEndsAt"] {
+        let value = fields.get::<String>(field).flatten();
+        if let Some(value) = &value
+            && !is_date_time(value)
+        {
+            violations.push(
+                Violation::new(root.key(field), format!("`{value}` is not an ISO 8601 date-time"))
+                    .with_help("write it like 2026-12-01T02:00:00Z"),
+            );
+        }
+        instants.push(value.as_deref().and_then(instant));
+    }
+    if let (Some(start), Some(end)) = (instants[0], instants[1])
+        && end <= start
+    {
+        violations.push(Violation::new(root.key("endsAt"), "endsAt must be after startsAt"));
+    }
+    if let (Some(Some(_)), Some(None)) = (
+        fields.get::<u32>("repeatInterval"),
+        fields.get::<RepeatUnit>("repeatUnit"),
+    ) {
+        violations.push(Violation::new(
+            root.key("repeatUnit"),
+            "repeatInterval needs a repeatUnit (DAY, WEEK or MONTH)",
+        ));
+    }
+}
+
+fn check_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
+    let root = FieldPath::root();
+    let check_type = fields.get::<CheckType>("checkType").flatten();
+    let frequency = fields.or("frequency", default_frequency);
+    if let (Some(0), Some(check_type)) = (frequency, check_type)
+        && !check_type.allows_sub_minute()
+    {
         violations.push(
             Violation::new(
                 root.key("frequency"),
@@ -82,12 +131,14 @@ fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
             .with_help(format!("use one of {}", join(&FREQUENCIES[1..]))),
         );
     }
-    if let Some(range) = offset_range(common.frequency) {
-        match (common.frequency_offset, range) {
-            (None, OffsetRange::SubMinute) if check_type.allows_sub_minute() => violations.push(Violation::new(
-                root.key("frequency"),
-                "frequency 0 needs frequencyOffset 10, 20 or 30 (seconds between runs)",
-            )),
+    if let (Some(frequency), Some(offset)) = (frequency, fields.get::<u32>("frequencyOffset")) {
+        match (offset, offset_range(frequency)) {
+            (None, OffsetRange::SubMinute) if check_type.is_some_and(CheckType::allows_sub_minute) => {
+                violations.push(Violation::new(
+                    root.key("frequency"),
+                    "frequency 0 needs frequencyOffset 10, 20 or 30 (seconds between runs)",
+                ))
+            }
             (Some(offset), OffsetRange::SubMinute) if !SUB_MINUTE_OFFSETS.contains(&offset) => {
                 violations.push(Violation::new(
                     root.key("frequencyOffset"),
@@ -97,30 +148,30 @@ fn check_rules(check: &Check, violations: &mut Vec<Violation>) {
             (Some(offset), OffsetRange::Minutes(max)) if !(1..=max).contains(&offset) => {
                 violations.push(Violation::new(
                     root.key("frequencyOffset"),
-                    format!(
-                        "frequencyOffset {offset} is out of range 1..{max} for frequency {}",
-                        common.frequency
-                    ),
+                    format!("frequencyOffset {offset} is out of range 1..{max} for frequency {frequency}"),
                 ))
             }
             _ => {}
         }
     }
-    if let Some(strategy) = &common.retry_strategy {
-        retry_rules(strategy, &root.key("retryStrategy"), violations);
+    if let Some(Some(strategy)) = fields.get::<RetryStrategy>("retryStrategy") {
+        retry_rules(&strategy, &root.key("retryStrategy"), violations);
     }
-    if let Check::Agentic(agentic) = check {
-        script_length(&agentic.spec.prompt, 1, MAX_PROMPT, "prompt", violations);
+    if check_type == Some(CheckType::Agentic)
+        && let Some(Some(prompt)) = fields.get::<Script>("prompt")
+    {
+        script_length(&prompt, 1, MAX_PROMPT, "prompt", violations);
     }
-    if let Check::Icmp(icmp) = check
-        && icmp.spec.max_packet_loss_threshold < icmp.spec.degraded_packet_loss_threshold
+    if check_type == Some(CheckType::Icmp)
+        && let (Some(max), Some(degraded)) = (
+            fields.or("maxPacketLossThreshold", default_max_packet_loss),
+            fields.or("degradedPacketLossThreshold", default_degraded_packet_loss),
+        )
+        && max < degraded
     {
         violations.push(Violation::new(
             root.key("maxPacketLossThreshold"),
-            format!(
-                "maxPacketLossThreshold {} must be at least degradedPacketLossThreshold {}",
-                icmp.spec.max_packet_loss_threshold, icmp.spec.degraded_packet_loss_threshold
-            ),
+            format!("maxPacketLossThreshold {max} must be at least degradedPacketLossThreshold {degraded}"),
         ));
     }
 }
@@ -148,11 +199,11 @@ enum OffsetRange {
 }
 
 /// The allowed frequencyOffset for a frequency (spec 2.4).
-fn offset_range(frequency: u32) -> Option<OffsetRange> {
+fn offset_range(frequency: u32) -> OffsetRange {
     match frequency {
-        0 => Some(OffsetRange::SubMinute),
-        1..=60 => Some(OffsetRange::Minutes(frequency * 10)),
-        _ => Some(OffsetRange::Minutes(frequency.div_ceil(60))),
+        0 => OffsetRange::SubMinute,
+        1..=60 => OffsetRange::Minutes(frequency * 10),
+        _ => OffsetRange::Minutes(frequency.div_ceil(60)),
     }
 }
 
@@ -234,4 +285,23 @@ pub(crate) fn matches_pattern(pattern: &str, text: &str) -> bool {
 
 fn join(values: &[u32]) -> String {
     values.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_rule_runs_unless_a_field_it_reads_is_broken() {
+        let value = json!({ "checkType": "URL", "frequency": 5, "frequencyOffset": 700, "locations": [1] });
+        let usable = |field: &str| field != "locations";
+        assert_eq!(check(Kind::Check, &value, &usable).len(), 1);
+        let broken = json!({ "checkType": "URL", "frequency": "often", "frequencyOffset": 700 });
+        assert!(check(Kind::Check, &broken, &|field| field != "frequency").is_empty());
+        // An absent field takes the model's default (frequency 10: offsets 1..100).
+        let defaulted = json!({ "checkType": "URL", "frequencyOffset": 101 });
+        assert_eq!(check(Kind::Check, &defaulted, &|_| true).len(), 1);
+    }
 }

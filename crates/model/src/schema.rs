@@ -100,11 +100,103 @@ pub fn schemas() -> &'static Schemas {
     SCHEMAS.get_or_init(|| Schemas::from_document(generate()))
 }
 
-/// The schema document as written to `schema/resource-file.schema.json`.
+/// The schema document for editors, as written to
+/// `schema/resource-file.schema.json`: the validator's, plus what the loader
+/// takes off a definition before validating it (`forEach`, `forEachFile`,
+/// `environments`) and substitutions where a number, boolean or enumerated
+/// string goes. The validator's own document stays without them: the API's
+/// schemas are derived from it.
 pub fn document_text() -> String {
-    let mut text = serde_json::to_string_pretty(schemas().document()).unwrap_or_default();
+    let mut document = schemas().document().clone();
+    if let Some(definitions) = document.get_mut("definitions") {
+        accept_substitutions(definitions);
+    }
+    for &kind in Kind::ALL {
+        let name = document["properties"][kind.section()]["additionalProperties"]["$ref"]
+            .as_str()
+            .and_then(|r| r.rsplit('/').next())
+            .map(str::to_owned);
+        if let Some(Value::Object(definition)) = name.and_then(|n| document["definitions"].get_mut(&n)) {
+            add_expansion_fields(definition);
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// A whole-scalar substitution (`${each.value.frequency}`, `${var:x:-5}`).
+const WHOLE_SUBSTITUTION: &str = r"^\$\{.+\}$";
+/// A string with a substitution in it.
+const ANY_SUBSTITUTION: &str = r"\$\{[^}]+\}";
+
+/// Numbers and booleans also take a whole-scalar substitution; enumerated or
+/// patterned strings any string with a substitution in it.
+fn accept_substitutions(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.values_mut().for_each(accept_substitutions);
+            let pattern = match map.get("type").and_then(Value::as_str) {
+                Some("integer" | "number" | "boolean") => WHOLE_SUBSTITUTION,
+                Some("string") if map.contains_key("enum") || map.contains_key("pattern") => ANY_SUBSTITUTION,
+                _ => return,
+            };
+            let description = map.remove("description");
+            let original = Value::Object(std::mem::take(map));
+            map.insert(
+                "anyOf".into(),
+                json!([original, { "type": "string", "pattern": pattern }]),
+            );
+            if let Some(description) = description {
+                map.insert("description".into(), description);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(accept_substitutions),
+        _ => {}
+    }
+}
+
+/// `forEach`, `forEachFile` and `environments` on a resource (each branch
+/// of a tagged one).
+fn add_expansion_fields(definition: &mut Map<String, Value>) {
+    if let Some(Value::Array(branches)) = definition.get_mut("oneOf") {
+        for branch in branches {
+            if let Value::Object(branch) = branch {
+                add_expansion_fields(branch);
+            }
+        }
+        return;
+    }
+    let Some(Value::Object(properties)) = definition.get_mut("properties") else {
+        return;
+    };
+    properties.insert(
+        "forEach".into(),
+        json!({
+            "description": "One resource per item, addressed `section.id[key]`: a map (key: value) or a list of strings (key = value). ${each.key}, ${each.value} and ${each.value.PATH} in any string.",
+            "oneOf": [
+                { "type": "object", "propertyNames": { "pattern": LOGICAL_ID_PATTERN } },
+                { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN } },
+            ],
+        }),
+    );
+    properties.insert(
+        "forEachFile".into(),
+        json!({
+            "description": "One resource per file matching this glob (relative to this file, sorted): ${each.key} is the file name without extensions, ${each.value} its path relative to this file.",
+            "type": "string",
+            "minLength": 1,
+        }),
+    );
+    properties.insert(
+        "environments".into(),
+        json!({
+            "description": "The environments (of monform.toml's [environments]) this resource exists in; all when absent.",
+            "type": "array",
+            "items": { "type": "string" },
+            "uniqueItems": true,
+        }),
+    );
 }
 
 fn generate() -> Value {
@@ -226,5 +318,24 @@ fn merge_object(into: &mut Map<String, Value>, from: Map<String, Value>) {
                 into.insert(key, value);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_editors_schema_has_expansion_fields_and_substitutions() {
+        let document: Value = serde_json::from_str(&document_text()).unwrap();
+        let check = &document["definitions"]["Check"]["oneOf"][0]["properties"];
+        for field in ["forEach", "forEachFile", "environments"] {
+            assert!(check.get(field).is_some(), "{field}");
+        }
+        assert_eq!(check["frequency"]["anyOf"][1]["pattern"], WHOLE_SUBSTITUTION);
+        // The validator's own document (and so the API's) has neither.
+        let validator = &schemas().document()["definitions"]["Check"]["oneOf"][0]["properties"];
+        assert!(validator.get("forEach").is_none());
+        assert!(validator["frequency"].get("anyOf").is_none());
     }
 }

@@ -89,6 +89,7 @@ async fn apply(
     let loaded = super::context::load(dir, output)?;
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &loaded.1, command)?;
+    let header = super::context::plan_header(&loaded.1);
     let lock = backend.lock(command).map_err(|e| Stop::Message(e.to_string()))?;
     if let Some(holder) = &lock.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
@@ -104,7 +105,7 @@ async fn apply(
                 ))
             })?;
     } else {
-        print!("{}", super::plan::moved_note(&prepared.actual, plan));
+        print!("{}{}", header, super::plan::moved_note(&prepared.actual, plan));
         print!(
             "{}",
             human(

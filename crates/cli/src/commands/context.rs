@@ -2,6 +2,7 @@
 //! state, fetch the account, plan.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use monform_config::{Loaded, Project};
 use monform_engine::state::postgres::Actor;
@@ -32,10 +33,49 @@ impl From<String> for Stop {
     }
 }
 
+/// The environment chosen with `--env` or `MONFORM_ENV`, set once by `main`.
+static ENVIRONMENT: OnceLock<Option<String>> = OnceLock::new();
+
+pub fn set_environment(environment: Option<String>) {
+    let _ = ENVIRONMENT.set(environment.filter(|e| !e.is_empty()));
+}
+
+pub fn environment() -> Option<&'static str> {
+    ENVIRONMENT.get().and_then(Option::as_deref)
+}
+
+/// Loads the project's files for the chosen environment (if any).
+pub fn load_files(dir: &Path) -> Loaded {
+    let env = |name: &str| std::env::var(name).ok();
+    monform_config::load_environment(dir, &env, environment())
+}
+
+/// A project that declares environments is planned, applied and given a
+/// state only for one of them.
+pub fn require_environment(project: &Project) -> Result<(), Stop> {
+    if project.environment.is_some() || project.environments.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::Message(format!(
+        "{} declares environments ({}): choose one with --env NAME or MONFORM_ENV",
+        project.name,
+        project.environment_names().join(", ")
+    )))
+}
+
+/// The line that opens a plan of an environment: which project and which
+/// environment it is for.
+pub fn plan_header(project: &Project) -> String {
+    match &project.environment {
+        Some(environment) => format!("Project {}, environment {environment}\n\n", project.name),
+        None => String::new(),
+    }
+}
+
 /// Loads and validates the project, or reports why not.
 pub fn load(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
-    let env = |name: &str| std::env::var(name).ok();
-    let loaded = monform_config::load(dir, &env);
+    let loaded = load_files(dir);
+    output.diagnostics(&loaded.warnings, &loaded.sources);
     if !loaded.is_ok() {
         output.diagnostics(&loaded.diagnostics, &loaded.sources);
         eprintln!(
@@ -48,6 +88,7 @@ pub fn load(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
         .project
         .clone()
         .ok_or_else(|| Stop::Message("monform.toml has no project".into()))?;
+    require_environment(&project)?;
     Ok((loaded, project))
 }
 
@@ -64,13 +105,21 @@ pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
 /// Where the URL of the PostgreSQL state comes from (never from files).
 pub const STATE_URL_VARIABLE: &str = "MONFORM_STATE_URL";
 
-/// The project's state backend: `.monform/state.json`, or PostgreSQL at
-/// `MONFORM_STATE_URL` when monform.toml says `[state] backend = "postgres"`.
-/// `command` is recorded with every PostgreSQL write and lock.
+/// The project's state backend: `.monform/state.json` (`state.<env>.json`
+/// for an environment), or PostgreSQL at `MONFORM_STATE_URL` when
+/// monform.toml says `[state] backend = "postgres"` (a row per project name,
+/// so per environment). `command` is recorded with every PostgreSQL write and lock.
 pub fn open_backend(dir: &Path, project: &Project, command: &str) -> Result<Box<dyn StateBackend>, Stop> {
     match project.state_backend {
-        monform_config::StateBackend::Local => Ok(Box::new(LocalState::new(dir))),
+        monform_config::StateBackend::Local => Ok(Box::new(local_state(dir, project))),
         monform_config::StateBackend::Postgres => Ok(Box::new(open_postgres(&project.name, command)?)),
+    }
+}
+
+pub fn local_state(dir: &Path, project: &Project) -> LocalState {
+    match &project.environment {
+        Some(environment) => LocalState::for_environment(dir, environment),
+        None => LocalState::new(dir),
     }
 }
 

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use monform_api::{Client, Remote};
-use monform_config::{Project, StateBackend};
+use monform_config::Project;
 use monform_engine::export::{Exported, SplitBy, environment_markdown, export, project_toml};
 use monform_model::Kind;
 
@@ -88,8 +88,7 @@ pub fn current_project(dir: &Path, _output: &Output) -> Option<(monform_config::
     if !dir.join(monform_config::project::PROJECT_FILE).exists() {
         return None;
     }
-    let env = |name: &str| std::env::var(name).ok();
-    let loaded = monform_config::load(dir, &env);
+    let loaded = super::context::load_files(dir);
     let project = loaded.project.clone()?;
     Some((loaded, project))
 }
@@ -110,13 +109,9 @@ pub fn project_for(
             "`{name}` cannot be a project name (no `/`, quotes or backslashes)"
         )));
     }
-    let settings = current.map(|(_, p)| p.clone()).unwrap_or_else(|| Project {
-        name: name.clone(),
-        include: Vec::new(),
-        api_url: None,
-        defaults: Vec::new(),
-        state_backend: StateBackend::Local,
-    });
+    let settings = current
+        .map(|(_, p)| p.clone())
+        .unwrap_or_else(|| Project::new(name.clone()));
     Ok((name, settings))
 }
 

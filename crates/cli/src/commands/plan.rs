@@ -66,6 +66,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let loaded = super::context::load(dir, output)?;
+        let header = super::context::plan_header(&loaded.1);
+        let environment = loaded.1.environment.clone();
         let backend = open_backend(dir, &loaded.1, "monform plan")?;
         let prepared = prepare(dir, api_url, loaded, backend, &targets, false).await?;
         let plan = prepared.plan.clone();
@@ -75,9 +77,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         if let Some(path) = &args.out {
             write_saved(path, &saved)?;
         }
-        Ok::<_, Stop>((plan, moved))
+        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment))
     });
-    let (plan, moved) = match result {
+    let (plan, moved, environment) = match result {
         Ok(Ok(planned)) => planned,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
@@ -95,7 +97,13 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 }
             )
         ),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&json(&plan)).unwrap_or_default()),
+        Format::Json => {
+            let mut json = json(&plan);
+            if let (Some(environment), Some(object)) = (environment, json.as_object_mut()) {
+                object.insert("environment".into(), environment.into());
+            }
+            println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
+        }
         Format::Markdown => print!("{}", markdown(&plan)),
     }
     if args.detailed_exitcode && plan.summary().has_changes() {

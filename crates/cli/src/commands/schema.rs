@@ -1,8 +1,19 @@
-//! `monform schema`: the JSON Schema of a resource file.
+//! `monform schema`: the JSON Schema of a resource file, or of monform.toml.
 
 use std::process::ExitCode;
 
-pub fn run() -> ExitCode {
-    print!("{}", monform_model::schema::document_text());
+#[derive(clap::Args)]
+pub struct SchemaArgs {
+    /// Print the schema of monform.toml instead
+    #[arg(long)]
+    pub project: bool,
+}
+
+pub fn run(args: SchemaArgs) -> ExitCode {
+    if args.project {
+        print!("{}", monform_config::project_schema::project_schema_text());
+    } else {
+        print!("{}", monform_model::schema::document_text());
+    }
     ExitCode::SUCCESS
 }

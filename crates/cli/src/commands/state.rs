@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use monform_config::{Loaded, Project};
 use monform_engine::identity::{owner, retag_body, uses_tags};
-use monform_engine::{LocalState, State, StateBackend};
+use monform_engine::{State, StateBackend};
 use monform_model::{Address, Kind};
 
 use super::context::{Stop, block_on, open_backend, open_postgres};
@@ -90,10 +90,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StateArgs, output: &Output) 
 /// The project settings; the resource files need not be valid (nor their
 /// environment variables set) to work on the state.
 fn load_project(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
-    let env = |name: &str| std::env::var(name).ok();
-    let loaded = monform_config::load(dir, &env);
+    let loaded = super::context::load_files(dir);
     match loaded.project.clone() {
-        Some(project) => Ok((loaded, project)),
+        Some(project) => {
+            super::context::require_environment(&project)?;
+            Ok((loaded, project))
+        }
         None => {
             output.diagnostics(&loaded.diagnostics, &loaded.sources);
             Err(Stop::Message("monform.toml is not valid".into()))
@@ -346,7 +348,7 @@ fn migrate(dir: &Path, project: &Project, to: BackendName, force: bool) -> Resul
             "local"
         }
     );
-    let local: Box<dyn StateBackend> = Box::new(LocalState::new(dir));
+    let local: Box<dyn StateBackend> = Box::new(super::context::local_state(dir, project));
     let postgres: Box<dyn StateBackend> = Box::new(open_postgres(&project.name, &command)?);
     let (source, target) = match to {
         BackendName::Postgres => (local, postgres),

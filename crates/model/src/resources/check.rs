@@ -208,7 +208,7 @@ pub struct CheckCommon {
     pub prevent_destroy: bool,
 }
 
-fn default_frequency() -> u32 {
+pub(crate) fn default_frequency() -> u32 {
     10
 }
 fn default_degraded_response_time() -> u32 {
@@ -528,10 +528,10 @@ pub struct IcmpCheck {
     pub max_packet_loss_threshold: f64,
 }
 
-fn default_degraded_packet_loss() -> f64 {
+pub(crate) fn default_degraded_packet_loss() -> f64 {
     10.0
 }
-fn default_max_packet_loss() -> f64 {
+pub(crate) fn default_max_packet_loss() -> f64 {
     20.0
 }
 

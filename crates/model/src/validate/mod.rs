@@ -65,17 +65,14 @@ pub fn validate_resource(kind: Kind, value: &Value) -> Result<Resource, Vec<Viol
     into_resource(kind, value.clone())
 }
 
-/// Builds the typed resource from JSON that passed `check_shape` (scripts
-/// resolved) and applies the cross-field rules.
+/// Applies the cross-field rules to JSON that passed `check_shape` (scripts
+/// resolved) and builds the typed resource.
 pub fn into_resource(kind: Kind, value: Value) -> Result<Resource, Vec<Violation>> {
-    let resource =
-        Resource::from_json(kind, value).map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])?;
-    let violations = crate::rules::check(&resource);
-    if violations.is_empty() {
-        Ok(resource)
-    } else {
-        Err(violations)
+    let violations = crate::rules::check(kind, &value, &|_| true);
+    if !violations.is_empty() {
+        return Err(violations);
     }
+    Resource::from_json(kind, value).map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])
 }
 
 #[cfg(test)]

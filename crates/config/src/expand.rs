@@ -1,0 +1,534 @@
+//! One resource definition into the resources it stands for: `forEach` (a
+//! map, or a list of strings) and `forEachFile` (a glob) make one resource
+//! per item, addressed `section.id[key]`; `environments` keeps a resource
+//! to some environments; then every substitution is made. Spans are kept:
+//! the fields point at the definition, substituted values at the item or
+//! variable they came from.
+
+use std::path::Path;
+
+use globset::GlobBuilder;
+use monform_model::{Address, Kind, is_valid_logical_id};
+use rustc_hash::FxHashMap;
+
+use crate::diagnostic::Diagnostic;
+use crate::interpolate::{Each, InterpolationError, Scope, interpolate_node};
+use crate::load::EnvLookup;
+use crate::source::Span;
+use crate::tree::{Entry, Node, NodeValue};
+
+/// Keys of a definition that are monform's, not the resource's.
+pub const FOR_EACH: &str = "forEach";
+pub const FOR_EACH_FILE: &str = "forEachFile";
+pub const ENVIRONMENTS: &str = "environments";
+
+/// What expansion reads besides the definition.
+pub struct Context<'a> {
+    pub env: EnvLookup<'a>,
+    pub vars: &'a [Entry],
+    /// Names of the declared environments.
+    pub environments: &'a [&'a str],
+    /// The environment being loaded, if one is.
+    pub environment: Option<&'a str>,
+}
+
+/// A resource made from a definition.
+pub struct Expanded {
+    pub address: Address,
+    /// Its key: the logical id, or the item's key (or file glob).
+    pub key_span: Span,
+    pub node: Node,
+    /// Strings whose substitution failed (already reported): the shape
+    /// check says nothing more about them.
+    pub unresolved: Vec<Span>,
+    /// The item's text (key and value), for a resource made by `forEach`
+    /// or `forEachFile`.
+    pub item: Option<Span>,
+}
+
+/// Expands the definition `id` of `kind` found in a file of folder `base`.
+pub fn expand(
+    kind: Kind,
+    id: &str,
+    key_span: Span,
+    mut node: Node,
+    base: &Path,
+    context: &Context<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Expanded> {
+    let mut for_each = None;
+    let mut for_each_file = None;
+    let mut environments = None;
+    if let NodeValue::Map(entries) = &mut node.value
+        && entries.iter().any(|e| is_meta(&e.key))
+    {
+        let (meta, fields): (Vec<Entry>, Vec<Entry>) =
+            std::mem::take(entries).into_iter().partition(|e| is_meta(&e.key));
+        *entries = fields;
+        for entry in meta {
+            match entry.key.as_str() {
+                FOR_EACH => for_each = Some(entry),
+                FOR_EACH_FILE => for_each_file = Some(entry),
+                _ => environments = Some(entry),
+            }
+        }
+    }
+    let address = Address::new(kind, id);
+    if let Some(environments) = environments
+        && !in_environment(&address, &environments, context, diagnostics)
+    {
+        return Vec::new();
+    }
+    if kind == Kind::Variable
+        && let Some(entry) = for_each.as_ref().or(for_each_file.as_ref())
+    {
+        // A variable's logical id is its key in the API: `KEY[item]` is none.
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::for-each",
+                format!("{address}: variables cannot use {}", entry.key),
+            )
+            .at(entry.key_span, "not for variables")
+            .help("a variable's logical id is its key; write each variable out"),
+        );
+        return Vec::new();
+    }
+    let items = match (for_each, for_each_file) {
+        (None, None) => {
+            let mut node = node;
+            let unresolved = substitute(&mut node, None, context, diagnostics);
+            return vec![Expanded {
+                address,
+                key_span,
+                node,
+                unresolved,
+                item: None,
+            }];
+        }
+        (Some(list), None) => items_of(&address, &list, diagnostics),
+        (None, Some(glob)) => files_of(&address, &glob, base, diagnostics),
+        (Some(list), Some(glob)) => {
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::for-each",
+                    format!("{address}: forEach and forEachFile cannot be used together"),
+                )
+                .at(glob.key_span, "second expansion")
+                .help("keep one: forEach for a list or map of items, forEachFile for one resource per file")
+                .related(Diagnostic::new("monform::for-each", "forEach is here").at(list.key_span, "first expansion")),
+            );
+            return Vec::new();
+        }
+    };
+    let mut expanded = Vec::with_capacity(items.len());
+    let mut seen: FxHashMap<&str, &Each> = FxHashMap::default();
+    for each in &items {
+        if let Some(first) = seen.get(each.key.as_str()) {
+            let files = match (&first.value.value, &each.value.value) {
+                (NodeValue::Str(a), NodeValue::Str(b)) if a != &first.key => format!(" (from `{a}` and `{b}`)"),
+                _ => String::new(),
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::duplicate",
+                    format!(
+                        "duplicate logical id: {} is made twice{files}",
+                        Address::item(kind, id, &each.key)
+                    ),
+                )
+                .at(each.key_span, "made again here")
+                .help("item keys must be unique in a forEach or forEachFile")
+                .related(Diagnostic::new("monform::duplicate", "first made here").at(first.key_span, "first item")),
+            );
+            continue;
+        }
+        seen.insert(&each.key, each);
+        let mut item = node.clone();
+        let unresolved = substitute(&mut item, Some(each), context, diagnostics);
+        expanded.push(Expanded {
+            address: Address::item(kind, id, &each.key),
+            key_span: each.key_span,
+            node: item,
+            unresolved,
+            item: Some(extent(each)),
+        });
+    }
+    expanded
+}
+
+/// The text an item spans: from its key to the end of its value.
+fn extent(each: &Each) -> Span {
+    fn end(node: &Node) -> usize {
+        let own = node.span.start + node.span.len;
+        match &node.value {
+            NodeValue::Seq(items) => items.iter().map(end).fold(own, usize::max),
+            NodeValue::Map(entries) => entries.iter().map(|e| end(&e.value)).fold(own, usize::max),
+            _ => own,
+        }
+    }
+    let start = each.key_span.start.min(each.value.span.start);
+    let end = end(&each.value).max(each.key_span.start + each.key_span.len);
+    Span::new(each.key_span.file, start, end - start)
+}
+
+fn is_meta(key: &str) -> bool {
+    matches!(key, FOR_EACH | FOR_EACH_FILE | ENVIRONMENTS)
+}
+
+/// Whether the resource exists in the environment loaded; reports unknown names.
+fn in_environment(address: &Address, entry: &Entry, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) -> bool {
+    let NodeValue::Seq(items) = &entry.value.value else {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::type",
+                format!(
+                    "{address}.environments: expected a list of environment names, found {}",
+                    entry.value.type_name()
+                ),
+            )
+            .at(entry.value.span, "here"),
+        );
+        return true;
+    };
+    let mut names = Vec::new();
+    for item in items {
+        match &item.value {
+            NodeValue::Str(name) if context.environments.contains(&name.as_str()) => names.push(name.as_str()),
+            NodeValue::Str(name) => {
+                let diagnostic = Diagnostic::new(
+                    "monform::environment",
+                    format!("{address}.environments: unknown environment `{name}`"),
+                )
+                .at(item.span, "not declared in monform.toml");
+                diagnostics.push(match crate::suggest(name, context.environments.iter().copied()) {
+                    Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                    None if context.environments.is_empty() => {
+                        diagnostic.help("declare it in monform.toml: [environments.NAME]")
+                    }
+                    None => diagnostic.help(format!("environments are {}", context.environments.join(", "))),
+                });
+            }
+            _ => diagnostics.push(
+                Diagnostic::new(
+                    "monform::type",
+                    format!(
+                        "{address}.environments[]: expected an environment name, found {}",
+                        item.type_name()
+                    ),
+                )
+                .at(item.span, "here"),
+            ),
+        }
+    }
+    context.environment.is_none_or(|selected| names.contains(&selected))
+}
+
+/// The items of a `forEach`: a map (key and value) or a list of strings
+/// (key = value = the string).
+fn items_of(address: &Address, entry: &Entry, diagnostics: &mut Vec<Diagnostic>) -> Vec<Each> {
+    let mut items = Vec::new();
+    match &entry.value.value {
+        NodeValue::Map(entries) => {
+            for item in entries {
+                if valid_key(address, &item.key, item.key_span, diagnostics) {
+                    items.push(Each {
+                        key: item.key.clone(),
+                        key_span: item.key_span,
+                        value: item.value.clone(),
+                    });
+                }
+            }
+        }
+        NodeValue::Seq(list) => {
+            for item in list {
+                match &item.value {
+                    NodeValue::Str(key) if valid_key(address, key, item.span, diagnostics) => items.push(Each {
+                        key: key.clone(),
+                        key_span: item.span,
+                        value: item.clone(),
+                    }),
+                    NodeValue::Str(_) => {}
+                    _ => diagnostics.push(
+                        Diagnostic::new(
+                            "monform::for-each",
+                            format!(
+                                "{address}.forEach[]: a list item must be a string, found {}",
+                                item.type_name()
+                            ),
+                        )
+                        .at(item.span, "here")
+                        .help("for items with several values, write forEach as a map: key: { ... }"),
+                    ),
+                }
+            }
+        }
+        _ => diagnostics.push(
+            Diagnostic::new(
+                "monform::for-each",
+                format!(
+                    "{address}.forEach: expected a map or a list of strings, found {}",
+                    entry.value.type_name()
+                ),
+            )
+            .at(entry.value.span, "here"),
+        ),
+    }
+    items
+}
+
+fn valid_key(address: &Address, key: &str, span: Span, diagnostics: &mut Vec<Diagnostic>) -> bool {
+    if is_valid_logical_id(key) {
+        return true;
+    }
+    diagnostics.push(
+        Diagnostic::new(
+            "monform::logical-id",
+            format!("{address}.forEach: `{key}` is not a valid item key"),
+        )
+        .at(span, "invalid key")
+        .help("item keys follow the logical-id rules: letters, digits, - and _, starting with a letter or digit, at most 64"),
+    );
+    false
+}
+
+/// The items of a `forEachFile`: every file matching the glob (relative to
+/// the resource file's folder), sorted; key = the file name without its
+/// extensions made a logical id, value = the path relative to that folder.
+fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Each> {
+    let NodeValue::Str(pattern) = &entry.value.value else {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::for-each",
+                format!(
+                    "{address}.forEachFile: expected a glob pattern, found {}",
+                    entry.value.type_name()
+                ),
+            )
+            .at(entry.value.span, "here"),
+        );
+        return Vec::new();
+    };
+    let span = entry.value.span;
+    let glob = match GlobBuilder::new(pattern).literal_separator(true).build() {
+        Ok(glob) => glob.compile_matcher(),
+        Err(e) => {
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::for-each",
+                    format!("{address}.forEachFile: invalid pattern `{pattern}`: {}", e.kind()),
+                )
+                .at(span, "this pattern"),
+            );
+            return Vec::new();
+        }
+    };
+    // Walk only below the pattern's literal folder (`../e2e` of
+    // `../e2e/**/*.js`; of a pattern without wildcards, its file's folder),
+    // skipping hidden folders and dependencies as discovery does.
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts
+        .iter()
+        .take_while(|part| !part.contains(['*', '?', '[', '{']))
+        .count();
+    let start = base.join(parts[..literal.min(parts.len() - 1)].join("/"));
+    let mut items = Vec::new();
+    for file in walkdir::WalkDir::new(&start)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_type().is_dir() || !crate::discover::is_skipped_dir(e.file_name()))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let Ok(relative) = file.path().strip_prefix(base) else {
+            continue;
+        };
+        let relative = relative.to_string_lossy().replace('\\', "/");
+        if !glob.is_match(&relative) {
+            continue;
+        }
+        let name = file.file_name().to_string_lossy();
+        let key = file_key(&name);
+        if key.is_empty() {
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::for-each",
+                    format!("{address}.forEachFile: `{relative}` gives no usable key"),
+                )
+                .at(span, "matches it")
+                .help("the key is the file name without its extensions: it needs a letter or digit"),
+            );
+            continue;
+        }
+        items.push(Each {
+            key,
+            key_span: span,
+            value: Node {
+                span,
+                value: NodeValue::Str(relative),
+            },
+        });
+    }
+    if items.is_empty() && !diagnostics.iter().any(|d| d.span == Some(span)) {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::for-each",
+                format!("{address}.forEachFile: `{pattern}` matches no file"),
+            )
+            .at(span, "no file matches")
+            .help("the pattern is relative to the folder of this file"),
+        );
+    }
+    items
+}
+
+/// `login.spec.js` -> `login`; other characters than letters, digits, `-`
+/// and `_` become `-`, leading ones are dropped, at most 64 are kept.
+fn file_key(name: &str) -> String {
+    let stem = name.split('.').next().unwrap_or_default();
+    let key: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(64)
+        .collect();
+    key
+}
+
+/// Makes every substitution in a resource, reporting each failure; returns
+/// the spans of the strings that failed.
+fn substitute(
+    node: &mut Node,
+    each: Option<&Each>,
+    context: &Context<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Span> {
+    let scope = Scope {
+        env: context.env,
+        vars: Some(context.vars),
+        each,
+    };
+    let mut errors = Vec::new();
+    interpolate_node(node, &scope, &mut errors);
+    errors
+        .into_iter()
+        .map(|(error, span)| {
+            diagnostics.push(interpolation_diagnostic(error, span));
+            span
+        })
+        .collect()
+}
+
+/// The diagnostic of a failed substitution at `span`.
+pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagnostic {
+    match error {
+        InterpolationError::Unset(name) => {
+            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                .at(span, format!("uses ${{env:{name}}}"))
+                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
+        }
+        InterpolationError::Malformed(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("malformed substitution `{text}`"),
+        )
+        .at(span, "here")
+        .help("write ${env:NAME}, ${var:NAME}, ${each.key} or ${each.value.PATH}, with an optional :-default; $${ writes a literal ${"),
+        InterpolationError::UnknownVar { name, known } => {
+            let diagnostic = Diagnostic::new("monform::var", format!("unknown variable `{name}`"))
+                .at(span, format!("uses ${{var:{name}}}"));
+            match crate::suggest(&name, known.iter().map(String::as_str)) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None if known.is_empty() => {
+                    diagnostic.help(format!("monform.toml has no [vars]; add `{name} = ...` there, or give a default"))
+                }
+                None => diagnostic.help(format!("variables are {}", known.join(", "))),
+            }
+        }
+        InterpolationError::NoVars(name) => {
+            Diagnostic::new("monform::var", format!("`${{var:{name}}}` cannot be used in monform.toml"))
+                .at(span, "here")
+                .help("variables are for resource files; use ${env:NAME} here")
+        }
+        InterpolationError::NoEach(text) => Diagnostic::new(
+            "monform::each",
+            format!("`{text}` is only defined in a resource with forEach or forEachFile"),
+        )
+        .at(span, "here")
+        .help("add forEach or forEachFile to this resource, or write $${ for a literal ${"),
+        InterpolationError::UnknownEach(text) => Diagnostic::new("monform::each", format!("unknown item value `{text}`"))
+            .at(span, "names nothing in the item")
+            .help("use ${each.key}, ${each.value} or ${each.value.FIELD} naming a field the item has, or give a default: ${each.value.FIELD:-value}"),
+        InterpolationError::NotScalar(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("`{text}` is a list or map and cannot be part of a longer string"),
+        )
+        .at(span, "here")
+        .help("a list or map can only be the whole value: field: ${each.value.list}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_below_their_literal_folder_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for file in [
+            "e2e/a/login.spec.js",
+            "e2e/b.spec.js",
+            "e2e/node_modules/x.spec.js",
+            "other/c.spec.js",
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        std::fs::create_dir_all(root.join("monitors")).unwrap();
+        let base = root.join("monitors");
+        let keys = |pattern: &str| {
+            let entry = Entry {
+                key: FOR_EACH_FILE.into(),
+                key_span: Span::new(0, 0, 0),
+                value: Node {
+                    span: Span::new(0, 0, 0),
+                    value: NodeValue::Str(pattern.into()),
+                },
+            };
+            let mut diagnostics = Vec::new();
+            let items = files_of(&Address::new(Kind::Check, "e2e"), &entry, &base, &mut diagnostics);
+            let found: Vec<(String, String)> = items
+                .into_iter()
+                .map(|e| (e.key, e.value.to_json().as_str().unwrap_or_default().to_owned()))
+                .collect();
+            (found, diagnostics.len())
+        };
+        assert_eq!(
+            keys("../e2e/**/*.spec.js"),
+            (
+                vec![
+                    ("login".into(), "../e2e/a/login.spec.js".into()),
+                    ("b".into(), "../e2e/b.spec.js".into())
+                ],
+                0
+            )
+        );
+        assert_eq!(keys("../e2e/b.spec.js").0.len(), 1);
+        assert_eq!(keys("../nothing/*.js"), (vec![], 1));
+    }
+
+    #[test]
+    fn file_keys_are_logical_ids() {
+        assert_eq!(file_key("login.spec.js"), "login");
+        assert_eq!(file_key("check out!.spec.ts"), "check-out-");
+        assert_eq!(file_key("_x.js"), "x");
+        assert_eq!(file_key(".hidden.js"), "");
+        assert!(is_valid_logical_id(&file_key(&"a".repeat(100))));
+    }
+}

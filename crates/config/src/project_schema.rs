@@ -1,0 +1,114 @@
+//! The JSON Schema (draft-07) of `monform.toml`, for editors (Taplo,
+//! `#:schema ../schema/monform.schema.json`). The sections and keys are
+//! project.rs's own lists (a test keeps them in step); `[defaults]` takes
+//! the check fields of the resource schema.
+
+use monform_model::LOGICAL_ID_PATTERN;
+use monform_model::schema::schemas;
+use serde_json::{Value, json};
+
+/// Where the published schema lives, for `$id`.
+pub const PROJECT_SCHEMA_ID: &str = "https://monform.dev/schema/monform.json";
+
+/// The document as written to `schema/monform.schema.json`.
+pub fn project_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&project_schema()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn project_schema() -> Value {
+    let defaults = schemas().check_common_fields();
+    let api = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "url": { "type": "string", "description": "The API's base URL, or \"local\" for the bundled emulator. MONFORM_API_URL and --api-url override it." },
+        },
+    });
+    let vars = json!({
+        "type": "object",
+        "description": "Values for ${var:NAME} in resource files; any TOML value (a whole-value substitution keeps its type).",
+        "propertyNames": { "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" },
+    });
+    let defaults = json!({
+        "type": "object",
+        "description": "Merged into every check that does not set the field.",
+        "propertyNames": { "enum": defaults },
+    });
+    let name = json!({ "type": "string", "pattern": LOGICAL_ID_PATTERN });
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": PROJECT_SCHEMA_ID,
+        "title": "monform.toml",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["project"],
+        "properties": {
+            "project": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["name"],
+                "properties": {
+                    "name": { "description": "Ownership scope: stable and unique per account.", "allOf": [name] },
+                    "include": { "type": "array", "items": { "type": "string" }, "description": "Glob patterns of resource files; default every YAML and TOML file." },
+                },
+            },
+            "api": api,
+            "defaults": defaults,
+            "state": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": { "backend": { "enum": ["local", "postgres"] } },
+            },
+            "vars": vars,
+            "environments": {
+                "type": "object",
+                "description": "Select one with --env NAME or MONFORM_ENV.",
+                "propertyNames": { "pattern": LOGICAL_ID_PATTERN },
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "project": { "description": "Ownership scope; default \"<name>-<environment>\".", "allOf": [name] },
+                        "vars": vars,
+                        "defaults": defaults,
+                        "api": api,
+                    },
+                },
+            },
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::{ENVIRONMENT_KEYS, SECTIONS};
+
+    fn keys(value: &Value) -> Vec<&str> {
+        let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The schema lists exactly the sections and keys monform.toml's reader takes.
+    #[test]
+    fn the_schema_follows_the_reader() {
+        let schema = project_schema();
+        let mut sections: Vec<&str> = SECTIONS.iter().map(|(name, _)| *name).collect();
+        sections.sort_unstable();
+        assert_eq!(keys(&schema["properties"]), sections);
+        for (section, fields) in SECTIONS.iter().filter(|(_, fields)| !fields.is_empty()) {
+            let mut fields = fields.to_vec();
+            fields.sort_unstable();
+            assert_eq!(keys(&schema["properties"][section]["properties"]), fields, "{section}");
+        }
+        let mut environment = ENVIRONMENT_KEYS.to_vec();
+        environment.sort_unstable();
+        assert_eq!(
+            keys(&schema["properties"]["environments"]["additionalProperties"]["properties"]),
+            environment
+        );
+    }
+}
