@@ -75,9 +75,9 @@ pub struct Config {
     /// default: tests and one-shot commands do not want background runs.
     pub run_scheduler: bool,
     /// How long one second of a retry strategy's backoff really lasts
-    /// (`runner::retry`): the emulator shortens waits so sessions stay
-    /// quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is also
-    /// capped at `runner::retry::MAX_WAIT`.
+    /// (`monform_runner::retry`): the emulator shortens waits so sessions
+    /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
+    /// also capped at `runner::MAX_WAIT`.
     pub backoff_second: Duration,
 }
 
@@ -112,6 +112,8 @@ pub struct App {
     pub faults: crate::faults::Faults,
     /// Turns true once the server has stopped; the agent probes stop with it.
     pub stopped: tokio::sync::watch::Sender<bool>,
+    /// Executes the runs of sessions (`config.backoff_second`).
+    pub runner: monform_runner::Runner,
 }
 
 pub type AppState = Arc<App>;

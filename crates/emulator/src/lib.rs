@@ -104,6 +104,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         limiter: ratelimit::Limiter::new(config.rate_limit),
         faults: faults::Faults::new(&config),
         stopped: tokio::sync::watch::Sender::new(false),
+        runner: runner::runner(&config),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),

@@ -57,9 +57,9 @@ use crate::app::AppState;
 use crate::routes::objects::id_text;
 use crate::routes::reads::ALERT_NOTIFICATIONS;
 use crate::routes::sessions::{iso, now_ms};
-use crate::runner::http::pairs;
-use crate::runner::substitute;
 use crate::store::Objects;
+use monform_runner::http::pairs;
+use monform_runner::substitute;
 
 /// Record kind: requests waiting to be sent (id: the notification id).
 pub const OUTBOX: &str = "notificationOutbox";

@@ -79,6 +79,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::runner::{self, RunStatus};
 use crate::store::Objects;
 use crate::{alerts, clock};
+use monform_runner::Runner;
 
 /// Record kinds.
 pub const CHECK_SESSIONS: &str = "checkSessions";
@@ -302,7 +303,7 @@ pub fn run_check(
         return Ok(Some((simulate_run(check_type, check, location, key), stopped)));
     }
     if let Some(record) = db.get(account, RUN_OUTCOMES, key)?
-        && let Some(outcome) = runner::from_record(&record["outcome"])
+        && let Some(outcome) = monform_runner::from_record(&record["outcome"])
     {
         let stopped = record["finishedAtMs"].as_i64().unwrap_or(now);
         return Ok(Some((RunOutcome::from_runner(&outcome), stopped)));
@@ -310,7 +311,7 @@ pub fn run_check(
     if now < internal(session, "lostAtMs") {
         return Ok(None);
     }
-    let lost = runner::errored("the run was lost: the emulator stopped before it finished");
+    let lost = monform_runner::errored("the run was lost: the emulator stopped before it finished");
     Ok(Some((RunOutcome::from_runner(&lost), now)))
 }
 
@@ -324,10 +325,10 @@ pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, loc
     tokio::spawn(async move {
         let mut stopped = app.stopped.subscribe();
         let attempts = tokio::select! {
-            attempts = runner::retry::run(&app, &account, &check, &location) => attempts,
+            attempts = runner::run(&app, &account, &check, &location) => attempts,
             _ = stopped.wait_for(|s| *s) => return,
         };
-        let record = runner::retry::to_record(&attempts);
+        let record = monform_runner::retry::to_record(&attempts);
         let finished = record["finishedAtMs"].as_i64().unwrap_or_else(now_ms);
         let stored = app.store.transaction(|tx| {
             // A session cancelled (or deleted) meanwhile needs no outcome.
@@ -414,7 +415,7 @@ pub(crate) fn resume_runs(app: &AppState) -> rusqlite::Result<()> {
             if !runs.is_empty() {
                 let checks: Vec<&Value> = runs.iter().map(|(_, _, c)| c).collect();
                 let now = now_ms();
-                session["_internal"]["lostAtMs"] = json!(lost_at(now, now, &checks));
+                session["_internal"]["lostAtMs"] = json!(lost_at(&app.runner, now, now, &checks));
                 tx.replace(&account, kind, &id, &session)?;
             }
             Ok(runs)
@@ -437,12 +438,8 @@ fn test_session_strategy(session: &Value, check: &mut Value) {
 /// When a session of `checks` started at `started` counts its missing runs
 /// as lost: after the longest run (maxResponseTime, with retries), plus a
 /// margin.
-fn lost_at(started: i64, ends: i64, checks: &[&Value]) -> i64 {
-    let longest = checks
-        .iter()
-        .map(|c| runner::retry::worst_case_ms(c, runner::threshold(c, "maxResponseTime", runner::DEFAULT_MAX_MS)))
-        .max()
-        .unwrap_or(0);
+fn lost_at(runner: &Runner, started: i64, ends: i64, checks: &[&Value]) -> i64 {
+    let longest = checks.iter().map(|c| runner.worst_case_ms(c)).max().unwrap_or(0);
     ends.max(started + longest) + LOST_AFTER_MS
 }
 
@@ -832,6 +829,7 @@ async fn trigger_check_sessions(
         let mut sessions = Vec::new();
         for check in &checks {
             sessions.push(start_check_session(
+                &app.runner,
                 tx,
                 &account,
                 check,
@@ -899,6 +897,7 @@ fn run_locations(db: &Connection, account: &str, check: &Value) -> rusqlite::Res
 }
 
 fn start_check_session(
+    runner: &Runner,
     db: &Connection,
     account: &str,
     check: &Value,
@@ -932,7 +931,7 @@ fn start_check_session(
         "results": [],
         "_internal": {
             "startedAtMs": started, "endsAtMs": ends, "stoppedAtMs": null, "runs": runs,
-            "execute": execute, "lostAtMs": lost_at(started, ends, &[check]),
+            "execute": execute, "lostAtMs": lost_at(runner, started, ends, &[check]),
         },
     });
     db.insert(account, CHECK_SESSIONS, &id, Some(&check_id), started, &session)?;
@@ -946,7 +945,16 @@ pub(crate) fn start_scheduled(app: &AppState, account: &str, check: &Value) -> A
     let duration = app.config.session_duration.as_millis() as i64;
     let session = app.store.transaction(|tx| {
         let started = now_ms();
-        start_check_session(tx, account, check, started, started + duration, true, "SCHEDULER")
+        start_check_session(
+            &app.runner,
+            tx,
+            account,
+            check,
+            started,
+            started + duration,
+            true,
+            "SCHEDULER",
+        )
     })?;
     let session_id = id_text(&session["checkSessionId"]);
     for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
@@ -1175,7 +1183,7 @@ fn record_attempts(
         return Ok((run, 0));
     };
     let check_id = id_text(&session["checkId"]);
-    let attempts = runner::retry::earlier_attempts(stored);
+    let attempts = monform_runner::retry::earlier_attempts(stored);
     for (n, attempt) in attempts.iter().enumerate() {
         let mut tried = run.clone();
         tried["location"] = json!(attempt.location);
@@ -1590,7 +1598,7 @@ async fn trigger_test_session(
             "environmentVariables": body.get("environmentVariables").cloned().unwrap_or(json!([])),
             "retryStrategy": body.get("retryStrategy").cloned().unwrap_or(Value::Null),
             "execute": execute,
-            "lostAtMs": lost_at(started, ends, &checks.iter().collect::<Vec<_>>()),
+            "lostAtMs": lost_at(&app.runner, started, ends, &checks.iter().collect::<Vec<_>>()),
         });
         tx.insert(&account, TEST_SESSIONS, &id, None, started, &session)?;
         tx.insert(&account, PENDING, &id, None, ends, &json!({ "kind": TEST_SESSIONS }))?;
@@ -1650,7 +1658,11 @@ fn finish_test_session(db: &Connection, account: &str, session: &mut Value, now:
         }
         let key = id_text(&result["testSessionResultId"]);
         let stored = db.get(account, RUN_OUTCOMES, &key)?;
-        result["attempts"] = json!(stored.as_ref().map_or(0, |r| runner::retry::earlier_attempts(r).len()));
+        result["attempts"] = json!(
+            stored
+                .as_ref()
+                .map_or(0, |r| monform_runner::retry::earlier_attempts(r).len())
+        );
         if let Some(message) = outcome.error.as_deref().filter(|_| failed) {
             let check_id = id_text(&result["checkId"]);
             let group = json!(error_group(db, account, &check_id, message, stopped)?);

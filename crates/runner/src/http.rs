@@ -20,7 +20,7 @@ const READ_LIMIT: usize = 1 << 20;
 const KEEP_LIMIT: usize = 16 * 1024;
 
 /// `[{key, value}]` (headers, query parameters) as pairs; entries without a key are dropped.
-pub(crate) fn pairs(list: &Value) -> Vec<(String, String)> {
+pub fn pairs(list: &Value) -> Vec<(String, String)> {
     list.as_array()
         .into_iter()
         .flatten()
