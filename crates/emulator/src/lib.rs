@@ -6,24 +6,20 @@
 //! `monform-model` (the same rules as the loader); no field list lives here.
 //! This crate does not depend on the engine.
 
-pub mod alerts;
 pub mod app;
 pub mod auth;
 pub mod body;
 pub mod clock;
+pub mod domain;
 pub mod error;
 pub mod faults;
-pub mod maintenance;
-pub mod notify;
+pub mod ids;
 pub mod observe;
 pub mod openapi;
-pub mod paging;
 pub mod probes;
 pub mod ratelimit;
 pub mod resource;
-pub mod retention;
 pub mod routes;
-pub mod runner;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -39,6 +35,7 @@ use tokio::sync::oneshot;
 
 pub use app::{App, AppState, Config, RateLimit};
 
+use crate::domain::{notify, retention, scheduler, sessions};
 use crate::error::ApiError;
 use crate::store::Store;
 
@@ -104,26 +101,23 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         limiter: ratelimit::Limiter::new(config.rate_limit),
         faults: faults::Faults::new(&config),
         stopped: tokio::sync::watch::Sender::new(false),
-        runner: runner::runner(&config),
+        runner: sessions::runs::runner(&config),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),
     });
     let addr = listener.local_addr()?;
     // Results past retention go at once (a file may have slept for weeks).
-    if let Err(e) = app
-        .store
-        .transaction(|tx| retention::sweep_now(tx, routes::sessions::now_ms()))
-    {
+    if let Err(e) = app.store.transaction(|tx| retention::sweep_now(tx, clock::now_ms())) {
         tracing::warn!("cannot sweep old check results: {e}");
     }
     tokio::spawn(notify::dispatch(app.clone()));
     // Runs cut short by an earlier stop start again.
-    if let Err(e) = routes::sessions::resume_runs(&app) {
+    if let Err(e) = sessions::runs::resume_runs(&app) {
         tracing::warn!("cannot resume the runs of unfinished sessions: {e}");
     }
     if app.config.run_scheduler && app.config.execute_checks {
-        tokio::spawn(runner::scheduler::run(app.clone()));
+        tokio::spawn(scheduler::run(app.clone()));
     }
     let router = build_router(app.clone());
     let (tx, rx) = oneshot::channel::<()>();

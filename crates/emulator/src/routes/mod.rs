@@ -6,8 +6,10 @@ pub(crate) mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
+pub mod params;
 mod ping;
 pub(crate) mod reads;
+mod session_bodies;
 pub(crate) mod sessions;
 mod status_pages;
 

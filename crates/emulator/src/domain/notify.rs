@@ -48,20 +48,69 @@ use std::time::Duration;
 use monform_model::Kind;
 use monform_model::facts::{expand, facts};
 use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use crate::alerts::AlertType;
 use crate::app::AppState;
-use crate::routes::objects::id_text;
-use crate::routes::reads::ALERT_NOTIFICATIONS;
-use crate::routes::sessions::{iso, now_ms};
+use crate::clock::{iso, now_ms};
+use crate::ids::{self, id_text};
 use crate::store::Objects;
 use monform_runner::http::pairs;
 use monform_runner::substitute;
 
 /// Record kind: requests waiting to be sent (id: the notification id).
+/// Record kind: alert notifications (spec 2.14).
+pub const ALERT_NOTIFICATIONS: &str = "alertNotifications";
+
+/// The alert types of spec 2.15.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AlertType {
+    NoAlert,
+    AlertFailure,
+    AlertFailureRemain,
+    AlertFailureDegraded,
+    AlertRecovery,
+    AlertDegraded,
+    AlertDegradedRemain,
+    AlertDegradedFailure,
+    AlertDegradedRecovery,
+    AlertSsl,
+}
+
+impl AlertType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertType::NoAlert => "NO_ALERT",
+            AlertType::AlertFailure => "ALERT_FAILURE",
+            AlertType::AlertFailureRemain => "ALERT_FAILURE_REMAIN",
+            AlertType::AlertFailureDegraded => "ALERT_FAILURE_DEGRADED",
+            AlertType::AlertRecovery => "ALERT_RECOVERY",
+            AlertType::AlertDegraded => "ALERT_DEGRADED",
+            AlertType::AlertDegradedRemain => "ALERT_DEGRADED_REMAIN",
+            AlertType::AlertDegradedFailure => "ALERT_DEGRADED_FAILURE",
+            AlertType::AlertDegradedRecovery => "ALERT_DEGRADED_RECOVERY",
+            AlertType::AlertSsl => "ALERT_SSL",
+        }
+    }
+
+    /// Whether the check is failing after this alert (what the
+    /// representative result and a channel's `sendFailure` go by).
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            AlertType::AlertFailure | AlertType::AlertFailureRemain | AlertType::AlertDegradedFailure
+        )
+    }
+
+    pub fn is_recovery(self) -> bool {
+        matches!(self, AlertType::AlertRecovery | AlertType::AlertDegradedRecovery)
+    }
+}
+
+/// Record kind: notifications waiting to be sent.
 pub const OUTBOX: &str = "notificationOutbox";
 /// How long one request may take.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -118,7 +167,7 @@ pub fn plan(
         if channel[needed] == false {
             continue;
         }
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = ids::new();
         let channel_type = channel["type"].as_str().unwrap_or_default().to_owned();
         let payload = payload(check, alert, result);
         let request = match channel_type.as_str() {
