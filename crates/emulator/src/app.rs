@@ -5,49 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+pub use crate::ratelimit::RateLimit;
 use crate::store::Store;
-
-/// A request budget: `requests` per `window`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    pub requests: u32,
-    pub window: Duration,
-}
-
-impl RateLimit {
-    /// The service's default for most routes (spec 8).
-    pub const DEFAULT: RateLimit = RateLimit {
-        requests: 600,
-        window: Duration::from_secs(60),
-    };
-    /// The deprecated check-result listing (spec 8).
-    pub const RESULT_LISTING: RateLimit = RateLimit {
-        requests: 5,
-        window: Duration::from_secs(10),
-    };
-
-    /// Parses `N/SECS` (e.g. `600/60`).
-    pub fn parse(text: &str) -> Result<RateLimit, String> {
-        let (requests, seconds) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
-        let requests: u32 = requests
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{requests}` is not a number of requests"))?;
-        let seconds: u64 = seconds
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
-        if requests == 0 || seconds == 0 {
-            return Err("both numbers of N/SECS must be above 0".to_owned());
-        }
-        Ok(RateLimit {
-            requests,
-            window: Duration::from_secs(seconds),
-        })
-    }
-}
 
 /// How `monform serve` (or a test) runs the emulator.
 #[derive(Debug, Clone)]

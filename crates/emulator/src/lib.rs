@@ -14,6 +14,7 @@ pub mod domain;
 pub mod error;
 pub mod faults;
 pub mod ids;
+pub mod layers;
 pub mod observe;
 pub mod openapi;
 pub mod probes;
@@ -99,7 +100,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     let app: AppState = Arc::new(App {
         store,
         limiter: ratelimit::Limiter::new(config.rate_limit),
-        faults: faults::Faults::new(&config),
+        faults: faults::Faults::new(config.fault_rate, config.fault_seed, config.latency),
         stopped: tokio::sync::watch::Sender::new(false),
         runner: sessions::runs::runner(&config),
         config,
@@ -184,7 +185,7 @@ pub fn build_router(app: AppState) -> Router {
             "/openapi.json",
             get(move || async move { axum::Json((*openapi).clone()) }),
         )
-        .route("/-/metrics", get(observe::metrics))
+        .route("/-/metrics", get(layers::metrics))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
@@ -192,8 +193,8 @@ pub fn build_router(app: AppState) -> Router {
         .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
         // Outermost last: observe (counts everything, faults included), then
         // latency and faults, then the rate limit, then the handler.
-        .layer(axum::middleware::from_fn_with_state(app.clone(), ratelimit::limit))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), faults::inject))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), observe::observe))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::limit))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::inject))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::observe))
         .with_state(app)
 }
