@@ -86,67 +86,60 @@ fn start_check_session(
 /// Starts a check session of `check` for the scheduler (`runSource`
 /// SCHEDULER) and its runs; it settles like any other session.
 pub fn start_scheduled(app: &AppState, account: &str, check: &Value) -> ApiResult<()> {
-    let duration = app.config.session_duration.as_millis() as i64;
-    let session = app.store.transaction(|tx| {
-        let started = now_ms();
-        start_check_session(
-            &app.runner,
-            tx,
-            account,
-            check,
-            started,
-            started + duration,
-            true,
-            "SCHEDULER",
-        )
-    })?;
-    spawn_runs(app, account, &session, check);
-    Ok(())
-}
-
-/// Starts the runs of a check session in the background.
-fn spawn_runs(app: &AppState, account: &str, session: &Value, check: &Value) {
-    let session_id = id_text(&session["checkSessionId"]);
-    for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
-        let location = run["location"].as_str().unwrap_or(DEFAULT_LOCATION);
-        spawn_run(
-            app,
-            account,
-            &session_id,
-            &id_text(&run["sequenceId"]),
-            location,
-            check.clone(),
-        );
-    }
+    start(app, account, |_| Ok(vec![check.clone()]), true, "SCHEDULER").map(drop)
 }
 
 /// Starts a check session (`runSource` TRIGGER_API) of every check
 /// `target` matches (404 when none does) and their runs; returns the
 /// stored sessions.
 pub fn trigger(app: &AppState, account: &str, target: &Target) -> ApiResult<Vec<Value>> {
-    let duration = app.config.session_duration.as_millis() as i64;
     let execute = app.config.execute_checks;
+    start(
+        app,
+        account,
+        |tx| matching_checks(tx, account, target),
+        execute,
+        "TRIGGER_API",
+    )
+}
+
+/// Starts one check session of each check `checks` reads (in the same
+/// transaction) and, when `execute`, their runs in the background.
+fn start(
+    app: &AppState,
+    account: &str,
+    checks: impl FnOnce(&Connection) -> ApiResult<Vec<Value>>,
+    execute: bool,
+    run_source: &str,
+) -> ApiResult<Vec<Value>> {
+    let duration = app.config.session_duration.as_millis() as i64;
     let (sessions, checks) = app.store.transaction(|tx| {
-        let checks = matching_checks(tx, account, target)?;
+        let checks = checks(tx)?;
         let started = now_ms();
         let mut sessions = Vec::new();
         for check in &checks {
+            let ends = started + duration;
             sessions.push(start_check_session(
                 &app.runner,
                 tx,
                 account,
                 check,
                 started,
-                started + duration,
+                ends,
                 execute,
-                "TRIGGER_API",
+                run_source,
             )?);
         }
         Ok::<_, ApiError>((sessions, checks))
     })?;
     if execute {
         for (session, check) in sessions.iter().zip(&checks) {
-            spawn_runs(app, account, session, check);
+            let session_id = id_text(&session["checkSessionId"]);
+            for run in session["_internal"]["runs"].as_array().into_iter().flatten() {
+                let location = run["location"].as_str().unwrap_or(DEFAULT_LOCATION);
+                let key = id_text(&run["sequenceId"]);
+                spawn_run(app, account, &session_id, &key, location, check.clone());
+            }
         }
     }
     Ok(sessions)
