@@ -30,13 +30,13 @@ pub struct Config {
     /// every run passes with a made-up response time, as before checks ran.
     pub execute_checks: bool,
     /// Whether a background scheduler runs every activated check at its
-    /// frequency (`runner::scheduler`; needs `execute_checks`). Off by
+    /// frequency (`domain::scheduler`; needs `execute_checks`). Off by
     /// default: tests and one-shot commands do not want background runs.
     pub run_scheduler: bool,
     /// How long one second of a retry strategy's backoff really lasts
     /// (`monform_runner::retry`): the emulator shortens waits so sessions
     /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
-    /// also capped at `runner::MAX_WAIT`.
+    /// also capped at `domain::sessions::runs::MAX_WAIT`.
     pub backoff_second: Duration,
 }
 
