@@ -2,7 +2,6 @@
 //! them once their runs have outcomes.
 
 use monform_model::Kind;
-use monform_runner::Runner;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -40,16 +39,18 @@ fn run_locations(db: &Connection, account: &str, check: &Value) -> rusqlite::Res
     Ok(vec![candidates[index].clone()])
 }
 
+/// Stores a check session of `check` started at `started` (ending after
+/// `Config::session_duration`) and its pending marker.
 fn start_check_session(
-    runner: &Runner,
+    app: &AppState,
     db: &Connection,
     account: &str,
     check: &Value,
     started: i64,
-    ends: i64,
     execute: bool,
     run_source: &str,
 ) -> ApiResult<Value> {
+    let ends = started + app.config.session_duration.as_millis() as i64;
     let id = ids::new();
     let check_id = id_text(&check["id"]);
     let locations = run_locations(db, account, check)?;
@@ -75,7 +76,7 @@ fn start_check_session(
         "results": [],
         "_internal": {
             "startedAtMs": started, "endsAtMs": ends, "stoppedAtMs": null, "runs": runs,
-            "execute": execute, "lostAtMs": lost_at(runner, started, ends, &[check]),
+            "execute": execute, "lostAtMs": lost_at(&app.runner, started, ends, &[check]),
         },
     });
     db.insert(account, CHECK_SESSIONS, &id, Some(&check_id), started, &session)?;
@@ -112,22 +113,13 @@ fn start(
     execute: bool,
     run_source: &str,
 ) -> ApiResult<Vec<Value>> {
-    let duration = app.config.session_duration.as_millis() as i64;
     let (sessions, checks) = app.store.transaction(|tx| {
         let checks = checks(tx)?;
         let started = now_ms();
         let mut sessions = Vec::new();
         for check in &checks {
-            let ends = started + duration;
             sessions.push(start_check_session(
-                &app.runner,
-                tx,
-                account,
-                check,
-                started,
-                ends,
-                execute,
-                run_source,
+                app, tx, account, check, started, execute, run_source,
             )?);
         }
         Ok::<_, ApiError>((sessions, checks))
