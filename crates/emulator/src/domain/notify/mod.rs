@@ -41,7 +41,7 @@
 //!   (it is the credential). Nothing is logged but the channel id and the
 //!   error.
 //!
-//! [`requests`] builds the HTTP request of a channel, [`dispatch`] sends them.
+//! `requests.rs` builds the HTTP request of a channel, `dispatch.rs` sends them.
 
 mod dispatch;
 mod requests;

@@ -56,7 +56,7 @@
 //!   they record no check results and raise no alerts.
 //!
 //! Modules: [`runs`] (executing runs and their outcomes), [`results`]
-//! (check results and error groups), [`check`] and [`test`] (starting and
+//! (check results and error groups), [`check`] and [`mod@test`] (starting and
 //! finishing each kind of session), [`lifecycle`] (settling, awaiting and
 //! cancelling). This file holds what they share.
 
