@@ -42,9 +42,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use assertions::AssertionResult;
-pub use heartbeat::{allowance_ms, evaluate as evaluate_heartbeat};
-pub use outcome::{Outcome, Probe, RunStatus, errored, from_record, judge, threshold, to_record};
-pub use retry::{Attempt, Policy};
+pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
+pub(crate) use outcome::{Probe, judge, threshold};
+pub use retry::Attempt;
 pub use variables::{Variables, substitute};
 
 /// Default `degradedResponseTime` (spec 2.1), milliseconds.
