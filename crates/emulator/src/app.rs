@@ -5,49 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+pub use crate::ratelimit::RateLimit;
 use crate::store::Store;
-
-/// A request budget: `requests` per `window`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    pub requests: u32,
-    pub window: Duration,
-}
-
-impl RateLimit {
-    /// The service's default for most routes (spec 8).
-    pub const DEFAULT: RateLimit = RateLimit {
-        requests: 600,
-        window: Duration::from_secs(60),
-    };
-    /// The deprecated check-result listing (spec 8).
-    pub const RESULT_LISTING: RateLimit = RateLimit {
-        requests: 5,
-        window: Duration::from_secs(10),
-    };
-
-    /// Parses `N/SECS` (e.g. `600/60`).
-    pub fn parse(text: &str) -> Result<RateLimit, String> {
-        let (requests, seconds) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
-        let requests: u32 = requests
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{requests}` is not a number of requests"))?;
-        let seconds: u64 = seconds
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
-        if requests == 0 || seconds == 0 {
-            return Err("both numbers of N/SECS must be above 0".to_owned());
-        }
-        Ok(RateLimit {
-            requests,
-            window: Duration::from_secs(seconds),
-        })
-    }
-}
 
 /// How `monform serve` (or a test) runs the emulator.
 #[derive(Debug, Clone)]
@@ -71,13 +30,13 @@ pub struct Config {
     /// every run passes with a made-up response time, as before checks ran.
     pub execute_checks: bool,
     /// Whether a background scheduler runs every activated check at its
-    /// frequency (`runner::scheduler`; needs `execute_checks`). Off by
+    /// frequency (`domain::scheduler`; needs `execute_checks`). Off by
     /// default: tests and one-shot commands do not want background runs.
     pub run_scheduler: bool,
     /// How long one second of a retry strategy's backoff really lasts
-    /// (`runner::retry`): the emulator shortens waits so sessions stay
-    /// quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is also
-    /// capped at `runner::retry::MAX_WAIT`.
+    /// (`monform_runner::retry`): the emulator shortens waits so sessions
+    /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
+    /// also capped at `domain::sessions::runs::MAX_WAIT`.
     pub backoff_second: Duration,
 }
 
@@ -112,6 +71,8 @@ pub struct App {
     pub faults: crate::faults::Faults,
     /// Turns true once the server has stopped; the agent probes stop with it.
     pub stopped: tokio::sync::watch::Sender<bool>,
+    /// Executes the runs of sessions (`config.backoff_second`).
+    pub runner: monform_runner::Runner,
 }
 
 pub type AppState = Arc<App>;

@@ -1,4 +1,4 @@
-//! Timestamps. `updated_at` must change on every update, even two in the
+//! The clock, the one home of timestamps. `updated_at` must change on every update, even two in the
 //! same millisecond, because clients use it as a version.
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -26,6 +26,16 @@ pub fn format(time: DateTime<Utc>) -> String {
 
 pub fn now_text() -> String {
     format(now())
+}
+
+/// The wall clock in UNIX milliseconds (not made strictly increasing).
+pub fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// An ISO 8601 date-time for UNIX milliseconds.
+pub fn iso(ms: i64) -> String {
+    format(DateTime::from_timestamp_millis(ms).unwrap_or_default())
 }
 
 /// Parses an ISO 8601 date-time, or a date (midnight UTC).

@@ -38,6 +38,16 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, format!("{what} {id} not found"))
     }
 
+    /// A 404 with its own message (e.g. no check matches a trigger).
+    pub fn missing(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    /// A 408: what the caller waits for is not done yet.
+    pub fn still_running(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::REQUEST_TIMEOUT, message)
+    }
+
     pub fn conflict(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, message)
     }

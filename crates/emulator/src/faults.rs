@@ -27,12 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::{AppState, Config};
 use crate::error::ApiError;
 
 /// One way a request fails on purpose.
@@ -136,20 +133,18 @@ pub fn dropped_connection() -> Response {
 pub struct Faults {
     rate: f64,
     seed: u64,
-    latency: Duration,
+    pub latency: Duration,
     counter: AtomicU64,
 }
 
 impl Faults {
-    pub fn new(config: &Config) -> Faults {
+    /// `rate` (0.0 to 1.0; NaN is 0) of requests fail, drawn from `seed`;
+    /// `latency` is added to every request.
+    pub fn new(rate: f64, seed: u64, latency: Duration) -> Faults {
         Faults {
-            rate: if config.fault_rate.is_nan() {
-                0.0
-            } else {
-                config.fault_rate.clamp(0.0, 1.0)
-            },
-            seed: config.fault_seed,
-            latency: config.latency,
+            rate: if rate.is_nan() { 0.0 } else { rate.clamp(0.0, 1.0) },
+            seed,
+            latency,
             counter: AtomicU64::new(0),
         }
     }
@@ -186,31 +181,8 @@ pub fn splitmix64(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn is_write(method: &Method) -> bool {
+pub fn is_write(method: &Method) -> bool {
     matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE)
-}
-
-/// The middleware: adds the latency, then maybe fails the request.
-pub async fn inject(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    let exempt = request
-        .extensions()
-        .get::<MatchedPath>()
-        .is_some_and(|p| crate::ratelimit::is_exempt(p.as_str()));
-    if exempt {
-        return next.run(request).await;
-    }
-    if !app.faults.latency.is_zero() {
-        tokio::time::sleep(app.faults.latency).await;
-    }
-    match app.faults.next(is_write(request.method())) {
-        None => next.run(request).await,
-        Some(fault) if fault.after_commit() => {
-            // Handled for real; its response is what gets lost.
-            drop(next.run(request).await);
-            fault.response()
-        }
-        Some(fault) => fault.response(),
-    }
 }
 
 #[cfg(test)]
@@ -227,10 +199,7 @@ mod tests {
 
     #[test]
     fn a_nan_rate_is_zero() {
-        let faults = Faults::new(&Config {
-            fault_rate: f64::NAN,
-            ..Config::default()
-        });
+        let faults = Faults::new(f64::NAN, 0, Duration::ZERO);
         assert!((0..100).all(|_| faults.next(true).is_none()));
     }
 

@@ -6,24 +6,21 @@
 //! `monform-model` (the same rules as the loader); no field list lives here.
 //! This crate does not depend on the engine.
 
-pub mod alerts;
 pub mod app;
 pub mod auth;
 pub mod body;
 pub mod clock;
+pub mod domain;
 pub mod error;
 pub mod faults;
-pub mod maintenance;
-pub mod notify;
+pub mod ids;
+pub mod layers;
 pub mod observe;
 pub mod openapi;
-pub mod paging;
 pub mod probes;
 pub mod ratelimit;
 pub mod resource;
-pub mod retention;
 pub mod routes;
-pub mod runner;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -39,6 +36,7 @@ use tokio::sync::oneshot;
 
 pub use app::{App, AppState, Config, RateLimit};
 
+use crate::domain::{notify, retention, scheduler, sessions};
 use crate::error::ApiError;
 use crate::store::Store;
 
@@ -102,27 +100,25 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     let app: AppState = Arc::new(App {
         store,
         limiter: ratelimit::Limiter::new(config.rate_limit),
-        faults: faults::Faults::new(&config),
+        faults: faults::Faults::new(config.fault_rate, config.fault_seed, config.latency),
         stopped: tokio::sync::watch::Sender::new(false),
+        runner: sessions::runs::runner(&config),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),
     });
     let addr = listener.local_addr()?;
     // Results past retention go at once (a file may have slept for weeks).
-    if let Err(e) = app
-        .store
-        .transaction(|tx| retention::sweep_now(tx, routes::sessions::now_ms()))
-    {
+    if let Err(e) = app.store.transaction(|tx| retention::sweep_now(tx, clock::now_ms())) {
         tracing::warn!("cannot sweep old check results: {e}");
     }
     tokio::spawn(notify::dispatch(app.clone()));
     // Runs cut short by an earlier stop start again.
-    if let Err(e) = routes::sessions::resume_runs(&app) {
+    if let Err(e) = sessions::runs::resume_runs(&app) {
         tracing::warn!("cannot resume the runs of unfinished sessions: {e}");
     }
     if app.config.run_scheduler && app.config.execute_checks {
-        tokio::spawn(runner::scheduler::run(app.clone()));
+        tokio::spawn(scheduler::run(app.clone()));
     }
     let router = build_router(app.clone());
     let (tx, rx) = oneshot::channel::<()>();
@@ -189,7 +185,7 @@ pub fn build_router(app: AppState) -> Router {
             "/openapi.json",
             get(move || async move { axum::Json((*openapi).clone()) }),
         )
-        .route("/-/metrics", get(observe::metrics))
+        .route("/-/metrics", get(layers::metrics))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
@@ -197,8 +193,8 @@ pub fn build_router(app: AppState) -> Router {
         .layer(DefaultBodyLimit::max(body::BODY_LIMIT))
         // Outermost last: observe (counts everything, faults included), then
         // latency and faults, then the rate limit, then the handler.
-        .layer(axum::middleware::from_fn_with_state(app.clone(), ratelimit::limit))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), faults::inject))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), observe::observe))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::limit))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::inject))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), layers::observe))
         .with_state(app)
 }

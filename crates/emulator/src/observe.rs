@@ -8,14 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::Instant;
-
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-
-use crate::app::AppState;
-use crate::faults::Injected;
 
 /// (method, route template, status label) → count.
 type Counts = BTreeMap<(String, String, String), u64>;
@@ -106,45 +98,6 @@ fn render_counter(text: &mut String, name: &str, help: &str, label: &str, counts
 
 fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// Logs and counts every request, by its route template (not its URL, so ids
-/// do not explode the label set).
-pub async fn observe(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().as_str().to_owned();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let response = next.run(request).await;
-    let fault = response.extensions().get::<Injected>().map(|i| i.0);
-    let status = match fault {
-        Some(fault) => fault.status_label().to_owned(),
-        None => response.status().as_u16().to_string(),
-    };
-    if route != "/-/metrics" {
-        app.metrics.record_label(&method, &route, &status);
-        if let Some(fault) = fault {
-            app.metrics.record_fault(&method, &route, fault.name());
-        }
-    }
-    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-    match fault {
-        Some(fault) => {
-            tracing::info!(target: "monform::emulator", %method, %route, %status, fault = fault.name(), duration_ms, "request (injected fault)")
-        }
-        None => tracing::info!(target: "monform::emulator", %method, %route, %status, duration_ms, "request"),
-    }
-    response
-}
-
-pub async fn metrics(State(app): State<AppState>) -> Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
-    )
-        .into_response()
 }
 
 #[cfg(test)]

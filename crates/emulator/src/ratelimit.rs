@@ -16,13 +16,47 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+/// A request budget: `requests` per `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub requests: u32,
+    pub window: Duration,
+}
 
-use crate::app::{AppState, RateLimit};
-use crate::error::ApiError;
+impl RateLimit {
+    /// The service's default for most routes (spec 8).
+    pub const DEFAULT: RateLimit = RateLimit {
+        requests: 600,
+        window: Duration::from_secs(60),
+    };
+    /// The deprecated check-result listing (spec 8).
+    pub const RESULT_LISTING: RateLimit = RateLimit {
+        requests: 5,
+        window: Duration::from_secs(10),
+    };
+
+    /// Parses `N/SECS` (e.g. `600/60`).
+    pub fn parse(text: &str) -> Result<RateLimit, String> {
+        let (requests, seconds) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
+        let requests: u32 = requests
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{requests}` is not a number of requests"))?;
+        let seconds: u64 = seconds
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
+        if requests == 0 || seconds == 0 {
+            return Err("both numbers of N/SECS must be above 0".to_owned());
+        }
+        Ok(RateLimit {
+            requests,
+            window: Duration::from_secs(seconds),
+        })
+    }
+}
 
 /// Route template of the deprecated check-result listing (its own budget).
 pub const RESULT_LISTING_ROUTE: &str = "/v1/check-results/{checkId}";
@@ -56,7 +90,8 @@ impl Decision {
         secs.max(1)
     }
 
-    fn headers(&self) -> [(&'static str, String); 3] {
+    /// The rate-limit headers of a response.
+    pub fn headers(&self) -> [(&'static str, String); 3] {
         [
             (LIMIT_HEADER, self.limit.to_string()),
             (REMAINING_HEADER, self.remaining.to_string()),
@@ -130,54 +165,6 @@ impl Limiter {
 /// Routes outside the API: never limited (nor faulted, see `faults`).
 pub fn is_exempt(route: &str) -> bool {
     route.starts_with("/-/") || route == "/openapi.json"
-}
-
-/// The middleware: counts the request against its key's budget.
-pub async fn limit(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    if !app.limiter.enabled() {
-        return next.run(request).await;
-    }
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    if is_exempt(&route) {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let key = crate::auth::bearer(&parts)
-        .filter(|key| matches!(app.store.account_of(key), Ok(Some(_))))
-        .map(str::to_owned);
-    let request = Request::from_parts(parts, body);
-    let Some(key) = key else {
-        return next.run(request).await;
-    };
-    let Some(decision) = app.limiter.check(&key, &route, Instant::now()) else {
-        return next.run(request).await;
-    };
-    if !decision.allowed {
-        let window = app.limiter.budget(&route).map_or(0, |(_, l)| l.window.as_secs());
-        let mut error = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "rate limit of {} requests per {window} s exceeded for this API key; retry after {} s",
-                decision.limit,
-                decision.reset_seconds()
-            ),
-        )
-        .with_header("retry-after", decision.reset_seconds());
-        for (name, value) in decision.headers() {
-            error = error.with_header(name, value);
-        }
-        return error.into_response();
-    }
-    let mut response = next.run(request).await;
-    for (name, value) in decision.headers() {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
-        }
-    }
-    response
 }
 
 #[cfg(test)]

@@ -676,7 +676,7 @@ async fn retention_drops_old_results_and_keeps_roll_ups_for_reports() {
 
     let deleted = {
         let db = ts.server.app.store.lock();
-        monform_emulator::retention::sweep(&db, now).unwrap()
+        monform_emulator::domain::retention::sweep(&db, now).unwrap()
     };
     assert_eq!(deleted, 6);
     let raw = ts

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::targets::*;
 use common::*;
 use monform_emulator::Config;
-use monform_emulator::runner::{self, RunStatus};
+use monform_emulator::domain::sessions::runs::{self as runner, RunStatus};
 use monform_emulator::store::Objects;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

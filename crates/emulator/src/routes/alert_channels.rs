@@ -5,12 +5,13 @@ use axum::response::{IntoResponse, Response};
 use monform_model::Kind;
 use serde_json::{Value, json};
 
-use super::objects::{id_text, load};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::JsonBody;
 use crate::clock;
+use crate::domain::objects::load;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::id_text;
 use crate::store::Objects;
 
 /// The body `subscribe` takes, for `/openapi.json`: `activated` and

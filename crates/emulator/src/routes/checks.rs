@@ -11,11 +11,13 @@ use serde_json::Value;
 
 use super::hooks;
 use super::objects::{create_object, load, update_object};
+use super::params::{Paging, paged};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
+use crate::domain::checks::apply_group;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{Paging, paged};
+use crate::ids::id_text;
 use crate::resource::FreeForm;
 use crate::store::Objects;
 
@@ -180,67 +182,9 @@ pub async fn of_group(
     let members: Vec<Value> = db
         .all(&caller.account, Kind::Check.section())?
         .into_iter()
-        .filter(|r| super::objects::id_text(&r.body["groupId"]) == id)
+        .filter(|r| id_text(&r.body["groupId"]) == id)
         .map(|r| apply_group(hooks::present(Kind::Check, r.body, &context), &group))
         .collect();
     let (items, total) = paging.slice(members);
     Ok(paged(items, total, paging))
-}
-
-/// What a group imposes on its checks (monform's reading of "group settings
-/// applied"; see ARCHITECTURE.md): locations, private locations, runtime,
-/// retry strategy and alert settings when the group sets them; tags and
-/// environment variables merged; deactivated or muted when the group is;
-/// API checks get the group's `apiCheckDefaults` headers, query parameters and
-/// assertions, and snippets when they have none.
-pub fn apply_group(mut check: Value, group: &Value) -> Value {
-    for field in ["locations", "privateLocations", "runtimeId", "alertSettings"] {
-        if group
-            .get(field)
-            .is_some_and(|v| !v.is_null() && v != &Value::Array(Vec::new()))
-        {
-            check[field] = group[field].clone();
-        }
-    }
-    if group.get("retryStrategy").is_some_and(|r| r.is_object()) {
-        check["retryStrategy"] = group["retryStrategy"].clone();
-    }
-    if group["activated"] == false {
-        check["activated"] = Value::Bool(false);
-    }
-    if group["muted"] == true {
-        check["muted"] = Value::Bool(true);
-    }
-    append(&mut check, "tags", &group["tags"]);
-    append(&mut check, "environmentVariables", &group["environmentVariables"]);
-    if check["checkType"] == "API" {
-        let defaults = &group["apiCheckDefaults"];
-        for field in ["headers", "queryParameters", "assertions"] {
-            if let Some(request) = check.get_mut("request") {
-                append(request, field, &defaults[field]);
-            }
-        }
-        for field in [
-            "setupSnippetId",
-            "tearDownSnippetId",
-            "localSetupScript",
-            "localTearDownScript",
-        ] {
-            if check.get(field).is_none_or(Value::is_null) && group.get(field).is_some_and(|v| !v.is_null()) {
-                check[field] = group[field].clone();
-            }
-        }
-    }
-    check
-}
-
-fn append(target: &mut Value, field: &str, extra: &Value) {
-    let Some(extra) = extra.as_array() else { return };
-    let mut list = target[field].as_array().cloned().unwrap_or_default();
-    for item in extra {
-        if !list.contains(item) {
-            list.push(item.clone());
-        }
-    }
-    target[field] = Value::Array(list);
 }

@@ -9,8 +9,9 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::objects::{id_text, noun};
+use crate::domain::objects::noun;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::{self, id_text};
 use crate::resource::without_server_fields;
 use crate::store::Objects;
 
@@ -235,7 +236,7 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
                 stored["alertChannelSubscriptions"] = json!([]);
             }
             if stored["checkType"] == "HEARTBEAT" {
-                let token = uuid::Uuid::new_v4().to_string();
+                let token = ids::new();
                 stored["heartbeat"]["pingToken"] = json!(token);
                 stored["heartbeat"]["pingUrl"] = json!(format!("/ping/{token}"));
             }
@@ -243,14 +244,15 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
         Kind::PrivateLocation => {
             let raw = format!("pl_{}", uuid::Uuid::new_v4().simple());
             let now = stored["created_at"].clone();
-            stored["keys"] = json!([{ "id": uuid::Uuid::new_v4().to_string(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now }]);
+            stored["keys"] =
+                json!([{ "id": ids::new(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now }]);
             created.raw_key = Some(raw);
         }
         Kind::StatusPageService => stored["accountId"] = json!(account),
         Kind::MaintenanceWindow => {
             let window = stored["id"].clone();
             let maintenance = json!({
-                "id": uuid::Uuid::new_v4().to_string(),
+                "id": ids::new(),
                 "maintenanceWindowId": window,
                 "startsAt": stored["startsAt"], "endsAt": stored["endsAt"],
                 "status": "SCHEDULED",
@@ -342,7 +344,7 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
         }
         Kind::Check => {
             // A new check with the same id never inherits an open alert.
-            db.delete(account, crate::alerts::ALERT_STATES, id)?;
+            db.delete(account, crate::domain::alerts::ALERT_STATES, id)?;
             Ok(())
         }
         Kind::MaintenanceWindow => {

@@ -6,14 +6,15 @@ use axum::routing::{get, patch};
 use monform_model::resources::{Location, RuntimeId};
 use serde_json::{Value, json};
 
-use super::objects::{id_text, load};
+use super::params::{Paging, paged};
 use super::{Body, Route};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
 use crate::clock;
+use crate::domain::objects::load;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{Paging, paged};
+use crate::ids::{self, id_text};
 use crate::store::Objects;
 use monform_model::Kind;
 
@@ -166,7 +167,7 @@ async fn patch_maintenance(
         }
         let now = clock::now_text();
         let update = json!({
-            "id": uuid::Uuid::new_v4().to_string(),
+            "id": ids::new(),
             "maintenanceWindowId": maintenance["maintenanceWindowId"], "maintenanceId": maintenance_id,
             "status": maintenance["status"], "description": "rescheduled", "notifySubscribers": false,
             "created_at": now,

@@ -8,8 +8,10 @@ pub(crate) mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
+pub mod params;
 mod ping;
 pub(crate) mod reads;
+mod session_bodies;
 pub(crate) mod sessions;
 mod status_pages;
 
@@ -120,7 +122,7 @@ impl Route {
     fn paged(self) -> Route {
         self.with_query(
             "limit",
-            json!({ "type": "integer", "minimum": 1, "maximum": crate::paging::MAX_LIMIT }),
+            json!({ "type": "integer", "minimum": 1, "maximum": params::MAX_LIMIT }),
         )
         .with_query("page", json!({ "type": "integer", "minimum": 1, "maximum": u32::MAX }))
     }
@@ -277,7 +279,7 @@ pub fn table() -> Vec<Route> {
             )
             .with_query(
                 "limit",
-                json!({ "type": "integer", "minimum": 1, "maximum": crate::paging::MAX_LIMIT }),
+                json!({ "type": "integer", "minimum": 1, "maximum": params::MAX_LIMIT }),
             )
             .with_query("nextId", json!({ "type": "string" })),
         );

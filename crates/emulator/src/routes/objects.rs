@@ -10,36 +10,16 @@ use monform_model::wire::IdType;
 use serde_json::Value;
 
 use super::hooks;
+use super::params::{Paging, paged};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
 use crate::clock;
+pub use crate::domain::objects::{load, noun};
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{Paging, paged};
+use crate::ids::{self, id_text};
 use crate::resource::{FreeForm, canonical, merge};
 use crate::store::Objects;
-
-/// The name of a kind in messages ("check group 12 not found").
-pub fn noun(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Check => "check",
-        Kind::Group => "check group",
-        Kind::Snippet => "snippet",
-        Kind::Variable => "environment variable",
-        Kind::AlertChannel => "alert channel",
-        Kind::MaintenanceWindow => "maintenance window",
-        Kind::StatusPage => "status page",
-        Kind::StatusPageService => "status page service",
-        Kind::Dashboard => "dashboard",
-        Kind::PrivateLocation => "private location",
-    }
-}
-
-/// Reads a stored object or answers 404.
-pub fn load(db: &rusqlite::Connection, account: &str, kind: Kind, id: &str) -> ApiResult<Value> {
-    db.get(account, kind.section(), id)?
-        .ok_or_else(|| ApiError::not_found(noun(kind), id))
-}
 
 pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
@@ -82,7 +62,7 @@ pub fn create_object(
             (IdType::Key, Some(key)) => Value::String(key),
             (IdType::Integer, _) => Value::from(tx.next_number(&caller.account, kind.section())?),
             (IdType::Text, _) => Value::String(uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()),
-            _ => Value::String(uuid::Uuid::new_v4().to_string()),
+            _ => Value::String(ids::new()),
         };
         let now = clock::now_text();
         if let Some(object) = stored.as_object_mut() {
@@ -204,13 +184,6 @@ pub async fn delete(kind: Kind, app: AppState, caller: Caller, id: String) -> Ap
         Ok::<_, ApiError>(())
     })?;
     Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-pub fn id_text(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Axum handlers for one kind, as closures over the kind.

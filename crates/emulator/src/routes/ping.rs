@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::Route;
 use crate::app::AppState;
+use crate::domain::heartbeats as heartbeat;
 use crate::error::{ApiError, ApiResult};
-use crate::runner::heartbeat;
 
 pub fn routes() -> Vec<Route> {
     vec![

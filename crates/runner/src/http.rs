@@ -20,7 +20,7 @@ const READ_LIMIT: usize = 1 << 20;
 const KEEP_LIMIT: usize = 16 * 1024;
 
 /// `[{key, value}]` (headers, query parameters) as pairs; entries without a key are dropped.
-pub(crate) fn pairs(list: &Value) -> Vec<(String, String)> {
+pub fn pairs(list: &Value) -> Vec<(String, String)> {
     list.as_array()
         .into_iter()
         .flatten()
@@ -37,7 +37,7 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-pub async fn probe(check: &Value) -> Probe {
+pub(crate) async fn probe(check: &Value) -> Probe {
     let is_api = check["checkType"] == "API";
     let request = &check["request"];
     let url = request["url"].as_str().unwrap_or_default();
@@ -209,7 +209,7 @@ pub async fn probe(check: &Value) -> Probe {
 }
 
 /// An error and its sources, e.g. "error sending request: connection refused".
-pub fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {

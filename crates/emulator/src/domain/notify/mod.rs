@@ -40,35 +40,91 @@
 //!   credentials and query strings in URLs, and a Slack webhook URL's path
 //!   (it is the credential). Nothing is logged but the channel id and the
 //!   error.
+//!
+//! `requests.rs` builds the HTTP request of a channel, `dispatch.rs` sends them.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, LazyLock, Mutex};
+mod dispatch;
+mod requests;
+
+pub use dispatch::dispatch;
+use requests::{slack_request, webhook_request};
+
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use monform_model::Kind;
 use monform_model::facts::{expand, facts};
 use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use crate::alerts::AlertType;
-use crate::app::AppState;
-use crate::routes::objects::id_text;
-use crate::routes::reads::ALERT_NOTIFICATIONS;
-use crate::routes::sessions::{iso, now_ms};
-use crate::runner::http::pairs;
-use crate::runner::substitute;
+use crate::clock::iso;
+use crate::ids::{self, id_text};
 use crate::store::Objects;
 
 /// Record kind: requests waiting to be sent (id: the notification id).
+/// Record kind: alert notifications (spec 2.14).
+pub const ALERT_NOTIFICATIONS: &str = "alertNotifications";
+
+/// The alert types of spec 2.15.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AlertType {
+    NoAlert,
+    AlertFailure,
+    AlertFailureRemain,
+    AlertFailureDegraded,
+    AlertRecovery,
+    AlertDegraded,
+    AlertDegradedRemain,
+    AlertDegradedFailure,
+    AlertDegradedRecovery,
+    AlertSsl,
+}
+
+impl AlertType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertType::NoAlert => "NO_ALERT",
+            AlertType::AlertFailure => "ALERT_FAILURE",
+            AlertType::AlertFailureRemain => "ALERT_FAILURE_REMAIN",
+            AlertType::AlertFailureDegraded => "ALERT_FAILURE_DEGRADED",
+            AlertType::AlertRecovery => "ALERT_RECOVERY",
+            AlertType::AlertDegraded => "ALERT_DEGRADED",
+            AlertType::AlertDegradedRemain => "ALERT_DEGRADED_REMAIN",
+            AlertType::AlertDegradedFailure => "ALERT_DEGRADED_FAILURE",
+            AlertType::AlertDegradedRecovery => "ALERT_DEGRADED_RECOVERY",
+            AlertType::AlertSsl => "ALERT_SSL",
+        }
+    }
+
+    /// Whether the check is failing after this alert (what the
+    /// representative result and a channel's `sendFailure` go by).
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            AlertType::AlertFailure | AlertType::AlertFailureRemain | AlertType::AlertDegradedFailure
+        )
+    }
+
+    pub fn is_recovery(self) -> bool {
+        matches!(self, AlertType::AlertRecovery | AlertType::AlertDegradedRecovery)
+    }
+}
+
+/// Record kind: notifications waiting to be sent.
 pub const OUTBOX: &str = "notificationOutbox";
+
 /// How long one request may take.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The longest `notificationResult` kept, in bytes.
 pub const RESULT_LIMIT: usize = 4096;
+
 /// How often the dispatcher looks at the outbox when nothing wakes it.
 const POLL: Duration = Duration::from_millis(500);
+
 const MASK: &str = "*****";
 
 /// Wakes the dispatchers when a request is queued.
@@ -118,7 +174,7 @@ pub fn plan(
         if channel[needed] == false {
             continue;
         }
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = ids::new();
         let channel_type = channel["type"].as_str().unwrap_or_default().to_owned();
         let payload = payload(check, alert, result);
         let request = match channel_type.as_str() {
@@ -211,118 +267,6 @@ fn title(check: &Value, alert: &Value) -> String {
     )
 }
 
-/// Template variables: the payload's fields and their upper-case aliases.
-fn variables(payload: &Value) -> HashMap<String, String> {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(items) => items.iter().map(id_text).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
-    };
-    let mut out = HashMap::new();
-    for (key, value) in payload.as_object().into_iter().flatten() {
-        out.insert(key.clone(), text(value));
-    }
-    for (alias, key) in [
-        ("ALERT_TYPE", "alertType"),
-        ("ALERT_TITLE", "alertTitle"),
-        ("CHECK_ALERT_ID", "checkAlertId"),
-        ("CHECK_ID", "checkId"),
-        ("CHECK_NAME", "checkName"),
-        ("CHECK_TYPE", "checkType"),
-        ("CHECK_RESULT_ID", "checkResultId"),
-        ("RUN_LOCATION", "runLocation"),
-        ("RESPONSE_TIME", "responseTime"),
-        ("STATUS_CODE", "statusCode"),
-        ("ERROR", "error"),
-        ("STARTED_AT", "startedAt"),
-        ("TAGS", "tags"),
-    ] {
-        out.insert(alias.to_owned(), text(&payload[key]));
-    }
-    out
-}
-
-/// The queued form of a WEBHOOK channel's request.
-fn webhook_request(config: &Value, payload: &Value) -> Value {
-    let variables = variables(payload);
-    let mut config = config.clone();
-    for field in ["url", "headers", "queryParameters", "template"] {
-        if let Some(value) = config.get_mut(field) {
-            substitute(value, &variables);
-        }
-    }
-    let method = config["method"].as_str().unwrap_or("POST").to_uppercase();
-    let body = match config["template"].as_str().filter(|t| !t.trim().is_empty()) {
-        Some(template) => template.to_owned(),
-        None => payload.to_string(),
-    };
-    let mut headers: Vec<(String, String)> = pairs(&config["headers"]);
-    let has_body = !matches!(method.as_str(), "GET" | "HEAD");
-    if has_body && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
-        headers.push(("Content-Type".into(), "application/json".into()));
-    }
-    if has_body && let Some(secret) = config["webhookSecret"].as_str().filter(|s| !s.is_empty()) {
-        headers.push((
-            "X-Monform-Signature".into(),
-            format!("sha256={}", hex(&hmac_sha256(secret.as_bytes(), body.as_bytes()))),
-        ));
-    }
-    json!({
-        "method": method,
-        "url": config["url"],
-        "query": pairs(&config["queryParameters"]),
-        "headers": headers,
-        "body": if has_body { json!(body) } else { Value::Null },
-    })
-}
-
-/// The queued form of a SLACK channel's request.
-fn slack_request(config: &Value, payload: &Value) -> Value {
-    let mut text = format!(
-        "[{}] {}",
-        payload["alertType"].as_str().unwrap_or_default(),
-        payload["alertTitle"].as_str().unwrap_or_default()
-    );
-    if let Some(error) = payload["error"].as_str().filter(|e| !e.is_empty()) {
-        text.push_str(": ");
-        text.push_str(error);
-    }
-    let mut body = json!({ "text": text });
-    if let Some(channel) = config["channel"].as_str() {
-        body["channel"] = json!(channel);
-    }
-    json!({
-        "method": "POST",
-        "url": config["url"],
-        "query": [],
-        "headers": [["Content-Type", "application/json"]],
-        "body": body.to_string(),
-    })
-}
-
-/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
-fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
-    const BLOCK: usize = 64;
-    let mut block = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let pad = |byte: u8| block.iter().map(|b| b ^ byte).collect::<Vec<u8>>();
-    let inner = Sha256::new().chain_update(pad(0x36)).chain_update(message).finalize();
-    Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize()
-        .to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The channel's `config` as a notification record shows it: secrets masked.
 pub fn masked_config(channel: &Value) -> Value {
     let mut channel = channel.clone();
@@ -382,152 +326,9 @@ fn mask_url(url: &str, hide_path: bool) -> String {
 // Sending.
 // ---------------------------------------------------------------------------
 
-/// Sends queued requests until the server stops (started by `start`).
-pub async fn dispatch(app: AppState) {
-    let client = match reqwest::Client::builder()
-        .timeout(SEND_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(3))
-        .build()
-    {
-        Ok(client) => client,
-        Err(e) => {
-            tracing::warn!("alert notifications will not be sent: cannot build an HTTP client: {e}");
-            return;
-        }
-    };
-    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let mut stopped = app.stopped.subscribe();
-    loop {
-        let queued = QUEUED.notified();
-        tokio::pin!(queued);
-        queued.as_mut().enable();
-        match outbox(&app) {
-            Ok(items) => {
-                for (account, id, request) in items {
-                    let fresh = in_flight.lock().map(|mut s| s.insert(id.clone())).unwrap_or(false);
-                    if fresh {
-                        let (app, client, in_flight) = (app.clone(), client.clone(), in_flight.clone());
-                        tokio::spawn(async move {
-                            let (status, result) = send(&client, &request).await;
-                            if let Err(e) = settle(&app, &account, &id, status, &result) {
-                                tracing::warn!(notification = %id, "cannot record a notification: {e}");
-                            }
-                            if let Ok(mut set) = in_flight.lock() {
-                                set.remove(&id);
-                            }
-                        });
-                    }
-                }
-            }
-            Err(e) => tracing::warn!("cannot read the notification outbox: {e}"),
-        }
-        tokio::select! {
-            _ = &mut queued => {}
-            _ = tokio::time::sleep(POLL) => {}
-            _ = stopped.wait_for(|s| *s) => return,
-        }
-    }
-}
-
-/// Every queued request: (account, notification id, request).
-fn outbox(app: &AppState) -> rusqlite::Result<Vec<(String, String, Value)>> {
-    let db = app.store.lock();
-    let mut statement = db.prepare_cached("SELECT account_id, id, body FROM objects WHERE kind = ?1 ORDER BY ts")?;
-    statement
-        .query_map([OUTBOX], |r| {
-            let body: String = r.get(2)?;
-            Ok((r.get(0)?, r.get(1)?, serde_json::from_str(&body).unwrap_or(Value::Null)))
-        })?
-        .collect()
-}
-
-/// Sends one queued request: SUCCESS or FAILURE, and what came back.
-async fn send(client: &reqwest::Client, request: &Value) -> (&'static str, String) {
-    let method = reqwest::Method::from_bytes(request["method"].as_str().unwrap_or("POST").as_bytes())
-        .unwrap_or(reqwest::Method::POST);
-    let Some(url) = request["url"].as_str() else {
-        return ("FAILURE", "not sent: the channel has no url".to_owned());
-    };
-    let mut builder = client.request(method, url);
-    let query: Vec<(String, String)> = serde_json::from_value(request["query"].clone()).unwrap_or_default();
-    if !query.is_empty() {
-        builder = builder.query(&query);
-    }
-    let headers: Vec<(String, String)> = serde_json::from_value(request["headers"].clone()).unwrap_or_default();
-    for (key, value) in headers {
-        builder = builder.header(key, value);
-    }
-    if let Some(body) = request["body"].as_str() {
-        builder = builder.body(body.to_owned());
-    }
-    match builder.send().await {
-        Ok(response) => {
-            let status = response.status();
-            let text = response.text().await.unwrap_or_default();
-            let verdict = if status.is_success() { "SUCCESS" } else { "FAILURE" };
-            let text = if text.is_empty() && !status.is_success() {
-                format!("HTTP {status}")
-            } else {
-                text
-            };
-            (verdict, truncate(text))
-        }
-        // reqwest's message names the URL; only the kind of failure is kept.
-        Err(e) => ("FAILURE", truncate(format!("not delivered: {}", describe(&e)))),
-    }
-}
-
-fn describe(error: &reqwest::Error) -> &'static str {
-    if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "cannot connect"
-    } else if error.is_builder() {
-        "invalid request (url or header)"
-    } else {
-        "transport error"
-    }
-}
-
-fn truncate(mut text: String) -> String {
-    if text.len() > RESULT_LIMIT {
-        let mut end = RESULT_LIMIT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
-}
-
-/// Records how sending went and empties the notification's outbox entry.
-fn settle(app: &AppState, account: &str, id: &str, status: &str, result: &str) -> rusqlite::Result<()> {
-    app.store.transaction(|tx| {
-        if let Some(mut record) = tx.get(account, ALERT_NOTIFICATIONS, id)? {
-            record["status"] = json!(status);
-            record["notificationResult"] = json!(result);
-            record["timestamp"] = json!(iso(now_ms()));
-            tx.replace(account, ALERT_NOTIFICATIONS, id, &record)?;
-        }
-        tx.delete(account, OUTBOX, id)?;
-        Ok(())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hmac_matches_rfc_4231() {
-        // Test case 2 of RFC 4231.
-        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
-        assert_eq!(
-            hex(&mac),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
-    }
-
     #[test]
     fn secrets_are_masked() {
         let webhook = json!({ "id": 1, "type": "WEBHOOK", "config": {
@@ -550,38 +351,6 @@ mod tests {
             url.starts_with("https://hooks.slack.com/") && !url.contains("XYZ"),
             "{url}"
         );
-    }
-
-    #[test]
-    fn webhook_templates_are_filled_in() {
-        let check = json!({ "id": "c1", "name": "Shop", "checkType": "API", "tags": ["prod"] });
-        let alert = json!({ "id": "a1", "alertType": "ALERT_FAILURE", "runLocation": "eu-west-1",
-            "responseTime": 12.5, "statusCode": "500", "error": "boom", "startedAt": "t", "created_at": "t" });
-        let payload = payload(&check, &alert, &json!({ "id": "r1" }));
-        let config = json!({ "url": "http://127.0.0.1/{{CHECK_ID}}", "method": "PUT",
-            "queryParameters": [{ "key": "type", "value": "{{ alertType }}" }],
-            "template": "{\"check\": \"{{CHECK_NAME}}\", \"code\": {{STATUS_CODE}}, \"x\": \"{{NOPE}}\", \"tags\": \"{{TAGS}}\"}" });
-        let request = webhook_request(&config, &payload);
-        assert_eq!(request["method"], "PUT");
-        assert_eq!(request["url"], "http://127.0.0.1/c1");
-        assert_eq!(request["query"], json!([["type", "ALERT_FAILURE"]]));
-        assert_eq!(
-            request["body"],
-            "{\"check\": \"Shop\", \"code\": 500, \"x\": \"{{NOPE}}\", \"tags\": \"prod\"}"
-        );
-        // Without a template: the payload as JSON.
-        let plain = webhook_request(&json!({ "url": "http://x/", "webhookSecret": "s" }), &payload);
-        let body: Value = serde_json::from_str(plain["body"].as_str().unwrap()).unwrap();
-        assert_eq!(body["checkResultId"], "r1");
-        assert!(
-            plain["headers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|h| h[0] == "X-Monform-Signature")
-        );
-        let get = webhook_request(&json!({ "url": "http://x/", "method": "GET" }), &payload);
-        assert!(get["body"].is_null());
     }
 
     #[test]

@@ -18,7 +18,10 @@ use monform_model::Kind;
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::routes::sessions::{effective_check, now_ms, settle_due, start_scheduled};
+use crate::clock::now_ms;
+use crate::domain::checks::effective_check;
+use crate::domain::sessions::check::start_scheduled;
+use crate::domain::sessions::lifecycle::settle_due;
 use crate::store::Objects;
 
 /// How often the scheduler looks for due checks.

@@ -3,8 +3,8 @@
 //!
 //! A run that failed or timed out is made again per the check's strategy
 //! (with group settings applied, so a group's strategy wins unless it is
-//! `FALLBACK`); every try but the last is an `ATTEMPT` result of the same
-//! run (`sequenceId`), the last the `FINAL` one (`routes::sessions`).
+//! `FALLBACK`); every try is an [`Attempt`], the last one the run's outcome
+//! (the service records the earlier ones as `ATTEMPT` results).
 //!
 //! Choices where the specification is silent:
 //! - No `retryStrategy` and `doubleCheck` true (the check's default): one
@@ -15,10 +15,10 @@
 //!   `maxRetries` defaults to 2 (SINGLE_RETRY: 1), `maxDurationSeconds` to
 //!   600: no retry starts once the run's time so far (tries plus nominal
 //!   backoffs) and the next backoff would pass it.
-//! - **Emulator time**: a backoff second really waits
-//!   `Config::backoff_second` (default 10 ms), and each wait at most
-//!   [`MAX_WAIT`], so retried sessions stay quick; `maxDurationSeconds` is
-//!   measured in nominal seconds.
+//! - A backoff second really waits `RunnerConfig::backoff_second`, each
+//!   wait at most `RunnerConfig::max_wait` (the emulator shortens both so
+//!   retried sessions stay quick); `maxDurationSeconds` is measured in
+//!   nominal seconds.
 //! - `onlyOn: [NETWORK_ERROR]` retries only runs that could not reach their
 //!   target (`hasErrors`) or timed out, not assertion or status failures.
 //! - `sameRegion` false (and `doubleCheck`): a retry runs in the next of
@@ -32,11 +32,7 @@ use std::time::Duration;
 use monform_model::resources::common::{RetryOnlyOn, RetryStrategy, RetryType};
 use serde_json::{Value, json};
 
-use super::{Outcome, RunStatus};
-use crate::app::App;
-
-/// The longest one backoff really waits in the emulator.
-pub const MAX_WAIT: Duration = Duration::from_secs(2);
+use crate::{Job, Outcome, RunStatus, Runner};
 /// `maxRetries` when a strategy names none (spec silent).
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
 /// `maxDurationSeconds` when a strategy names none (the model's maximum).
@@ -113,15 +109,25 @@ impl Policy {
 }
 
 /// The longest a run of `check` may take with its retries, in real
-/// milliseconds (for the lost-run deadline of sessions).
-pub fn worst_case_ms(check: &Value, max_response_ms: f64) -> i64 {
-    let retries = Policy::of(check).map_or(0, |p| p.max_retries);
-    let tries = f64::from(retries + 1);
-    (tries * max_response_ms + f64::from(retries) * MAX_WAIT.as_millis() as f64) as i64
+/// milliseconds: every try takes `max_response_ms` and every backoff its
+/// longest wait.
+pub(crate) fn worst_case_ms(check: &Value, max_response_ms: f64, runner: &Runner) -> i64 {
+    let Some(policy) = Policy::of(check) else {
+        return max_response_ms as i64;
+    };
+    let waits: Duration = (1..=policy.max_retries).map(|n| wait(runner, &policy, n)).sum();
+    (f64::from(policy.max_retries + 1) * max_response_ms + waits.as_millis() as f64) as i64
+}
+
+/// How long the backoff before retry `n` really waits.
+fn wait(runner: &Runner, policy: &Policy, n: u32) -> Duration {
+    let config = runner.config();
+    let wait = config.backoff_second.mul_f64(policy.backoff_s(n));
+    config.max_wait.map_or(wait, |max| wait.min(max))
 }
 
 /// One try of a run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub outcome: Outcome,
     pub location: String,
@@ -148,9 +154,10 @@ fn retry_location(check: &Value, first: &str, n: u32, same_region: bool) -> Stri
     }
 }
 
-/// Runs `check` in `location`, retrying per its [`Policy`]; the last try
-/// is the run's outcome.
-pub async fn run(app: &App, account: &str, check: &Value, location: &str) -> Vec<Attempt> {
+/// Runs `job`, retrying per its check's [`Policy`]; the last try is the
+/// run's outcome.
+pub(crate) async fn run(runner: &Runner, job: Job<'_>) -> Vec<Attempt> {
+    let (check, location) = (job.check, job.location);
     let policy = Policy::of(check);
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut elapsed_s = 0.0;
@@ -161,7 +168,7 @@ pub async fn run(app: &App, account: &str, check: &Value, location: &str) -> Vec
             _ => location.to_owned(),
         };
         let started_ms = now_ms();
-        let outcome = super::execute(app, account, check).await;
+        let outcome = runner.execute(job).await;
         let finished_ms = now_ms();
         elapsed_s += (finished_ms - started_ms) as f64 / 1000.0;
         let again = policy.as_ref().is_some_and(|p| p.retries(&outcome, n, elapsed_s));
@@ -174,9 +181,8 @@ pub async fn run(app: &App, account: &str, check: &Value, location: &str) -> Vec
         let Some(policy) = policy.as_ref().filter(|_| again) else {
             return attempts;
         };
-        let backoff_s = policy.backoff_s(n + 1);
-        elapsed_s += backoff_s;
-        let wait = app.config.backoff_second.mul_f64(backoff_s).min(MAX_WAIT);
+        elapsed_s += policy.backoff_s(n + 1);
+        let wait = wait(runner, policy, n + 1);
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
@@ -187,18 +193,18 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The stored form of a run's tries (kind `runOutcomes`): the last one as
-/// `outcome`, the earlier ones under `attempts`.
+/// A run's tries as JSON (how the service stores them and an agent would
+/// send them): the last one as `outcome`, the earlier ones under `attempts`.
 pub fn to_record(attempts: &[Attempt]) -> Value {
     let Some((last, earlier)) = attempts.split_last() else {
         return json!({});
     };
     json!({
-        "outcome": super::to_record(&last.outcome),
+        "outcome": crate::to_record(&last.outcome),
         "finishedAtMs": last.finished_ms,
         "location": last.location,
         "attempts": earlier.iter().map(|a| json!({
-            "outcome": super::to_record(&a.outcome),
+            "outcome": crate::to_record(&a.outcome),
             "location": a.location,
             "startedAtMs": a.started_ms,
             "finishedAtMs": a.finished_ms,
@@ -214,7 +220,7 @@ pub fn earlier_attempts(record: &Value) -> Vec<Attempt> {
         .flatten()
         .filter_map(|a| {
             Some(Attempt {
-                outcome: super::from_record(&a["outcome"])?,
+                outcome: crate::from_record(&a["outcome"])?,
                 location: a["location"].as_str()?.to_owned(),
                 started_ms: a["startedAtMs"].as_i64()?,
                 finished_ms: a["finishedAtMs"].as_i64()?,
@@ -228,7 +234,7 @@ mod tests {
     use super::*;
 
     fn failed(has_errors: bool) -> Outcome {
-        let mut outcome = super::super::errored("boom");
+        let mut outcome = crate::errored("boom");
         outcome.executed = true;
         outcome.has_errors = has_errors;
         outcome.has_failures = !has_errors;

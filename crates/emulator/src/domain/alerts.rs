@@ -46,61 +46,17 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::routes::checks::apply_group;
-use crate::routes::objects::id_text;
-use crate::routes::reads::CHECK_ALERTS;
-use crate::routes::sessions::iso;
+use crate::clock::iso;
+use crate::domain::checks::apply_group;
+use crate::domain::maintenance;
+use crate::domain::notify::{self, AlertType};
+use crate::ids::{self, id_text};
 use crate::store::Objects;
-use crate::{maintenance, notify};
 
 /// Record kind: a check's alert state (id: the check id).
 pub const ALERT_STATES: &str = "alertStates";
-
-/// The alert types of spec 2.15.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AlertType {
-    NoAlert,
-    AlertFailure,
-    AlertFailureRemain,
-    AlertFailureDegraded,
-    AlertRecovery,
-    AlertDegraded,
-    AlertDegradedRemain,
-    AlertDegradedFailure,
-    AlertDegradedRecovery,
-    AlertSsl,
-}
-
-impl AlertType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AlertType::NoAlert => "NO_ALERT",
-            AlertType::AlertFailure => "ALERT_FAILURE",
-            AlertType::AlertFailureRemain => "ALERT_FAILURE_REMAIN",
-            AlertType::AlertFailureDegraded => "ALERT_FAILURE_DEGRADED",
-            AlertType::AlertRecovery => "ALERT_RECOVERY",
-            AlertType::AlertDegraded => "ALERT_DEGRADED",
-            AlertType::AlertDegradedRemain => "ALERT_DEGRADED_REMAIN",
-            AlertType::AlertDegradedFailure => "ALERT_DEGRADED_FAILURE",
-            AlertType::AlertDegradedRecovery => "ALERT_DEGRADED_RECOVERY",
-            AlertType::AlertSsl => "ALERT_SSL",
-        }
-    }
-
-    /// Whether the check is failing after this alert (what the
-    /// representative result and a channel's `sendFailure` go by).
-    pub fn is_failure(self) -> bool {
-        matches!(
-            self,
-            AlertType::AlertFailure | AlertType::AlertFailureRemain | AlertType::AlertDegradedFailure
-        )
-    }
-
-    pub fn is_recovery(self) -> bool {
-        matches!(self, AlertType::AlertRecovery | AlertType::AlertDegradedRecovery)
-    }
-}
+/// Record kind: check alerts (spec 2.15).
+pub const CHECK_ALERTS: &str = "checkAlerts";
 
 /// How a whole run (all its locations) turned out, for alerting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -382,7 +338,7 @@ fn alert_record(check: &Value, kind: AlertType, result: &Value, at: i64) -> Valu
         _ => Value::Null,
     };
     json!({
-        "id": uuid::Uuid::new_v4().to_string(),
+        "id": ids::new(),
         "name": check["name"],
         "checkId": check["id"],
         "alertType": kind.as_str(),

@@ -93,7 +93,7 @@ pub async fn probe(check: &Value) -> Probe {
     for sequence in 0..count {
         let mut packet = vec![echo_type, 0, 0, 0, 0, 0];
         packet.extend_from_slice(&sequence.to_be_bytes());
-        packet.extend_from_slice(b"monform-emulator");
+        packet.extend_from_slice(b"monform-runner");
         let sum = checksum(&packet);
         packet[2..4].copy_from_slice(&sum.to_be_bytes());
         let sent = Instant::now();

@@ -31,8 +31,9 @@ use std::collections::{BTreeMap, HashMap};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use crate::routes::reads::report_aggregate;
-use crate::routes::sessions::CHECK_RESULTS;
+use crate::clock::iso;
+use crate::domain::sessions::results::CHECK_RESULTS;
+use crate::domain::stats::report_aggregate;
 
 const HOUR_MS: i64 = 3_600_000;
 /// How long raw results are kept (spec 8).
@@ -136,7 +137,7 @@ impl Rollup {
         (0..self.count)
             .map(|i| {
                 json!({
-                    "stoppedAt": crate::routes::sessions::iso(self.hour_ms),
+                    "stoppedAt": iso(self.hour_ms),
                     "runLocation": self.location,
                     "hasFailures": i < self.failures,
                     "hasErrors": false,

@@ -1,0 +1,106 @@
+//! Checks as they run: with their group's settings applied, matched by tags.
+
+use monform_model::Kind;
+use monform_model::resources::CheckType;
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::ids::id_text;
+use crate::store::Objects;
+
+/// A check as it runs: with its group's settings applied.
+pub fn effective_check(db: &Connection, account: &str, check: Value) -> rusqlite::Result<Value> {
+    let group_id = &check["groupId"];
+    if group_id.is_null() {
+        return Ok(check);
+    }
+    match db.get(account, Kind::Group.section(), &id_text(group_id))? {
+        Some(group) => Ok(apply_group(check, &group)),
+        None => Ok(check),
+    }
+}
+
+/// Whether `check` carries every tag of some group of `match_tags`.
+pub fn has_tags(check: &Value, tags: &[String]) -> bool {
+    let own = check["tags"].as_array();
+    tags.iter()
+        .all(|t| own.is_some_and(|list| list.iter().any(|x| x.as_str() == Some(t))))
+}
+
+/// Every check type's wire name, for messages and filters.
+/// The names of every check type.
+pub fn check_type_names() -> Vec<&'static str> {
+    CheckType::ALL.iter().map(|t| t.as_str()).collect()
+}
+
+/// What a group imposes on its checks (monform's reading of "group settings
+/// applied"; see ARCHITECTURE.md): locations, private locations, runtime,
+/// retry strategy and alert settings when the group sets them; tags and
+/// environment variables merged; deactivated or muted when the group is;
+/// API checks get the group's `apiCheckDefaults` headers, query parameters and
+/// assertions, and snippets when they have none.
+pub fn apply_group(mut check: Value, group: &Value) -> Value {
+    for field in ["locations", "privateLocations", "runtimeId", "alertSettings"] {
+        if group
+            .get(field)
+            .is_some_and(|v| !v.is_null() && v != &Value::Array(Vec::new()))
+        {
+            check[field] = group[field].clone();
+        }
+    }
+    if group.get("retryStrategy").is_some_and(|r| r.is_object()) {
+        check["retryStrategy"] = group["retryStrategy"].clone();
+    }
+    if group["activated"] == false {
+        check["activated"] = Value::Bool(false);
+    }
+    if group["muted"] == true {
+        check["muted"] = Value::Bool(true);
+    }
+    append(&mut check, "tags", &group["tags"]);
+    append(&mut check, "environmentVariables", &group["environmentVariables"]);
+    if check["checkType"] == "API" {
+        let defaults = &group["apiCheckDefaults"];
+        for field in ["headers", "queryParameters", "assertions"] {
+            if let Some(request) = check.get_mut("request") {
+                append(request, field, &defaults[field]);
+            }
+        }
+        for field in [
+            "setupSnippetId",
+            "tearDownSnippetId",
+            "localSetupScript",
+            "localTearDownScript",
+        ] {
+            if check.get(field).is_none_or(Value::is_null) && group.get(field).is_some_and(|v| !v.is_null()) {
+                check[field] = group[field].clone();
+            }
+        }
+    }
+    check
+}
+
+fn append(target: &mut Value, field: &str, extra: &Value) {
+    let Some(extra) = extra.as_array() else { return };
+    let mut list = target[field].as_array().cloned().unwrap_or_default();
+    for item in extra {
+        if !list.contains(item) {
+            list.push(item.clone());
+        }
+    }
+    target[field] = Value::Array(list);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tags_match_every_tag_of_a_group() {
+        let check = json!({ "tags": ["a", "b"] });
+        assert!(has_tags(&check, &["a".into(), "b".into()]));
+        assert!(!has_tags(&check, &["a".into(), "c".into()]));
+        assert!(has_tags(&check, &[]));
+    }
+}

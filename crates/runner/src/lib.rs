@@ -1,0 +1,159 @@
+//! The check runner: executes one run of a check of any type from its API
+//! form and decides how it turned out, with the check's retry strategy.
+//! The emulator's sessions and scheduler call it; so can the CLI (checks of
+//! the files on this machine) and a private-location agent.
+//!
+//! **Architecture invariant:** no I/O but the probes themselves (the HTTP
+//! request, TCP connection, DNS query or ping a check makes). Whatever
+//! else a run needs comes from its caller: the variables ([`Variables`]),
+//! where heartbeat pings are recorded ([`Heartbeats`]) and how long a
+//! backoff second lasts ([`RunnerConfig`]). Nothing here knows of HTTP
+//! routes, databases or sessions.
+//!
+//! How a run is judged (choices where the specification is silent):
+//! - The whole run is bounded by `maxResponseTime` (default 20000 ms, at
+//!   most 300000): a target still busy then makes the run `TIMED_OUT`.
+//! - A run failed when the target could not be reached, an assertion
+//!   failed, or (URL and API checks) the response status is 400 or above.
+//!   `shouldFail` inverts the status rule: a status below 400 fails and an
+//!   error status passes; assertions, errors and timeouts still fail.
+//! - A run that did not fail but took longer than `degradedResponseTime`
+//!   (default 10000 ms) is `DEGRADED`; ICMP also degrades or fails on
+//!   `degradedPacketLossThreshold` / `maxPacketLossThreshold`.
+//! - BROWSER, MULTI_STEP, PLAYWRIGHT and AGENTIC checks are not executed:
+//!   their result is `FAILED` with `executed: false` and an error saying so.
+//! - Setup and teardown snippets and scripts are skipped (noted in `notes`).
+//! - `{{KEY}}` in the request is replaced by the variable of that key.
+
+pub mod assertions;
+mod dns;
+mod heartbeat;
+pub mod http;
+mod icmp;
+#[cfg(test)]
+mod loopback;
+mod outcome;
+pub mod retry;
+mod tcp;
+mod variables;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use assertions::AssertionResult;
+pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
+pub(crate) use outcome::{Probe, judge, threshold};
+pub use retry::Attempt;
+pub use variables::{Variables, substitute};
+
+/// Default `degradedResponseTime` (spec 2.1), milliseconds.
+pub const DEFAULT_DEGRADED_MS: f64 = 10_000.0;
+/// Default `maxResponseTime` (spec 2.1), milliseconds.
+pub const DEFAULT_MAX_MS: f64 = 20_000.0;
+/// The longest any run may take (spec 2.1 range), milliseconds.
+pub const CEILING_MS: f64 = 300_000.0;
+
+/// Where the last ping of a heartbeat check is recorded: the service
+/// receives pings (`/ping/{token}`), so only its side can tell.
+pub trait Heartbeats: Send + Sync {
+    /// Milliseconds since the epoch of the last ping of `check` (API form,
+    /// with its `id`), `None` when it never pinged, or why it cannot tell.
+    fn last_ping_ms(&self, check: &Value) -> Result<Option<i64>, String>;
+}
+
+/// What differs between the runner's callers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerConfig {
+    /// How long one second of a retry strategy's backoff really waits: a
+    /// second for real runs; the emulator and tests shorten it.
+    pub backoff_second: Duration,
+    /// The longest one backoff really waits, if capped.
+    pub max_wait: Option<Duration>,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> RunnerConfig {
+        RunnerConfig {
+            backoff_second: Duration::from_secs(1),
+            max_wait: None,
+        }
+    }
+}
+
+/// One run to make: a check in its API form (group settings applied) and
+/// what it reads.
+#[derive(Clone, Copy)]
+pub struct Job<'a> {
+    pub check: &'a Value,
+    pub variables: &'a Variables,
+    /// `None`: heartbeat checks are not executed (nothing records pings here).
+    pub heartbeats: Option<&'a dyn Heartbeats>,
+    /// The location the run is made in (a label; retries may move on to the
+    /// check's next location).
+    pub location: &'a str,
+}
+
+/// Executes check runs. Cheap to clone; one per process is enough.
+#[derive(Debug, Clone, Default)]
+pub struct Runner {
+    config: RunnerConfig,
+}
+
+impl Runner {
+    pub fn new(config: RunnerConfig) -> Runner {
+        Runner { config }
+    }
+
+    pub fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// One try of `job`, without retries. Variables (`{{KEY}}`) in the
+    /// request are replaced first; secret values are masked (`*****`) in
+    /// what the outcome reports.
+    pub async fn execute(&self, job: Job<'_>) -> Outcome {
+        let mut resolved = job.check.clone();
+        if let Some(request) = resolved.get_mut("request") {
+            substitute(request, job.variables.values());
+        }
+        let outcome = execute_resolved(&resolved, job.heartbeats).await;
+        job.variables.mask(outcome)
+    }
+
+    /// The run of `job`: tries it, retrying per the check's [`Policy`]; the
+    /// last attempt is the run's outcome, the earlier ones its retried tries.
+    pub async fn run(&self, job: Job<'_>) -> Vec<Attempt> {
+        retry::run(self, job).await
+    }
+
+    /// The longest a run of `check` may take with its retries, in real
+    /// milliseconds (for a caller's lost-run deadline).
+    pub fn worst_case_ms(&self, check: &Value) -> i64 {
+        retry::worst_case_ms(check, threshold(check, "maxResponseTime", DEFAULT_MAX_MS), self)
+    }
+}
+
+async fn execute_resolved(check: &Value, heartbeats: Option<&dyn Heartbeats>) -> Outcome {
+    let max_ms = threshold(check, "maxResponseTime", DEFAULT_MAX_MS);
+    let check_type = check["checkType"].as_str().unwrap_or_default();
+    let started = tokio::time::Instant::now();
+    let budget = Duration::from_millis(max_ms.max(1.0) as u64);
+    let probe = async {
+        match check_type {
+            "API" | "URL" => http::probe(check).await,
+            "TCP" => tcp::probe(check).await,
+            "DNS" => dns::probe(check).await,
+            "ICMP" => icmp::probe(check).await,
+            "HEARTBEAT" => heartbeat::probe(check, heartbeats),
+            other => Probe::not_executed(format!(
+                "not executed: the local runner does not execute {} checks",
+                if other.is_empty() { "these" } else { other }
+            )),
+        }
+    };
+    match tokio::time::timeout(budget, probe).await {
+        Ok(probe) => judge(check, probe),
+        Err(_) => outcome::timed_out(started.elapsed().as_secs_f64() * 1000.0, max_ms),
+    }
+}
