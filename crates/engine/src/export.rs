@@ -14,7 +14,7 @@ use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::{Map, Value};
 
 use crate::identity::{is_ownership_tag, owner, uses_tags};
-use crate::plan::{Names, lookup, managed};
+use crate::plan::{Names, field_fingerprints, lookup, managed};
 use crate::state::{ResourceState, State};
 
 /// How resource files are split.
@@ -564,6 +564,7 @@ pub fn adopted_state(
                     .as_object()
                     .map(|o| o.keys().cloned().collect())
                     .unwrap_or_default(),
+                fields: field_fingerprints(address.kind, &desired_json, &state),
             },
         );
     }
@@ -590,6 +591,8 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
             .is_some_and(|r| r.resource.prevent_destroy()),
         // Nothing was set by monform yet: no field is cleared by the next apply.
         managed: Vec::new(),
+        // Nothing applied yet: no difference is drift until the first apply.
+        fields: BTreeMap::new(),
     }
 }
 
@@ -630,6 +633,7 @@ mod tests {
                 secrets: BTreeMap::new(),
                 prevent_destroy: false,
                 managed: Vec::new(),
+                fields: BTreeMap::new(),
             },
         );
         let ids: Vec<String> = unmanaged(objects, Some(&state)).into_iter().map(|r| r.id).collect();
