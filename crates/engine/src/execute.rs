@@ -267,6 +267,19 @@ pub async fn apply(
     if unsaved {
         backend.save(&state)?;
     }
+    // The service learns which objects without tags are the project's, so
+    // no other project adopts or changes them.
+    let current = actual.owners.records.get(&state.project);
+    if let Err(error) = crate::ownership::write_record(client, &state, current).await {
+        let address = Address::new(Kind::Variable, crate::ownership::record_key(&state.project));
+        let text = format!("writing the project's ownership record: {error}");
+        on_event(Event::Failed {
+            address: address.clone(),
+            action: Action::Update,
+            error: text.clone(),
+        });
+        report.failed.push((address, Action::Update, text));
+    }
     Ok((report, state))
 }
 
