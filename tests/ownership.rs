@@ -11,36 +11,9 @@ use std::path::Path;
 use common::*;
 use serde_json::{Value, json};
 
-/// Secret values given to examples/full through the environment.
-const SECRETS: [(&str, &str); 4] = [
-    ("SIGNING_KEY", "sig-abc-123-secret"),
-    ("MONITOR_PASSWORD", "pw-xyz-789-secret"),
-    ("OPS_WEBHOOK_SECRET", "hook-secret-456"),
-    ("OFFICE_PROXY_URL", "http://user:proxypass-secret@proxy.internal:3128"),
-];
-
-fn postgres() -> Option<String> {
-    let url = std::env::var("MONFORM_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
-    }
-    url
-}
-
-/// A project name no earlier run used in the shared database.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 fn run(emulator: &Emulator, dir: &Path, state_url: Option<&str>, args: &[&str]) -> std::process::Output {
     let mut command = emulator.monform(dir);
-    for (name, value) in SECRETS {
+    for (name, value) in FULL_EXAMPLE_SECRETS {
         command.env(name, value);
     }
     match state_url {
@@ -60,15 +33,6 @@ fn assert_code(output: &std::process::Output, code: i32, what: &str) {
     );
 }
 
-fn remote_ids(state: &Value) -> Vec<(String, String)> {
-    state["resources"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(address, entry)| (address.clone(), entry["remoteId"].as_str().unwrap().to_owned()))
-        .collect()
-}
-
 #[test]
 fn another_projects_objects_are_never_adopted_and_clashes_are_refused() {
     let Some(url) = postgres() else { return };
@@ -81,9 +45,17 @@ fn another_projects_objects_are_never_adopted_and_clashes_are_refused() {
         .replace("name = \"acme-web\"", &format!("name = \"{a_name}\""))
         .replace("backend = \"local\"", "backend = \"postgres\"");
     std::fs::write(a.path().join("monform.toml"), toml).unwrap();
-    assert_code(&run(&emulator, a.path(), Some(&url), &["apply", "--auto-approve"]), 0, "A applies");
+    assert_code(
+        &run(&emulator, a.path(), Some(&url), &["apply", "--auto-approve"]),
+        0,
+        "A applies",
+    );
     // Objects nobody manages, made by hand.
-    emulator.call("POST", "/v1/snippets", Some(json!({"name": "Hand made", "script": "x"})));
+    emulator.call(
+        "POST",
+        "/v1/snippets",
+        Some(json!({"name": "Hand made", "script": "x"})),
+    );
     emulator.call("POST", "/v1/variables", Some(json!({"key": "HAND_MADE", "value": "v"})));
 
     // Project B, local state, imports what no project owns.
@@ -93,23 +65,42 @@ fn another_projects_objects_are_never_adopted_and_clashes_are_refused() {
     let b_name = unique("team-b");
     std::fs::write(b.join("monform.toml"), format!("[project]\nname = \"{b_name}\"\n")).unwrap();
     let out = work.path().join("imported");
-    let import = run(&emulator, &b, None, &["import", "--all-unmanaged", "--out", out.to_str().unwrap()]);
+    let import = run(
+        &emulator,
+        &b,
+        None,
+        &["import", "--all-unmanaged", "--out", out.to_str().unwrap()],
+    );
     assert_code(&import, 0, "B imports");
     let state: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join(".monform/state.json")).unwrap()).unwrap();
-    let adopted: Vec<String> = remote_ids(&state).into_iter().map(|(a, _)| a).collect();
-    assert_eq!(adopted, ["snippets.hand-made", "variables.HAND_MADE"], "only what no project owns");
+    let adopted: Vec<&String> = state["resources"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        adopted,
+        ["snippets.hand-made", "variables.HAND_MADE"],
+        "only what no project owns"
+    );
     assert!(
         stderr(&import).contains("belong to other projects"),
         "{}",
         stderr(&import)
     );
-    for text in std::fs::read_dir(&out).unwrap().filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok()) {
-        assert!(!text.contains("Sign request") && !text.contains("SIGNING_KEY"), "{text}");
+    for text in std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+    {
+        assert!(
+            !text.contains("Sign request") && !text.contains("SIGNING_KEY"),
+            "{text}"
+        );
     }
 
     // Neither project sees a change.
-    assert_code(&run(&emulator, &out, None, &["plan", "--detailed-exitcode"]), 0, "B's plan");
+    assert_code(
+        &run(&emulator, &out, None, &["plan", "--detailed-exitcode"]),
+        0,
+        "B's plan",
+    );
     assert_code(
         &run(&emulator, a.path(), Some(&url), &["plan", "--detailed-exitcode"]),
         0,
@@ -119,14 +110,21 @@ fn another_projects_objects_are_never_adopted_and_clashes_are_refused() {
     // B's files claiming A's snippet (by name) and secret variable (by key): refused, naming A.
     std::fs::write(
         out.join("clash.yaml"),
-        "snippets:\n  mine: { name: Sign request, script: \"y\" }\nvariables:\n  SIGNING_KEY: { value: other }\n",
+        "snippets:\n  mine: { name: Sign request, script: \"y\" }\nvariables:\n  SIGNING_KEY: { value: other }\n  MONFORM_OWNER_X: { value: x }\n",
     )
     .unwrap();
     let plan = run(&emulator, &out, None, &["plan"]);
     assert_code(&plan, 1, "the clash is refused");
     let errors = stderr(&plan);
-    assert!(errors.contains("snippets.mine") && errors.contains("variables.SIGNING_KEY"), "{errors}");
+    assert!(
+        errors.contains("snippets.mine") && errors.contains("variables.SIGNING_KEY"),
+        "{errors}"
+    );
     assert!(errors.contains(&format!("project `{a_name}`")), "{errors}");
+    assert!(
+        errors.contains("variables.MONFORM_OWNER_X: variables named MONFORM_OWNER_* are monform's ownership records"),
+        "{errors}"
+    );
     let apply = run(&emulator, &out, None, &["apply", "--auto-approve"]);
     assert_code(&apply, 1, "so is the apply");
     // A is untouched.

@@ -51,7 +51,7 @@ impl std::fmt::Display for Clash {
         }
         write!(
             f,
-            "{}: the {} with id {} it names {}; rename it in the files (or remove it from that project first)",
+            "{}: matches {} object {}, which {}; rename it in the files, or remove it from that project first",
             self.address,
             self.address.kind.section(),
             self.remote_id,
@@ -61,11 +61,15 @@ impl std::fmt::Display for Clash {
 }
 
 impl Actual {
-    /// How many objects of `kind` the account holds, the project's or not.
+    /// How many objects of `kind` the account holds, the project's or not
+    /// (projects' ownership records are bookkeeping, not counted).
     pub fn count(&self, kind: Kind) -> usize {
         self.owned.keys().filter(|a| a.kind == kind).count()
             + self.duplicates.iter().filter(|(a, _)| a.kind == kind).count()
-            + self.others.get(&kind).map_or(0, Vec::len)
+            + self
+                .others
+                .get(&kind)
+                .map_or(0, |others| others.iter().filter(|r| !is_record(kind, &r.id)).count())
     }
 
     /// The address owning a remote object, by kind and remote id.
