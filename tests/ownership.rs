@@ -134,3 +134,46 @@ fn another_projects_objects_are_never_adopted_and_clashes_are_refused() {
         "A's plan after B's attempt",
     );
 }
+
+/// A project seen by its tags that keeps no ownership record yet (applied
+/// by an older monform): objects in no record cannot be told apart from
+/// its own, so the import lists them, says how to include them, and
+/// adopts one only when named.
+#[test]
+fn objects_whose_owner_cannot_be_told_are_listed_not_adopted() {
+    let emulator = Emulator::start();
+    emulator.call(
+        "POST",
+        "/v2/check-groups",
+        Some(json!({"name": "Old", "concurrency": 1, "tags": ["monform:older/old"]})),
+    );
+    let snippet = emulator.call("POST", "/v1/snippets", Some(json!({"name": "Whose", "script": "x"})));
+    let id = snippet["id"].to_string();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let import = |extra: &[&str]| {
+        let mut command = emulator.monform(work.path());
+        command
+            .args(["import", "--all-unmanaged", "--project", "newer", "--out"])
+            .arg(&out)
+            .args(extra);
+        command.output().unwrap()
+    };
+    let output = import(&[]);
+    assert_code(&output, 0, "import");
+    let errors = stderr(&output);
+    assert!(
+        errors.contains(&format!(
+            "snippets:{id} (\"Whose\") has an owner that cannot be told: project `older` has no ownership record yet"
+        )),
+        "{errors}"
+    );
+    assert!(errors.contains(&format!("--include snippets:{id}")), "{errors}");
+    assert!(!out.join("snippets.yaml").exists(), "not adopted");
+    std::fs::remove_dir_all(&out).unwrap();
+    let output = import(&["--include", &format!("snippets:{id}")]);
+    assert_code(&output, 0, "import with --include");
+    let snippets = std::fs::read_to_string(out.join("snippets.yaml")).unwrap();
+    assert!(snippets.contains("Whose"), "{snippets}");
+    assert_code(&run(&emulator, &out, None, &["plan", "--detailed-exitcode"]), 0, "plan");
+}
