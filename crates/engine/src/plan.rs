@@ -502,6 +502,8 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
     let drifted = match recorded.map(|r| &r.fields).filter(|f| !f.is_empty()) {
         // Field by field: a field the files did not change since it was
         // applied, yet differs from the account, was changed outside.
+        // (Hashed only when something differs: a no-op plan hashes nothing.)
+        Some(_) if fields.is_empty() => false,
         Some(applied) => {
             let now = field_fingerprints(kind, desired, state);
             for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {

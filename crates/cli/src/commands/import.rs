@@ -99,15 +99,16 @@ async fn import_all(
         let everything = list_everything(&connection.client).await?;
         // Adopting under a name that already owns objects would make the
         // new project's plan delete them.
-        if everything
-            .iter()
-            .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
+        let owners = Owners::new(everything.iter());
+        if owners.records.contains_key(&project)
+            || everything
+                .iter()
+                .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
         {
             return Err(Stop::Message(format!(
                 "project `{project}` already owns objects in the account: pass --project with a new name"
             )));
         }
-        let owners = Owners::new(everything.iter());
         let found = unmanaged(everything, &owners, current_state.as_ref(), include);
         if found.others > 0 {
             eprintln!(
