@@ -33,7 +33,7 @@ use sqlx_core::query::query;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
-use super::{HistoryEntry, State, StateBackend, StateError};
+use super::{Delta, HistoryEntry, State, StateBackend, StateError, StateWriter};
 use crate::lock::{Holder, LockError, LockGuard, host_name};
 
 /// The first key of every advisory lock monform takes (`mfrm`), so its locks
@@ -338,10 +338,12 @@ impl StateBackend for PostgresState {
         let Some(body) = body else {
             return Ok(State::new(project));
         };
-        let state: State = serde_json::from_value(body).map_err(|e| StateError::Corrupt {
-            path: format!("{} (project {project})", inner.location),
-            detail: e.to_string(),
-        })?;
+        let state = serde_json::from_value::<State>(body)
+            .map_err(|e| StateError::Corrupt {
+                path: format!("{} (project {project})", inner.location),
+                detail: e.to_string(),
+            })?
+            .upgrade();
         if state.project != project {
             return Err(StateError::Project {
                 path: inner.location.clone(),
@@ -431,6 +433,19 @@ impl StateBackend for PostgresState {
         })?;
         self.remember(state);
         Ok(())
+    }
+
+    fn writer(&self, state: &State) -> Result<Box<dyn StateWriter>, StateError> {
+        let backend = PostgresState {
+            inner: self.inner.clone(),
+            project: self.project.clone(),
+            actor: self.actor.clone(),
+            last: Mutex::new(Some(state.clone())),
+        };
+        Ok(Box::new(WholeWriter {
+            backend,
+            state: state.clone(),
+        }))
     }
 
     fn describe(&self) -> String {
@@ -545,6 +560,24 @@ impl StateBackend for PostgresState {
             .collect::<Result<Vec<_>, sqlx_core::Error>>()
             .map_err(|e| inner.error("cannot read the history", e))?;
         Ok(Some(entries))
+    }
+}
+
+struct WholeWriter {
+    backend: PostgresState,
+    state: State,
+}
+
+impl StateWriter for WholeWriter {
+    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError> {
+        for delta in changes {
+            self.state.apply(delta);
+        }
+        self.backend.save(&self.state)
+    }
+
+    fn finish(self: Box<Self>, _: &State) -> Result<(), StateError> {
+        Ok(())
     }
 }
 
