@@ -95,14 +95,14 @@ impl State {
 
     /// A state read in an older format, in this one: version 1's 32-digit
     /// fingerprints cut to their first `FINGERPRINT_DIGITS` (the same
-    /// fingerprint, see there). Nothing else changes.
+    /// fingerprint, see there). Nothing else changes. Every entry is looked
+    /// at, whatever the version says: PostgreSQL keeps version 1 entries
+    /// in rows no write has touched since.
     pub fn upgrade(mut self) -> State {
-        if self.version < 2 {
-            let cut = |f: &mut String| f.truncate(FINGERPRINT_DIGITS.min(f.len()));
-            for entry in self.resources.values_mut() {
-                cut(&mut entry.applied);
-                entry.secrets.values_mut().for_each(cut);
-            }
+        let cut = |f: &mut String| f.truncate(FINGERPRINT_DIGITS.min(f.len()));
+        for entry in self.resources.values_mut() {
+            cut(&mut entry.applied);
+            entry.secrets.values_mut().for_each(cut);
         }
         self.version = STATE_VERSION;
         self
@@ -123,6 +123,39 @@ pub struct Delta {
 }
 
 impl Delta {
+    /// What turns `before` into `after` (`after`'s serial).
+    pub fn between(before: &State, after: &State) -> Delta {
+        Delta {
+            serial: after.serial,
+            remove: before
+                .resources
+                .keys()
+                .filter(|a| !after.resources.contains_key(*a))
+                .cloned()
+                .collect(),
+            set: after
+                .resources
+                .iter()
+                .filter(|(a, e)| before.resources.get(*a) != Some(*e))
+                .map(|(a, e)| (a.clone(), e.clone()))
+                .collect(),
+        }
+    }
+
+    /// Adds `next` (which comes after): one delta that does both.
+    pub fn merge(&mut self, next: &Delta) {
+        for address in &next.remove {
+            self.set.remove(address);
+            if !self.remove.contains(address) {
+                self.remove.push(address.clone());
+            }
+        }
+        for (address, entry) in &next.set {
+            self.set.insert(address.clone(), entry.clone());
+        }
+        self.serial = next.serial;
+    }
+
     /// The addresses it touches, as a history row names them: `+` written
     /// (`~` when `before` had it), `-` removed.
     pub fn describe(&self, before: &dyn Fn(&str) -> bool) -> Vec<String> {
