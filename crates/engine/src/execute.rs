@@ -5,7 +5,7 @@
 //! before it is tried again, so nothing is ever created twice. A failure
 //! stops the changes that depend on it, not the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -174,7 +174,9 @@ pub async fn apply(
         .collect();
     let mut finished: HashSet<usize> = HashSet::new();
     let mut failed: HashSet<usize> = HashSet::new();
-    let mut pending: Vec<usize> = order;
+    // A deque: changes start mostly from the front, and removing there
+    // from a vector moved the whole rest every time (quadratic at 100,000).
+    let mut pending: VecDeque<usize> = order.into();
     let mut running = futures_util::stream::FuturesUnordered::new();
     use futures_util::StreamExt;
     loop {

@@ -270,6 +270,19 @@ pub trait StateBackend: Send + Sync {
     }
 }
 
+/// An entry for tests: applied now, setting `managed`.
+#[cfg(test)]
+pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
+    ResourceState {
+        remote_id: id.into(),
+        version: Some("2026-11-22T10:00:00.000Z".into()),
+        applied: "0123456789abcdef".into(),
+        secrets: BTreeMap::new(),
+        prevent_destroy: false,
+        managed: managed.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

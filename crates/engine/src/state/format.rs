@@ -170,16 +170,7 @@ fn json<T: Serialize + ?Sized>(value: &T) -> String {
 mod tests {
     use super::*;
 
-    fn entry(id: &str, managed: &[&str]) -> ResourceState {
-        ResourceState {
-            remote_id: id.into(),
-            version: Some("2026-11-22T10:00:00.000Z".into()),
-            applied: "0123456789abcdef".into(),
-            secrets: BTreeMap::new(),
-            prevent_destroy: false,
-            managed: managed.iter().map(|s| s.to_string()).collect(),
-        }
-    }
+    use crate::state::test_entry as entry;
 
     #[test]
     fn a_snapshot_round_trips_and_shares_field_sets() {

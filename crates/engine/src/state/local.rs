@@ -240,18 +240,11 @@ impl StateWriter for LocalWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::ResourceState;
+    use crate::state::{ResourceState, test_entry};
     use std::collections::BTreeMap;
 
     fn entry(id: &str) -> ResourceState {
-        ResourceState {
-            remote_id: id.into(),
-            version: Some("2026-11-22T10:00:00.000Z".into()),
-            applied: "0123456789abcdef".into(),
-            secrets: BTreeMap::new(),
-            prevent_destroy: false,
-            managed: vec!["name".into(), "frequency".into()],
-        }
+        test_entry(id, &["name", "frequency"])
     }
 
     fn set(serial: u64, address: &str, id: &str) -> Delta {
