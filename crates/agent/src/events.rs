@@ -14,9 +14,10 @@ use serde_json::{Value, json};
 use crate::client::Client;
 
 const REDACTED: &str = "[redacted]";
-/// Values shorter than this are not redacted one by one (`GET`, `on`, `1`
-/// would blank the message); URLs and the key are always removed.
+/// Values shorter than these are not redacted one by one (`GET`, `on`,
+/// `info` would blank the message); URLs and the key are always removed.
 const MIN_VALUE_LEN: usize = 4;
+const MIN_ENVIRONMENT_LEN: usize = 8;
 const MAX_MESSAGE: usize = 2_000;
 const MAX_BACKTRACE: usize = 20_000;
 
@@ -35,8 +36,10 @@ impl Scrubber {
     /// The key and the process's environment variable values.
     pub fn new(key: &str, environment: impl IntoIterator<Item = String>) -> Scrubber {
         let mut scrubber = Scrubber::default();
+        scrubber
+            .values
+            .extend(environment.into_iter().filter(|v| v.len() >= MIN_ENVIRONMENT_LEN));
         scrubber.values.push(key.to_owned());
-        scrubber.values.extend(environment);
         scrubber.settle();
         scrubber
     }

@@ -307,10 +307,7 @@ async fn execute(shared: Shared, run: Value, _permit: OwnedSemaphorePermit) {
         // The run could not be made from here (not executed, unreachable,
         // refused): what the agent's operator needs to know about its network.
         let error = last.outcome.error.as_deref().unwrap_or("no reason given");
-        let message = format!(
-            "run {run_id} of check {} could not be made from this location: {error}",
-            check["id"]
-        );
+        let message = format!("run {run_id} could not be made from this location: {error}");
         shared.reporter.error(&scrubber, &message).await;
     }
     let record = monform_runner::retry::to_record(&attempts);
@@ -318,7 +315,11 @@ async fn execute(shared: Shared, run: Value, _permit: OwnedSemaphorePermit) {
     let mut backoff = Backoff::new();
     loop {
         match shared.client.report(&run_id, record.clone()).await {
-            Ok(()) => return,
+            Ok(()) => {
+                let status = attempts.last().map_or("UNKNOWN", |a| a.outcome.status.as_str());
+                tracing::info!("run {run_id} reported: {status}");
+                return;
+            }
             Err(error) if error.retryable() && now_ms() < deadline => {
                 tracing::warn!("cannot report the outcome of run {run_id} yet: {error}");
                 tokio::time::sleep(backoff.next()).await;

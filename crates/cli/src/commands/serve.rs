@@ -102,7 +102,8 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
     })
 }
 
-async fn shutdown_signal() {
+/// Completes at SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
