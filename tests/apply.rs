@@ -11,16 +11,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use monform_emulator::store::Objects;
 
-/// Secret values given to examples/full through the environment.
-const SECRETS: [(&str, &str); 4] = [
-    ("SIGNING_KEY", "sig-abc-123-secret"),
-    ("MONITOR_PASSWORD", "pw-xyz-789-secret"),
-    ("OPS_WEBHOOK_SECRET", "hook-secret-456"),
-    ("OFFICE_PROXY_URL", "http://user:proxypass-secret@proxy.internal:3128"),
-];
-
 fn with_secrets(mut command: assert_cmd::Command) -> assert_cmd::Command {
-    for (name, value) in SECRETS {
+    for (name, value) in FULL_EXAMPLE_SECRETS {
         command.env(name, value);
     }
     command
@@ -141,7 +133,7 @@ fn full_lifecycle_converges_and_destroy_restores_the_account() {
     let mut everything: String = outputs.iter().map(|o| format!("{}{}", stdout(o), stderr(o))).collect();
     everything.push_str(&std::fs::read_to_string(dir.join(".monform/state.json")).unwrap());
     everything.push_str(&std::fs::read_to_string(&plan_file).unwrap());
-    for (name, value) in SECRETS {
+    for (name, value) in FULL_EXAMPLE_SECRETS {
         assert!(!everything.contains(value), "the value of {name} leaked");
     }
 }

@@ -31,6 +31,9 @@ struct Cli {
     /// The environment to work on (of monform.toml's [environments]); `validate` without it checks every one
     #[arg(long = "env", global = true, env = "MONFORM_ENV", value_name = "NAME")]
     environment: Option<String>,
+    /// Requests per window at most (`N/SECS`), or `off`; also MONFORM_RATE_LIMIT. Default: the budget the API states, 600/60 until it does
+    #[arg(long, global = true, value_name = "N/SECS|off", value_parser = rate_limit)]
+    rate_limit: Option<String>,
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -75,6 +78,11 @@ enum Command {
     Agent,
 }
 
+/// Checks `--rate-limit` when parsing, so a typo fails before any work.
+fn rate_limit(text: &str) -> Result<String, String> {
+    connect::parse_rate_limit(text).map(|_| text.to_owned())
+}
+
 fn main() -> ExitCode {
     // `monform plan | head` should end quietly, as other Unix tools do,
     // instead of panicking on the closed pipe.
@@ -84,6 +92,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     let output = render::Output::new(cli.color);
     commands::context::set_environment(cli.environment.clone());
     match cli.command {

@@ -19,7 +19,7 @@ use crate::body::wire_body;
 use crate::compare::differences;
 use crate::fetch::Actual;
 use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
-use crate::plan::{Action, Change, Names, Plan, file_form, managed, secret_fingerprints};
+use crate::plan::{Action, Change, Names, Plan, field_fingerprints, file_form, managed, secret_fingerprints};
 use crate::state::{ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
@@ -267,6 +267,19 @@ pub async fn apply(
     if unsaved {
         backend.save(&state)?;
     }
+    // The service learns which objects without tags are the project's, so
+    // no other project adopts or changes them.
+    let current = actual.owners.records.get(&state.project);
+    if let Err(error) = crate::ownership::write_record(client, &state, current).await {
+        let address = Address::new(Kind::Variable, crate::ownership::record_key(&state.project));
+        let text = format!("writing the project's ownership record: {error}");
+        on_event(Event::Failed {
+            address: address.clone(),
+            action: Action::Update,
+            error: text.clone(),
+        });
+        report.failed.push((address, Action::Update, text));
+    }
     Ok((report, state))
 }
 
@@ -506,6 +519,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
         }
     }
     let applied = state.fingerprint(&desired);
+    let fields = field_fingerprints(address.kind, &desired, &state);
     state.resources.insert(
         address.to_string(),
         ResourceState {
@@ -515,6 +529,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             secrets,
             prevent_destroy: resource.resource.prevent_destroy(),
             managed: managed_names(&desired),
+            fields,
         },
     );
     state.serial += 1;
@@ -564,16 +579,16 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
             continue;
         };
         let key = change.address.to_string();
-        let known = state
-            .resources
-            .get(&key)
-            .is_some_and(|r| r.remote_id == remote.id && r.version.as_deref() == remote.version());
+        let known = state.resources.get(&key).is_some_and(|r| {
+            r.remote_id == remote.id && r.version.as_deref() == remote.version() && !r.fields.is_empty()
+        });
         if known {
             continue;
         }
         let desired = managed(change.address.kind, resource.resource.to_json());
         let secrets = secret_fingerprints(change.address.kind, &desired, &state);
         let applied = state.fingerprint(&desired);
+        let fields = field_fingerprints(change.address.kind, &desired, &state);
         state.resources.insert(
             key,
             ResourceState {
@@ -583,6 +598,7 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
                 secrets,
                 prevent_destroy: resource.resource.prevent_destroy(),
                 managed: managed_names(&desired),
+                fields,
             },
         );
         changed = true;

@@ -50,6 +50,12 @@ pub struct ResourceState {
     /// disappears from the files is cleared rather than left behind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub managed: Vec<String>,
+    /// Field path (as a plan shows it) to a short salted fingerprint of its
+    /// value as last applied, secrets masked: a field that differs from the
+    /// account while the files still say what was applied is drift. Empty in
+    /// states written before it existed (drift is then told by version).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, String>,
 }
 
 impl State {
@@ -261,6 +267,7 @@ mod tests {
                 secrets: BTreeMap::new(),
                 prevent_destroy: false,
                 managed: Vec::new(),
+                fields: BTreeMap::new(),
             },
         );
         backend.save(&state).unwrap();

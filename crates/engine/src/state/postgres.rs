@@ -748,6 +748,7 @@ mod tests {
             secrets: BTreeMap::new(),
             prevent_destroy: false,
             managed: Vec::new(),
+            fields: Default::default(),
         }
     }
 
