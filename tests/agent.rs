@@ -413,3 +413,34 @@ fn error_events_arrive_scrubbed_and_none_with_external_observability_off() {
         assert!(!text.contains(secret), "{secret} in {text}");
     }
 }
+
+#[test]
+fn an_unreachable_service_is_retried_with_readiness_503() {
+    let emulator = Emulator::start();
+    let mut agent = Agent::start(
+        &emulator,
+        "pl_any",
+        &[("MONFORM_API_URL", &format!("http://127.0.0.1:{}", free_port()))],
+    );
+    eventually("the probes", Duration::from_secs(10), || agent.readiness().is_some());
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(agent.readiness(), Some(503));
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "still running:\n{}",
+        agent.output()
+    );
+    assert!(
+        agent.output().contains("the service is unreachable"),
+        "{}",
+        agent.output()
+    );
+    assert!(
+        agent.output().matches("retrying in").count() <= 3,
+        "backoff, not a storm:\n{}",
+        agent.output()
+    );
+    agent.terminate();
+    assert!(agent.wait_exit(Duration::from_secs(10)).success());
+    assert!(!agent.output().contains("pl_any"));
+}

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::config::{Config, Secret};
+use monform_api::Secret;
+
+use crate::config::Config;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -60,7 +62,7 @@ impl Client {
             .send()
             .await
             // Without the URL: it is the service's, and messages may travel as events.
-            .map_err(|e| ClientError::Unreachable(describe(&e)))?;
+            .map_err(|e| ClientError::Unreachable(monform_api::describe_transport(&e)))?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -112,24 +114,4 @@ impl Client {
             .await
             .map(drop)
     }
-}
-
-/// A transport error without its URL (reqwest's message names it; its
-/// sources do not).
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "cannot connect"
-    } else {
-        "request failed"
-    }
-    .to_owned();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

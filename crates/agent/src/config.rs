@@ -2,7 +2,7 @@
 //! containers and systemd units): `MONFORM_API_URL`, `MONFORM_AGENT_KEY`,
 //! `AGENT_HEALTH_PORT`, `EXTERNAL_OBSERVABILITY`, `MONFORM_AGENT_CONCURRENCY`.
 
-use std::fmt;
+use monform_api::Secret;
 
 pub const API_URL: &str = "MONFORM_API_URL";
 pub const KEY: &str = "MONFORM_AGENT_KEY";
@@ -14,38 +14,11 @@ pub const DEFAULT_HEALTH_PORT: u16 = 8081;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 const MAX_CONCURRENCY: usize = 50;
 
-/// The private location's key. It never prints: `Debug` and `Display`
-/// show `***`, and only [`Secret::expose`] gives the value (to the
-/// `Authorization` header and the error scrubber).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The service, without a trailing `/`.
     pub api_url: String,
+    /// The private location's key: never printed (`Secret`'s `Debug` shows `***`).
     pub key: Secret,
     pub health_port: u16,
     /// Error events are sent to the service unless `EXTERNAL_OBSERVABILITY=off`.

@@ -33,7 +33,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
 use client::{Client, ClientError};
-pub use config::{Config, Secret};
+pub use config::Config;
 use events::{Reporter, Scrubber};
 use probes::Health;
 
