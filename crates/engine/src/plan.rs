@@ -27,7 +27,17 @@ pub enum Action {
     Update,
     Delete,
     Replace,
+    /// Only the address changes (`moved` in the files): its ownership tag is rewritten.
+    Move,
     Noop,
+}
+
+impl Action {
+    /// Nothing for the change loop: a noop, or a move alone (its tag is
+    /// rewritten before the changes start).
+    pub fn is_noop(self) -> bool {
+        matches!(self, Action::Noop | Action::Move)
+    }
 }
 
 /// Why an action is planned.
@@ -96,6 +106,9 @@ pub struct Change {
     pub address: Address,
     pub action: Action,
     pub remote_id: Option<String>,
+    /// The address the object had, when the files declare it moved here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<Address>,
     pub reason: Reason,
     pub fields: Vec<FieldChange>,
     /// Managed fields that do not change.
@@ -112,12 +125,13 @@ pub struct Summary {
     pub update: usize,
     pub delete: usize,
     pub replace: usize,
+    pub moved: usize,
     pub noop: usize,
 }
 
 impl Summary {
     pub fn has_changes(&self) -> bool {
-        self.create + self.update + self.delete + self.replace > 0
+        self.create + self.update + self.delete + self.replace + self.moved > 0
     }
 }
 
@@ -140,7 +154,11 @@ impl Plan {
                 Action::Update => summary.update += 1,
                 Action::Delete => summary.delete += 1,
                 Action::Replace => summary.replace += 1,
+                Action::Move => {}
                 Action::Noop => summary.noop += 1,
+            }
+            if change.from.is_some() {
+                summary.moved += 1;
             }
         }
         summary
@@ -152,7 +170,7 @@ impl Plan {
         order
             .into_iter()
             .map(|n| &self.changes[self.order[n]])
-            .filter(|c| c.action != Action::Noop)
+            .filter(|c| !c.action.is_noop())
             .collect()
     }
 
@@ -205,6 +223,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes.push(removal(address, remote, Reason::Duplicate));
     }
     reattach_dependents(&mut changes, desired);
+    mark_moves(&mut changes, desired, actual, project);
     if !options.targets.is_empty() {
         let keep = targeted(desired, &options.targets);
         changes.retain(|c| keep.contains(&c.address));
@@ -234,6 +253,30 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes,
         order: ordered,
         state_serial: state.serial,
+    }
+}
+
+/// The changes of objects the files declare moved (their ownership tag
+/// still names the old address) say where from; alone, a move is `Move`.
+fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, project: &str) {
+    if desired.declarations.moved.is_empty() {
+        return;
+    }
+    for change in changes.iter_mut() {
+        let Some(remote) = actual.owned.get(&change.address) else {
+            continue;
+        };
+        let Some((owner_project, id)) = crate::identity::owner(&remote.body) else {
+            continue;
+        };
+        if owner_project != project || id == change.address.id {
+            continue;
+        }
+        let tagged = Address::new(change.address.kind, id);
+        change.from = crate::declared::moved_from(&desired.declarations, &change.address, &tagged);
+        if change.from.is_some() && change.action == Action::Noop {
+            change.action = Action::Move;
+        }
     }
 }
 
@@ -394,6 +437,7 @@ fn create(
         address: address.clone(),
         action: Action::Create,
         remote_id: None,
+        from: None,
         reason,
         fields,
         unchanged: 0,
@@ -533,6 +577,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         address: address.clone(),
         action,
         remote_id: Some(remote.id.clone()),
+        from: None,
         reason,
         fields,
         unchanged: managed_fields.saturating_sub(changed_roots.len()),
@@ -545,6 +590,7 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
         address: address.clone(),
         action: Action::Delete,
         remote_id: Some(remote.id.clone()),
+        from: None,
         reason,
         fields: Vec::new(),
         unchanged: 0,

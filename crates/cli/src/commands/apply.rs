@@ -209,6 +209,7 @@ pub fn past(action: Action) -> &'static str {
         Action::Update => "updated",
         Action::Delete => "deleted",
         Action::Replace => "replaced",
+        Action::Move => "moved",
         Action::Noop => "unchanged",
     }
 }

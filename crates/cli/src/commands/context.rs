@@ -181,7 +181,30 @@ pub async fn prepare(
 ) -> Result<Prepared, Stop> {
     let connection = connect(dir, api_url, &project).await?;
     let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-    let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &state)
+    // Plans see the files' `moved` entries made, as after `state mv`; the
+    // apply records them first.
+    let (moves, conflicts) = monform_engine::declared::state_moves(&state, &loaded.desired.declarations);
+    if !conflicts.is_empty() {
+        let lines: Vec<String> = conflicts
+            .iter()
+            .map(|(entry, remote_id)| {
+                let at = monform_config::Diagnostic::new("monform::moved", "")
+                    .at(entry.span, "")
+                    .location(&loaded.sources)
+                    .unwrap_or_default();
+                format!(
+                    "  {at}: moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry.to, entry.from
+                )
+            })
+            .collect();
+        return Err(Stop::Message(format!(
+            "cannot plan:\n{}\nremove the entry, or `monform state rm` one of the two",
+            lines.join("\n")
+        )));
+    }
+    let planning = monform_engine::declared::moved_state(&state, &moves);
+    let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &planning)
         .await
         .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
     refuse_clashes(&project.name, &loaded.desired, &actual)?;
@@ -191,7 +214,7 @@ pub async fn prepare(
         &project.name,
         desired,
         &actual,
-        &state,
+        &planning,
         &PlanOptions {
             targets: targets.to_vec(),
         },

@@ -42,7 +42,7 @@ fn symbol(action: Action) -> &'static str {
         Action::Update => "~",
         Action::Delete => "-",
         Action::Replace => "-/+",
-        Action::Noop => " ",
+        Action::Move | Action::Noop => " ",
     }
 }
 
@@ -52,6 +52,7 @@ fn verb(action: Action) -> &'static str {
         Action::Update => "will be updated in place",
         Action::Delete => "will be deleted",
         Action::Replace => "must be replaced",
+        Action::Move => "has moved",
         Action::Noop => "is up to date",
     }
 }
@@ -62,10 +63,16 @@ pub fn summary_line(plan: &Plan) -> String {
     if !s.has_changes() {
         return "No changes. Your monitors match the configuration.".to_owned();
     }
-    format!(
-        "Plan: {} to create, {} to update, {} to delete, {} to replace.",
+    let mut line = format!(
+        "Plan: {} to create, {} to update, {} to delete, {} to replace",
         s.create, s.update, s.delete, s.replace
-    )
+    );
+    // The declarative actions only when there are some, as Terraform does.
+    if s.moved > 0 {
+        line.push_str(&format!(", {} moved", s.moved));
+    }
+    line.push('.');
+    line
 }
 
 fn show(value: &Value) -> String {
@@ -171,20 +178,34 @@ fn drift_mark(field: &FieldChange) -> &'static str {
 }
 
 fn header(change: &Change) -> String {
+    if let (Action::Move, Some(from)) = (change.action, &change.from) {
+        return format!("# {from} has moved to {}", change.address);
+    }
+    let moved = change
+        .from
+        .as_ref()
+        .map(|from| format!("\n  # (moved from {from})"))
+        .unwrap_or_default();
     let id = change
         .remote_id
         .as_deref()
         .map(|id| format!(", id {id}"))
         .unwrap_or_default();
     format!(
-        "# {} {} ({}{id})",
+        "# {} {} ({}{id}){moved}",
         change.address,
         verb(change.action),
         change.reason.text()
     )
 }
 
-const GROUPS: [Action; 4] = [Action::Create, Action::Update, Action::Replace, Action::Delete];
+const GROUPS: [Action; 5] = [
+    Action::Move,
+    Action::Create,
+    Action::Update,
+    Action::Replace,
+    Action::Delete,
+];
 
 /// The plan for a terminal.
 pub fn human(plan: &Plan, style: Style) -> String {
@@ -239,7 +260,7 @@ pub fn json(plan: &Plan) -> Value {
         .iter()
         .filter(|c| c.action != Action::Noop)
         .map(|c| {
-            json!({
+            let mut change = json!({
                 "address": c.address.to_string(),
                 "action": c.action,
                 "remoteId": c.remote_id,
@@ -248,7 +269,11 @@ pub fn json(plan: &Plan) -> Value {
                     "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
                     "drift": f.drift,
                 })).collect::<Vec<_>>(),
-            })
+            });
+            if let Some(from) = &c.from {
+                change["from"] = json!(from.to_string());
+            }
+            change
         })
         .collect();
     json!({

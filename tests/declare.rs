@@ -1,0 +1,136 @@
+//! `moved`, `import` and `removed` in the files, end to end: the real
+//! binary against the real emulator.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+const TOKEN: (&str, &str) = ("SHOP_API_TOKEN", "tok-4242-secret");
+
+fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
+    emulator.monform(dir).env(TOKEN.0, TOKEN.1).args(args).output().unwrap()
+}
+
+fn assert_ok(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "failed:\n{}\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+fn append(dir: &Path, file: &str, text: &str) {
+    let path = dir.join(file);
+    let before = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(path, format!("{before}\n{text}")).unwrap();
+}
+
+fn state(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(".monform/state.json")).unwrap()).unwrap()
+}
+
+fn checks(emulator: &Emulator) -> Vec<Value> {
+    match emulator.call("GET", "/v1/checks?limit=100", None) {
+        Value::Array(items) => items,
+        other => other["entries"].as_array().cloned().unwrap_or_default(),
+    }
+}
+
+fn tags_of(object: &Value) -> Vec<&str> {
+    object["tags"]
+        .as_array()
+        .map(|t| t.iter().filter_map(Value::as_str).filter(|t| t.starts_with("monform:")).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let id = state(dir)["resources"]["checks.gateway-ping"]["remoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let count = checks(&emulator).len();
+
+    edit(dir, "monitors.yaml", "  gateway-ping:\n", "  gw-ping:\n");
+    append(
+        dir,
+        "monitors.yaml",
+        "moved:\n  - { from: checks.gateway-ping, to: checks.gw-ping }\n",
+    );
+
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(2), "{}", stderr(&planned));
+    let text = stdout(&planned);
+    assert!(
+        text.contains("# checks.gateway-ping has moved to checks.gw-ping"),
+        "{text}"
+    );
+    assert!(!text.contains("will be created") && !text.contains("will be deleted"), "{text}");
+    assert!(text.contains(", 1 moved."), "{text}");
+
+    let json = run(&emulator, dir, &["plan", "--format", "json"]);
+    let plan: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let changes = plan["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{plan:#}");
+    assert_eq!(changes[0]["action"], "move");
+    assert_eq!(changes[0]["from"], "checks.gateway-ping");
+    assert_eq!(changes[0]["address"], "checks.gw-ping");
+    assert_eq!(changes[0]["remoteId"], id.as_str());
+    insta::assert_snapshot!("moved_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
+
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let after = checks(&emulator);
+    assert_eq!(after.len(), count, "nothing recreated");
+    let check = after.iter().find(|c| c["id"].as_str() == Some(id.as_str())).unwrap();
+    assert_eq!(tags_of(check), ["monform:shop/gw-ping"]);
+    let state = state(dir);
+    assert!(state["resources"].get("checks.gateway-ping").is_none());
+    assert_eq!(state["resources"]["checks.gw-ping"]["remoteId"], id.as_str());
+
+    // The entry stays in the files: a no-op from now on.
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
+}
+
+#[test]
+fn a_move_onto_an_address_that_has_an_object_is_refused_with_the_entry_line() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    // checks.gateway-ping stays defined under a new name, and another
+    // applied check is declared moved onto it.
+    let state = state(dir);
+    let other = state["resources"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|k| k.starts_with("checks.") && *k != "checks.gateway-ping")
+        .unwrap()
+        .clone();
+    let other_id = other.trim_start_matches("checks.").to_owned();
+    edit(dir, "monitors.yaml", &format!("  {other_id}:\n"), "  renamed-away:\n");
+    append(
+        dir,
+        "monitors.yaml",
+        &format!("moved:\n  - {{ from: {other}, to: checks.gateway-ping }}\n"),
+    );
+    let planned = run(&emulator, dir, &["plan"]);
+    assert_eq!(planned.status.code(), Some(1), "{}", stdout(&planned));
+    let message = stderr(&planned);
+    assert!(message.contains("monitors.yaml:"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "moved: checks.gateway-ping already has an object (remote id"
+        )) && message.contains(&format!("so {other} cannot move there")),
+        "{message}"
+    );
+}
