@@ -134,3 +134,154 @@ fn a_move_onto_an_address_that_has_an_object_is_refused_with_the_entry_line() {
         "{message}"
     );
 }
+
+fn hand_made_check(emulator: &Emulator, name: &str, tags: &[&str]) -> String {
+    let made = emulator.call(
+        "POST",
+        "/v1/checks/icmp?autoAssignAlerts=false",
+        Some(serde_json::json!({
+            "name": name, "tags": tags, "request": {"hostname": "legacy.example.org"}, "heartbeat": {}, "script": ""
+        })),
+    );
+    made["id"].as_str().map_or_else(|| made["id"].to_string(), str::to_owned)
+}
+
+#[test]
+fn a_hand_made_check_is_adopted_through_import_then_shows_no_changes() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let id = hand_made_check(&emulator, "Legacy login", &[]);
+    let count = checks(&emulator).len();
+    append(
+        dir,
+        "monitors.yaml",
+        &format!(
+            "import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"
+        ),
+    );
+    edit(
+        dir,
+        "monitors.yaml",
+        "checks:\n",
+        "checks:\n  legacy-login:\n    checkType: ICMP\n    name: Legacy login\n    frequency: 5\n    request: { hostname: legacy.example.org }\n",
+    );
+
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(2), "{}", stderr(&planned));
+    let text = stdout(&planned);
+    assert!(text.contains("# checks.legacy-login will be imported"), "{text}");
+    assert!(text.contains("frequency"), "the field changes are shown:\n{text}");
+    assert!(text.contains(", 1 to import."), "{text}");
+    let json = run(&emulator, dir, &["plan", "--format", "json"]);
+    let plan: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(plan["changes"][0]["action"], "import");
+    assert_eq!(plan["changes"][0]["remoteId"], id.as_str());
+    insta::assert_snapshot!("import_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
+
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let after = checks(&emulator);
+    assert_eq!(after.len(), count, "adopted, not created");
+    let check = after.iter().find(|c| c["id"].as_str() == Some(id.as_str())).unwrap();
+    assert_eq!(tags_of(check), ["monform:shop/legacy-login"]);
+    assert_eq!(check["frequency"], 5);
+    assert_eq!(state(dir)["resources"]["checks.legacy-login"]["remoteId"], id.as_str());
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
+}
+
+#[test]
+fn removed_without_destroy_keeps_the_object_without_ownership_mark() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let id = state(dir)["resources"]["checks.gateway-ping"]["remoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let count = checks(&emulator).len();
+    edit(
+        dir,
+        "monitors.yaml",
+        "  gateway-ping:\n    checkType: ICMP\n    name: Gateway ping\n    group: production\n    request: { hostname: gw.example.com }\n",
+        "",
+    );
+    append(dir, "monitors.yaml", "removed:\n  - { from: checks.gateway-ping, destroy: false }\n");
+
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(2), "{}\n{}", stdout(&planned), stderr(&planned));
+    let text = stdout(&planned);
+    assert!(text.contains("# checks.gateway-ping will be forgotten"), "{text}");
+    assert!(!text.contains("will be deleted"), "{text}");
+    assert!(text.contains(", 1 to forget."), "{text}");
+    let json = run(&emulator, dir, &["plan", "--format", "json"]);
+    insta::assert_snapshot!("forget_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
+
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let after = checks(&emulator);
+    assert_eq!(after.len(), count, "not deleted");
+    let check = after.iter().find(|c| c["id"].as_str() == Some(id.as_str())).unwrap();
+    assert!(tags_of(check).is_empty(), "{check:#}");
+    assert!(state(dir)["resources"].get("checks.gateway-ping").is_none());
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
+}
+
+#[test]
+fn imports_that_cannot_be_planned_name_the_entry() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    let theirs = hand_made_check(&emulator, "Theirs", &["monform:other/x"]);
+    let snippet = emulator.call("POST", "/v1/snippets", Some(serde_json::json!({"name": "S", "script": "x"})));
+    let snippet = snippet["id"].as_str().map_or_else(|| snippet["id"].to_string(), str::to_owned);
+    for (id, file) in [("no-such-id", "a"), (theirs.as_str(), "b"), (snippet.as_str(), "c")] {
+        std::fs::write(
+            dir.join(format!("{file}.yaml")),
+            format!(
+                "checks:\n  imp-{file}:\n    checkType: ICMP\n    name: Imp {file}\n    request: {{ hostname: x.example.org }}\nimport:\n  - {{ to: checks.imp-{file}, id: \"{id}\" }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let planned = run(&emulator, dir, &["plan"]);
+    assert_eq!(planned.status.code(), Some(1), "{}", stdout(&planned));
+    let message = redact_ids(&stderr(&planned));
+    insta::assert_snapshot!("import_errors", message);
+}
+
+#[test]
+fn moves_within_for_each_keep_the_object() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    std::fs::write(
+        dir.join("api.yaml"),
+        "checks:\n  api:\n    forEach: [users, orders]\n    checkType: ICMP\n    name: API ${each.key}\n    request: { hostname: \"${each.key}.example.org\" }\n",
+    )
+    .unwrap();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let id = state(dir)["resources"]["checks.api[users]"]["remoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        dir.join("api.yaml"),
+        "checks:\n  api:\n    forEach: [accounts, orders]\n    checkType: ICMP\n    name: API ${each.key}\n    request: { hostname: \"${each.key}.example.org\" }\nmoved:\n  - { from: \"checks.api[users]\", to: \"checks.api[accounts]\" }\n",
+    )
+    .unwrap();
+    let planned = run(&emulator, dir, &["plan"]);
+    let text = stdout(&planned);
+    assert!(
+        text.contains("# checks.api[accounts] will be updated in place") && text.contains("(moved from checks.api[users])"),
+        "{text}\n{}",
+        stderr(&planned)
+    );
+    assert!(!text.contains("will be created"), "{text}");
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    assert_eq!(state(dir)["resources"]["checks.api[accounts]"]["remoteId"], id.as_str());
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
+}

@@ -6,7 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use monform_config::Declarations;
+use monform_api::Remote;
+use monform_config::{Declarations, Desired, Import};
+use monform_model::Kind;
+
+use crate::fetch::Actual;
+use crate::identity::{owner, uses_tags};
 use monform_model::Address;
 
 use crate::state::{Delta, State};
@@ -75,4 +80,71 @@ pub fn moved_from(declarations: &Declarations, to: &Address, tagged: &Address) -
         .get(tagged)
         .filter(|(end, _)| *end == to)
         .map(|_| tagged.clone())
+}
+
+/// The object an `import` entry adopts as `address`, when it is there to
+/// adopt (neither the project's already nor another's).
+pub fn import_target<'a>(desired: &Desired, actual: &'a Actual, address: &Address) -> Option<&'a Remote> {
+    let import = desired.declarations.imports.iter().find(|i| &i.to == address)?;
+    actual.others.get(&address.kind)?.iter().find(|r| r.id == import.id)
+}
+
+/// What is wrong with each `import` entry that cannot be planned: an id
+/// the account does not have, an object of another kind, another
+/// project's object, or one this project manages as another address.
+pub fn import_problems<'d>(desired: &'d Desired, actual: &Actual, project: &str) -> Vec<(&'d Import, String)> {
+    let mut problems = Vec::new();
+    for import in &desired.declarations.imports {
+        let kind = import.to.kind;
+        let id = import.id.as_str();
+        if actual.owned.get(&import.to).is_some_and(|r| r.id == id) {
+            continue; // applied already: a no-op
+        }
+        if let Some((address, _)) = actual.owned.iter().find(|(a, r)| a.kind == kind && r.id == id) {
+            problems.push((import, format!("the object {id} is already managed as {address}")));
+            continue;
+        }
+        if let Some(remote) = actual.owned.get(&import.to) {
+            problems.push((
+                import,
+                format!("{} already has an object (remote id {})", import.to, remote.id),
+            ));
+            continue;
+        }
+        let Some(remote) = actual.others.get(&kind).and_then(|o| o.iter().find(|r| r.id == id)) else {
+            let elsewhere = Kind::ALL.iter().find(|&&k| {
+                k != kind
+                    && (actual.others.get(&k).is_some_and(|o| o.iter().any(|r| r.id == id))
+                        || actual.owned.iter().any(|(a, r)| a.kind == k && r.id == id))
+            });
+            problems.push((
+                import,
+                match elsewhere {
+                    Some(other) => format!(
+                        "{id} is an object of {}, not of {}",
+                        other.section(),
+                        kind.section()
+                    ),
+                    None => format!("the account has no {} object with id {id}", kind.section()),
+                },
+            ));
+            continue;
+        };
+        let theirs = if uses_tags(kind) {
+            owner(&remote.body)
+                .map(|(p, _)| p.to_owned())
+                .filter(|p| p != project)
+                .map(|p| format!("project {p}"))
+        } else {
+            let owner = actual.owners.owner(kind, id);
+            owner
+                .project()
+                .filter(|p| *p != project)
+                .map(|_| owner.describe())
+        };
+        if let Some(theirs) = theirs {
+            problems.push((import, format!("the object {id} belongs to {theirs}")));
+        }
+    }
+    problems
 }

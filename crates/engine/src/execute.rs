@@ -362,7 +362,18 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
             }
             create(shared, resource(shared, address)?, None).await
         }
-        Action::Update => {
+        Action::Forget => {
+            if let Some(id) = &change.remote_id
+                && uses_tags(address.kind)
+                && let Some(remote) = shared.client.get(address.kind, id).await?
+            {
+                let body = retag_body(address.kind, &remote.body, shared.project, None);
+                shared.client.update(address.kind, id, &body).await?;
+            }
+            // Kinds without tags: the ownership record is rewritten from the state.
+            forget(shared, address, change).await
+        }
+        Action::Update | Action::Import => {
             let resource = resource(shared, address)?;
             let mut body = body_for(shared, resource).await;
             clear_removed_fields(shared, change, &mut body).await;

@@ -29,6 +29,10 @@ pub enum Action {
     Replace,
     /// Only the address changes (`moved` in the files): its ownership tag is rewritten.
     Move,
+    /// An existing object adopted (`import` in the files), brought to the files' form.
+    Import,
+    /// Dropped from the state and its ownership mark, not deleted (`removed` with `destroy: false`).
+    Forget,
     Noop,
 }
 
@@ -59,6 +63,10 @@ pub enum Reason {
     DependencyReplaced,
     #[serde(rename = "up to date")]
     UpToDate,
+    #[serde(rename = "import declared in configuration")]
+    Imported,
+    #[serde(rename = "removed from configuration, kept in the service")]
+    Forgotten,
 }
 
 impl Reason {
@@ -72,6 +80,8 @@ impl Reason {
             Reason::Duplicate => "duplicate left by an interrupted apply",
             Reason::DependencyReplaced => "a dependency is replaced",
             Reason::UpToDate => "up to date",
+            Reason::Imported => "import declared in configuration",
+            Reason::Forgotten => "removed from configuration, kept in the service",
         }
     }
 
@@ -125,13 +135,15 @@ pub struct Summary {
     pub update: usize,
     pub delete: usize,
     pub replace: usize,
+    pub import: usize,
     pub moved: usize,
+    pub forget: usize,
     pub noop: usize,
 }
 
 impl Summary {
     pub fn has_changes(&self) -> bool {
-        self.create + self.update + self.delete + self.replace + self.moved > 0
+        self.create + self.update + self.delete + self.replace + self.import + self.moved + self.forget > 0
     }
 }
 
@@ -155,6 +167,8 @@ impl Plan {
                 Action::Delete => summary.delete += 1,
                 Action::Replace => summary.replace += 1,
                 Action::Move => {}
+                Action::Import => summary.import += 1,
+                Action::Forget => summary.forget += 1,
                 Action::Noop => summary.noop += 1,
             }
             if change.from.is_some() {
@@ -206,7 +220,18 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .map(|(address, resource)| {
             let desired_json = managed(address.kind, resource.resource.to_json());
             match actual.owned.get(address) {
-                None => create(address, &desired_json, desired, &being_created, state),
+                None => match crate::declared::import_target(desired, actual, address) {
+                    Some(remote) => {
+                        let view = ActualView::new(address.kind, remote, &names);
+                        let mut change = compare(address, &desired_json, &view, remote, state);
+                        if change.action != Action::Replace {
+                            change.action = Action::Import;
+                            change.reason = Reason::Imported;
+                        }
+                        change
+                    }
+                    None => create(address, &desired_json, desired, &being_created, state),
+                },
                 Some(remote) => {
                     let actual = ActualView::new(address.kind, remote, &names);
                     compare(address, &desired_json, &actual, remote, state)
@@ -216,7 +241,12 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .collect();
     for (address, remote) in &actual.owned {
         if !desired.resources.contains_key(address) {
-            changes.push(removal(address, remote, Reason::Removed));
+            let mut change = removal(address, remote, Reason::Removed);
+            if desired.declarations.removed(address).is_some_and(|r| !r.destroy) {
+                change.action = Action::Forget;
+                change.reason = Reason::Forgotten;
+            }
+            changes.push(change);
         }
     }
     for (address, remote) in &actual.duplicates {
@@ -751,12 +781,14 @@ fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) 
     let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
     for (i, change) in changes.iter().enumerate() {
         // Creates and updates come after the creation of what they reference.
-        if matches!(change.action, Action::Create | Action::Update | Action::Replace)
-            && let Some(resource) = desired.resources.get(&change.address)
+        if matches!(
+            change.action,
+            Action::Create | Action::Update | Action::Replace | Action::Import
+        ) && let Some(resource) = desired.resources.get(&change.address)
         {
             for reference in &resource.references {
                 if let Target::Managed(target) = &reference.target
-                    && let Some(j) = find(target, &[Action::Create, Action::Replace])
+                    && let Some(j) = find(target, &[Action::Create, Action::Replace, Action::Import])
                     && j != i
                 {
                     graph.update_edge(nodes[j], nodes[i], ());

@@ -210,6 +210,8 @@ pub fn past(action: Action) -> &'static str {
         Action::Delete => "deleted",
         Action::Replace => "replaced",
         Action::Move => "moved",
+        Action::Import => "imported",
+        Action::Forget => "forgotten",
         Action::Noop => "unchanged",
     }
 }

@@ -170,6 +170,14 @@ fn refuse_clashes(project: &str, desired: &monform_config::Desired, actual: &Act
     )))
 }
 
+/// `file:line:column` of a `moved` / `import` entry.
+fn entry_location(loaded: &Loaded, span: monform_config::source::Span) -> String {
+    monform_config::Diagnostic::new("monform::declared", "")
+        .at(span, "")
+        .location(&loaded.sources)
+        .unwrap_or_default()
+}
+
 /// Everything after loading, up to and including the plan.
 pub async fn prepare(
     dir: &Path,
@@ -188,13 +196,11 @@ pub async fn prepare(
         let lines: Vec<String> = conflicts
             .iter()
             .map(|(entry, remote_id)| {
-                let at = monform_config::Diagnostic::new("monform::moved", "")
-                    .at(entry.span, "")
-                    .location(&loaded.sources)
-                    .unwrap_or_default();
                 format!(
-                    "  {at}: moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
-                    entry.to, entry.from
+                    "  {}: moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry_location(&loaded, entry.span),
+                    entry.to,
+                    entry.from
                 )
             })
             .collect();
@@ -208,6 +214,21 @@ pub async fn prepare(
         .await
         .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
     refuse_clashes(&project.name, &loaded.desired, &actual)?;
+    let problems = monform_engine::declared::import_problems(&loaded.desired, &actual, &project.name);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|(entry, problem)| {
+                format!(
+                    "  {}: import of {} as {}: {problem}",
+                    entry_location(&loaded, entry.span),
+                    entry.id,
+                    entry.to
+                )
+            })
+            .collect();
+        return Err(Stop::Message(format!("cannot plan:\n{}", lines.join("\n"))));
+    }
     let empty = monform_config::Desired::default();
     let desired = if destroy { &empty } else { &loaded.desired };
     let plan = monform_engine::plan(

@@ -42,6 +42,8 @@ fn symbol(action: Action) -> &'static str {
         Action::Update => "~",
         Action::Delete => "-",
         Action::Replace => "-/+",
+        Action::Import => "<=",
+        Action::Forget => ".",
         Action::Move | Action::Noop => " ",
     }
 }
@@ -53,6 +55,8 @@ fn verb(action: Action) -> &'static str {
         Action::Delete => "will be deleted",
         Action::Replace => "must be replaced",
         Action::Move => "has moved",
+        Action::Import => "will be imported",
+        Action::Forget => "will be forgotten",
         Action::Noop => "is up to date",
     }
 }
@@ -68,8 +72,10 @@ pub fn summary_line(plan: &Plan) -> String {
         s.create, s.update, s.delete, s.replace
     );
     // The declarative actions only when there are some, as Terraform does.
-    if s.moved > 0 {
-        line.push_str(&format!(", {} moved", s.moved));
+    for (count, text) in [(s.import, "to import"), (s.moved, "moved"), (s.forget, "to forget")] {
+        if count > 0 {
+            line.push_str(&format!(", {count} {text}"));
+        }
     }
     line.push('.');
     line
@@ -199,8 +205,10 @@ fn header(change: &Change) -> String {
     )
 }
 
-const GROUPS: [Action; 5] = [
+const GROUPS: [Action; 7] = [
     Action::Move,
+    Action::Import,
+    Action::Forget,
     Action::Create,
     Action::Update,
     Action::Replace,
