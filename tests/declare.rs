@@ -285,3 +285,40 @@ fn moves_within_for_each_keep_the_object() {
     let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
     assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
 }
+
+#[test]
+fn every_invalid_entry_gives_its_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"shop\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("checks.yaml"),
+        "checks:\n  home:\n    checkType: ICMP\n    name: Home\n    request: { hostname: home.example.org }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("declared.yaml"),
+        r#"moved:
+  - { from: checks.a, to: checks.b }
+  - { from: checks.b, to: checks.a }
+  - { from: checks.homepage, to: checks.home }
+  - { from: checks.front, to: checks.home }
+  - { from: checks.home, to: checks.start }
+  - { from: checks.x, to: groups.x }
+  - { from: checks.y, too: checks.z }
+  - { from: "checks.bad id", to: checks.z }
+import:
+  - { to: checks.nowhere, id: "123" }
+removed:
+  - { from: checks.home, destroy: false }
+  - { from: checks.old, destroy: "no" }
+"#,
+    )
+    .unwrap();
+    let output = monform()
+        .args(["validate", "--color", "never", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!("invalid_entries", stderr(&output));
+}
