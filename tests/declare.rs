@@ -322,3 +322,43 @@ removed:
     assert_eq!(output.status.code(), Some(1));
     insta::assert_snapshot!("invalid_entries", stderr(&output));
 }
+
+#[test]
+fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entries() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let id = hand_made_check(&emulator, "Legacy login", &[]);
+    append(dir, "monitors.yaml", &format!("import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"));
+    edit(
+        dir,
+        "monitors.yaml",
+        "checks:\n",
+        "checks:\n  legacy-login:\n    checkType: ICMP\n    name: Legacy login\n    request: { hostname: legacy.example.org }\n",
+    );
+    edit(dir, "monitors.yaml", "  gateway-ping:\n", "  gw-ping:\n");
+    append(dir, "monitors.yaml", "moved:\n  - { from: checks.gateway-ping, to: checks.gw-ping }\n");
+
+    // --target picks one of the two.
+    let targeted = run(&emulator, dir, &["plan", "--target", "checks.gw-ping"]);
+    let text = stdout(&targeted);
+    assert!(text.contains("has moved to checks.gw-ping"), "{text}");
+    assert!(!text.contains("will be imported"), "{text}");
+
+    let plan_file = dir.join("saved.plan.json");
+    assert_ok(&run(&emulator, dir, &["plan", "--out", plan_file.to_str().unwrap()]));
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/icmp/{id}"),
+        Some(serde_json::json!({"name": "Legacy login (edited)", "request": {"hostname": "legacy.example.org"}})),
+    );
+    let refused = run(&emulator, dir, &["apply", plan_file.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    assert!(stderr(&refused).contains("checks.legacy-login"), "{}", stderr(&refused));
+
+    assert_ok(&run(&emulator, dir, &["plan", "--out", plan_file.to_str().unwrap()]));
+    assert_ok(&run(&emulator, dir, &["apply", plan_file.to_str().unwrap()]));
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}\n{}", stdout(&clean), stderr(&clean));
+}
