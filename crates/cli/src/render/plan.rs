@@ -310,8 +310,13 @@ pub fn markdown(plan: &Plan) -> String {
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
+            let moved = change
+                .from
+                .as_ref()
+                .map(|from| format!(", moved from <code>{from}</code>"))
+                .unwrap_or_default();
             let title = format!(
-                "<details><summary><code>{} {}</code>: {} ({})</summary>\n\n",
+                "<details><summary><code>{} {}</code>: {} ({}){moved}</summary>\n\n",
                 symbol(change.action),
                 change.address,
                 verb(change.action),
