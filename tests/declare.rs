@@ -43,7 +43,12 @@ fn checks(emulator: &Emulator) -> Vec<Value> {
 fn tags_of(object: &Value) -> Vec<&str> {
     object["tags"]
         .as_array()
-        .map(|t| t.iter().filter_map(Value::as_str).filter(|t| t.starts_with("monform:")).collect())
+        .map(|t| {
+            t.iter()
+                .filter_map(Value::as_str)
+                .filter(|t| t.starts_with("monform:"))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -73,7 +78,10 @@ fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
         text.contains("# checks.gateway-ping has moved to checks.gw-ping"),
         "{text}"
     );
-    assert!(!text.contains("will be created") && !text.contains("will be deleted"), "{text}");
+    assert!(
+        !text.contains("will be created") && !text.contains("will be deleted"),
+        "{text}"
+    );
     assert!(text.contains(", 1 moved."), "{text}");
 
     let json = run(&emulator, dir, &["plan", "--format", "json"]);
@@ -128,9 +136,8 @@ fn a_move_onto_an_address_that_has_an_object_is_refused_with_the_entry_line() {
     let message = stderr(&planned);
     assert!(message.contains("monitors.yaml:"), "{message}");
     assert!(
-        message.contains(&format!(
-            "moved: checks.gateway-ping already has an object (remote id"
-        )) && message.contains(&format!("so {other} cannot move there")),
+        message.contains("moved: checks.gateway-ping already has an object (remote id")
+            && message.contains(&format!("so {other} cannot move there")),
         "{message}"
     );
 }
@@ -143,7 +150,9 @@ fn hand_made_check(emulator: &Emulator, name: &str, tags: &[&str]) -> String {
             "name": name, "tags": tags, "request": {"hostname": "legacy.example.org"}, "heartbeat": {}, "script": ""
         })),
     );
-    made["id"].as_str().map_or_else(|| made["id"].to_string(), str::to_owned)
+    made["id"]
+        .as_str()
+        .map_or_else(|| made["id"].to_string(), str::to_owned)
 }
 
 #[test]
@@ -157,9 +166,7 @@ fn a_hand_made_check_is_adopted_through_import_then_shows_no_changes() {
     append(
         dir,
         "monitors.yaml",
-        &format!(
-            "import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"
-        ),
+        &format!("import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"),
     );
     edit(
         dir,
@@ -208,10 +215,20 @@ fn removed_without_destroy_keeps_the_object_without_ownership_mark() {
         "  gateway-ping:\n    checkType: ICMP\n    name: Gateway ping\n    group: production\n    request: { hostname: gw.example.com }\n",
         "",
     );
-    append(dir, "monitors.yaml", "removed:\n  - { from: checks.gateway-ping, destroy: false }\n");
+    append(
+        dir,
+        "monitors.yaml",
+        "removed:\n  - { from: checks.gateway-ping, destroy: false }\n",
+    );
 
     let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
-    assert_eq!(planned.status.code(), Some(2), "{}\n{}", stdout(&planned), stderr(&planned));
+    assert_eq!(
+        planned.status.code(),
+        Some(2),
+        "{}\n{}",
+        stdout(&planned),
+        stderr(&planned)
+    );
     let text = stdout(&planned);
     assert!(text.contains("# checks.gateway-ping will be forgotten"), "{text}");
     assert!(!text.contains("will be deleted"), "{text}");
@@ -235,8 +252,14 @@ fn imports_that_cannot_be_planned_name_the_entry() {
     let project = copy_fixture("plan-project");
     let dir = project.path();
     let theirs = hand_made_check(&emulator, "Theirs", &["monform:other/x"]);
-    let snippet = emulator.call("POST", "/v1/snippets", Some(serde_json::json!({"name": "S", "script": "x"})));
-    let snippet = snippet["id"].as_str().map_or_else(|| snippet["id"].to_string(), str::to_owned);
+    let snippet = emulator.call(
+        "POST",
+        "/v1/snippets",
+        Some(serde_json::json!({"name": "S", "script": "x"})),
+    );
+    let snippet = snippet["id"]
+        .as_str()
+        .map_or_else(|| snippet["id"].to_string(), str::to_owned);
     for (id, file) in [("no-such-id", "a"), (theirs.as_str(), "b"), (snippet.as_str(), "c")] {
         std::fs::write(
             dir.join(format!("{file}.yaml")),
@@ -275,7 +298,8 @@ fn moves_within_for_each_keep_the_object() {
     let planned = run(&emulator, dir, &["plan"]);
     let text = stdout(&planned);
     assert!(
-        text.contains("# checks.api[accounts] will be updated in place") && text.contains("(moved from checks.api[users])"),
+        text.contains("# checks.api[accounts] will be updated in place")
+            && text.contains("(moved from checks.api[users])"),
         "{text}\n{}",
         stderr(&planned)
     );
@@ -330,7 +354,11 @@ fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entri
     let dir = project.path();
     assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
     let id = hand_made_check(&emulator, "Legacy login", &[]);
-    append(dir, "monitors.yaml", &format!("import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"));
+    append(
+        dir,
+        "monitors.yaml",
+        &format!("import:\n  - {{ to: checks.legacy-login, id: \"{id}\" }}\n"),
+    );
     edit(
         dir,
         "monitors.yaml",
@@ -338,7 +366,11 @@ fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entri
         "checks:\n  legacy-login:\n    checkType: ICMP\n    name: Legacy login\n    request: { hostname: legacy.example.org }\n",
     );
     edit(dir, "monitors.yaml", "  gateway-ping:\n", "  gw-ping:\n");
-    append(dir, "monitors.yaml", "moved:\n  - { from: checks.gateway-ping, to: checks.gw-ping }\n");
+    append(
+        dir,
+        "monitors.yaml",
+        "moved:\n  - { from: checks.gateway-ping, to: checks.gw-ping }\n",
+    );
 
     // --target picks one of the two.
     let targeted = run(&emulator, dir, &["plan", "--target", "checks.gw-ping"]);

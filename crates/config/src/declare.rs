@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use monform_model::Address;
 
-use rustc_hash::FxHashSet;
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
+use rustc_hash::FxHashSet;
 
 /// The top-level keys of these lists.
 pub const SECTIONS: [&str; 3] = ["moved", "import", "removed"];
@@ -214,7 +214,11 @@ impl Fields<'_> {
         match text.parse::<Address>() {
             Ok(address) => Some(address),
             Err(e) => {
-                self.fail(span.unwrap_or(self.node.span), format!("`{name}`: {e}"), "invalid address");
+                self.fail(
+                    span.unwrap_or(self.node.span),
+                    format!("`{name}`: {e}"),
+                    "invalid address",
+                );
                 None
             }
         }
@@ -282,7 +286,10 @@ pub(crate) fn check(declarations: &Declarations, defined: &FxHashSet<Address>, d
                     format!("moved: {} is still defined in the files", moved.from),
                 )
                 .at(moved.span, "this entry")
-                .help(format!("rename {} to {} in the files, or remove this entry", moved.from, moved.to)),
+                .help(format!(
+                    "rename {} to {} in the files, or remove this entry",
+                    moved.from, moved.to
+                )),
             );
         }
     }
@@ -301,19 +308,25 @@ pub(crate) fn check(declarations: &Declarations, defined: &FxHashSet<Address>, d
     for import in &declarations.imports {
         if !defined(&import.to) {
             diagnostics.push(
-                Diagnostic::new("monform::import", format!("import: {} is not defined in the files", import.to))
-                    .at(import.span, "this entry")
-                    .help(format!(
-                        "define {} in a resource file: the import brings the object to that form",
-                        import.to
-                    )),
+                Diagnostic::new(
+                    "monform::import",
+                    format!("import: {} is not defined in the files", import.to),
+                )
+                .at(import.span, "this entry")
+                .help(format!(
+                    "define {} in a resource file: the import brings the object to that form",
+                    import.to
+                )),
             );
         }
         if let Some(first) = imported.insert(&import.to, import.span) {
             diagnostics.push(
-                Diagnostic::new("monform::import", format!("import: two entries import to {}", import.to))
-                    .at(import.span, "second import here")
-                    .related(Diagnostic::new("monform::import", "first import").at(first, "first import here")),
+                Diagnostic::new(
+                    "monform::import",
+                    format!("import: two entries import to {}", import.to),
+                )
+                .at(import.span, "second import here")
+                .related(Diagnostic::new("monform::import", "first import").at(first, "first import here")),
             );
         }
     }

@@ -16,13 +16,16 @@ use monform_model::Address;
 
 use crate::state::{Delta, State};
 
+/// A state entry's move: `(from, to)` state keys.
+pub type StateMove = (String, String);
+
+/// A `moved` entry onto an address the state already has, with that object's remote id.
+pub type MoveConflict<'d> = (&'d monform_config::Moved, String);
+
 /// The state entries the declared moves rename, `(from, to)`, chains
 /// followed; entries whose `from` is not in the state are no-ops.
 /// A move onto an address the state already has is a conflict.
-pub fn state_moves<'d>(
-    state: &State,
-    declarations: &'d Declarations,
-) -> (Vec<(String, String)>, Vec<(&'d monform_config::Moved, String)>) {
+pub fn state_moves<'d>(state: &State, declarations: &'d Declarations) -> (Vec<StateMove>, Vec<MoveConflict<'d>>) {
     let mut moves = Vec::new();
     let mut conflicts = Vec::new();
     for (from, (to, entry)) in declarations.moves() {
@@ -41,7 +44,7 @@ pub fn state_moves<'d>(
 }
 
 /// `state` with the moves made, for planning.
-pub fn moved_state(state: &State, moves: &[(String, String)]) -> State {
+pub fn moved_state(state: &State, moves: &[StateMove]) -> State {
     let mut moved = state.clone();
     for (from, to) in moves {
         if let Some(entry) = moved.resources.remove(from) {
@@ -52,7 +55,7 @@ pub fn moved_state(state: &State, moves: &[(String, String)]) -> State {
 }
 
 /// The delta that records the moves (the apply's first write).
-pub fn moves_delta(state: &State, moves: &[(String, String)]) -> Option<Delta> {
+pub fn moves_delta(state: &State, moves: &[StateMove]) -> Option<Delta> {
     let mut delta = Delta::default();
     for (from, to) in moves {
         if let Some(entry) = state.resources.get(from) {
@@ -120,11 +123,7 @@ pub fn import_problems<'d>(desired: &'d Desired, actual: &Actual, project: &str)
             problems.push((
                 import,
                 match elsewhere {
-                    Some(other) => format!(
-                        "{id} is an object of {}, not of {}",
-                        other.section(),
-                        kind.section()
-                    ),
+                    Some(other) => format!("{id} is an object of {}, not of {}", other.section(), kind.section()),
                     None => format!("the account has no {} object with id {id}", kind.section()),
                 },
             ));
@@ -137,10 +136,7 @@ pub fn import_problems<'d>(desired: &'d Desired, actual: &Actual, project: &str)
                 .map(|p| format!("project {p}"))
         } else {
             let owner = actual.owners.owner(kind, id);
-            owner
-                .project()
-                .filter(|p| *p != project)
-                .map(|_| owner.describe())
+            owner.project().filter(|p| *p != project).map(|_| owner.describe())
         };
         if let Some(theirs) = theirs {
             problems.push((import, format!("the object {id} belongs to {theirs}")));

@@ -629,10 +629,7 @@ async fn record_moves(shared: &Shared<'_>, desired: &Desired) -> Result<(), Appl
 async fn retag_moved(shared: &Shared<'_>, plan: &Plan, actual: &Actual, report: &mut Report) -> Result<(), ApplyError> {
     for moved in actual.moved(shared.project) {
         let address = &moved.address;
-        let unchanged = plan
-            .changes
-            .iter()
-            .any(|c| &c.address == address && c.action.is_noop());
+        let unchanged = plan.changes.iter().any(|c| &c.address == address && c.action.is_noop());
         let Some(remote) = actual.owned.get(address).filter(|_| unchanged) else {
             continue;
         };

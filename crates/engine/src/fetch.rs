@@ -100,7 +100,8 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
             .iter()
             .enumerate()
             .filter_map(|(i, remote)| {
-                claim(kind, remote, project, desired, &recorded, &moves).map(|(address, by_state)| (address, by_state, i))
+                claim(kind, remote, project, desired, &recorded, &moves)
+                    .map(|(address, by_state)| (address, by_state, i))
             })
             .collect();
         // The state's claim wins over a tag naming the same address: after

@@ -374,6 +374,7 @@ mod tests {
                 address: Address::new(Kind::Snippet, format!("s{i:02}")),
                 action: Action::Update,
                 remote_id: Some(i.to_string()),
+                from: None,
                 reason: Reason::ConfigChanged,
                 fields: vec![FieldChange {
                     path: "script".into(),
