@@ -33,6 +33,21 @@ fn state(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join(".monform/state.json")).unwrap()).unwrap()
 }
 
+/// The plan-project fixture, applied.
+fn applied_fixture() -> (Emulator, tempfile::TempDir) {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    assert_ok(&run(&emulator, project.path(), &["apply", "--auto-approve"]));
+    (emulator, project)
+}
+
+fn remote_id(dir: &Path, address: &str) -> String {
+    state(dir)["resources"][address]["remoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 fn checks(emulator: &Emulator) -> Vec<Value> {
     match emulator.call("GET", "/v1/checks?limit=100", None) {
         Value::Array(items) => items,
@@ -54,14 +69,9 @@ fn tags_of(object: &Value) -> Vec<&str> {
 
 #[test]
 fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
-    let emulator = Emulator::start();
-    let project = copy_fixture("plan-project");
+    let (emulator, project) = applied_fixture();
     let dir = project.path();
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
-    let id = state(dir)["resources"]["checks.gateway-ping"]["remoteId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = remote_id(dir, "checks.gateway-ping");
     let count = checks(&emulator).len();
 
     edit(dir, "monitors.yaml", "  gateway-ping:\n", "  gw-ping:\n");
@@ -110,10 +120,8 @@ fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
 
 #[test]
 fn a_move_onto_an_address_that_has_an_object_is_refused_with_the_entry_line() {
-    let emulator = Emulator::start();
-    let project = copy_fixture("plan-project");
+    let (emulator, project) = applied_fixture();
     let dir = project.path();
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
     // checks.gateway-ping stays defined under a new name, and another
     // applied check is declared moved onto it.
     let state = state(dir);
@@ -157,10 +165,8 @@ fn hand_made_check(emulator: &Emulator, name: &str, tags: &[&str]) -> String {
 
 #[test]
 fn a_hand_made_check_is_adopted_through_import_then_shows_no_changes() {
-    let emulator = Emulator::start();
-    let project = copy_fixture("plan-project");
+    let (emulator, project) = applied_fixture();
     let dir = project.path();
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
     let id = hand_made_check(&emulator, "Legacy login", &[]);
     let count = checks(&emulator).len();
     append(
@@ -200,14 +206,9 @@ fn a_hand_made_check_is_adopted_through_import_then_shows_no_changes() {
 
 #[test]
 fn removed_without_destroy_keeps_the_object_without_ownership_mark() {
-    let emulator = Emulator::start();
-    let project = copy_fixture("plan-project");
+    let (emulator, project) = applied_fixture();
     let dir = project.path();
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
-    let id = state(dir)["resources"]["checks.gateway-ping"]["remoteId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = remote_id(dir, "checks.gateway-ping");
     let count = checks(&emulator).len();
     edit(
         dir,
@@ -286,10 +287,7 @@ fn moves_within_for_each_keep_the_object() {
     )
     .unwrap();
     assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
-    let id = state(dir)["resources"]["checks.api[users]"]["remoteId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = remote_id(dir, "checks.api[users]");
     std::fs::write(
         dir.join("api.yaml"),
         "checks:\n  api:\n    forEach: [accounts, orders]\n    checkType: ICMP\n    name: API ${each.key}\n    request: { hostname: \"${each.key}.example.org\" }\nmoved:\n  - { from: \"checks.api[users]\", to: \"checks.api[accounts]\" }\n",
@@ -349,10 +347,8 @@ removed:
 
 #[test]
 fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entries() {
-    let emulator = Emulator::start();
-    let project = copy_fixture("plan-project");
+    let (emulator, project) = applied_fixture();
     let dir = project.path();
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
     let id = hand_made_check(&emulator, "Legacy login", &[]);
     append(
         dir,

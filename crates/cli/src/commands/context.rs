@@ -170,12 +170,26 @@ fn refuse_clashes(project: &str, desired: &monform_config::Desired, actual: &Act
     )))
 }
 
-/// `file:line:column` of a `moved` / `import` entry.
-fn entry_location(loaded: &Loaded, span: monform_config::source::Span) -> String {
-    monform_config::Diagnostic::new("monform::declared", "")
-        .at(span, "")
-        .location(&loaded.sources)
-        .unwrap_or_default()
+/// Stops the plan when `moved` / `import` entries cannot be planned, each
+/// problem at its entry's `file:line:column`.
+fn refuse_entries(
+    loaded: &Loaded,
+    problems: impl Iterator<Item = (monform_config::source::Span, String)>,
+    help: &str,
+) -> Result<(), Stop> {
+    let lines: Vec<String> = problems
+        .map(|(span, problem)| {
+            let at = monform_config::Diagnostic::new("monform::declared", "")
+                .at(span, "")
+                .location(&loaded.sources)
+                .unwrap_or_default();
+            format!("  {at}: {problem}")
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::Message(format!("cannot plan:\n{}{help}", lines.join("\n"))))
 }
 
 /// Everything after loading, up to and including the plan.
@@ -190,44 +204,39 @@ pub async fn prepare(
     let connection = connect(dir, api_url, &project).await?;
     let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
     // Plans see the files' `moved` entries made, as after `state mv`; the
-    // apply records them first.
-    let (moves, conflicts) = monform_engine::declared::state_moves(&state, &loaded.desired.declarations);
-    if !conflicts.is_empty() {
-        let lines: Vec<String> = conflicts
-            .iter()
-            .map(|(entry, remote_id)| {
+    // apply records them first. `destroy` deletes objects where the state has them.
+    let (moves, conflicts) = if destroy {
+        Default::default()
+    } else {
+        monform_engine::declared::state_moves(&state, &loaded.desired.declarations)
+    };
+    refuse_entries(
+        &loaded,
+        conflicts.iter().map(|(entry, remote_id)| {
+            (
+                entry.span,
                 format!(
-                    "  {}: moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
-                    entry_location(&loaded, entry.span),
-                    entry.to,
-                    entry.from
-                )
-            })
-            .collect();
-        return Err(Stop::Message(format!(
-            "cannot plan:\n{}\nremove the entry, or `monform state rm` one of the two",
-            lines.join("\n")
-        )));
-    }
+                    "moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry.to, entry.from
+                ),
+            )
+        }),
+        "\nremove the entry, or `monform state rm` one of the two",
+    )?;
     let planning = monform_engine::declared::moved_state(&state, &moves);
     let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &planning)
         .await
         .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
     refuse_clashes(&project.name, &loaded.desired, &actual)?;
-    let problems = monform_engine::declared::import_problems(&loaded.desired, &actual, &project.name);
-    if !problems.is_empty() {
-        let lines: Vec<String> = problems
-            .iter()
-            .map(|(entry, problem)| {
-                format!(
-                    "  {}: import of {} as {}: {problem}",
-                    entry_location(&loaded, entry.span),
-                    entry.id,
-                    entry.to
-                )
-            })
-            .collect();
-        return Err(Stop::Message(format!("cannot plan:\n{}", lines.join("\n"))));
+    if !destroy {
+        let problems = monform_engine::declared::import_problems(&loaded.desired, &actual, &project.name);
+        refuse_entries(
+            &loaded,
+            problems
+                .iter()
+                .map(|(entry, problem)| (entry.span, format!("import of {} as {}: {problem}", entry.id, entry.to))),
+            "",
+        )?;
     }
     let empty = monform_config::Desired::default();
     let desired = if destroy { &empty } else { &loaded.desired };
