@@ -28,7 +28,7 @@ process.on('unhandledRejection', (e) => { fail(describe(e)); process.exit(1); })
 process.on('uncaughtException', (e) => { fail(describe(e)); process.exit(1); });
 
 function describe(e) {
-  if (e && e.message) return String(e.message).split('\n').slice(0, 6).join('\n');
+  if (e && e.message) return String(e.message).replace(/\x1b\[[0-9;]*m/g, '').split('\n').slice(0, 6).join('\n').trim();
   return String(e);
 }
 
@@ -218,7 +218,17 @@ function testFiles(dir) {
       for (const f of files) { file = path.relative(target, f); require(f); }
     } else if (mode === 'setup' || mode === 'teardown') {
       const io = JSON.parse(fs.readFileSync(process.env.MONFORM_IO_FILE, 'utf8'));
+      // Scripts see headers and query parameters as objects, as the service gives them.
+      const pairs = ['headers', 'queryParameters'];
+      for (const key of pairs) {
+        const list = io.request[key] || [];
+        if (Array.isArray(list)) io.request[key] = Object.fromEntries(list.map((h) => [h.key, h.value]));
+      }
       await runScript(target, io);
+      for (const key of pairs) {
+        const map = io.request[key];
+        if (map && !Array.isArray(map)) io.request[key] = Object.entries(map).map(([k, v]) => ({ key: k, value: String(v) }));
+      }
       result.io = io;
     } else {
       await runScript(target, null);
