@@ -208,11 +208,11 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         Format::Markdown => print!("{}", markdown(&lines, elapsed)),
         Format::Json => println!("{:#}", json_report(&lines, elapsed)),
     }
-    if let Some(path) = &args.junit {
-        if let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed)) {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    if let Some(path) = &args.junit
+        && let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed))
+    {
+        eprintln!("error: {message}");
+        return ExitCode::FAILURE;
     }
     if Summary::of(&lines).any_failed() {
         ExitCode::FAILURE
