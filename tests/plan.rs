@@ -136,6 +136,76 @@ fn changes_made_through_the_api_are_drift() {
     assert!(human.contains("changed outside monform (drift)"));
 }
 
+/// A UI edit and a file edit of the same check: each field says which it is.
+#[test]
+fn drift_and_file_edits_are_told_apart_field_by_field() {
+    let (emulator, project) = applied();
+    let dir = project.path();
+    let check = remote_id(dir, "checks.gateway-ping");
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/icmp/{check}"),
+        Some(serde_json::json!({"muted": true})),
+    );
+    edit(
+        dir,
+        "monitors.yaml",
+        "    name: Gateway ping\n",
+        "    name: Gateway ping (edge)\n",
+    );
+    let (code, human, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!("field_drift_human", human);
+    let (_, json, _) = plan(&emulator, dir, &["--format", "json"]);
+    insta::assert_snapshot!("field_drift_json", json);
+    let (_, markdown, _) = plan(&emulator, dir, &["--format", "markdown"]);
+    insta::assert_snapshot!("field_drift_markdown", markdown);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let fields = &value["changes"][0]["fields"];
+    let drift = |path: &str| fields.as_array().unwrap().iter().find(|f| f["path"] == path).unwrap()["drift"].clone();
+    assert_eq!(drift("muted"), serde_json::json!(true));
+    assert_eq!(drift("name"), serde_json::json!(false));
+    // Applied, the account matches the files again: nothing is drift.
+    apply(&emulator, dir);
+    let (code, human, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(
+        (code, human.as_str()),
+        (0, "No changes. Your monitors match the configuration.\n")
+    );
+}
+
+/// A state written before field fingerprints still loads; drift is then
+/// told by the object's version, as before.
+#[test]
+fn a_state_without_field_fingerprints_tells_drift_by_version() {
+    let (emulator, project) = applied();
+    let dir = project.path();
+    let path = dir.join(".monform/state.json");
+    let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for entry in state["resources"].as_object_mut().unwrap().values_mut() {
+        assert!(
+            entry.as_object_mut().unwrap().remove("fields").is_some(),
+            "recorded by apply"
+        );
+    }
+    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    let (code, _, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 0);
+    let check = remote_id(dir, "checks.gateway-ping");
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/icmp/{check}"),
+        Some(serde_json::json!({"muted": true})),
+    );
+    let (_, json, _) = plan(&emulator, dir, &["--format", "json"]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        value["changes"][0]["fields"][0]["drift"],
+        serde_json::json!(true),
+        "{json}"
+    );
+}
+
 #[test]
 fn secret_values_are_never_printed() {
     let (emulator, project) = applied();

@@ -15,26 +15,6 @@ use serde_json::Value;
 
 const TOKEN: (&str, &str) = ("SHOP_API_TOKEN", "tok-4242-secret");
 
-/// The test database, or `None` (saying why) when there is none.
-fn postgres() -> Option<String> {
-    let url = std::env::var("MONFORM_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
-    }
-    url
-}
-
-/// A project name no other test (or earlier run) uses in the shared database.
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{prefix}-{}-{nanos}", std::process::id())
-}
-
 /// `monform` on `dir` against the emulator, with the secret set and the
 /// state URL given (or removed).
 fn monform_at(emulator: &Emulator, dir: &Path, state_url: Option<&str>) -> assert_cmd::Command {

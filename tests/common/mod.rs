@@ -185,3 +185,31 @@ impl Lcg {
         (self.0 >> 33) % n
     }
 }
+
+/// Secret values given to examples/full through the environment.
+pub const FULL_EXAMPLE_SECRETS: [(&str, &str); 4] = [
+    ("SIGNING_KEY", "sig-abc-123-secret"),
+    ("MONITOR_PASSWORD", "pw-xyz-789-secret"),
+    ("OPS_WEBHOOK_SECRET", "hook-secret-456"),
+    ("OFFICE_PROXY_URL", "http://user:proxypass-secret@proxy.internal:3128"),
+];
+
+/// The test database, or `None` (saying why) when there is none.
+pub fn postgres() -> Option<String> {
+    let url = std::env::var("MONFORM_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
+    }
+    url
+}
+
+/// A project name no other test (or earlier run) uses in the shared database.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}

@@ -1,16 +1,15 @@
 //! Requests, retries and rate limiting.
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::pace::{PaceStats, Pacer, WaitObserver};
 
 /// A credential that never shows in `Debug` output or logs.
 #[derive(Clone)]
@@ -38,8 +37,13 @@ pub struct ClientConfig {
     pub url: String,
     pub api_key: Secret,
     pub account_id: Option<String>,
-    /// Requests per window; `None` disables the client-side limiter.
+    /// Requests per window assumed until the server states its budget
+    /// (`X-RateLimit-*`), which then replaces it; `None` turns pacing off
+    /// (a 429's `Retry-After` is still honoured).
     pub rate_limit: Option<(u32, Duration)>,
+    /// `rate_limit` was chosen by the user: it stays a ceiling under the
+    /// server's budget instead of being replaced by it.
+    pub rate_limit_chosen: bool,
     pub timeout: Duration,
     /// Attempts after the first for a retryable failure.
     pub max_retries: usize,
@@ -47,13 +51,17 @@ pub struct ClientConfig {
     pub min_backoff: Duration,
 }
 
+/// The service's documented budget (spec 8): 600 requests per 60 s.
+pub const DEFAULT_RATE_LIMIT: (u32, Duration) = (600, Duration::from_secs(60));
+
 impl ClientConfig {
     pub fn new(url: impl Into<String>, api_key: Secret) -> ClientConfig {
         ClientConfig {
             url: url.into(),
             api_key,
             account_id: None,
-            rate_limit: Some((600, Duration::from_secs(60))),
+            rate_limit: Some(DEFAULT_RATE_LIMIT),
+            rate_limit_chosen: false,
             timeout: Duration::from_secs(30),
             max_retries: 6,
             min_backoff: Duration::from_millis(200),
@@ -87,7 +95,7 @@ const MAX_BODY: usize = 256 * 1024 * 1024;
 pub struct Client {
     http: reqwest::Client,
     config: Arc<ClientConfig>,
-    limiter: Option<Arc<DefaultDirectRateLimiter>>,
+    pacer: Option<Arc<Pacer>>,
     sent: Arc<AtomicU64>,
 }
 
@@ -112,16 +120,13 @@ impl Client {
             .user_agent(concat!("monform/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
-        let limiter = config.rate_limit.and_then(|(requests, window)| {
-            let requests = NonZeroU32::new(requests)?;
-            let period = window / requests.get();
-            let quota = Quota::with_period(period)?.allow_burst(requests);
-            Some(Arc::new(RateLimiter::direct(quota)))
-        });
+        let pacer = config
+            .rate_limit
+            .map(|(requests, window)| Arc::new(Pacer::new(requests, window, config.rate_limit_chosen)));
         Ok(Client {
             http,
             config: Arc::new(config),
-            limiter,
+            pacer,
             sent: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -133,6 +138,19 @@ impl Client {
     /// Requests sent so far, retries included.
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
+    }
+
+    /// How the client paced itself so far (waits for budget, the server's budget).
+    pub fn pace(&self) -> PaceStats {
+        self.pacer.as_ref().map(|p| p.stats()).unwrap_or_default()
+    }
+
+    /// Calls `observer` each time requests start waiting for the rate
+    /// limit's window to reset (once per window); `None` stops it.
+    pub fn observe_waits(&self, observer: Option<WaitObserver>) {
+        if let Some(pacer) = &self.pacer {
+            pacer.observe(observer);
+        }
     }
 
     /// Sends a request, retrying transient failures. A POST is retried only
@@ -184,8 +202,8 @@ impl Client {
         body: Option<&Value>,
         timeout: Option<Duration>,
     ) -> Result<Reply, Error> {
-        if let Some(limiter) = &self.limiter {
-            limiter.until_ready().await;
+        if let Some(pacer) = &self.pacer {
+            pacer.acquire().await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let url = format!("{}{path}", self.base_url());
@@ -219,9 +237,21 @@ impl Client {
                 .map(str::to_owned)
         };
         let content_range = header("content-range");
-        let retry_after = header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let number = |name: &str| header(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = number("retry-after").map(Duration::from_secs);
+        if let Some(pacer) = &self.pacer {
+            if let (Some(limit), Some(remaining), Some(reset)) = (
+                number("x-ratelimit-limit"),
+                number("x-ratelimit-remaining"),
+                number("x-ratelimit-reset"),
+            ) {
+                let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+                pacer.learn(clamp(limit), clamp(remaining), Duration::from_secs(reset));
+            }
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                pacer.exhausted(retry_after.unwrap_or(self.config.min_backoff));
+            }
+        }
         if response.content_length().is_some_and(|n| n as usize > MAX_BODY) {
             return Err(Error::Decode {
                 method: method.to_string(),
@@ -282,8 +312,9 @@ impl Client {
     }
 }
 
-/// A transport error in words, with its cause chain (reqwest's own text is terse).
-fn describe(error: &reqwest::Error) -> String {
+/// A transport error in words, with its cause chain (reqwest's own text is
+/// terse), without the request's URL.
+pub fn describe(error: &reqwest::Error) -> String {
     let mut text = if error.is_timeout() {
         "timed out".to_owned()
     } else if error.is_connect() {

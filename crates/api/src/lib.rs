@@ -2,7 +2,7 @@
 //! (with the emulator) that knows HTTP.
 //!
 //! Every request carries the bearer key and the account header, waits for
-//! the client-side rate limiter, has a timeout, and is retried with jittered
+//! budget at the rate limit the server states (`pace`), has a timeout, and is retried with jittered
 //! exponential backoff on 429, 5xx, 408, dropped connections and timeouts
 //! (honouring `Retry-After`). A create (POST) is retried only when it
 //! certainly had no effect; otherwise the caller gets the error and must
@@ -10,11 +10,15 @@
 
 mod client;
 mod error;
+mod pace;
 mod resources;
 mod sessions;
 
-pub use client::{Client, ClientConfig, Reply, Secret, SendOptions};
+pub use client::{
+    Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Secret, SendOptions, describe as describe_transport,
+};
 pub use error::{Error, StatusError};
+pub use pace::{PaceStats, Wait, WaitObserver};
 pub use resources::Remote;
 pub use sessions::{
     MAX_WAIT_SECONDS, REPORT_RANGES, ReportEntry, RunStatus, TestResult, TestSession, TestSessionRequest,

@@ -1,11 +1,15 @@
 //! Which service to talk to, and with what credentials: `--api-url`, then
 //! `MONFORM_API_URL`, then `[api] url` of monform.toml. `local` runs the
 //! bundled emulator in-process on `.monform/local.db`. The key and account
-//! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`.
+//! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`. The client
+//! paces itself at the budget the server states (600 per 60 s until it
+//! says); `--rate-limit N/SECS|off` or `MONFORM_RATE_LIMIT` sets a ceiling
+//! of one's own, or turns pacing off.
 
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-use monform_api::{Client, ClientConfig, Secret};
+use monform_api::{Client, ClientConfig, Secret, Wait};
 use monform_config::Project;
 
 /// A client, and the in-process emulator when the URL is `local`.
@@ -53,19 +57,47 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
     )?;
     let mut config = ClientConfig::new(url, Secret::new(key));
     config.account_id = std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty());
-    if let Some(limit) = std::env::var("MONFORM_RATE_LIMIT").ok().filter(|l| !l.is_empty()) {
-        config.rate_limit = parse_rate_limit(&limit)?;
+    let chosen = match RATE_LIMIT_FLAG.get().cloned().flatten() {
+        Some(flag) => Some(("--rate-limit", flag)),
+        None => std::env::var("MONFORM_RATE_LIMIT")
+            .ok()
+            .filter(|l| !l.is_empty())
+            .map(|l| ("MONFORM_RATE_LIMIT", l)),
+    };
+    if let Some((source, text)) = chosen {
+        config.rate_limit = parse_rate_limit(&text).map_err(|e| format!("{source}: {e}"))?;
+        config.rate_limit_chosen = true;
     }
     let client = Client::new(config).map_err(|e| e.to_string())?;
+    client.observe_waits(Some(Arc::new(|wait| eprintln!("{}", waiting(&wait)))));
     Ok(Connection { client, local: None })
 }
 
+/// `--rate-limit`, set once by `main` before any command runs (a global
+/// flag every command's connection honours, without threading it through each).
+pub static RATE_LIMIT_FLAG: OnceLock<Option<String>> = OnceLock::new();
+
 /// `N/SECS` or `off`.
-fn parse_rate_limit(text: &str) -> Result<Option<(u32, std::time::Duration)>, String> {
+pub fn parse_rate_limit(text: &str) -> Result<Option<(u32, std::time::Duration)>, String> {
     if text == "off" {
         return Ok(None);
     }
     monform_emulator::RateLimit::parse(text)
         .map(|r| Some((r.requests, r.window)))
-        .map_err(|e| format!("MONFORM_RATE_LIMIT: {e}"))
+        .map_err(|e| e.to_string())
+}
+
+/// The line saying that requests wait for the rate limit's window.
+pub fn waiting(wait: &Wait) -> String {
+    let source = if wait.advertised {
+        "the API's rate limit"
+    } else {
+        "the rate limit"
+    };
+    format!(
+        "waiting {:.0} s for {source} ({} requests per {} s)",
+        wait.duration.as_secs_f64().ceil(),
+        wait.limit,
+        wait.window.as_secs()
+    )
 }

@@ -31,6 +31,9 @@ struct Cli {
     /// The environment to work on (of monform.toml's [environments]); `validate` without it checks every one
     #[arg(long = "env", global = true, env = "MONFORM_ENV", value_name = "NAME")]
     environment: Option<String>,
+    /// Requests per window at most (`N/SECS`), or `off`; also MONFORM_RATE_LIMIT. Default: the budget the API states, 600/60 until it does
+    #[arg(long, global = true, value_name = "N/SECS|off", value_parser = rate_limit)]
+    rate_limit: Option<String>,
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -69,6 +72,15 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
+    /// Run the private-location agent: runs the checks of a private location from this network
+    /// (configured by MONFORM_API_URL, MONFORM_AGENT_KEY, AGENT_HEALTH_PORT, EXTERNAL_OBSERVABILITY,
+    /// MONFORM_AGENT_CONCURRENCY)
+    Agent,
+}
+
+/// Checks `--rate-limit` when parsing, so a typo fails before any work.
+fn rate_limit(text: &str) -> Result<String, String> {
+    connect::parse_rate_limit(text).map(|_| text.to_owned())
 }
 
 fn main() -> ExitCode {
@@ -80,6 +92,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     let output = render::Output::new(cli.color);
     commands::context::set_environment(cli.environment.clone());
     match cli.command {
@@ -94,5 +107,6 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
+        Command::Agent => commands::agent::run(cli.api_url.as_deref()),
     }
 }

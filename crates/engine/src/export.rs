@@ -14,7 +14,8 @@ use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::{Map, Value};
 
 use crate::identity::{is_ownership_tag, owner, uses_tags};
-use crate::plan::{Names, lookup, managed};
+use crate::ownership::{Owner, Owners, is_record};
+use crate::plan::{Names, field_fingerprints, lookup, managed};
 use crate::state::{ResourceState, State};
 
 /// How resource files are split.
@@ -51,9 +52,22 @@ pub struct Exported {
     pub warnings: Vec<String>,
 }
 
-/// The objects no project owns: no ownership tag (kinds with tags), or not
-/// in `state` (the current project's, for the other kinds).
-pub fn unmanaged(objects: Vec<Remote>, state: Option<&State>) -> Vec<Remote> {
+/// What `import --all-unmanaged` takes, and what it leaves.
+#[derive(Debug, Default)]
+pub struct Unmanaged {
+    /// No project owns them: to adopt.
+    pub objects: Vec<Remote>,
+    /// Whose owner cannot be told: left out unless included by name.
+    pub unknown: Vec<(Remote, Owner)>,
+    /// Objects of kinds without tags that other projects own.
+    pub others: usize,
+}
+
+/// The objects no project owns: no ownership tag (kinds with tags); for
+/// the other kinds, in no project's ownership record, used by no single
+/// project, not in `state` (the current project's) and, while some project
+/// has no record yet, only those `include`d (`section:id`).
+pub fn unmanaged(objects: Vec<Remote>, owners: &Owners, state: Option<&State>, include: &[String]) -> Unmanaged {
     let recorded: HashSet<(String, String)> = state
         .map(|s| {
             s.resources
@@ -62,16 +76,34 @@ pub fn unmanaged(objects: Vec<Remote>, state: Option<&State>) -> Vec<Remote> {
                 .collect()
         })
         .unwrap_or_default();
-    objects
-        .into_iter()
-        .filter(|r| {
-            if uses_tags(r.kind) {
-                owner(&r.body).is_none()
-            } else {
-                !recorded.contains(&(r.kind.section().to_owned(), r.id.clone()))
+    let mut found = Unmanaged::default();
+    for remote in objects {
+        if uses_tags(remote.kind) {
+            if owner(&remote.body).is_none() {
+                found.objects.push(remote);
             }
-        })
-        .collect()
+            continue;
+        }
+        if is_record(remote.kind, &remote.id) {
+            continue;
+        }
+        if recorded.contains(&(remote.kind.section().to_owned(), remote.id.clone())) {
+            found.others += 1;
+            continue;
+        }
+        match owners.owner(remote.kind, &remote.id) {
+            Owner::Nobody => found.objects.push(remote),
+            Owner::Unknown(_) if include.contains(&include_name(&remote)) => found.objects.push(remote),
+            unknown @ Owner::Unknown(_) => found.unknown.push((remote, unknown)),
+            Owner::Recorded(_) | Owner::UsedBy(_) => found.others += 1,
+        }
+    }
+    found
+}
+
+/// How `--include` names an object: `section:id`.
+pub fn include_name(remote: &Remote) -> String {
+    format!("{}:{}", remote.kind.section(), remote.id)
 }
 
 /// A logical id from a name: lowercased, other characters than
@@ -316,6 +348,8 @@ pub fn file_value(remote: &Remote, names: &Names) -> Value {
 /// Builds the project's files from `objects`.
 pub fn export(objects: Vec<Remote>, split_by: SplitBy) -> Exported {
     let mut objects = objects;
+    // Ownership records are monform's bookkeeping, not a project's variables.
+    objects.retain(|r| !is_record(r.kind, &r.id));
     objects.sort_by_key(|r| Kind::ALL.iter().position(|k| *k == r.kind));
     let ids = assign_ids(&objects);
     let mut pairs: Vec<(Kind, Value, String)> = Vec::new();
@@ -564,6 +598,7 @@ pub fn adopted_state(
                     .as_object()
                     .map(|o| o.keys().cloned().collect())
                     .unwrap_or_default(),
+                fields: field_fingerprints(address.kind, &desired_json, &state),
             },
         );
     }
@@ -590,6 +625,8 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
             .is_some_and(|r| r.resource.prevent_destroy()),
         // Nothing was set by monform yet: no field is cleared by the next apply.
         managed: Vec::new(),
+        // Nothing applied yet: no difference is drift until the first apply.
+        fields: BTreeMap::new(),
     }
 }
 
@@ -630,10 +667,33 @@ mod tests {
                 secrets: BTreeMap::new(),
                 prevent_destroy: false,
                 managed: Vec::new(),
+                fields: BTreeMap::new(),
             },
         );
-        let ids: Vec<String> = unmanaged(objects, Some(&state)).into_iter().map(|r| r.id).collect();
+        // `shop` is seen by its tag but keeps no record yet: the owner of
+        // snippet 2 cannot be told until it does, or unless included.
+        let owners = Owners::new(objects.iter());
+        let found = unmanaged(objects.clone(), &owners, Some(&state), &[]);
+        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!((ids, found.unknown.len(), found.others), (vec!["b"], 1, 1));
+        let found = unmanaged(objects.clone(), &owners, Some(&state), &["snippets:2".to_owned()]);
+        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["b", "2"]);
+        let mut objects = objects;
+        let record = crate::ownership::Record::of_state(&state);
+        objects.push(remote(
+            Kind::Variable,
+            &crate::ownership::record_key("shop"),
+            record.body(),
+        ));
+        let owners = Owners::new(objects.iter());
+        let found = unmanaged(objects, &owners, None, &[]);
+        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            (ids, found.others),
+            (vec!["b", "2"], 1),
+            "the record says snippet 1 is shop's"
+        );
     }
 
     #[test]

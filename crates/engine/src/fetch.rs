@@ -10,6 +10,7 @@ use monform_model::facts::natural_key;
 use monform_model::{Address, Kind};
 
 use crate::identity::{owner, uses_tags};
+use crate::ownership::{Owner, Owners, RECORD_PREFIX, is_record};
 use crate::state::State;
 
 /// What the account holds, and which of it is the project's.
@@ -24,14 +25,51 @@ pub struct Actual {
     /// kind. Each listed object is in exactly one of `owned`, `duplicates`
     /// and `others`: nothing is held twice.
     pub others: HashMap<Kind, Vec<Remote>>,
+    /// Who owns the objects of kinds without tags (`ownership`).
+    pub owners: Owners,
+    /// Objects the files would claim (by natural key or the state's id) that
+    /// another project owns: the plan is refused.
+    pub clashes: Vec<Clash>,
+}
+
+/// An object the project's files claim but another project owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    pub address: Address,
+    pub remote_id: String,
+    pub owner: Owner,
+}
+
+impl std::fmt::Display for Clash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if is_record(self.address.kind, &self.address.id) {
+            return write!(
+                f,
+                "{}: variables named {RECORD_PREFIX}* are monform's ownership records; rename it",
+                self.address
+            );
+        }
+        write!(
+            f,
+            "{}: matches {} object {}, which {}; rename it in the files, or remove it from that project first",
+            self.address,
+            self.address.kind.section(),
+            self.remote_id,
+            self.owner.describe()
+        )
+    }
 }
 
 impl Actual {
-    /// How many objects of `kind` the account holds, the project's or not.
+    /// How many objects of `kind` the account holds, the project's or not
+    /// (projects' ownership records are bookkeeping, not counted).
     pub fn count(&self, kind: Kind) -> usize {
         self.owned.keys().filter(|a| a.kind == kind).count()
             + self.duplicates.iter().filter(|(a, _)| a.kind == kind).count()
-            + self.others.get(&kind).map_or(0, Vec::len)
+            + self
+                .others
+                .get(&kind)
+                .map_or(0, |others| others.iter().filter(|r| !is_record(kind, &r.id)).count())
     }
 
     /// The address owning a remote object, by kind and remote id.
@@ -52,7 +90,10 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     )
     .await?;
     let recorded = Recorded::new(state);
-    let mut actual = Actual::default();
+    let mut actual = Actual {
+        owners: Owners::new(lists.iter().flat_map(|(_, objects)| objects.iter())),
+        ..Actual::default()
+    };
     for (kind, objects) in lists {
         let mut claimed: Vec<(Address, bool, usize)> = objects
             .iter()
@@ -64,6 +105,29 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
         // The state's claim wins over a tag naming the same address: after
         // `state mv`, the moved object keeps the address.
         claimed.sort_by_key(|(_, by_state, _)| !*by_state);
+        // Never another project's object, nor an ownership record.
+        claimed.retain(|(address, _, i)| {
+            let remote = &objects[*i];
+            let owner = if uses_tags(kind) {
+                return true;
+            } else if is_record(kind, &remote.id) {
+                Owner::Unknown("an ownership record".into())
+            } else {
+                actual.owners.owner(kind, &remote.id)
+            };
+            let theirs = match owner.project() {
+                Some(p) => p != project,
+                None => is_record(kind, &remote.id),
+            };
+            if theirs {
+                actual.clashes.push(Clash {
+                    address: address.clone(),
+                    remote_id: remote.id.clone(),
+                    owner,
+                });
+            }
+            !theirs
+        });
         // Objects move into `owned`, `duplicates` or `others`, never copied:
         // a large account's bodies are most of a plan's memory.
         let mut objects: Vec<Option<Remote>> = objects.into_iter().map(Some).collect();

@@ -11,6 +11,7 @@ pub mod export;
 pub mod fetch;
 pub mod identity;
 pub mod lock;
+pub mod ownership;
 pub mod plan;
 pub mod safety;
 pub mod saved;

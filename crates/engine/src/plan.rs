@@ -78,6 +78,10 @@ pub struct FieldChange {
     pub before: Option<Value>,
     pub after: Option<Value>,
     pub sensitive: bool,
+    /// The account's value differs from what monform last applied while the
+    /// files still say the same: changed outside monform. False for a change
+    /// made in the files.
+    pub drift: bool,
     /// The field references a resource this plan creates: its id is known after apply.
     #[serde(skip)]
     pub known_after_apply: bool,
@@ -260,6 +264,7 @@ fn reattach_dependents(changes: &mut [Change], desired: &Desired) {
                     before: value.clone(),
                     after: value,
                     sensitive: false,
+                    drift: false,
                     known_after_apply: true,
                     cleared: false,
                 });
@@ -313,6 +318,35 @@ pub fn lookup<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
     Some(current)
 }
 
+/// Short salted fingerprints of a desired value's fields as a plan shows
+/// them (objects opened up, lists whole), secrets masked and left out: what
+/// the state records as last applied, to tell drift from file edits. Twelve
+/// hex digits are plenty to see a change, and keep a large state small.
+pub fn field_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMap<String, String> {
+    let sensitive = sensitive_paths(kind, desired);
+    leaves(desired, &FieldPath::root())
+        .into_iter()
+        .filter(|(path, _)| !sensitive.contains(path))
+        .map(|(path, value)| {
+            let mut print = state.fingerprint(&redact(value, &path, &sensitive));
+            print.truncate(12);
+            (path.to_string(), print)
+        })
+        .collect()
+}
+
+/// Whether the files changed the field at `path` (or anything under it)
+/// since it was last applied: its fingerprints now and as recorded differ.
+fn edited_in_files(path: &str, now: &BTreeMap<String, String>, recorded: &BTreeMap<String, String>) -> bool {
+    let under = |key: &&String| {
+        key.strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    };
+    !now.iter()
+        .filter(|(k, _)| under(k))
+        .eq(recorded.iter().filter(|(k, _)| under(k)))
+}
+
 /// The fingerprints of a desired value's secrets, by path.
 pub fn secret_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMap<String, String> {
     sensitive_paths(kind, desired)
@@ -347,6 +381,7 @@ fn create(
             path: key,
             before: None,
             sensitive: secret,
+            drift: false,
             cleared: false,
         });
     }
@@ -408,6 +443,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
             before: Some(redact(&d.before, &d.path, &sensitive)),
             after: Some(redact(&d.after, &d.path, &sensitive)),
             sensitive: false,
+            drift: false,
             known_after_apply: false,
             cleared: false,
         })
@@ -425,6 +461,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
                 before: Some(before.clone()),
                 after: Some(Value::Null),
                 sensitive: false,
+                drift: false,
                 known_after_apply: false,
                 cleared: true,
             });
@@ -441,6 +478,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
                 before: None,
                 after: None,
                 sensitive: true,
+                drift: false,
                 known_after_apply: false,
                 cleared: false,
             });
@@ -458,9 +496,29 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         (false, true) => Action::Replace,
         (false, false) => Action::Update,
     };
-    let drifted = recorded
+    let version_changed = recorded
         .and_then(|r| r.version.as_deref())
         .is_some_and(|v| Some(v) != remote.version());
+    let drifted = match recorded.map(|r| &r.fields).filter(|f| !f.is_empty()) {
+        // Field by field: a field the files did not change since it was
+        // applied, yet differs from the account, was changed outside.
+        // (Hashed only when something differs: a no-op plan hashes nothing.)
+        Some(_) if fields.is_empty() => false,
+        Some(applied) => {
+            let now = field_fingerprints(kind, desired, state);
+            for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
+                field.drift = !edited_in_files(&field.path, &now, applied);
+            }
+            fields.iter().any(|f| f.drift)
+        }
+        // A state from before field fingerprints: the object's version tells.
+        None => {
+            for field in &mut fields {
+                field.drift = version_changed && !field.sensitive && !field.cleared;
+            }
+            version_changed
+        }
+    };
     let reason = match action {
         Action::Noop => Reason::UpToDate,
         _ if drifted => Reason::Drift,

@@ -146,6 +146,9 @@ async fn apply(
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| progress.event(event);
+    let client = &prepared.connection.client;
+    let shown = progress.clone();
+    client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
     // A destroy wants nothing: the files only guard it (preventDestroy).
     let nothing = monform_config::Desired::default();
     let input = monform_engine::ApplyInput {
@@ -156,6 +159,7 @@ async fn apply(
         backend: prepared.backend.as_ref(),
     };
     let result = monform_engine::apply(input, prepared.state.clone(), &options, &on_event).await;
+    client.observe_waits(None);
     progress.finish();
     watcher.abort();
     prepared.connection.close().await;

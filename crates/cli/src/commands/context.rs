@@ -136,6 +136,40 @@ pub fn open_postgres(project: &str, command: &str) -> Result<PostgresState, Stop
     PostgresState::open(&url, project, Actor::current(command)).map_err(|e| Stop::Message(e.to_string()))
 }
 
+/// Objects another project owns are never adopted, changed or deleted:
+/// files claiming one (by natural key, or a state entry) stop the plan.
+fn refuse_clashes(project: &str, desired: &monform_config::Desired, actual: &Actual) -> Result<(), Stop> {
+    use monform_engine::ownership::{RECORD_PREFIX, is_record};
+    let key = monform_engine::ownership::record_key(project);
+    let mut problems: Vec<String> = actual.clashes.iter().map(|c| format!("  {c}")).collect();
+    for address in desired.resources.keys() {
+        let claimed = actual.clashes.iter().any(|c| &c.address == address);
+        if is_record(address.kind, &address.id) && !claimed {
+            problems.push(format!(
+                "  {address}: variables named {RECORD_PREFIX}* are monform's ownership records; rename it"
+            ));
+        }
+    }
+    if let Some(other) = actual
+        .owners
+        .records
+        .values()
+        .find(|r| r.project != project && monform_engine::ownership::record_key(&r.project) == key)
+    {
+        problems.push(format!(
+            "  projects `{project}` and `{}` would keep one ownership record ({key}): rename one of them",
+            other.project
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::Message(format!(
+        "the files claim objects of other projects:\n{}",
+        problems.join("\n")
+    )))
+}
+
 /// Everything after loading, up to and including the plan.
 pub async fn prepare(
     dir: &Path,
@@ -150,6 +184,7 @@ pub async fn prepare(
     let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &state)
         .await
         .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
+    refuse_clashes(&project.name, &loaded.desired, &actual)?;
     let empty = monform_config::Desired::default();
     let desired = if destroy { &empty } else { &loaded.desired };
     let plan = monform_engine::plan(

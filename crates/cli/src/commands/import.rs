@@ -5,9 +5,9 @@
 //! `monform plan --dir DIR` shows no changes.
 //!
 //! "No project owns it": no `monform:` tag for kinds with tags; for the
-//! other kinds (recognised by natural key), not in the current project's
-//! state. Objects another project adopted by natural key alone cannot be
-//! told apart from unmanaged ones without that project's state.
+//! other kinds, in no project's ownership record and used by no single
+//! project (`monform_engine::ownership`). Objects whose owner cannot be told
+//! are listed and left out unless `--include`d.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,8 +15,9 @@ use std::process::ExitCode;
 use clap::Args;
 use futures_util::StreamExt;
 use monform_api::{Client, Remote};
-use monform_engine::export::{adopted_entry, adopted_state, export, unmanaged};
+use monform_engine::export::{adopted_entry, adopted_state, export, include_name, unmanaged};
 use monform_engine::identity::{owner, ownership_tag, retag_body, uses_tags};
+use monform_engine::ownership::{Owners, write_record};
 use monform_engine::{LocalState, StateBackend};
 use monform_model::{Address, Kind};
 
@@ -45,6 +46,9 @@ pub struct ImportArgs {
     /// The name of the new project (default: the current project's)
     #[arg(long)]
     project: Option<String>,
+    /// Also adopt this object whose owner cannot be told, as SECTION:ID (e.g. snippets:12; repeatable)
+    #[arg(long, value_name = "SECTION:ID", requires = "all_unmanaged")]
+    include: Vec<String>,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output) -> ExitCode {
@@ -52,7 +56,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
         match (&args.address, &args.remote_id, &args.out) {
             (Some(address), Some(id), _) => import_one(dir, api_url, address, id, output).await,
             (_, _, Some(out)) if args.all_unmanaged => {
-                import_all(dir, api_url, out, args.split_by, args.project.as_deref(), output).await
+                let options = AllOptions {
+                    split: args.split_by,
+                    name: args.project.as_deref(),
+                    include: &args.include,
+                };
+                import_all(dir, api_url, out, options, output).await
             }
             _ => Err(Stop::Message(
                 "pass ADDRESS REMOTE_ID, or --all-unmanaged --out DIR".into(),
@@ -61,12 +70,17 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
     }))
 }
 
+struct AllOptions<'a> {
+    split: Split,
+    name: Option<&'a str>,
+    include: &'a [String],
+}
+
 async fn import_all(
     dir: &Path,
     api_url: Option<&str>,
     out: &Path,
-    split: Split,
-    name: Option<&str>,
+    AllOptions { split, name, include }: AllOptions<'_>,
     output: &Output,
 ) -> Result<ExitCode, Stop> {
     let current = current_project(dir, output);
@@ -85,16 +99,43 @@ async fn import_all(
         let everything = list_everything(&connection.client).await?;
         // Adopting under a name that already owns objects would make the
         // new project's plan delete them.
-        if everything
-            .iter()
-            .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
+        let owners = Owners::new(everything.iter());
+        if owners.records.contains_key(&project)
+            || everything
+                .iter()
+                .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
         {
             return Err(Stop::Message(format!(
                 "project `{project}` already owns objects in the account: pass --project with a new name"
             )));
         }
-        let objects = unmanaged(everything, current_state.as_ref());
-        let mut exported = export(objects, split.into());
+        let found = unmanaged(everything, &owners, current_state.as_ref(), include);
+        if found.others > 0 {
+            eprintln!(
+                "note: {} objects of kinds without tags belong to other projects (their ownership records, or used by them alone): left out",
+                found.others
+            );
+        }
+        if !found.unknown.is_empty() {
+            eprintln!(
+                "warning: {} objects whose owner cannot be told are left out:",
+                found.unknown.len()
+            );
+            for (remote, owner) in &found.unknown {
+                let name = remote.body.get("name").and_then(|n| n.as_str()).unwrap_or(&remote.id);
+                eprintln!("  {} ({name:?}) {}", include_name(remote), owner.describe());
+            }
+            let flags: Vec<String> = found
+                .unknown
+                .iter()
+                .map(|(r, _)| format!("--include {}", include_name(r)))
+                .collect();
+            eprintln!(
+                "  to adopt them anyway (only if no other project manages them), run the import again with {}",
+                flags.join(" ")
+            );
+        }
+        let mut exported = export(found.objects, split.into());
         write(out, &project, &settings, &exported)?;
         // Adopt: ownership tags on kinds with tags (the version changes).
         let tagged: Vec<(Address, Remote)> = exported
@@ -124,8 +165,13 @@ async fn import_all(
         Ok((exported, failures))
     }
     .await;
-    connection.close().await;
-    let (mut exported, failures) = result?;
+    let (mut exported, failures) = match result {
+        Ok(found) => found,
+        Err(e) => {
+            connection.close().await;
+            return Err(e);
+        }
+    };
     // Objects whose tag could not be written stay out of the state: each
     // can be adopted later with `monform import ADDRESS ID` in the new project.
     let mut retry = Vec::new();
@@ -147,6 +193,7 @@ async fn import_all(
     };
     let loaded = monform_config::load(out, &env);
     if !loaded.is_ok() {
+        connection.close().await;
         output.diagnostics(&loaded.diagnostics, &loaded.sources);
         return Err(Stop::Message(format!(
             "the files written to {} have problems (above); no state was written",
@@ -157,6 +204,10 @@ async fn import_all(
     let state = adopted_state(&project, &loaded.desired, &exported.objects, &exported.env, &real_env);
     let backend = LocalState::new(out);
     backend.save(&state).map_err(|e| Stop::Message(e.to_string()))?;
+    // The adopted objects without tags are the new project's from now on.
+    let recorded = write_record(&connection.client, &state, None).await;
+    connection.close().await;
+    recorded.map_err(|e| Stop::Message(format!("cannot write the new project's ownership record: {e}")))?;
     report(out, &exported, "Imported");
     eprintln!("Adopted them as project `{project}` (state in {}).", backend.describe());
     if !retry.is_empty() {
@@ -237,9 +288,19 @@ async fn import_one(
                 ))
             })?;
         if !uses_tags(address.kind) {
-            return Ok(remote);
+            let everything = list_everything(&connection.client).await?;
+            let owners = Owners::new(everything.iter());
+            let owner = owners.owner(address.kind, &remote.id);
+            if let Some(other) = owner.project().filter(|p| *p != project.name) {
+                return Err(Stop::Message(format!(
+                    "{} {remote_id} {}; it stays `{other}`'s (remove it there first: `monform state rm`, then `monform apply`)",
+                    address.kind.section(),
+                    owner.describe()
+                )));
+            }
+            return Ok((remote, owners.records.get(&project.name).cloned()));
         }
-        match owner(&remote.body) {
+        let remote = match owner(&remote.body) {
             Some((p, id)) if p == project.name && id == address.id => Ok(remote),
             Some((p, id)) => Err(Stop::Message(format!(
                 "object {remote_id} is owned by project `{p}` as {}.{id}; remove it there first (`monform state rm`)",
@@ -248,15 +309,28 @@ async fn import_one(
             None => tag(&connection.client, &project.name, &address, &remote)
                 .await
                 .map_err(|e| Stop::Message(format!("cannot write the ownership tag of {address}: {e}"))),
-        }
+        }?;
+        Ok((remote, None))
     }
     .await;
-    connection.close().await;
-    let remote = result?;
+    let (remote, record) = match result {
+        Ok(found) => found,
+        Err(e) => {
+            connection.close().await;
+            return Err(e);
+        }
+    };
     let entry = adopted_entry(&state, &loaded.desired, &address, &remote);
     state.resources.insert(address.to_string(), entry);
     state.serial += 1;
     backend.save(&state).map_err(|e| Stop::Message(e.to_string()))?;
+    let recorded = if uses_tags(address.kind) {
+        Ok(false)
+    } else {
+        write_record(&connection.client, &state, record.as_ref()).await
+    };
+    connection.close().await;
+    recorded.map_err(|e| Stop::Message(format!("cannot write the project's ownership record: {e}")))?;
     eprintln!(
         "Imported {} {remote_id} as {address}; `monform plan` shows how it differs from the files.",
         address.kind.section()

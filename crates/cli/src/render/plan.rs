@@ -115,7 +115,7 @@ fn field_lines(action: Action, sign: char, field: &FieldChange, width: usize) ->
         let after = field.after.as_ref().and_then(Value::as_str).unwrap_or("");
         let mut out = vec![Line {
             sign,
-            text: format!("{} = <<EOT", field.path),
+            text: format!("{} = <<EOT{}", field.path, drift_mark(field)),
         }];
         if action == Action::Create {
             out.extend(after.lines().map(|l| Line {
@@ -152,13 +152,22 @@ fn field_lines(action: Action, sign: char, field: &FieldChange, width: usize) ->
     let note = if field.known_after_apply {
         " (known after apply)"
     } else {
-        ""
+        drift_mark(field)
     };
     let text = match (&field.before, action) {
         (_, Action::Create) | (None, _) => format!("{name} = {after}{note}"),
         (Some(before), _) => format!("{name} = {} -> {after}{note}", show(before)),
     };
     vec![Line { sign, text }]
+}
+
+/// How a field changed outside monform is told apart from a file edit.
+fn drift_mark(field: &FieldChange) -> &'static str {
+    if field.drift {
+        "  # drift: changed outside monform"
+    } else {
+        ""
+    }
 }
 
 fn header(change: &Change) -> String {
@@ -237,6 +246,7 @@ pub fn json(plan: &Plan) -> Value {
                 "reason": c.reason.text(),
                 "fields": c.fields.iter().map(|f| json!({
                     "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
+                    "drift": f.drift,
                 })).collect::<Vec<_>>(),
             })
         })
@@ -332,6 +342,7 @@ mod tests {
                     before: Some(Value::String(script("old"))),
                     after: Some(Value::String(script(if i == 0 { "new but short" } else { "new" }))),
                     sensitive: false,
+                    drift: false,
                     known_after_apply: false,
                     cleared: false,
                 }],

@@ -2,14 +2,21 @@
 //! terminal, a plain line per finished operation otherwise.
 
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use monform_api::Wait;
 use monform_engine::Event;
 
 use crate::commands::apply::past;
 
+#[derive(Clone)]
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// Until when requests wait for the rate limit, and the line saying so:
+    /// operations starting meanwhile do not hide it.
+    waiting: Arc<Mutex<Option<(Instant, String)>>>,
 }
 
 impl Progress {
@@ -21,7 +28,10 @@ impl Progress {
             }
             bar
         });
-        Progress { bar }
+        Progress {
+            bar,
+            waiting: Arc::default(),
+        }
     }
 
     fn line(&self, text: String) {
@@ -35,7 +45,11 @@ impl Progress {
         match event {
             Event::Started { address, action } => {
                 if let Some(bar) = &self.bar {
-                    bar.set_message(format!("{action:?} {address}").to_lowercase());
+                    let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+                    match waiting.as_ref().filter(|(until, _)| Instant::now() < *until) {
+                        Some((_, text)) => bar.set_message(text.clone()),
+                        None => bar.set_message(format!("{action:?} {address}").to_lowercase()),
+                    }
                 }
             }
             Event::Done { address, action } => {
@@ -64,6 +78,17 @@ impl Progress {
                 let from = from.map_or_else(|| "none".to_owned(), |id| format!("{}.{id}", address.kind.section()));
                 self.line(format!("{address}: ownership tag moved (was {from})"));
             }
+        }
+    }
+
+    /// Requests wait for the rate limit's window: said on the bar's line (a
+    /// long apply otherwise looks stuck), or as a line of its own.
+    pub fn waiting(&self, wait: &Wait) {
+        let text = crate::connect::waiting(wait);
+        *self.waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now() + wait.duration, text.clone()));
+        match &self.bar {
+            Some(bar) => bar.set_message(text),
+            None => eprintln!("{text}"),
         }
     }
 
