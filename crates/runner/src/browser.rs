@@ -96,6 +96,23 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// What every Node process of a run gets: the variables as its
+/// environment, where playwright-core and Chromium are, no browser download,
+/// no input, and death with the run.
+fn node_env(command: &mut tokio::process::Command, setup: &BrowserSetup, variables: &Variables) {
+    command
+        .envs(variables.values())
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(chromium) = &setup.chromium {
+        command.env("MONFORM_CHROMIUM", chromium);
+    }
+    if let Some(modules) = &setup.node_modules {
+        command.env("NODE_PATH", modules);
+    }
+}
+
 /// What one harness run reported.
 struct Report {
     ok: bool,
@@ -133,28 +150,22 @@ async fn harness(
         .arg(mode)
         .arg(&target)
         .current_dir(dir.path())
-        .envs(variables.values())
         .env("MONFORM_RESULT_FILE", dir.path().join("result.json"))
         .env("MONFORM_IO_FILE", dir.path().join("io.json"))
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(chromium) = &setup.chromium {
-        command.env("MONFORM_CHROMIUM", chromium);
-    }
-    if let Some(modules) = &setup.node_modules {
-        command.env("NODE_PATH", modules);
-    }
+        .stderr(Stdio::piped());
+    node_env(&mut command, setup, variables);
     let started = Instant::now();
     let child = command
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}; {INSTALL_HINT}", node.display()))?;
+    let mut group = Group(child.id());
     let done = child
         .wait_with_output()
         .await
         .map_err(|e| format!("cannot run {}: {e}", node.display()))?;
+    group.0 = None;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
     output.push_str(&String::from_utf8_lossy(&done.stderr));
@@ -187,6 +198,22 @@ async fn harness(
         output,
         elapsed_ms,
     })
+}
+
+/// Kills the harness's whole process group (Node and the Chromium it
+/// started) when a run is cut short (`maxResponseTime`) before it ended.
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) takes no pointers; a negative pid signals only
+            // the process group our child leads (process_group(0)).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 /// Runs a BROWSER or MULTI_STEP script, or a PLAYWRIGHT suite.
@@ -227,20 +254,8 @@ async fn suite(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Re
     }
     let started = Instant::now();
     let mut shell = tokio::process::Command::new("sh");
-    shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(bundle)
-        .envs(variables.values())
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    if let Some(chromium) = &setup.chromium {
-        shell.env("MONFORM_CHROMIUM", chromium);
-    }
-    if let Some(modules) = &setup.node_modules {
-        shell.env("NODE_PATH", modules);
-    }
+    shell.arg("-c").arg(command).current_dir(bundle);
+    node_env(&mut shell, setup, variables);
     let done = shell
         .output()
         .await
@@ -256,51 +271,22 @@ async fn suite(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Re
     })
 }
 
-/// Runs an API check's setup script (`localSetupScript`): it may change
-/// `request` (url, method, headers, queryParameters, body); the changed
-/// request is returned.
-async fn setup_script(
+/// Runs an API check's setup or teardown script (`mode`) with `io` (the
+/// `request`, and the `response` after it) in scope; returns `io` as the
+/// script left it (a setup script may change the request).
+async fn api_script(
+    mode: &str,
     script: &str,
-    request: &Value,
+    io: Value,
     setup: &BrowserSetup,
     variables: &Variables,
 ) -> Result<Value, String> {
-    let io = json!({ "request": request }).to_string();
-    let report = harness(
-        setup,
-        variables,
-        "setup",
-        None,
-        &[("setup.js", script), ("io.json", &io)],
-    )
-    .await?;
+    let io = io.to_string();
+    let report = harness(setup, variables, mode, None, &[("script.js", script), ("io.json", &io)]).await?;
     match report.error {
-        Some(e) => Err(format!("localSetupScript failed: {e}")),
-        None => Ok(report.result["io"]["request"].clone()),
+        Some(e) => Err(format!("the {mode} script failed: {e}")),
+        None => Ok(report.result["io"].clone()),
     }
-}
-
-/// Runs an API check's teardown script (`localTearDownScript`) with the
-/// request and `response` (statusCode, headers, body).
-async fn teardown_script(
-    script: &str,
-    request: &Value,
-    response: Value,
-    setup: &BrowserSetup,
-    variables: &Variables,
-) -> Result<(), String> {
-    let io = json!({ "request": request, "response": response }).to_string();
-    let report = harness(
-        setup,
-        variables,
-        "teardown",
-        None,
-        &[("teardown.js", script), ("io.json", &io)],
-    )
-    .await?;
-    report
-        .error
-        .map_or(Ok(()), |e| Err(format!("localTearDownScript failed: {e}")))
 }
 
 /// An API check with `localSetupScript` / `localTearDownScript`: the setup
@@ -323,8 +309,16 @@ pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variab
         object.remove("localTearDownScript");
     }
     if let Some(before) = before {
-        match setup_script(&before, &check["request"], setup, variables).await {
-            Ok(request) if request.is_object() => check["request"] = request,
+        match api_script(
+            "setup",
+            &before,
+            json!({ "request": check["request"] }),
+            setup,
+            variables,
+        )
+        .await
+        {
+            Ok(io) if io["request"].is_object() => check["request"] = io["request"].clone(),
             Ok(_) => {}
             Err(e) => return Probe::error(e),
         }
@@ -334,7 +328,8 @@ pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variab
         let response = &probe.api_result["response"];
         let response =
             json!({ "statusCode": response["status"], "headers": response["headers"], "body": response["body"] });
-        if let Err(e) = teardown_script(&after, &check["request"], response, setup, variables).await {
+        let io = json!({ "request": check["request"], "response": response });
+        if let Err(e) = api_script("teardown", &after, io, setup, variables).await {
             probe.failure = Some(probe.failure.map_or(e.clone(), |f| format!("{f}; {e}")));
         }
     }

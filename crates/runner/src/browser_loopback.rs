@@ -84,6 +84,11 @@ async fn browser_scripts_run_in_chromium() {
          const b = await request.get(process.env.BASE + '/api/health')\nexpect((await b.json()).ok).toBe(true)\n"});
     let outcome = execute(setup.clone(), &multi, &variables).await;
     assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+
+    let hung = json!({"checkType": "BROWSER", "maxResponseTime": 3000,
+        "script": "await page.goto(process.env.BASE)\nawait new Promise((r) => setTimeout(r, 60000))"});
+    let outcome = execute(setup, &hung, &variables).await;
+    assert_eq!(outcome.status, RunStatus::TimedOut, "{outcome:?}");
 }
 
 #[tokio::test]
