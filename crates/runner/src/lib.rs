@@ -178,14 +178,11 @@ async fn execute_resolved(
             "DNS" => dns::probe(check).await,
             "ICMP" => icmp::probe(check).await,
             "HEARTBEAT" => heartbeat::probe(check, heartbeats),
-            "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" if browser.is_some() => match browser {
+            "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => match browser {
                 Some(setup) => browser::probe(check, setup, variables).await,
-                None => Probe::default(),
+                None => not_executed(check_type),
             },
-            other => Probe::not_executed(format!(
-                "not executed: the local runner does not execute {} checks",
-                if other.is_empty() { "these" } else { other }
-            )),
+            other => not_executed(other),
         }
     };
     match tokio::time::timeout(budget, probe).await {
@@ -198,4 +195,11 @@ fn has_scripts(check: &Value) -> bool {
     ["localSetupScript", "localTearDownScript"]
         .iter()
         .any(|f| check[*f].as_str().is_some_and(|s| !s.trim().is_empty()))
+}
+
+fn not_executed(check_type: &str) -> Probe {
+    Probe::not_executed(format!(
+        "not executed: the local runner does not execute {} checks",
+        if check_type.is_empty() { "these" } else { check_type }
+    ))
 }
