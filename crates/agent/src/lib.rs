@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use monform_runner::{Job, Runner, Variables};
+use monform_runner::{BrowserSetup, Job, Runner, Variables};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
@@ -121,7 +121,9 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     let shared = Shared {
         reporter: Reporter::new(config.external_observability.then(|| client.clone())),
         scrubber: Scrubber::new(config.key.expose(), std::env::vars().map(|(_, v)| v)),
-        runner: Runner::default(),
+        // Browser-type checks run where Node.js, playwright-core and Chromium
+        // are found; elsewhere they fail saying what to install.
+        runner: Runner::default().with_browser(BrowserSetup::discover(None)),
         client,
     };
     let (stop, mut stopped) = watch::channel(false);

@@ -9,4 +9,5 @@ pub mod serve;
 pub mod state;
 pub mod status;
 pub mod test;
+pub mod test_local;
 pub mod validate;

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use monform_model::Kind;
-use monform_runner::{Attempt, Job, Runner, RunnerConfig, Variables};
+use monform_runner::{Attempt, BrowserSetup, Job, Runner, RunnerConfig, Variables};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -26,12 +26,22 @@ use crate::store::Objects;
 /// The longest one backoff really waits in the emulator.
 pub const MAX_WAIT: Duration = Duration::from_secs(2);
 
-/// The runner of an emulator started with `config`.
+/// The runner of an emulator started with `config`: browser-type checks
+/// run where Node.js, playwright-core and Chromium are found, else they
+/// stay "not executed".
 pub fn runner(config: &Config) -> Runner {
-    Runner::new(RunnerConfig {
+    let runner = Runner::new(RunnerConfig {
         backoff_second: config.backoff_second,
         max_wait: Some(MAX_WAIT),
-    })
+    });
+    let browser = BrowserSetup::discover(None);
+    match browser.missing(true) {
+        None => runner.with_browser(browser),
+        Some(why) => {
+            tracing::debug!("browser checks are not executed: {why}");
+            runner
+        }
+    }
 }
 
 /// The variables a run sees: the account's (`/v1/variables`), then the
