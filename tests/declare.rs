@@ -328,6 +328,7 @@ fn every_invalid_entry_gives_its_diagnostic() {
   - { from: checks.x, to: groups.x }
   - { from: checks.y, too: checks.z }
   - { from: "checks.bad id", to: checks.z }
+  - { from: variables.OLD_KEY, to: variables.NEW_KEY }
 import:
   - { to: checks.nowhere, id: "123" }
 removed:

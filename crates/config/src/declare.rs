@@ -253,6 +253,16 @@ pub(crate) fn check(declarations: &Declarations, defined: &FxHashSet<Address>, d
             );
             continue;
         }
+        if moved.from.kind == monform_model::Kind::Variable {
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::moved",
+                    format!("moved: {} cannot move: a variable's logical id is its key", moved.from),
+                )
+                .at(moved.span, "this entry")
+                .help("the API cannot rename a key: change it in the files and apply (it is replaced)"),
+            );
+        }
         if moved.from.kind != moved.to.kind {
             diagnostics.push(
                 Diagnostic::new(
