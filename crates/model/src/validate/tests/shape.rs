@@ -184,3 +184,20 @@ fn script_lengths_are_checked_on_the_text() {
     );
     ok(Kind::Check, agentic("p".repeat(10_000)));
 }
+
+#[test]
+fn integral_floats_are_integers_other_floats_name_their_field() {
+    // JSON Schema counts 6.0 as an integer; so does the typed form.
+    ok(Kind::Check, api(json!({ "degradedResponseTime": 6000.0 })));
+    let body = json!({ "customUrl": "ops-dash", "header": "Ops", "paginationRate": 60.0 });
+    let Ok(crate::Resource::Dashboard(dashboard)) = validate_resource(Kind::Dashboard, &body) else {
+        panic!("a dashboard with an integral float is valid");
+    };
+    assert_eq!(serde_json::to_value(&dashboard).unwrap()["paginationRate"], json!(60));
+    fails(
+        Kind::Check,
+        api(json!({ "degradedResponseTime": 6000.5 })),
+        "degradedResponseTime",
+        "an integer",
+    );
+}
