@@ -2,12 +2,11 @@
 //! ordered as a DAG so creates follow what they reference and deletes
 //! precede the deletion of what they reference.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
-use monform_model::facts::{expand, facts, unique_values, variant_of, variant_tag};
-use monform_model::wire::{from_wire, from_wire_overlay};
+use monform_model::facts::{expand, facts, variant_of, variant_tag};
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
@@ -15,10 +14,14 @@ use serde_json::Value;
 
 use crate::compare::differences;
 use crate::fetch::Actual;
-use crate::identity::is_ownership_tag;
 use crate::state::State;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+
+mod actual;
+mod order;
+pub(crate) use actual::ActualView;
+pub use actual::{Names, file_form};
+use order::{order, stable_topological, targeted};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -628,282 +631,5 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
     }
 }
 
-/// Maps remote ids back to logical ids, for reading actual objects in the files' form.
-#[derive(Debug, Default)]
-pub struct Names {
-    /// Looked up for every reference of every resource in a plan: a fast hash.
-    by_id: FxHashMap<(Kind, String), String>,
-}
-
-impl Names {
-    pub fn new(actual: &Actual) -> Names {
-        let mut by_id = FxHashMap::default();
-        for (address, remote) in &actual.owned {
-            by_id.insert((address.kind, remote.id.clone()), address.id.clone());
-            if address.kind == Kind::PrivateLocation
-                && let Some(slug) = remote.body.get("slugName").and_then(Value::as_str)
-            {
-                by_id.insert((Kind::PrivateLocation, slug.to_owned()), address.id.clone());
-            }
-        }
-        Names { by_id }
-    }
-
-    /// From (kind, remote id or slug, logical id) triples.
-    pub fn from_pairs(pairs: impl Iterator<Item = (Kind, Value, String)>) -> Names {
-        let by_id = pairs.map(|(kind, id, name)| ((kind, id_text(&id)), name)).collect();
-        Names { by_id }
-    }
-
-    pub fn name(&self, kind: Kind, id: &Value) -> Option<String> {
-        self.by_id.get(&(kind, id_text(id))).cloned()
-    }
-
-    /// Records that remote id (or slug) `id` of `kind` is `name`.
-    pub fn insert(&mut self, kind: Kind, id: &Value, name: String) {
-        self.by_id.insert((kind, id_text(id)), name);
-    }
-
-    /// Forgets `id` of `kind` if it still names `name`.
-    pub fn remove(&mut self, kind: Kind, id: &Value, name: &str) {
-        let key = (kind, id_text(id));
-        if self.by_id.get(&key).is_some_and(|n| n == name) {
-            self.by_id.remove(&key);
-        }
-    }
-}
-
-fn id_text(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// An actual object in the files' form: logical ids for references, no
-/// ownership tags.
-pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
-    let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
-    if let Some(tags) = value.get_mut("tags") {
-        strip_ownership_tags(tags);
-    }
-    value
-}
-
-/// An actual object as the files would write it, read field by field:
-/// fields holding references (and `tags`, without ownership tags) come
-/// from a small rewritten copy, all others straight from the API's body.
-pub(crate) struct ActualView<'a> {
-    wire: &'a Value,
-    overlay: serde_json::Map<String, Value>,
-    replaced: Vec<String>,
-}
-
-impl<'a> ActualView<'a> {
-    pub fn new(kind: Kind, remote: &'a Remote, names: &Names) -> ActualView<'a> {
-        let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
-        if let Some(tags) = remote.body.get("tags") {
-            let mut tags = tags.clone();
-            strip_ownership_tags(&mut tags);
-            overlay.insert("tags".to_owned(), tags);
-            replaced.push("tags".to_owned());
-        }
-        ActualView {
-            wire: &remote.body,
-            overlay,
-            replaced,
-        }
-    }
-
-    pub fn get(&self, field: &str) -> Option<&Value> {
-        // The overlay holds a few fields: a scan beats hashing the name.
-        if let Some((_, value)) = self.overlay.iter().find(|(name, _)| *name == field) {
-            Some(value)
-        } else if self.replaced.iter().any(|r| r == field) {
-            None
-        } else {
-            self.wire.get(field)
-        }
-    }
-}
-
-fn strip_ownership_tags(tags: &mut Value) {
-    if let Some(tags) = tags.as_array_mut() {
-        tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
-    }
-}
-
-/// The targets and everything they depend on, transitively.
-fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Address> {
-    let mut keep: BTreeSet<Address> = BTreeSet::new();
-    let mut queue: Vec<Address> = targets.to_vec();
-    while let Some(address) = queue.pop() {
-        if keep.insert(address.clone()) {
-            queue.extend(desired.dependencies(&address).into_iter().cloned());
-        }
-    }
-    keep
-}
-
-/// Kahn's algorithm, always taking the smallest ready index: a
-/// deterministic dependency order. Nodes left in a cycle come last.
-fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> Vec<usize> {
-    let mut incoming = vec![0usize; count];
-    for edge in graph.raw_edges() {
-        incoming[graph[edge.target()]] += 1;
-    }
-    let mut ready: BTreeSet<usize> = (0..count).filter(|&i| incoming[i] == 0).collect();
-    let mut sequence = Vec::with_capacity(count);
-    while let Some(next) = ready.pop_first() {
-        sequence.push(next);
-        for neighbour in graph.neighbors(NodeIndex::new(next)) {
-            let target = graph[neighbour];
-            incoming[target] -= 1;
-            if incoming[target] == 0 {
-                ready.insert(target);
-            }
-        }
-    }
-    let placed: BTreeSet<usize> = sequence.iter().copied().collect();
-    sequence.extend((0..count).filter(|i| !placed.contains(i)));
-    sequence
-}
-
-/// The DAG over `changes`.
-fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) -> DiGraph<usize, ()> {
-    let mut graph = DiGraph::new();
-    let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| graph.add_node(i)).collect();
-    let index: HashMap<(&Address, Action), usize> = changes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ((&c.address, c.action), i))
-        .collect();
-    let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
-    for (i, change) in changes.iter().enumerate() {
-        // Creates and updates come after the creation of what they reference.
-        if matches!(
-            change.action,
-            Action::Create | Action::Update | Action::Replace | Action::Import
-        ) && let Some(resource) = desired.resources.get(&change.address)
-        {
-            for reference in &resource.references {
-                if let Target::Managed(target) = &reference.target
-                    && let Some(j) = find(target, &[Action::Create, Action::Replace, Action::Import])
-                    && j != i
-                {
-                    graph.update_edge(nodes[j], nodes[i], ());
-                }
-            }
-        }
-        // A create waits for the delete of an object holding a unique value it needs.
-        if change.action == Action::Create
-            && let Some(resource) = desired.resources.get(&change.address)
-        {
-            let wanted = unique_values(change.address.kind, &resource.resource.to_json());
-            for (j, other) in changes.iter().enumerate() {
-                if other.action == Action::Delete
-                    && other.address.kind == change.address.kind
-                    && let Some(remote) = removed_object(actual, other)
-                    && unique_values(other.address.kind, &remote.body)
-                        .iter()
-                        .any(|u| wanted.contains(u))
-                {
-                    graph.update_edge(nodes[j], nodes[i], ());
-                }
-            }
-        }
-        // A delete comes after every change that stops referencing the deleted object.
-        if change.action == Action::Delete {
-            for (other, remote) in &actual.owned {
-                let refs = actual_references(other.kind, remote, names);
-                if refs.contains(&change.address)
-                    && let Some(j) = find(other, &[Action::Delete, Action::Update, Action::Replace])
-                    && j != i
-                {
-                    graph.update_edge(nodes[j], nodes[i], ());
-                }
-            }
-        }
-    }
-    graph
-}
-
-/// The remote object a delete removes.
-fn removed_object<'a>(actual: &'a Actual, change: &Change) -> Option<&'a Remote> {
-    let id = change.remote_id.as_deref()?;
-    actual
-        .owned
-        .values()
-        .chain(actual.duplicates.iter().map(|(_, r)| r))
-        .find(|r| r.kind == change.address.kind && r.id == id)
-}
-
-/// The project resources an actual object references.
-fn actual_references(kind: Kind, remote: &Remote, names: &Names) -> Vec<Address> {
-    let value = file_form(kind, remote, names);
-    let mut found = Vec::new();
-    for field in &facts(kind, &value).refs {
-        for parent in expand(&field.parent, &value) {
-            let Some(v) = lookup(&value, &parent.key(&field.name)) else {
-                continue;
-            };
-            let ids: Vec<&Value> = match v {
-                Value::Array(items) => items.iter().collect(),
-                single => vec![single],
-            };
-            found.extend(
-                ids.into_iter()
-                    .filter_map(Value::as_str)
-                    .map(|id| Address::new(field.target, id)),
-            );
-        }
-    }
-    found
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// The view reads every field as the files' form would have it.
-    #[test]
-    fn an_actual_view_reads_as_the_files_form() {
-        let remote = Remote {
-            kind: Kind::Check,
-            id: "c1".into(),
-            body: json!({
-                "id": "c1", "checkType": "API", "name": "Home", "groupId": 7,
-                "alertChannelSubscriptions": [
-                    { "alertChannelId": 3, "activated": true },
-                    { "alertChannelId": 4, "activated": false }
-                ],
-                "privateLocations": ["office-ams"],
-                "tags": ["web", "monform:shop/home"],
-                "request": { "url": "https://example.com", "method": "GET" }
-            }),
-        };
-        let names = Names::from_pairs(
-            [
-                (Kind::Group, json!(7), "shop".to_owned()),
-                (Kind::AlertChannel, json!(3), "ops".to_owned()),
-                (Kind::PrivateLocation, json!("office-ams"), "office".to_owned()),
-            ]
-            .into_iter(),
-        );
-        let whole = file_form(Kind::Check, &remote, &names);
-        let view = ActualView::new(Kind::Check, &remote, &names);
-        let fields = whole
-            .as_object()
-            .unwrap()
-            .keys()
-            .chain(remote.body.as_object().unwrap().keys());
-        for field in fields {
-            assert_eq!(view.get(field), whole.get(field), "{field}");
-        }
-        assert_eq!(view.get("group"), Some(&json!("shop")));
-        assert_eq!(view.get("groupId"), None);
-        assert_eq!(view.get("alertChannels"), Some(&json!(["ops"])));
-        assert_eq!(view.get("tags"), Some(&json!(["web"])));
-    }
-}
+mod tests;

@@ -1,0 +1,175 @@
+//! One resource's checks: its shape, scripts, rules and references, each
+//! run on whatever part of it is well-formed.
+
+use super::*;
+
+/// The references of `address` found at `sites`: to a resource of the
+/// project, to a remote-only object (soft), or dangling (a diagnostic).
+pub(super) fn references(
+    address: &Address,
+    sites: Vec<(RefSite, Span)>,
+    defined: &FxHashSet<Address>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Reference> {
+    let mut references = Vec::new();
+    for (site, span) in sites {
+        let target = Address::new(site.target, site.id.clone());
+        if defined.contains(&target) {
+            references.push(Reference {
+                path: site.path,
+                target: Target::Managed(target),
+                span,
+            });
+        } else if site.soft {
+            references.push(Reference {
+                path: site.path,
+                target: Target::Remote(site.id),
+                span,
+            });
+        } else {
+            let mut existing: Vec<&str> = defined
+                .iter()
+                .filter(|a| a.kind == site.target)
+                .map(|a| a.id.as_str())
+                .collect();
+            existing.sort_unstable();
+            let diagnostic = Diagnostic::new(
+                "monform::dangling-reference",
+                format!(
+                    "{address}.{}: no {} named `{}`",
+                    site.path,
+                    site.target.section(),
+                    site.id
+                ),
+            )
+            .at(span, "unknown reference");
+            diagnostics.push(match monform_model::suggest(&site.id, existing.iter().copied()) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None if existing.is_empty() => {
+                    diagnostic.help(format!("the project defines no {}", site.target.section()))
+                }
+                None => diagnostic.help(format!("{} are: {}", site.target.section(), existing.join(", "))),
+            });
+        }
+    }
+    references
+}
+
+/// Shape, scripts, rules and the reference sites of one resource. Every
+/// check runs on whatever part of the resource is well-formed: a rule is
+/// skipped only when a top-level field it reads is broken, a reference only
+/// when its own value is. The typed resource comes back when nothing is wrong.
+pub(super) fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Validated {
+    let mut json = item.node.to_json();
+    let shape = check_shape(item.address.kind, &json);
+    // Top-level fields that are broken: rules reading them are skipped.
+    let mut broken: FxHashSet<String> = FxHashSet::default();
+    for violation in &shape.violations {
+        if let Some(field) = top_field(&violation.path).or_else(|| violation.missing_field()) {
+            broken.insert(field.to_owned());
+        }
+        // A failed substitution was reported; its leftover text is not news.
+        if item.unresolved.is_empty() || !item.unresolved.contains(&item.node.locate(&violation.path, false)) {
+            diagnostics.push(violation_diagnostic(item, violation));
+        }
+    }
+    for script in &shape.scripts {
+        match read_script(base, &script.file) {
+            Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
+            Err(message) => {
+                if let Some(field) = top_field(&script.path) {
+                    broken.insert(field.to_owned());
+                }
+                let span = item.node.locate(&script.path.key("file"), false);
+                diagnostics.push(
+                    Diagnostic::new(
+                        "monform::script-file",
+                        format!("{}.{}: {message}", item.address, script.path),
+                    )
+                    .at(span, "this file")
+                    .help("paths are relative to the file that names them"),
+                );
+            }
+        }
+    }
+    let rules = monform_model::rules::check(item.address.kind, &json, &|field| !broken.contains(field));
+    for violation in &rules {
+        diagnostics.push(violation_diagnostic(item, violation));
+    }
+    // A reference whose own value is broken (a bad logical id, a failed
+    // substitution) is not looked up.
+    let refs = shape
+        .refs
+        .into_iter()
+        .filter(|r| !shape.violations.iter().any(|v| v.path.0.starts_with(&r.path.0)))
+        .map(|r| {
+            let span = item.node.locate(&r.path, false);
+            (r, span)
+        })
+        .filter(|(_, span)| !item.unresolved.contains(span))
+        .collect();
+    let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
+        match monform_model::Resource::from_json(item.address.kind, json) {
+            Ok(resource) => Some(resource),
+            Err(e) => {
+                diagnostics.push(violation_diagnostic(
+                    item,
+                    &Violation::new(FieldPath::root(), e.to_string()),
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Validated { resource, refs }
+}
+
+/// The top-level field a path is in.
+pub(super) fn top_field(path: &FieldPath) -> Option<&str> {
+    match path.segments().first()? {
+        Segment::Key(key) => Some(key),
+        Segment::Index(_) => None,
+    }
+}
+
+/// A `{ file }` script, relative to the folder `base` of the file naming it.
+pub(super) fn read_script(base: &Path, relative: &str) -> Result<String, String> {
+    let path = base.join(relative);
+    let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
+        _ => format!("cannot read script file `{relative}`: {e}"),
+    })?;
+    // Devices and pipes (`/dev/zero`, `/dev/stdin`) would never end.
+    if !metadata.is_file() {
+        return Err(format!("script file `{relative}` is not a regular file"));
+    }
+    if metadata.len() > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "script file `{relative}` is larger than {} MiB",
+            MAX_SCRIPT_BYTES >> 20
+        ));
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
+}
+
+fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
+    let span = item.node.locate(&violation.path, violation.at_key);
+    let field = if violation.path.is_root() {
+        item.address.to_string()
+    } else {
+        format!("{}.{}", item.address, violation.path)
+    };
+    let label = if violation.at_key {
+        "unknown field"
+    } else if violation.path.is_root() {
+        "in this resource"
+    } else {
+        "invalid value"
+    };
+    let mut diagnostic = Diagnostic::new("monform::invalid", format!("{field}: {}", violation.message)).at(span, label);
+    if let Some(help) = &violation.help {
+        diagnostic = diagnostic.help(help.clone());
+    }
+    diagnostic
+}

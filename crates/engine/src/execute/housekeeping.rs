@@ -1,0 +1,121 @@
+//! What an apply records besides the plan's changes: objects it needs no
+//! change to but the state does not know yet, declared moves, and the
+//! ownership tags of moved entries.
+
+use super::*;
+
+/// Records in the state the objects that need no change but that it does
+/// not know yet (adopted after a crash, or after the state was lost), and
+/// drops the entries of objects that no longer exist and are not wanted.
+pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Result<(), ApplyError> {
+    let mut state = shared.state.lock().await;
+    // Entries of objects that are gone and no longer wanted are stale (an
+    // apply killed between a delete and its state save leaves them).
+    let remove = state
+        .resources
+        .keys()
+        .filter(|key| {
+            key.parse::<Address>().is_ok_and(|address| {
+                !actual.owned.contains_key(&address) && !shared.desired.resources.contains_key(&address)
+            })
+        })
+        .cloned()
+        .collect();
+    let mut delta = Delta {
+        remove,
+        ..Delta::default()
+    };
+    for change in plan.changes.iter().filter(|c| c.action.is_noop()) {
+        let (Some(resource), Some(remote)) = (
+            shared.desired.resources.get(&change.address),
+            actual.owned.get(&change.address),
+        ) else {
+            continue;
+        };
+        let key = change.address.to_string();
+        let known = state.resources.get(&key).is_some_and(|r| {
+            r.remote_id == remote.id && r.version.as_deref() == remote.version() && !r.fields.is_empty()
+        });
+        if known {
+            continue;
+        }
+        let desired = managed(change.address.kind, resource.resource.to_json());
+        let entry = ResourceState {
+            remote_id: remote.id.clone(),
+            version: remote.version().map(str::to_owned),
+            applied: state.fingerprint(&desired),
+            secrets: secret_fingerprints(change.address.kind, &desired, &state),
+            prevent_destroy: resource.resource.prevent_destroy(),
+            managed: managed_names(&desired),
+            fields: field_fingerprints(change.address.kind, &desired, &state),
+        };
+        delta.set.insert(key, entry);
+    }
+    if !delta.remove.is_empty() || !delta.set.is_empty() {
+        persist(shared, &mut state, delta)?;
+    }
+    Ok(())
+}
+
+/// Moves the state entries of the files' `moved` entries (planning saw
+/// them moved already), before anything else is written.
+pub(super) async fn record_moves(shared: &Shared<'_>, desired: &Desired) -> Result<(), ApplyError> {
+    let mut state = shared.state.lock().await;
+    let (moves, _) = crate::declared::state_moves(&state, &desired.declarations);
+    if let Some(delta) = crate::declared::moves_delta(&state, &moves) {
+        persist(shared, &mut state, delta)?;
+    }
+    Ok(())
+}
+
+/// Rewrites the ownership tag of the objects whose state entry `state mv`
+/// moved and that need no other change (an update or a create writes the
+/// tag anyway): a tags-only update, nothing else.
+pub(super) async fn retag_moved(
+    shared: &Shared<'_>,
+    plan: &Plan,
+    actual: &Actual,
+    report: &mut Report,
+) -> Result<(), ApplyError> {
+    for moved in actual.moved(shared.project) {
+        let address = &moved.address;
+        let unchanged = plan.changes.iter().any(|c| &c.address == address && c.action.is_noop());
+        let Some(remote) = actual.owned.get(address).filter(|_| unchanged) else {
+            continue;
+        };
+        let tag = ownership_tag(shared.project, &address.id);
+        let body = retag_body(address.kind, &remote.body, shared.project, Some(&tag));
+        match shared.client.update(address.kind, &remote.id, &body).await {
+            Ok(updated) => {
+                let mut state = shared.state.lock().await;
+                let key = address.to_string();
+                if let Some(entry) = state.resources.get(&key) {
+                    let entry = ResourceState {
+                        version: updated.version().map(str::to_owned),
+                        ..entry.clone()
+                    };
+                    let delta = Delta {
+                        set: [(key, entry)].into(),
+                        ..Delta::default()
+                    };
+                    persist(shared, &mut state, delta)?;
+                }
+                drop(state);
+                (shared.on_event)(Event::Moved {
+                    address: address.clone(),
+                    from: moved.from.clone(),
+                });
+            }
+            Err(error) => {
+                let text = format!("cannot rewrite the ownership tag: {error}");
+                (shared.on_event)(Event::Failed {
+                    address: address.clone(),
+                    action: Action::Update,
+                    error: text.clone(),
+                });
+                report.failed.push((address.clone(), Action::Update, text));
+            }
+        }
+    }
+    Ok(())
+}

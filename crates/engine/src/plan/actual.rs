@@ -1,0 +1,114 @@
+//! Actual objects read as the files would write them.
+
+use monform_api::Remote;
+use monform_model::Kind;
+use monform_model::wire::{from_wire, from_wire_overlay};
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::fetch::Actual;
+use crate::identity::is_ownership_tag;
+/// Maps remote ids back to logical ids, for reading actual objects in the files' form.
+#[derive(Debug, Default)]
+pub struct Names {
+    /// Looked up for every reference of every resource in a plan: a fast hash.
+    by_id: FxHashMap<(Kind, String), String>,
+}
+
+impl Names {
+    pub fn new(actual: &Actual) -> Names {
+        let mut by_id = FxHashMap::default();
+        for (address, remote) in &actual.owned {
+            by_id.insert((address.kind, remote.id.clone()), address.id.clone());
+            if address.kind == Kind::PrivateLocation
+                && let Some(slug) = remote.body.get("slugName").and_then(Value::as_str)
+            {
+                by_id.insert((Kind::PrivateLocation, slug.to_owned()), address.id.clone());
+            }
+        }
+        Names { by_id }
+    }
+
+    /// From (kind, remote id or slug, logical id) triples.
+    pub fn from_pairs(pairs: impl Iterator<Item = (Kind, Value, String)>) -> Names {
+        let by_id = pairs.map(|(kind, id, name)| ((kind, id_text(&id)), name)).collect();
+        Names { by_id }
+    }
+
+    pub fn name(&self, kind: Kind, id: &Value) -> Option<String> {
+        self.by_id.get(&(kind, id_text(id))).cloned()
+    }
+
+    /// Records that remote id (or slug) `id` of `kind` is `name`.
+    pub fn insert(&mut self, kind: Kind, id: &Value, name: String) {
+        self.by_id.insert((kind, id_text(id)), name);
+    }
+
+    /// Forgets `id` of `kind` if it still names `name`.
+    pub fn remove(&mut self, kind: Kind, id: &Value, name: &str) {
+        let key = (kind, id_text(id));
+        if self.by_id.get(&key).is_some_and(|n| n == name) {
+            self.by_id.remove(&key);
+        }
+    }
+}
+
+pub(super) fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An actual object in the files' form: logical ids for references, no
+/// ownership tags.
+pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
+    let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
+    if let Some(tags) = value.get_mut("tags") {
+        strip_ownership_tags(tags);
+    }
+    value
+}
+
+/// An actual object as the files would write it, read field by field:
+/// fields holding references (and `tags`, without ownership tags) come
+/// from a small rewritten copy, all others straight from the API's body.
+pub(crate) struct ActualView<'a> {
+    wire: &'a Value,
+    overlay: serde_json::Map<String, Value>,
+    replaced: Vec<String>,
+}
+
+impl<'a> ActualView<'a> {
+    pub fn new(kind: Kind, remote: &'a Remote, names: &Names) -> ActualView<'a> {
+        let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
+        if let Some(tags) = remote.body.get("tags") {
+            let mut tags = tags.clone();
+            strip_ownership_tags(&mut tags);
+            overlay.insert("tags".to_owned(), tags);
+            replaced.push("tags".to_owned());
+        }
+        ActualView {
+            wire: &remote.body,
+            overlay,
+            replaced,
+        }
+    }
+
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        // The overlay holds a few fields: a scan beats hashing the name.
+        if let Some((_, value)) = self.overlay.iter().find(|(name, _)| *name == field) {
+            Some(value)
+        } else if self.replaced.iter().any(|r| r == field) {
+            None
+        } else {
+            self.wire.get(field)
+        }
+    }
+}
+
+pub(super) fn strip_ownership_tags(tags: &mut Value) {
+    if let Some(tags) = tags.as_array_mut() {
+        tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
+    }
+}

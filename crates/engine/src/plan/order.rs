@@ -1,0 +1,140 @@
+//! The order changes apply in: a DAG over the plan's changes.
+
+use std::collections::{BTreeSet, HashMap};
+
+use monform_api::Remote;
+use monform_config::{Desired, Target};
+use monform_model::facts::{expand, facts, unique_values};
+use monform_model::{Address, Kind};
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::Value;
+
+use super::{Action, Change, Names, file_form, lookup};
+use crate::fetch::Actual;
+/// The targets and everything they depend on, transitively.
+pub(super) fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Address> {
+    let mut keep: BTreeSet<Address> = BTreeSet::new();
+    let mut queue: Vec<Address> = targets.to_vec();
+    while let Some(address) = queue.pop() {
+        if keep.insert(address.clone()) {
+            queue.extend(desired.dependencies(&address).into_iter().cloned());
+        }
+    }
+    keep
+}
+
+/// Kahn's algorithm, always taking the smallest ready index: a
+/// deterministic dependency order. Nodes left in a cycle come last.
+pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> Vec<usize> {
+    let mut incoming = vec![0usize; count];
+    for edge in graph.raw_edges() {
+        incoming[graph[edge.target()]] += 1;
+    }
+    let mut ready: BTreeSet<usize> = (0..count).filter(|&i| incoming[i] == 0).collect();
+    let mut sequence = Vec::with_capacity(count);
+    while let Some(next) = ready.pop_first() {
+        sequence.push(next);
+        for neighbour in graph.neighbors(NodeIndex::new(next)) {
+            let target = graph[neighbour];
+            incoming[target] -= 1;
+            if incoming[target] == 0 {
+                ready.insert(target);
+            }
+        }
+    }
+    let placed: BTreeSet<usize> = sequence.iter().copied().collect();
+    sequence.extend((0..count).filter(|i| !placed.contains(i)));
+    sequence
+}
+
+/// The DAG over `changes`.
+pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) -> DiGraph<usize, ()> {
+    let mut graph = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| graph.add_node(i)).collect();
+    let index: HashMap<(&Address, Action), usize> = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((&c.address, c.action), i))
+        .collect();
+    let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
+    for (i, change) in changes.iter().enumerate() {
+        // Creates and updates come after the creation of what they reference.
+        if matches!(
+            change.action,
+            Action::Create | Action::Update | Action::Replace | Action::Import
+        ) && let Some(resource) = desired.resources.get(&change.address)
+        {
+            for reference in &resource.references {
+                if let Target::Managed(target) = &reference.target
+                    && let Some(j) = find(target, &[Action::Create, Action::Replace, Action::Import])
+                    && j != i
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+        // A create waits for the delete of an object holding a unique value it needs.
+        if change.action == Action::Create
+            && let Some(resource) = desired.resources.get(&change.address)
+        {
+            let wanted = unique_values(change.address.kind, &resource.resource.to_json());
+            for (j, other) in changes.iter().enumerate() {
+                if other.action == Action::Delete
+                    && other.address.kind == change.address.kind
+                    && let Some(remote) = removed_object(actual, other)
+                    && unique_values(other.address.kind, &remote.body)
+                        .iter()
+                        .any(|u| wanted.contains(u))
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+        // A delete comes after every change that stops referencing the deleted object.
+        if change.action == Action::Delete {
+            for (other, remote) in &actual.owned {
+                let refs = actual_references(other.kind, remote, names);
+                if refs.contains(&change.address)
+                    && let Some(j) = find(other, &[Action::Delete, Action::Update, Action::Replace])
+                    && j != i
+                {
+                    graph.update_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The remote object a delete removes.
+pub(super) fn removed_object<'a>(actual: &'a Actual, change: &Change) -> Option<&'a Remote> {
+    let id = change.remote_id.as_deref()?;
+    actual
+        .owned
+        .values()
+        .chain(actual.duplicates.iter().map(|(_, r)| r))
+        .find(|r| r.kind == change.address.kind && r.id == id)
+}
+
+/// The project resources an actual object references.
+pub(super) fn actual_references(kind: Kind, remote: &Remote, names: &Names) -> Vec<Address> {
+    let value = file_form(kind, remote, names);
+    let mut found = Vec::new();
+    for field in &facts(kind, &value).refs {
+        for parent in expand(&field.parent, &value) {
+            let Some(v) = lookup(&value, &parent.key(&field.name)) else {
+                continue;
+            };
+            let ids: Vec<&Value> = match v {
+                Value::Array(items) => items.iter().collect(),
+                single => vec![single],
+            };
+            found.extend(
+                ids.into_iter()
+                    .filter_map(Value::as_str)
+                    .map(|id| Address::new(field.target, id)),
+            );
+        }
+    }
+    found
+}
