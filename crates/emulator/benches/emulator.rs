@@ -4,7 +4,7 @@
 //! - ICMP check creation (`POST /v1/checks/icmp`), requests/second with 8
 //!   concurrent clients;
 //! - `GET /v1/checks?limit=100` over a 10,000-check database, first page
-//!   and a deep page;
+//!   and a deep page, and `GET /v1/checks/{id}` at random;
 //! - `start_local` on an empty and on a 10,000-check database (must be
 //!   under 1 s).
 //!
@@ -111,8 +111,8 @@ fn icmp(i: usize) -> Value {
 }
 
 /// Adds checks straight to the database (copies of one created through the
-/// API, with their own ids and names) until there are `total`.
-fn fill(server: &Server, template: &Value, total: usize) {
+/// API, with their own ids and names) until there are `total`; their ids.
+fn fill(server: &Server, template: &Value, total: usize) -> Vec<String> {
     let account = server.account_id.clone();
     let section = Kind::Check.section();
     server
@@ -120,6 +120,7 @@ fn fill(server: &Server, template: &Value, total: usize) {
         .store
         .transaction(|tx| {
             let (_, have) = tx.page(&account, section, 0, 1)?;
+            let mut ids = Vec::new();
             for i in have..total {
                 let id = uuid::Uuid::new_v4().to_string();
                 let mut body = template.clone();
@@ -127,10 +128,11 @@ fn fill(server: &Server, template: &Value, total: usize) {
                 body["name"] = json!(format!("Ping {i}"));
                 body["request"]["hostname"] = json!(format!("host-{i}.example.com"));
                 tx.insert(&account, section, &id, None, 0, &body)?;
+                ids.push(id);
             }
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, rusqlite::Error>(ids)
         })
-        .expect("database filled");
+        .expect("database filled")
 }
 
 /// Times `start_local` (and the first answered request) `runs` times.
@@ -216,7 +218,7 @@ async fn main() {
         .expect("JSON")[0]
         .clone();
     let filled = Instant::now();
-    fill(&server, &without_presented(template), checks);
+    let ids = Arc::new(fill(&server, &without_presented(template), checks));
     let fill_time = filled.elapsed();
     let total = client
         .get(format!("{base}/v1/checks?limit=1"))
@@ -246,6 +248,18 @@ async fn main() {
             &list,
         ));
     }
+    let one = {
+        let (client, base, key, ids) = (client.clone(), base.clone(), key.clone(), ids.clone());
+        hammer(2000, 200, move |i| {
+            let id = &ids[(i * 7919) % ids.len().max(1)];
+            client.get(format!("{base}/v1/checks/{id}")).bearer_auth(&key)
+        })
+        .await
+    };
+    rows.push(throughput_row(
+        &format!("GET /v1/checks/{{id}}, at random ({checks} checks, {CLIENTS} clients)"),
+        &one,
+    ));
     drop(client);
     server.shutdown().await.expect("shutdown");
 

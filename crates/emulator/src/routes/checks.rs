@@ -139,7 +139,6 @@ pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -
     }
     let search = params.one("search").map(str::to_lowercase);
     let db = app.store.lock();
-    let context = hooks::Context::load(&db, &caller.account, Kind::Check)?;
     let (rows, total) = if tags.is_empty() && check_type.is_none() && search.is_none() {
         db.page(&caller.account, Kind::Check.section(), paging.offset(), paging.limit)?
     } else {
@@ -159,6 +158,7 @@ pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -
             .collect();
         paging.slice(matching)
     };
+    let context = hooks::Context::load(&db, &caller.account, Kind::Check, rows.iter().map(|r| &r.body))?;
     // Presenting and serializing need no database: let other requests in.
     drop(db);
     let items = rows
@@ -178,13 +178,17 @@ pub async fn of_group(
     let paging = Paging::from_params(&params)?;
     let db = app.store.lock();
     let group = load(&db, &caller.account, Kind::Group, &id)?;
-    let context = hooks::Context::load(&db, &caller.account, Kind::Check)?;
     let members: Vec<Value> = db
         .all(&caller.account, Kind::Check.section())?
         .into_iter()
         .filter(|r| id_text(&r.body["groupId"]) == id)
-        .map(|r| apply_group(hooks::present(Kind::Check, r.body, &context), &group))
+        .map(|r| r.body)
         .collect();
-    let (items, total) = paging.slice(members);
+    let (members, total) = paging.slice(members);
+    let context = hooks::Context::load(&db, &caller.account, Kind::Check, &members)?;
+    let items = members
+        .into_iter()
+        .map(|check| apply_group(hooks::present(Kind::Check, check, &context), &group))
+        .collect();
     Ok(paged(items, total, paging))
 }

@@ -26,15 +26,27 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn load(db: &Connection, account: &str, kind: Kind) -> ApiResult<Context> {
-        let channels = if kind == Kind::Check {
-            db.all(account, Kind::AlertChannel.section())?
-                .into_iter()
-                .map(|r| (r.id, r.body))
-                .collect()
-        } else {
-            HashMap::new()
-        };
+    /// What presenting `objects` (of `kind`) needs: only the alert channels
+    /// they subscribe to, so a page or one object never reads every channel.
+    pub fn load<'v>(
+        db: &Connection,
+        account: &str,
+        kind: Kind,
+        objects: impl IntoIterator<Item = &'v Value>,
+    ) -> ApiResult<Context> {
+        let mut channels = HashMap::new();
+        if kind == Kind::Check {
+            for object in objects {
+                for subscription in object["alertChannelSubscriptions"].as_array().into_iter().flatten() {
+                    let id = id_text(&subscription["alertChannelId"]);
+                    if !channels.contains_key(&id)
+                        && let Some(channel) = db.get(account, Kind::AlertChannel.section(), &id)?
+                    {
+                        channels.insert(id, channel);
+                    }
+                }
+            }
+        }
         let agents = if kind == Kind::PrivateLocation {
             agents::all_agents(db, account)?
         } else {
@@ -143,9 +155,7 @@ pub fn check_references(db: &Connection, account: &str, kind: Kind, stored: &Val
     for (path, target, id) in referenced_ids(kind, stored) {
         let exists = if target == Kind::PrivateLocation {
             let slug = id.as_str().unwrap_or_default();
-            db.all(account, target.section())?
-                .iter()
-                .any(|r| r.body["slugName"] == slug)
+            !db.find(account, target.section(), "$.slugName", slug)?.is_empty()
         } else {
             db.get(account, target.section(), &id_text(&id))?.is_some()
         };
@@ -206,9 +216,13 @@ pub fn check_unique(
         return Ok(());
     };
     let id_field = kind.id_field();
-    let clash = db.all(account, kind.section())?.into_iter().any(|r| {
-        &r.body[field] == value && except.is_none_or(|e| r.body[id_field] != Value::String(e.to_owned()) && r.id != e)
-    });
+    let clash = db
+        .find(account, kind.section(), &format!("$.{field}"), &id_text(value))?
+        .into_iter()
+        .any(|r| {
+            &r.body[field] == value
+                && except.is_none_or(|e| r.body[id_field] != Value::String(e.to_owned()) && r.id != e)
+        });
     if clash {
         return Err(ApiError::conflict(format!(
             "{field} {} is already taken",
@@ -300,15 +314,10 @@ pub fn on_update(
 }
 
 /// Refuses deletes that would leave dangling references; cleans up subscriptions.
+/// Users are found inside SQLite: a delete reads only the objects that use
+/// the one deleted, however many checks the account has.
 pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, stored: &Value) -> ApiResult<()> {
-    let users = |section: &str, uses: &dyn Fn(&Value) -> bool| -> ApiResult<Vec<String>> {
-        Ok(db
-            .all(account, section)?
-            .into_iter()
-            .filter(|r| uses(&r.body))
-            .map(|r| r.id)
-            .collect())
-    };
+    let ids = |rows: Vec<crate::store::Row>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
     let refuse = |what: &str, by: Vec<String>| -> ApiResult<()> {
         if by.is_empty() {
             return Ok(());
@@ -319,32 +328,37 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
             by.join(", ")
         )))
     };
+    let (checks, groups) = (Kind::Check.section(), Kind::Group.section());
     match kind {
-        Kind::Group => refuse(
-            "checks",
-            users(Kind::Check.section(), &|c| id_text(&c["groupId"]) == id)?,
-        ),
+        Kind::Group => refuse("checks", ids(db.find(account, checks, "$.groupId", id)?)),
         Kind::PrivateLocation => {
-            let slug = stored["slugName"].clone();
-            let uses = |o: &Value| o["privateLocations"].as_array().is_some_and(|l| l.contains(&slug));
-            refuse("checks", users(Kind::Check.section(), &uses)?)?;
-            refuse("groups", users(Kind::Group.section(), &uses)?)?;
+            let slug = stored["slugName"].as_str().unwrap_or_default();
+            let users = |section| db.find_in_list(account, section, "$.privateLocations", None, slug);
+            refuse("checks", ids(users(checks)?))?;
+            refuse("groups", ids(users(groups)?))?;
             Ok(agents::forget_location(db, account, id)?)
         }
         Kind::Snippet => {
-            let uses = |o: &Value| id_text(&o["setupSnippetId"]) == id || id_text(&o["tearDownSnippetId"]) == id;
-            refuse("checks", users(Kind::Check.section(), &uses)?)?;
-            refuse("groups", users(Kind::Group.section(), &uses)?)
+            let users = |section| -> rusqlite::Result<Vec<String>> {
+                let mut found = ids(db.find(account, section, "$.setupSnippetId", id)?);
+                for user in ids(db.find(account, section, "$.tearDownSnippetId", id)?) {
+                    if !found.contains(&user) {
+                        found.push(user);
+                    }
+                }
+                Ok(found)
+            };
+            refuse("checks", users(checks)?)?;
+            refuse("groups", users(groups)?)
         }
         Kind::AlertChannel => {
-            for section in [Kind::Check.section(), Kind::Group.section()] {
-                for mut row in db.all(account, section)? {
+            for section in [checks, groups] {
+                let subscribed =
+                    db.find_in_list(account, section, "$.alertChannelSubscriptions", Some("$.alertChannelId"), id)?;
+                for mut row in subscribed {
                     if let Some(list) = row.body["alertChannelSubscriptions"].as_array_mut() {
-                        let before = list.len();
                         list.retain(|s| id_text(&s["alertChannelId"]) != id);
-                        if list.len() != before {
-                            db.replace(account, section, &row.id, &row.body)?;
-                        }
+                        db.replace(account, section, &row.id, &row.body)?;
                     }
                 }
             }

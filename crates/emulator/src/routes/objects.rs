@@ -25,7 +25,7 @@ pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> 
     let paging = Paging::from_params(&params)?;
     let db = app.store.lock();
     let (rows, total) = db.page(&caller.account, kind.section(), paging.offset(), paging.limit)?;
-    let context = hooks::Context::load(&db, &caller.account, kind)?;
+    let context = hooks::Context::load(&db, &caller.account, kind, rows.iter().map(|r| &r.body))?;
     drop(db);
     let items = rows
         .into_iter()
@@ -37,7 +37,7 @@ pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> 
 pub async fn get(kind: Kind, app: AppState, caller: Caller, id: String) -> ApiResult<Response> {
     let db = app.store.lock();
     let stored = load(&db, &caller.account, kind, &id)?;
-    let context = hooks::Context::load(&db, &caller.account, kind)?;
+    let context = hooks::Context::load(&db, &caller.account, kind, [&stored])?;
     Ok(axum::Json(hooks::present(kind, stored, &context)).into_response())
 }
 
@@ -72,7 +72,7 @@ pub fn create_object(
         }
         let created = hooks::on_create(tx, &caller.account, kind, &mut stored, auto_assign)?;
         tx.insert(&caller.account, kind.section(), &id_text(&id), None, 0, &stored)?;
-        let context = hooks::Context::load(tx, &caller.account, kind)?;
+        let context = hooks::Context::load(tx, &caller.account, kind, [&stored])?;
         Ok::<_, ApiError>(hooks::present_created(kind, stored, created, &context))
     })
 }
@@ -154,7 +154,7 @@ pub fn update_object(
         }
         hooks::on_update(tx, &caller.account, kind, &stored, &mut updated, auto_assign)?;
         tx.replace(&caller.account, kind.section(), id, &updated)?;
-        let context = hooks::Context::load(tx, &caller.account, kind)?;
+        let context = hooks::Context::load(tx, &caller.account, kind, [&updated])?;
         Ok::<_, ApiError>(hooks::present(kind, updated, &context))
     })
 }

@@ -24,7 +24,7 @@ pub async fn list(kind: Kind, State(app): State<AppState>, caller: Caller, param
             .position(|r| r.id == next)
             .ok_or_else(|| ApiError::invalid("nextId", format!("`{next}` is not a valid cursor")))?,
     };
-    let context = hooks::Context::load(&db, &caller.account, kind)?;
+    let context = hooks::Context::load(&db, &caller.account, kind, rows.iter().map(|r| &r.body))?;
     let page: Vec<Value> = rows
         .iter()
         .skip(start)
