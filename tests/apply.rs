@@ -259,6 +259,69 @@ fn apply_survives_being_killed_at_random_moments() {
     assert_eq!(planned.status.code(), Some(0), "seed {seed}: {}", stdout(&planned));
 }
 
+/// The number of entries `monform state list` reports (snapshot + journal).
+fn listed(emulator: &Emulator, project: &Path) -> usize {
+    let output = emulator.monform(project).args(["state", "list"]).output().unwrap();
+    assert_ok(&output);
+    stdout(&output).lines().count()
+}
+
+#[test]
+fn a_kill_leaves_a_journal_whose_torn_last_record_is_ignored_and_folded_next_time() {
+    let config = monform_emulator::Config {
+        rate_limit: None,
+        latency: Duration::from_millis(20),
+        ..Default::default()
+    };
+    let emulator = Emulator::with(config);
+    let project = generated_project(80);
+    let monform_dir = project.path().join(".monform");
+    let journal = monform_dir.join("state.journal");
+    let mut child = emulator
+        .background(project.path(), &["apply", "--auto-approve", "--parallelism", "2"])
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    while !journal.exists() && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(journal.exists(), "killed mid-apply, the journal is left");
+
+    // Every change the journal holds is read, without a fold (no lock).
+    let (created, _) = count_checks(&emulator);
+    let recorded = listed(&emulator, project.path());
+    assert!(
+        recorded > 2 && recorded <= created + 2,
+        "{recorded} recorded, {created} checks created"
+    );
+    // Killed in the middle of a record: detected and ignored.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&journal).unwrap();
+    std::io::Write::write_all(&mut file, br#"{"serial":999999,"set":{"checks.check-1":{"remo"#).unwrap();
+    drop(file);
+    assert_eq!(listed(&emulator, project.path()), recorded);
+
+    let output = emulator
+        .monform(project.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert_ok(&output);
+    assert_eq!(count_checks(&emulator), (80, 80), "nothing duplicated, nothing lost");
+    assert!(!journal.exists(), "folded into state.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(monform_dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["resources"].as_object().unwrap().len(), 82);
+    let planned = emulator
+        .monform(project.path())
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+}
+
 #[test]
 fn a_second_apply_fails_fast_naming_the_first() {
     let config = monform_emulator::Config {

@@ -312,8 +312,9 @@ impl Client {
     }
 }
 
-/// A transport error in words, with its cause chain (reqwest's own text is terse).
-fn describe(error: &reqwest::Error) -> String {
+/// A transport error in words, with its cause chain (reqwest's own text is
+/// terse), without the request's URL.
+pub fn describe(error: &reqwest::Error) -> String {
     let mut text = if error.is_timeout() {
         "timed out".to_owned()
     } else if error.is_connect() {

@@ -14,7 +14,9 @@ mod pace;
 mod resources;
 mod sessions;
 
-pub use client::{Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Secret, SendOptions};
+pub use client::{
+    Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Secret, SendOptions, describe as describe_transport,
+};
 pub use error::{Error, StatusError};
 pub use pace::{PaceStats, Wait, WaitObserver};
 pub use resources::Remote;

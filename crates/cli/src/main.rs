@@ -72,6 +72,10 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
+    /// Run the private-location agent: runs the checks of a private location from this network
+    /// (configured by MONFORM_API_URL, MONFORM_AGENT_KEY, AGENT_HEALTH_PORT, EXTERNAL_OBSERVABILITY,
+    /// MONFORM_AGENT_CONCURRENCY)
+    Agent,
 }
 
 /// Checks `--rate-limit` when parsing, so a typo fails before any work.
@@ -103,5 +107,6 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
+        Command::Agent => commands::agent::run(cli.api_url.as_deref()),
     }
 }

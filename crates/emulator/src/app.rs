@@ -62,14 +62,14 @@ impl Default for Config {
 pub struct App {
     pub store: Store,
     pub config: Config,
-    /// Set when shutdown begins: readiness turns 503.
+    /// Set when shutdown begins: waits and the scheduler stop.
     pub shutting_down: AtomicBool,
     pub metrics: crate::observe::Metrics,
     /// Per-key request budgets (`config.rate_limit`).
     pub limiter: crate::ratelimit::Limiter,
     /// Fault injection and added latency (`config.fault_rate`, `fault_seed`, `latency`).
     pub faults: crate::faults::Faults,
-    /// Turns true once the server has stopped; the agent probes stop with it.
+    /// Turns true once the server has stopped; background runs and agent long polls stop with it.
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Executes the runs of sessions (`config.backoff_second`).
     pub runner: monform_runner::Runner,

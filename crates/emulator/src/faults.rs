@@ -2,7 +2,7 @@
 //! unreliable service (`Config::fault_rate`, `fault_seed`, `latency`).
 //!
 //! Request number `n` (counted from 0 over the API requests this server has
-//! received; `/-/metrics`, `/openapi.json` and the agent probes are neither
+//! received; `/-/metrics` and `/openapi.json` are neither
 //! counted nor faulted) fails when the `n`-th draw of a splitmix64 stream
 //! seeded with `fault_seed` falls below `fault_rate`; a second draw picks the
 //! mode. Requests sent one after another therefore meet the same faults for

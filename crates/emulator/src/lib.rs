@@ -17,7 +17,6 @@ pub mod ids;
 pub mod layers;
 pub mod observe;
 pub mod openapi;
-pub mod probes;
 pub mod ratelimit;
 pub mod resource;
 pub mod routes;
@@ -132,7 +131,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
                 signalled.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
             })
             .await;
-        // The agent probes (if started) stop with the server.
+        // Long polls and background runs stop with the server.
         state.stopped.send_replace(true);
         result
     });

@@ -1,10 +1,11 @@
 //! The executor: applies a plan in dependency order, independent changes
-//! concurrently, saving state after every change. A create whose outcome is
+//! concurrently, recording each change in the state as it completes (on the
+//! `Recorder`'s thread: the executor never waits for a write). A create whose outcome is
 //! unknown (dropped connection, timeout, 5xx) is looked up by its identity
 //! before it is tried again, so nothing is ever created twice. A failure
 //! stops the changes that depend on it, not the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,7 +21,7 @@ use crate::compare::differences;
 use crate::fetch::Actual;
 use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
 use crate::plan::{Action, Change, Names, Plan, field_fingerprints, file_form, managed, secret_fingerprints};
-use crate::state::{ResourceState, State, StateBackend, StateError};
+use crate::state::{Delta, Recorder, ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
 #[derive(Debug, Clone)]
@@ -102,34 +103,23 @@ struct Shared<'a> {
     client: &'a Client,
     project: &'a str,
     desired: &'a Desired,
-    backend: &'a dyn StateBackend,
     state: Mutex<State>,
     /// Remote ids (or slugs for private locations) by address, as known now.
     ids: Mutex<Ids>,
     on_event: &'a (dyn Fn(Event) + Sync),
-    /// When the state was last written, and whether it changed since.
-    saved: std::sync::Mutex<(std::time::Instant, bool)>,
+    /// Where each change of `state` goes to be written.
+    recorder: Recorder,
     /// Replaces made create-first: the old objects, deleted once every
     /// other change is done (dependents have moved to the new ones by then).
     retired: std::sync::Mutex<Vec<(Address, String)>>,
 }
 
-/// Writes of the state are coalesced to one per interval: each write is a
-/// whole file with an fsync, and one per change made a 10,000-object apply
-/// take minutes. A crash loses at most this much of the cache, which the
-/// next run rebuilds from ownership tags and natural keys.
-const SAVE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// Saves the state if the last write is older than `SAVE_INTERVAL` (or `now`).
-fn persist(shared: &Shared<'_>, state: &State, now: bool) -> Result<(), StateError> {
-    let mut saved = shared.saved.lock().unwrap_or_else(|p| p.into_inner());
-    if now || saved.0.elapsed() >= SAVE_INTERVAL {
-        shared.backend.save(state)?;
-        *saved = (std::time::Instant::now(), false);
-    } else {
-        saved.1 = true;
-    }
-    Ok(())
+/// Applies `delta` to `state` (with the next serial) and queues it to be written.
+fn persist(shared: &Shared<'_>, state: &mut State, mut delta: Delta) -> Result<(), StateError> {
+    state.serial += 1;
+    delta.serial = state.serial;
+    state.apply(&delta);
+    shared.recorder.record(delta)
 }
 
 /// What an apply works on.
@@ -141,7 +131,7 @@ pub struct ApplyInput<'a> {
     pub backend: &'a dyn StateBackend,
 }
 
-/// Applies the plan. State is saved after every change.
+/// Applies the plan, recording every change in the state as it completes.
 pub async fn apply(
     input: ApplyInput<'_>,
     state: State,
@@ -159,15 +149,15 @@ pub async fn apply(
     for (address, remote) in &actual.owned {
         ids.insert(address.clone(), remote_ref(address.kind, remote));
     }
+    let recorder = Recorder::start(backend.writer(&state)?);
     let shared = Shared {
         client,
         project: &plan.project,
         desired,
-        backend,
         state: Mutex::new(state),
         ids: Mutex::new(ids),
         on_event,
-        saved: std::sync::Mutex::new((std::time::Instant::now() - SAVE_INTERVAL, false)),
+        recorder,
         retired: std::sync::Mutex::new(Vec::new()),
     };
     let create_first: HashSet<usize> = (0..plan.changes.len())
@@ -184,7 +174,9 @@ pub async fn apply(
         .collect();
     let mut finished: HashSet<usize> = HashSet::new();
     let mut failed: HashSet<usize> = HashSet::new();
-    let mut pending: Vec<usize> = order;
+    // A deque: changes start mostly from the front, and removing there
+    // from a vector moved the whole rest every time (quadratic at 100,000).
+    let mut pending: VecDeque<usize> = order.into();
     let mut running = futures_util::stream::FuturesUnordered::new();
     use futures_util::StreamExt;
     loop {
@@ -262,11 +254,9 @@ pub async fn apply(
                 .push((change.address.clone(), change.action, "interrupted".into()));
         }
     }
-    let state = shared.state.into_inner();
-    let unsaved = shared.saved.lock().map(|s| s.1).unwrap_or(true);
-    if unsaved {
-        backend.save(&state)?;
-    }
+    let Shared { state, recorder, .. } = shared;
+    let state = state.into_inner();
+    recorder.finish(&state)?;
     // The service learns which objects without tags are the project's, so
     // no other project adopts or changes them.
     let current = actual.owners.records.get(&state.project);
@@ -518,22 +508,20 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             });
         }
     }
-    let applied = state.fingerprint(&desired);
-    let fields = field_fingerprints(address.kind, &desired, &state);
-    state.resources.insert(
-        address.to_string(),
-        ResourceState {
-            remote_id: remote.id.clone(),
-            version: remote.version().map(str::to_owned),
-            applied,
-            secrets,
-            prevent_destroy: resource.resource.prevent_destroy(),
-            managed: managed_names(&desired),
-            fields,
-        },
-    );
-    state.serial += 1;
-    persist(shared, &state, false)?;
+    let entry = ResourceState {
+        remote_id: remote.id.clone(),
+        version: remote.version().map(str::to_owned),
+        applied: state.fingerprint(&desired),
+        secrets,
+        prevent_destroy: resource.resource.prevent_destroy(),
+        managed: managed_names(&desired),
+        fields: field_fingerprints(address.kind, &desired, &state),
+    };
+    let delta = Delta {
+        set: [(address.to_string(), entry)].into(),
+        ..Delta::default()
+    };
+    persist(shared, &mut state, delta)?;
     Ok(())
 }
 
@@ -546,10 +534,12 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
         .get(&key)
         .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
     {
-        state.resources.remove(&key);
+        let delta = Delta {
+            remove: vec![key],
+            ..Delta::default()
+        };
+        persist(shared, &mut state, delta)?;
     }
-    state.serial += 1;
-    persist(shared, &state, false)?;
     drop(state);
     if change.reason != crate::plan::Reason::Duplicate {
         shared.ids.lock().await.remove(address);
@@ -564,13 +554,20 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
     let mut state = shared.state.lock().await;
     // Entries of objects that are gone and no longer wanted are stale (an
     // apply killed between a delete and its state save leaves them).
-    let before = state.resources.len();
-    state.resources.retain(|key, _| {
-        key.parse::<Address>().map_or(true, |address| {
-            actual.owned.contains_key(&address) || shared.desired.resources.contains_key(&address)
+    let remove = state
+        .resources
+        .keys()
+        .filter(|key| {
+            key.parse::<Address>().is_ok_and(|address| {
+                !actual.owned.contains_key(&address) && !shared.desired.resources.contains_key(&address)
+            })
         })
-    });
-    let mut changed = state.resources.len() != before;
+        .cloned()
+        .collect();
+    let mut delta = Delta {
+        remove,
+        ..Delta::default()
+    };
     for change in plan.changes.iter().filter(|c| c.action == Action::Noop) {
         let (Some(resource), Some(remote)) = (
             shared.desired.resources.get(&change.address),
@@ -586,26 +583,19 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
             continue;
         }
         let desired = managed(change.address.kind, resource.resource.to_json());
-        let secrets = secret_fingerprints(change.address.kind, &desired, &state);
-        let applied = state.fingerprint(&desired);
-        let fields = field_fingerprints(change.address.kind, &desired, &state);
-        state.resources.insert(
-            key,
-            ResourceState {
-                remote_id: remote.id.clone(),
-                version: remote.version().map(str::to_owned),
-                applied,
-                secrets,
-                prevent_destroy: resource.resource.prevent_destroy(),
-                managed: managed_names(&desired),
-                fields,
-            },
-        );
-        changed = true;
+        let entry = ResourceState {
+            remote_id: remote.id.clone(),
+            version: remote.version().map(str::to_owned),
+            applied: state.fingerprint(&desired),
+            secrets: secret_fingerprints(change.address.kind, &desired, &state),
+            prevent_destroy: resource.resource.prevent_destroy(),
+            managed: managed_names(&desired),
+            fields: field_fingerprints(change.address.kind, &desired, &state),
+        };
+        delta.set.insert(key, entry);
     }
-    if changed {
-        state.serial += 1;
-        shared.backend.save(&state)?;
+    if !delta.remove.is_empty() || !delta.set.is_empty() {
+        persist(shared, &mut state, delta)?;
     }
     Ok(())
 }
@@ -628,10 +618,17 @@ async fn retag_moved(shared: &Shared<'_>, plan: &Plan, actual: &Actual, report: 
         match shared.client.update(address.kind, &remote.id, &body).await {
             Ok(updated) => {
                 let mut state = shared.state.lock().await;
-                if let Some(entry) = state.resources.get_mut(&address.to_string()) {
-                    entry.version = updated.version().map(str::to_owned);
-                    state.serial += 1;
-                    shared.backend.save(&state)?;
+                let key = address.to_string();
+                if let Some(entry) = state.resources.get(&key) {
+                    let entry = ResourceState {
+                        version: updated.version().map(str::to_owned),
+                        ..entry.clone()
+                    };
+                    let delta = Delta {
+                        set: [(key, entry)].into(),
+                        ..Delta::default()
+                    };
+                    persist(shared, &mut state, delta)?;
                 }
                 drop(state);
                 (shared.on_event)(Event::Moved {

@@ -2,21 +2,35 @@
 //! (to tell drift from config changes) and salted fingerprints of secret
 //! values (so secrets, which the API never returns, show no perpetual diff).
 //! It never holds a secret. Backends sit behind `StateBackend`: the local
-//! file here, PostgreSQL in `postgres`.
+//! file in `local` (a snapshot and a journal), PostgreSQL in `postgres`.
+//! An apply records its changes through a `StateWriter` on a thread of its
+//! own (`recorder`), so what a write costs grows with the change, not with
+//! the project.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+mod format;
+mod journal;
+pub mod local;
 pub mod postgres;
+mod recorder;
 
+pub use local::LocalState;
 pub use postgres::PostgresState;
+pub use recorder::Recorder;
 
-pub const STATE_VERSION: u32 = 1;
+/// The state format: 2 is the lean snapshot (`format`); 1 (every entry
+/// with its field names, 32-digit fingerprints) is read and migrated.
+pub const STATE_VERSION: u32 = 2;
+
+/// Hex digits of a fingerprint: 64 bits, plenty to tell one value from
+/// another of the same field. Version 1 kept 32; their first 16 are the
+/// same fingerprint, so a migrated state compares equal.
+pub const FINGERPRINT_DIGITS: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -73,6 +87,97 @@ impl State {
     pub fn fingerprint(&self, value: &Value) -> String {
         fingerprint(&self.salt, value)
     }
+
+    /// Applies one recorded change: its removals, then its entries.
+    pub fn apply(&mut self, delta: &Delta) {
+        for address in &delta.remove {
+            self.resources.remove(address);
+        }
+        for (address, entry) in &delta.set {
+            self.resources.insert(address.clone(), entry.clone());
+        }
+        self.serial = self.serial.max(delta.serial);
+    }
+
+    /// A state read in an older format, in this one: version 1's 32-digit
+    /// fingerprints cut to their first `FINGERPRINT_DIGITS` (the same
+    /// fingerprint, see there). Nothing else changes. Every entry is looked
+    /// at, whatever the version says: PostgreSQL keeps version 1 entries
+    /// in rows no write has touched since.
+    pub fn upgrade(mut self) -> State {
+        let cut = |f: &mut String| f.truncate(FINGERPRINT_DIGITS.min(f.len()));
+        for entry in self.resources.values_mut() {
+            cut(&mut entry.applied);
+            entry.secrets.values_mut().for_each(cut);
+        }
+        self.version = STATE_VERSION;
+        self
+    }
+}
+
+/// What one completed change did to the state (or several, batched):
+/// entries removed, then entries written; `serial` is the state's serial
+/// after it. The unit of the local journal and of PostgreSQL's row writes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delta {
+    pub serial: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, ResourceState>,
+}
+
+impl Delta {
+    /// What turns `before` into `after` (`after`'s serial).
+    pub fn between(before: &State, after: &State) -> Delta {
+        Delta {
+            serial: after.serial,
+            remove: before
+                .resources
+                .keys()
+                .filter(|a| !after.resources.contains_key(*a))
+                .cloned()
+                .collect(),
+            set: after
+                .resources
+                .iter()
+                .filter(|(a, e)| before.resources.get(*a) != Some(*e))
+                .map(|(a, e)| (a.clone(), e.clone()))
+                .collect(),
+        }
+    }
+
+    /// Adds `next` (which comes after): one delta that does both.
+    pub fn merge(&mut self, next: &Delta) {
+        for address in &next.remove {
+            self.set.remove(address);
+            if !self.remove.contains(address) {
+                self.remove.push(address.clone());
+            }
+        }
+        for (address, entry) in &next.set {
+            self.set.insert(address.clone(), entry.clone());
+        }
+        self.serial = next.serial;
+    }
+
+    /// The addresses it touches, as a history row names them: `+` written
+    /// (`~` when `before` had it), `-` removed.
+    pub fn describe(&self, before: &dyn Fn(&str) -> bool) -> Vec<String> {
+        let mut parts: Vec<String> = self
+            .set
+            .keys()
+            .map(|a| format!("{}{a}", if before(a) { '~' } else { '+' }))
+            .collect();
+        parts.extend(
+            self.remove
+                .iter()
+                .filter(|a| !self.set.contains_key(*a))
+                .map(|a| format!("-{a}")),
+        );
+        parts
+    }
 }
 
 pub fn fingerprint(salt: &str, value: &Value) -> String {
@@ -81,7 +186,11 @@ pub fn fingerprint(salt: &str, value: &Value) -> String {
     hasher.update([0]);
     hasher.update(canonical_json(value).as_bytes());
     let digest = hasher.finalize();
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    digest
+        .iter()
+        .take(FINGERPRINT_DIGITS / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// JSON with object keys sorted, so equal values hash equally.
@@ -135,6 +244,17 @@ pub struct HistoryEntry {
     pub changes: String,
 }
 
+/// Records an apply's changes as they complete, for one backend. Called
+/// from the `Recorder`'s thread, never from the executor's.
+pub trait StateWriter: Send {
+    /// Makes `changes` durable, in order, as one write (one fsync, one
+    /// transaction): after it returns, a crash loses none of them.
+    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError>;
+    /// The end of the apply, `state` being everything written: a backend
+    /// with a journal folds it into its snapshot.
+    fn finish(self: Box<Self>, state: &State) -> Result<(), StateError>;
+}
+
 /// Where state is kept. Synchronous, and callable from async code: the
 /// local backend does file I/O, PostgreSQL runs on a runtime of its own.
 pub trait StateBackend: Send + Sync {
@@ -144,6 +264,9 @@ pub trait StateBackend: Send + Sync {
     fn save(&self, state: &State) -> Result<(), StateError>;
     /// Where it lives, for messages.
     fn describe(&self) -> String;
+    /// A writer for an apply that starts from `state` (as loaded under the
+    /// lock). A journal left by a crash is folded first.
+    fn writer(&self, state: &State) -> Result<Box<dyn StateWriter>, StateError>;
     /// Takes the project's apply lock, or says who holds it.
     fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError>;
     /// The last `limit` writes, newest first; `None` when the backend keeps no history.
@@ -153,88 +276,17 @@ pub trait StateBackend: Send + Sync {
     }
 }
 
-/// `.monform/state.json` of the project (`.monform/state.<env>.json` for
-/// an environment), locked by `.monform/lock` (`.monform/lock.<env>`).
-pub struct LocalState {
-    path: PathBuf,
-    lock: PathBuf,
-}
-
-impl LocalState {
-    pub fn new(project_dir: &Path) -> LocalState {
-        let dir = project_dir.join(".monform");
-        LocalState {
-            path: dir.join("state.json"),
-            lock: dir.join("lock"),
-        }
-    }
-
-    /// The state of one environment: a file and a lock of its own.
-    pub fn for_environment(project_dir: &Path, environment: &str) -> LocalState {
-        let dir = project_dir.join(".monform");
-        LocalState {
-            path: dir.join(format!("state.{environment}.json")),
-            lock: dir.join(format!("lock.{environment}")),
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl StateBackend for LocalState {
-    fn load(&self, project: &str) -> Result<State, StateError> {
-        let path = self.path.display().to_string();
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::new(project)),
-            Err(source) => return Err(StateError::Read { path, source }),
-        };
-        let state: State = serde_json::from_str(&text).map_err(|e| StateError::Corrupt {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
-        if state.project != project {
-            return Err(StateError::Project {
-                path,
-                found: state.project,
-                expected: project.to_owned(),
-            });
-        }
-        Ok(state)
-    }
-
-    fn save(&self, state: &State) -> Result<(), StateError> {
-        let path = self.path.display().to_string();
-        let write = |source| StateError::Write {
-            path: path.clone(),
-            source,
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(write)?;
-        let text = serde_json::to_string_pretty(state).map_err(|e| write(std::io::Error::other(e)))?;
-        // Write a temporary file, flush it to disk, then rename over the old
-        // state: a crash leaves either the old state or the new one.
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let mut file = std::fs::File::create(&temporary).map_err(write)?;
-        file.write_all(text.as_bytes()).map_err(write)?;
-        file.sync_all().map_err(write)?;
-        drop(file);
-        std::fs::rename(&temporary, &self.path).map_err(write)?;
-        if let Ok(directory) = std::fs::File::open(dir) {
-            let _ = directory.sync_all();
-        }
-        Ok(())
-    }
-
-    fn describe(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError> {
-        crate::lock::acquire(&self.lock, command)
+/// An entry for tests: applied now, setting `managed`.
+#[cfg(test)]
+pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
+    ResourceState {
+        remote_id: id.into(),
+        version: Some("2026-11-22T10:00:00.000Z".into()),
+        applied: "0123456789abcdef".into(),
+        secrets: BTreeMap::new(),
+        prevent_destroy: false,
+        managed: managed.iter().map(|s| s.to_string()).collect(),
+        fields: BTreeMap::new(),
     }
 }
 
@@ -252,46 +304,29 @@ mod tests {
     }
 
     #[test]
-    fn local_state_round_trips_atomically() {
-        let dir = tempfile::tempdir().unwrap();
-        let backend = LocalState::new(dir.path());
-        let mut state = backend.load("acme").unwrap();
-        assert_eq!(state.serial, 0);
-        state.serial = 3;
-        state.resources.insert(
-            "checks.a".into(),
-            ResourceState {
-                remote_id: "x".into(),
-                version: None,
-                applied: "f".into(),
-                secrets: BTreeMap::new(),
-                prevent_destroy: false,
-                managed: Vec::new(),
-                fields: BTreeMap::new(),
-            },
-        );
-        backend.save(&state).unwrap();
-        assert_eq!(backend.load("acme").unwrap(), state);
-        assert!(matches!(backend.load("other"), Err(StateError::Project { .. })));
-        let leftovers = std::fs::read_dir(dir.path().join(".monform")).unwrap().count();
-        assert_eq!(leftovers, 1, "no temporary file is left behind");
-    }
-
-    #[test]
-    fn each_environment_has_its_own_state_and_lock() {
-        let dir = tempfile::tempdir().unwrap();
-        let staging = LocalState::for_environment(dir.path(), "staging");
-        let production = LocalState::for_environment(dir.path(), "production");
-        staging.save(&State::new("acme-staging")).unwrap();
-        assert!(dir.path().join(".monform/state.staging.json").is_file());
-        assert_eq!(
-            production.load("acme").unwrap().serial,
-            0,
-            "a fresh state: nothing saved for production"
-        );
-        assert!(!dir.path().join(".monform/state.production.json").exists());
-        let _held = staging.lock("test").unwrap();
-        assert!(production.lock("test").is_ok(), "environments do not share a lock");
-        assert!(staging.lock("test").is_err());
+    fn a_delta_removes_then_writes_and_names_what_it_touched() {
+        let entry = |id: &str| ResourceState {
+            remote_id: id.into(),
+            version: None,
+            applied: String::new(),
+            secrets: BTreeMap::new(),
+            prevent_destroy: false,
+            managed: Vec::new(),
+            fields: BTreeMap::new(),
+        };
+        let mut state = State::new("p");
+        state.resources.insert("checks.a".into(), entry("1"));
+        state.resources.insert("checks.b".into(), entry("2"));
+        let delta = Delta {
+            serial: 4,
+            remove: vec!["checks.a".into(), "checks.b".into()],
+            set: BTreeMap::from([("checks.b".into(), entry("3")), ("groups.c".into(), entry("4"))]),
+        };
+        let before = |a: &str| state.resources.contains_key(a);
+        assert_eq!(delta.describe(&before), ["~checks.b", "+groups.c", "-checks.a"]);
+        state.apply(&delta);
+        assert_eq!(state.serial, 4);
+        let ids: Vec<&str> = state.resources.values().map(|r| r.remote_id.as_str()).collect();
+        assert_eq!(ids, ["3", "4"]);
     }
 }

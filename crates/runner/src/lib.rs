@@ -20,12 +20,21 @@
 //! - A run that did not fail but took longer than `degradedResponseTime`
 //!   (default 10000 ms) is `DEGRADED`; ICMP also degrades or fails on
 //!   `degradedPacketLossThreshold` / `maxPacketLossThreshold`.
-//! - BROWSER, MULTI_STEP, PLAYWRIGHT and AGENTIC checks are not executed:
-//!   their result is `FAILED` with `executed: false` and an error saying so.
-//! - Setup and teardown snippets and scripts are skipped (noted in `notes`).
+//! - BROWSER, MULTI_STEP and PLAYWRIGHT checks run with Node.js,
+//!   playwright-core and Chromium ([`BrowserSetup`], `browser.rs`) when the
+//!   runner has them ([`Runner::with_browser`]); the run fails when the
+//!   script throws or an `expect` fails, its console output and tests in
+//!   `details`. Without them (and AGENTIC checks always) the result is
+//!   `FAILED` with `executed: false` and an error saying so.
+//! - API checks' `localSetupScript` / `localTearDownScript` run with Node
+//!   when the runner has it; snippets (by id) are skipped, noted in
+//!   `notes`: callers that know the snippet inline its script.
 //! - `{{KEY}}` in the request is replaced by the variable of that key.
 
 pub mod assertions;
+mod browser;
+#[cfg(test)]
+mod browser_loopback;
 mod dns;
 mod heartbeat;
 pub mod http;
@@ -42,6 +51,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use assertions::AssertionResult;
+pub use browser::{BrowserSetup, INSTALL_HINT};
 pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
 pub(crate) use outcome::{Probe, judge, threshold};
 pub use retry::Attempt;
@@ -98,11 +108,21 @@ pub struct Job<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Runner {
     config: RunnerConfig,
+    /// Node.js and Chromium for browser-type checks and scripts; without
+    /// them those are not executed.
+    browser: Option<std::sync::Arc<BrowserSetup>>,
 }
 
 impl Runner {
     pub fn new(config: RunnerConfig) -> Runner {
-        Runner { config }
+        Runner { config, browser: None }
+    }
+
+    /// This runner, executing BROWSER, MULTI_STEP and PLAYWRIGHT checks and
+    /// API checks' setup/teardown scripts with `setup`.
+    pub fn with_browser(mut self, setup: BrowserSetup) -> Runner {
+        self.browser = Some(std::sync::Arc::new(setup));
+        self
     }
 
     pub fn config(&self) -> &RunnerConfig {
@@ -117,7 +137,7 @@ impl Runner {
         if let Some(request) = resolved.get_mut("request") {
             substitute(request, job.variables.values());
         }
-        let outcome = execute_resolved(&resolved, job.heartbeats).await;
+        let outcome = execute_resolved(&resolved, job.heartbeats, self.browser.as_deref(), job.variables).await;
         job.variables.mask(outcome)
     }
 
@@ -134,26 +154,52 @@ impl Runner {
     }
 }
 
-async fn execute_resolved(check: &Value, heartbeats: Option<&dyn Heartbeats>) -> Outcome {
+async fn execute_resolved(
+    check: &Value,
+    heartbeats: Option<&dyn Heartbeats>,
+    browser: Option<&BrowserSetup>,
+    variables: &Variables,
+) -> Outcome {
     let max_ms = threshold(check, "maxResponseTime", DEFAULT_MAX_MS);
     let check_type = check["checkType"].as_str().unwrap_or_default();
     let started = tokio::time::Instant::now();
     let budget = Duration::from_millis(max_ms.max(1.0) as u64);
     let probe = async {
         match check_type {
-            "API" | "URL" => http::probe(check).await,
+            "API" => match browser {
+                Some(setup) if has_scripts(check) => browser::api_with_scripts(check, setup, variables).await,
+                _ => http::probe(check).await,
+            },
+            "URL" => http::probe(check).await,
+            "AGENTIC" => Probe::not_executed(
+                "not executed: AGENTIC checks cannot run locally (only the service's agent runs them)",
+            ),
             "TCP" => tcp::probe(check).await,
             "DNS" => dns::probe(check).await,
             "ICMP" => icmp::probe(check).await,
             "HEARTBEAT" => heartbeat::probe(check, heartbeats),
-            other => Probe::not_executed(format!(
-                "not executed: the local runner does not execute {} checks",
-                if other.is_empty() { "these" } else { other }
-            )),
+            "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => match browser {
+                Some(setup) => browser::probe(check, setup, variables).await,
+                None => not_executed(check_type),
+            },
+            other => not_executed(other),
         }
     };
     match tokio::time::timeout(budget, probe).await {
         Ok(probe) => judge(check, probe),
         Err(_) => outcome::timed_out(started.elapsed().as_secs_f64() * 1000.0, max_ms),
     }
+}
+
+fn has_scripts(check: &Value) -> bool {
+    ["localSetupScript", "localTearDownScript"]
+        .iter()
+        .any(|f| check[*f].as_str().is_some_and(|s| !s.trim().is_empty()))
+}
+
+fn not_executed(check_type: &str) -> Probe {
+    Probe::not_executed(format!(
+        "not executed: the local runner does not execute {} checks",
+        if check_type.is_empty() { "these" } else { check_type }
+    ))
 }

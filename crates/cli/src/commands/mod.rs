@@ -1,3 +1,4 @@
+pub mod agent;
 pub mod apply;
 pub mod context;
 pub mod export;
@@ -8,4 +9,5 @@ pub mod serve;
 pub mod state;
 pub mod status;
 pub mod test;
+pub mod test_local;
 pub mod validate;

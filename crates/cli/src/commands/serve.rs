@@ -33,9 +33,6 @@ pub struct ServeArgs {
     /// Delay added to every request, in milliseconds
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
-    /// Also serve the private-location agent probes on AGENT_HEALTH_PORT (default 8081)
-    #[arg(long)]
-    agent_probes: bool,
     /// Run every activated check at its frequency, as the service does: results, alerts and
     /// notifications (webhooks and Slack really sent)
     #[arg(long)]
@@ -88,24 +85,12 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         let server = monform_emulator::start(config, listener)
             .await
             .map_err(|e| e.to_string())?;
-        let probes = if args.agent_probes {
-            Some(
-                monform_emulator::probes::start(server.app.clone())
-                    .await
-                    .map_err(|e| e.to_string())?,
-            )
-        } else {
-            None
-        };
         eprintln!("monform emulator listening on {}", server.url());
         eprintln!("  database: {}", db.display());
         eprintln!("  account:  {}", server.account_id);
         if generated_key {
             // The development key is made for this database; printing it is how users get it.
             eprintln!("  API key:  {}", server.api_key);
-        }
-        if let Some(probes) = &probes {
-            eprintln!("  agent probes on http://{probes}");
         }
         eprintln!(
             "  try: curl -H \"Authorization: Bearer <key>\" {}/v1/checks",
@@ -117,7 +102,8 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
     })
 }
 
-async fn shutdown_signal() {
+/// Completes at SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -1,5 +1,6 @@
 //! `monform test`: runs the project's applied checks once in a test session,
-//! waits for it, and reports one line per check and location.
+//! waits for it, and reports one line per check and location; with
+//! `--local`, runs the files' checks here instead (`test_local`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,19 +24,40 @@ pub const DEFAULT_LOCATION: &str = "us-east-1";
 pub struct TestArgs {
     /// Test only this check (repeatable), e.g. checks.homepage
     #[arg(long = "target", value_name = "ADDR")]
-    targets: Vec<String>,
+    pub targets: Vec<String>,
     /// Test only checks carrying this tag (repeatable: every tag given)
     #[arg(long = "tags", value_name = "T")]
-    tags: Vec<String>,
+    pub tags: Vec<String>,
     /// Write the results as JUnit XML to FILE (for CI)
     #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
     /// Run every check here instead of in its own locations: a data-center location or a private location's slug (repeatable: one session each)
     #[arg(long = "location", value_name = "LOC")]
-    locations: Vec<String>,
+    pub locations: Vec<String>,
     /// Give up waiting after this many seconds
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     timeout: u64,
+    /// Run the files' checks on this machine (nothing applied, no service); --location only labels the runs
+    #[arg(long)]
+    pub local: bool,
+    /// With --local: how many runs at once
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "local")]
+    pub parallelism: usize,
+    /// With --local: how to print the results
+    #[arg(long, value_enum, default_value_t = Format::Human, requires = "local")]
+    pub format: Format,
+    /// With --local: print every run's console output and notes
+    #[arg(long, short, requires = "local")]
+    pub verbose: bool,
+}
+
+/// How `monform test --local` prints its results.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    /// A table for a pull-request comment, then the failures with their errors
+    Markdown,
+    Json,
 }
 
 /// The applied checks of the state: remote id to address.
@@ -115,6 +137,9 @@ struct Outcome {
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -> ExitCode {
+    if args.local {
+        return super::test_local::run(dir, args, output);
+    }
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         if let Some(other) = targets.iter().find(|t| t.kind != Kind::Check) {
@@ -195,6 +220,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
                     location: result.run_location,
                     status: result.status,
                     response_time: result.response_time,
+                    error: None,
                 });
             }
         }

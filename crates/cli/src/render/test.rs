@@ -13,6 +13,8 @@ pub struct Line {
     pub status: RunStatus,
     /// Milliseconds.
     pub response_time: Option<f64>,
+    /// Why the run did not pass, when known (local runs).
+    pub error: Option<String>,
 }
 
 /// Counts by outcome.
@@ -144,16 +146,18 @@ pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
             seconds(line.response_time)
         );
         if line.status.is_failure() {
-            let message = format!("{} in {}", line.status.as_str(), line.location);
+            let message = match &line.error {
+                Some(error) => format!("{} in {}: {error}", line.status.as_str(), line.location),
+                None => format!("{} in {}", line.status.as_str(), line.location),
+            };
             out.push_str(&format!(
-                "{open}>\n      <failure message=\"{}\" type=\"{}\">{} {} ({}) {} in {}</failure>\n    </testcase>\n",
+                "{open}>\n      <failure message=\"{}\" type=\"{}\">{} {} ({}) {}</failure>\n    </testcase>\n",
                 escape(&message),
                 line.status.as_str(),
                 escape(&line.address),
                 escape(&line.name),
                 escape(&line.location),
-                line.status.as_str(),
-                escape(&line.location),
+                escape(&message),
             ));
         } else if line.status == RunStatus::Degraded {
             out.push_str(&format!(
@@ -168,6 +172,57 @@ pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
     out
 }
 
+/// A Markdown table for a pull-request comment, the summary, then each
+/// failure with its error.
+pub fn markdown(lines: &[Line], elapsed_ms: Option<f64>) -> String {
+    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+    let mut out = String::from("| Status | Check | Location | Time | Name |\n|---|---|---|---:|---|\n");
+    for line in lines {
+        let mark = match line.status {
+            RunStatus::Passed => "✅",
+            RunStatus::Degraded => "⚠️",
+            _ => "❌",
+        };
+        out.push_str(&format!(
+            "| {mark} {} | `{}` | {} | {} | {} |\n",
+            line.status.as_str(),
+            line.address,
+            cell(&line.location),
+            timing(line.response_time),
+            cell(&line.name)
+        ));
+    }
+    out.push_str(&format!("\n**{}**\n", summary_line(lines, elapsed_ms)));
+    let failures: Vec<&Line> = lines.iter().filter(|l| l.status.is_failure()).collect();
+    if !failures.is_empty() {
+        out.push_str("\n### Failures\n");
+        for line in failures {
+            out.push_str(&format!(
+                "\n- `{}` ({}): {}\n",
+                line.address,
+                cell(&line.location),
+                line.status.as_str()
+            ));
+            if let Some(error) = &line.error {
+                out.push_str(&format!("  ```\n  {}\n  ```\n", error.replace('\n', "\n  ")));
+            }
+        }
+    }
+    out
+}
+
+/// The runs as JSON: `{runs: [...], summary: {...}}`.
+pub fn json(lines: &[Line], elapsed_ms: Option<f64>) -> serde_json::Value {
+    let summary = Summary::of(lines);
+    serde_json::json!({
+        "runs": lines.iter().map(|l| serde_json::json!({
+            "address": l.address, "name": l.name, "location": l.location,
+            "status": l.status.as_str(), "responseTime": l.response_time, "error": l.error,
+        })).collect::<Vec<_>>(),
+        "summary": {"passed": summary.passed, "degraded": summary.degraded, "failed": summary.failed, "elapsedMs": elapsed_ms},
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +234,7 @@ mod tests {
             location: "eu-west-1".into(),
             status,
             response_time: Some(123.4),
+            error: (status != RunStatus::Passed).then(|| "expected 'a' <b>".into()),
         }
     }
 
@@ -215,6 +271,7 @@ mod tests {
             location: result.run_location,
             status: result.status,
             response_time: result.response_time,
+            error: None,
         }];
         assert!(Summary::of(&lines).any_failed());
     }

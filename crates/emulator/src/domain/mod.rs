@@ -2,7 +2,7 @@
 //! requests reach it. Sessions and their runs, results and error groups
 //! (`sessions/`), alerts and their state machine, notifications,
 //! maintenance windows, retention and roll-ups, analytics and reports,
-//! heartbeat pings and the scheduler.
+//! heartbeat pings, the scheduler, and private-location agents.
 //!
 //! **Invariant:** no HTTP types: nothing here imports axum (no extractors,
 //! responses or routers); `routes/` parses requests into the arguments of
@@ -11,6 +11,7 @@
 //! service's contract, e.g. 404 for a missing check). Nothing here
 //! imports `routes`.
 
+pub mod agents;
 pub mod alerts;
 pub mod analytics;
 pub mod checks;

@@ -9,6 +9,8 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use crate::clock::now_ms;
+use crate::domain::agents;
 use crate::domain::objects::noun;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{self, id_text};
@@ -19,6 +21,8 @@ use crate::store::Objects;
 pub struct Context {
     /// Alert channels by id, for the `alertChannels` of checks.
     channels: HashMap<String, Value>,
+    /// Agent registrations, for the computed fields of private locations.
+    agents: Vec<Value>,
 }
 
 impl Context {
@@ -31,7 +35,12 @@ impl Context {
         } else {
             HashMap::new()
         };
-        Ok(Context { channels })
+        let agents = if kind == Kind::PrivateLocation {
+            agents::all_agents(db, account)?
+        } else {
+            Vec::new()
+        };
+        Ok(Context { channels, agents })
     }
 }
 
@@ -242,10 +251,8 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
             }
         }
         Kind::PrivateLocation => {
-            let raw = format!("pl_{}", uuid::Uuid::new_v4().simple());
-            let now = stored["created_at"].clone();
-            stored["keys"] =
-                json!([{ "id": ids::new(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now }]);
+            let (raw, entry) = agents::new_key(db, account, &id_text(&stored["id"]), &stored["created_at"])?;
+            stored["keys"] = json!([entry]);
             created.raw_key = Some(raw);
         }
         Kind::StatusPageService => stored["accountId"] = json!(account),
@@ -321,7 +328,8 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
             let slug = stored["slugName"].clone();
             let uses = |o: &Value| o["privateLocations"].as_array().is_some_and(|l| l.contains(&slug));
             refuse("checks", users(Kind::Check.section(), &uses)?)?;
-            refuse("groups", users(Kind::Group.section(), &uses)?)
+            refuse("groups", users(Kind::Group.section(), &uses)?)?;
+            Ok(agents::forget_location(db, account, id)?)
         }
         Kind::Snippet => {
             let uses = |o: &Value| id_text(&o["setupSnippetId"]) == id || id_text(&o["tearDownSnippetId"]) == id;
@@ -362,6 +370,7 @@ pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
     match kind {
         Kind::Check => body["alertChannels"] = alert_channels(&body, context),
         Kind::Variable if body["secret"] == true => body["value"] = Value::Null,
+        Kind::PrivateLocation => agents::agent_fields(&mut body, &context.agents, now_ms()),
         Kind::Group if body.get("apiCheckDefaults").is_none() => {
             body["apiCheckDefaults"] = json!({ "url": "", "headers": [], "queryParameters": [], "assertions": [] });
         }
@@ -407,16 +416,4 @@ fn alert_channels(check: &Value, context: &Context) -> Value {
         }
     }
     out
-}
-
-fn mask(raw: &str) -> String {
-    let tail: String = raw
-        .chars()
-        .rev()
-        .take(4)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    format!("{}{tail}", "*".repeat(raw.len().saturating_sub(4)))
 }

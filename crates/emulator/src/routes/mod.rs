@@ -3,6 +3,7 @@
 //! statuses). The router and the document are both built from it, so they
 //! cannot disagree.
 
+mod agents;
 mod alert_channels;
 pub(crate) mod checks;
 pub mod hooks;
@@ -309,6 +310,7 @@ pub fn table() -> Vec<Route> {
     routes.extend(sessions::routes());
     routes.extend(reads::routes());
     routes.extend(ping::routes());
+    routes.extend(agents::routes());
     routes
 }
 

@@ -6,14 +6,19 @@
 //! Tables, created and migrated by monform on first use (one advisory
 //! transaction lock serialises concurrent first uses):
 //!
-//! - `monform_state`: one row per project, the state as `jsonb` and its serial;
+//! - `monform_state`: one row per project, its serial and the rest of the
+//!   state's header (salt, format version) as `jsonb`;
+//! - `monform_state_resources`: one row per entry (`rows`);
 //! - `monform_state_history`: one row per write (serial, when, who, command,
-//!   what changed), with the body of the last [`HISTORY_BODIES`] writes;
+//!   what changed), with what the write changed (a `Delta`) for the last
+//!   [`HISTORY_BODIES`] serials;
 //! - `monform_locks`: who holds a project's apply lock.
 //!
-//! Every save is one transaction: the state row (only if the write's serial
-//! is newer than the stored one, so two writers can never overwrite each
-//! other silently) and its history row. The apply lock is a session-level
+//! Every write is one transaction: the header row (only over the serial it
+//! started from, so two writers can never overwrite each other silently),
+//! the rows of the entries it changed, and its history row. An apply
+//! writes each batch of completed changes so (`RowWriter`); a whole `save`
+//! (`state rm`, `import`...) writes what differs from the stored state. The apply lock is a session-level
 //! `pg_try_advisory_lock` on a connection of its own, held for the whole
 //! apply; its holder (pid, host, start, command) is written beside it so the
 //! second apply fails at once naming the first. A holder that dies loses
@@ -27,13 +32,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
 use sqlx_core::connection::Connection;
 use sqlx_core::query::query;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
-use super::{HistoryEntry, State, StateBackend, StateError};
+use super::{Delta, HistoryEntry, State, StateBackend, StateError, StateWriter};
+
+mod rows;
 use crate::lock::{Holder, LockError, LockGuard, host_name};
 
 /// The first key of every advisory lock monform takes (`mfrm`), so its locks
@@ -43,13 +49,15 @@ const LOCK_NAMESPACE: i32 = 0x6d66_726d;
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// History rows keep the whole state for this many of the latest serials;
-/// older rows keep who, when, the command and what changed.
+/// History rows keep what their write changed for this many of the latest
+/// serials; older rows keep who, when, the command and the addresses.
 pub const HISTORY_BODIES: i64 = 100;
 
 /// The schema, one list of statements per version. Never edit a released
 /// version: add one.
-const MIGRATIONS: &[&[&str]] = &[&[
+const MIGRATIONS: &[&[&str]] = &[VERSION_1, VERSION_2];
+
+const VERSION_1: &[&str] = &[
     "CREATE TABLE monform_state (
         project    text PRIMARY KEY,
         serial     bigint NOT NULL,
@@ -76,7 +84,24 @@ const MIGRATIONS: &[&[&str]] = &[&[
         session_pid integer NOT NULL,
         locked_at   timestamptz NOT NULL DEFAULT now()
     )",
-]];
+];
+
+/// One row per entry, so a write touches only what changed. Each project's
+/// entries move out of its body into rows; history rows keep their bodies
+/// as they were (whole states), newer ones hold what their write changed.
+const VERSION_2: &[&str] = &[
+    "CREATE TABLE monform_state_resources (
+        project text NOT NULL,
+        address text NOT NULL,
+        entry   jsonb NOT NULL,
+        serial  bigint NOT NULL,
+        PRIMARY KEY (project, address)
+    )",
+    "INSERT INTO monform_state_resources (project, address, entry, serial)
+     SELECT s.project, r.key, r.value, s.serial
+     FROM monform_state s, jsonb_each(coalesce(s.body->'resources', '{}'::jsonb)) AS r",
+    "UPDATE monform_state SET body = body - 'resources'",
+];
 
 /// Who writes: recorded in the history and beside the lock.
 #[derive(Debug, Clone, PartialEq)]
@@ -325,22 +350,24 @@ impl PostgresState {
 impl StateBackend for PostgresState {
     fn load(&self, project: &str) -> Result<State, StateError> {
         let inner = &self.inner;
-        let body: Option<Value> = inner.block(async {
-            let row = query("SELECT body FROM monform_state WHERE project = $1")
-                .bind(project)
-                .fetch_optional(&inner.pool)
+        let stored = inner.block(async {
+            let fail = |e| inner.error("cannot read", e);
+            let mut tx = inner.pool.begin().await.map_err(fail)?;
+            // The header and the rows of one moment.
+            query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .execute(&mut *tx)
                 .await
-                .map_err(|e| inner.error("cannot read", e))?;
-            row.map(|r| r.try_get::<Value, _>(0))
-                .transpose()
-                .map_err(|e| inner.error("cannot read", e))
+                .map_err(fail)?;
+            let stored = rows::read(&mut tx, project).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)?;
+            Ok::<_, StateError>(stored)
         })?;
-        let Some(body) = body else {
+        let Some(stored) = stored else {
             return Ok(State::new(project));
         };
-        let state: State = serde_json::from_value(body).map_err(|e| StateError::Corrupt {
+        let state = rows::assemble(stored).map_err(|detail| StateError::Corrupt {
             path: format!("{} (project {project})", inner.location),
-            detail: e.to_string(),
+            detail,
         })?;
         if state.project != project {
             return Err(StateError::Project {
@@ -353,9 +380,10 @@ impl StateBackend for PostgresState {
         Ok(state)
     }
 
+    /// Writes what differs from the stored state: the rows of the entries
+    /// that changed, the header, a history row.
     fn save(&self, state: &State) -> Result<(), StateError> {
         let inner = &self.inner;
-        let body = serde_json::to_value(state).map_err(|e| inner.error("cannot encode the state", e))?;
         let serial = i64::try_from(state.serial).map_err(|e| inner.error("serial out of range", e))?;
         let last = self.last.lock().ok().and_then(|l| l.clone());
         inner.block(async {
@@ -375,62 +403,51 @@ impl StateBackend for PostgresState {
                 return Err(conflict(inner, current, serial));
             }
             let previous = match (current, last) {
-                (None, _) => None,
-                (Some(current), Some(last)) if last.serial as i64 == current => Some(last),
+                (None, _) => State::new(&state.project),
+                (Some(current), Some(last)) if last.serial as i64 == current => last,
                 (Some(_), _) => {
-                    let row = query("SELECT body FROM monform_state WHERE project = $1")
-                        .bind(&state.project)
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(fail)?;
-                    let body: Value = row.try_get(0).map_err(fail)?;
-                    serde_json::from_value(body).ok()
+                    let stored = rows::read(&mut tx, &state.project).await.map_err(fail)?;
+                    stored
+                        .and_then(|s| rows::assemble(s).ok())
+                        .unwrap_or_else(|| State::new(&state.project))
                 }
             };
-            let written = query(
-                "INSERT INTO monform_state (project, serial, body, updated_at, updated_by)
-                 VALUES ($1, $2, $3, now(), $4)
-                 ON CONFLICT (project) DO UPDATE
-                 SET serial = EXCLUDED.serial, body = EXCLUDED.body,
-                     updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
-                 WHERE monform_state.serial < EXCLUDED.serial",
-            )
-            .bind(&state.project)
-            .bind(serial)
-            .bind(&body)
-            .bind(&self.actor.by)
-            .execute(&mut *tx)
-            .await
-            .map_err(fail)?;
-            if written.rows_affected() != 1 {
-                return Err(conflict(inner, serial, serial));
-            }
-            query(
-                "INSERT INTO monform_state_history (project, serial, body, applied_at, applied_by, command, changes)
-                 VALUES ($1, $2, $3, now(), $4, $5, $6)",
-            )
-            .bind(&state.project)
-            .bind(serial)
-            .bind(&body)
-            .bind(&self.actor.by)
-            .bind(&self.actor.command)
-            .bind(changes(previous.as_ref(), state))
-            .execute(&mut *tx)
-            .await
-            .map_err(fail)?;
-            query(
-                "UPDATE monform_state_history SET body = NULL
-                 WHERE project = $1 AND serial <= $2 AND body IS NOT NULL",
-            )
-            .bind(&state.project)
-            .bind(serial - HISTORY_BODIES)
-            .execute(&mut *tx)
-            .await
-            .map_err(fail)?;
+            let delta = Delta::between(&previous, state);
+            let changes = rows::summarize(delta.describe(&|a| previous.resources.contains_key(a)));
+            let write = rows::Write {
+                state_header: rows::header(state),
+                project: &state.project,
+                expected: current,
+                delta: &delta,
+                by: &self.actor.by,
+                command: &self.actor.command,
+                changes,
+            };
+            rows::write(&mut tx, write)
+                .await
+                .map_err(|e| rows::refused(e, || conflict(inner, serial, serial), fail))?;
             tx.commit().await.map_err(fail)
         })?;
         self.remember(state);
         Ok(())
+    }
+
+    fn writer(&self, state: &State) -> Result<Box<dyn StateWriter>, StateError> {
+        Ok(Box::new(RowWriter {
+            inner: self.inner.clone(),
+            actor: self.actor.clone(),
+            header: State {
+                version: state.version,
+                serial: state.serial,
+                project: state.project.clone(),
+                salt: state.salt.clone(),
+                resources: Default::default(),
+            },
+            // Where the state row is when the apply starts (it has none when
+            // the load found none).
+            stored: self.last.lock().is_ok_and(|l| l.is_some()).then_some(state.serial),
+            known: state.resources.keys().cloned().collect(),
+        }))
     }
 
     fn describe(&self) -> String {
@@ -548,6 +565,67 @@ impl StateBackend for PostgresState {
     }
 }
 
+/// An apply's writer: each batch is one transaction writing the rows of
+/// the entries it changed, the header's serial and a history row.
+struct RowWriter {
+    inner: Arc<Inner>,
+    actor: Actor,
+    /// The state's header (no entries), its serial the last written.
+    header: State,
+    /// The serial stored now; `None` while the project has no state row.
+    stored: Option<u64>,
+    /// The addresses in the state, to tell `+` from `~` in the history.
+    known: std::collections::HashSet<String>,
+}
+
+impl StateWriter for RowWriter {
+    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError> {
+        let Some((first, rest)) = changes.split_first() else {
+            return Ok(());
+        };
+        let mut delta = first.clone();
+        rest.iter().for_each(|next| delta.merge(next));
+        self.header.serial = delta.serial;
+        let inner = &self.inner;
+        let expected = self.stored.map(|s| s as i64);
+        let changes = rows::summarize(delta.describe(&|a| self.known.contains(a)));
+        let write = rows::Write {
+            state_header: rows::header(&self.header),
+            project: &self.header.project,
+            expected,
+            delta: &delta,
+            by: &self.actor.by,
+            command: &self.actor.command,
+            changes,
+        };
+        inner.block(async {
+            let fail = |e| inner.error("cannot write", e);
+            let mut tx = inner.pool.begin().await.map_err(fail)?;
+            let moved = || {
+                inner.error(
+                    "refusing to overwrite a newer state",
+                    "another monform changed it during this apply; plan again",
+                )
+            };
+            rows::write(&mut tx, write)
+                .await
+                .map_err(|e| rows::refused(e, moved, fail))?;
+            tx.commit().await.map_err(fail)
+        })?;
+        self.stored = Some(delta.serial);
+        for address in &delta.remove {
+            self.known.remove(address);
+        }
+        self.known.extend(delta.set.into_keys());
+        Ok(())
+    }
+
+    /// Every change is in its rows already.
+    fn finish(self: Box<Self>, _: &State) -> Result<(), StateError> {
+        Ok(())
+    }
+}
+
 fn conflict(inner: &Inner, stored: i64, writing: i64) -> StateError {
     inner.error(
         "refusing to overwrite a newer state",
@@ -583,33 +661,6 @@ async fn holder_of(connection: &mut PgConnection, project: &str) -> Option<Holde
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     None
-}
-
-/// What a write changes: `+address` added, `~address` changed, `-address`
-/// removed; at most 20 named.
-fn changes(before: Option<&State>, after: &State) -> String {
-    let empty = Default::default();
-    let old = before.map_or(&empty, |s| &s.resources);
-    let mut parts: Vec<String> = Vec::new();
-    for (address, entry) in &after.resources {
-        match old.get(address) {
-            None => parts.push(format!("+{address}")),
-            Some(previous) if previous != entry => parts.push(format!("~{address}")),
-            Some(_) => {}
-        }
-    }
-    parts.extend(
-        old.keys()
-            .filter(|a| !after.resources.contains_key(*a))
-            .map(|a| format!("-{a}")),
-    );
-    const SHOWN: usize = 20;
-    if parts.len() > SHOWN {
-        let more = parts.len() - SHOWN;
-        parts.truncate(SHOWN);
-        parts.push(format!("and {more} more"));
-    }
-    parts.join(" ")
 }
 
 /// A connection URL fit to show: the password (in the user part or a
@@ -761,13 +812,17 @@ mod tests {
         after.resources.remove("checks.a");
         after.resources.insert("checks.b".into(), entry("3"));
         after.resources.insert("groups.c".into(), entry("4"));
-        assert_eq!(changes(Some(&before), &after), "~checks.b +groups.c -checks.a");
-        assert_eq!(changes(None, &before), "+checks.a +checks.b");
+        let describe = |before: &State, after: &State| {
+            let known = |a: &str| before.resources.contains_key(a);
+            rows::summarize(Delta::between(before, after).describe(&known))
+        };
+        assert_eq!(describe(&before, &after), "~checks.b +groups.c -checks.a");
+        assert_eq!(describe(&State::new("p"), &before), "+checks.a +checks.b");
         let mut many = State::new("p");
         for i in 0..25 {
             many.resources.insert(format!("checks.c{i:02}"), entry("1"));
         }
-        assert!(changes(None, &many).ends_with("and 5 more"));
+        assert!(describe(&State::new("p"), &many).ends_with("and 5 more"));
     }
 
     /// The test database, or `None` (saying why) when there is none.
@@ -833,6 +888,141 @@ mod tests {
             other.history(&project, 1).unwrap().unwrap()[0].changes,
             "-checks.a -groups.g"
         );
+    }
+
+    fn delta(serial: u64, remove: &[&str], set: &[(&str, &str)]) -> Delta {
+        Delta {
+            serial,
+            remove: remove.iter().map(|a| a.to_string()).collect(),
+            set: set.iter().map(|(a, id)| (a.to_string(), entry(id))).collect(),
+        }
+    }
+
+    /// How many entry rows the project has, and the serials that wrote them.
+    fn rows_of(backend: &PostgresState, project: &str) -> Vec<(String, i64)> {
+        let inner = &backend.inner;
+        inner.block(async {
+            query("SELECT address, serial FROM monform_state_resources WHERE project = $1 ORDER BY address")
+                .bind(project)
+                .fetch_all(&inner.pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn postgres_apply_writes_only_the_rows_of_what_changed() {
+        let Some(url) = database() else { return };
+        let project = unique_project();
+        let backend = open(&url, &project, "monform apply");
+        let mut state = backend.load(&project).unwrap();
+        state.serial = 1;
+        state.resources.insert("checks.a".into(), entry("1"));
+        state.resources.insert("checks.b".into(), entry("2"));
+        backend.save(&state).unwrap();
+
+        let mut writer = backend.writer(&state).unwrap();
+        let batches = [
+            vec![delta(2, &[], &[("checks.c", "3")])],
+            vec![delta(3, &["checks.a"], &[]), delta(4, &[], &[("checks.b", "4")])],
+        ];
+        for batch in &batches {
+            writer.write(batch).unwrap();
+            batch.iter().for_each(|d| state.apply(d));
+        }
+        writer.finish(&state).unwrap();
+        assert_eq!(open(&url, &project, "monform plan").load(&project).unwrap(), state);
+        // Each row carries the serial that last wrote it: b and c only were rewritten.
+        let rows = rows_of(&backend, &project);
+        assert_eq!(rows, [("checks.b".to_owned(), 4), ("checks.c".to_owned(), 2)]);
+        let history = backend.history(&project, 10).unwrap().unwrap();
+        let changes: Vec<(u64, &str)> = history.iter().map(|h| (h.serial, h.changes.as_str())).collect();
+        assert_eq!(
+            changes,
+            [(4, "~checks.b -checks.a"), (2, "+checks.c"), (1, "+checks.a +checks.b")]
+        );
+
+        // A writer whose serial another one moved is refused.
+        let mut late = backend
+            .writer(&State {
+                serial: 1,
+                ..state.clone()
+            })
+            .unwrap();
+        let other = open(&url, &project, "monform apply");
+        let current = other.load(&project).unwrap();
+        let mut ahead = other.writer(&current).unwrap();
+        ahead.write(&[delta(5, &[], &[("checks.d", "5")])]).unwrap();
+        let refused = late.write(&[delta(5, &[], &[("checks.e", "6")])]).unwrap_err();
+        assert!(
+            refused.to_string().contains("refusing to overwrite a newer state"),
+            "{refused}"
+        );
+        assert!(!rows_of(&backend, &project).iter().any(|(a, _)| a == "checks.e"));
+    }
+
+    #[test]
+    fn postgres_schema_1_is_migrated_without_loss() {
+        let Some(url) = database() else { return };
+        let schema = format!("m_{}", uuid::Uuid::new_v4().simple());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sql = |statements: Vec<String>| {
+            runtime.block_on(async {
+                let mut connection = PgConnection::connect(&url).await.unwrap();
+                for statement in statements {
+                    query(&statement).execute(&mut connection).await.unwrap();
+                }
+                let _ = connection.close().await;
+            })
+        };
+        let mut setup = vec![
+            format!("CREATE SCHEMA {schema}"),
+            format!("SET search_path TO {schema}"),
+        ];
+        setup.extend(VERSION_1.iter().map(|s| s.to_string()));
+        let body = r#"{"version": 1, "serial": 7, "project": "old", "salt": "s4lt",
+            "resources": {
+                "checks.a": {"remoteId": "1", "version": "v1", "applied": "0123456789abcdef0123456789abcdef",
+                             "managed": ["name", "frequency"]},
+                "alertChannels.b": {"remoteId": "2", "applied": "ffffffffffffffffffffffffffffffff",
+                                    "secrets": {"config.url": "aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb"},
+                                    "preventDestroy": true}
+            }}"#;
+        setup.extend([
+            "CREATE TABLE monform_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())".into(),
+            "INSERT INTO monform_schema_migrations (version) VALUES (1)".into(),
+            format!("INSERT INTO monform_state (project, serial, body, updated_by) VALUES ('old', 7, '{body}', 'me@here')"),
+            format!("INSERT INTO monform_state_history (project, serial, body, applied_by, command) VALUES ('old', 7, '{body}', 'me@here', 'monform apply')"),
+        ]);
+        sql(setup);
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let in_schema = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+        let backend = open(&in_schema, "old", "monform plan");
+        let state = backend.load("old").unwrap();
+        let old: State = serde_json::from_str(body).unwrap();
+        assert_eq!(
+            state,
+            old.clone().upgrade(),
+            "every entry, fingerprints cut to 16 digits"
+        );
+        assert_eq!(
+            state.resources["alertChannels.b"].secrets["config.url"],
+            "aaaaaaaaaaaaaaaa"
+        );
+        assert_eq!(state.serial, 7);
+        assert_eq!(rows_of(&backend, "old").len(), 2);
+        assert_eq!(backend.history("old", 5).unwrap().unwrap()[0].serial, 7);
+        // And it goes on from there.
+        let mut writer = backend.writer(&state).unwrap();
+        writer.write(&[delta(8, &["checks.a"], &[])]).unwrap();
+        assert_eq!(backend.load("old").unwrap().resources.len(), 1);
+        sql(vec![format!("DROP SCHEMA {schema} CASCADE")]);
     }
 
     #[test]

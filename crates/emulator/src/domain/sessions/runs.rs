@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use monform_model::Kind;
-use monform_runner::{Attempt, Job, Runner, RunnerConfig, Variables};
+use monform_runner::{Attempt, BrowserSetup, Job, Runner, RunnerConfig, Variables};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -17,6 +17,7 @@ pub use monform_runner::{Outcome, RunStatus};
 use super::{CHANGED, CHECK_SESSIONS, DEFAULT_LOCATION, PENDING, TEST_SESSIONS, internal, is_final};
 use crate::app::{App, AppState, Config};
 use crate::clock::now_ms;
+use crate::domain::agents;
 use crate::domain::checks::effective_check;
 use crate::domain::heartbeats::StoredPings;
 use crate::ids::id_text;
@@ -25,12 +26,22 @@ use crate::store::Objects;
 /// The longest one backoff really waits in the emulator.
 pub const MAX_WAIT: Duration = Duration::from_secs(2);
 
-/// The runner of an emulator started with `config`.
+/// The runner of an emulator started with `config`: browser-type checks
+/// run where Node.js, playwright-core and Chromium are found, else they
+/// stay "not executed".
 pub fn runner(config: &Config) -> Runner {
-    Runner::new(RunnerConfig {
+    let runner = Runner::new(RunnerConfig {
         backoff_second: config.backoff_second,
         max_wait: Some(MAX_WAIT),
-    })
+    });
+    let browser = BrowserSetup::discover(None);
+    match browser.missing(true) {
+        None => runner.with_browser(browser),
+        Some(why) => {
+            tracing::debug!("browser checks are not executed: {why}");
+            runner
+        }
+    }
 }
 
 /// The variables a run sees: the account's (`/v1/variables`), then the
@@ -227,6 +238,9 @@ pub fn run_check(
     if now < internal(session, "lostAtMs") {
         return Ok(None);
     }
+    if let Some(unreported) = agents::unreported(db, account, key)? {
+        return Ok(Some((RunOutcome::from_runner(&unreported), now)));
+    }
     let lost = monform_runner::errored("the run was lost: the emulator stopped before it finished");
     Ok(Some((RunOutcome::from_runner(&lost), now)))
 }
@@ -234,8 +248,22 @@ pub fn run_check(
 /// Runs `check` in `location` in the background (with its retries,
 /// `monform_runner::retry`) and stores the outcome under `key` (kind
 /// [`RUN_OUTCOMES`]), then wakes the session's waiters. A run still going
-/// when the server stops is abandoned; [`resume_runs`] restarts it.
+/// when the server stops is abandoned; [`resume_runs`] restarts it. A run
+/// in a private location (`location` is its slug) is not executed here but
+/// queued for the location's agents ([`agents::enqueue`]).
 pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, location: &str, check: Value) {
+    let queued = app.store.transaction(|tx| {
+        let private = agents::private_location(tx, account, location)?;
+        if private.is_some() {
+            agents::enqueue(tx, account, session_id, key, location, &check)?;
+        }
+        Ok::<_, rusqlite::Error>(private.is_some())
+    });
+    match queued {
+        Ok(true) => return,
+        Ok(false) => {}
+        Err(e) => tracing::warn!(%key, "cannot queue a run for a private location: {e}"),
+    }
     let (app, account, session_id, key) = (app.clone(), account.to_owned(), session_id.to_owned(), key.to_owned());
     let location = location.to_owned();
     tokio::spawn(async move {
@@ -246,23 +274,42 @@ pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, loc
         };
         let record = monform_runner::retry::to_record(&attempts);
         let finished = record["finishedAtMs"].as_i64().unwrap_or_else(now_ms);
-        let stored = app.store.transaction(|tx| {
-            // A session cancelled (or deleted) meanwhile needs no outcome.
-            for kind in [CHECK_SESSIONS, TEST_SESSIONS] {
-                if let Some(session) = tx.get(&account, kind, &session_id)? {
-                    if !is_final(kind, &session) {
-                        tx.insert(&account, RUN_OUTCOMES, &key, Some(&session_id), finished, &record)?;
-                    }
-                    break;
-                }
-            }
-            Ok::<_, rusqlite::Error>(())
-        });
-        if let Err(e) = stored {
+        if let Err(e) = app
+            .store
+            .transaction(|tx| store_outcome(tx, &account, &session_id, &key, finished, &record))
+        {
             tracing::warn!(%key, "cannot store the outcome of a run: {e}");
         }
-        CHANGED.notify_waiters();
+        outcome_stored();
     });
+}
+
+/// Stores the outcome `record` (the runner's `retry::to_record` form) of
+/// the run `key` of `session_id`, unless the session is over (cancelled or
+/// deleted meanwhile: it needs no outcome). Call [`outcome_stored`] after
+/// the transaction.
+pub fn store_outcome(
+    db: &Connection,
+    account: &str,
+    session_id: &str,
+    key: &str,
+    finished: i64,
+    record: &Value,
+) -> rusqlite::Result<()> {
+    for kind in [CHECK_SESSIONS, TEST_SESSIONS] {
+        if let Some(session) = db.get(account, kind, session_id)? {
+            if !is_final(kind, &session) && db.get(account, RUN_OUTCOMES, key)?.is_none() {
+                db.insert(account, RUN_OUTCOMES, key, Some(session_id), finished, record)?;
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Wakes the waiters of sessions once an outcome is stored.
+pub fn outcome_stored() {
+    CHANGED.notify_waiters();
 }
 
 /// Restarts the runs of executing sessions that have no outcome yet (the

@@ -1,0 +1,265 @@
+//! The local snapshot's format. Version 2 is lean: compact JSON, one entry
+//! a line, 16-digit fingerprints, and the field-name lists the entries
+//! share (`managed`: most checks of a type set the same fields) written
+//! once in `fieldSets` and named by index. About 160 bytes an entry where
+//! version 1 took about 500 (pretty-printed, every entry with its names).
+//! Version 1 is still read, and upgraded (`State::upgrade`).
+//!
+//! ```text
+//! {"version":2,"serial":7,"project":"shop","salt":"…","fieldSets":[
+//! ["activated","checkType","frequency","name"],
+//! ],"resources":{
+//! "checks.a":{"remoteId":"…","version":"…","applied":"…","managed":0},
+//! }}
+//! ```
+//!
+//! The per-field fingerprints of drift marks (`fields`) are written the
+//! same way: the index of their field paths in `fieldSets` and their
+//! 12-digit hashes joined in that order (`"fields":[3,"0a1b…"]`).
+
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::{ResourceState, STATE_VERSION, State, StateError};
+
+/// An entry as written: borrowed (`S` = `&str`, `M` = `&BTreeMap`) or read.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[serde(bound(
+    serialize = "S: Serialize, M: Serialize + Borrow<BTreeMap<String, String>>",
+    deserialize = "S: Deserialize<'de>, M: Deserialize<'de> + Default"
+))]
+struct Entry<S, M> {
+    remote_id: S,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<S>,
+    applied: S,
+    #[serde(default, skip_serializing_if = "is_empty")]
+    secrets: M,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prevent_destroy: bool,
+    /// The index of the entry's field names in `fieldSets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    managed: Option<usize>,
+    /// The index of the field paths in `fieldSets` and their fingerprints
+    /// joined in that order (all of one length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fields: Option<Joined>,
+}
+
+fn is_empty<M: Borrow<BTreeMap<String, String>>>(map: &M) -> bool {
+    map.borrow().is_empty()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct File {
+    version: u32,
+    serial: u64,
+    project: String,
+    salt: String,
+    #[serde(default)]
+    field_sets: Vec<Vec<String>>,
+    resources: BTreeMap<String, Entry<String, BTreeMap<String, String>>>,
+}
+
+/// Fingerprints as written: the index of their paths and the hashes joined.
+type Joined = (usize, String);
+
+/// Only the version, to choose the reader.
+#[derive(Deserialize)]
+struct Head {
+    version: u32,
+}
+
+/// The state as a version 2 snapshot.
+pub fn encode<'a>(state: &'a State) -> Vec<u8> {
+    let mut sets: HashMap<Vec<&str>, usize> = HashMap::new();
+    let mut order: Vec<Vec<&str>> = Vec::new();
+    let mut index = |names: Vec<&'a str>| -> Option<usize> {
+        if names.is_empty() {
+            return None;
+        }
+        Some(*sets.entry(names).or_insert_with_key(|names| {
+            order.push(names.clone());
+            order.len() - 1
+        }))
+    };
+    let indexed: Vec<(Option<usize>, Option<Joined>)> = state
+        .resources
+        .values()
+        .map(|entry| {
+            let managed = index(entry.managed.iter().map(String::as_str).collect());
+            let fields = index(entry.fields.keys().map(String::as_str).collect())
+                .map(|i| (i, entry.fields.values().map(String::as_str).collect::<String>()));
+            (managed, fields)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(64 + state.resources.len() * 160);
+    out.extend_from_slice(
+        format!(
+            "{{\"version\":{STATE_VERSION},\"serial\":{},\"project\":{},\"salt\":{},\"fieldSets\":[",
+            state.serial,
+            json(&state.project),
+            json(&state.salt)
+        )
+        .as_bytes(),
+    );
+    for (i, set) in order.iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        out.extend_from_slice(json(set).as_bytes());
+    }
+    out.extend_from_slice(b"],\"resources\":{");
+    for (i, ((address, entry), (managed, fields))) in state.resources.iter().zip(indexed).enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        let lean = Entry {
+            remote_id: entry.remote_id.as_str(),
+            version: entry.version.as_deref(),
+            applied: entry.applied.as_str(),
+            secrets: &entry.secrets,
+            prevent_destroy: entry.prevent_destroy,
+            managed,
+            fields,
+        };
+        out.extend_from_slice(json(address).as_bytes());
+        out.push(b':');
+        out.extend_from_slice(json(&lean).as_bytes());
+    }
+    out.extend_from_slice(b"\n}}\n");
+    out
+}
+
+/// A snapshot of version 1 or 2, as the current `State`.
+pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
+    let corrupt = |detail: String| StateError::Corrupt {
+        path: path.to_owned(),
+        detail,
+    };
+    let head: Head = serde_json::from_slice(text).map_err(|e| corrupt(e.to_string()))?;
+    match head.version {
+        1 => {
+            let state: State = serde_json::from_slice(text).map_err(|e| corrupt(e.to_string()))?;
+            Ok(state.upgrade())
+        }
+        2 => {
+            let file: File = serde_json::from_slice(text).map_err(|e| corrupt(e.to_string()))?;
+            let mut resources = BTreeMap::new();
+            for (address, entry) in file.resources {
+                let managed = match entry.managed {
+                    None => Vec::new(),
+                    Some(i) => file
+                        .field_sets
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))?,
+                };
+                let fields = match entry.fields {
+                    None => BTreeMap::new(),
+                    Some((i, hashes)) => {
+                        let paths = file
+                            .field_sets
+                            .get(i)
+                            .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))?;
+                        split_fields(paths, &hashes)
+                            .ok_or_else(|| corrupt(format!("{address}: the field fingerprints do not match set {i}")))?
+                    }
+                };
+                resources.insert(
+                    address,
+                    ResourceState {
+                        remote_id: entry.remote_id,
+                        version: entry.version,
+                        applied: entry.applied,
+                        secrets: entry.secrets,
+                        prevent_destroy: entry.prevent_destroy,
+                        managed,
+                        fields,
+                    },
+                );
+            }
+            Ok(State {
+                version: file.version,
+                serial: file.serial,
+                project: file.project,
+                salt: file.salt,
+                resources,
+            })
+        }
+        other => Err(corrupt(format!(
+            "format version {other} is newer than this monform knows ({STATE_VERSION}): upgrade monform"
+        ))),
+    }
+}
+
+/// The fingerprints joined by `encode`, one per path, all of one length.
+fn split_fields(paths: &[String], hashes: &str) -> Option<BTreeMap<String, String>> {
+    let width = hashes.len().checked_div(paths.len())?;
+    if width == 0 || width * paths.len() != hashes.len() || !hashes.is_ascii() {
+        return None;
+    }
+    let chunks = hashes
+        .as_bytes()
+        .chunks(width)
+        .map(|c| String::from_utf8_lossy(c).into_owned());
+    Some(paths.iter().cloned().zip(chunks).collect())
+}
+
+/// JSON text of a string, a list of names or an entry, which always serialise.
+fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::state::test_entry as entry;
+
+    #[test]
+    fn a_snapshot_round_trips_and_shares_field_sets() {
+        let mut state = State::new("shop");
+        state.serial = 9;
+        state
+            .resources
+            .insert("checks.a".into(), entry("1", &["name", "frequency"]));
+        state
+            .resources
+            .insert("checks.b".into(), entry("2", &["name", "frequency"]));
+        let mut odd = entry("3", &[]);
+        odd.secrets.insert("config.apiKey".into(), "fedcba9876543210".into());
+        odd.prevent_destroy = true;
+        odd.version = None;
+        state.resources.insert("alertChannels.c \"quoted\"".into(), odd);
+        let drift_marks = |name: &str| {
+            BTreeMap::from([
+                ("frequency".to_string(), "0123456789ab".to_string()),
+                ("name".to_string(), format!("{name:0>12}")),
+            ])
+        };
+        for (address, name) in [("checks.a", "a"), ("checks.b", "b")] {
+            if let Some(entry) = state.resources.get_mut(address) {
+                entry.fields = drift_marks(name);
+            }
+        }
+        let bytes = encode(&state);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        // Two sets: the managed names, and the drift marks' paths in order.
+        assert_eq!(text.matches("\"frequency\"").count(), 2, "{text}");
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert!(text.contains("\"fields\":[1,\"0123456789ab00000000000b\"]"), "{text}");
+        serde_json::from_slice::<serde_json::Value>(&bytes).expect("valid JSON");
+        assert_eq!(decode(&bytes, "s").unwrap(), state);
+    }
+
+    #[test]
+    fn a_bad_field_set_or_a_newer_version_is_refused() {
+        let text = br#"{"version":2,"serial":1,"project":"p","salt":"s","fieldSets":[],
+            "resources":{"checks.a":{"remoteId":"1","applied":"f","managed":3}}}"#;
+        let error = decode(text, "state.json").unwrap_err().to_string();
+        assert!(error.contains("checks.a: field set 3 does not exist"), "{error}");
+        let error = decode(br#"{"version":3}"#, "state.json").unwrap_err().to_string();
+        assert!(error.contains("format version 3 is newer"), "{error}");
+    }
+}

@@ -1,0 +1,490 @@
+//! The local backend: `.monform/state.json`, a snapshot (`format`), and
+//! beside it `.monform/state.journal`, the changes recorded since
+//! (`journal`). An apply appends each batch of changes to the journal with
+//! one fsync and folds the journal into the snapshot at its end (temp file,
+//! fsync, rename, then the journal removed); after a crash, the next apply
+//! folds what the journal holds before writing anything. Reading replays
+//! the journal's records newer than the snapshot's serial, so a read never
+//! needs a fold.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::{Delta, State, StateBackend, StateError, StateWriter, format, journal};
+
+/// A file's content, `None` when it does not exist.
+type Bytes = Option<Vec<u8>>;
+
+/// `.monform/state.json` of the project, its journal and its lock
+/// (`.monform/state.<env>.json`, `state.<env>.journal` and `lock.<env>`
+/// for an environment).
+pub struct LocalState {
+    path: PathBuf,
+    journal: PathBuf,
+    lock: PathBuf,
+}
+
+impl LocalState {
+    pub fn new(project_dir: &Path) -> LocalState {
+        let dir = project_dir.join(".monform");
+        LocalState {
+            path: dir.join("state.json"),
+            journal: dir.join("state.journal"),
+            lock: dir.join("lock"),
+        }
+    }
+
+    /// The state of one environment: files and a lock of its own.
+    pub fn for_environment(project_dir: &Path, environment: &str) -> LocalState {
+        let dir = project_dir.join(".monform");
+        LocalState {
+            path: dir.join(format!("state.{environment}.json")),
+            journal: dir.join(format!("state.{environment}.journal")),
+            lock: dir.join(format!("lock.{environment}")),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `.monform/state.journal` (`state.<env>.journal`).
+    pub fn journal_path(&self) -> PathBuf {
+        self.journal.clone()
+    }
+
+    /// The snapshot and the journal, read once; `None` for a missing file.
+    fn read(&self) -> Result<(Bytes, Bytes), StateError> {
+        // A fold may replace the snapshot and remove the journal between
+        // the two reads: the snapshot is read through a handle and, if the
+        // path names another file by the end, both are read again.
+        for _ in 0..5 {
+            let (snapshot, opened) = match File::open(&self.path) {
+                Ok(mut file) => {
+                    let mut bytes = Vec::new();
+                    file.read_to_end(&mut bytes)
+                        .map_err(|e| self.read_error(&self.path, e))?;
+                    (Some(bytes), Some(file))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+                Err(e) => return Err(self.read_error(&self.path, e)),
+            };
+            let journal_path = self.journal_path();
+            let journal = match std::fs::read(&journal_path) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(self.read_error(&journal_path, e)),
+            };
+            if same_file(opened.as_ref(), &self.path) {
+                return Ok((snapshot, journal));
+            }
+        }
+        Err(self.read_error(&self.path, std::io::Error::other("it kept changing while being read")))
+    }
+
+    fn read_error(&self, path: &Path, source: std::io::Error) -> StateError {
+        StateError::Read {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    fn write_error(&self, path: &Path) -> impl Fn(std::io::Error) -> StateError {
+        let path = path.display().to_string();
+        move |source| StateError::Write {
+            path: path.clone(),
+            source,
+        }
+    }
+
+    /// Writes the whole state as the snapshot (temp file, fsync, rename),
+    /// then removes the journal it supersedes.
+    fn write_snapshot(&self, state: &State) -> Result<(), StateError> {
+        let write = self.write_error(&self.path);
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(&write)?;
+        // A crash leaves either the old snapshot or the new one.
+        let temporary = dir.join(format!(".state.json.{}.tmp", std::process::id()));
+        let mut file = File::create(&temporary).map_err(&write)?;
+        file.write_all(&format::encode(state)).map_err(&write)?;
+        file.sync_all().map_err(&write)?;
+        drop(file);
+        std::fs::rename(&temporary, &self.path).map_err(&write)?;
+        // The journal's records are all in the snapshot now (and, should its
+        // removal not last, at or below its serial: skipped when read).
+        match std::fs::remove_file(self.journal_path()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.write_error(&self.journal_path())(e)),
+        }
+        sync_dir(dir);
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn same_file(opened: Option<&File>, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let now = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let then = opened.and_then(|f| f.metadata().ok()).map(|m| (m.dev(), m.ino()));
+    now == then
+}
+
+#[cfg(not(unix))]
+fn same_file(_: Option<&File>, _: &Path) -> bool {
+    true
+}
+
+/// Makes a rename or a new file in `dir` durable.
+fn sync_dir(dir: &Path) {
+    if let Ok(directory) = File::open(dir) {
+        let _ = directory.sync_all();
+    }
+}
+
+impl StateBackend for LocalState {
+    fn load(&self, project: &str) -> Result<State, StateError> {
+        let (snapshot, journal) = self.read()?;
+        let path = self.path.display().to_string();
+        let mut state = match snapshot {
+            Some(bytes) => format::decode(&bytes, &path)?,
+            None => State::new(project),
+        };
+        if state.project != project {
+            return Err(StateError::Project {
+                path,
+                found: state.project,
+                expected: project.to_owned(),
+            });
+        }
+        if let Some(bytes) = journal {
+            let base = state.serial;
+            let journal_path = self.journal_path().display().to_string();
+            for delta in journal::decode(&bytes, &journal_path)? {
+                if delta.serial > base {
+                    state.apply(&delta);
+                }
+            }
+        }
+        Ok(state)
+    }
+
+    fn save(&self, state: &State) -> Result<(), StateError> {
+        self.write_snapshot(state)
+    }
+
+    fn writer(&self, state: &State) -> Result<Box<dyn StateWriter>, StateError> {
+        let backend = LocalState {
+            path: self.path.clone(),
+            journal: self.journal.clone(),
+            lock: self.lock.clone(),
+        };
+        let journal = backend.journal_path();
+        // Left by a crash: `state` (loaded under the lock) holds its records;
+        // folding now means appends never follow a torn record.
+        if journal.exists() {
+            backend.write_snapshot(state)?;
+        }
+        let unborn = (!backend.path.exists()).then(|| state.clone());
+        Ok(Box::new(LocalWriter {
+            backend,
+            journal: None,
+            unborn,
+            dirty: false,
+            buffer: Vec::new(),
+        }))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError> {
+        crate::lock::acquire(&self.lock, command)
+    }
+}
+
+struct LocalWriter {
+    backend: LocalState,
+    /// The journal, open for appending once the first change comes.
+    journal: Option<File>,
+    /// The state as the apply found it while no snapshot exists: written
+    /// before the first record, so the salt is never only in memory.
+    unborn: Option<State>,
+    /// Records were appended: the end folds them.
+    dirty: bool,
+    buffer: Vec<u8>,
+}
+
+impl StateWriter for LocalWriter {
+    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError> {
+        if let Some(state) = self.unborn.take() {
+            self.backend.write_snapshot(&state)?;
+        }
+        let path = self.backend.journal_path();
+        let write = self.backend.write_error(&path);
+        if self.journal.is_none() {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(&write)?;
+            sync_dir(path.parent().unwrap_or(Path::new(".")));
+            self.journal = Some(file);
+        }
+        self.buffer.clear();
+        for delta in changes {
+            journal::encode(delta, &mut self.buffer);
+        }
+        let file = self
+            .journal
+            .as_mut()
+            .ok_or_else(|| write(std::io::Error::other("journal not open")))?;
+        file.write_all(&self.buffer).map_err(&write)?;
+        file.sync_data().map_err(&write)?;
+        self.dirty = true;
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, state: &State) -> Result<(), StateError> {
+        if self.dirty {
+            drop(self.journal);
+            self.backend.write_snapshot(state)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{ResourceState, test_entry};
+    use std::collections::BTreeMap;
+
+    fn entry(id: &str) -> ResourceState {
+        test_entry(id, &["name", "frequency"])
+    }
+
+    fn set(serial: u64, address: &str, id: &str) -> Delta {
+        Delta {
+            serial,
+            remove: Vec::new(),
+            set: BTreeMap::from([(address.to_owned(), entry(id))]),
+        }
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(".monform"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn local_state_round_trips_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalState::new(dir.path());
+        let mut state = backend.load("acme").unwrap();
+        assert_eq!(state.serial, 0);
+        state.serial = 3;
+        state.resources.insert("checks.a".into(), entry("x"));
+        backend.save(&state).unwrap();
+        assert_eq!(backend.load("acme").unwrap(), state);
+        assert!(matches!(backend.load("other"), Err(StateError::Project { .. })));
+        assert_eq!(files(dir.path()), ["state.json"], "no temporary file is left behind");
+    }
+
+    /// A version 1 file as monform wrote it: pretty, every entry with its
+    /// field names, 32-digit fingerprints.
+    const VERSION_1: &str = r#"{
+  "version": 1,
+  "serial": 12,
+  "project": "acme",
+  "salt": "5f0c1e2d3b4a49788d6e7f8091a2b3c4",
+  "resources": {
+    "alertChannels.ops": {
+      "remoteId": "17",
+      "version": "2026-11-20T08:00:00.000Z",
+      "applied": "00112233445566778899aabbccddeeff",
+      "secrets": {
+        "config.url": "ffeeddccbbaa99887766554433221100"
+      },
+      "preventDestroy": true,
+      "managed": [
+        "config",
+        "type"
+      ]
+    },
+    "checks.home": {
+      "remoteId": "1c9f6a52-8a0e-4a43-9d0c-3f2b1f9a7e11",
+      "version": "2026-11-20T08:00:01.000Z",
+      "applied": "0123456789abcdef0123456789abcdef",
+      "managed": [
+        "checkType",
+        "frequency",
+        "name"
+      ]
+    },
+    "checks.shop": {
+      "remoteId": "2d0e7b63-9b1f-4b54-8e1d-4a3c2e0b8f22",
+      "applied": "fedcba9876543210fedcba9876543210",
+      "managed": [
+        "checkType",
+        "frequency",
+        "name"
+      ]
+    },
+    "variables.TOKEN": {
+      "remoteId": "TOKEN",
+      "applied": "abcdefabcdefabcdefabcdefabcdefab"
+    }
+  }
+}"#;
+
+    #[test]
+    fn a_version_1_state_is_migrated_without_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalState::new(dir.path());
+        std::fs::create_dir_all(dir.path().join(".monform")).unwrap();
+        std::fs::write(backend.path(), VERSION_1).unwrap();
+        let old: serde_json::Value = serde_json::from_str(VERSION_1).unwrap();
+
+        let state = backend.load("acme").unwrap();
+        assert_eq!((state.version, state.serial), (2, 12));
+        assert_eq!(state.salt, old["salt"]);
+        assert_eq!(state.resources.len(), 4);
+        for (address, entry) in &state.resources {
+            let before = &old["resources"][address];
+            assert_eq!(entry.remote_id, before["remoteId"].as_str().unwrap(), "{address}");
+            assert_eq!(entry.version.as_deref(), before["version"].as_str(), "{address}");
+            assert_eq!(entry.prevent_destroy, before["preventDestroy"] == true, "{address}");
+            let names: Vec<&str> = before["managed"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(entry.managed, names, "{address}");
+            // A fingerprint is the first 16 digits of the same hash.
+            assert!(before["applied"].as_str().unwrap().starts_with(&entry.applied));
+            assert_eq!(entry.applied.len(), 16);
+        }
+        let channel = &state.resources["alertChannels.ops"];
+        assert_eq!(channel.secrets["config.url"], "ffeeddccbbaa9988");
+        // A secret fingerprinted by version 1 still matches its value.
+        let value = serde_json::json!("https://hooks.example.com/x");
+        let mut bytes = state.salt.as_bytes().to_vec();
+        bytes.push(0);
+        bytes.extend_from_slice(b"\"https://hooks.example.com/x\"");
+        let version_1: String = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes))
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert!(version_1.starts_with(&state.fingerprint(&value)));
+
+        // Written back in version 2: smaller, and read back the same.
+        backend.save(&state).unwrap();
+        let written = std::fs::read_to_string(backend.path()).unwrap();
+        assert!(written.starts_with("{\"version\":2,"), "{written}");
+        assert!(written.len() < VERSION_1.len(), "{} bytes", written.len());
+        assert_eq!(backend.load("acme").unwrap(), state);
+    }
+
+    #[test]
+    fn changes_go_to_the_journal_and_are_folded_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalState::new(dir.path());
+        let mut state = backend.load("acme").unwrap();
+        let mut writer = backend.writer(&state).unwrap();
+        assert!(!backend.path().exists(), "nothing is written before a change");
+        for (serial, delta) in [set(1, "checks.a", "1"), set(2, "checks.b", "2")]
+            .into_iter()
+            .enumerate()
+        {
+            writer.write(std::slice::from_ref(&delta)).unwrap();
+            state.apply(&delta);
+            assert_eq!(state.serial, serial as u64 + 1);
+        }
+        let remove = Delta {
+            serial: 3,
+            remove: vec!["checks.a".into()],
+            set: BTreeMap::new(),
+        };
+        writer.write(std::slice::from_ref(&remove)).unwrap();
+        state.apply(&remove);
+        assert_eq!(files(dir.path()), ["state.journal", "state.json"]);
+        // The snapshot is the empty state (its salt); the journal the rest.
+        assert_eq!(backend.load("acme").unwrap(), state, "read = snapshot + journal");
+        writer.finish(&state).unwrap();
+        assert_eq!(files(dir.path()), ["state.json"]);
+        assert_eq!(backend.load("acme").unwrap(), state);
+        // A writer that wrote nothing writes nothing.
+        let before = std::fs::read(backend.path()).unwrap();
+        backend.writer(&state).unwrap().finish(&state).unwrap();
+        assert_eq!(std::fs::read(backend.path()).unwrap(), before);
+    }
+
+    #[test]
+    fn a_crash_leaves_a_journal_that_is_read_then_folded_by_the_next_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalState::new(dir.path());
+        let mut state = backend.load("acme").unwrap();
+        state.serial = 5;
+        state.resources.insert("checks.old".into(), entry("0"));
+        backend.save(&state).unwrap();
+        let mut writer = backend.writer(&state).unwrap();
+        writer
+            .write(&[set(6, "checks.a", "1"), set(7, "checks.b", "2")])
+            .unwrap();
+        // Killed: no finish, and a record cut short at the end.
+        drop(writer);
+        let mut torn = Vec::new();
+        journal::encode(&set(8, "checks.c", "3"), &mut torn);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(backend.journal_path())
+            .unwrap();
+        file.write_all(&torn[..torn.len() / 2]).unwrap();
+        drop(file);
+
+        let loaded = backend.load("acme").unwrap();
+        assert_eq!(loaded.serial, 7, "the torn record is ignored");
+        let ids: Vec<&str> = loaded.resources.values().map(|r| r.remote_id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "0"]);
+
+        // The next apply folds first, then appends to a fresh journal.
+        let mut writer = backend.writer(&loaded).unwrap();
+        assert_eq!(files(dir.path()), ["state.json"]);
+        writer.write(&[set(8, "checks.c", "3")]).unwrap();
+        drop(writer);
+        assert_eq!(backend.load("acme").unwrap().resources.len(), 4);
+
+        // A fold killed between the rename and the journal's removal:
+        // records at or below the snapshot's serial are not applied again.
+        let mut folded = backend.load("acme").unwrap();
+        folded.resources.remove("checks.c");
+        folded.serial = 9;
+        std::fs::write(backend.path(), format::encode(&folded)).unwrap();
+        assert_eq!(backend.load("acme").unwrap(), folded);
+    }
+
+    #[test]
+    fn each_environment_has_its_own_state_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let staging = LocalState::for_environment(dir.path(), "staging");
+        let production = LocalState::for_environment(dir.path(), "production");
+        staging.save(&State::new("acme-staging")).unwrap();
+        assert!(dir.path().join(".monform/state.staging.json").is_file());
+        assert_eq!(
+            production.load("acme").unwrap().serial,
+            0,
+            "a fresh state: nothing saved for production"
+        );
+        assert!(!dir.path().join(".monform/state.production.json").exists());
+        let _held = staging.lock("test").unwrap();
+        assert!(production.lock("test").is_ok(), "environments do not share a lock");
+        assert!(staging.lock("test").is_err());
+    }
+}

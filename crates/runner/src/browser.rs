@@ -1,0 +1,355 @@
+//! BROWSER, MULTI_STEP and PLAYWRIGHT checks, and the setup/teardown
+//! scripts of API checks: run with Node.js and playwright-core against the
+//! system Chromium, through a small harness (`harness.js`) that also serves
+//! `@playwright/test`'s `test` and `expect`. Only playwright-core is needed
+//! (no browser download, one package to pin); a real `@playwright/test`
+//! runner would launch its own browser unless every suite's config named the
+//! system one.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::outcome::Probe;
+use crate::variables::Variables;
+
+const HARNESS: &str = include_str!("harness.js");
+/// What a user runs to get what browser checks need (Debian).
+pub const INSTALL_HINT: &str = "install Node.js and Chromium (`apt-get install -y nodejs npm chromium`) and playwright-core \
+     (`PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci` in monform's node/ folder, or `npm install playwright-core` in the project), \
+     or point MONFORM_NODE, MONFORM_CHROMIUM and MONFORM_NODE_MODULES at them";
+/// Console output kept per run.
+const OUTPUT_LIMIT: usize = 16 * 1024;
+
+/// Where Node.js, playwright-core and Chromium are. Missing parts make
+/// browser checks fail with [`INSTALL_HINT`]; other checks are unaffected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrowserSetup {
+    pub node: Option<PathBuf>,
+    /// A `node_modules` folder holding `playwright-core`.
+    pub node_modules: Option<PathBuf>,
+    pub chromium: Option<PathBuf>,
+}
+
+impl BrowserSetup {
+    /// Looks for them: `MONFORM_NODE`, `MONFORM_NODE_MODULES` and
+    /// `MONFORM_CHROMIUM` first; else `node` and `chromium` (or
+    /// `chromium-browser`, `google-chrome`) on PATH, and a `node_modules`
+    /// (or `node/node_modules`) with playwright-core in `project` or a
+    /// folder above it, the working folder or above, or above the running
+    /// program (monform's own checkout).
+    pub fn discover(project: Option<&Path>) -> BrowserSetup {
+        let from_env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let node = from_env("MONFORM_NODE").or_else(|| on_path(&["node", "nodejs"]));
+        let chromium =
+            from_env("MONFORM_CHROMIUM").or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
+        let node_modules = from_env("MONFORM_NODE_MODULES").or_else(|| {
+            let cwd = std::env::current_dir().ok();
+            let exe = std::env::current_exe().ok();
+            let starts = project.map(Path::to_path_buf).into_iter().chain(cwd).chain(exe);
+            starts
+                .flat_map(|s| s.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+                .find_map(|dir| {
+                    [dir.join("node_modules"), dir.join("node").join("node_modules")]
+                        .into_iter()
+                        .find(|m| m.join("playwright-core").join("package.json").is_file())
+                })
+        });
+        BrowserSetup {
+            node,
+            node_modules,
+            chromium,
+        }
+    }
+
+    /// Why browser checks cannot run, if they cannot (`browser`: Chromium
+    /// and playwright-core are needed, not only Node).
+    pub fn missing(&self, browser: bool) -> Option<String> {
+        let mut missing = Vec::new();
+        match &self.node {
+            Some(node) if node.is_file() => {}
+            Some(node) => missing.push(format!("Node.js (no {})", node.display())),
+            None => missing.push("Node.js (no `node` on PATH)".to_owned()),
+        }
+        if browser {
+            match &self.node_modules {
+                Some(m) if m.join("playwright-core").join("package.json").is_file() => {}
+                Some(m) => missing.push(format!("playwright-core (not in {})", m.display())),
+                None => missing.push("playwright-core (no node_modules with it found)".to_owned()),
+            }
+            match &self.chromium {
+                Some(c) if c.is_file() => {}
+                Some(c) => missing.push(format!("Chromium (no {})", c.display())),
+                None => missing.push("Chromium (no `chromium` on PATH)".to_owned()),
+            }
+        }
+        (!missing.is_empty()).then(|| format!("cannot run locally: missing {}; {INSTALL_HINT}", missing.join(", ")))
+    }
+}
+
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// What every Node process of a run gets: the variables as its
+/// environment, where playwright-core and Chromium are, no browser download,
+/// no input, and death with the run.
+fn node_env(command: &mut tokio::process::Command, setup: &BrowserSetup, variables: &Variables) {
+    command
+        .envs(variables.values())
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(chromium) = &setup.chromium {
+        command.env("MONFORM_CHROMIUM", chromium);
+    }
+    if let Some(modules) = &setup.node_modules {
+        command.env("NODE_PATH", modules);
+    }
+}
+
+/// What one harness run reported.
+struct Report {
+    ok: bool,
+    error: Option<String>,
+    result: Value,
+    output: String,
+    elapsed_ms: f64,
+}
+
+/// Runs the harness in a fresh temporary folder. `files` are written there
+/// first; the process is killed when the caller's time limit drops this.
+async fn harness(
+    setup: &BrowserSetup,
+    variables: &Variables,
+    mode: &str,
+    target: Option<&Path>,
+    files: &[(&str, &str)],
+) -> Result<Report, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("monform-run-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+    };
+    write("harness.js", HARNESS)?;
+    for (name, text) in files {
+        write(name, text)?;
+    }
+    let target = target.map_or_else(|| dir.path().join(files[0].0), Path::to_path_buf);
+    let node = setup.node.as_deref().unwrap_or(Path::new("node"));
+    let mut command = tokio::process::Command::new(node);
+    command
+        .arg(dir.path().join("harness.js"))
+        .arg(mode)
+        .arg(&target)
+        .current_dir(dir.path())
+        .env("MONFORM_RESULT_FILE", dir.path().join("result.json"))
+        .env("MONFORM_IO_FILE", dir.path().join("io.json"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    node_env(&mut command, setup, variables);
+    let started = Instant::now();
+    let child = command
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}; {INSTALL_HINT}", node.display()))?;
+    let mut group = Group(child.id());
+    let done = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("cannot run {}: {e}", node.display()))?;
+    group.0 = None;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&done.stderr));
+    if output.len() > OUTPUT_LIMIT {
+        let mut cut = OUTPUT_LIMIT;
+        while !output.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        output.truncate(cut);
+        output.push_str("\n[output cut]");
+    }
+    let result: Value = std::fs::read_to_string(dir.path().join("result.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let error = result["error"].as_str().map(str::to_owned).or_else(|| {
+        (!done.status.success()).then(|| {
+            let last = output
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            format!("node exited with {}: {last}", done.status)
+        })
+    });
+    Ok(Report {
+        ok: done.status.success() && error.is_none(),
+        error,
+        result,
+        output,
+        elapsed_ms,
+    })
+}
+
+/// Kills the harness's whole process group (Node and the Chromium it
+/// started) when a run is cut short (`maxResponseTime`) before it ended.
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) takes no pointers; a negative pid signals only
+            // the process group our child leads (process_group(0)).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Runs a BROWSER or MULTI_STEP script, or a PLAYWRIGHT suite.
+pub(crate) async fn probe(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Probe {
+    if let Some(missing) = setup.missing(true) {
+        return Probe::error(missing);
+    }
+    let report = if check["checkType"] == "PLAYWRIGHT" {
+        suite(check, setup, variables).await
+    } else {
+        let script = check["script"].as_str().unwrap_or_default();
+        harness(setup, variables, "script", None, &[("check.js", script)]).await
+    };
+    let report = match report {
+        Ok(report) => report,
+        Err(message) => return Probe::error(message),
+    };
+    let details = json!({ "tests": report.result["tests"], "output": report.output });
+    Probe {
+        response_time: report.elapsed_ms,
+        failure: (!report.ok).then(|| report.error.unwrap_or_else(|| "the script failed".into())),
+        details,
+        ..Probe::default()
+    }
+}
+
+/// A PLAYWRIGHT check: `npx playwright test` (the default command) runs the
+/// suite's `*.spec.js` / `*.test.js` files in the harness; another command
+/// runs as written in `codeBundlePath` (`sh -c`).
+async fn suite(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Result<Report, String> {
+    let bundle = check["codeBundlePath"].as_str().unwrap_or_default();
+    if bundle.is_empty() || !Path::new(bundle).is_dir() {
+        return Err(format!("codeBundlePath {bundle:?} is not a folder"));
+    }
+    let command = check["testCommand"].as_str().unwrap_or("npx playwright test").trim();
+    if command.starts_with("npx playwright test") || command.starts_with("playwright test") {
+        return harness(setup, variables, "suite", Some(Path::new(bundle)), &[]).await;
+    }
+    let started = Instant::now();
+    let mut shell = tokio::process::Command::new("sh");
+    shell.arg("-c").arg(command).current_dir(bundle);
+    node_env(&mut shell, setup, variables);
+    let done = shell
+        .output()
+        .await
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&done.stderr));
+    Ok(Report {
+        ok: done.status.success(),
+        error: (!done.status.success()).then(|| format!("`{command}` exited with {}", done.status)),
+        result: Value::Null,
+        output,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// Runs an API check's setup or teardown script (`mode`) with `io` (the
+/// `request`, and the `response` after it) in scope; returns `io` as the
+/// script left it (a setup script may change the request).
+async fn api_script(
+    mode: &str,
+    script: &str,
+    io: Value,
+    setup: &BrowserSetup,
+    variables: &Variables,
+) -> Result<Value, String> {
+    let io = io.to_string();
+    let report = harness(setup, variables, mode, None, &[("script.js", script), ("io.json", &io)]).await?;
+    match report.error {
+        Some(e) => Err(format!("the {mode} script failed: {e}")),
+        None => Ok(report.result["io"].clone()),
+    }
+}
+
+/// An API check with `localSetupScript` / `localTearDownScript`: the setup
+/// script may change the request, then the request is made, then the
+/// teardown script runs; a script that fails fails the run.
+pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Probe {
+    if let Some(missing) = setup.missing(false) {
+        return Probe::error(format!("localSetupScript/localTearDownScript: {missing}"));
+    }
+    let script = |field: &str| {
+        check[field]
+            .as_str()
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
+    };
+    let mut check = check.clone();
+    let (before, after) = (script("localSetupScript"), script("localTearDownScript"));
+    if let Some(object) = check.as_object_mut() {
+        object.remove("localSetupScript");
+        object.remove("localTearDownScript");
+    }
+    if let Some(before) = before {
+        match api_script(
+            "setup",
+            &before,
+            json!({ "request": check["request"] }),
+            setup,
+            variables,
+        )
+        .await
+        {
+            Ok(io) if io["request"].is_object() => check["request"] = io["request"].clone(),
+            Ok(_) => {}
+            Err(e) => return Probe::error(e),
+        }
+    }
+    let mut probe = crate::http::probe(&check).await;
+    if let (Some(after), None) = (after, &probe.error) {
+        let response = &probe.api_result["response"];
+        let response =
+            json!({ "statusCode": response["status"], "headers": response["headers"], "body": response["body"] });
+        let io = json!({ "request": check["request"], "response": response });
+        if let Err(e) = api_script("teardown", &after, io, setup, variables).await {
+            probe.failure = Some(probe.failure.map_or(e.clone(), |f| format!("{f}; {e}")));
+        }
+    }
+    probe
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_browser_says_what_to_install() {
+        let setup = BrowserSetup {
+            node: Some(PathBuf::from("/nonexistent/node")),
+            node_modules: None,
+            chromium: Some(PathBuf::from("/nonexistent/chromium")),
+        };
+        let message = setup.missing(true).unwrap_or_default();
+        assert!(message.contains("Node.js (no /nonexistent/node)"), "{message}");
+        assert!(message.contains("Chromium (no /nonexistent/chromium)"), "{message}");
+        assert!(message.contains("apt-get install"), "{message}");
+    }
+}

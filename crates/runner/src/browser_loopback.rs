@@ -1,0 +1,117 @@
+//! Browser-type checks and API scripts against a loopback HTTP server, with
+//! the real Node.js, playwright-core and Chromium (skipped, saying why,
+//! where they are missing).
+
+use axum::Router;
+use axum::response::Html;
+use axum::routing::get;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::{BrowserSetup, Job, Outcome, RunStatus, Runner, RunnerConfig, Variables};
+
+async fn site() -> String {
+    let router = Router::new()
+        .route(
+            "/",
+            get(|| async { Html("<html><head><title>Monform Shop</title></head><body><h1>Hello</h1></body></html>") }),
+        )
+        .route("/api/items", get(|| async { axum::Json(json!({"items": [1, 2]})) }))
+        .route("/api/health", get(|| async { axum::Json(json!({"ok": true})) }));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{addr}")
+}
+
+fn setup() -> Option<BrowserSetup> {
+    let setup = BrowserSetup::discover(None);
+    match setup.missing(true) {
+        None => Some(setup),
+        Some(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+async fn execute(setup: BrowserSetup, check: &Value, variables: &Variables) -> Outcome {
+    Runner::new(RunnerConfig::default())
+        .with_browser(setup)
+        .execute(Job {
+            check,
+            variables,
+            heartbeats: None,
+            location: "local",
+        })
+        .await
+}
+
+#[tokio::test]
+async fn browser_scripts_run_in_chromium() {
+    let Some(setup) = setup() else { return };
+    let base = site().await;
+    let mut variables = Variables::new();
+    variables.insert("BASE", base.clone(), false);
+    variables.insert("TOKEN", "hunter2-secret", true);
+    let script = |title: &str| {
+        format!(
+            "const {{ test, expect }} = require('@playwright/test')\n\
+             test('home', async ({{ page }}) => {{\n  console.log('token', process.env.TOKEN)\n  \
+             await page.goto(process.env.BASE)\n  await expect(page).toHaveTitle('{title}')\n}})\n"
+        )
+    };
+    let passing = json!({"checkType": "BROWSER", "script": script("Monform Shop")});
+    let outcome = execute(setup.clone(), &passing, &variables).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+    let output = outcome.details["output"].as_str().unwrap_or_default();
+    assert!(
+        output.contains("token *****") && !output.contains("hunter2"),
+        "{output}"
+    );
+
+    let broken = json!({"checkType": "BROWSER", "script": script("Wrong"), "maxResponseTime": 30000});
+    let outcome = execute(setup.clone(), &broken, &variables).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let error = outcome.error.unwrap_or_default();
+    assert!(
+        error.contains("test 'home'") && error.contains("got 'Monform Shop'"),
+        "{error}"
+    );
+
+    let multi = json!({"checkType": "MULTI_STEP", "script":
+        "const a = await request.get(process.env.BASE + '/api/items')\nexpect(a.status()).toBe(200)\n\
+         const b = await request.get(process.env.BASE + '/api/health')\nexpect((await b.json()).ok).toBe(true)\n"});
+    let outcome = execute(setup.clone(), &multi, &variables).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+
+    let hung = json!({"checkType": "BROWSER", "maxResponseTime": 3000,
+        "script": "await page.goto(process.env.BASE)\nawait new Promise((r) => setTimeout(r, 60000))"});
+    let outcome = execute(setup, &hung, &variables).await;
+    assert_eq!(outcome.status, RunStatus::TimedOut, "{outcome:?}");
+}
+
+#[tokio::test]
+async fn api_setup_scripts_change_the_request() {
+    let mut setup = BrowserSetup::discover(None);
+    if setup.missing(false).is_some() {
+        eprintln!("skipped: no Node.js");
+        return;
+    }
+    let base = site().await;
+    let check = json!({"checkType": "API", "request": {"url": format!("{base}/nowhere"), "method": "GET"},
+        "localSetupScript": "request.url = request.url.replace('/nowhere', '/api/items')",
+        "localTearDownScript": "if (response.statusCode !== 200) throw new Error('bad status ' + response.statusCode)"});
+    let outcome = execute(setup.clone(), &check, &Variables::new()).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+
+    setup.chromium = Some("/nonexistent/chromium".into());
+    let browser = json!({"checkType": "BROWSER", "script": "await page.goto('about:blank')"});
+    let outcome = execute(setup, &browser, &Variables::new()).await;
+    assert!(
+        outcome
+            .error
+            .unwrap_or_default()
+            .contains("Chromium (no /nonexistent/chromium)")
+    );
+}
