@@ -193,9 +193,19 @@ request = {{ method = "GET", url = "{url}", headers = [{{ key = "X-Api-Token", v
     let check = emulator.call("GET", "/v1/checks", None)[0]["id"].clone();
     let location = emulator.call("GET", "/v1/private-locations", None)[0]["id"].clone();
     let location = location.as_str().unwrap().to_owned();
-    let key = emulator.call("POST", &format!("/v1/private-locations/{location}/keys"), None);
+    // The key as a user gets it: printed once, alone, on standard output.
+    let created = emulator
+        .monform(project)
+        .args(["location-keys", "create", "privateLocations.office"])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let key = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+    let note = String::from_utf8_lossy(&created.stderr);
+    assert!(key.starts_with("pl_"), "{key}");
+    assert!(note.contains("shown this once") && !note.contains(&key), "{note}");
     let check = check.as_str().map_or_else(|| check.to_string(), str::to_owned);
-    (check, location, key["rawKey"].as_str().unwrap().to_owned())
+    (check, location, key)
 }
 
 fn trigger(emulator: &Emulator, check: &str) -> String {
@@ -312,26 +322,25 @@ fn a_wrong_or_revoked_key_ends_the_agent_with_a_clear_error_and_no_key() {
     let (_, location, key) = applied(&emulator, project.path(), "http://127.0.0.1:9/", 1000);
     for wrong in ["pl_0123456789abcdef0123456789abcdef", key.as_str()] {
         if wrong == key {
-            let keys = emulator.call("GET", &format!("/v1/private-locations/{location}/keys"), None);
-            let listed = keys.to_string();
+            let listed = emulator
+                .monform(project.path())
+                .args(["location-keys", "list", "privateLocations.office"])
+                .output()
+                .unwrap();
+            let listed = String::from_utf8(listed.stdout).unwrap();
             assert!(
                 !listed.contains(&key) && listed.contains(&key[key.len() - 4..]),
                 "{listed}"
             );
-            let newest = keys.as_array().unwrap().last().unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            let client = reqwest::blocking::Client::new();
-            let revoked = client
-                .delete(format!(
-                    "{}/v1/private-locations/{location}/keys/{newest}",
-                    emulator.server.url()
-                ))
-                .bearer_auth(&emulator.server.api_key)
-                .send()
-                .unwrap();
-            assert_eq!(revoked.status().as_u16(), 204);
+            let newest = listed.lines().last().unwrap().split_whitespace().next().unwrap();
+            emulator
+                .monform(project.path())
+                .args(["location-keys", "revoke", "privateLocations.office", newest])
+                .assert()
+                .success()
+                .stdout(format!("Key {newest} of privateLocations.office revoked.\n"));
+            let keys = emulator.call("GET", &format!("/v1/private-locations/{location}/keys"), None);
+            assert!(!keys.to_string().contains(newest), "{keys}");
         }
         let mut agent = Agent::start(&emulator, wrong, &[]);
         let status = agent.wait_exit(Duration::from_secs(15));

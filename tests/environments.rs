@@ -91,17 +91,25 @@ fn staging_and_production_stay_apart_in_one_account() {
 #[test]
 fn commands_that_use_the_api_need_an_environment() {
     let project = copy_example("environments");
-    let output = monform()
-        .args(["plan", "--color", "never", "--dir"])
-        .arg(project.path())
-        .env_remove("MONFORM_ENV")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        stderr(&output),
-        "error: acme-shop declares environments (production, staging): choose one with --env NAME or MONFORM_ENV\n"
-    );
+    let out = project.path().join("adopted");
+    for args in [
+        vec!["plan"],
+        vec!["import", "--all-unmanaged", "--out", out.to_str().unwrap()],
+    ] {
+        let output = monform()
+            .args(&args)
+            .args(["--color", "never", "--dir"])
+            .arg(project.path())
+            .env_remove("MONFORM_ENV")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr(&output),
+            "error: acme-shop declares environments (production, staging): choose one with --env NAME or MONFORM_ENV\n",
+            "{args:?}"
+        );
+    }
 }
 
 /// examples/environments applied in production to a fresh emulator.

@@ -561,7 +561,7 @@ fn import_one_object_then_plan_shows_only_the_differences() {
     let plan: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
         plan["summary"],
-        json!({"create": 0, "update": 1, "delete": 0, "replace": 0, "noop": 0}),
+        json!({"create": 0, "update": 1, "delete": 0, "replace": 0, "import": 0, "moved": 0, "forget": 0, "noop": 0}),
         "{plan}"
     );
     let fields: Vec<&str> = plan["changes"][0]["fields"]

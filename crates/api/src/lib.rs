@@ -19,6 +19,8 @@ pub use client::{
 };
 pub use error::{Error, StatusError};
 pub use pace::{PaceStats, Wait, WaitObserver};
+/// The HTTP method of [`Client::send`].
+pub use reqwest::Method;
 pub use resources::Remote;
 pub use sessions::{
     MAX_WAIT_SECONDS, REPORT_RANGES, ReportEntry, RunStatus, TestResult, TestSession, TestSessionRequest,

@@ -68,6 +68,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The project's checks with success ratio, p95 and last status
     Status(commands::status::StatusArgs),
+    /// Keys of a private location (ADDRESS) for its agents: create (printed once), list (masked), revoke
+    LocationKeys(commands::location_keys::LocationKeysArgs),
     /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml)
     Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::LocationKeys(args) => commands::location_keys::run(&cli.dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&cli.dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref()),

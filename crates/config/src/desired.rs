@@ -7,6 +7,7 @@ use monform_model::{Address, FieldPath, Resource};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
+use crate::declare::Declarations;
 use crate::source::Span;
 
 /// What a reference in the files points at.
@@ -44,6 +45,8 @@ pub struct Desired {
     pub resources: BTreeMap<Address, DesiredResource>,
     pub graph: DiGraph<Address, FieldPath>,
     nodes: FxHashMap<Address, NodeIndex>,
+    /// The files' `moved`, `import` and `removed` entries.
+    pub declarations: Declarations,
 }
 
 impl Desired {

@@ -5,6 +5,7 @@
 //! **Architecture invariant:** no network. Environment variables are read
 //! only through the lookup the caller passes in.
 
+pub mod declare;
 pub mod desired;
 pub mod diagnostic;
 mod discover;
@@ -16,6 +17,7 @@ pub mod project_schema;
 pub mod source;
 pub mod tree;
 
+pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report};
 pub use load::{EnvLookup, Loaded, load, load_environment};

@@ -12,6 +12,7 @@ use monform_model::validate::RefSite;
 use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape};
 use serde_json::Value;
 
+use crate::declare::{self, Declarations};
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
 use crate::discover::{Discovered, discover};
@@ -114,8 +115,12 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         environments: &environments,
         environment: project.as_ref().and_then(|p| p.environment.as_deref()),
     };
-    let items = loader.read_resource_files(root, files, defaults, &context);
-    let desired = loader.build_desired(items);
+    let (items, declarations) = loader.read_resource_files(root, files, defaults, &context);
+    // Defined, even when invalid: a declaration's check is about the address.
+    let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
+    let mut desired = loader.build_desired(items);
+    declare::check(&declarations, &defined, &mut loader.diagnostics);
+    desired.declarations = declarations;
     let Loader {
         sources,
         mut diagnostics,
@@ -216,16 +221,17 @@ impl Loader<'_> {
         paths: Vec<PathBuf>,
         defaults: &[Entry],
         context: &Context<'_>,
-    ) -> Vec<Item> {
+    ) -> (Vec<Item>, Declarations) {
         let first = self.sources.len();
-        let read: Vec<(ReadFile, Vec<Item>)> = paths
+        let read: Vec<(ReadFile, Vec<Item>, Declarations)> = paths
             .into_par_iter()
             .enumerate()
             .map(|(i, path)| {
                 let mut file = read_file(root, path, (first + i) as FileId);
                 let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
+                let mut declarations = Declarations::default();
                 let found = match file.node.take() {
-                    Some(tree) => resources_of(tree, &base, context, &mut file.diagnostics),
+                    Some(tree) => resources_of(tree, &base, context, &mut declarations, &mut file.diagnostics),
                     None => Vec::new(),
                 };
                 let items = found
@@ -245,16 +251,18 @@ impl Loader<'_> {
                         }
                     })
                     .collect();
-                (file, items)
+                (file, items, declarations)
             })
             .collect();
         let mut items = Vec::new();
-        for (file, found) in read {
+        let mut declarations = Declarations::default();
+        for (file, found, declared) in read {
             self.sources.add(file.source);
             self.diagnostics.extend(file.diagnostics);
             items.extend(found);
+            declarations.extend(declared);
         }
-        items
+        (items, declarations)
     }
 
     fn build_desired(&mut self, items: Vec<Item>) -> Desired {
@@ -491,7 +499,13 @@ fn read_script(base: &Path, relative: &str) -> Result<String, String> {
 
 /// The resources of one file's tree, reporting what is not a resource:
 /// unknown sections, sections that are not maps, bad logical ids.
-fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Found> {
+fn resources_of(
+    tree: Node,
+    base: &Path,
+    context: &Context<'_>,
+    declarations: &mut Declarations,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Found> {
     let mut found = Vec::new();
     let NodeValue::Map(sections) = tree.value else {
         diagnostics.push(
@@ -508,6 +522,10 @@ fn resources_of(tree: Node, base: &Path, context: &Context<'_>, diagnostics: &mu
         return found;
     };
     for section in sections {
+        if declare::SECTIONS.contains(&section.key.as_str()) {
+            declare::parse(section, declarations, diagnostics);
+            continue;
+        }
         let Some(kind) = Kind::from_section(&section.key) else {
             let diagnostic = Diagnostic::new("monform::unknown-section", format!("unknown section `{}`", section.key))
                 .at(section.key_span, "not a section");

@@ -275,6 +275,41 @@ async fn browser_checks_run_where_chromium_is_else_say_so() {
     }
 }
 
+#[tokio::test]
+async fn setup_snippets_named_by_id_run_before_the_request() {
+    let ts = emulator().await;
+    let target = http_target().await;
+    let snippet = ts
+        .create(
+            "/v1/snippets",
+            &json!({ "name": "fix path", "script": "request.url = request.url.replace('/nowhere', '/ok')" }),
+            201,
+        )
+        .await;
+    let id = api_check(
+        &ts,
+        target,
+        "/nowhere",
+        json!({
+            "setupSnippetId": snippet["id"],
+            "request": {
+                "url": format!("http://{target}/nowhere"), "method": "GET",
+                "assertions": [{ "source": "STATUS_CODE", "comparison": "EQUALS", "target": "200" }],
+            },
+        }),
+    )
+    .await;
+    let session = run_session(&ts, &id).await;
+    match monform_runner::BrowserSetup::discover(None).missing(false) {
+        // The snippet moved the request to /ok before it was sent.
+        None => assert_eq!(session["status"], "PASSED", "{session}"),
+        Some(missing) => {
+            let error = session["results"][0]["error"].as_str().unwrap_or_default();
+            assert!(error.contains("localSetupScript"), "{missing}: {session}");
+        }
+    }
+}
+
 /// A UDP name server answering every A query with 10.0.0.1 (and NXDOMAIN
 /// for names starting with `missing`).
 async fn dns_target() -> SocketAddr {

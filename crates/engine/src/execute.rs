@@ -163,6 +163,7 @@ pub async fn apply(
     let create_first: HashSet<usize> = (0..plan.changes.len())
         .filter(|&i| creates_first(&plan.changes[i], desired, actual))
         .collect();
+    record_moves(&shared, desired).await?;
     refresh_noops(&shared, plan, actual).await?;
     let mut report = Report::default();
     retag_moved(&shared, plan, actual, &mut report).await?;
@@ -170,7 +171,7 @@ pub async fn apply(
         .unwrap_or_else(|_| plan.order.node_indices().collect())
         .into_iter()
         .map(|n| plan.order[n])
-        .filter(|&i| plan.changes[i].action != Action::Noop)
+        .filter(|&i| !plan.changes[i].action.is_noop())
         .collect();
     let mut finished: HashSet<usize> = HashSet::new();
     let mut failed: HashSet<usize> = HashSet::new();
@@ -201,7 +202,7 @@ pub async fn apply(
             }
             if prerequisites
                 .iter()
-                .all(|p| finished.contains(p) || plan.changes[*p].action == Action::Noop)
+                .all(|p| finished.contains(p) || plan.changes[*p].action.is_noop())
             {
                 pending.remove(i);
                 let change = &plan.changes[index];
@@ -338,7 +339,7 @@ async fn delete_retired(shared: &Shared<'_>, report: &mut Report) {
 async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result<(), RunError> {
     let address = &change.address;
     match change.action {
-        Action::Noop => Ok(()),
+        Action::Noop | Action::Move => Ok(()),
         Action::Delete => {
             if let Some(id) = &change.remote_id {
                 shared.client.delete(address.kind, id).await?;
@@ -361,7 +362,18 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
             }
             create(shared, resource(shared, address)?, None).await
         }
-        Action::Update => {
+        Action::Forget => {
+            if let Some(id) = &change.remote_id
+                && uses_tags(address.kind)
+                && let Some(remote) = shared.client.get(address.kind, id).await?
+            {
+                let body = retag_body(address.kind, &remote.body, shared.project, None);
+                shared.client.update(address.kind, id, &body).await?;
+            }
+            // Kinds without tags: the ownership record is rewritten from the state.
+            forget(shared, address, change).await
+        }
+        Action::Update | Action::Import => {
             let resource = resource(shared, address)?;
             let mut body = body_for(shared, resource).await;
             clear_removed_fields(shared, change, &mut body).await;
@@ -568,7 +580,7 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
         remove,
         ..Delta::default()
     };
-    for change in plan.changes.iter().filter(|c| c.action == Action::Noop) {
+    for change in plan.changes.iter().filter(|c| c.action.is_noop()) {
         let (Some(resource), Some(remote)) = (
             shared.desired.resources.get(&change.address),
             actual.owned.get(&change.address),
@@ -600,16 +612,24 @@ async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Res
     Ok(())
 }
 
+/// Moves the state entries of the files' `moved` entries (planning saw
+/// them moved already), before anything else is written.
+async fn record_moves(shared: &Shared<'_>, desired: &Desired) -> Result<(), ApplyError> {
+    let mut state = shared.state.lock().await;
+    let (moves, _) = crate::declared::state_moves(&state, &desired.declarations);
+    if let Some(delta) = crate::declared::moves_delta(&state, &moves) {
+        persist(shared, &mut state, delta)?;
+    }
+    Ok(())
+}
+
 /// Rewrites the ownership tag of the objects whose state entry `state mv`
 /// moved and that need no other change (an update or a create writes the
 /// tag anyway): a tags-only update, nothing else.
 async fn retag_moved(shared: &Shared<'_>, plan: &Plan, actual: &Actual, report: &mut Report) -> Result<(), ApplyError> {
     for moved in actual.moved(shared.project) {
         let address = &moved.address;
-        let unchanged = plan
-            .changes
-            .iter()
-            .any(|c| &c.address == address && c.action == Action::Noop);
+        let unchanged = plan.changes.iter().any(|c| &c.address == address && c.action.is_noop());
         let Some(remote) = actual.owned.get(address).filter(|_| unchanged) else {
             continue;
         };

@@ -9,9 +9,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use monform_api::Remote;
 use monform_config::Desired;
 use monform_model::facts::{expand, facts, variant_of};
-use monform_model::schema::{Schemas, schemas};
+use monform_model::schema::schemas;
 use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::{Map, Value};
+
+mod prune;
+use prune::{prune, set_at};
 
 use crate::identity::{is_ownership_tag, owner, uses_tags};
 use crate::ownership::{Owner, Owners, is_record};
@@ -206,105 +209,6 @@ fn env_name(address: &Address, field: &str) -> String {
         name.insert_str(0, "SECRET_");
     }
     name
-}
-
-/// Keeps only what the schema allows, recursively; drops nulls.
-fn prune(schemas: &Schemas, schema: &Value, value: &mut Value, depth: usize) {
-    if depth > 32 {
-        return;
-    }
-    let schema = schemas.resolve(schema);
-    match value {
-        Value::Object(map) => {
-            let mut allowed: Map<String, Value> = Map::new();
-            let mut open = false;
-            collect_properties(schemas, schema, &mut allowed, &mut open, 0);
-            if allowed.is_empty() && open {
-                map.retain(|_, v| !v.is_null());
-                return;
-            }
-            map.retain(|k, v| !v.is_null() && allowed.contains_key(k));
-            for (key, child) in map.iter_mut() {
-                if let Some(property) = allowed.get(key) {
-                    prune(schemas, property, child, depth + 1);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = items_schema(schemas, schema, 0) {
-                for item in items.iter_mut() {
-                    prune(schemas, item_schema, item, depth + 1);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn collect_properties(schemas: &Schemas, schema: &Value, into: &mut Map<String, Value>, open: &mut bool, depth: usize) {
-    if depth > 8 {
-        return;
-    }
-    let schema = schemas.resolve(schema);
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (k, v) in properties {
-            into.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
-    match schema.get("additionalProperties") {
-        Some(Value::Bool(false)) => {}
-        Some(_) => *open = true,
-        None if schema.get("properties").is_none() => *open = true,
-        None => {}
-    }
-    for key in ["anyOf", "oneOf"] {
-        for alternative in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
-            collect_properties(schemas, alternative, into, open, depth + 1);
-        }
-    }
-}
-
-fn items_schema<'a>(schemas: &'a Schemas, schema: &'a Value, depth: usize) -> Option<&'a Value> {
-    if depth > 8 {
-        return None;
-    }
-    let schema = schemas.resolve(schema);
-    if let Some(items) = schema.get("items") {
-        return Some(items);
-    }
-    ["anyOf", "oneOf"].iter().find_map(|key| {
-        schema
-            .get(*key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find_map(|a| items_schema(schemas, a, depth + 1))
-    })
-}
-
-/// Sets the value at `path`, adding the last key when its parent exists.
-fn set_at(value: &mut Value, path: &FieldPath, new: Value) {
-    let Some((last, parent)) = path.segments().split_last() else {
-        return;
-    };
-    let mut current = value;
-    for segment in parent {
-        let next = match segment {
-            Segment::Key(k) => current.get_mut(k),
-            Segment::Index(i) => current.get_mut(*i),
-        };
-        match next {
-            Some(next) => current = next,
-            None => return,
-        }
-    }
-    match (last, current) {
-        (Segment::Key(k), Value::Object(map)) => {
-            map.insert(k.clone(), new);
-        }
-        (Segment::Index(i), Value::Array(items)) if *i < items.len() => items[*i] = new,
-        _ => {}
-    }
 }
 
 /// Secret paths of a file-form value (sensitive fields, and those
@@ -631,107 +535,4 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn yaml_keeps_strings_that_look_like_other_things() {
-        let value = json!({"checks": {"2026": {"name": "2026", "a": "yes", "b": "null", "c": "1.0",
-            "d": "#abc", "e": "a: b", "f": "line one\nline two\n", "g": " padded ", "h": "~", "i": "-x"}}});
-        let text = serde_saphyr::to_string(&value).unwrap();
-        let back: Value = serde_saphyr::from_str(&text).unwrap();
-        assert_eq!(back, value, "{text}");
-    }
-
-    #[test]
-    fn unmanaged_objects_have_no_tag_and_no_state_entry() {
-        let remote = |kind, id: &str, body| Remote {
-            kind,
-            id: id.into(),
-            body,
-        };
-        let objects = vec![
-            remote(Kind::Check, "a", json!({"tags": ["monform:shop/a"]})),
-            remote(Kind::Check, "b", json!({"tags": ["team:x"]})),
-            remote(Kind::Snippet, "1", json!({"name": "Ours"})),
-            remote(Kind::Snippet, "2", json!({"name": "Theirs"})),
-        ];
-        let mut state = State::new("shop");
-        state.resources.insert(
-            "snippets.ours".into(),
-            ResourceState {
-                remote_id: "1".into(),
-                version: None,
-                applied: String::new(),
-                secrets: BTreeMap::new(),
-                prevent_destroy: false,
-                managed: Vec::new(),
-                fields: BTreeMap::new(),
-            },
-        );
-        // `shop` is seen by its tag but keeps no record yet: the owner of
-        // snippet 2 cannot be told until it does, or unless included.
-        let owners = Owners::new(objects.iter());
-        let found = unmanaged(objects.clone(), &owners, Some(&state), &[]);
-        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!((ids, found.unknown.len(), found.others), (vec!["b"], 1, 1));
-        let found = unmanaged(objects.clone(), &owners, Some(&state), &["snippets:2".to_owned()]);
-        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!(ids, ["b", "2"]);
-        let mut objects = objects;
-        let record = crate::ownership::Record::of_state(&state);
-        objects.push(remote(
-            Kind::Variable,
-            &crate::ownership::record_key("shop"),
-            record.body(),
-        ));
-        let owners = Owners::new(objects.iter());
-        let found = unmanaged(objects, &owners, None, &[]);
-        let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!(
-            (ids, found.others),
-            (vec!["b", "2"], 1),
-            "the record says snippet 1 is shop's"
-        );
-    }
-
-    #[test]
-    fn slugs() {
-        assert_eq!(slug("Homepage Ping"), "homepage-ping");
-        assert_eq!(slug("  API: /v1/users  "), "api-v1-users");
-        assert_eq!(slug("_private"), "x_private");
-        assert_eq!(slug("!!!"), "x");
-        assert_eq!(slug(&"a".repeat(100)).len(), 64);
-    }
-
-    #[test]
-    fn exports_with_logical_references_and_secrets() {
-        let objects = vec![
-            Remote {
-                kind: Kind::Group,
-                id: "7".into(),
-                body: json!({"id": 7, "name": "Prod", "tags": ["monform:x/prod"], "created_at": "t"}),
-            },
-            Remote {
-                kind: Kind::Check,
-                id: "c1".into(),
-                body: json!({"id": "c1", "checkType": "API", "name": "Home", "groupId": 7, "heartbeat": {},
-                    "request": {"url": "https://e.com", "method": "GET"}}),
-            },
-            Remote {
-                kind: Kind::Variable,
-                id: "TOKEN".into(),
-                body: json!({"key": "TOKEN", "value": null, "secret": true}),
-            },
-        ];
-        let exported = export(objects, SplitBy::Kind);
-        let checks = &exported.files["checks.yaml"];
-        assert!(checks.contains("group: prod"), "{checks}");
-        assert!(!checks.contains("heartbeat"), "{checks}");
-        let variables = &exported.files["variables.yaml"];
-        assert!(variables.contains("${env:TOKEN}"), "{variables}");
-        assert_eq!(exported.env.len(), 1);
-        assert!(!exported.files["groups.yaml"].contains("monform:"));
-    }
-}
+mod tests;

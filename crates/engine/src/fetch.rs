@@ -90,6 +90,7 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     )
     .await?;
     let recorded = Recorded::new(state);
+    let moves = crate::declared::tag_moves(&desired.declarations);
     let mut actual = Actual {
         owners: Owners::new(lists.iter().flat_map(|(_, objects)| objects.iter())),
         ..Actual::default()
@@ -99,7 +100,8 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
             .iter()
             .enumerate()
             .filter_map(|(i, remote)| {
-                claim(kind, remote, project, desired, &recorded).map(|(address, by_state)| (address, by_state, i))
+                claim(kind, remote, project, desired, &recorded, &moves)
+                    .map(|(address, by_state)| (address, by_state, i))
             })
             .collect();
         // The state's claim wins over a tag naming the same address: after
@@ -189,6 +191,7 @@ fn claim(
     project: &str,
     desired: &Desired,
     recorded: &Recorded<'_>,
+    moves: &BTreeMap<Address, Address>,
 ) -> Option<(Address, bool)> {
     let tag = uses_tags(kind).then(|| owner(&remote.body));
     if let Some(tag) = tag
@@ -200,7 +203,9 @@ fn claim(
         return Some((address, true));
     }
     if let Some(Some((_, id))) = tag {
-        return Some((Address::new(kind, id), false));
+        // A tag naming an address the files declare moved: the new address.
+        let tagged = Address::new(kind, id);
+        return Some((moves.get(&tagged).cloned().unwrap_or(tagged), false));
     }
     if kind == Kind::Variable {
         let address = Address::new(kind, remote.id.clone());

@@ -27,7 +27,21 @@ pub enum Action {
     Update,
     Delete,
     Replace,
+    /// Only the address changes (`moved` in the files): its ownership tag is rewritten.
+    Move,
+    /// An existing object adopted (`import` in the files), brought to the files' form.
+    Import,
+    /// Dropped from the state and its ownership mark, not deleted (`removed` with `destroy: false`).
+    Forget,
     Noop,
+}
+
+impl Action {
+    /// Nothing for the change loop: a noop, or a move alone (its tag is
+    /// rewritten before the changes start).
+    pub fn is_noop(self) -> bool {
+        matches!(self, Action::Noop | Action::Move)
+    }
 }
 
 /// Why an action is planned.
@@ -49,6 +63,10 @@ pub enum Reason {
     DependencyReplaced,
     #[serde(rename = "up to date")]
     UpToDate,
+    #[serde(rename = "import declared in configuration")]
+    Imported,
+    #[serde(rename = "removed from configuration, kept in the service")]
+    Forgotten,
 }
 
 impl Reason {
@@ -62,6 +80,8 @@ impl Reason {
             Reason::Duplicate => "duplicate left by an interrupted apply",
             Reason::DependencyReplaced => "a dependency is replaced",
             Reason::UpToDate => "up to date",
+            Reason::Imported => "import declared in configuration",
+            Reason::Forgotten => "removed from configuration, kept in the service",
         }
     }
 
@@ -96,6 +116,9 @@ pub struct Change {
     pub address: Address,
     pub action: Action,
     pub remote_id: Option<String>,
+    /// The address the object had, when the files declare it moved here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<Address>,
     pub reason: Reason,
     pub fields: Vec<FieldChange>,
     /// Managed fields that do not change.
@@ -112,12 +135,15 @@ pub struct Summary {
     pub update: usize,
     pub delete: usize,
     pub replace: usize,
+    pub import: usize,
+    pub moved: usize,
+    pub forget: usize,
     pub noop: usize,
 }
 
 impl Summary {
     pub fn has_changes(&self) -> bool {
-        self.create + self.update + self.delete + self.replace > 0
+        self.create + self.update + self.delete + self.replace + self.import + self.moved + self.forget > 0
     }
 }
 
@@ -140,7 +166,13 @@ impl Plan {
                 Action::Update => summary.update += 1,
                 Action::Delete => summary.delete += 1,
                 Action::Replace => summary.replace += 1,
+                Action::Move => {}
+                Action::Import => summary.import += 1,
+                Action::Forget => summary.forget += 1,
                 Action::Noop => summary.noop += 1,
+            }
+            if change.from.is_some() {
+                summary.moved += 1;
             }
         }
         summary
@@ -152,7 +184,7 @@ impl Plan {
         order
             .into_iter()
             .map(|n| &self.changes[self.order[n]])
-            .filter(|c| c.action != Action::Noop)
+            .filter(|c| !c.action.is_noop())
             .collect()
     }
 
@@ -188,7 +220,18 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .map(|(address, resource)| {
             let desired_json = managed(address.kind, resource.resource.to_json());
             match actual.owned.get(address) {
-                None => create(address, &desired_json, desired, &being_created, state),
+                None => match crate::declared::import_target(desired, actual, address) {
+                    Some(remote) => {
+                        let view = ActualView::new(address.kind, remote, &names);
+                        let mut change = compare(address, &desired_json, &view, remote, state);
+                        if change.action != Action::Replace {
+                            change.action = Action::Import;
+                            change.reason = Reason::Imported;
+                        }
+                        change
+                    }
+                    None => create(address, &desired_json, desired, &being_created, state),
+                },
                 Some(remote) => {
                     let actual = ActualView::new(address.kind, remote, &names);
                     compare(address, &desired_json, &actual, remote, state)
@@ -198,13 +241,19 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .collect();
     for (address, remote) in &actual.owned {
         if !desired.resources.contains_key(address) {
-            changes.push(removal(address, remote, Reason::Removed));
+            let mut change = removal(address, remote, Reason::Removed);
+            if desired.declarations.removed(address).is_some_and(|r| !r.destroy) {
+                change.action = Action::Forget;
+                change.reason = Reason::Forgotten;
+            }
+            changes.push(change);
         }
     }
     for (address, remote) in &actual.duplicates {
         changes.push(removal(address, remote, Reason::Duplicate));
     }
     reattach_dependents(&mut changes, desired);
+    mark_moves(&mut changes, desired, actual, project);
     if !options.targets.is_empty() {
         let keep = targeted(desired, &options.targets);
         changes.retain(|c| keep.contains(&c.address));
@@ -234,6 +283,30 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes,
         order: ordered,
         state_serial: state.serial,
+    }
+}
+
+/// The changes of objects the files declare moved (their ownership tag
+/// still names the old address) say where from; alone, a move is `Move`.
+fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, project: &str) {
+    if desired.declarations.moved.is_empty() {
+        return;
+    }
+    for change in changes.iter_mut() {
+        let Some(remote) = actual.owned.get(&change.address) else {
+            continue;
+        };
+        let Some((owner_project, id)) = crate::identity::owner(&remote.body) else {
+            continue;
+        };
+        if owner_project != project || id == change.address.id {
+            continue;
+        }
+        let tagged = Address::new(change.address.kind, id);
+        change.from = crate::declared::moved_from(&desired.declarations, &change.address, &tagged);
+        if change.from.is_some() && change.action == Action::Noop {
+            change.action = Action::Move;
+        }
     }
 }
 
@@ -394,6 +467,7 @@ fn create(
         address: address.clone(),
         action: Action::Create,
         remote_id: None,
+        from: None,
         reason,
         fields,
         unchanged: 0,
@@ -533,6 +607,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         address: address.clone(),
         action,
         remote_id: Some(remote.id.clone()),
+        from: None,
         reason,
         fields,
         unchanged: managed_fields.saturating_sub(changed_roots.len()),
@@ -545,6 +620,7 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
         address: address.clone(),
         action: Action::Delete,
         remote_id: Some(remote.id.clone()),
+        from: None,
         reason,
         fields: Vec::new(),
         unchanged: 0,
@@ -705,12 +781,14 @@ fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) 
     let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
     for (i, change) in changes.iter().enumerate() {
         // Creates and updates come after the creation of what they reference.
-        if matches!(change.action, Action::Create | Action::Update | Action::Replace)
-            && let Some(resource) = desired.resources.get(&change.address)
+        if matches!(
+            change.action,
+            Action::Create | Action::Update | Action::Replace | Action::Import
+        ) && let Some(resource) = desired.resources.get(&change.address)
         {
             for reference in &resource.references {
                 if let Target::Managed(target) = &reference.target
-                    && let Some(j) = find(target, &[Action::Create, Action::Replace])
+                    && let Some(j) = find(target, &[Action::Create, Action::Replace, Action::Import])
                     && j != i
                 {
                     graph.update_edge(nodes[j], nodes[i], ());

@@ -74,7 +74,12 @@ fn saved_changes(plan: &Plan) -> Vec<SavedChange> {
 fn secrets(plan: &Plan, desired: &Desired, state: &State) -> BTreeMap<String, BTreeMap<String, String>> {
     plan.changes
         .iter()
-        .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Replace))
+        .filter(|c| {
+            matches!(
+                c.action,
+                Action::Create | Action::Update | Action::Replace | Action::Import
+            )
+        })
         .filter_map(|c| {
             let resource = desired.resources.get(&c.address)?;
             let json = managed(c.address.kind, resource.resource.to_json());

@@ -199,6 +199,54 @@ fn add_expansion_fields(definition: &mut Map<String, Value>) {
     );
 }
 
+/// The `moved`, `import` and `removed` lists (read by the loader's
+/// `declare` module, not typed resources).
+fn declarations(properties: &mut Map<String, Value>) {
+    let id = LOGICAL_ID_PATTERN.trim_start_matches('^').trim_end_matches('$');
+    let sections: Vec<&str> = Kind::ALL.iter().map(|k| k.section()).collect();
+    let address = json!({
+        "type": "string",
+        "description": "An address: section.logical-id, or section.logical-id[key] for a forEach item.",
+        "pattern": format!(r"^({})\.{id}(\[{id}\])?$", sections.join("|")),
+    });
+    let list = |description: &str, fields: Value, required: &[&str]| {
+        json!({
+            "type": "array",
+            "description": description,
+            "items": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": required,
+                "properties": fields,
+            },
+        })
+    };
+    properties.insert(
+        "moved".into(),
+        list(
+            "Renames: the object at `from` is now the resource at `to` (kept, not recreated). An entry whose `from` no longer exists is a no-op.",
+            json!({ "from": address, "to": address }),
+            &["from", "to"],
+        ),
+    );
+    properties.insert(
+        "import".into(),
+        list(
+            "Adopt an existing object (its remote `id`) as the resource at `to`, which the files must define.",
+            json!({ "to": address, "id": { "type": "string", "minLength": 1 } }),
+            &["to", "id"],
+        ),
+    );
+    properties.insert(
+        "removed".into(),
+        list(
+            "Stop managing the object at `from`, which the files no longer define: `destroy: false` keeps it in the service; `destroy: true` (the default) deletes it.",
+            json!({ "from": address, "destroy": { "type": "boolean", "default": true } }),
+            &["from"],
+        ),
+    );
+}
+
 fn generate() -> Value {
     let mut generator = SchemaSettings::draft07().into_generator();
     let mut properties = Map::new();
@@ -214,6 +262,7 @@ fn generate() -> Value {
             }),
         );
     }
+    declarations(&mut properties);
     let mut definitions = Value::Object(generator.take_definitions(true));
     merge_all_of(&mut definitions);
     let lookup = definitions.clone();

@@ -254,12 +254,25 @@ async fn suite(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Re
     }
     let started = Instant::now();
     let mut shell = tokio::process::Command::new("sh");
-    shell.arg("-c").arg(command).current_dir(bundle);
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(bundle)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     node_env(&mut shell, setup, variables);
-    let done = shell
-        .output()
+    // Its own process group, so a run cut short kills what the command
+    // started (npx, node, browsers), not only the shell.
+    let child = shell
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    let mut group = Group(child.id());
+    let done = child
+        .wait_with_output()
         .await
         .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    group.0 = None;
     let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
     output.push_str(&String::from_utf8_lossy(&done.stderr));
     Ok(Report {

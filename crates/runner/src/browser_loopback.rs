@@ -92,6 +92,28 @@ async fn browser_scripts_run_in_chromium() {
 }
 
 #[tokio::test]
+async fn a_cut_short_suite_command_kills_what_it_started() {
+    let Some(setup) = setup() else { return };
+    let bundle = tempfile::tempdir().unwrap();
+    // The shell starts a child and waits: the time limit must end both.
+    let check = json!({"checkType": "PLAYWRIGHT", "maxResponseTime": 1500,
+        "codeBundlePath": bundle.path(), "testCommand": "sleep 60 & echo $! > child.pid; wait"});
+    let outcome = execute(setup, &check, &Variables::new()).await;
+    assert_eq!(outcome.status, RunStatus::TimedOut, "{outcome:?}");
+    let pid = std::fs::read_to_string(bundle.path().join("child.pid")).unwrap();
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    for _ in 0..50 {
+        // Gone, or a zombie waiting for a parent that no longer exists.
+        let state = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+        if state.is_empty() || state.contains(") Z ") {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the suite's child {} still runs", pid.trim());
+}
+
+#[tokio::test]
 async fn api_setup_scripts_change_the_request() {
     let mut setup = BrowserSetup::discover(None);
     if setup.missing(false).is_some() {

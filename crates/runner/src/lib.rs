@@ -27,8 +27,8 @@
 //!   `details`. Without them (and AGENTIC checks always) the result is
 //!   `FAILED` with `executed: false` and an error saying so.
 //! - API checks' `localSetupScript` / `localTearDownScript` run with Node
-//!   when the runner has it; snippets (by id) are skipped, noted in
-//!   `notes`: callers that know the snippet inline its script.
+//!   when the runner has it; snippets referenced by id are inlined by the
+//!   caller ([`inline_snippets`]), else skipped and noted in `notes`.
 //! - `{{KEY}}` in the request is replaced by the variable of that key.
 
 pub mod assertions;
@@ -43,6 +43,7 @@ mod icmp;
 mod loopback;
 mod outcome;
 pub mod retry;
+mod snippets;
 mod tcp;
 mod variables;
 
@@ -55,6 +56,7 @@ pub use browser::{BrowserSetup, INSTALL_HINT};
 pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
 pub(crate) use outcome::{Probe, judge, threshold};
 pub use retry::Attempt;
+pub use snippets::inline_snippets;
 pub use variables::{Variables, substitute};
 
 /// Default `degradedResponseTime` (spec 2.1), milliseconds.

@@ -209,6 +209,9 @@ pub fn past(action: Action) -> &'static str {
         Action::Update => "updated",
         Action::Delete => "deleted",
         Action::Replace => "replaced",
+        Action::Move => "moved",
+        Action::Import => "imported",
+        Action::Forget => "forgotten",
         Action::Noop => "unchanged",
     }
 }

@@ -170,6 +170,28 @@ fn refuse_clashes(project: &str, desired: &monform_config::Desired, actual: &Act
     )))
 }
 
+/// Stops the plan when `moved` / `import` entries cannot be planned, each
+/// problem at its entry's `file:line:column`.
+fn refuse_entries(
+    loaded: &Loaded,
+    problems: impl Iterator<Item = (monform_config::source::Span, String)>,
+    help: &str,
+) -> Result<(), Stop> {
+    let lines: Vec<String> = problems
+        .map(|(span, problem)| {
+            let at = monform_config::Diagnostic::new("monform::declared", "")
+                .at(span, "")
+                .location(&loaded.sources)
+                .unwrap_or_default();
+            format!("  {at}: {problem}")
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::Message(format!("cannot plan:\n{}{help}", lines.join("\n"))))
+}
+
 /// Everything after loading, up to and including the plan.
 pub async fn prepare(
     dir: &Path,
@@ -181,17 +203,48 @@ pub async fn prepare(
 ) -> Result<Prepared, Stop> {
     let connection = connect(dir, api_url, &project).await?;
     let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-    let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &state)
+    // Plans see the files' `moved` entries made, as after `state mv`; the
+    // apply records them first. `destroy` deletes objects where the state has them.
+    let (moves, conflicts) = if destroy {
+        Default::default()
+    } else {
+        monform_engine::declared::state_moves(&state, &loaded.desired.declarations)
+    };
+    refuse_entries(
+        &loaded,
+        conflicts.iter().map(|(entry, remote_id)| {
+            (
+                entry.span,
+                format!(
+                    "moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry.to, entry.from
+                ),
+            )
+        }),
+        "\nremove the entry, or `monform state rm` one of the two",
+    )?;
+    let planning = monform_engine::declared::moved_state(&state, &moves);
+    let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &planning)
         .await
         .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
     refuse_clashes(&project.name, &loaded.desired, &actual)?;
+    if !destroy {
+        let problems = monform_engine::declared::import_problems(&loaded.desired, &actual, &project.name);
+        refuse_entries(
+            &loaded,
+            problems
+                .iter()
+                .map(|(entry, problem)| (entry.span, format!("import of {} as {}: {problem}", entry.id, entry.to))),
+            "",
+        )?;
+    }
     let empty = monform_config::Desired::default();
     let desired = if destroy { &empty } else { &loaded.desired };
     let plan = monform_engine::plan(
         &project.name,
         desired,
         &actual,
-        &state,
+        &planning,
         &PlanOptions {
             targets: targets.to_vec(),
         },

@@ -21,7 +21,7 @@ use monform_engine::ownership::{Owners, write_record};
 use monform_engine::{LocalState, StateBackend};
 use monform_model::{Address, Kind};
 
-use super::context::{Stop, block_on, open_backend};
+use super::context::{Stop, block_on, open_backend, require_environment};
 use super::export::{Split, check_out, current_project, finish, list_everything, project_for, report, write};
 use crate::connect::connect;
 use crate::render::Output;
@@ -86,9 +86,12 @@ async fn import_all(
     let current = current_project(dir, output);
     let (project, settings) = project_for(current.as_ref(), name)?;
     check_out(out)?;
+    // The current project's objects are never unmanaged: its state must be
+    // the one of an environment when it declares them.
     let current_state = match &current {
         Some((_, p)) => Some(
-            open_backend(dir, p, "monform import")?
+            require_environment(p)
+                .and_then(|()| open_backend(dir, p, "monform import"))?
                 .load(&p.name)
                 .map_err(|e| Stop::Message(e.to_string()))?,
         ),

@@ -3,6 +3,7 @@ pub mod apply;
 pub mod context;
 pub mod export;
 pub mod import;
+pub mod location_keys;
 pub mod plan;
 pub mod schema;
 pub mod serve;

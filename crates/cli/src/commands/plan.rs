@@ -46,7 +46,7 @@ fn write_saved(path: &Path, saved: &monform_engine::SavedPlan) -> Result<(), Sto
 /// worth saying.
 pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) -> String {
     let mut moved = actual.moved(&plan.project);
-    moved.retain(|m| plan.changes.iter().any(|c| c.address == m.address));
+    moved.retain(|m| plan.changes.iter().any(|c| c.address == m.address && c.from.is_none()));
     if moved.is_empty() {
         return String::new();
     }

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use monform_config::Desired;
 use monform_model::wire::to_wire;
 use monform_model::{Address, Kind};
-use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables};
+use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables, inline_snippets};
 use serde_json::{Value, json};
 
 use super::context::{Stop, block_on, parse_targets};
@@ -72,14 +72,7 @@ fn planned(desired: &Desired, dir: &Path, args: &TestArgs) -> Result<Vec<Planned
         }
         // References stay logical ids: nothing here has a remote id.
         let mut wire = to_wire(Kind::Check, &file, &|_, id| Some(Value::String(id.to_owned())));
-        inline_snippet(&mut wire, "setupSnippetId", "localSetupScript", &snippet_script, true);
-        inline_snippet(
-            &mut wire,
-            "tearDownSnippetId",
-            "localTearDownScript",
-            &snippet_script,
-            false,
-        );
+        inline_snippets(&mut wire, &snippet_script);
         if let Some(bundle) = wire["codeBundlePath"].as_str().filter(|p| Path::new(p).is_relative()) {
             wire["codeBundlePath"] = Value::String(dir.join(bundle).to_string_lossy().into_owned());
         }
@@ -95,30 +88,6 @@ fn planned(desired: &Desired, dir: &Path, args: &TestArgs) -> Result<Vec<Planned
         return Err(Stop::Message("no check of the files matches --target/--tags".into()));
     }
     Ok(out)
-}
-
-/// A snippet referenced by id runs as part of the script field: before the
-/// check's own setup script, after its own teardown script.
-fn inline_snippet(
-    wire: &mut Value,
-    id_field: &str,
-    script_field: &str,
-    script_of: &dyn Fn(&Value) -> Option<String>,
-    first: bool,
-) {
-    let Some(object) = wire.as_object_mut() else { return };
-    let Some(snippet) = object.remove(id_field).as_ref().and_then(script_of) else {
-        return;
-    };
-    let own = object.get(script_field).and_then(Value::as_str).unwrap_or_default();
-    let joined = if own.is_empty() {
-        snippet
-    } else if first {
-        format!("{snippet}\n{own}")
-    } else {
-        format!("{own}\n{snippet}")
-    };
-    object.insert(script_field.to_owned(), Value::String(joined));
 }
 
 struct Ran {

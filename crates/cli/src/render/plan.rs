@@ -42,7 +42,9 @@ fn symbol(action: Action) -> &'static str {
         Action::Update => "~",
         Action::Delete => "-",
         Action::Replace => "-/+",
-        Action::Noop => " ",
+        Action::Import => "<=",
+        Action::Forget => ".",
+        Action::Move | Action::Noop => " ",
     }
 }
 
@@ -52,6 +54,9 @@ fn verb(action: Action) -> &'static str {
         Action::Update => "will be updated in place",
         Action::Delete => "will be deleted",
         Action::Replace => "must be replaced",
+        Action::Move => "has moved",
+        Action::Import => "will be imported",
+        Action::Forget => "will be forgotten",
         Action::Noop => "is up to date",
     }
 }
@@ -62,10 +67,18 @@ pub fn summary_line(plan: &Plan) -> String {
     if !s.has_changes() {
         return "No changes. Your monitors match the configuration.".to_owned();
     }
-    format!(
-        "Plan: {} to create, {} to update, {} to delete, {} to replace.",
+    let mut line = format!(
+        "Plan: {} to create, {} to update, {} to delete, {} to replace",
         s.create, s.update, s.delete, s.replace
-    )
+    );
+    // The declarative actions only when there are some, as Terraform does.
+    for (count, text) in [(s.import, "to import"), (s.moved, "moved"), (s.forget, "to forget")] {
+        if count > 0 {
+            line.push_str(&format!(", {count} {text}"));
+        }
+    }
+    line.push('.');
+    line
 }
 
 fn show(value: &Value) -> String {
@@ -171,20 +184,36 @@ fn drift_mark(field: &FieldChange) -> &'static str {
 }
 
 fn header(change: &Change) -> String {
+    if let (Action::Move, Some(from)) = (change.action, &change.from) {
+        return format!("# {from} has moved to {}", change.address);
+    }
+    let moved = change
+        .from
+        .as_ref()
+        .map(|from| format!("\n  # (moved from {from})"))
+        .unwrap_or_default();
     let id = change
         .remote_id
         .as_deref()
         .map(|id| format!(", id {id}"))
         .unwrap_or_default();
     format!(
-        "# {} {} ({}{id})",
+        "# {} {} ({}{id}){moved}",
         change.address,
         verb(change.action),
         change.reason.text()
     )
 }
 
-const GROUPS: [Action; 4] = [Action::Create, Action::Update, Action::Replace, Action::Delete];
+const GROUPS: [Action; 7] = [
+    Action::Move,
+    Action::Import,
+    Action::Forget,
+    Action::Create,
+    Action::Update,
+    Action::Replace,
+    Action::Delete,
+];
 
 /// The plan for a terminal.
 pub fn human(plan: &Plan, style: Style) -> String {
@@ -239,7 +268,7 @@ pub fn json(plan: &Plan) -> Value {
         .iter()
         .filter(|c| c.action != Action::Noop)
         .map(|c| {
-            json!({
+            let mut change = json!({
                 "address": c.address.to_string(),
                 "action": c.action,
                 "remoteId": c.remote_id,
@@ -248,7 +277,11 @@ pub fn json(plan: &Plan) -> Value {
                     "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
                     "drift": f.drift,
                 })).collect::<Vec<_>>(),
-            })
+            });
+            if let Some(from) = &c.from {
+                change["from"] = json!(from.to_string());
+            }
+            change
         })
         .collect();
     json!({
@@ -277,8 +310,13 @@ pub fn markdown(plan: &Plan) -> String {
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
+            let moved = change
+                .from
+                .as_ref()
+                .map(|from| format!(", moved from <code>{from}</code>"))
+                .unwrap_or_default();
             let title = format!(
-                "<details><summary><code>{} {}</code>: {} ({})</summary>\n\n",
+                "<details><summary><code>{} {}</code>: {} ({}){moved}</summary>\n\n",
                 symbol(change.action),
                 change.address,
                 verb(change.action),
@@ -336,6 +374,7 @@ mod tests {
                 address: Address::new(Kind::Snippet, format!("s{i:02}")),
                 action: Action::Update,
                 remote_id: Some(i.to_string()),
+                from: None,
                 reason: Reason::ConfigChanged,
                 fields: vec![FieldChange {
                     path: "script".into(),

@@ -8,16 +8,30 @@ use serde_json::Value;
 use crate::ids::id_text;
 use crate::store::Objects;
 
-/// A check as it runs: with its group's settings applied.
+/// A check as it runs: with its group's settings applied and the scripts of
+/// the snippets it (or its group) names by id inlined.
 pub fn effective_check(db: &Connection, account: &str, check: Value) -> rusqlite::Result<Value> {
-    let group_id = &check["groupId"];
-    if group_id.is_null() {
-        return Ok(check);
+    let group = match &check["groupId"] {
+        Value::Null => None,
+        id => db.get(account, Kind::Group.section(), &id_text(id))?,
+    };
+    let mut check = match group {
+        Some(group) => apply_group(check, &group),
+        None => check,
+    };
+    let mut snippets = Vec::new();
+    for field in ["setupSnippetId", "tearDownSnippetId"] {
+        if !check[field].is_null() {
+            let snippet = db.get(account, Kind::Snippet.section(), &id_text(&check[field]))?;
+            snippets.push((check[field].clone(), snippet));
+        }
     }
-    match db.get(account, Kind::Group.section(), &id_text(group_id))? {
-        Some(group) => Ok(apply_group(check, &group)),
-        None => Ok(check),
-    }
+    let script_of = |id: &Value| {
+        let (_, snippet) = snippets.iter().find(|(known, _)| known == id)?;
+        snippet.as_ref()?["script"].as_str().map(str::to_owned)
+    };
+    monform_runner::inline_snippets(&mut check, &script_of);
+    Ok(check)
 }
 
 /// Whether `check` carries every tag of some group of `match_tags`.

@@ -67,12 +67,33 @@ pub fn validate_resource(kind: Kind, value: &Value) -> Result<Resource, Vec<Viol
 
 /// Applies the cross-field rules to JSON that passed `check_shape` (scripts
 /// resolved) and builds the typed resource.
-pub fn into_resource(kind: Kind, value: Value) -> Result<Resource, Vec<Violation>> {
+pub fn into_resource(kind: Kind, mut value: Value) -> Result<Resource, Vec<Violation>> {
     let violations = crate::rules::check(kind, &value, &|_| true);
     if !violations.is_empty() {
         return Err(violations);
     }
+    integral_floats_as_integers(&mut value);
     Resource::from_json(kind, value).map_err(|e| vec![Violation::new(FieldPath::root(), e.to_string())])
+}
+
+/// `6.0` where the schema says integer is an integer (JSON Schema's rule,
+/// which the shape check follows); the typed fields want it written `6`.
+/// Fields typed as floats take either form, so every integral float is
+/// rewritten.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 #[cfg(test)]

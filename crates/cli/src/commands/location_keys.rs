@@ -1,0 +1,122 @@
+//! `monform location-keys create|list|revoke ADDRESS`: the keys a private
+//! location's agents authenticate with. The service shows a raw key once,
+//! in the reply that creates it: `create` prints it alone on standard
+//! output (so it can go straight into a secret store) and nothing else
+//! ever shows more than its masked form.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use monform_api::Method;
+use monform_model::{Address, Kind};
+
+use serde_json::Value;
+
+use super::context::{Stop, block_on, open_backend};
+use crate::connect::connect;
+use crate::render::Output;
+
+#[derive(Args)]
+pub struct LocationKeysArgs {
+    #[command(subcommand)]
+    action: KeyAction,
+}
+
+#[derive(Subcommand)]
+enum KeyAction {
+    /// Create a key and print it (shown this once) on standard output
+    Create {
+        /// The private location, e.g. privateLocations.office
+        address: String,
+    },
+    /// List the location's keys, masked
+    List {
+        /// The private location, e.g. privateLocations.office
+        address: String,
+    },
+    /// Revoke a key: agents using it are refused from then on
+    Revoke {
+        /// The private location, e.g. privateLocations.office
+        address: String,
+        /// The key's id (from `list`)
+        key_id: String,
+    },
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &Output) -> ExitCode {
+    let result = block_on(async {
+        let (_, project) = super::context::load(dir, output)?;
+        let address = match &args.action {
+            KeyAction::Create { address } | KeyAction::List { address } | KeyAction::Revoke { address, .. } => address,
+        };
+        let address: Address = address.parse().map_err(|e| Stop::Message(format!("{address}: {e}")))?;
+        if address.kind != Kind::PrivateLocation {
+            return Err(Stop::Message(format!(
+                "{address} is not a private location: keys belong to privateLocations.ID"
+            )));
+        }
+        let backend = open_backend(dir, &project, "monform location-keys")?;
+        let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
+        let location = state
+            .resources
+            .get(&address.to_string())
+            .map(|entry| entry.remote_id.clone())
+            .ok_or_else(|| Stop::Message(format!("{address} is not in the state: apply it first")))?;
+        let connection = connect(dir, api_url, &project).await?;
+        let path = format!("/v1/private-locations/{location}/keys");
+        let client = &connection.client;
+        let reply = match &args.action {
+            KeyAction::Create { .. } => client.send(Method::POST, &path, &[], None).await,
+            KeyAction::List { .. } => client.send(Method::GET, &path, &[], None).await,
+            KeyAction::Revoke { key_id, .. } => {
+                client
+                    .send(Method::DELETE, &format!("{path}/{key_id}"), &[], None)
+                    .await
+            }
+        };
+        connection.close().await;
+        let body = reply.map_err(|e| Stop::Message(format!("{address}: {e}")))?.body;
+        match &args.action {
+            KeyAction::Create { .. } => {
+                let raw = body["rawKey"]
+                    .as_str()
+                    .ok_or_else(|| Stop::Message("the service's reply holds no rawKey".into()))?;
+                eprintln!(
+                    "Key {} ({}) created for {address}. It is shown this once: store it now.",
+                    text(&body["id"]),
+                    text(&body["maskedKey"])
+                );
+                println!("{raw}");
+            }
+            KeyAction::List { .. } => {
+                let keys = body.as_array().map(Vec::as_slice).unwrap_or_default();
+                if keys.is_empty() {
+                    println!("{address} has no keys: create one with `monform location-keys create {address}`");
+                }
+                for key in keys {
+                    println!(
+                        "{:38}{:24}created {}",
+                        text(&key["id"]),
+                        text(&key["maskedKey"]),
+                        text(&key["created_at"])
+                    );
+                }
+            }
+            KeyAction::Revoke { key_id, .. } => println!("Key {key_id} of {address} revoked."),
+        }
+        Ok(())
+    });
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
+        Ok(Err(Stop::Message(message))) | Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+}

@@ -1,0 +1,102 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn yaml_keeps_strings_that_look_like_other_things() {
+    let value = json!({"checks": {"2026": {"name": "2026", "a": "yes", "b": "null", "c": "1.0",
+        "d": "#abc", "e": "a: b", "f": "line one\nline two\n", "g": " padded ", "h": "~", "i": "-x"}}});
+    let text = serde_saphyr::to_string(&value).unwrap();
+    let back: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(back, value, "{text}");
+}
+
+#[test]
+fn unmanaged_objects_have_no_tag_and_no_state_entry() {
+    let remote = |kind, id: &str, body| Remote {
+        kind,
+        id: id.into(),
+        body,
+    };
+    let objects = vec![
+        remote(Kind::Check, "a", json!({"tags": ["monform:shop/a"]})),
+        remote(Kind::Check, "b", json!({"tags": ["team:x"]})),
+        remote(Kind::Snippet, "1", json!({"name": "Ours"})),
+        remote(Kind::Snippet, "2", json!({"name": "Theirs"})),
+    ];
+    let mut state = State::new("shop");
+    state.resources.insert(
+        "snippets.ours".into(),
+        ResourceState {
+            remote_id: "1".into(),
+            version: None,
+            applied: String::new(),
+            secrets: BTreeMap::new(),
+            prevent_destroy: false,
+            managed: Vec::new(),
+            fields: BTreeMap::new(),
+        },
+    );
+    // `shop` is seen by its tag but keeps no record yet: the owner of
+    // snippet 2 cannot be told until it does, or unless included.
+    let owners = Owners::new(objects.iter());
+    let found = unmanaged(objects.clone(), &owners, Some(&state), &[]);
+    let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!((ids, found.unknown.len(), found.others), (vec!["b"], 1, 1));
+    let found = unmanaged(objects.clone(), &owners, Some(&state), &["snippets:2".to_owned()]);
+    let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["b", "2"]);
+    let mut objects = objects;
+    let record = crate::ownership::Record::of_state(&state);
+    objects.push(remote(
+        Kind::Variable,
+        &crate::ownership::record_key("shop"),
+        record.body(),
+    ));
+    let owners = Owners::new(objects.iter());
+    let found = unmanaged(objects, &owners, None, &[]);
+    let ids: Vec<&str> = found.objects.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        (ids, found.others),
+        (vec!["b", "2"], 1),
+        "the record says snippet 1 is shop's"
+    );
+}
+
+#[test]
+fn slugs() {
+    assert_eq!(slug("Homepage Ping"), "homepage-ping");
+    assert_eq!(slug("  API: /v1/users  "), "api-v1-users");
+    assert_eq!(slug("_private"), "x_private");
+    assert_eq!(slug("!!!"), "x");
+    assert_eq!(slug(&"a".repeat(100)).len(), 64);
+}
+
+#[test]
+fn exports_with_logical_references_and_secrets() {
+    let objects = vec![
+        Remote {
+            kind: Kind::Group,
+            id: "7".into(),
+            body: json!({"id": 7, "name": "Prod", "tags": ["monform:x/prod"], "created_at": "t"}),
+        },
+        Remote {
+            kind: Kind::Check,
+            id: "c1".into(),
+            body: json!({"id": "c1", "checkType": "API", "name": "Home", "groupId": 7, "heartbeat": {},
+                "request": {"url": "https://e.com", "method": "GET"}}),
+        },
+        Remote {
+            kind: Kind::Variable,
+            id: "TOKEN".into(),
+            body: json!({"key": "TOKEN", "value": null, "secret": true}),
+        },
+    ];
+    let exported = export(objects, SplitBy::Kind);
+    let checks = &exported.files["checks.yaml"];
+    assert!(checks.contains("group: prod"), "{checks}");
+    assert!(!checks.contains("heartbeat"), "{checks}");
+    let variables = &exported.files["variables.yaml"];
+    assert!(variables.contains("${env:TOKEN}"), "{variables}");
+    assert_eq!(exported.env.len(), 1);
+    assert!(!exported.files["groups.yaml"].contains("monform:"));
+}
