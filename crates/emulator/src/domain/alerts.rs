@@ -48,6 +48,7 @@ use serde_json::{Value, json};
 
 use crate::clock::iso;
 use crate::domain::checks::apply_group;
+use crate::domain::incidents;
 use crate::domain::maintenance;
 use crate::domain::notify::{self, AlertType};
 use crate::ids::{self, id_text};
@@ -327,6 +328,7 @@ pub fn after_run(
             &alert,
         )?;
         notify::plan(db, account, &check, group.as_ref(), &alert, run.result, at)?;
+        incidents::after_alert(db, account, &check, kind, at)?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod alerts;
 pub mod analytics;
 pub mod checks;
 pub mod heartbeats;
+pub mod incidents;
 pub mod maintenance;
 pub mod notify;
 pub mod objects;

@@ -286,6 +286,26 @@ pub fn table() -> Vec<Route> {
         );
         routes.extend(writes(kind, base, &item, &item));
     }
+    routes.push(
+        Route::new(
+            "GET",
+            "/v1/status-pages/incidents",
+            "List status page incidents opened by checks (cursor, newest first)",
+            get(status_pages::list_incidents),
+        )
+        .with_query(
+            "limit",
+            json!({ "type": "integer", "minimum": 1, "maximum": params::MAX_LIMIT }),
+        )
+        .with_query("nextId", json!({ "type": "string" }))
+        .with_query("serviceId", json!({ "type": "string" })),
+    );
+    routes.push(Route::new(
+        "GET",
+        "/v1/status-pages/incidents/{id}",
+        "Get a status page incident",
+        get(status_pages::get_incident),
+    ));
     routes.extend(meta::routes());
     routes.extend(sessions::routes());
     routes.extend(reads::routes());
