@@ -50,6 +50,16 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<Vec<Delta>, StateError> {
     Ok(deltas)
 }
 
+/// How many leading bytes of a journal are whole, valid records: what is
+/// kept when an apply appends to a journal a crash may have cut short.
+pub fn valid_len(bytes: &[u8]) -> usize {
+    bytes
+        .split_inclusive(|b| *b == b'\n')
+        .take_while(|line| parse(line).is_ok())
+        .map(<[u8]>::len)
+        .sum()
+}
+
 fn parse(line: &[u8]) -> Result<Delta, String> {
     let Some(line) = line.strip_suffix(b"\n") else {
         return Err("cut short".into());

@@ -2,10 +2,12 @@
 //! beside it `.monform/state.journal`, the changes recorded since
 //! (`journal`). An apply appends each batch of changes to the journal with
 //! one fsync and folds the journal into the snapshot at its end (temp file,
-//! fsync, rename, then the journal removed); after a crash, the next apply
-//! folds what the journal holds before writing anything. Reading replays
-//! the journal's records newer than the snapshot's serial, so a read never
-//! needs a fold.
+//! fsync, rename, then the journal removed) when the snapshot is small or
+//! the journal has grown to a quarter of it: a small change to a large
+//! project writes in proportion to the change, not a 40 MB snapshot. An
+//! apply that finds a journal appends to it, cutting off a record a crash
+//! left half-written. Reading replays the journal's records newer than the
+//! snapshot's serial, so a read never needs a fold.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -15,6 +17,10 @@ use super::{Delta, State, StateBackend, StateError, StateWriter, format, journal
 
 /// A file's content, `None` when it does not exist.
 type Bytes = Option<Vec<u8>>;
+
+/// Snapshots smaller than this are rewritten at the end of every apply
+/// that changed something (it costs little, and the files stay one).
+const FOLD_ALWAYS_BELOW: u64 = 1 << 20;
 
 /// `.monform/state.json` of the project, its journal and its lock
 /// (`.monform/state.<env>.json`, `state.<env>.journal` and `lock.<env>`
@@ -96,6 +102,14 @@ impl LocalState {
             path: path.clone(),
             source,
         }
+    }
+
+    /// Whether a journal of `journal_len` bytes is folded into the snapshot
+    /// now: always for a small snapshot, else once the journal holds a
+    /// quarter of its bytes (reads replay it, so waiting loses nothing).
+    fn should_fold(&self, journal_len: u64) -> bool {
+        let snapshot = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        snapshot < FOLD_ALWAYS_BELOW || journal_len.saturating_mul(4) >= snapshot
     }
 
     /// Writes the whole state as the snapshot (temp file, fsync, rename),
@@ -181,10 +195,21 @@ impl StateBackend for LocalState {
             lock: self.lock.clone(),
         };
         let journal = backend.journal_path();
-        // Left by a crash: `state` (loaded under the lock) holds its records;
-        // folding now means appends never follow a torn record.
-        if journal.exists() {
-            backend.write_snapshot(state)?;
+        // Left by a crash or by an apply that did not fold: `state` (loaded
+        // under the lock) holds its records. Appends must never follow a
+        // torn record: fold, or cut the journal back to its whole records.
+        if let Ok(bytes) = std::fs::read(&journal) {
+            if backend.should_fold(bytes.len() as u64) {
+                backend.write_snapshot(state)?;
+            } else {
+                let valid = journal::valid_len(&bytes);
+                if valid < bytes.len() {
+                    let write = backend.write_error(&journal);
+                    let file = std::fs::OpenOptions::new().write(true).open(&journal).map_err(&write)?;
+                    file.set_len(valid as u64).map_err(&write)?;
+                    file.sync_all().map_err(&write)?;
+                }
+            }
         }
         let unborn = (!backend.path.exists()).then(|| state.clone());
         Ok(Box::new(LocalWriter {
@@ -248,7 +273,8 @@ impl StateWriter for LocalWriter {
     }
 
     fn finish(self: Box<Self>, state: &State) -> Result<(), StateError> {
-        if self.dirty {
+        let journal_len = self.journal.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
+        if self.dirty && self.backend.should_fold(journal_len) {
             drop(self.journal);
             self.backend.write_snapshot(state)?;
         }
@@ -468,6 +494,51 @@ mod tests {
         folded.serial = 9;
         std::fs::write(backend.path(), format::encode(&folded)).unwrap();
         assert_eq!(backend.load("acme").unwrap(), folded);
+    }
+
+    #[test]
+    fn a_small_change_to_a_large_state_stays_in_the_journal_until_it_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalState::new(dir.path());
+        let mut state = backend.load("acme").unwrap();
+        for i in 0..12_000 {
+            state.resources.insert(format!("checks.c{i}"), entry(&i.to_string()));
+        }
+        backend.save(&state).unwrap();
+        let snapshot = std::fs::read(backend.path()).unwrap();
+        assert!(snapshot.len() as u64 > FOLD_ALWAYS_BELOW, "{}", snapshot.len());
+
+        let mut writer = backend.writer(&state).unwrap();
+        writer.write(&[set(1, "checks.new", "n1")]).unwrap();
+        writer.finish(&state).unwrap();
+        assert_eq!(std::fs::read(backend.path()).unwrap(), snapshot, "the snapshot is not rewritten");
+        let loaded = backend.load("acme").unwrap();
+        assert_eq!(loaded.resources["checks.new"].remote_id, "n1");
+
+        // A crash cut a record short: the next apply cuts it off and appends.
+        let mut torn = Vec::new();
+        journal::encode(&set(2, "checks.lost", "x"), &mut torn);
+        let mut file = std::fs::OpenOptions::new().append(true).open(backend.journal_path()).unwrap();
+        file.write_all(&torn[..torn.len() / 2]).unwrap();
+        drop(file);
+        let mut writer = backend.writer(&loaded).unwrap();
+        writer.write(&[set(2, "checks.next", "n2")]).unwrap();
+        drop(writer);
+        let loaded = backend.load("acme").unwrap();
+        assert_eq!(loaded.serial, 2);
+        assert!(loaded.resources.contains_key("checks.next") && !loaded.resources.contains_key("checks.lost"));
+
+        // Once the journal holds a quarter of the snapshot, the end folds it.
+        let mut writer = backend.writer(&loaded).unwrap();
+        let mut grown = loaded.clone();
+        let batch: Vec<Delta> = (0..3000).map(|i| set(3 + i, &format!("checks.c{i}"), &format!("m{i}"))).collect();
+        for delta in &batch {
+            grown.apply(delta);
+        }
+        writer.write(&batch).unwrap();
+        writer.finish(&grown).unwrap();
+        assert_eq!(files(dir.path()), ["state.json"]);
+        assert_eq!(backend.load("acme").unwrap(), grown);
     }
 
     #[test]
