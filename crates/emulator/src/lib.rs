@@ -175,7 +175,7 @@ fn provision(store: &Store, config: &Config) -> rusqlite::Result<(String, String
 }
 
 /// The whole HTTP surface: the API's routes, `/openapi.json`, `/-/metrics`,
-/// and the error body for unknown routes (404) and wrong methods (405).
+/// status pages as HTML (`/status/{url}`, or `/` by custom domain), and the error body for unknown routes (404) and wrong methods (405).
 pub fn build_router(app: AppState) -> Router {
     let table = routes::table();
     let openapi = Arc::new(openapi::document(&table));
@@ -185,7 +185,8 @@ pub fn build_router(app: AppState) -> Router {
             get(move || async move { axum::Json((*openapi).clone()) }),
         )
         .route("/-/metrics", get(layers::metrics))
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such route") })
+        .route("/status/{url}", get(routes::pages::by_url))
+        .fallback(routes::pages::fallback)
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
         })

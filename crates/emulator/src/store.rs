@@ -284,7 +284,9 @@ impl Objects for Connection {
         // The offset is walked in the index alone (it holds `seq`), so the
         // rows skipped are never read; then one range of the table.
         let first: Option<i64> = self
-            .prepare_cached("SELECT seq FROM objects WHERE account_id = ?1 AND kind = ?2 ORDER BY seq LIMIT 1 OFFSET ?3")?
+            .prepare_cached(
+                "SELECT seq FROM objects WHERE account_id = ?1 AND kind = ?2 ORDER BY seq LIMIT 1 OFFSET ?3",
+            )?
             .query_row(params![account, kind, offset as i64], |r| r.get(0))
             .optional()?;
         let Some(first) = first else {
@@ -400,11 +402,19 @@ mod tests {
         assert_eq!(ids(db.find("acc", "checks", "$.slugName", "lab").unwrap()), ["1"]);
         assert_eq!(ids(db.find("acc", "checks", "$.groupId", "12").unwrap()), ["0", "1"]);
         assert_eq!(
-            ids(db.find_in_list("acc", "checks", "$.privateLocations", None, "office").unwrap()),
+            ids(db
+                .find_in_list("acc", "checks", "$.privateLocations", None, "office")
+                .unwrap()),
             ["0", "1"]
         );
         let subscribed = db
-            .find_in_list("acc", "checks", "$.alertChannelSubscriptions", Some("$.alertChannelId"), "7")
+            .find_in_list(
+                "acc",
+                "checks",
+                "$.alertChannelSubscriptions",
+                Some("$.alertChannelId"),
+                "7",
+            )
             .unwrap();
         assert_eq!(ids(subscribed), ["0"]);
         assert!(db.find("acc", "checks", "$.slugName", "none").unwrap().is_empty());
@@ -415,7 +425,8 @@ mod tests {
         let store = Store::in_memory().unwrap();
         let db = store.lock();
         for i in 0..250 {
-            db.insert("acc", "checks", &i.to_string(), None, 0, &json!({"n": i})).unwrap();
+            db.insert("acc", "checks", &i.to_string(), None, 0, &json!({"n": i}))
+                .unwrap();
         }
         assert!(db.delete("acc", "checks", "0").unwrap());
         let (page, total) = db.page("acc", "checks", 200, 100).unwrap();

@@ -20,6 +20,7 @@ pub mod incidents;
 pub mod maintenance;
 pub mod notify;
 pub mod objects;
+pub mod pages;
 pub mod retention;
 pub mod scheduler;
 pub mod sessions;

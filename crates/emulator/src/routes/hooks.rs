@@ -353,8 +353,13 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
         }
         Kind::AlertChannel => {
             for section in [checks, groups] {
-                let subscribed =
-                    db.find_in_list(account, section, "$.alertChannelSubscriptions", Some("$.alertChannelId"), id)?;
+                let subscribed = db.find_in_list(
+                    account,
+                    section,
+                    "$.alertChannelSubscriptions",
+                    Some("$.alertChannelId"),
+                    id,
+                )?;
                 for mut row in subscribed {
                     if let Some(list) = row.body["alertChannelSubscriptions"].as_array_mut() {
                         list.retain(|s| id_text(&s["alertChannelId"]) != id);

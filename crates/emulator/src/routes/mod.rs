@@ -9,6 +9,7 @@ pub(crate) mod checks;
 pub mod hooks;
 mod meta;
 pub mod objects;
+pub mod pages;
 pub mod params;
 mod ping;
 pub(crate) mod reads;

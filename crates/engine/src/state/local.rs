@@ -273,7 +273,11 @@ impl StateWriter for LocalWriter {
     }
 
     fn finish(self: Box<Self>, state: &State) -> Result<(), StateError> {
-        let journal_len = self.journal.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
+        let journal_len = self
+            .journal
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map_or(0, |m| m.len());
         if self.dirty && self.backend.should_fold(journal_len) {
             drop(self.journal);
             self.backend.write_snapshot(state)?;
@@ -511,14 +515,21 @@ mod tests {
         let mut writer = backend.writer(&state).unwrap();
         writer.write(&[set(1, "checks.new", "n1")]).unwrap();
         writer.finish(&state).unwrap();
-        assert_eq!(std::fs::read(backend.path()).unwrap(), snapshot, "the snapshot is not rewritten");
+        assert_eq!(
+            std::fs::read(backend.path()).unwrap(),
+            snapshot,
+            "the snapshot is not rewritten"
+        );
         let loaded = backend.load("acme").unwrap();
         assert_eq!(loaded.resources["checks.new"].remote_id, "n1");
 
         // A crash cut a record short: the next apply cuts it off and appends.
         let mut torn = Vec::new();
         journal::encode(&set(2, "checks.lost", "x"), &mut torn);
-        let mut file = std::fs::OpenOptions::new().append(true).open(backend.journal_path()).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(backend.journal_path())
+            .unwrap();
         file.write_all(&torn[..torn.len() / 2]).unwrap();
         drop(file);
         let mut writer = backend.writer(&loaded).unwrap();
@@ -531,7 +542,9 @@ mod tests {
         // Once the journal holds a quarter of the snapshot, the end folds it.
         let mut writer = backend.writer(&loaded).unwrap();
         let mut grown = loaded.clone();
-        let batch: Vec<Delta> = (0..3000).map(|i| set(3 + i, &format!("checks.c{i}"), &format!("m{i}"))).collect();
+        let batch: Vec<Delta> = (0..3000)
+            .map(|i| set(3 + i, &format!("checks.c{i}"), &format!("m{i}")))
+            .collect();
         for delta in &batch {
             grown.apply(delta);
         }
