@@ -330,3 +330,84 @@ fn status_lists_the_project_checks() {
     assert!(lines[0].starts_with("ADDRESS") && lines[0].contains("SUCCESS"));
     assert!(!out.contains('\x1b'));
 }
+
+/// Debian's Chromium for the report's browser check, or `None` (skipped)
+/// unless `MONFORM_REQUIRE_BROWSER=1` says it must be there.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("MONFORM_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    if path.is_file() {
+        return Some(path);
+    }
+    assert_ne!(
+        std::env::var("MONFORM_REQUIRE_BROWSER").as_deref(),
+        Ok("1"),
+        "no Chromium"
+    );
+    eprintln!("skipped: no Chromium at {}", path.display());
+    None
+}
+
+#[test]
+fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
+    let base = target();
+    let monitors = format!(
+        "groups:\n  storefront:\n    name: Storefront\n{}",
+        MONITORS.replace("{BASE}", &base).replace(
+            "  home:\n    checkType: URL\n",
+            "  home:\n    checkType: URL\n    group: storefront\n"
+        )
+    );
+    let emulator = emulator();
+    let project = project_with(&monitors);
+    let (code, out, err) = run(&emulator, project.path(), &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".monform/state.json")).unwrap()).unwrap();
+    let ids: Vec<String> = ["checks.home", "checks.orders-api", "checks.login-api"]
+        .iter()
+        .map(|a| state["resources"][a]["remoteId"].as_str().unwrap().to_owned())
+        .collect();
+    for _ in 0..3 {
+        emulator.call(
+            "POST",
+            "/v2/check-sessions/trigger",
+            Some(serde_json::json!({ "target": { "checkId": ids } })),
+        );
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let report = project.path().join("report.html");
+    let (code, out, err) = run(
+        &emulator,
+        project.path(),
+        &["status", "--format", "html", "--out", report.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("wrote") && err.contains("(3 checks)"), "{err}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    let storefront = html.find(">Storefront</h2>").expect("a card per group");
+    let ungrouped = html.find(">Checks without a group</h2>").expect("and one for the rest");
+    assert!(storefront < ungrouped);
+    assert!(html[storefront..ungrouped].contains("checks.home"), "{html}");
+    assert!(html.matches("<polyline").count() >= 2, "sparklines: {html}");
+    assert!(html.contains("class=\"bar\""), "{html}");
+    for fetched in ["<script", "<link", "src=\"http", "url("] {
+        assert!(!html.contains(fetched), "self-contained, no {fetched}: {html}");
+    }
+    assert!(!project.path().join(".report.html.tmp").exists());
+    // Without --out there is nowhere to write the file.
+    let (code, _, err) = run(&emulator, project.path(), &["status", "--format", "html"]);
+    assert_eq!(code, 2, "{err}");
+
+    if let Some(chromium) = chromium() {
+        let dom = std::process::Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+            .arg(format!("file://{}", report.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        assert!(dom.matches("<polyline").count() >= 2, "{dom}");
+        assert!(dom.contains("Storefront"), "{dom}");
+    }
+}

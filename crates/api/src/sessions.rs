@@ -262,6 +262,55 @@ impl Client {
         }
     }
 
+    /// The check's final results of the last 6 hours (the listing's
+    /// window), newest first, at most `limit`; a 404 error for an unknown
+    /// check.
+    pub async fn recent_results(&self, check_id: &str, limit: usize) -> Result<Vec<Value>, Error> {
+        let reply = self
+            .send(
+                Method::GET,
+                &format!("/v2/check-results/{check_id}"),
+                &[("limit", limit.to_string())],
+                None,
+            )
+            .await?;
+        Ok(reply.body["entries"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Average response times of an API (`api-checks`) or browser
+    /// (`browser-checks`) check over `quick_range` in `buckets` equal
+    /// intervals, oldest first; `None` for an interval without runs.
+    pub async fn response_times(
+        &self,
+        endpoint: &str,
+        check_id: &str,
+        quick_range: &str,
+        interval_minutes: u32,
+    ) -> Result<Vec<Option<f64>>, Error> {
+        let reply = self
+            .send(
+                Method::GET,
+                &format!("/v1/analytics/{endpoint}/{check_id}"),
+                &[
+                    ("quickRange", quick_range.to_owned()),
+                    ("metrics", "responseTime".to_owned()),
+                    ("aggregationInterval", interval_minutes.to_string()),
+                    ("limit", "100".to_owned()),
+                ],
+                None,
+            )
+            .await?;
+        // Each series entry is one bucket as a JSON text (spec 2.18).
+        Ok(reply.body["series"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter_map(|row| serde_json::from_str::<Value>(row).ok())
+            .map(|row| row["responseTime"].as_f64())
+            .collect())
+    }
+
     /// The check's most recent final result of the last 6 hours (the
     /// listing's window), `Ok(None)` when there is none, or a 404 error for
     /// an unknown check.

@@ -1,6 +1,10 @@
 //! `monform status`: the project's checks with success ratio, p95 and last
 //! status. One report call for all checks; one result call per check of the
-//! project, at most 8 at a time.
+//! project, at most 8 at a time. `--format html` also reads each check's
+//! response times for its sparkline: the analytics of the range for API and
+//! BROWSER checks (the types the analytics endpoints serve) in 24 buckets,
+//! else (other types, or fewer than two buckets with runs) the results of
+//! the last 6 hours (up to 100, the same call as the last status).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,12 +12,14 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use futures_util::StreamExt;
 use monform_api::RunStatus;
+use monform_model::{Address, Kind};
 
 use super::context::{Stop, block_on, open_backend};
-use super::test::applied_checks;
+use super::test::{applied_checks, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::status::{Row, human};
+use crate::render::status_html::{self, Card};
 
 /// Result calls in flight at once.
 const CONCURRENCY: usize = 8;
@@ -37,6 +43,19 @@ pub enum Range {
 }
 
 impl Range {
+    /// The analytics endpoints' name of the range (as `--range` writes it).
+    fn analytics_name(self) -> &'static str {
+        match self {
+            Range::Last24Hours => "last24Hours",
+            Range::Last7Days => "last7Days",
+            Range::Last30Days => "last30Days",
+            Range::ThisWeek => "thisWeek",
+            Range::ThisMonth => "thisMonth",
+            Range::LastWeek => "lastWeek",
+            Range::LastMonth => "lastMonth",
+        }
+    }
+
     /// The reporting endpoint's own name of the range.
     pub fn report_name(self) -> &'static str {
         match self {
@@ -55,6 +74,23 @@ impl Range {
 pub enum Format {
     Human,
     Json,
+    /// One self-contained HTML file (inline CSS and SVG): needs --out
+    Html,
+}
+
+/// Buckets of a sparkline drawn from the analytics of the range.
+const SPARK_BUCKETS: u32 = 24;
+
+impl Range {
+    /// The range's length in minutes (calendar ranges at their longest),
+    /// for the analytics' bucket width.
+    fn minutes(self) -> u32 {
+        match self {
+            Range::Last24Hours => 24 * 60,
+            Range::Last7Days | Range::ThisWeek | Range::LastWeek => 7 * 24 * 60,
+            Range::Last30Days | Range::ThisMonth | Range::LastMonth => 31 * 24 * 60,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -65,16 +101,24 @@ pub struct StatusArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Where `--format html` writes its file (atomically)
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
+    if (args.format == Format::Html) != args.out.is_some() {
+        eprintln!("error: --format html and --out FILE go together");
+        return ExitCode::from(2);
+    }
+    let html = args.format == Format::Html;
     let result = block_on(async {
         let (loaded, project) = super::context::load(dir, output)?;
         let backend = open_backend(dir, &project, "monform status")?;
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
         let checks = applied_checks(&state);
         if checks.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let connection = connect(dir, api_url, &project).await?;
         let client = &connection.client;
@@ -82,28 +126,65 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             .reporting(args.range.report_name())
             .await
             .map_err(|e| Stop::Message(format!("cannot read the report: {e}")));
-        let lasts: Vec<(String, Result<Option<String>, String>)> = futures_util::stream::iter(checks.keys())
-            .map(|id| async move {
-                let last = match client.last_result(id).await {
-                    Ok(Some(result)) => Ok(Some(RunStatus::of_result(&result).as_str().to_owned())),
-                    Ok(None) => Ok(None),
-                    Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
-                    Err(e) => Err(e.to_string()),
-                };
-                (id.clone(), last)
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
+        let check_type = |id: &String| {
+            let address = &checks[id];
+            loaded
+                .desired
+                .resources
+                .get(address)
+                .map(|d| d.resource.to_json()["checkType"].clone())
+        };
+        let lasts: Vec<(String, Result<Option<String>, String>, Vec<Option<f64>>)> =
+            futures_util::stream::iter(checks.keys())
+                .map(|id| {
+                    let endpoint = match check_type(id).as_ref().and_then(|t| t.as_str()) {
+                        Some("API") => Some("api-checks"),
+                        Some("BROWSER") => Some("browser-checks"),
+                        _ => None,
+                    };
+                    async move {
+                        let results = client.recent_results(id, if html { 100 } else { 1 }).await;
+                        let last = match &results {
+                            Ok(results) => Ok(results.first().map(|r| RunStatus::of_result(r).as_str().to_owned())),
+                            Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
+                            Err(e) => Err(e.to_string()),
+                        };
+                        let mut series = Vec::new();
+                        if html {
+                            if let Some(endpoint) = endpoint {
+                                let interval = args.range.minutes() / SPARK_BUCKETS;
+                                let range = args.range.analytics_name();
+                                series = client
+                                    .response_times(endpoint, id, range, interval)
+                                    .await
+                                    .unwrap_or_default();
+                            }
+                            // Too few buckets with runs (a new check): its latest runs.
+                            if series.iter().flatten().count() < 2 {
+                                series = results
+                                    .unwrap_or_default()
+                                    .iter()
+                                    .rev()
+                                    .map(|r| r["responseTime"].as_f64())
+                                    .collect();
+                            }
+                        }
+                        (id.clone(), last, series)
+                    }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
         connection.close().await;
         let report = report?;
         let mut rows = Vec::new();
+        let mut cards: Vec<Card> = Vec::new();
         for (id, address) in &checks {
             let entry = report.iter().find(|e| &e.check_id == id);
             let last = lasts
                 .iter()
-                .find(|(i, _)| i == id)
-                .map(|(_, l)| l.clone())
+                .find(|(i, _, _)| i == id)
+                .map(|(_, l, _)| l.clone())
                 .unwrap_or(Ok(None))
                 .map_err(|e| Stop::Message(format!("cannot read the results of {address}: {e}")))?;
             let desired = loaded.desired.resources.get(address);
@@ -121,21 +202,50 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
                 avg: entry.and_then(|e| e.avg),
                 last_status: last,
             });
+            if html {
+                let group = desired
+                    .and_then(|d| d.resource.to_json()["group"].as_str().map(str::to_owned))
+                    .and_then(|g| loaded.desired.resources.get(&Address::new(Kind::Group, &g)))
+                    .and_then(|g| g.resource.to_json()["name"].as_str().map(str::to_owned));
+                let series = lasts
+                    .iter()
+                    .find(|(i, _, _)| i == id)
+                    .map(|(_, _, s)| s.clone())
+                    .unwrap_or_default();
+                status_html::place(&mut cards, group, rows.last().cloned(), series);
+            }
         }
         rows.sort_by(|a, b| a.address.cmp(&b.address));
-        Ok::<_, Stop>(rows)
+        Ok::<_, Stop>((rows, cards))
     });
-    let rows = match result {
-        Ok(Ok(rows)) => rows,
+    let (rows, cards) = match result {
+        Ok(Ok(found)) => found,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
             eprintln!("error: {message}");
             return ExitCode::FAILURE;
         }
     };
-    match args.format {
-        Format::Human => print!("{}", human(&rows, output.stdout_color())),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default()),
+    match (args.format, &args.out) {
+        (Format::Human, _) => print!("{}", human(&rows, output.stdout_color())),
+        (Format::Json, _) => println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default()),
+        (Format::Html, Some(out)) => {
+            let title = super::export::current_project(dir, output).map_or_else(String::new, |(_, p)| p.name);
+            let written = status_html::render(
+                &title,
+                args.range.analytics_name(),
+                &chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+                cards,
+            )
+            .map_err(|e| Stop::Message(format!("cannot render the report: {e}")))
+            .and_then(|html| write_atomically(out, &html));
+            if let Err(Stop::Message(message)) = written {
+                eprintln!("error: {message}");
+                return ExitCode::FAILURE;
+            }
+            eprintln!("wrote {} ({} checks)", out.display(), rows.len());
+        }
+        (Format::Html, None) => {}
     }
     ExitCode::SUCCESS
 }

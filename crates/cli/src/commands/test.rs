@@ -114,14 +114,20 @@ async fn await_session(client: &Client, id: &str, timeout: Duration) -> Result<T
     }
 }
 
-/// Writes `text` to `path` atomically (temporary file, then rename).
+/// Writes `text` to `path` atomically: a temporary file beside it, synced,
+/// then renamed over it, so a reader sees the old file or the new one.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Stop> {
+    use std::io::Write;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "junit.xml".into());
+        .unwrap_or_else(|| "output".into());
     let temporary = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&temporary, text)
+    std::fs::File::create(&temporary)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            file.sync_all()
+        })
         .and_then(|()| std::fs::rename(&temporary, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&temporary);

@@ -58,4 +58,5 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 pub mod plan;
 pub mod progress;
 pub mod status;
+pub mod status_html;
 pub mod test;

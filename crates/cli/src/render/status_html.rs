@@ -1,0 +1,163 @@
+//! `monform status --format html`: one self-contained HTML file (inline CSS
+//! and SVG, nothing fetched) with the project's checks grouped by check
+//! group: success ratio as a bar, p95, a response-time sparkline, the last
+//! status. The page is `templates/status_report.html` (minijinja, HTML
+//! auto-escaped); the SVG geometry is computed here.
+
+use minijinja::Environment;
+use serde::Serialize;
+
+use super::status::Row;
+
+/// The sparkline's box, in SVG user units.
+const SPARK_WIDTH: f64 = 160.0;
+const SPARK_HEIGHT: f64 = 32.0;
+
+/// The checks of one check group (or of none).
+#[derive(Debug, Serialize)]
+pub struct Card {
+    pub group: Option<String>,
+    pub checks: Vec<Item>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Item {
+    #[serde(flatten)]
+    pub row: Row,
+    /// Success ratio in percent, for the bar (0 without figures).
+    pub percent: f64,
+    pub bar_class: &'static str,
+    /// SVG polyline points, empty when fewer than two samples.
+    pub points: String,
+    pub samples: usize,
+    pub max_ms: Option<f64>,
+}
+
+/// Adds `row` (with its response-time `series`, oldest first) to the card
+/// of `group`.
+pub fn place(cards: &mut Vec<Card>, group: Option<String>, row: Option<Row>, series: Vec<Option<f64>>) {
+    let Some(row) = row else { return };
+    let percent = row.success_ratio.map_or(0.0, |r| (r * 100.0).clamp(0.0, 100.0));
+    let bar_class = match row.success_ratio {
+        Some(r) if r >= 0.99 => "good",
+        Some(r) if r >= 0.95 => "fair",
+        Some(_) => "poor",
+        None => "none",
+    };
+    let (points, samples, max_ms) = sparkline(&series);
+    let item = Item {
+        row,
+        percent,
+        bar_class,
+        points,
+        samples,
+        max_ms,
+    };
+    match cards.iter_mut().find(|c| c.group == group) {
+        Some(card) => card.checks.push(item),
+        None => cards.push(Card {
+            group,
+            checks: vec![item],
+        }),
+    }
+}
+
+/// Polyline points of `series` scaled into the sparkline's box (gaps
+/// skipped), the number of samples and the largest.
+fn sparkline(series: &[Option<f64>]) -> (String, usize, Option<f64>) {
+    let samples: Vec<(usize, f64)> = series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.filter(|v| v.is_finite()).map(|v| (i, v)))
+        .collect();
+    let max = samples
+        .iter()
+        .map(|(_, v)| *v)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    if samples.len() < 2 {
+        return (String::new(), samples.len(), max);
+    }
+    let top = max.unwrap_or(1.0).max(1.0);
+    let step = SPARK_WIDTH / (series.len().saturating_sub(1).max(1) as f64);
+    let points = samples
+        .iter()
+        .map(|(i, v)| {
+            let x = *i as f64 * step;
+            let y = SPARK_HEIGHT - 2.0 - (v / top) * (SPARK_HEIGHT - 4.0);
+            format!("{x:.1},{y:.1}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    (points, samples.len(), max)
+}
+
+/// The whole HTML file.
+pub fn render(project: &str, range: &str, generated: &str, mut cards: Vec<Card>) -> Result<String, minijinja::Error> {
+    // Named groups in order, the checks of no group last.
+    cards.sort_by(|a, b| (a.group.is_none(), &a.group).cmp(&(b.group.is_none(), &b.group)));
+    for card in &mut cards {
+        card.checks.sort_by(|a, b| a.row.address.cmp(&b.row.address));
+    }
+    let mut environment = Environment::new();
+    environment.add_template("status_report.html", include_str!("../../templates/status_report.html"))?;
+    let total: usize = cards.iter().map(|c| c.checks.len()).sum();
+    environment
+        .get_template("status_report.html")?
+        .render(minijinja::context! {
+            project => project,
+            range => range,
+            cards => cards,
+            total => total,
+            width => SPARK_WIDTH,
+            height => SPARK_HEIGHT,
+            generated => generated,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(address: &str, ratio: Option<f64>) -> Row {
+        Row {
+            address: address.into(),
+            name: format!("Check {address}"),
+            check_type: "API".into(),
+            success_ratio: ratio,
+            p95: Some(120.0),
+            p99: None,
+            avg: None,
+            last_status: Some("PASSED".into()),
+        }
+    }
+
+    #[test]
+    fn sparklines_scale_into_the_box_and_skip_gaps() {
+        let (points, samples, max) = sparkline(&[Some(100.0), None, Some(50.0), Some(0.0)]);
+        assert_eq!(points, "0.0,2.0 106.7,16.0 160.0,30.0");
+        assert_eq!((samples, max), (3, Some(100.0)));
+        assert_eq!(sparkline(&[Some(5.0)]).0, "");
+    }
+
+    #[test]
+    fn checks_are_grouped_named_groups_first() {
+        let mut cards = Vec::new();
+        place(&mut cards, None, Some(row("checks.b", Some(0.5))), vec![]);
+        place(
+            &mut cards,
+            Some("Web".into()),
+            Some(row("checks.a", Some(1.0))),
+            vec![Some(1.0), Some(2.0)],
+        );
+        let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", cards).unwrap();
+        let web = html.find(">Web</h2>").unwrap();
+        let none = html.find(">Checks without a group</h2>").unwrap();
+        assert!(web < none, "{html}");
+        assert!(html.contains("<polyline"), "{html}");
+        assert!(html.contains("width: 50.0%"), "{html}");
+        assert!(
+            !html.contains("http://") && !html.contains("https://") && !html.contains("<script"),
+            "self-contained: {html}"
+        );
+    }
+}
