@@ -78,6 +78,10 @@ pub enum Format {
     Html,
 }
 
+/// What was read of one check: its id, its last status (or why not) and
+/// its sparkline's response times.
+type Fetched = (String, Result<Option<String>, String>, Vec<Option<f64>>);
+
 /// Buckets of a sparkline drawn from the analytics of the range.
 const SPARK_BUCKETS: u32 = 24;
 
@@ -134,47 +138,46 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
                 .get(address)
                 .map(|d| d.resource.to_json()["checkType"].clone())
         };
-        let lasts: Vec<(String, Result<Option<String>, String>, Vec<Option<f64>>)> =
-            futures_util::stream::iter(checks.keys())
-                .map(|id| {
-                    let endpoint = match check_type(id).as_ref().and_then(|t| t.as_str()) {
-                        Some("API") => Some("api-checks"),
-                        Some("BROWSER") => Some("browser-checks"),
-                        _ => None,
+        let lasts: Vec<Fetched> = futures_util::stream::iter(checks.keys())
+            .map(|id| {
+                let endpoint = match check_type(id).as_ref().and_then(|t| t.as_str()) {
+                    Some("API") => Some("api-checks"),
+                    Some("BROWSER") => Some("browser-checks"),
+                    _ => None,
+                };
+                async move {
+                    let results = client.recent_results(id, if html { 100 } else { 1 }).await;
+                    let last = match &results {
+                        Ok(results) => Ok(results.first().map(|r| RunStatus::of_result(r).as_str().to_owned())),
+                        Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
+                        Err(e) => Err(e.to_string()),
                     };
-                    async move {
-                        let results = client.recent_results(id, if html { 100 } else { 1 }).await;
-                        let last = match &results {
-                            Ok(results) => Ok(results.first().map(|r| RunStatus::of_result(r).as_str().to_owned())),
-                            Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
-                            Err(e) => Err(e.to_string()),
-                        };
-                        let mut series = Vec::new();
-                        if html {
-                            if let Some(endpoint) = endpoint {
-                                let interval = args.range.minutes() / SPARK_BUCKETS;
-                                let range = args.range.analytics_name();
-                                series = client
-                                    .response_times(endpoint, id, range, interval)
-                                    .await
-                                    .unwrap_or_default();
-                            }
-                            // Too few buckets with runs (a new check): its latest runs.
-                            if series.iter().flatten().count() < 2 {
-                                series = results
-                                    .unwrap_or_default()
-                                    .iter()
-                                    .rev()
-                                    .map(|r| r["responseTime"].as_f64())
-                                    .collect();
-                            }
+                    let mut series = Vec::new();
+                    if html {
+                        if let Some(endpoint) = endpoint {
+                            let interval = args.range.minutes() / SPARK_BUCKETS;
+                            let range = args.range.analytics_name();
+                            series = client
+                                .response_times(endpoint, id, range, interval)
+                                .await
+                                .unwrap_or_default();
                         }
-                        (id.clone(), last, series)
+                        // Too few buckets with runs (a new check): its latest runs.
+                        if series.iter().flatten().count() < 2 {
+                            series = results
+                                .unwrap_or_default()
+                                .iter()
+                                .rev()
+                                .map(|r| r["responseTime"].as_f64())
+                                .collect();
+                        }
                     }
-                })
-                .buffer_unordered(CONCURRENCY)
-                .collect()
-                .await;
+                    (id.clone(), last, series)
+                }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
         connection.close().await;
         let report = report?;
         let mut rows = Vec::new();
