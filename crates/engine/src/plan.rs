@@ -155,6 +155,8 @@ pub struct Plan {
     /// `a -> b`: change `a` must finish before change `b` starts.
     pub order: DiGraph<usize, ()>,
     pub state_serial: u64,
+    /// Deletes and creates that look like renames (`renames.rs`).
+    pub suggested_moves: Vec<crate::renames::SuggestedMove>,
 }
 
 impl Plan {
@@ -259,6 +261,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes.retain(|c| keep.contains(&c.address));
     }
     changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
+    let suggested_moves = crate::renames::suggest_moves(&changes, desired, actual);
     let graph = order(&changes, desired, actual, &names);
     // List changes in dependency order (ties by address), so every reader
     // sees them in the order they are applied.
@@ -283,6 +286,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes,
         order: ordered,
         state_serial: state.serial,
+        suggested_moves,
     }
 }
 

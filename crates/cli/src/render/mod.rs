@@ -57,5 +57,6 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 
 pub mod plan;
 pub mod progress;
+pub mod renames;
 pub mod status;
 pub mod test;
