@@ -18,6 +18,7 @@ pub mod renames;
 pub mod safety;
 pub mod saved;
 pub mod state;
+pub mod verify;
 
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
@@ -25,3 +26,4 @@ pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, 
 pub use renames::SuggestedMove;
 pub use saved::{SavedPlan, StalePlan};
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError};
+pub use verify::{Verification, verify};

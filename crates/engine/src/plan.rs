@@ -368,7 +368,7 @@ pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
 }
 
 /// Sensitive field paths of a desired value.
-fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
+pub(crate) fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
     let facts = facts(kind, desired);
     let mut paths: Vec<FieldPath> = facts.sensitive.iter().flat_map(|p| expand(p, desired)).collect();
     for (pattern, sibling) in &facts.sensitive_if {

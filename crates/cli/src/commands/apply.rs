@@ -162,6 +162,12 @@ async fn apply(
     client.observe_waits(None);
     progress.finish();
     watcher.abort();
+    let verification = match &result {
+        Ok((report, state)) if has_changes => {
+            Some(monform_engine::verify(client, plan, &report.done, &prepared.loaded.desired, state).await)
+        }
+        _ => None,
+    };
     prepared.connection.close().await;
     let (report, _) = result.map_err(|e| Stop::Message(e.to_string()))?;
     if !has_changes {
@@ -186,14 +192,32 @@ async fn apply(
     for (address, _, because) in &report.skipped {
         eprintln!("  skipped: {address}: {because}");
     }
+    let verified = verification.is_none_or(|v| report_verification(&v));
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
     }
-    Ok(if report.is_success() {
+    Ok(if report.is_success() && verified {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Prints what reading back found; whether every change landed.
+fn report_verification(verification: &Result<monform_engine::Verification, monform_api::Error>) -> bool {
+    match verification {
+        Ok(v) => {
+            eprintln!("verified: {} of {}", v.verified(), v.checked);
+            for (address, problem) in &v.failures {
+                eprintln!("  not verified: {address}: {problem}");
+            }
+            v.failures.is_empty()
+        }
+        Err(error) => {
+            eprintln!("verified: none (reading the objects back failed: {error})");
+            false
+        }
+    }
 }
 
 fn read_saved(path: &Path) -> Result<SavedPlan, Stop> {
