@@ -44,7 +44,11 @@ pub async fn verify(
         .iter()
         .filter(|(_, action)| !matches!(action, Action::Noop | Action::Move | Action::Forget))
         .collect();
-    let kinds: BTreeSet<Kind> = changed.iter().map(|(a, _)| a.kind).collect();
+    let mut kinds: BTreeSet<Kind> = changed.iter().map(|(a, _)| a.kind).collect();
+    // Checks name private locations by slug: their list maps slugs to ids.
+    if !kinds.is_empty() {
+        kinds.insert(Kind::PrivateLocation);
+    }
     let lists = futures_util::future::try_join_all(
         kinds
             .iter()
@@ -55,10 +59,19 @@ pub async fn verify(
         .iter()
         .flat_map(|(kind, objects)| objects.iter().map(move |o| ((*kind, o.id.as_str()), o)))
         .collect();
-    let names = Names::from_pairs(state.resources.iter().filter_map(|(address, entry)| {
-        let address: Address = address.parse().ok()?;
-        Some((address.kind, Value::String(entry.remote_id.clone()), address.id))
-    }));
+    let recorded: Vec<(Address, &str)> = state
+        .resources
+        .iter()
+        .filter_map(|(address, entry)| Some((address.parse().ok()?, entry.remote_id.as_str())))
+        .collect();
+    let slugs = recorded.iter().filter_map(|(address, id)| {
+        let slug = by_id.get(&(address.kind, *id))?.body.get("slugName")?.clone();
+        Some((address.kind, slug, address.id.clone()))
+    });
+    let ids = recorded
+        .iter()
+        .map(|(address, id)| (address.kind, Value::String((*id).to_owned()), address.id.clone()));
+    let names = Names::from_pairs(ids.chain(slugs));
     let mut verification = Verification::default();
     for (address, action) in changed {
         verification.checked += 1;

@@ -178,10 +178,18 @@ async fn apply(
             ExitCode::FAILURE
         });
     }
+    // A change that did not land leaves the apply incomplete.
+    let verified = verification
+        .as_ref()
+        .is_none_or(|v| v.as_ref().is_ok_and(|v| v.failures.is_empty()));
     eprintln!(
         "\n{} {}: {} done, {} failed, {} skipped.",
         if destroy { "Destroy" } else { "Apply" },
-        if report.is_success() { "complete" } else { "incomplete" },
+        if report.is_success() && verified {
+            "complete"
+        } else {
+            "incomplete"
+        },
         report.done.len(),
         report.failed.len(),
         report.skipped.len()
@@ -192,7 +200,9 @@ async fn apply(
     for (address, _, because) in &report.skipped {
         eprintln!("  skipped: {address}: {because}");
     }
-    let verified = verification.is_none_or(|v| report_verification(&v));
+    if let Some(verification) = &verification {
+        report_verification(verification);
+    }
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
     }
@@ -203,20 +213,16 @@ async fn apply(
     })
 }
 
-/// Prints what reading back found; whether every change landed.
-fn report_verification(verification: &Result<monform_engine::Verification, monform_api::Error>) -> bool {
+/// Prints what reading back found.
+fn report_verification(verification: &Result<monform_engine::Verification, monform_api::Error>) {
     match verification {
         Ok(v) => {
             eprintln!("verified: {} of {}", v.verified(), v.checked);
             for (address, problem) in &v.failures {
                 eprintln!("  not verified: {address}: {problem}");
             }
-            v.failures.is_empty()
         }
-        Err(error) => {
-            eprintln!("verified: none (reading the objects back failed: {error})");
-            false
-        }
+        Err(error) => eprintln!("verified: none (reading the objects back failed: {error})"),
     }
 }
 
