@@ -7,6 +7,7 @@
 pub mod body;
 pub mod compare;
 pub mod declared;
+pub mod discards;
 pub mod execute;
 pub mod export;
 pub mod fetch;

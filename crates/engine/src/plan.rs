@@ -157,6 +157,9 @@ pub struct Plan {
     pub state_serial: u64,
     /// Deletes and creates that look like renames (`renames.rs`).
     pub suggested_moves: Vec<crate::renames::SuggestedMove>,
+    /// The results its deletes of checks discard (`discards.rs`), filled
+    /// in by whoever can ask the service.
+    pub discarded: crate::discards::Discarded,
 }
 
 impl Plan {
@@ -287,6 +290,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         order: ordered,
         state_serial: state.serial,
         suggested_moves,
+        discarded: Default::default(),
     }
 }
 
