@@ -22,6 +22,10 @@ pub struct Config {
     /// Fraction of requests that fail on purpose (0.0 to 1.0).
     pub fault_rate: f64,
     pub fault_seed: u64,
+    /// Fraction of writes (0.0 to 1.0) acknowledged as if stored but not
+    /// stored (`faults::LOST_WRITE`); drawn from `fault_seed` on a stream
+    /// of their own.
+    pub lost_write_rate: f64,
     /// Added to every request.
     pub latency: Duration,
     /// How long a check or test session runs before it passes.
@@ -49,6 +53,7 @@ impl Default for Config {
             rate_limit: Some(RateLimit::DEFAULT),
             fault_rate: 0.0,
             fault_seed: 0,
+            lost_write_rate: 0.0,
             latency: Duration::ZERO,
             session_duration: Duration::from_millis(200),
             execute_checks: true,

@@ -14,6 +14,12 @@
 //!   succeeds, its write is committed) and its response lost, whatever its
 //!   status: the connection dropped, or a 503.
 //!
+//! Lost writes (`Config::lost_write_rate`, off by default) are separate: a
+//! write drawn (on a stream of its own, so the modes above keep their
+//! sequence) is handled and answered as if stored, but its transaction is
+//! rolled back ([`LOST_WRITE`], read by `Store::transaction`). A client
+//! sees a 2xx with the body it expects; only reading back shows the loss.
+//!
 //! `Config::latency` is added to every API request, faulted or not.
 //!
 //! A dropped connection is a response whose body fails on its first poll,
@@ -129,12 +135,24 @@ pub fn dropped_connection() -> Response {
     response
 }
 
+tokio::task_local! {
+    /// Set for the handling of a write whose changes are to be lost.
+    pub static LOST_WRITE: bool;
+}
+
+/// Whether the current request's writes are to be lost.
+pub fn losing_writes() -> bool {
+    LOST_WRITE.try_with(|lost| *lost).unwrap_or(false)
+}
+
 /// The fault configuration and the request counter.
 pub struct Faults {
     rate: f64,
     seed: u64,
     pub latency: Duration,
     counter: AtomicU64,
+    lost_write_rate: f64,
+    writes: AtomicU64,
 }
 
 impl Faults {
@@ -146,7 +164,26 @@ impl Faults {
             seed,
             latency,
             counter: AtomicU64::new(0),
+            lost_write_rate: 0.0,
+            writes: AtomicU64::new(0),
         }
+    }
+
+    /// `rate` (0.0 to 1.0; NaN is 0) of writes are acknowledged, not stored.
+    pub fn with_lost_writes(mut self, rate: f64) -> Faults {
+        self.lost_write_rate = if rate.is_nan() { 0.0 } else { rate.clamp(0.0, 1.0) };
+        self
+    }
+
+    /// Whether the next write is lost (counts the write).
+    pub fn lose_next_write(&self) -> bool {
+        if self.lost_write_rate <= 0.0 {
+            return false;
+        }
+        let n = self.writes.fetch_add(1, Ordering::Relaxed);
+        // Odd indices of a stream seeded apart from the request faults'.
+        let draw = splitmix64(self.seed ^ LOST_WRITE_SEED, n);
+        ((draw >> 11) as f64 / (1u64 << 53) as f64) < self.lost_write_rate
     }
 
     /// The fault of the next request, if any (counts the request).
@@ -158,6 +195,9 @@ impl Faults {
         outcome(self.seed, self.rate, n, write)
     }
 }
+
+/// Sets the lost writes' stream apart from the request faults'.
+const LOST_WRITE_SEED: u64 = 0x105e_d0a7_a000_0000;
 
 /// The fault of request number `n`: a pure function of its arguments.
 pub fn outcome(seed: u64, rate: f64, n: u64, write: bool) -> Option<Fault> {
@@ -195,6 +235,17 @@ mod tests {
         assert_eq!(splitmix64(1234567, 0), 6457827717110365317);
         assert_eq!(splitmix64(1234567, 1), 3203168211198807973);
         assert_eq!(splitmix64(1234567, 2), 9817491932198370423);
+    }
+
+    #[test]
+    fn lost_writes_follow_their_rate_and_are_off_by_default() {
+        let off = Faults::new(0.0, 3, Duration::ZERO);
+        assert!((0..100).all(|_| !off.lose_next_write()));
+        let half = Faults::new(0.0, 3, Duration::ZERO).with_lost_writes(0.5);
+        let lost = (0..10_000).filter(|_| half.lose_next_write()).count();
+        assert!((4_700..5_300).contains(&lost), "{lost}");
+        let all = Faults::new(0.0, 3, Duration::ZERO).with_lost_writes(1.0);
+        assert!((0..100).all(|_| all.lose_next_write()));
     }
 
     #[test]

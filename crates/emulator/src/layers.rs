@@ -68,7 +68,9 @@ pub async fn inject(State(app): State<AppState>, request: Request, next: Next) -
     if !app.faults.latency.is_zero() {
         tokio::time::sleep(app.faults.latency).await;
     }
-    match app.faults.next(is_write(request.method())) {
+    let write = is_write(request.method());
+    match app.faults.next(write) {
+        None if write && app.faults.lose_next_write() => crate::faults::LOST_WRITE.scope(true, next.run(request)).await,
         None => next.run(request).await,
         Some(fault) if fault.after_commit() => {
             // Handled for real; its response is what gets lost.

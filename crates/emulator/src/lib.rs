@@ -99,7 +99,8 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     let app: AppState = Arc::new(App {
         store,
         limiter: ratelimit::Limiter::new(config.rate_limit),
-        faults: faults::Faults::new(config.fault_rate, config.fault_seed, config.latency),
+        faults: faults::Faults::new(config.fault_rate, config.fault_seed, config.latency)
+            .with_lost_writes(config.lost_write_rate),
         stopped: tokio::sync::watch::Sender::new(false),
         runner: sessions::runs::runner(&config),
         config,

@@ -129,7 +129,12 @@ impl Store {
         let mut connection = self.lock();
         let tx = connection.transaction()?;
         let value = f(&tx)?;
-        tx.commit()?;
+        if crate::faults::losing_writes() {
+            // Answered as if stored (the fault of `Config::lost_write_rate`).
+            tx.rollback()?;
+        } else {
+            tx.commit()?;
+        }
         Ok(value)
     }
 

@@ -7,6 +7,7 @@
 pub mod body;
 pub mod compare;
 pub mod declared;
+pub mod discards;
 pub mod execute;
 pub mod export;
 pub mod fetch;
@@ -14,12 +15,16 @@ pub mod identity;
 pub mod lock;
 pub mod ownership;
 pub mod plan;
+pub mod renames;
 pub mod safety;
 pub mod saved;
 pub mod state;
+pub mod verify;
 
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};
+pub use renames::SuggestedMove;
 pub use saved::{SavedPlan, StalePlan};
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError};
+pub use verify::{Verification, verify};

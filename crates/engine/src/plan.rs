@@ -158,6 +158,11 @@ pub struct Plan {
     /// `a -> b`: change `a` must finish before change `b` starts.
     pub order: DiGraph<usize, ()>,
     pub state_serial: u64,
+    /// Deletes and creates that look like renames (`renames.rs`).
+    pub suggested_moves: Vec<crate::renames::SuggestedMove>,
+    /// The results its deletes of checks discard (`discards.rs`), filled
+    /// in by whoever can ask the service.
+    pub discarded: crate::discards::Discarded,
 }
 
 impl Plan {
@@ -262,6 +267,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes.retain(|c| keep.contains(&c.address));
     }
     changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
+    let suggested_moves = crate::renames::suggest_moves(&changes, desired, actual);
     let graph = order(&changes, desired, actual, &names);
     // List changes in dependency order (ties by address), so every reader
     // sees them in the order they are applied.
@@ -286,6 +292,8 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         changes,
         order: ordered,
         state_serial: state.serial,
+        suggested_moves,
+        discarded: Default::default(),
     }
 }
 
@@ -367,7 +375,7 @@ pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
 }
 
 /// Sensitive field paths of a desired value.
-fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
+pub(crate) fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
     let facts = facts(kind, desired);
     let mut paths: Vec<FieldPath> = facts.sensitive.iter().flat_map(|p| expand(p, desired)).collect();
     for (pattern, sibling) in &facts.sensitive_if {

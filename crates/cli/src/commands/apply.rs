@@ -162,6 +162,12 @@ async fn apply(
     client.observe_waits(None);
     progress.finish();
     watcher.abort();
+    let verification = match &result {
+        Ok((report, state)) if has_changes => {
+            Some(monform_engine::verify(client, plan, &report.done, &prepared.loaded.desired, state).await)
+        }
+        _ => None,
+    };
     prepared.connection.close().await;
     let (report, _) = result.map_err(|e| Stop::Message(e.to_string()))?;
     if !has_changes {
@@ -172,10 +178,18 @@ async fn apply(
             ExitCode::FAILURE
         });
     }
+    // A change that did not land leaves the apply incomplete.
+    let verified = verification
+        .as_ref()
+        .is_none_or(|v| v.as_ref().is_ok_and(|v| v.failures.is_empty()));
     eprintln!(
         "\n{} {}: {} done, {} failed, {} skipped.",
         if destroy { "Destroy" } else { "Apply" },
-        if report.is_success() { "complete" } else { "incomplete" },
+        if report.is_success() && verified {
+            "complete"
+        } else {
+            "incomplete"
+        },
         report.done.len(),
         report.failed.len(),
         report.skipped.len()
@@ -186,14 +200,30 @@ async fn apply(
     for (address, _, because) in &report.skipped {
         eprintln!("  skipped: {address}: {because}");
     }
+    if let Some(verification) = &verification {
+        report_verification(verification);
+    }
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
     }
-    Ok(if report.is_success() {
+    Ok(if report.is_success() && verified {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Prints what reading back found.
+fn report_verification(verification: &Result<monform_engine::Verification, monform_api::Error>) {
+    match verification {
+        Ok(v) => {
+            eprintln!("verified: {} of {}", v.verified(), v.checked);
+            for (address, problem) in &v.failures {
+                eprintln!("  not verified: {address}: {problem}");
+            }
+        }
+        Err(error) => eprintln!("verified: none (reading the objects back failed: {error})"),
+    }
 }
 
 fn read_saved(path: &Path) -> Result<SavedPlan, Stop> {

@@ -240,7 +240,7 @@ pub async fn prepare(
     }
     let empty = monform_config::Desired::default();
     let desired = if destroy { &empty } else { &loaded.desired };
-    let plan = monform_engine::plan(
+    let mut plan = monform_engine::plan(
         &project.name,
         desired,
         &actual,
@@ -249,6 +249,7 @@ pub async fn prepare(
             targets: targets.to_vec(),
         },
     );
+    plan.discarded = monform_engine::discards::discarded(&connection.client, &plan).await;
     Ok(Prepared {
         loaded,
         connection,

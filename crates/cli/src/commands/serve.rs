@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// Seed of the fault injection, for reproducible runs
     #[arg(long, default_value_t = 0)]
     fault_seed: u64,
+    /// Fraction of writes (0 to 1) answered as if stored but not stored, to test that
+    /// applies verify what landed [default: 0, off]
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    fault_lost_writes: f64,
     /// Delay added to every request, in milliseconds
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
@@ -57,6 +61,12 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
     if !(0.0..=1.0).contains(&args.fault_rate) {
         return Err(format!("--fault-rate {} is not between 0 and 1", args.fault_rate));
     }
+    if !(0.0..=1.0).contains(&args.fault_lost_writes) {
+        return Err(format!(
+            "--fault-lost-writes {} is not between 0 and 1",
+            args.fault_lost_writes
+        ));
+    }
     let db = args.db.unwrap_or_else(|| dir.join(".monform").join("emulator.db"));
     if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -68,6 +78,7 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         account_id: args.account_id,
         rate_limit,
         fault_rate: args.fault_rate,
+        lost_write_rate: args.fault_lost_writes,
         fault_seed: args.fault_seed,
         latency: Duration::from_millis(args.latency_ms),
         run_scheduler: args.schedule,

@@ -57,6 +57,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 
 pub mod plan;
 pub mod progress;
+pub mod renames;
 pub mod status;
 pub mod status_html;
 pub mod test;

@@ -256,6 +256,7 @@ pub fn human(plan: &Plan, style: Style) -> String {
     if !actionable.is_empty() {
         out.push('\n');
     }
+    out.push_str(&super::renames::human(plan));
     out.push_str(&summary_line(plan));
     out.push('\n');
     out
@@ -284,12 +285,17 @@ pub fn json(plan: &Plan) -> Value {
             change
         })
         .collect();
-    json!({
+    let mut out = json!({
         "formatVersion": 1,
         "project": plan.project,
         "summary": plan.summary(),
         "changes": changes,
-    })
+        "suggestedMoves": super::renames::json(plan),
+    });
+    if let Some(discarded) = super::renames::json_discards(plan) {
+        out["discardedResults"] = discarded;
+    }
+    out
 }
 
 /// GitHub keeps comments under 65,536 characters; stay well below.
@@ -307,6 +313,8 @@ pub fn markdown(plan: &Plan) -> String {
         summary.create, summary.update, summary.delete, summary.replace, summary.noop
     ));
     head.push_str(&format!("**{}**\n", summary_line(plan)));
+    head.push_str(&super::renames::markdown(plan));
+    head.push_str(&super::renames::markdown_discards(plan));
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
@@ -394,6 +402,8 @@ mod tests {
             changes,
             order: Default::default(),
             state_serial: 0,
+            suggested_moves: Vec::new(),
+            discarded: Default::default(),
         }
     }
 

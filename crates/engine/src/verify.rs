@@ -1,0 +1,111 @@
+//! Verified applies (issue 20, item 5): after an apply, every object it
+//! changed is read back (one list per kind changed) and compared with the
+//! files the way a plan compares, so a write the service acknowledged but
+//! did not keep fails the apply, naming the address and the field.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use monform_api::{Client, Error, Remote};
+use monform_config::Desired;
+use monform_model::facts::facts;
+use monform_model::{Address, Kind};
+use serde_json::Value;
+
+use crate::compare::differences;
+use crate::plan::{Action, ActualView, Names, Plan, managed, sensitive_paths};
+use crate::state::State;
+
+/// What reading back found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// Objects compared.
+    pub checked: usize,
+    /// Those that do not hold what was written: (address, what differs).
+    pub failures: Vec<(Address, String)>,
+}
+
+impl Verification {
+    pub fn verified(&self) -> usize {
+        self.checked - self.failures.len()
+    }
+}
+
+/// Reads back the objects of `done` (what the apply changed) and compares
+/// them with `desired`; `state` is the state after the apply (remote ids),
+/// `plan` the one applied (the ids of what it deleted).
+pub async fn verify(
+    client: &Client,
+    plan: &Plan,
+    done: &[(Address, Action)],
+    desired: &Desired,
+    state: &State,
+) -> Result<Verification, Error> {
+    let changed: Vec<&(Address, Action)> = done
+        .iter()
+        .filter(|(_, action)| !matches!(action, Action::Noop | Action::Move | Action::Forget))
+        .collect();
+    let mut kinds: BTreeSet<Kind> = changed.iter().map(|(a, _)| a.kind).collect();
+    // Checks name private locations by slug: their list maps slugs to ids.
+    if !kinds.is_empty() {
+        kinds.insert(Kind::PrivateLocation);
+    }
+    let lists = futures_util::future::try_join_all(
+        kinds
+            .iter()
+            .map(|&kind| async move { client.list_all(kind).await.map(|objects| (kind, objects)) }),
+    )
+    .await?;
+    let by_id: BTreeMap<(Kind, &str), &Remote> = lists
+        .iter()
+        .flat_map(|(kind, objects)| objects.iter().map(move |o| ((*kind, o.id.as_str()), o)))
+        .collect();
+    let recorded: Vec<(Address, &str)> = state
+        .resources
+        .iter()
+        .filter_map(|(address, entry)| Some((address.parse().ok()?, entry.remote_id.as_str())))
+        .collect();
+    let slugs = recorded.iter().filter_map(|(address, id)| {
+        let slug = by_id.get(&(address.kind, *id))?.body.get("slugName")?.clone();
+        Some((address.kind, slug, address.id.clone()))
+    });
+    let ids = recorded
+        .iter()
+        .map(|(address, id)| (address.kind, Value::String((*id).to_owned()), address.id.clone()));
+    let names = Names::from_pairs(ids.chain(slugs));
+    let mut verification = Verification::default();
+    for (address, action) in changed {
+        verification.checked += 1;
+        let id = if *action == Action::Delete {
+            plan.changes
+                .iter()
+                .find(|c| c.address == *address && c.action == Action::Delete)
+                .and_then(|c| c.remote_id.as_deref())
+        } else {
+            state.resources.get(&address.to_string()).map(|r| r.remote_id.as_str())
+        };
+        let held = id.and_then(|id| by_id.get(&(address.kind, id)));
+        let problem = match (action, held, desired.resources.get(address)) {
+            (Action::Delete, None, _) => None,
+            (Action::Delete, Some(_), _) => Some("still exists after its delete".to_owned()),
+            (_, None, _) => Some("not found in the service after the write".to_owned()),
+            (_, Some(_), None) => None,
+            (_, Some(remote), Some(resource)) => mismatch(address.kind, &resource.resource.to_json(), remote, &names),
+        };
+        if let Some(problem) = problem {
+            verification.failures.push((address.clone(), problem));
+        }
+    }
+    Ok(verification)
+}
+
+/// The fields the service does not hold as the files say, or `None`.
+fn mismatch(kind: Kind, desired: &Value, remote: &Remote, names: &Names) -> Option<String> {
+    let want = managed(kind, desired.clone());
+    let view = ActualView::new(kind, remote, names);
+    let sensitive = sensitive_paths(kind, &want);
+    let fields: Vec<String> = differences(&want, &|f| view.get(f), facts(kind, &want), &sensitive)
+        .into_iter()
+        .map(|d| format!("`{}` is {} (written: {})", d.path, d.before, d.after))
+        .collect();
+    (!fields.is_empty()).then(|| format!("the change did not land: {}", fields.join(", ")))
+}
