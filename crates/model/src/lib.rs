@@ -8,6 +8,7 @@
 pub mod address;
 pub mod endpoints;
 pub mod facts;
+pub mod group_rules;
 pub mod kind;
 pub mod path;
 pub mod quirks;
