@@ -5,6 +5,7 @@
 //! and events; the CLI renders them.
 
 pub mod body;
+pub mod budget;
 pub mod compare;
 pub mod declared;
 pub mod execute;
@@ -18,6 +19,7 @@ pub mod safety;
 pub mod saved;
 pub mod state;
 
+pub use budget::{RunBudget, Runs, run_budget};
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};

@@ -27,6 +27,23 @@ pub fn group_overrides(group: &Value, field: &str) -> bool {
     }
 }
 
+/// Imposes on `check` what `group` overrides (both JSON, same form): the
+/// fields of [`GROUP_OVERRIDES`] the group sets, and deactivated or muted
+/// when the group is.
+pub fn impose(check: &mut Value, group: &Value) {
+    for field in GROUP_OVERRIDES {
+        if group_overrides(group, field) {
+            check[*field] = group[*field].clone();
+        }
+    }
+    if group["activated"] == false {
+        check["activated"] = Value::Bool(false);
+    }
+    if group["muted"] == true {
+        check["muted"] = Value::Bool(true);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

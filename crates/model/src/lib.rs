@@ -14,6 +14,7 @@ pub mod path;
 pub mod quirks;
 pub mod resources;
 pub mod rules;
+pub mod runs;
 pub mod samples;
 pub mod schema;
 pub mod validate;
