@@ -91,16 +91,18 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             return ExitCode::FAILURE;
         }
     };
+    // A plan without changes changes no runs: it stays one line.
+    let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
     match args.format {
         Format::Human => print!(
-            "{moved}{}{}\n",
+            "{moved}{}{}",
             human(
                 &plan,
                 Style {
                     color: output.stdout_color()
                 }
             ),
-            budget::line(&runs)
+            runs_line.map(|line| format!("{line}\n")).unwrap_or_default()
         ),
         Format::Json => {
             let mut json = json(&plan);
@@ -112,7 +114,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
-        Format::Markdown => print!("{}\n**{}**\n", markdown(&plan), budget::line(&runs)),
+        Format::Markdown => print!(
+            "{}{}",
+            markdown(&plan),
+            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default()
+        ),
     }
     if let Some(message) = budget::exceeded(&runs, max_runs) {
         eprintln!("error: {message}");
