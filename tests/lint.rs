@@ -31,7 +31,10 @@ fn a_grouped_checks_own_locations_are_reported_at_their_line() {
     let stderr = stderr(&output);
     // A warning, not an error: the project still validates.
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("`locations` is ignored: group `production` sets locations"), "{stderr}");
+    assert!(
+        stderr.contains("`locations` is ignored: group `production` sets locations"),
+        "{stderr}"
+    );
     // The group sets no runtime, so the check's own one applies.
     assert!(!stderr.contains("`runtimeId` is ignored"), "{stderr}");
     insta::assert_snapshot!(stderr);

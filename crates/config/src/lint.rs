@@ -38,7 +38,9 @@ pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic
 pub fn unrouted_checks(desired: &Desired) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for resource in desired.resources.values() {
-        let Resource::Check(check) = &resource.resource else { continue };
+        let Resource::Check(check) = &resource.resource else {
+            continue;
+        };
         let common = check.common();
         let group = common
             .group
@@ -85,8 +87,12 @@ fn unrouted(resource: &DesiredResource) -> Diagnostic {
 pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for resource in desired.resources.values() {
-        let Resource::Check(check) = &resource.resource else { continue };
-        let Some(group_id) = &check.common().group else { continue };
+        let Resource::Check(check) = &resource.resource else {
+            continue;
+        };
+        let Some(group_id) = &check.common().group else {
+            continue;
+        };
         let Some(group) = desired.resources.get(&Address::new(Kind::Group, group_id.as_str())) else {
             continue;
         };

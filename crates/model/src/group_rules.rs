@@ -55,8 +55,15 @@ mod tests {
             "locations": [], "privateLocations": ["p"], "runtimeId": null,
             "retryStrategy": "FALLBACK", "alertSettings": { "escalationType": "RUN_BASED" }
         });
-        let overridden: Vec<&str> = GROUP_OVERRIDES.iter().copied().filter(|f| group_overrides(&group, f)).collect();
+        let overridden: Vec<&str> = GROUP_OVERRIDES
+            .iter()
+            .copied()
+            .filter(|f| group_overrides(&group, f))
+            .collect();
         assert_eq!(overridden, ["privateLocations", "alertSettings"]);
-        assert!(group_overrides(&json!({ "retryStrategy": { "type": "FIXED" } }), "retryStrategy"));
+        assert!(group_overrides(
+            &json!({ "retryStrategy": { "type": "FIXED" } }),
+            "retryStrategy"
+        ));
     }
 }

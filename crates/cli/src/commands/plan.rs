@@ -78,7 +78,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let runs = monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual);
         prepared.connection.close().await;
         // A plan over the budget is not saved: it cannot be applied.
-        if let Some(path) = args.out.as_ref().filter(|_| budget::exceeded(&runs, max_runs).is_none()) {
+        if let Some(path) = args
+            .out
+            .as_ref()
+            .filter(|_| budget::exceeded(&runs, max_runs).is_none())
+        {
             write_saved(path, &saved)?;
         }
         Ok::<_, Stop>((plan, format!("{header}{moved}"), environment, runs, max_runs))
