@@ -278,7 +278,7 @@ variables:
     let output = validate(root, &["--env", "qa"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).starts_with(
+        stderr(&output).contains(
             "monform::environment\n\n  × unknown environment `qa`\n  help: environments are production, staging\n"
         ),
         "{}",

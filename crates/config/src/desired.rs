@@ -36,6 +36,9 @@ pub struct DesiredResource {
     /// The logical id's key in its file.
     pub span: Span,
     pub references: Vec<Reference>,
+    /// The fields a group can override, where the resource's own entry
+    /// writes them (not from `[defaults]`), for the linter.
+    pub own_fields: Vec<(&'static str, Span)>,
 }
 
 /// The desired state of a project. An edge `a -> b` means `a` references
@@ -122,6 +125,7 @@ mod tests {
                     span: Span::new(0, 0, 0),
                 })
                 .collect(),
+            own_fields: Vec::new(),
         }
     }
 

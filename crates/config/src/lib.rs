@@ -11,6 +11,7 @@ pub mod diagnostic;
 mod discover;
 mod expand;
 pub mod interpolate;
+pub mod lint;
 mod load;
 pub mod project;
 pub mod project_schema;
@@ -21,6 +22,6 @@ pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report};
 pub use load::{EnvLookup, Loaded, load, load_environment};
-pub use project::{Environment, Project, StateBackend};
+pub use project::{Environment, Lint, LintLevel, Project, StateBackend};
 
 pub(crate) use monform_model::suggest;

@@ -90,7 +90,7 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         },
         None => Discovered::default(),
     };
-    let warnings = discovered
+    let mut warnings: Vec<Diagnostic> = discovered
         .nested
         .iter()
         .map(|folder| {
@@ -123,6 +123,10 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
     let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
     let mut desired = loader.build_desired(items);
     declare::check(&declarations, &defined, &mut loader.diagnostics);
+    let levels = project.as_ref().map(|p| p.lint).unwrap_or_default();
+    let (lint_warnings, lint_errors) = crate::lint::lint(&desired, levels);
+    warnings.extend(lint_warnings);
+    loader.diagnostics.extend(lint_errors);
     desired.declarations = declarations;
     let Loader {
         sources,
@@ -165,6 +169,7 @@ struct Item {
     item: Option<Span>,
     validated: Validated,
     diagnostics: Vec<Diagnostic>,
+    own_fields: Vec<(&'static str, Span)>,
 }
 
 /// One file, read and parsed: its source (empty when it cannot be read, so
@@ -240,7 +245,9 @@ impl Loader<'_> {
                 let items = found
                     .into_iter()
                     .map(|mut found| {
+                        let mut own_fields = Vec::new();
                         if found.address.kind == Kind::Check {
+                            own_fields = crate::lint::overridable(&found.node);
                             merge_defaults(&mut found.node, defaults);
                         }
                         let mut diagnostics = Vec::new();
@@ -251,6 +258,7 @@ impl Loader<'_> {
                             item: found.item,
                             validated,
                             diagnostics,
+                            own_fields,
                         }
                     })
                     .collect();
@@ -310,6 +318,7 @@ impl Loader<'_> {
                     address: item.address,
                     resource,
                     span: item.key_span,
+                    own_fields: item.own_fields,
                 });
                 (resource, diagnostics)
             })

@@ -32,6 +32,41 @@ pub struct Project {
     /// The environment selected (`--env`); `name`, `api_url`, `vars` and
     /// `defaults` are then its own.
     pub environment: Option<String>,
+    /// `[lint]`: how loud each finding of the linter is.
+    pub lint: Lint,
+    /// `[budget] max-runs-per-month`: a plan whose checks would run more fails.
+    pub max_runs_per_month: Option<u64>,
+}
+
+/// How a linter finding is reported (`[lint]` in monform.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LintLevel {
+    #[default]
+    Warn,
+    Error,
+    Off,
+}
+
+impl LintLevel {
+    pub const NAMES: &[&str] = &["warn", "error", "off"];
+
+    fn parse(name: &str) -> Option<LintLevel> {
+        match name {
+            "warn" => Some(LintLevel::Warn),
+            "error" => Some(LintLevel::Error),
+            "off" => Some(LintLevel::Off),
+            _ => None,
+        }
+    }
+}
+
+/// `[lint]`: one level per finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lint {
+    /// Activated, unmuted checks whose failure alerts reach no channel.
+    pub unrouted_checks: LintLevel,
+    /// A check's own fields that its group overrides.
+    pub ignored_fields: LintLevel,
 }
 
 /// One `[environments.NAME]` table.
@@ -57,6 +92,8 @@ impl Project {
             vars: Vec::new(),
             environments: Vec::new(),
             environment: None,
+            lint: Lint::default(),
+            max_runs_per_month: None,
         }
     }
 
@@ -104,6 +141,8 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("state", &["backend"]),
     ("vars", &[]),
     ("environments", &[]),
+    ("lint", &["unrouted-checks", "ignored-fields"]),
+    ("budget", &["max-runs-per-month"]),
 ];
 
 pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
@@ -195,6 +234,22 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                         .at(field.value.span, "expected \"local\" or \"postgres\""),
                     ),
                 },
+                ("lint.unrouted-checks" | "lint.ignored-fields", NodeValue::Str(level)) => {
+                    match LintLevel::parse(level) {
+                        Some(level) if path == "lint.unrouted-checks" => project.lint.unrouted_checks = level,
+                        Some(level) => project.lint.ignored_fields = level,
+                        None => diagnostics.push(
+                            Diagnostic::new("monform::lint", format!("{path} `{level}` is not known"))
+                                .at(field.value.span, "expected \"warn\", \"error\" or \"off\""),
+                        ),
+                    }
+                }
+                ("budget.max-runs-per-month", NodeValue::Int(n)) if *n >= 0 => {
+                    project.max_runs_per_month = Some(*n as u64);
+                }
+                ("budget.max-runs-per-month", _) => {
+                    diagnostics.push(wrong_type(&path, &field.value, "a whole number of runs, 0 or more"))
+                }
                 ("project.include", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of glob patterns")),
                 _ => diagnostics.push(wrong_type(&path, &field.value, "a string")),
             }

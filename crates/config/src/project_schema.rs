@@ -62,6 +62,22 @@ fn project_schema() -> Value {
                 "properties": { "backend": { "enum": ["local", "postgres"] } },
             },
             "vars": vars,
+            "lint": {
+                "type": "object",
+                "additionalProperties": false,
+                "description": "How loud each finding of validate and plan is.",
+                "properties": {
+                    "unrouted-checks": { "enum": crate::project::LintLevel::NAMES, "description": "Activated, unmuted checks whose failure alerts reach no channel. Default \"warn\"." },
+                    "ignored-fields": { "enum": crate::project::LintLevel::NAMES, "description": "A check's own fields its group overrides. Default \"warn\"." },
+                },
+            },
+            "budget": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "max-runs-per-month": { "type": "integer", "minimum": 0, "description": "A plan whose checks would run more often than this in 30 days fails." },
+                },
+            },
             "environments": {
                 "type": "object",
                 "description": "Select one with --env NAME or MONFORM_ENV.",

@@ -5,6 +5,7 @@
 //! and events; the CLI renders them.
 
 pub mod body;
+pub mod budget;
 pub mod compare;
 pub mod declared;
 pub mod discards;
@@ -21,6 +22,7 @@ pub mod saved;
 pub mod state;
 pub mod verify;
 
+pub use budget::{RunBudget, Runs, run_budget};
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};

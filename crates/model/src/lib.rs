@@ -8,11 +8,13 @@
 pub mod address;
 pub mod endpoints;
 pub mod facts;
+pub mod group_rules;
 pub mod kind;
 pub mod path;
 pub mod quirks;
 pub mod resources;
 pub mod rules;
+pub mod runs;
 pub mod samples;
 pub mod schema;
 pub mod validate;

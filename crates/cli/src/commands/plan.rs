@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::context::{Stop, block_on, open_backend, parse_targets, prepare};
 use crate::render::Output;
+use crate::render::budget;
 use crate::render::plan::{Style, human, json, markdown};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,18 +69,25 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let loaded = super::context::load(dir, output)?;
         let header = super::context::plan_header(&loaded.1);
         let environment = loaded.1.environment.clone();
+        let max_runs = loaded.1.max_runs_per_month;
         let backend = open_backend(dir, &loaded.1, "monform plan")?;
         let prepared = prepare(dir, api_url, loaded, backend, &targets, false).await?;
         let plan = prepared.plan.clone();
         let moved = moved_note(&prepared.actual, &plan);
         let saved = monform_engine::SavedPlan::new(&plan, &prepared.loaded.desired, &prepared.state);
+        let runs = monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual);
         prepared.connection.close().await;
-        if let Some(path) = &args.out {
+        // A plan over the budget is not saved: it cannot be applied.
+        if let Some(path) = args
+            .out
+            .as_ref()
+            .filter(|_| budget::exceeded(&runs, max_runs).is_none())
+        {
             write_saved(path, &saved)?;
         }
-        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment))
+        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment, runs, max_runs))
     });
-    let (plan, moved, environment) = match result {
+    let (plan, moved, environment, runs, max_runs) = match result {
         Ok(Ok(planned)) => planned,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
@@ -87,24 +95,38 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             return ExitCode::FAILURE;
         }
     };
+    // A plan without changes changes no runs: it stays one line.
+    let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
     match args.format {
         Format::Human => print!(
-            "{moved}{}",
+            "{moved}{}{}",
             human(
                 &plan,
                 Style {
                     color: output.stdout_color()
                 }
-            )
+            ),
+            runs_line.map(|line| format!("{line}\n")).unwrap_or_default()
         ),
         Format::Json => {
             let mut json = json(&plan);
-            if let (Some(environment), Some(object)) = (environment, json.as_object_mut()) {
-                object.insert("environment".into(), environment.into());
+            if let Some(object) = json.as_object_mut() {
+                if let Some(environment) = environment {
+                    object.insert("environment".into(), environment.into());
+                }
+                object.insert("runsPerMonth".into(), budget::json(&runs, max_runs));
             }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
-        Format::Markdown => print!("{}", markdown(&plan)),
+        Format::Markdown => print!(
+            "{}{}",
+            markdown(&plan),
+            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default()
+        ),
+    }
+    if let Some(message) = budget::exceeded(&runs, max_runs) {
+        eprintln!("error: {message}");
+        return ExitCode::FAILURE;
     }
     if args.detailed_exitcode && plan.summary().has_changes() {
         ExitCode::from(2)

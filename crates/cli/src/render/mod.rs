@@ -55,6 +55,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
     }
 }
 
+pub mod budget;
 pub mod plan;
 pub mod progress;
 pub mod renames;

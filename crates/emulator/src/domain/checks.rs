@@ -1,6 +1,7 @@
 //! Checks as they run: with their group's settings applied, matched by tags.
 
 use monform_model::Kind;
+use monform_model::group_rules::impose;
 use monform_model::resources::CheckType;
 use rusqlite::Connection;
 use serde_json::Value;
@@ -54,23 +55,7 @@ pub fn check_type_names() -> Vec<&'static str> {
 /// API checks get the group's `apiCheckDefaults` headers, query parameters and
 /// assertions, and snippets when they have none.
 pub fn apply_group(mut check: Value, group: &Value) -> Value {
-    for field in ["locations", "privateLocations", "runtimeId", "alertSettings"] {
-        if group
-            .get(field)
-            .is_some_and(|v| !v.is_null() && v != &Value::Array(Vec::new()))
-        {
-            check[field] = group[field].clone();
-        }
-    }
-    if group.get("retryStrategy").is_some_and(|r| r.is_object()) {
-        check["retryStrategy"] = group["retryStrategy"].clone();
-    }
-    if group["activated"] == false {
-        check["activated"] = Value::Bool(false);
-    }
-    if group["muted"] == true {
-        check["muted"] = Value::Bool(true);
-    }
+    impose(&mut check, group);
     append(&mut check, "tags", &group["tags"]);
     append(&mut check, "environmentVariables", &group["environmentVariables"]);
     if check["checkType"] == "API" {

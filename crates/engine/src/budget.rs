@@ -1,0 +1,91 @@
+//! The run budget of a plan (issue 20): how many times the project's checks
+//! run in 30 days as the service holds them and as the files would make them.
+
+use std::collections::BTreeMap;
+
+use monform_config::Desired;
+use monform_model::runs::{effective, runs_per_month};
+use monform_model::{Address, Kind};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::fetch::Actual;
+
+/// Runs a month before and after a plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Runs {
+    pub before: u64,
+    pub after: u64,
+}
+
+/// The project's runs a month, in total, per check type and per check.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunBudget {
+    pub before: u64,
+    pub after: u64,
+    pub by_type: BTreeMap<String, Runs>,
+    #[serde(skip)]
+    pub by_check: BTreeMap<Address, Runs>,
+}
+
+impl RunBudget {
+    /// The checks that run most after the plan, most first, at most `n`.
+    pub fn top(&self, n: usize) -> Vec<(&Address, u64)> {
+        let mut checks: Vec<(&Address, u64)> = self.by_check.iter().map(|(a, r)| (a, r.after)).collect();
+        checks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        checks.truncate(n);
+        checks
+    }
+
+    fn add(&mut self, address: &Address, check_type: &Value, runs: u64, after: bool) {
+        let kind = check_type.as_str().unwrap_or("UNKNOWN").to_owned();
+        for entry in [
+            self.by_type.entry(kind).or_default(),
+            self.by_check.entry(address.clone()).or_default(),
+        ] {
+            if after {
+                entry.after += runs;
+            } else {
+                entry.before += runs;
+            }
+        }
+        if after {
+            self.after += runs;
+        } else {
+            self.before += runs;
+        }
+    }
+}
+
+/// Before: the project's checks as the service holds them, with their
+/// groups' settings. After: the files' checks, after `[defaults]` and their
+/// groups. Other projects' checks count in neither.
+pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
+    let mut budget = RunBudget::default();
+    let remote_groups: BTreeMap<&str, &Value> = actual
+        .owned
+        .iter()
+        .filter(|(address, _)| address.kind == Kind::Group)
+        .map(|(_, remote)| (remote.id.as_str(), &remote.body))
+        .collect();
+    for (address, remote) in actual.owned.iter().filter(|(a, _)| a.kind == Kind::Check) {
+        let group = remote.body["groupId"]
+            .as_u64()
+            .map(|id| id.to_string())
+            .or_else(|| remote.body["groupId"].as_str().map(str::to_owned))
+            .and_then(|id| remote_groups.get(id.as_str()).copied());
+        let runs = runs_per_month(&effective(&remote.body, group));
+        budget.add(address, &remote.body["checkType"], runs, false);
+    }
+    for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Check) {
+        let check = resource.resource.to_json();
+        let group = check["group"]
+            .as_str()
+            .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
+            .map(|g| g.resource.to_json());
+        let runs = runs_per_month(&effective(&check, group.as_ref()));
+        budget.add(address, &check["checkType"], runs, true);
+    }
+    budget
+}
