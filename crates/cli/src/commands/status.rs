@@ -43,17 +43,11 @@ pub enum Range {
 }
 
 impl Range {
-    /// The analytics endpoints' name of the range (as `--range` writes it).
-    fn analytics_name(self) -> &'static str {
-        match self {
-            Range::Last24Hours => "last24Hours",
-            Range::Last7Days => "last7Days",
-            Range::Last30Days => "last30Days",
-            Range::ThisWeek => "thisWeek",
-            Range::ThisMonth => "thisMonth",
-            Range::LastWeek => "lastWeek",
-            Range::LastMonth => "lastMonth",
-        }
+    /// The analytics endpoints' name of the range: as `--range` writes it.
+    fn analytics_name(self) -> String {
+        self.to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
     }
 
     /// The reporting endpoint's own name of the range.
@@ -156,7 +150,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
                     if html {
                         if let Some(endpoint) = endpoint {
                             let interval = args.range.minutes() / SPARK_BUCKETS;
-                            let range = args.range.analytics_name();
+                            let range = &args.range.analytics_name();
                             series = client
                                 .response_times(endpoint, id, range, interval)
                                 .await
@@ -236,7 +230,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             let title = super::export::current_project(dir, output).map_or_else(String::new, |(_, p)| p.name);
             let written = status_html::render(
                 &title,
-                args.range.analytics_name(),
+                &args.range.analytics_name(),
                 &chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
                 cards,
             )
