@@ -83,3 +83,46 @@ fn a_plan_over_the_budget_fails_and_names_the_check() {
     let output = run(&emulator, project.path(), &["plan"]);
     assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
 }
+
+#[test]
+fn plan_effective_shows_checks_as_their_group_makes_them_run() {
+    let (emulator, project) = applied_then_grown(None);
+    let path = project.path().join("monitors.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "production: { name: Production, concurrency: 2 }",
+            "production: { name: Production, concurrency: 2, locations: [us-east-1] }",
+        )
+        .replace(
+            "    group: production\n    frequency: 5\n",
+            "    group: production\n    frequency: 10\n",
+        );
+    std::fs::write(&path, text).unwrap();
+
+    let human = run(&emulator, project.path(), &["plan", "--effective"]);
+    assert_eq!(human.status.code(), Some(0), "{}", stderr(&human));
+    let human = stdout(&human);
+    let section = &human[human.find("As they will run").expect("the section")..];
+    assert!(section.contains("  checks.busy: as written\n"), "{section}");
+    assert!(
+        section.contains("  checks.orders-api (group production):\n    locations = [\"us-east-1\"]"),
+        "{section}"
+    );
+
+    let json = run(&emulator, project.path(), &["plan", "--format", "json", "--effective"]);
+    let plan: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let changes = plan["changes"].as_array().unwrap();
+    let orders = changes.iter().find(|c| c["address"] == "checks.orders-api").unwrap();
+    assert_eq!(
+        orders["effective"]["locations"],
+        serde_json::json!(["us-east-1"]),
+        "{orders}"
+    );
+    assert_eq!(orders["effective"]["frequency"], 10);
+    let group = changes.iter().find(|c| c["address"] == "groups.production").unwrap();
+    assert!(group.get("effective").is_none(), "only checks: {group}");
+    // Without the flag the JSON stays as it was.
+    let plain = run(&emulator, project.path(), &["plan", "--format", "json"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("\"effective\""));
+}

@@ -78,14 +78,21 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
         let runs = runs_per_month(&effective(&remote.body, group));
         budget.add(address, &remote.body["checkType"], runs, false);
     }
-    for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Check) {
-        let check = resource.resource.to_json();
-        let group = check["group"]
-            .as_str()
-            .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
-            .map(|g| g.resource.to_json());
-        let runs = runs_per_month(&effective(&check, group.as_ref()));
-        budget.add(address, &check["checkType"], runs, true);
+    for address in desired.resources.keys().filter(|a| a.kind == Kind::Check) {
+        if let Some(check) = effective_check(desired, address) {
+            budget.add(address, &check["checkType"], runs_per_month(&check), true);
+        }
     }
     budget
+}
+
+/// A check of the files as it will run: after `[defaults]` (the loader's)
+/// and what its group imposes (`plan --effective`, the run budget).
+pub fn effective_check(desired: &Desired, address: &Address) -> Option<Value> {
+    let check = desired.resources.get(address)?.resource.to_json();
+    let group = check["group"]
+        .as_str()
+        .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
+        .map(|g| g.resource.to_json());
+    Some(effective(&check, group.as_ref()))
 }

@@ -22,7 +22,7 @@ pub mod saved;
 pub mod state;
 pub mod verify;
 
-pub use budget::{RunBudget, Runs, run_budget};
+pub use budget::{RunBudget, Runs, effective_check, run_budget};
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::{Actual, fetch};
 pub use plan::{Action, Change, FieldChange, Plan, PlanOptions, Reason, Summary, plan};

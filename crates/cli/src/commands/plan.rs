@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::context::{Stop, block_on, open_backend, parse_targets, prepare};
 use crate::render::Output;
-use crate::render::budget;
 use crate::render::plan::{Style, human, json, markdown};
+use crate::render::{budget, effective};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -31,6 +31,9 @@ pub struct PlanArgs {
     /// Save the plan for `monform apply FILE` (holds no secrets)
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
+    /// Show each changed check as it will run: after `[defaults]` and its group
+    #[arg(long)]
+    effective: bool,
 }
 
 /// Writes the saved plan atomically.
@@ -76,6 +79,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let moved = moved_note(&prepared.actual, &plan);
         let saved = monform_engine::SavedPlan::new(&plan, &prepared.loaded.desired, &prepared.state);
         let runs = monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual);
+        let effective = if args.effective {
+            effective::of_changes(&plan, &prepared.loaded.desired)
+        } else {
+            Vec::new()
+        };
         prepared.connection.close().await;
         // A plan over the budget is not saved: it cannot be applied.
         if let Some(path) = args
@@ -85,9 +93,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         {
             write_saved(path, &saved)?;
         }
-        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment, runs, max_runs))
+        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment, runs, max_runs, effective))
     });
-    let (plan, moved, environment, runs, max_runs) = match result {
+    let (plan, moved, environment, runs, max_runs, effective) = match result {
         Ok(Ok(planned)) => planned,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
@@ -99,13 +107,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
     match args.format {
         Format::Human => print!(
-            "{moved}{}{}",
+            "{moved}{}{}{}",
             human(
                 &plan,
                 Style {
                     color: output.stdout_color()
                 }
             ),
+            effective::human(&effective),
             runs_line.map(|line| format!("{line}\n")).unwrap_or_default()
         ),
         Format::Json => {
@@ -116,6 +125,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 }
                 object.insert("runsPerMonth".into(), budget::json(&runs, max_runs));
             }
+            effective::into_json(&mut json, &effective);
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
         Format::Markdown => print!(

@@ -56,6 +56,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 }
 
 pub mod budget;
+pub mod effective;
 pub mod plan;
 pub mod progress;
 pub mod renames;
