@@ -87,6 +87,14 @@ pub struct Reply {
     pub body: Value,
 }
 
+/// A successful response before its body is parsed: listings parse theirs
+/// into raw items, not a tree of values.
+pub(crate) struct RawReply {
+    pub status: u16,
+    pub content_range: Option<String>,
+    pub bytes: bytes::Bytes,
+}
+
 /// Largest response body read: beyond it the response is an error, not an
 /// allocation failure.
 const MAX_BODY: usize = 256 * 1024 * 1024;
@@ -176,6 +184,32 @@ impl Client {
         body: Option<&Value>,
         options: SendOptions,
     ) -> Result<Reply, Error> {
+        let raw = self.send_raw(method.clone(), path, query, body, options).await?;
+        let body = if raw.bytes.is_empty() || raw.status == StatusCode::NO_CONTENT.as_u16() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&raw.bytes).map_err(|_| Error::Decode {
+                method: method.to_string(),
+                path: path.to_owned(),
+                detail: format!("body is not JSON ({} bytes)", raw.bytes.len()),
+            })?
+        };
+        Ok(Reply {
+            status: raw.status,
+            content_range: raw.content_range,
+            body,
+        })
+    }
+
+    /// [`Client::send_with`] without parsing the body of a success.
+    pub(crate) async fn send_raw(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+        options: SendOptions,
+    ) -> Result<RawReply, Error> {
         let is_create = method == Method::POST;
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)
@@ -201,7 +235,7 @@ impl Client {
         query: &[(&str, String)],
         body: Option<&Value>,
         timeout: Option<Duration>,
-    ) -> Result<Reply, Error> {
+    ) -> Result<RawReply, Error> {
         if let Some(pacer) = &self.pacer {
             pacer.acquire().await;
         }
@@ -267,13 +301,8 @@ impl Client {
                 detail: "response body is too large".into(),
             });
         }
-        let parsed: Option<Value> = if bytes.is_empty() {
-            None
-        } else {
-            serde_json::from_slice(&bytes).ok()
-        };
         if !status.is_success() {
-            let body = parsed.unwrap_or(Value::Null);
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             return Err(Error::Status(Box::new(crate::error::StatusError {
                 method: method.to_string(),
                 path: path.to_owned(),
@@ -292,22 +321,10 @@ impl Client {
                 retry_after,
             })));
         }
-        let body = match parsed {
-            Some(value) => value,
-            None if bytes.is_empty() || status == StatusCode::NO_CONTENT => Value::Null,
-            None => {
-                let detail = format!("body is not JSON ({} bytes)", bytes.len());
-                return Err(Error::Decode {
-                    method: method.to_string(),
-                    path: path.to_owned(),
-                    detail,
-                });
-            }
-        };
-        Ok(Reply {
+        Ok(RawReply {
             status: status.as_u16(),
             content_range,
-            body,
+            bytes,
         })
     }
 }

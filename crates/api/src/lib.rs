@@ -11,6 +11,7 @@
 mod client;
 mod error;
 mod pace;
+mod remote;
 mod resources;
 mod sessions;
 
@@ -19,9 +20,9 @@ pub use client::{
 };
 pub use error::{Error, StatusError};
 pub use pace::{PaceStats, Wait, WaitObserver};
+pub use remote::Remote;
 /// The HTTP method of [`Client::send`].
 pub use reqwest::Method;
-pub use resources::Remote;
 pub use sessions::{
     MAX_WAIT_SECONDS, REPORT_RANGES, ReportEntry, RunStatus, TestResult, TestSession, TestSessionRequest,
 };

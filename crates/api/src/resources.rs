@@ -8,7 +8,10 @@ use monform_model::resources::CheckType;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::client::Reply;
+use serde_json::value::RawValue;
+
+use crate::client::{RawReply, SendOptions};
+use crate::remote::Remote;
 use crate::{Client, Error};
 
 /// Largest page the API serves.
@@ -16,48 +19,6 @@ pub const PAGE_SIZE: usize = 100;
 /// Pages of one list fetched at once (all kinds are listed at once too):
 /// more is no faster on a loopback emulator, and holds more pages in memory.
 const PAGE_CONCURRENCY: usize = 4;
-
-/// An object as the API returns it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Remote {
-    pub kind: Kind,
-    pub id: String,
-    pub body: Value,
-}
-
-impl Remote {
-    fn from_body(kind: Kind, body: Value) -> Remote {
-        let id = body.get(kind.id_field()).map(id_text).unwrap_or_default();
-        Remote { kind, id, body }
-    }
-
-    /// `updated_at`: changes on every update, so it serves as a version.
-    pub fn version(&self) -> Option<&str> {
-        self.body.get("updated_at").and_then(Value::as_str)
-    }
-}
-
-/// `value` with every map and list at its exact size. Parsing grows them by
-/// doubling, and a large account's bodies are most of a plan's memory.
-fn compact(value: Value) -> Value {
-    match value {
-        // Collecting a map sizes it from the iterator, exactly.
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, compact(v))).collect()),
-        Value::Array(items) => {
-            let mut items: Vec<Value> = items.into_iter().map(compact).collect();
-            items.shrink_to_fit();
-            Value::Array(items)
-        }
-        other => other,
-    }
-}
-
-fn id_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 fn check_type(body: &Value) -> Option<CheckType> {
     let name = body.get("checkType")?.as_str()?;
@@ -68,17 +29,17 @@ impl Client {
     /// Every object of `kind`, reading every page (limit 100).
     pub async fn list_all(&self, kind: Kind) -> Result<Vec<Remote>, Error> {
         let endpoints = kind.endpoints();
-        let bodies = match endpoints.listing {
+        let items = match endpoints.listing {
             Listing::Pages => self.list_pages(endpoints.list).await?,
             Listing::Cursor => self.list_cursor(endpoints.list).await?,
         };
-        Ok(bodies.into_iter().map(|b| Remote::from_body(kind, b)).collect())
+        Ok(items.into_iter().map(|item| Remote::from_text(kind, item)).collect())
     }
 
-    async fn list_pages(&self, list: &str) -> Result<Vec<Value>, Error> {
+    async fn list_pages(&self, list: &str) -> Result<Vec<Box<RawValue>>, Error> {
         let first = self.page(list, 1).await?;
         let total = first.content_range.as_deref().and_then(total_of);
-        let mut items = array(list, first.body)?;
+        let mut items = items_of(list, &first.bytes)?;
         let pages = match total {
             Some(total) => total.div_ceil(PAGE_SIZE),
             // Without a total, keep reading until a short page.
@@ -87,11 +48,11 @@ impl Client {
         };
         if pages == usize::MAX {
             let mut page = 2;
-            let mut previous = items.clone();
+            let mut previous = texts(&items);
             loop {
-                let more = array(list, self.page(list, page).await?.body)?;
+                let more = items_of(list, &self.page(list, page).await?.bytes)?;
                 // A server that ignores `page` would otherwise be read forever.
-                if !more.is_empty() && more == previous {
+                if !more.is_empty() && texts(&more) == previous {
                     let detail = format!("page {page} repeats page {}: the server ignores paging", page - 1);
                     return Err(Error::Decode {
                         method: "GET".into(),
@@ -100,16 +61,16 @@ impl Client {
                     });
                 }
                 let done = more.len() < PAGE_SIZE;
-                items.extend(more.iter().cloned());
+                previous = texts(&more);
+                items.extend(more);
                 if done {
                     return Ok(items);
                 }
-                previous = more;
                 page += 1;
             }
         }
-        let rest: Vec<Vec<Value>> = futures_util::stream::iter(2..=pages)
-            .map(|page| async move { array(list, self.page(list, page).await?.body) })
+        let rest: Vec<Vec<Box<RawValue>>> = futures_util::stream::iter(2..=pages)
+            .map(|page| async move { items_of(list, &self.page(list, page).await?.bytes) })
             .buffered(PAGE_CONCURRENCY)
             .try_collect()
             .await?;
@@ -117,17 +78,21 @@ impl Client {
         Ok(items)
     }
 
-    async fn page(&self, list: &str, page: usize) -> Result<Reply, Error> {
-        self.send(
-            Method::GET,
-            list,
-            &[("limit", PAGE_SIZE.to_string()), ("page", page.to_string())],
-            None,
-        )
-        .await
+    async fn page(&self, list: &str, page: usize) -> Result<RawReply, Error> {
+        let query = [("limit", PAGE_SIZE.to_string()), ("page", page.to_string())];
+        self.send_raw(Method::GET, list, &query, None, SendOptions::default())
+            .await
     }
 
-    async fn list_cursor(&self, list: &str) -> Result<Vec<Value>, Error> {
+    async fn list_cursor(&self, list: &str) -> Result<Vec<Box<RawValue>>, Error> {
+        /// A page of a cursor listing.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct CursorPage {
+            #[serde(default)]
+            entries: Vec<Box<RawValue>>,
+            next_id: Option<String>,
+        }
         let mut items = Vec::new();
         let mut next: Option<String> = None;
         loop {
@@ -135,11 +100,13 @@ impl Client {
             if let Some(next) = &next {
                 query.push(("nextId", next.clone()));
             }
-            let reply = self.send(Method::GET, list, &query, None).await?;
-            let entries = reply.body.get("entries").cloned().unwrap_or(Value::Null);
-            items.extend(array(list, entries)?);
-            match reply.body.get("nextId").and_then(Value::as_str) {
-                Some(id) if !id.is_empty() && next.as_deref() != Some(id) => next = Some(id.to_owned()),
+            let reply = self
+                .send_raw(Method::GET, list, &query, None, SendOptions::default())
+                .await?;
+            let page: CursorPage = serde_json::from_slice(&reply.bytes).map_err(|e| decode_error(list, &e))?;
+            items.extend(page.entries);
+            match page.next_id {
+                Some(id) if !id.is_empty() && next.as_deref() != Some(id.as_str()) => next = Some(id),
                 _ => return Ok(items),
             }
         }
@@ -162,7 +129,7 @@ impl Client {
                 Some(&body),
             )
             .await?;
-        Ok(Remote::from_body(kind, reply.body))
+        Ok(Remote::new(kind, &reply.body))
     }
 
     /// Updates an object: only the fields in `body` change.
@@ -181,7 +148,7 @@ impl Client {
                 Some(&body),
             )
             .await?;
-        Ok(Remote::from_body(kind, reply.body))
+        Ok(Remote::new(kind, &reply.body))
     }
 
     /// Deletes an object; one that is already gone counts as deleted.
@@ -207,7 +174,7 @@ impl Client {
             .send(Method::GET, &path(kind.endpoints().read, Some(id), None), &[], None)
             .await
         {
-            Ok(reply) => Ok(Some(Remote::from_body(kind, reply.body))),
+            Ok(reply) => Ok(Some(Remote::new(kind, &reply.body))),
             Err(e) if e.status() == Some(404) => Ok(None),
             Err(e) => Err(e),
         }
@@ -231,26 +198,20 @@ fn fill_quirks(body: &mut Value, operation: CheckOperation) {
     }
 }
 
-/// The items of a listing page, each compacted as soon as its page is read.
-fn array(list: &str, body: Value) -> Result<Vec<Value>, Error> {
-    match body {
-        Value::Array(items) => Ok(items.into_iter().map(compact).collect()),
-        other => Err(Error::Decode {
-            method: "GET".into(),
-            path: list.to_owned(),
-            detail: format!("expected a JSON array, got {}", kind_of(&other)),
-        }),
-    }
+/// The items of a listing page, each kept as its JSON text.
+fn items_of(list: &str, bytes: &[u8]) -> Result<Vec<Box<RawValue>>, Error> {
+    serde_json::from_slice(bytes).map_err(|e| decode_error(list, &e))
 }
 
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "nothing",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+fn texts(items: &[Box<RawValue>]) -> Vec<String> {
+    items.iter().map(|item| item.get().to_owned()).collect()
+}
+
+fn decode_error(list: &str, error: &serde_json::Error) -> Error {
+    Error::Decode {
+        method: "GET".into(),
+        path: list.to_owned(),
+        detail: format!("expected a JSON array of objects: {error}"),
     }
 }
 

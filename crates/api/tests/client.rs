@@ -77,7 +77,7 @@ async fn list_all_reads_every_page_once() {
     assert_eq!(client.requests_sent() - sent, 3);
     let mut names: Vec<String> = snippets
         .iter()
-        .map(|s| s.body["name"].as_str().unwrap().to_owned())
+        .map(|s| s.body()["name"].as_str().unwrap().to_owned())
         .collect();
     names.sort();
     let mut expected: Vec<String> = (0..250).map(|i| format!("snippet {i}")).collect();
@@ -145,9 +145,9 @@ async fn create_get_update_delete() {
     let created = client.create(Kind::Check, &body).await.unwrap();
     assert!(!created.id.is_empty());
     assert_eq!(created.kind, Kind::Check);
-    assert_eq!(created.body["name"], "Home");
+    assert_eq!(created.body()["name"], "Home");
     assert_eq!(
-        created.body["alertChannelSubscriptions"],
+        created.body()["alertChannelSubscriptions"],
         json!([]),
         "never auto-subscribed (autoAssignAlerts=false)"
     );
@@ -155,15 +155,15 @@ async fn create_get_update_delete() {
 
     let read = client.get(Kind::Check, &created.id).await.unwrap().expect("exists");
     assert_eq!(read.id, created.id);
-    assert_eq!(read.body["request"]["url"], "https://example.com");
+    assert_eq!(read.body()["request"]["url"], "https://example.com");
 
     let update = json!({ "checkType": "URL", "name": "Home page", "request": { "url": "https://example.org" } });
     let updated = client.update(Kind::Check, &created.id, &update).await.unwrap();
     assert_eq!(updated.id, created.id);
-    assert_eq!(updated.body["name"], "Home page");
-    assert_eq!(updated.body["tags"], json!(["a"]), "fields left out are kept");
+    assert_eq!(updated.body()["name"], "Home page");
+    assert_eq!(updated.body()["tags"], json!(["a"]), "fields left out are kept");
     let read = client.get(Kind::Check, &created.id).await.unwrap().unwrap();
-    assert_eq!(read.body["request"]["url"], "https://example.org");
+    assert_eq!(read.body()["request"]["url"], "https://example.org");
 
     client.delete(Kind::Check, &created.id).await.unwrap();
     assert!(
@@ -197,7 +197,7 @@ async fn variables_are_addressed_by_key() {
         .unwrap();
     assert_eq!(created.id, "API TOKEN/1");
     let read = client.get(Kind::Variable, "API TOKEN/1").await.unwrap().unwrap();
-    assert_eq!(read.body["value"], Value::Null, "secret values are never returned");
+    assert_eq!(read.body()["value"], Value::Null, "secret values are never returned");
     client
         .update(Kind::Variable, "API TOKEN/1", &json!({ "value": "t", "secret": true }))
         .await

@@ -63,20 +63,21 @@ impl RunBudget {
 /// groups. Other projects' checks count in neither.
 pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     let mut budget = RunBudget::default();
-    let remote_groups: BTreeMap<&str, &Value> = actual
+    let remote_groups: BTreeMap<&str, Value> = actual
         .owned
         .iter()
         .filter(|(address, _)| address.kind == Kind::Group)
-        .map(|(_, remote)| (remote.id.as_str(), &remote.body))
+        .map(|(_, remote)| (remote.id.as_str(), remote.body()))
         .collect();
     for (address, remote) in actual.owned.iter().filter(|(a, _)| a.kind == Kind::Check) {
-        let group = remote.body["groupId"]
+        let body = remote.body();
+        let group = body["groupId"]
             .as_u64()
             .map(|id| id.to_string())
-            .or_else(|| remote.body["groupId"].as_str().map(str::to_owned))
-            .and_then(|id| remote_groups.get(id.as_str()).copied());
-        let runs = runs_per_month(&effective(&remote.body, group));
-        budget.add(address, &remote.body["checkType"], runs, false);
+            .or_else(|| body["groupId"].as_str().map(str::to_owned))
+            .and_then(|id| remote_groups.get(id.as_str()));
+        let runs = runs_per_month(&effective(&body, group));
+        budget.add(address, &body["checkType"], runs, false);
     }
     for address in desired.resources.keys().filter(|a| a.kind == Kind::Check) {
         if let Some(check) = effective_check(desired, address) {

@@ -11,7 +11,7 @@ use monform_config::{Declarations, Desired, Import};
 use monform_model::Kind;
 
 use crate::fetch::Actual;
-use crate::identity::{owner, uses_tags};
+use crate::identity::{remote_owner, uses_tags};
 use monform_model::Address;
 
 use crate::state::{Delta, State};
@@ -130,8 +130,8 @@ pub fn import_problems<'d>(desired: &'d Desired, actual: &Actual, project: &str)
             continue;
         };
         let theirs = if uses_tags(kind) {
-            owner(&remote.body)
-                .map(|(p, _)| p.to_owned())
+            remote_owner(remote)
+                .map(|(p, _)| p)
                 .filter(|p| p != project)
                 .map(|p| format!("project {p}"))
         } else {

@@ -19,9 +19,9 @@ use tokio::sync::Mutex;
 use crate::body::wire_body;
 use crate::compare::differences;
 use crate::fetch::Actual;
-use crate::identity::{owner, ownership_tag, retag_body, uses_tags};
+use crate::identity::{ownership_tag, remote_owner, retag_body, uses_tags};
 use crate::plan::{Action, Change, Names, Plan, field_fingerprints, file_form, managed, secret_fingerprints};
-use crate::state::{Delta, Recorder, ResourceState, State, StateBackend, StateError};
+use crate::state::{Delta, FieldSet, Recorder, ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
 mod housekeeping;
@@ -313,8 +313,9 @@ fn creates_first(change: &Change, desired: &Desired, actual: &Actual) -> bool {
         return false;
     };
     let wanted = unique_values(kind, &resource.resource.to_json());
-    let held = unique_values(kind, &old.body);
-    referenced_ids(kind, &old.body).is_empty() && !wanted.iter().any(|u| held.contains(u))
+    let old = old.body();
+    let held = unique_values(kind, &old);
+    referenced_ids(kind, &old).is_empty() && !wanted.iter().any(|u| held.contains(u))
 }
 
 /// Deletes the old objects of create-first replaces. Failures are reported;
@@ -370,7 +371,7 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
                 && uses_tags(address.kind)
                 && let Some(remote) = shared.client.get(address.kind, id).await?
             {
-                let body = retag_body(address.kind, &remote.body, shared.project, None);
+                let body = retag_body(address.kind, &remote.body(), shared.project, None);
                 shared.client.update(address.kind, id, &body).await?;
             }
             // Kinds without tags: the ownership record is rewritten from the state.
@@ -483,11 +484,11 @@ async fn find_existing(
         if Some(remote.id.as_str()) == replacing {
             false
         } else if uses_tags(kind) {
-            owner(&remote.body) == Some((shared.project, resource.address.id.as_str()))
+            remote_owner(remote).is_some_and(|(p, id)| p == shared.project && id == resource.address.id)
         } else if kind == Kind::Variable {
             remote.id == resource.address.id
         } else {
-            wanted_key.is_some() && natural_key(kind, &remote.body) == wanted_key
+            wanted_key.is_some() && natural_key(kind, &remote.body()) == wanted_key
         }
     }))
 }
@@ -525,7 +526,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
     }
     let entry = ResourceState {
         remote_id: remote.id.clone(),
-        version: remote.version().map(str::to_owned),
+        version: remote.version(),
         applied: state.fingerprint(&desired),
         secrets,
         prevent_destroy: resource.resource.prevent_destroy(),
@@ -563,7 +564,7 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
 }
 
 /// The top-level fields of a desired value.
-fn managed_names(desired: &Value) -> Vec<String> {
+fn managed_names(desired: &Value) -> FieldSet {
     desired
         .as_object()
         .map(|o| o.keys().cloned().collect())
@@ -573,14 +574,12 @@ fn managed_names(desired: &Value) -> Vec<String> {
 /// How other objects refer to this one: its id, or a private location's slug.
 fn remote_ref(kind: Kind, remote: &Remote) -> Value {
     if kind == Kind::PrivateLocation
-        && let Some(slug) = remote.body.get("slugName")
+        && let Some(slug) = remote.field("slugName")
     {
-        return slug.clone();
+        return slug;
     }
     remote
-        .body
-        .get(kind.id_field())
-        .cloned()
+        .field(kind.id_field())
         .unwrap_or_else(|| Value::String(remote.id.clone()))
 }
 

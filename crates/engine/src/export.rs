@@ -16,10 +16,10 @@ use serde_json::{Map, Value};
 mod prune;
 use prune::{prune, set_at};
 
-use crate::identity::{is_ownership_tag, owner, uses_tags};
+use crate::identity::{is_ownership_tag, remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, is_record};
 use crate::plan::{Names, field_fingerprints, lookup, managed};
-use crate::state::{ResourceState, State};
+use crate::state::{FieldSet, Fingerprints, ResourceState, State};
 
 /// How resource files are split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,7 +82,7 @@ pub fn unmanaged(objects: Vec<Remote>, owners: &Owners, state: Option<&State>, i
     let mut found = Unmanaged::default();
     for remote in objects {
         if uses_tags(remote.kind) {
-            if owner(&remote.body).is_none() {
+            if remote_owner(&remote).is_none() {
                 found.objects.push(remote);
             }
             continue;
@@ -138,7 +138,7 @@ pub fn slug(name: &str) -> String {
 
 /// What an object's logical id is derived from.
 fn display_name(remote: &Remote) -> String {
-    let body = &remote.body;
+    let body = &remote.body();
     let text = |v: &Value| v.as_str().map(str::to_owned);
     let found = match remote.kind {
         Kind::Variable => Some(remote.id.clone()),
@@ -259,13 +259,13 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy) -> Exported {
     let mut pairs: Vec<(Kind, Value, String)> = Vec::new();
     for (remote, id) in objects.iter().zip(&ids) {
         pairs.push((remote.kind, Value::String(remote.id.clone()), id.clone()));
-        if let Some(number) = remote.body.get("id").filter(|v| v.is_number()) {
-            pairs.push((remote.kind, number.clone(), id.clone()));
+        if let Some(number) = remote.field("id").filter(|v| v.is_number()) {
+            pairs.push((remote.kind, number, id.clone()));
         }
         if remote.kind == Kind::PrivateLocation
-            && let Some(slug) = remote.body.get("slugName")
+            && let Some(slug) = remote.field("slugName")
         {
-            pairs.push((remote.kind, slug.clone(), id.clone()));
+            pairs.push((remote.kind, slug, id.clone()));
         }
     }
     let names = Names::from_pairs(pairs.into_iter());
@@ -494,7 +494,7 @@ pub fn adopted_state(
             address.to_string(),
             ResourceState {
                 remote_id: remote.id.clone(),
-                version: remote.version().map(str::to_owned),
+                version: remote.version(),
                 applied,
                 secrets,
                 prevent_destroy: false,
@@ -519,7 +519,7 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
         .unwrap_or(Value::Null);
     ResourceState {
         remote_id: remote.id.clone(),
-        version: remote.version().map(str::to_owned),
+        version: remote.version(),
         applied: state.fingerprint(&desired_json),
         // Unknown secrets: the next plan shows them as to be set.
         secrets: BTreeMap::new(),
@@ -528,9 +528,9 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
             .get(address)
             .is_some_and(|r| r.resource.prevent_destroy()),
         // Nothing was set by monform yet: no field is cleared by the next apply.
-        managed: Vec::new(),
+        managed: FieldSet::default(),
         // Nothing applied yet: no difference is drift until the first apply.
-        fields: BTreeMap::new(),
+        fields: Fingerprints::default(),
     }
 }
 

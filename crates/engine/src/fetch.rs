@@ -9,7 +9,7 @@ use monform_config::Desired;
 use monform_model::facts::natural_key;
 use monform_model::{Address, Kind};
 
-use crate::identity::{owner, uses_tags};
+use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, RECORD_PREFIX, is_record};
 use crate::state::State;
 
@@ -193,9 +193,9 @@ fn claim(
     recorded: &Recorded<'_>,
     moves: &BTreeMap<Address, Address>,
 ) -> Option<(Address, bool)> {
-    let tag = uses_tags(kind).then(|| owner(&remote.body));
-    if let Some(tag) = tag
-        && tag.is_none_or(|(owner_project, _)| owner_project != project)
+    let tag = uses_tags(kind).then(|| remote_owner(remote));
+    if let Some(tag) = &tag
+        && tag.as_ref().is_none_or(|(owner_project, _)| owner_project != project)
     {
         return None;
     }
@@ -211,7 +211,7 @@ fn claim(
         let address = Address::new(kind, remote.id.clone());
         return desired.resources.contains_key(&address).then_some((address, false));
     }
-    let key = natural_key(kind, &remote.body)?;
+    let key = natural_key(kind, &remote.body())?;
     desired
         .resources
         .values()
@@ -237,10 +237,11 @@ impl Actual {
             .iter()
             .filter(|(address, _)| uses_tags(address.kind))
             .filter_map(|(address, remote)| {
-                let tag = owner(&remote.body);
-                (tag != Some((project, address.id.as_str()))).then(|| Moved {
+                let tag = remote_owner(remote);
+                let named = tag.as_ref().is_some_and(|(p, id)| p == project && *id == address.id);
+                (!named).then(|| Moved {
                     address: address.clone(),
-                    from: tag.map(|(_, id)| id.to_owned()),
+                    from: tag.map(|(_, id)| id),
                 })
             })
             .collect()

@@ -2,6 +2,7 @@
 //! `monform:<project>/<logical-id>` on kinds with tags, a natural key on the
 //! others, and the state's remote ids as a cache of both.
 
+use monform_api::Remote;
 use monform_model::quirks::required_on_update;
 use monform_model::{Identity, Kind};
 use serde_json::{Value, json};
@@ -14,8 +15,21 @@ pub fn ownership_tag(project: &str, logical_id: &str) -> String {
 
 /// The (project, logical id) an object's tags say owns it.
 pub fn owner(body: &Value) -> Option<(&str, &str)> {
-    body.get("tags")?
-        .as_array()?
+    owner_in_tags(body.get("tags")?)
+}
+
+/// [`owner`] of a listed object, reading only its tags.
+pub fn remote_owner(remote: &Remote) -> Option<(String, String)> {
+    owner_in_tags(&remote.field("tags")?).map(|(p, id)| (p.to_owned(), id.to_owned()))
+}
+
+/// Whether a listed object's tags say `project` owns it (as any address).
+pub fn owned_by(remote: &Remote, project: &str) -> bool {
+    remote_owner(remote).is_some_and(|(p, _)| p == project)
+}
+
+fn owner_in_tags(tags: &Value) -> Option<(&str, &str)> {
+    tags.as_array()?
         .iter()
         .filter_map(Value::as_str)
         .find_map(|tag| tag.strip_prefix(TAG_PREFIX)?.split_once('/'))

@@ -25,7 +25,7 @@ use monform_model::wire::referenced_ids;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::identity::{owner, uses_tags};
+use crate::identity::{remote_owner, uses_tags};
 use crate::state::State;
 
 pub const RECORD_PREFIX: &str = "MONFORM_OWNER_";
@@ -74,7 +74,7 @@ impl Record {
         if !is_record(remote.kind, &remote.id) {
             return None;
         }
-        serde_json::from_str(remote.body.get("value")?.as_str()?).ok()
+        serde_json::from_str(remote.field("value")?.as_str()?).ok()
     }
 
     pub fn contains(&self, kind: Kind, id: &str) -> bool {
@@ -194,22 +194,24 @@ impl Owners {
                     }
                 }
                 owners.records.insert(record.project.clone(), record);
-            } else if let Some((project, _)) = owner(&remote.body).filter(|_| uses_tags(remote.kind)) {
-                owners.tagged.insert(project.to_owned());
+            } else if uses_tags(remote.kind)
+                && let Some((project, _)) = remote_owner(remote)
+            {
+                owners.tagged.insert(project);
             }
             if remote.kind == Kind::PrivateLocation
-                && let Some(slug) = remote.body.get("slugName").and_then(Value::as_str)
+                && let Some(Value::String(slug)) = remote.field("slugName")
             {
-                slugs.insert(slug.to_owned(), remote.id.clone());
+                slugs.insert(slug, remote.id.clone());
             }
         }
         for remote in objects {
             let user = if uses_tags(remote.kind) {
-                owner(&remote.body).map(|(p, _)| p.to_owned())
+                remote_owner(remote).map(|(p, _)| p)
             } else {
                 owners.recorded.get(&(remote.kind, remote.id.clone())).cloned()
             };
-            for (_, kind, id) in referenced_ids(remote.kind, &remote.body) {
+            for (_, kind, id) in referenced_ids(remote.kind, &remote.body()) {
                 let id = match &id {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
@@ -266,11 +268,7 @@ mod tests {
     use serde_json::json;
 
     fn remote(kind: Kind, id: &str, body: Value) -> Remote {
-        Remote {
-            kind,
-            id: id.into(),
-            body,
-        }
+        Remote::with_id(kind, id, &body)
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::compare::differences;
 use crate::fetch::Actual;
-use crate::state::State;
+use crate::state::{Fingerprints, State};
 use rayon::prelude::*;
 
 mod actual;
@@ -307,7 +307,7 @@ fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, projec
         let Some(remote) = actual.owned.get(&change.address) else {
             continue;
         };
-        let Some((owner_project, id)) = crate::identity::owner(&remote.body) else {
+        let Some((owner_project, id)) = crate::identity::remote_owner(remote) else {
             continue;
         };
         if owner_project != project || id == change.address.id {
@@ -406,7 +406,7 @@ pub fn lookup<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
 /// them (objects opened up, lists whole), secrets masked and left out: what
 /// the state records as last applied, to tell drift from file edits. Twelve
 /// hex digits are plenty to see a change, and keep a large state small.
-pub fn field_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMap<String, String> {
+pub fn field_fingerprints(kind: Kind, desired: &Value, state: &State) -> Fingerprints {
     let sensitive = sensitive_paths(kind, desired);
     leaves(desired, &FieldPath::root())
         .into_iter()
@@ -421,8 +421,8 @@ pub fn field_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMa
 
 /// Whether the files changed the field at `path` (or anything under it)
 /// since it was last applied: its fingerprints now and as recorded differ.
-fn edited_in_files(path: &str, now: &BTreeMap<String, String>, recorded: &BTreeMap<String, String>) -> bool {
-    let under = |key: &&String| {
+fn edited_in_files(path: &str, now: &Fingerprints, recorded: &Fingerprints) -> bool {
+    let under = |key: &&str| {
         key.strip_prefix(path)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
     };
@@ -534,7 +534,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         })
         .collect();
     let recorded = state.resources.get(&address.to_string());
-    for name in recorded.map(|r| r.managed.as_slice()).unwrap_or_default() {
+    for name in recorded.map(|r| &r.managed[..]).unwrap_or_default() {
         let before = actual
             .get(name)
             .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
@@ -583,7 +583,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
     };
     let version_changed = recorded
         .and_then(|r| r.version.as_deref())
-        .is_some_and(|v| Some(v) != remote.version());
+        .is_some_and(|v| Some(v) != remote.version().as_deref());
     let drifted = match recorded.map(|r| &r.fields).filter(|f| !f.is_empty()) {
         // Field by field: a field the files did not change since it was
         // applied, yet differs from the account, was changed outside.
@@ -622,7 +622,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         reason,
         fields,
         unchanged: managed_fields.saturating_sub(changed_roots.len()),
-        remote_version: remote.version().map(str::to_owned),
+        remote_version: remote.version(),
     }
 }
 
@@ -635,7 +635,7 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
         reason,
         fields: Vec::new(),
         unchanged: 0,
-        remote_version: remote.version().map(str::to_owned),
+        remote_version: remote.version(),
     }
 }
 

@@ -59,7 +59,7 @@ pub fn suggest_moves(changes: &[Change], desired: &Desired, actual: &Actual) -> 
         for gone in deleted.iter().filter(|d| d.address.kind == created.address.kind) {
             let remote = &actual.owned[&gone.address];
             let view = ActualView::new(gone.address.kind, remote, &names);
-            if variant_of(gone.address.kind, &remote.body) != variant {
+            if variant_of(gone.address.kind, &remote.body()) != variant {
                 continue;
             }
             let differing: BTreeSet<String> =

@@ -13,12 +13,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+mod fingerprints;
 mod format;
 mod journal;
 pub mod local;
 pub mod postgres;
 mod recorder;
 
+pub use fingerprints::{FieldSet, Fingerprints};
 pub use local::LocalState;
 pub use postgres::PostgresState;
 pub use recorder::Recorder;
@@ -62,14 +64,14 @@ pub struct ResourceState {
     pub prevent_destroy: bool,
     /// The top-level fields the files set when last applied: one that
     /// disappears from the files is cleared rather than left behind.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub managed: Vec<String>,
+    #[serde(default, skip_serializing_if = "<[String]>::is_empty")]
+    pub managed: FieldSet,
     /// Field path (as a plan shows it) to a short salted fingerprint of its
     /// value as last applied, secrets masked: a field that differs from the
     /// account while the files still say what was applied is drift. Empty in
     /// states written before it existed (drift is then told by version).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub fields: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Fingerprints::is_empty")]
+    pub fields: Fingerprints,
 }
 
 impl State {
@@ -286,7 +288,7 @@ pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
         secrets: BTreeMap::new(),
         prevent_destroy: false,
         managed: managed.iter().map(|s| s.to_string()).collect(),
-        fields: BTreeMap::new(),
+        fields: Fingerprints::default(),
     }
 }
 
@@ -311,8 +313,8 @@ mod tests {
             applied: String::new(),
             secrets: BTreeMap::new(),
             prevent_destroy: false,
-            managed: Vec::new(),
-            fields: BTreeMap::new(),
+            managed: FieldSet::default(),
+            fields: Fingerprints::default(),
         };
         let mut state = State::new("p");
         state.resources.insert("checks.a".into(), entry("1"));

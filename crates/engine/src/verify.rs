@@ -65,7 +65,7 @@ pub async fn verify(
         .filter_map(|(address, entry)| Some((address.parse().ok()?, entry.remote_id.as_str())))
         .collect();
     let slugs = recorded.iter().filter_map(|(address, id)| {
-        let slug = by_id.get(&(address.kind, *id))?.body.get("slugName")?.clone();
+        let slug = by_id.get(&(address.kind, *id))?.field("slugName")?;
         Some((address.kind, slug, address.id.clone()))
     });
     let ids = recorded

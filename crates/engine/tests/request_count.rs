@@ -115,12 +115,10 @@ fn write_project(root: &Path, files: usize, per_file: usize) {
 /// How other objects refer to a created one (as the executor does).
 fn remote_ref(kind: Kind, remote: &Remote) -> Value {
     if kind == Kind::PrivateLocation {
-        return remote.body["slugName"].clone();
+        return remote.field("slugName").unwrap_or(Value::Null);
     }
     remote
-        .body
-        .get(kind.id_field())
-        .cloned()
+        .field(kind.id_field())
         .unwrap_or_else(|| Value::String(remote.id.clone()))
 }
 

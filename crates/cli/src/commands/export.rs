@@ -56,10 +56,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, output: &Output)
         let objects = list_everything(&connection.client).await;
         connection.close().await;
         let objects = objects?;
-        if objects.iter().any(|r| {
-            monform_engine::identity::uses_tags(r.kind)
-                && monform_engine::identity::owner(&r.body).is_some_and(|(p, _)| p == project)
-        }) {
+        if objects
+            .iter()
+            .any(|r| monform_engine::identity::uses_tags(r.kind) && monform_engine::identity::owned_by(r, &project))
+        {
             eprintln!(
                 "warning: project `{project}` owns objects in this account: applying the export here would take them over (and delete those it does not name); pass --project with a new name to apply it beside them"
             );

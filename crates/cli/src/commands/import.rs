@@ -16,7 +16,7 @@ use clap::Args;
 use futures_util::StreamExt;
 use monform_api::{Client, Remote};
 use monform_engine::export::{adopted_entry, adopted_state, export, include_name, unmanaged};
-use monform_engine::identity::{owner, ownership_tag, retag_body, uses_tags};
+use monform_engine::identity::{owned_by, ownership_tag, remote_owner, retag_body, uses_tags};
 use monform_engine::ownership::{Owners, write_record};
 use monform_engine::{LocalState, StateBackend};
 use monform_model::{Address, Kind};
@@ -106,7 +106,7 @@ async fn import_all(
         if owners.records.contains_key(&project)
             || everything
                 .iter()
-                .any(|r| uses_tags(r.kind) && owner(&r.body).is_some_and(|(p, _)| p == project))
+                .any(|r| uses_tags(r.kind) && owned_by(r, &project))
         {
             return Err(Stop::Message(format!(
                 "project `{project}` already owns objects in the account: pass --project with a new name"
@@ -125,7 +125,8 @@ async fn import_all(
                 found.unknown.len()
             );
             for (remote, owner) in &found.unknown {
-                let name = remote.body.get("name").and_then(|n| n.as_str()).unwrap_or(&remote.id);
+                let name = remote.field("name");
+                let name = name.as_ref().and_then(|n| n.as_str()).unwrap_or(&remote.id);
                 eprintln!("  {} ({name:?}) {}", include_name(remote), owner.describe());
             }
             let flags: Vec<String> = found
@@ -227,7 +228,7 @@ async fn import_all(
 async fn tag(client: &Client, project: &str, address: &Address, remote: &Remote) -> Result<Remote, String> {
     let body = retag_body(
         address.kind,
-        &remote.body,
+        &remote.body(),
         project,
         Some(&ownership_tag(project, &address.id)),
     );
@@ -303,7 +304,7 @@ async fn import_one(
             }
             return Ok((remote, owners.records.get(&project.name).cloned()));
         }
-        let remote = match owner(&remote.body) {
+        let remote = match remote_owner(&remote) {
             Some((p, id)) if p == project.name && id == address.id => Ok(remote),
             Some((p, id)) => Err(Stop::Message(format!(
                 "object {remote_id} is owned by project `{p}` as {}.{id}; remove it there first (`monform state rm`)",

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use monform_config::{Loaded, Project};
-use monform_engine::identity::{owner, retag_body, uses_tags};
+use monform_engine::identity::{owned_by, remote_owner, retag_body, uses_tags};
 use monform_engine::{State, StateBackend};
 use monform_model::{Address, Kind};
 
@@ -240,15 +240,15 @@ async fn untag(
             .await
             .map_err(api)?
             .into_iter()
-            .find(|r| owner(&r.body) == Some((project.name.as_str(), address.id.as_str()))),
+            .find(|r| remote_owner(r).is_some_and(|(p, id)| p == project.name && id == address.id)),
     };
     let Some(remote) = remote else {
         return Ok(None);
     };
-    if owner(&remote.body).is_none_or(|(p, _)| p != project.name) {
+    if !owned_by(&remote, &project.name) {
         return Ok(None);
     }
-    let body = retag_body(address.kind, &remote.body, &project.name, None);
+    let body = retag_body(address.kind, &remote.body(), &project.name, None);
     client
         .update(address.kind, &remote.id, &body)
         .await

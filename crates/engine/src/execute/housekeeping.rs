@@ -33,16 +33,17 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
             continue;
         };
         let key = change.address.to_string();
-        let known = state.resources.get(&key).is_some_and(|r| {
-            r.remote_id == remote.id && r.version.as_deref() == remote.version() && !r.fields.is_empty()
-        });
+        let known = state
+            .resources
+            .get(&key)
+            .is_some_and(|r| r.remote_id == remote.id && r.version == remote.version() && !r.fields.is_empty());
         if known {
             continue;
         }
         let desired = managed(change.address.kind, resource.resource.to_json());
         let entry = ResourceState {
             remote_id: remote.id.clone(),
-            version: remote.version().map(str::to_owned),
+            version: remote.version(),
             applied: state.fingerprint(&desired),
             secrets: secret_fingerprints(change.address.kind, &desired, &state),
             prevent_destroy: resource.resource.prevent_destroy(),
@@ -84,14 +85,14 @@ pub(super) async fn retag_moved(
             continue;
         };
         let tag = ownership_tag(shared.project, &address.id);
-        let body = retag_body(address.kind, &remote.body, shared.project, Some(&tag));
+        let body = retag_body(address.kind, &remote.body(), shared.project, Some(&tag));
         match shared.client.update(address.kind, &remote.id, &body).await {
             Ok(updated) => {
                 let mut state = shared.state.lock().await;
                 let key = address.to_string();
                 if let Some(entry) = state.resources.get(&key) {
                     let entry = ResourceState {
-                        version: updated.version().map(str::to_owned),
+                        version: updated.version(),
                         ..entry.clone()
                     };
                     let delta = Delta {

@@ -12,11 +12,7 @@ fn yaml_keeps_strings_that_look_like_other_things() {
 
 #[test]
 fn unmanaged_objects_have_no_tag_and_no_state_entry() {
-    let remote = |kind, id: &str, body| Remote {
-        kind,
-        id: id.into(),
-        body,
-    };
+    let remote = |kind, id: &str, body| Remote::with_id(kind, id, &body);
     let objects = vec![
         remote(Kind::Check, "a", json!({"tags": ["monform:shop/a"]})),
         remote(Kind::Check, "b", json!({"tags": ["team:x"]})),
@@ -32,8 +28,8 @@ fn unmanaged_objects_have_no_tag_and_no_state_entry() {
             applied: String::new(),
             secrets: BTreeMap::new(),
             prevent_destroy: false,
-            managed: Vec::new(),
-            fields: BTreeMap::new(),
+            managed: Default::default(),
+            fields: Default::default(),
         },
     );
     // `shop` is seen by its tag but keeps no record yet: the owner of
@@ -74,22 +70,22 @@ fn slugs() {
 #[test]
 fn exports_with_logical_references_and_secrets() {
     let objects = vec![
-        Remote {
-            kind: Kind::Group,
-            id: "7".into(),
-            body: json!({"id": 7, "name": "Prod", "tags": ["monform:x/prod"], "created_at": "t"}),
-        },
-        Remote {
-            kind: Kind::Check,
-            id: "c1".into(),
-            body: json!({"id": "c1", "checkType": "API", "name": "Home", "groupId": 7, "heartbeat": {},
+        Remote::with_id(
+            Kind::Group,
+            "7",
+            &json!({"id": 7, "name": "Prod", "tags": ["monform:x/prod"], "created_at": "t"}),
+        ),
+        Remote::with_id(
+            Kind::Check,
+            "c1",
+            &json!({"id": "c1", "checkType": "API", "name": "Home", "groupId": 7, "heartbeat": {},
                 "request": {"url": "https://e.com", "method": "GET"}}),
-        },
-        Remote {
-            kind: Kind::Variable,
-            id: "TOKEN".into(),
-            body: json!({"key": "TOKEN", "value": null, "secret": true}),
-        },
+        ),
+        Remote::with_id(
+            Kind::Variable,
+            "TOKEN",
+            &json!({"key": "TOKEN", "value": null, "secret": true}),
+        ),
     ];
     let exported = export(objects, SplitBy::Kind);
     let checks = &exported.files["checks.yaml"];

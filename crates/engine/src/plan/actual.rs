@@ -21,9 +21,9 @@ impl Names {
         for (address, remote) in &actual.owned {
             by_id.insert((address.kind, remote.id.clone()), address.id.clone());
             if address.kind == Kind::PrivateLocation
-                && let Some(slug) = remote.body.get("slugName").and_then(Value::as_str)
+                && let Some(Value::String(slug)) = remote.field("slugName")
             {
-                by_id.insert((Kind::PrivateLocation, slug.to_owned()), address.id.clone());
+                by_id.insert((Kind::PrivateLocation, slug), address.id.clone());
             }
         }
         Names { by_id }
@@ -63,7 +63,7 @@ pub(super) fn id_text(id: &Value) -> String {
 /// An actual object in the files' form: logical ids for references, no
 /// ownership tags.
 pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
-    let mut value = from_wire(kind, &remote.body, &|k, id| names.name(k, id));
+    let mut value = from_wire(kind, &remote.body(), &|k, id| names.name(k, id));
     if let Some(tags) = value.get_mut("tags") {
         strip_ownership_tags(tags);
     }
@@ -73,23 +73,24 @@ pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
 /// An actual object as the files would write it, read field by field:
 /// fields holding references (and `tags`, without ownership tags) come
 /// from a small rewritten copy, all others straight from the API's body.
-pub(crate) struct ActualView<'a> {
-    wire: &'a Value,
+pub(crate) struct ActualView {
+    wire: Value,
     overlay: serde_json::Map<String, Value>,
     replaced: Vec<String>,
 }
 
-impl<'a> ActualView<'a> {
-    pub fn new(kind: Kind, remote: &'a Remote, names: &Names) -> ActualView<'a> {
-        let (mut overlay, mut replaced) = from_wire_overlay(kind, &remote.body, &|k, id| names.name(k, id));
-        if let Some(tags) = remote.body.get("tags") {
+impl ActualView {
+    pub fn new(kind: Kind, remote: &Remote, names: &Names) -> ActualView {
+        let wire = remote.body();
+        let (mut overlay, mut replaced) = from_wire_overlay(kind, &wire, &|k, id| names.name(k, id));
+        if let Some(tags) = wire.get("tags") {
             let mut tags = tags.clone();
             strip_ownership_tags(&mut tags);
             overlay.insert("tags".to_owned(), tags);
             replaced.push("tags".to_owned());
         }
         ActualView {
-            wire: &remote.body,
+            wire,
             overlay,
             replaced,
         }

@@ -82,7 +82,7 @@ pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, name
                 if other.action == Action::Delete
                     && other.address.kind == change.address.kind
                     && let Some(remote) = removed_object(actual, other)
-                    && unique_values(other.address.kind, &remote.body)
+                    && unique_values(other.address.kind, &remote.body())
                         .iter()
                         .any(|u| wanted.contains(u))
                 {

@@ -4,10 +4,10 @@ use serde_json::json;
 /// The view reads every field as the files' form would have it.
 #[test]
 fn an_actual_view_reads_as_the_files_form() {
-    let remote = Remote {
-        kind: Kind::Check,
-        id: "c1".into(),
-        body: json!({
+    let remote = Remote::with_id(
+        Kind::Check,
+        "c1",
+        &json!({
             "id": "c1", "checkType": "API", "name": "Home", "groupId": 7,
             "alertChannelSubscriptions": [
                 { "alertChannelId": 3, "activated": true },
@@ -17,7 +17,7 @@ fn an_actual_view_reads_as_the_files_form() {
             "tags": ["web", "monform:shop/home"],
             "request": { "url": "https://example.com", "method": "GET" }
         }),
-    };
+    );
     let names = Names::from_pairs(
         [
             (Kind::Group, json!(7), "shop".to_owned()),
@@ -26,13 +26,14 @@ fn an_actual_view_reads_as_the_files_form() {
         ]
         .into_iter(),
     );
+    let body = remote.body();
     let whole = file_form(Kind::Check, &remote, &names);
     let view = ActualView::new(Kind::Check, &remote, &names);
     let fields = whole
         .as_object()
         .unwrap()
         .keys()
-        .chain(remote.body.as_object().unwrap().keys());
+        .chain(body.as_object().unwrap().keys());
     for field in fields {
         assert_eq!(view.get(field), whole.get(field), "{field}");
     }

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ResourceState, STATE_VERSION, State, StateError};
+use super::{FieldSet, Fingerprints, ResourceState, STATE_VERSION, State, StateError};
 
 /// An entry as written: borrowed (`S` = `&str`, `M` = `&BTreeMap`) or read.
 #[derive(Serialize, Deserialize)]
@@ -92,8 +92,8 @@ pub fn encode<'a>(state: &'a State) -> Vec<u8> {
         .values()
         .map(|entry| {
             let managed = index(entry.managed.iter().map(String::as_str).collect());
-            let fields = index(entry.fields.keys().map(String::as_str).collect())
-                .map(|i| (i, entry.fields.values().map(String::as_str).collect::<String>()));
+            let fields = index(entry.fields.paths().iter().map(String::as_str).collect())
+                .map(|i| (i, entry.fields.joined().to_owned()));
             (managed, fields)
         })
         .collect();
@@ -145,23 +145,22 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
         }
         2 => {
             let file: File = serde_json::from_slice(text).map_err(|e| corrupt(e.to_string()))?;
+            // Each set once in memory too, shared by its entries.
+            let sets: Vec<FieldSet> = file.field_sets.into_iter().map(FieldSet::from).collect();
             let mut resources = BTreeMap::new();
             for (address, entry) in file.resources {
+                let set = |i: usize| {
+                    sets.get(i)
+                        .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))
+                };
                 let managed = match entry.managed {
-                    None => Vec::new(),
-                    Some(i) => file
-                        .field_sets
-                        .get(i)
-                        .cloned()
-                        .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))?,
+                    None => FieldSet::default(),
+                    Some(i) => set(i)?.clone(),
                 };
                 let fields = match entry.fields {
-                    None => BTreeMap::new(),
+                    None => Fingerprints::default(),
                     Some((i, hashes)) => {
-                        let paths = file
-                            .field_sets
-                            .get(i)
-                            .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))?;
+                        let paths = set(i)?;
                         split_fields(paths, &hashes)
                             .ok_or_else(|| corrupt(format!("{address}: the field fingerprints do not match set {i}")))?
                     }
@@ -194,16 +193,14 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
 }
 
 /// The fingerprints joined by `encode`, one per path, all of one length.
-fn split_fields(paths: &[String], hashes: &str) -> Option<BTreeMap<String, String>> {
+fn split_fields(paths: &FieldSet, hashes: &str) -> Option<Fingerprints> {
     let width = hashes.len().checked_div(paths.len())?;
     if width == 0 || width * paths.len() != hashes.len() || !hashes.is_ascii() {
         return None;
     }
-    let chunks = hashes
-        .as_bytes()
-        .chunks(width)
-        .map(|c| String::from_utf8_lossy(c).into_owned());
-    Some(paths.iter().cloned().zip(chunks).collect())
+    // ASCII: every chunk boundary is a character boundary.
+    let chunks = (0..paths.len()).filter_map(|i| hashes.get(i * width..(i + 1) * width));
+    Fingerprints::with_paths(paths, chunks)
 }
 
 /// JSON text of a string, a list of names or an entry, which always serialise.
@@ -240,7 +237,7 @@ mod tests {
         };
         for (address, name) in [("checks.a", "a"), ("checks.b", "b")] {
             if let Some(entry) = state.resources.get_mut(address) {
-                entry.fields = drift_marks(name);
+                entry.fields = drift_marks(name).into_iter().collect();
             }
         }
         let bytes = encode(&state);

@@ -93,8 +93,8 @@ mod tests {
                     applied: "0123456789abcdef".into(),
                     secrets: BTreeMap::new(),
                     prevent_destroy: false,
-                    managed: vec!["name".into()],
-                    fields: BTreeMap::from([("name".into(), "0123456789ab".into())]),
+                    managed: vec!["name".into()].into(),
+                    fields: [("name".into(), "0123456789ab".into())].into_iter().collect(),
                 },
             )]),
         }

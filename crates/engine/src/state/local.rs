@@ -395,7 +395,11 @@ mod tests {
                 .as_array()
                 .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
                 .unwrap_or_default();
-            assert_eq!(entry.managed, names, "{address}");
+            assert_eq!(
+                entry.managed.iter().map(String::as_str).collect::<Vec<_>>(),
+                names,
+                "{address}"
+            );
             // A fingerprint is the first 16 digits of the same hash.
             assert!(before["applied"].as_str().unwrap().starts_with(&entry.applied));
             assert_eq!(entry.applied.len(), 16);

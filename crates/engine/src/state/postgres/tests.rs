@@ -10,7 +10,7 @@ fn entry(id: &str) -> ResourceState {
         applied: "f".into(),
         secrets: BTreeMap::new(),
         prevent_destroy: false,
-        managed: Vec::new(),
+        managed: Default::default(),
         fields: Default::default(),
     }
 }

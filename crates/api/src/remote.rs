@@ -1,0 +1,182 @@
+//! An object as the API returns it, kept as its compact JSON text.
+//!
+//! Parsed into a `serde_json::Value`, a check of 850 bytes takes about ten
+//! times that (a map entry, a hash slot and an allocation per key), and a
+//! large account's bodies were most of a plan's memory: 1.5 GB at 100,000
+//! checks (issue 18). The text is parsed when it is read: whole with
+//! [`Remote::body`], or one top-level field with [`Remote::field`], which
+//! skips the rest without building it.
+
+use std::fmt;
+
+use monform_model::Kind;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+#[derive(Clone)]
+pub struct Remote {
+    pub kind: Kind,
+    pub id: String,
+    text: Box<RawValue>,
+}
+
+impl Remote {
+    /// An object from its body.
+    pub fn new(kind: Kind, body: &Value) -> Remote {
+        // Serialising a `Value` cannot fail: its keys are strings.
+        let text = serde_json::value::to_raw_value(body).unwrap_or_else(|_| null());
+        Remote::from_text(kind, text)
+    }
+
+    /// An object whose id is given rather than read from its body.
+    pub fn with_id(kind: Kind, id: impl Into<String>, body: &Value) -> Remote {
+        Remote {
+            id: id.into(),
+            ..Remote::new(kind, body)
+        }
+    }
+
+    /// An object from its JSON text, as a listing's item (valid JSON: the
+    /// listing was parsed to find its items).
+    pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
+        let mut remote = Remote {
+            kind,
+            id: String::new(),
+            text,
+        };
+        remote.id = remote.field(kind.id_field()).as_ref().map(id_text).unwrap_or_default();
+        remote
+    }
+
+    /// The whole body, parsed.
+    pub fn body(&self) -> Value {
+        // The text was valid JSON when it was stored.
+        serde_json::from_str(self.text.get()).unwrap_or(Value::Null)
+    }
+
+    /// One top-level field of the body, parsed alone.
+    pub fn field(&self, name: &str) -> Option<Value> {
+        let mut reader = serde_json::Deserializer::from_str(self.text.get());
+        FieldSeed(name).deserialize(&mut reader).ok().flatten()
+    }
+
+    /// The body's compact JSON text.
+    pub fn text(&self) -> &str {
+        self.text.get()
+    }
+
+    /// `updated_at`: changes on every update, so it serves as a version.
+    pub fn version(&self) -> Option<String> {
+        match self.field("updated_at")? {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Remote {
+    fn eq(&self, other: &Remote) -> bool {
+        self.kind == other.kind && self.id == other.id && self.text.get() == other.text.get()
+    }
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote")
+            .field("kind", &self.kind)
+            .field("id", &self.id)
+            .field("body", &self.text.get())
+            .finish()
+    }
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_default()
+}
+
+pub(crate) fn id_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads a map and parses the value of one key, skipping the others.
+struct FieldSeed<'n>(&'n str);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<Value>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldSeed<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
+        let mut found = None;
+        while let Some(wanted) = map.next_key_seed(IsKey(self.0))? {
+            if wanted && found.is_none() {
+                found = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Whether a key is the one wanted, compared without allocating it.
+struct IsKey<'n>(&'n str);
+
+impl<'de> DeserializeSeed<'de> for IsKey<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IsKey<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_one_field_or_the_whole_body() {
+        let body = json!({"id": 7, "name": "a \"quoted\" name", "tags": ["x"], "nested": {"tags": ["no"]}});
+        let remote = Remote::new(Kind::Group, &body);
+        assert_eq!(remote.id, "7");
+        assert_eq!(remote.field("tags"), Some(json!(["x"])));
+        assert_eq!(remote.field("name"), Some(json!("a \"quoted\" name")));
+        assert_eq!(remote.field("missing"), None);
+        assert_eq!(remote.body(), body);
+        assert_eq!(remote.version(), None);
+    }
+
+    #[test]
+    fn escaped_keys_are_found() {
+        let text = RawValue::from_string(r#"{"id":"a","updated\u005fat":"v1"}"#.to_owned()).unwrap();
+        let remote = Remote::from_text(Kind::Check, text);
+        assert_eq!(remote.version().as_deref(), Some("v1"));
+    }
+}
