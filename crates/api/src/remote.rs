@@ -18,6 +18,8 @@ use serde_json::value::RawValue;
 pub struct Remote {
     pub kind: Kind,
     pub id: String,
+    /// The body's id is a JSON number (groups, alert channels...), not a string.
+    numeric_id: bool,
     text: Box<RawValue>,
 }
 
@@ -43,10 +45,21 @@ impl Remote {
         let mut remote = Remote {
             kind,
             id: String::new(),
+            numeric_id: false,
             text,
         };
-        remote.id = remote.field(kind.id_field()).as_ref().map(id_text).unwrap_or_default();
+        let id = remote.field(kind.id_field());
+        remote.numeric_id = id.as_ref().is_some_and(Value::is_number);
+        remote.id = id.as_ref().map(id_text).unwrap_or_default();
         remote
+    }
+
+    /// The id as the body holds it: a number or a string.
+    pub fn id_value(&self) -> Value {
+        match self.id.parse::<serde_json::Number>() {
+            Ok(number) if self.numeric_id => Value::Number(number),
+            _ => Value::String(self.id.clone()),
+        }
     }
 
     /// The whole body, parsed.
@@ -166,6 +179,7 @@ mod tests {
         let body = json!({"id": 7, "name": "a \"quoted\" name", "tags": ["x"], "nested": {"tags": ["no"]}});
         let remote = Remote::new(Kind::Group, &body);
         assert_eq!(remote.id, "7");
+        assert_eq!(remote.id_value(), json!(7));
         assert_eq!(remote.field("tags"), Some(json!(["x"])));
         assert_eq!(remote.field("name"), Some(json!("a \"quoted\" name")));
         assert_eq!(remote.field("missing"), None);
@@ -178,5 +192,6 @@ mod tests {
         let text = RawValue::from_string(r#"{"id":"a","updated\u005fat":"v1"}"#.to_owned()).unwrap();
         let remote = Remote::from_text(Kind::Check, text);
         assert_eq!(remote.version().as_deref(), Some("v1"));
+        assert_eq!(remote.id_value(), json!("a"));
     }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use monform_api::{Client, ClientConfig, Secret};
 use monform_config::Loaded;
-use monform_engine::{Actual, ApplyInput, ApplyOptions, Event, LocalState, Plan, PlanOptions, StateBackend, Summary};
+use monform_engine::{
+    Actual, ApplyInput, ApplyOptions, Event, LocalState, Plan, PlanOptions, State, StateBackend, Summary,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::generate::{PROJECT, Shape, generate};
@@ -123,16 +125,17 @@ fn describe_changes(plan: &Plan, limit: usize) -> String {
         .join("\n  ")
 }
 
-async fn apply(bench: &Bench, dir: &Path, loaded: &Loaded, actual: &Actual, plan: &Plan) -> monform_engine::Report {
+/// Applies `plan` from the state it was planned with, as `monform apply` does.
+async fn apply(bench: &Bench, dir: &Path, planned: Planned, loaded: &Loaded) -> monform_engine::Report {
+    let Planned { state, actual, plan } = planned;
     let backend = LocalState::new(dir);
-    let state = backend.load(&project_name(loaded)).expect("state loads");
     let on_event = |_: Event| {};
     let (report, _) = monform_engine::apply(
         ApplyInput {
             client: &bench.client,
-            plan,
+            plan: &plan,
             desired: &loaded.desired,
-            actual,
+            actual: &actual,
             backend: &backend,
         },
         state,
@@ -144,14 +147,21 @@ async fn apply(bench: &Bench, dir: &Path, loaded: &Loaded, actual: &Actual, plan
     report
 }
 
-async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> (Actual, Plan) {
+/// A plan with the state and account it was made from.
+struct Planned {
+    state: State,
+    actual: Actual,
+    plan: Plan,
+}
+
+async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
     let project = project_name(loaded);
     let state = LocalState::new(dir).load(&project).expect("state loads");
     let actual = monform_engine::fetch(&bench.client, &project, &loaded.desired, &state)
         .await
         .expect("fetch succeeds");
     let plan = monform_engine::plan(&project, &loaded.desired, &actual, &state, &PlanOptions::default());
-    (actual, plan)
+    Planned { state, actual, plan }
 }
 
 fn summary_text(s: &Summary) -> String {
@@ -272,8 +282,8 @@ pub async fn run_size(
     // Cold apply: fetch + plan + apply from an empty account and state.
     eprintln!("[{checks}] cold apply");
     let probe = bench.probe();
-    let (actual, plan) = fetch_and_plan(&bench, dir, &loaded).await;
-    let applied = apply(&bench, dir, &loaded, &actual, &plan).await;
+    let planned = fetch_and_plan(&bench, dir, &loaded).await;
+    let applied = apply(&bench, dir, planned, &loaded).await;
     let cost = bench.finish(probe);
     report.push(Phase::new("cold_apply", "cold apply (fetch + plan + apply)", cost));
     sanity.expect(
@@ -286,13 +296,13 @@ pub async fn run_size(
             applied.skipped.len()
         ),
     );
-    drop((actual, plan, applied));
+    drop(applied);
     report.state = Some(state_figures(dir));
 
     // No-op plan: fetch + plan.
     eprintln!("[{checks}] no-op plan");
     let probe = bench.probe();
-    let (actual, plan) = fetch_and_plan(&bench, dir, &loaded).await;
+    let Planned { actual, plan, .. } = fetch_and_plan(&bench, dir, &loaded).await;
     report.push(Phase::new(
         "noop_plan",
         "no-op plan (fetch + plan)",
@@ -361,32 +371,32 @@ pub async fn run_size(
     report.reload_ms = ms(started.elapsed());
     eprintln!("[{checks}] 1% plan");
     let probe = bench.probe();
-    let (actual, plan) = fetch_and_plan(&bench, dir, &loaded).await;
+    let planned = fetch_and_plan(&bench, dir, &loaded).await;
     report.push(Phase::new(
         "change_plan",
         "1% changed: plan (fetch + plan)",
         bench.finish(probe),
     ));
-    let summary = plan.summary();
+    let summary = planned.plan.summary();
     sanity.expect(
         summary.update == shape.changed() && summary.noop + summary.update == shape.resources(),
         format!(
             "[{checks}] the 1% plan is not {} updates: {}\n  {}",
             shape.changed(),
             summary_text(&summary),
-            describe_changes(&plan, 10)
+            describe_changes(&planned.plan, 10)
         ),
     );
     report.change_summary = Some(summary);
     eprintln!("[{checks}] 1% apply");
     let probe = bench.probe();
-    let applied = apply(&bench, dir, &loaded, &actual, &plan).await;
+    let applied = apply(&bench, dir, planned, &loaded).await;
     report.push(Phase::new("change_apply", "1% changed: apply", bench.finish(probe)));
     sanity.expect(
         applied.is_success(),
         format!("[{checks}] the 1% apply failed: {:?}", applied.failed.first()),
     );
-    drop((actual, plan, loaded));
+    drop(loaded);
 
     let Bench { server, .. } = bench;
     let _ = server.shutdown().await;
@@ -480,7 +490,7 @@ pub fn child_load_diff(dir: PathBuf, runs: usize) {
     let client = client_for(&server.url(), &server.api_key, &server.account_id);
     let bench = Bench { server, client };
     let loaded = load(&dir);
-    let (actual, _) = runtime.block_on(fetch_and_plan(&bench, &dir, &loaded));
+    let Planned { actual, .. } = runtime.block_on(fetch_and_plan(&bench, &dir, &loaded));
     drop(loaded);
     let offline = load_and_diff(&bench, &dir, &actual, runs);
     println!("{}", serde_json::to_string(&offline).expect("a report is JSON"));

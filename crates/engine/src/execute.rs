@@ -578,9 +578,7 @@ fn remote_ref(kind: Kind, remote: &Remote) -> Value {
     {
         return slug;
     }
-    remote
-        .field(kind.id_field())
-        .unwrap_or_else(|| Value::String(remote.id.clone()))
+    remote.id_value()
 }
 
 /// Remote ids by address, and the reverse (logical ids by remote id), kept

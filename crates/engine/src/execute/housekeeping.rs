@@ -36,7 +36,8 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
         let known = state
             .resources
             .get(&key)
-            .is_some_and(|r| r.remote_id == remote.id && r.version == remote.version() && !r.fields.is_empty());
+            // The version as planned: read again, every object's body would be scanned.
+            .is_some_and(|r| r.remote_id == remote.id && r.version == change.remote_version && !r.fields.is_empty());
         if known {
             continue;
         }
