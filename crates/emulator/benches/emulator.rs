@@ -3,8 +3,8 @@
 //!
 //! - ICMP check creation (`POST /v1/checks/icmp`), requests/second with 8
 //!   concurrent clients;
-//! - `GET /v1/checks?limit=100` over a 10,000-check database, first page
-//!   and a deep page, and `GET /v1/checks/{id}` at random;
+//! - `GET /v1/checks?limit=100` over a 10,000-check database, first page,
+//!   a page at random and every page in order, and `GET /v1/checks/{id}` at random;
 //! - `start_local` on an empty and on a 10,000-check database (must be
 //!   under 1 s).
 //!
@@ -232,11 +232,17 @@ async fn main() {
         .to_owned();
     assert!(total.ends_with(&format!("/{checks}")), "{total}");
     let pages = checks.div_ceil(100);
-    for (label, deep) in [("first page", false), ("page at random", true)] {
+    // Pages at random first, while no page start is remembered yet; then
+    // every page in order, as a client reads a whole listing.
+    for (label, pick) in [
+        ("first page", (|_, _| 1) as fn(usize, usize) -> usize),
+        ("page at random", |i, pages| 1 + (i * 7919) % pages),
+        ("pages in order", |i, pages| 1 + i % pages),
+    ] {
         let list = {
             let (client, base, key) = (client.clone(), base.clone(), key.clone());
             hammer(2000, 200, move |i| {
-                let page = if deep { 1 + (i * 7919) % pages } else { 1 };
+                let page = pick(i, pages);
                 client
                     .get(format!("{base}/v1/checks?limit=100&page={page}"))
                     .bearer_auth(&key)
