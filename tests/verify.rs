@@ -75,3 +75,47 @@ fn a_write_acknowledged_but_not_stored_fails_the_apply_naming_the_field() {
     assert_eq!(planned.status.code(), Some(2), "{}", stdout(&planned));
     assert!(stdout(&planned).contains("gw2.example.com"), "{}", stdout(&planned));
 }
+
+#[test]
+fn a_value_the_service_rewrites_is_recorded_once_as_its_normal_form() {
+    let service = tempfile::tempdir().unwrap();
+    let emulator = Emulator::with(monform_emulator::Config {
+        db: Some(service.path().join("service.db")),
+        rate_limit: None,
+        normalise_urls: true,
+        ..Default::default()
+    });
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    edit(
+        dir,
+        "monitors.yaml",
+        "url: https://api.example.com/orders",
+        "url: HTTPS://API.Example.com/orders",
+    );
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let report = stderr(&applied);
+    let notes: Vec<&str> = report.lines().filter(|l| l.contains("normal form")).collect();
+    insta::assert_snapshot!("normal_form", notes.join("\n"));
+    assert!(!report.contains("not verified"), "{report}");
+
+    // The service holds `https://api.example.com/orders`; the files still
+    // say otherwise, and that is no change.
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+
+    // Another URL is a change again, and is recorded anew.
+    edit(
+        dir,
+        "monitors.yaml",
+        "url: HTTPS://API.Example.com/orders",
+        "url: HTTPS://API.Example.com/v2/orders",
+    );
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(2), "{}", stdout(&planned));
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+}

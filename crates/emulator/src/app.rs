@@ -28,6 +28,10 @@ pub struct Config {
     pub lost_write_rate: f64,
     /// Added to every request.
     pub latency: Duration,
+    /// Store checks' request URLs with scheme and host lowercased
+    /// (`domain::checks::normalise_url`). Off by default: the spec names no
+    /// rewrite.
+    pub normalise_urls: bool,
     /// How long a check or test session runs before it passes.
     pub session_duration: Duration,
     /// Whether sessions really execute their checks (`runner`); when false
@@ -55,6 +59,7 @@ impl Default for Config {
             fault_seed: 0,
             lost_write_rate: 0.0,
             latency: Duration::ZERO,
+            normalise_urls: false,
             session_duration: Duration::from_millis(200),
             execute_checks: true,
             run_scheduler: false,

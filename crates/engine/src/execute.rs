@@ -515,6 +515,9 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             &secret_paths,
         )
         .into_iter()
+        // A value the service rewrote (case, order) is kept: verification
+        // records it as the service's normal form.
+        .filter(|d| !crate::normal::equivalent(&d.after, &d.before))
         .map(|d| d.path.to_string())
         .collect();
         if !lost.is_empty() {
@@ -532,6 +535,12 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
         prevent_destroy: resource.resource.prevent_destroy(),
         managed: managed_names(&desired),
         fields: field_fingerprints(address.kind, &desired, &state),
+        // The service rewrites as before: verification records anew.
+        normal: state
+            .resources
+            .get(&address.to_string())
+            .map(|e| e.normal.clone())
+            .unwrap_or_default(),
     };
     let delta = Delta {
         set: [(address.to_string(), entry)].into(),

@@ -503,6 +503,7 @@ pub fn adopted_state(
                     .map(|o| o.keys().cloned().collect())
                     .unwrap_or_default(),
                 fields: field_fingerprints(address.kind, &desired_json, &state),
+                normal: BTreeMap::new(),
             },
         );
     }
@@ -531,6 +532,7 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
         managed: FieldSet::default(),
         // Nothing applied yet: no difference is drift until the first apply.
         fields: Fingerprints::default(),
+        normal: BTreeMap::new(),
     }
 }
 

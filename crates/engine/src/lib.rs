@@ -14,6 +14,7 @@ pub mod export;
 pub mod fetch;
 pub mod identity;
 pub mod lock;
+pub mod normal;
 pub mod ownership;
 pub mod plan;
 pub mod renames;

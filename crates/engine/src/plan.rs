@@ -521,8 +521,11 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
     let kind = address.kind;
     let facts = facts(kind, desired);
     let sensitive = sensitive_paths(kind, desired);
+    let key = address.to_string();
     let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
         .into_iter()
+        // The service's own form of what was written is no difference.
+        .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
         .map(|d| FieldChange {
             path: d.path.to_string(),
             before: Some(redact(&d.before, &d.path, &sensitive)),
@@ -533,7 +536,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
             cleared: false,
         })
         .collect();
-    let recorded = state.resources.get(&address.to_string());
+    let recorded = state.resources.get(&key);
     for name in recorded.map(|r| &r.managed[..]).unwrap_or_default() {
         let before = actual
             .get(name)

@@ -72,6 +72,11 @@ pub struct ResourceState {
     /// states written before it existed (drift is then told by version).
     #[serde(default, skip_serializing_if = "Fingerprints::is_empty")]
     pub fields: Fingerprints,
+    /// Field path to the service's normal form of the value written there
+    /// (`normal.rs`: the fingerprints of what was written and of what the
+    /// service holds instead), so a rewrite is not shown as a change again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub normal: BTreeMap<String, String>,
 }
 
 impl State {
@@ -289,6 +294,7 @@ pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
         prevent_destroy: false,
         managed: managed.iter().map(|s| s.to_string()).collect(),
         fields: Fingerprints::default(),
+        normal: BTreeMap::new(),
     }
 }
 
@@ -315,6 +321,7 @@ mod tests {
             prevent_destroy: false,
             managed: FieldSet::default(),
             fields: Fingerprints::default(),
+            normal: BTreeMap::new(),
         };
         let mut state = State::new("p");
         state.resources.insert("checks.a".into(), entry("1"));

@@ -12,6 +12,7 @@ use monform_model::{Address, Kind};
 use serde_json::Value;
 
 use crate::compare::differences;
+use crate::normal::{self, NormalForm};
 use crate::plan::{Action, ActualView, Names, Plan, managed, sensitive_paths};
 use crate::state::State;
 
@@ -22,6 +23,9 @@ pub struct Verification {
     pub checked: usize,
     /// Those that do not hold what was written: (address, what differs).
     pub failures: Vec<(Address, String)>,
+    /// Values the service holds in its own form (case, order): they landed,
+    /// and are recorded with `normal::save` so plans stop showing them.
+    pub normal_forms: Vec<NormalForm>,
 }
 
 impl Verification {
@@ -89,7 +93,17 @@ pub async fn verify(
             (Action::Delete, Some(_), _) => Some("still exists after its delete".to_owned()),
             (_, None, _) => Some("not found in the service after the write".to_owned()),
             (_, Some(_), None) => None,
-            (_, Some(remote), Some(resource)) => mismatch(address.kind, &resource.resource.to_json(), remote, &names),
+            (_, Some(remote), Some(resource)) => {
+                let (problem, rewritten) = mismatch(address.kind, &resource.resource.to_json(), remote, &names);
+                verification
+                    .normal_forms
+                    .extend(rewritten.into_iter().map(|(path, written, held)| NormalForm {
+                        address: address.clone(),
+                        path,
+                        record: normal::record(state, &written, &held),
+                    }));
+                problem
+            }
         };
         if let Some(problem) = problem {
             verification.failures.push((address.clone(), problem));
@@ -98,14 +112,26 @@ pub async fn verify(
     Ok(verification)
 }
 
-/// The fields the service does not hold as the files say, or `None`.
-fn mismatch(kind: Kind, desired: &Value, remote: &Remote, names: &Names) -> Option<String> {
+/// The fields the service does not hold as the files say, or `None`; and
+/// those it holds in its own form: (path, written, held).
+fn mismatch(kind: Kind, desired: &Value, remote: &Remote, names: &Names) -> (Option<String>, Vec<Rewritten>) {
     let want = managed(kind, desired.clone());
     let view = ActualView::new(kind, remote, names);
     let sensitive = sensitive_paths(kind, &want);
-    let fields: Vec<String> = differences(&want, &|f| view.get(f), facts(kind, &want), &sensitive)
+    let (rewritten, lost): (Vec<_>, Vec<_>) = differences(&want, &|f| view.get(f), facts(kind, &want), &sensitive)
         .into_iter()
+        .partition(|d| normal::equivalent(&d.after, &d.before));
+    let fields: Vec<String> = lost
+        .iter()
         .map(|d| format!("`{}` is {} (written: {})", d.path, d.before, d.after))
         .collect();
-    (!fields.is_empty()).then(|| format!("the change did not land: {}", fields.join(", ")))
+    let problem = (!fields.is_empty()).then(|| format!("the change did not land: {}", fields.join(", ")));
+    let rewritten = rewritten
+        .into_iter()
+        .map(|d| (d.path.to_string(), d.after, d.before))
+        .collect();
+    (problem, rewritten)
 }
+
+/// A field the service holds in its own form: (path, written, held).
+type Rewritten = (String, Value, Value);

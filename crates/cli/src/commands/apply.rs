@@ -169,7 +169,13 @@ async fn apply(
         _ => None,
     };
     prepared.connection.close().await;
-    let (report, _) = result.map_err(|e| Stop::Message(e.to_string()))?;
+    let (report, state) = result.map_err(|e| Stop::Message(e.to_string()))?;
+    let recorded = match &verification {
+        Some(Ok(v)) if !v.normal_forms.is_empty() => {
+            Some(monform_engine::normal::save(prepared.backend.as_ref(), state, &v.normal_forms).map(|_| ()))
+        }
+        _ => None,
+    };
     if !has_changes {
         // Only tag moves (after `state mv`) can have failed.
         return Ok(if report.failed.is_empty() {
@@ -201,7 +207,7 @@ async fn apply(
         eprintln!("  skipped: {address}: {because}");
     }
     if let Some(verification) = &verification {
-        report_verification(verification);
+        report_verification(verification, recorded);
     }
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
@@ -213,13 +219,28 @@ async fn apply(
     })
 }
 
-/// Prints what reading back found.
-fn report_verification(verification: &Result<monform_engine::Verification, monform_api::Error>) {
+/// Prints what reading back found, and whether the service's normal forms
+/// it found were recorded.
+fn report_verification(
+    verification: &Result<monform_engine::Verification, monform_api::Error>,
+    recorded: Option<Result<(), monform_engine::StateError>>,
+) {
     match verification {
         Ok(v) => {
             eprintln!("verified: {} of {}", v.verified(), v.checked);
             for (address, problem) in &v.failures {
                 eprintln!("  not verified: {address}: {problem}");
+            }
+            for form in &v.normal_forms {
+                eprintln!(
+                    "  note: {}: the service holds `{}` in its own form (case or order); recorded as its normal form, not a change",
+                    form.address, form.path
+                );
+            }
+            if let Some(Err(error)) = recorded {
+                eprintln!(
+                    "warning: the service's normal forms were not recorded ({error}): the next plan shows them as changes"
+                );
             }
         }
         Err(error) => eprintln!("verified: none (reading the objects back failed: {error})"),

@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// Delay added to every request, in milliseconds
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
+    /// Store checks' request URLs with scheme and host lowercased, as a service that
+    /// normalises URLs would, to test that applies take a rewritten value for what they wrote
+    #[arg(long)]
+    normalise_urls: bool,
     /// Run every activated check at its frequency, as the service does: results, alerts and
     /// notifications (webhooks and Slack really sent)
     #[arg(long)]
@@ -81,6 +85,7 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         lost_write_rate: args.fault_lost_writes,
         fault_seed: args.fault_seed,
         latency: Duration::from_millis(args.latency_ms),
+        normalise_urls: args.normalise_urls,
         run_scheduler: args.schedule,
         ..Config::default()
     };

@@ -103,3 +103,42 @@ mod tests {
         assert!(has_tags(&check, &[]));
     }
 }
+
+/// `Config::normalise_urls` (off by default): the scheme and host of a
+/// check's `request.url` lowercased, as a service that normalises URLs
+/// stores them. The service's spec names no rewrite; this exists so clients
+/// can test that they take a rewritten value for what they wrote (monform
+/// records it as the service's normal form).
+pub fn normalise_url(check: &mut Value) {
+    let Some(url) = check.pointer_mut("/request/url") else {
+        return;
+    };
+    let Some(text) = url.as_str() else {
+        return;
+    };
+    let Some(scheme_end) = text.find("://") else {
+        return;
+    };
+    let host_start = scheme_end + 3;
+    let host_end = text[host_start..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| host_start + i);
+    let normal = format!("{}{}", text[..host_end].to_ascii_lowercase(), &text[host_end..]);
+    *url = Value::String(normal);
+}
+
+#[cfg(test)]
+mod normalise_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lowercases_scheme_and_host_only() {
+        let mut check = json!({"request": {"url": "HTTPS://Example.COM/Path?Q=A"}});
+        normalise_url(&mut check);
+        assert_eq!(check["request"]["url"], "https://example.com/Path?Q=A");
+        let mut odd = json!({"request": {"url": "not a url"}});
+        normalise_url(&mut odd);
+        assert_eq!(odd["request"]["url"], "not a url");
+    }
+}

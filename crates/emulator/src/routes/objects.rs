@@ -55,6 +55,9 @@ pub fn create_object(
         canonical(kind, &body, free_form),
         hooks::missing_key(kind, key.as_deref()),
     )?;
+    if app.config.normalise_urls && kind == Kind::Check {
+        crate::domain::checks::normalise_url(&mut stored);
+    }
     app.store.transaction(|tx| {
         hooks::check_references(tx, &caller.account, kind, &stored)?;
         hooks::check_unique(tx, &caller.account, kind, &stored, key.as_deref(), None)?;
@@ -138,6 +141,9 @@ pub fn update_object(
             },
         );
         let mut updated = with_missing(checked, &missing)?;
+        if app.config.normalise_urls && kind == Kind::Check {
+            crate::domain::checks::normalise_url(&mut updated);
+        }
         hooks::check_references(tx, &caller.account, kind, &updated)?;
         hooks::check_unique(tx, &caller.account, kind, &updated, None, Some(id))?;
         if let (Some(object), Some(old)) = (updated.as_object_mut(), stored.as_object()) {

@@ -50,6 +50,7 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
             prevent_destroy: resource.resource.prevent_destroy(),
             managed: managed_names(&desired),
             fields: field_fingerprints(change.address.kind, &desired, &state),
+            normal: Default::default(),
         };
         delta.set.insert(key, entry);
     }

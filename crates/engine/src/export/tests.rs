@@ -30,6 +30,7 @@ fn unmanaged_objects_have_no_tag_and_no_state_entry() {
             prevent_destroy: false,
             managed: Default::default(),
             fields: Default::default(),
+            normal: Default::default(),
         },
     );
     // `shop` is seen by its tag but keeps no record yet: the owner of

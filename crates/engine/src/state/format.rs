@@ -47,6 +47,9 @@ struct Entry<S, M> {
     /// joined in that order (all of one length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fields: Option<Joined>,
+    /// The service's normal forms, by field path (`normal.rs`).
+    #[serde(default, skip_serializing_if = "is_empty")]
+    normal: M,
 }
 
 fn is_empty<M: Borrow<BTreeMap<String, String>>>(map: &M) -> bool {
@@ -122,6 +125,7 @@ pub fn encode<'a>(state: &'a State) -> Vec<u8> {
             prevent_destroy: entry.prevent_destroy,
             managed,
             fields,
+            normal: &entry.normal,
         };
         out.extend_from_slice(json(address).as_bytes());
         out.push(b':');
@@ -175,6 +179,7 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
                         prevent_destroy: entry.prevent_destroy,
                         managed,
                         fields,
+                        normal: entry.normal,
                     },
                 );
             }
@@ -227,6 +232,8 @@ mod tests {
         let mut odd = entry("3", &[]);
         odd.secrets.insert("config.apiKey".into(), "fedcba9876543210".into());
         odd.prevent_destroy = true;
+        odd.normal
+            .insert("config.url".into(), "0123456789abcdef:fedcba9876543210".into());
         odd.version = None;
         state.resources.insert("alertChannels.c \"quoted\"".into(), odd);
         let drift_marks = |name: &str| {

@@ -12,6 +12,7 @@ fn entry(id: &str) -> ResourceState {
         prevent_destroy: false,
         managed: Default::default(),
         fields: Default::default(),
+        normal: Default::default(),
     }
 }
 
