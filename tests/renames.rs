@@ -169,6 +169,9 @@ fn deleting_checks_says_which_results_it_discards_with_one_report_request() {
     assert_eq!(discarded["checks"][0]["address"], "checks.home", "{discarded}");
     assert_eq!(discarded["checks"][0]["hasResults"], true, "{discarded}");
     assert_eq!(discarded["checks"][0]["successRatio"], 1.0, "{discarded}");
+    // Created moments ago, every 5 minutes: the estimate is the one run the report saw.
+    assert_eq!(discarded["checks"][0]["estimatedResults"], 1, "{discarded}");
+    assert_eq!(discarded["checks"][1]["estimatedResults"], 0, "{discarded}");
     assert_eq!(discarded["checks"][1]["address"], "checks.spare", "{discarded}");
     assert_eq!(discarded["checks"][1]["hasResults"], false, "{discarded}");
 

@@ -63,21 +63,10 @@ impl RunBudget {
 /// groups. Other projects' checks count in neither.
 pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     let mut budget = RunBudget::default();
-    let remote_groups: BTreeMap<&str, Value> = actual
-        .owned
-        .iter()
-        .filter(|(address, _)| address.kind == Kind::Group)
-        .map(|(_, remote)| (remote.id.as_str(), remote.body()))
-        .collect();
+    let groups = RemoteGroups::new(actual);
     for (address, remote) in actual.owned.iter().filter(|(a, _)| a.kind == Kind::Check) {
         let body = remote.body();
-        let group = body["groupId"]
-            .as_u64()
-            .map(|id| id.to_string())
-            .or_else(|| body["groupId"].as_str().map(str::to_owned))
-            .and_then(|id| remote_groups.get(id.as_str()));
-        let runs = runs_per_month(&effective(&body, group));
-        budget.add(address, &body["checkType"], runs, false);
+        budget.add(address, &body["checkType"], groups.runs_per_month(&body), false);
     }
     for address in desired.resources.keys().filter(|a| a.kind == Kind::Check) {
         if let Some(check) = effective_check(desired, address) {
@@ -85,6 +74,33 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
         }
     }
     budget
+}
+
+/// The project's groups as the service holds them, by id.
+pub(crate) struct RemoteGroups {
+    by_id: BTreeMap<String, Value>,
+}
+
+impl RemoteGroups {
+    pub fn new(actual: &Actual) -> RemoteGroups {
+        let by_id = actual
+            .owned
+            .iter()
+            .filter(|(address, _)| address.kind == Kind::Group)
+            .map(|(_, remote)| (remote.id.clone(), remote.body()))
+            .collect();
+        RemoteGroups { by_id }
+    }
+
+    /// Runs a month of a check as the service holds it, after its group.
+    pub fn runs_per_month(&self, check: &Value) -> u64 {
+        let group = match &check["groupId"] {
+            Value::Number(id) => self.by_id.get(&id.to_string()),
+            Value::String(id) => self.by_id.get(id),
+            _ => None,
+        };
+        runs_per_month(&effective(check, group))
+    }
 }
 
 /// A check of the files as it will run: after `[defaults]` (the loader's)

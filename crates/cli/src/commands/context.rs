@@ -249,7 +249,7 @@ pub async fn prepare(
             targets: targets.to_vec(),
         },
     );
-    plan.discarded = monform_engine::discards::discarded(&connection.client, &plan).await;
+    plan.discarded = monform_engine::discards::discarded(&connection.client, &plan, &actual).await;
     Ok(Prepared {
         loaded,
         connection,

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 const TOP: usize = 5;
 
 /// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(super) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -2,7 +2,9 @@
 //! discard (issue 20, item 3), kept apart from the rest of the plan's
 //! rendering: one line each, the same words in every format.
 
-use monform_engine::discards::{Discarded, RANGE};
+use monform_engine::discards::{Discard, Discarded, RANGE};
+
+use super::budget::thousands;
 use monform_engine::{Plan, SuggestedMove};
 use monform_model::Kind;
 use serde_json::{Value, json};
@@ -27,10 +29,12 @@ fn discards(plan: &Plan) -> Vec<String> {
         )],
         Discarded::Known(lines) => lines
             .iter()
-            .map(|(address, line)| match line {
+            .map(|Discard { address, report, estimated }| match report {
                 None => format!("deleting `{address}` discards no results (none in the last 30 days)"),
                 Some(e) => format!(
-                    "deleting `{address}` discards its results of the last 30 days (success {:.2}%, average {:.0} ms, p95 {:.0} ms)",
+                    "deleting `{address}` discards about {} result{} of the last 30 days (estimated from its schedule; success {:.2}%, average {:.0} ms, p95 {:.0} ms)",
+                    thousands(*estimated),
+                    if *estimated == 1 { "" } else { "s" },
                     e.success_ratio.unwrap_or(0.0) * 100.0,
                     e.avg.unwrap_or(0.0),
                     e.p95.unwrap_or(0.0)
@@ -83,15 +87,22 @@ pub fn json_discards(plan: &Plan) -> Option<Value> {
         Discarded::Known(lines) => {
             let checks: Vec<Value> = lines
                 .iter()
-                .map(|(address, line)| {
-                    json!({
-                        "address": address.to_string(),
-                        "hasResults": line.is_some(),
-                        "successRatio": line.as_ref().and_then(|e| e.success_ratio),
-                        "avg": line.as_ref().and_then(|e| e.avg),
-                        "p95": line.as_ref().and_then(|e| e.p95),
-                    })
-                })
+                .map(
+                    |Discard {
+                         address,
+                         report,
+                         estimated,
+                     }| {
+                        json!({
+                            "address": address.to_string(),
+                            "hasResults": report.is_some(),
+                            "estimatedResults": estimated,
+                            "successRatio": report.as_ref().and_then(|e| e.success_ratio),
+                            "avg": report.as_ref().and_then(|e| e.avg),
+                            "p95": report.as_ref().and_then(|e| e.p95),
+                        })
+                    },
+                )
                 .collect();
             Some(json!({"range": RANGE, "known": true, "checks": checks}))
         }
