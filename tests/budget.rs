@@ -126,3 +126,30 @@ fn plan_effective_shows_checks_as_their_group_makes_them_run() {
     let plain = run(&emulator, project.path(), &["plan", "--format", "json"]);
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("\"effective\""));
 }
+
+#[test]
+fn apply_shows_the_runs_line_and_refuses_a_plan_over_the_budget() {
+    let (emulator, project) = applied_then_grown(Some(1_000));
+    let refused = run(&emulator, project.path(), &["apply", "--auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    let shown = stdout(&refused);
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("Check runs a month"))
+        .unwrap_or_else(|| panic!("no runs line: {shown}"));
+    insta::assert_snapshot!("apply_runs_line", line);
+    let error = stderr(&refused);
+    assert!(error.contains("refusing to apply: the plan runs checks"), "{error}");
+    // Nothing was written: the busy check is still to be created.
+    let planned = run(&emulator, project.path(), &["plan", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&planned)).unwrap();
+    assert_eq!(json["summary"]["create"], 1, "{json}");
+
+    // Within the budget, apply shows the same line and goes on.
+    let toml = project.path().join("monform.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace("= 1000", "= 200000");
+    std::fs::write(&toml, text).unwrap();
+    let applied = run(&emulator, project.path(), &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert!(stdout(&applied).contains(line), "{}", stdout(&applied));
+}

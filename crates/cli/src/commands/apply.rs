@@ -11,9 +11,9 @@ use clap::Args;
 use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
 
 use super::context::{Stop, open_backend, parse_targets, prepare};
-use crate::render::Output;
 use crate::render::plan::{Style, human};
 use crate::render::progress::Progress;
+use crate::render::{Output, budget};
 
 #[derive(Args)]
 pub struct ApplyArgs {
@@ -90,12 +90,16 @@ async fn apply(
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &loaded.1, command)?;
     let header = super::context::plan_header(&loaded.1);
+    let max_runs = loaded.1.max_runs_per_month;
     let lock = backend.lock(command).map_err(|e| Stop::Message(e.to_string()))?;
     if let Some(holder) = &lock.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
     }
     let prepared = prepare(dir, api_url, loaded, backend, &targets, destroy).await?;
     let plan = &prepared.plan;
+    // A destroy only lowers the runs: its budget is not shown.
+    let runs = (!destroy && plan.summary().has_changes())
+        .then(|| monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual));
     if let Some(saved) = &saved {
         saved
             .verify(plan, &prepared.loaded.desired, &prepared.state)
@@ -115,6 +119,14 @@ async fn apply(
                 }
             )
         );
+        if let Some(runs) = &runs {
+            println!("{}", budget::line(runs));
+        }
+    }
+    // Over the budget, as `plan` fails, `apply` does not start.
+    if let Some(message) = runs.as_ref().and_then(|runs| budget::exceeded(runs, max_runs)) {
+        prepared.connection.close().await;
+        return Err(Stop::Message(format!("refusing to apply: {message}")));
     }
     let problems =
         monform_engine::safety::check(plan, &prepared.loaded.desired, &prepared.state, args.allow_mass_delete);
