@@ -100,7 +100,7 @@ fn a_check_alerting_nobody_fails_under_error_and_warns_under_warn() {
     assert!(failed.contains("checks.yaml:5:"), "{failed}");
     assert!(failed.contains("checks.lonely: a failure alerts nobody"), "{failed}");
     assert!(failed.contains("checks.quiet: a failure alerts nobody"), "{failed}");
-    assert!(!failed.contains("checks.paged"), "{failed}");
+    assert!(!failed.contains("checks.paged: a failure"), "{failed}");
     assert!(!failed.contains("checks.paused"), "{failed}");
     insta::assert_snapshot!("unrouted_error", failed);
 
@@ -115,6 +115,54 @@ fn a_check_alerting_nobody_fails_under_error_and_warns_under_warn() {
     let output = validate(project.path());
     assert_eq!(output.status.code(), Some(0));
     assert!(!stderr(&output).contains("alerts nobody"), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("global alert settings"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn checks_on_the_accounts_alert_settings_are_a_note_never_a_finding() {
+    // `paged` reaches a channel and alerts by the account's settings (the
+    // default): a note, which even `error` does not make fail.
+    let project = unrouted_project("unrouted-checks = \"error\"");
+    std::fs::write(
+        project.path().join("checks.yaml"),
+        "\
+alertChannels:
+  pager: { type: EMAIL, config: { address: oncall@example.com } }
+checks:
+  paged:
+    checkType: ICMP
+    name: Paged
+    request: { hostname: c.example.com }
+    alertChannels: [pager]
+  own-settings:
+    checkType: ICMP
+    name: Own settings
+    request: { hostname: d.example.com }
+    alertChannels: [pager]
+    useGlobalAlertSettings: false
+",
+    )
+    .unwrap();
+    let output = validate(project.path());
+    let noted = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{noted}");
+    assert!(noted.contains("checks.yaml:4:"), "{noted}");
+    assert!(!noted.contains("own-settings"), "{noted}");
+    insta::assert_snapshot!("global_alert_settings_note", noted);
+
+    // A plan stays quiet about it: notes are `validate`'s.
+    let emulator = Emulator::start();
+    let planned = emulator.monform(project.path()).arg("plan").output().unwrap();
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    assert!(
+        !stderr(&planned).contains("global alert settings"),
+        "{}",
+        stderr(&planned)
+    );
 }
 
 #[test]

@@ -18,8 +18,18 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Other places involved, e.g. the first definition of a duplicate.
     pub related: Vec<Diagnostic>,
-    /// A warning does not make a load fail.
-    pub warning: bool,
+    /// Only an error makes a load fail.
+    pub severity: Severity,
+}
+
+/// How much a diagnostic matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+    /// Something monform cannot check, said once: never a finding.
+    Note,
 }
 
 impl Diagnostic {
@@ -31,12 +41,17 @@ impl Diagnostic {
             label: String::new(),
             help: None,
             related: Vec::new(),
-            warning: false,
+            severity: Severity::Error,
         }
     }
 
     pub fn warning(mut self) -> Diagnostic {
-        self.warning = true;
+        self.severity = Severity::Warning;
+        self
+    }
+
+    pub fn note(mut self) -> Diagnostic {
+        self.severity = Severity::Note;
         self
     }
 
@@ -81,7 +96,7 @@ impl Diagnostic {
             help: self.help.clone(),
             source,
             related: self.related.iter().map(|r| r.to_report(sources)).collect(),
-            warning: self.warning,
+            severity: self.severity,
         }
     }
 }
@@ -96,7 +111,7 @@ pub struct Report {
     help: Option<String>,
     source: Option<NamedSource<Arc<str>>>,
     related: Vec<Report>,
-    warning: bool,
+    severity: Severity,
 }
 
 impl std::fmt::Display for Report {
@@ -113,10 +128,10 @@ impl miette::Diagnostic for Report {
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        Some(if self.warning {
-            miette::Severity::Warning
-        } else {
-            miette::Severity::Error
+        Some(match self.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Note => miette::Severity::Advice,
         })
     }
 

@@ -5,23 +5,27 @@ use monform_model::group_rules::{GROUP_OVERRIDES, group_overrides};
 use monform_model::{Address, Kind, Resource};
 
 use crate::desired::{Desired, DesiredResource};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::project::{Lint, LintLevel};
 
-/// Every finding at the level `[lint]` gives it: the warnings, then the
-/// errors (which make validate and plan fail).
+/// Every finding at the level `[lint]` gives it: the warnings (and notes),
+/// then the errors (which make validate and plan fail).
 pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut warnings = Vec::new();
     let mut errors = Vec::new();
+    let routing = routing(desired);
+    if levels.unrouted_checks != LintLevel::Off {
+        warnings.extend(global_settings_note(&routing.global));
+    }
     for (level, found) in [
         (levels.ignored_fields, ignored_fields(desired)),
-        (levels.unrouted_checks, unrouted_checks(desired)),
+        (levels.unrouted_checks, routing.unrouted),
     ] {
         for mut diagnostic in found {
             match level {
                 LintLevel::Off => {}
                 LintLevel::Warn => {
-                    diagnostic.warning = true;
+                    diagnostic.severity = Severity::Warning;
                     warnings.push(diagnostic);
                 }
                 LintLevel::Error => errors.push(diagnostic),
@@ -33,10 +37,24 @@ pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic
 
 /// Every activated, unmuted check (after its group) whose failure alerts
 /// reach no channel: none subscribed, itself or through its group, sends
-/// failures. The account's global alert settings (`useGlobalAlertSettings`)
-/// choose when to alert, never where, so they do not route a check.
+/// failures.
 pub fn unrouted_checks(desired: &Desired) -> Vec<Diagnostic> {
+    routing(desired).unrouted
+}
+
+/// Where failures of the activated, unmuted checks go.
+struct Routing<'d> {
+    /// A finding per check whose failures reach no channel.
+    unrouted: Vec<Diagnostic>,
+    /// Checks that reach a channel but alert by the account's global alert
+    /// settings (`useGlobalAlertSettings`, after the group's), which monform
+    /// cannot read: whether and when their failures alert is not known.
+    global: Vec<&'d DesiredResource>,
+}
+
+fn routing(desired: &Desired) -> Routing<'_> {
     let mut found = Vec::new();
+    let mut global = Vec::new();
     for resource in desired.resources.values() {
         let Resource::Check(check) = &resource.resource else {
             continue;
@@ -61,12 +79,47 @@ pub fn unrouted_checks(desired: &Desired) -> Vec<Diagnostic> {
             .chain(group.and_then(|g| g.alert_channels.as_ref()))
             .flatten();
         let routed = channels.into_iter().any(|id| sends_failures(desired, id));
-        if routed {
-            continue;
+        if !routed {
+            found.push(unrouted(resource));
+        } else if group
+            .and_then(|g| g.use_global_alert_settings)
+            .unwrap_or(common.use_global_alert_settings)
+        {
+            global.push(resource);
         }
-        found.push(unrouted(resource));
     }
-    found
+    Routing {
+        unrouted: found,
+        global,
+    }
+}
+
+/// One note for every routed check on the account's alert settings (the
+/// default, so most checks: one line, not one each), pointing at the first.
+fn global_settings_note(checks: &[&DesiredResource]) -> Option<Diagnostic> {
+    let first = checks.first()?;
+    let named: Vec<String> = checks.iter().take(3).map(|r| format!("`{}`", r.address)).collect();
+    let more = match checks.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let message = format!(
+        "{} ({}{more}) {} by the account's global alert settings, which monform cannot read: that {} failures alert is assumed, not checked",
+        if checks.len() == 1 {
+            "1 check".to_owned()
+        } else {
+            format!("{} checks", checks.len())
+        },
+        named.join(", "),
+        if checks.len() == 1 { "alerts" } else { "alert" },
+        if checks.len() == 1 { "its" } else { "their" }
+    );
+    Some(
+        Diagnostic::new("monform::global-alert-settings", message)
+            .at(first.span, "useGlobalAlertSettings is true here (the default)")
+            .help("to make a check's own `alertSettings` apply, set `useGlobalAlertSettings: false` on it or its group")
+            .note(),
+    )
 }
 
 fn sends_failures(desired: &Desired, channel: &str) -> bool {

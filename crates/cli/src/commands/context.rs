@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use monform_config::{Loaded, Project};
+use monform_config::{Diagnostic, Loaded, Project, Severity};
 use monform_engine::state::postgres::Actor;
 use monform_engine::{Actual, LocalState, Plan, PlanOptions, PostgresState, State, StateBackend};
 use monform_model::Address;
@@ -75,7 +75,14 @@ pub fn plan_header(project: &Project) -> String {
 /// Loads and validates the project, or reports why not.
 pub fn load(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
     let loaded = load_files(dir);
-    output.diagnostics(&loaded.warnings, &loaded.sources);
+    // Notes (what monform cannot check) are `validate`'s: a plan stays quiet.
+    let warnings: Vec<Diagnostic> = loaded
+        .warnings
+        .iter()
+        .filter(|d| d.severity != Severity::Note)
+        .cloned()
+        .collect();
+    output.diagnostics(&warnings, &loaded.sources);
     if !loaded.is_ok() {
         output.diagnostics(&loaded.diagnostics, &loaded.sources);
         eprintln!(
