@@ -344,3 +344,42 @@ fn without_chromium_browser_checks_say_what_to_install_and_others_pass() {
     assert!(out.contains("Chromium (no /nonexistent/chromium)"), "{out}");
     assert!(out.contains("apt-get install -y nodejs npm chromium"), "{out}");
 }
+
+#[test]
+fn a_grouped_check_runs_with_what_its_group_adds() {
+    // `/api/items` answers 200 only with the `X-Signed: yes` header, which
+    // only the group's API check defaults send.
+    let base = http_target();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"grouped\"\n").unwrap();
+    let monitors = "\
+groups:
+  signed:
+    name: Signed
+    apiCheckDefaults:
+      headers: [{ key: X-Signed, value: \"yes\" }]
+checks:
+  grouped:
+    checkType: API
+    name: Items in the group
+    group: signed
+    request:
+      method: GET
+      url: {BASE}/api/items
+      assertions:
+        - { source: STATUS_CODE, comparison: EQUALS, target: \"200\" }
+  alone:
+    checkType: API
+    name: Items alone
+    request:
+      method: GET
+      url: {BASE}/api/items
+      assertions:
+        - { source: STATUS_CODE, comparison: EQUALS, target: \"200\" }
+";
+    std::fs::write(dir.path().join("monitors.yaml"), monitors.replace("{BASE}", &base)).unwrap();
+    let (code, out, err) = local(dir.path(), &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert_eq!(status_of(&out, "checks.grouped"), "PASSED", "{out}");
+    assert_eq!(status_of(&out, "checks.alone"), "FAILED", "{out}");
+}

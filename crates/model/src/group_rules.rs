@@ -44,6 +44,49 @@ pub fn impose(check: &mut Value, group: &Value) {
     }
 }
 
+/// A check as it runs in its group (monform's reading of "group settings
+/// applied"; see ARCHITECTURE.md; the emulator runs checks so, and
+/// `monform test --local` too; both JSON in the wire form): locations, private locations, runtime,
+/// retry strategy and alert settings when the group sets them; tags and
+/// environment variables merged; deactivated or muted when the group is;
+/// API checks get the group's `apiCheckDefaults` headers, query parameters and
+/// assertions, and snippets when they have none.
+pub fn apply_group(mut check: Value, group: &Value) -> Value {
+    impose(&mut check, group);
+    append(&mut check, "tags", &group["tags"]);
+    append(&mut check, "environmentVariables", &group["environmentVariables"]);
+    if check["checkType"] == "API" {
+        let defaults = &group["apiCheckDefaults"];
+        for field in ["headers", "queryParameters", "assertions"] {
+            if let Some(request) = check.get_mut("request") {
+                append(request, field, &defaults[field]);
+            }
+        }
+        for field in [
+            "setupSnippetId",
+            "tearDownSnippetId",
+            "localSetupScript",
+            "localTearDownScript",
+        ] {
+            if check.get(field).is_none_or(Value::is_null) && group.get(field).is_some_and(|v| !v.is_null()) {
+                check[field] = group[field].clone();
+            }
+        }
+    }
+    check
+}
+
+fn append(target: &mut Value, field: &str, extra: &Value) {
+    let Some(extra) = extra.as_array() else { return };
+    let mut list = target[field].as_array().cloned().unwrap_or_default();
+    for item in extra {
+        if !list.contains(item) {
+            list.push(item.clone());
+        }
+    }
+    target[field] = Value::Array(list);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use monform_config::Desired;
+use monform_model::group_rules::apply_group;
 use monform_model::wire::to_wire;
 use monform_model::{Address, Kind};
 use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables, inline_snippets};
@@ -71,7 +72,15 @@ fn planned(desired: &Desired, dir: &Path, args: &TestArgs) -> Result<Vec<Planned
             continue;
         }
         // References stay logical ids: nothing here has a remote id.
-        let mut wire = to_wire(Kind::Check, &file, &|_, id| Some(Value::String(id.to_owned())));
+        let logical = |_: Kind, id: &str| Some(Value::String(id.to_owned()));
+        let mut wire = to_wire(Kind::Check, &file, &logical);
+        // As the service runs it: with what its group imposes and adds.
+        if let Some(group) = file["group"]
+            .as_str()
+            .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
+        {
+            wire = apply_group(wire, &to_wire(Kind::Group, &group.resource.to_json(), &logical));
+        }
         inline_snippets(&mut wire, &snippet_script);
         if let Some(bundle) = wire["codeBundlePath"].as_str().filter(|p| Path::new(p).is_relative()) {
             wire["codeBundlePath"] = Value::String(dir.join(bundle).to_string_lossy().into_owned());

@@ -47,12 +47,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::clock::iso;
-use crate::domain::checks::apply_group;
 use crate::domain::incidents;
 use crate::domain::maintenance;
 use crate::domain::notify::{self, AlertType};
 use crate::ids::{self, id_text};
 use crate::store::Objects;
+use monform_model::group_rules::apply_group;
 
 /// Record kind: a check's alert state (id: the check id).
 pub const ALERT_STATES: &str = "alertStates";

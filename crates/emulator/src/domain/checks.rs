@@ -1,7 +1,7 @@
 //! Checks as they run: with their group's settings applied, matched by tags.
 
 use monform_model::Kind;
-use monform_model::group_rules::impose;
+use monform_model::group_rules::apply_group;
 use monform_model::resources::CheckType;
 use rusqlite::Connection;
 use serde_json::Value;
@@ -48,62 +48,6 @@ pub fn check_type_names() -> Vec<&'static str> {
     CheckType::ALL.iter().map(|t| t.as_str()).collect()
 }
 
-/// What a group imposes on its checks (monform's reading of "group settings
-/// applied"; see ARCHITECTURE.md): locations, private locations, runtime,
-/// retry strategy and alert settings when the group sets them; tags and
-/// environment variables merged; deactivated or muted when the group is;
-/// API checks get the group's `apiCheckDefaults` headers, query parameters and
-/// assertions, and snippets when they have none.
-pub fn apply_group(mut check: Value, group: &Value) -> Value {
-    impose(&mut check, group);
-    append(&mut check, "tags", &group["tags"]);
-    append(&mut check, "environmentVariables", &group["environmentVariables"]);
-    if check["checkType"] == "API" {
-        let defaults = &group["apiCheckDefaults"];
-        for field in ["headers", "queryParameters", "assertions"] {
-            if let Some(request) = check.get_mut("request") {
-                append(request, field, &defaults[field]);
-            }
-        }
-        for field in [
-            "setupSnippetId",
-            "tearDownSnippetId",
-            "localSetupScript",
-            "localTearDownScript",
-        ] {
-            if check.get(field).is_none_or(Value::is_null) && group.get(field).is_some_and(|v| !v.is_null()) {
-                check[field] = group[field].clone();
-            }
-        }
-    }
-    check
-}
-
-fn append(target: &mut Value, field: &str, extra: &Value) {
-    let Some(extra) = extra.as_array() else { return };
-    let mut list = target[field].as_array().cloned().unwrap_or_default();
-    for item in extra {
-        if !list.contains(item) {
-            list.push(item.clone());
-        }
-    }
-    target[field] = Value::Array(list);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn tags_match_every_tag_of_a_group() {
-        let check = json!({ "tags": ["a", "b"] });
-        assert!(has_tags(&check, &["a".into(), "b".into()]));
-        assert!(!has_tags(&check, &["a".into(), "c".into()]));
-        assert!(has_tags(&check, &[]));
-    }
-}
-
 /// `Config::normalise_urls` (off by default): the scheme and host of a
 /// check's `request.url` lowercased, as a service that normalises URLs
 /// stores them. The service's spec names no rewrite; this exists so clients
@@ -125,6 +69,20 @@ pub fn normalise_url(check: &mut Value) {
         .map_or(text.len(), |i| host_start + i);
     let normal = format!("{}{}", text[..host_end].to_ascii_lowercase(), &text[host_end..]);
     *url = Value::String(normal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tags_match_every_tag_of_a_group() {
+        let check = json!({ "tags": ["a", "b"] });
+        assert!(has_tags(&check, &["a".into(), "b".into()]));
+        assert!(!has_tags(&check, &["a".into(), "c".into()]));
+        assert!(has_tags(&check, &[]));
+    }
 }
 
 #[cfg(test)]

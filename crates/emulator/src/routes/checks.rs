@@ -15,11 +15,11 @@ use super::params::{Paging, paged};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
-use crate::domain::checks::apply_group;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::id_text;
 use crate::resource::FreeForm;
 use crate::store::Objects;
+use monform_model::group_rules::apply_group;
 
 /// The quirk fields of an operation (spec 2.1; `monform_model::quirks`).
 fn free_form(operation: CheckOperation) -> FreeForm<'static> {
