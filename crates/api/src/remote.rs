@@ -74,11 +74,6 @@ impl Remote {
         FieldSeed(name).deserialize(&mut reader).ok().flatten()
     }
 
-    /// The body's compact JSON text.
-    pub fn text(&self) -> &str {
-        self.text.get()
-    }
-
     /// `updated_at`: changes on every update, so it serves as a version.
     pub fn version(&self) -> Option<String> {
         match self.field("updated_at")? {

@@ -63,10 +63,6 @@ impl Fingerprints {
         &self.paths
     }
 
-    pub fn len(&self) -> usize {
-        self.paths.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.paths.is_empty()
     }
