@@ -39,6 +39,9 @@ pub struct DesiredResource {
     /// The fields a group can override, where the resource's own entry
     /// writes them (not from `[defaults]`), for the linter.
     pub own_fields: Vec<(&'static str, Span)>,
+    /// Field paths (file form) whose value holds text from a `${env:}`
+    /// not declared public: masked in every output as secrets are.
+    pub sensitive: Vec<FieldPath>,
 }
 
 /// The desired state of a project. An edge `a -> b` means `a` references
@@ -126,6 +129,7 @@ mod tests {
                 })
                 .collect(),
             own_fields: Vec::new(),
+            sensitive: Vec::new(),
         }
     }
 

@@ -1,11 +1,13 @@
 //! Problems found while loading, with where they are. Rendered by the CLI
 //! through miette: each names the file, line, column and field.
 
-use std::sync::Arc;
 
-use miette::{LabeledSpan, NamedSource, SourceSpan};
+use miette::{LabeledSpan, SourceSpan};
 
 use crate::source::{Sources, Span};
+
+mod excerpt;
+use excerpt::Excerpt;
 
 /// One problem found while loading a project.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,17 +83,19 @@ impl Diagnostic {
 
     /// A miette diagnostic carrying the source text it points into.
     pub fn to_report(&self, sources: &Sources) -> Report {
-        let source = self.span.map(|span| {
+        let shown = self.span.map(|span| {
             let file = sources.get(span.file);
-            NamedSource::new(file.name.clone(), Arc::clone(&file.text)).with_language(match file.format {
+            let language = match file.format {
                 crate::source::Format::Yaml => "yaml",
                 crate::source::Format::Toml => "toml",
-            })
+            };
+            Excerpt::new(file.name.clone(), language, &file.text, SourceSpan::new(span.start.into(), span.len))
         });
+        let (source, span) = shown.map_or((None, None), |(source, span)| (Some(source), Some(span)));
         Report {
             code: self.code,
             message: self.message.clone(),
-            span: self.span.map(|s| SourceSpan::new(s.start.into(), s.len)),
+            span,
             label: self.label.clone(),
             help: self.help.clone(),
             source,
@@ -109,7 +113,7 @@ pub struct Report {
     span: Option<SourceSpan>,
     label: String,
     help: Option<String>,
-    source: Option<NamedSource<Arc<str>>>,
+    source: Option<Excerpt>,
     related: Vec<Report>,
     severity: Severity,
 }

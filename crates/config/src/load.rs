@@ -319,6 +319,7 @@ impl Loader<'_> {
                     resource,
                     span: item.key_span,
                     own_fields: item.own_fields,
+                    sensitive: Vec::new(),
                 });
                 (resource, diagnostics)
             })

@@ -65,7 +65,9 @@ impl<'v> Walk<'v, '_> {
             (Value::Object(want), Value::Object(have)) => {
                 for (key, value) in want {
                     self.path.push(Step::Key(key));
-                    self.walk(value, have.get(key).unwrap_or(&Value::Null));
+                    if !self.is_meta() {
+                        self.walk(value, have.get(key).unwrap_or(&Value::Null));
+                    }
                     self.path.pop();
                 }
             }
@@ -86,7 +88,7 @@ impl<'v> Walk<'v, '_> {
             (Value::Number(d), Value::Number(a)) => d.as_f64() == a.as_f64(),
             (Value::Object(want), Value::Object(have)) => want.iter().all(|(k, v)| {
                 self.path.push(Step::Key(k));
-                let same = self.equal(v, have.get(k).unwrap_or(&Value::Null));
+                let same = self.is_meta() || self.equal(v, have.get(k).unwrap_or(&Value::Null));
                 self.path.pop();
                 same
             }),
@@ -112,6 +114,11 @@ impl<'v> Walk<'v, '_> {
             }
             (d, a) => d == a,
         }
+    }
+
+    /// A monform-only field (a header's `secret`): never sent, never compared.
+    fn is_meta(&self) -> bool {
+        self.facts.meta.iter().any(|pattern| self.in_pattern(pattern))
     }
 
     /// Whether the current path matches a facts pattern (`[]` any index).
@@ -186,5 +193,12 @@ mod tests {
         let desired = json!({"request": {"url": "new", "assertions": [{"source": "STATUS_CODE"}]}, "tags": ["a"]});
         let actual = json!({"request": {"url": "old", "assertions": []}, "tags": ["a", "b"]});
         assert_eq!(diff(desired, actual), ["request.url", "request.assertions", "tags"]);
+    }
+
+    #[test]
+    fn monform_only_fields_inside_lists_are_not_compared() {
+        let desired = json!({"request": {"headers": [{"key": "X-Tenant", "value": "t", "secret": true}]}});
+        let actual = json!({"request": {"headers": [{"key": "X-Tenant", "value": "t", "locked": false}]}});
+        assert!(diff(desired, actual).is_empty());
     }
 }

@@ -503,7 +503,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
         .insert(address.clone(), remote_ref(address.kind, remote));
     let desired = managed(address.kind, resource.resource.to_json());
     let mut state = shared.state.lock().await;
-    let secrets = secret_fingerprints(address.kind, &desired, &state);
+    let secrets = secret_fingerprints(address.kind, &desired, &resource.sensitive, &state);
     {
         let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
         let secret_paths: Vec<monform_model::FieldPath> =
@@ -534,7 +534,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
         secrets,
         prevent_destroy: resource.resource.prevent_destroy(),
         managed: managed_names(&desired),
-        fields: field_fingerprints(address.kind, &desired, &state),
+        fields: field_fingerprints(address.kind, &desired, &resource.sensitive, &state),
         // The service rewrites as before: verification records anew.
         normal: state
             .resources

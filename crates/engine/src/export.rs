@@ -211,28 +211,22 @@ fn env_name(address: &Address, field: &str) -> String {
     name
 }
 
-/// Secret paths of a file-form value (sensitive fields, and those
-/// sensitive because a sibling flag is true).
-/// The flag says the secret is hidden by the API (a secret variable's
-/// value): written as `${env:...}` even when the API returns null.
+/// Secret paths of a file-form value (the model's rule: the one every
+/// output masks by). The flag says the secret is hidden by the API (a
+/// secret variable's value, by its `secret` flag): written as `${env:...}`
+/// even when the API returns null.
 fn secret_paths(kind: Kind, value: &Value) -> Vec<(FieldPath, bool)> {
     let facts = facts(kind, value);
-    let mut paths: Vec<(FieldPath, bool)> = facts
-        .sensitive
-        .iter()
-        .flat_map(|p| expand(p, value))
-        .map(|p| (p, false))
-        .collect();
-    for (pattern, sibling) in &facts.sensitive_if {
-        for path in expand(pattern, value) {
-            let mut parent = path.segments().to_vec();
-            parent.pop();
-            if lookup(value, &FieldPath(parent).key(sibling)) == Some(&Value::Bool(true)) {
-                paths.push((path, true));
-            }
-        }
-    }
-    paths
+    monform_model::sensitive::sensitive_paths(kind, value)
+        .into_iter()
+        .map(|path| {
+            let hidden = facts
+                .sensitive_if
+                .iter()
+                .any(|(pattern, _)| monform_model::facts::matches(pattern, &path));
+            (path, hidden)
+        })
+        .collect()
 }
 
 /// The files' form of one object: references as logical ids, no ownership
@@ -502,7 +496,7 @@ pub fn adopted_state(
                     .as_object()
                     .map(|o| o.keys().cloned().collect())
                     .unwrap_or_default(),
-                fields: field_fingerprints(address.kind, &desired_json, &state),
+                fields: field_fingerprints(address.kind, &desired_json, &[], &state),
                 normal: BTreeMap::new(),
             },
         );

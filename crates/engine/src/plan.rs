@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use monform_api::Remote;
 use monform_config::{Desired, Target};
 use monform_model::facts::{expand, facts, variant_of, variant_tag};
+use monform_model::sensitive::{mask_at, redact};
 use monform_model::{Address, FieldPath, Kind, Segment};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
@@ -231,7 +232,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 None => match crate::declared::import_target(desired, actual, address) {
                     Some(remote) => {
                         let view = ActualView::new(address.kind, remote, &names);
-                        let mut change = compare(address, &desired_json, &view, remote, state);
+                        let mut change = compare(address, &desired_json, &resource.sensitive, &view, remote, state);
                         if change.action != Action::Replace {
                             change.action = Action::Import;
                             change.reason = Reason::Imported;
@@ -242,7 +243,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 },
                 Some(remote) => {
                     let actual = ActualView::new(address.kind, remote, &names);
-                    compare(address, &desired_json, &actual, remote, state)
+                    compare(address, &desired_json, &resource.sensitive, &actual, remote, state)
                 }
             }
         })
@@ -374,18 +375,13 @@ pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
     json
 }
 
-/// Sensitive field paths of a desired value.
-pub(crate) fn sensitive_paths(kind: Kind, desired: &Value) -> Vec<FieldPath> {
-    let facts = facts(kind, desired);
-    let mut paths: Vec<FieldPath> = facts.sensitive.iter().flat_map(|p| expand(p, desired)).collect();
-    for (pattern, sibling) in &facts.sensitive_if {
-        for path in expand(pattern, desired) {
-            let mut parent = path.segments().to_vec();
-            parent.pop();
-            let flag = lookup(desired, &FieldPath(parent).key(sibling));
-            if flag == Some(&Value::Bool(true)) {
-                paths.push(path);
-            }
+/// Sensitive field paths of a desired value: by the model's rule, and the
+/// paths the loader marked (`DesiredResource::sensitive`: text from `${env:}`).
+pub(crate) fn sensitive_paths(kind: Kind, desired: &Value, extra: &[FieldPath]) -> Vec<FieldPath> {
+    let mut paths = monform_model::sensitive::sensitive_paths(kind, desired);
+    for path in extra {
+        if !paths.contains(path) && lookup(desired, path).is_some() {
+            paths.push(path.clone());
         }
     }
     paths
@@ -406,8 +402,8 @@ pub fn lookup<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
 /// them (objects opened up, lists whole), secrets masked and left out: what
 /// the state records as last applied, to tell drift from file edits. Twelve
 /// hex digits are plenty to see a change, and keep a large state small.
-pub fn field_fingerprints(kind: Kind, desired: &Value, state: &State) -> Fingerprints {
-    let sensitive = sensitive_paths(kind, desired);
+pub fn field_fingerprints(kind: Kind, desired: &Value, extra: &[FieldPath], state: &State) -> Fingerprints {
+    let sensitive = sensitive_paths(kind, desired, extra);
     leaves(desired, &FieldPath::root())
         .into_iter()
         .filter(|(path, _)| !sensitive.contains(path))
@@ -432,8 +428,13 @@ fn edited_in_files(path: &str, now: &Fingerprints, recorded: &Fingerprints) -> b
 }
 
 /// The fingerprints of a desired value's secrets, by path.
-pub fn secret_fingerprints(kind: Kind, desired: &Value, state: &State) -> BTreeMap<String, String> {
-    sensitive_paths(kind, desired)
+pub fn secret_fingerprints(
+    kind: Kind,
+    desired: &Value,
+    extra: &[FieldPath],
+    state: &State,
+) -> BTreeMap<String, String> {
+    sensitive_paths(kind, desired, extra)
         .into_iter()
         .filter_map(|path| lookup(desired, &path).map(|v| (path.to_string(), state.fingerprint(v))))
         .collect()
@@ -446,7 +447,7 @@ fn create(
     being_created: &BTreeSet<&Address>,
     state: &State,
 ) -> Change {
-    let sensitive = sensitive_paths(address.kind, desired);
+    let sensitive = sensitive_paths(address.kind, desired, &desired_all.resources[address].sensitive);
     let created_refs: Vec<String> = desired_all.resources[address]
         .references
         .iter()
@@ -495,32 +496,20 @@ fn leaves<'v>(value: &'v Value, at: &FieldPath) -> Vec<(FieldPath, &'v Value)> {
     }
 }
 
-/// A value with every secret inside it replaced by a marker.
-fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
-    if sensitive.contains(at) {
-        return Value::String("(sensitive)".into());
-    }
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), redact(v, &at.key(k), sensitive)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| redact(v, &at.index(i), sensitive))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Remote, state: &State) -> Change {
+fn compare(
+    address: &Address,
+    desired: &Value,
+    extra: &[FieldPath],
+    actual: &ActualView,
+    remote: &Remote,
+    state: &State,
+) -> Change {
     let kind = address.kind;
     let facts = facts(kind, desired);
-    let sensitive = sensitive_paths(kind, desired);
+    let sensitive = sensitive_paths(kind, desired, extra);
+    // The account's value is masked by what it holds too (a header it has
+    // that the files do not), and where the files' value is secret.
+    let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
     let key = address.to_string();
     let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
         .into_iter()
@@ -528,7 +517,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
         .map(|d| FieldChange {
             path: d.path.to_string(),
-            before: Some(redact(&d.before, &d.path, &sensitive)),
+            before: Some(old(&d.path, &d.before)),
             after: Some(redact(&d.after, &d.path, &sensitive)),
             sensitive: false,
             drift: false,
@@ -546,7 +535,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         {
             fields.push(FieldChange {
                 path: name.clone(),
-                before: Some(before.clone()),
+                before: Some(old(&FieldPath::root().key(name), before)),
                 after: Some(Value::Null),
                 sensitive: false,
                 drift: false,
@@ -593,7 +582,7 @@ fn compare(address: &Address, desired: &Value, actual: &ActualView, remote: &Rem
         // (Hashed only when something differs: a no-op plan hashes nothing.)
         Some(_) if fields.is_empty() => false,
         Some(applied) => {
-            let now = field_fingerprints(kind, desired, state);
+            let now = field_fingerprints(kind, desired, extra, state);
             for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
                 field.drift = !edited_in_files(&field.path, &now, applied);
             }

@@ -83,7 +83,7 @@ fn secrets(plan: &Plan, desired: &Desired, state: &State) -> BTreeMap<String, BT
         .filter_map(|c| {
             let resource = desired.resources.get(&c.address)?;
             let json = managed(c.address.kind, resource.resource.to_json());
-            let fingerprints = secret_fingerprints(c.address.kind, &json, state);
+            let fingerprints = secret_fingerprints(c.address.kind, &json, &resource.sensitive, state);
             (!fingerprints.is_empty()).then(|| (c.address.to_string(), fingerprints))
         })
         .collect()

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use monform_api::{Client, Error, Remote};
 use monform_config::Desired;
 use monform_model::facts::facts;
-use monform_model::{Address, Kind};
+use monform_model::sensitive::mask_at;
+use monform_model::{Address, FieldPath, Kind};
 use serde_json::Value;
 
 use crate::compare::differences;
@@ -94,7 +95,7 @@ pub async fn verify(
             (_, None, _) => Some("not found in the service after the write".to_owned()),
             (_, Some(_), None) => None,
             (_, Some(remote), Some(resource)) => {
-                let (problem, rewritten) = mismatch(address.kind, &resource.resource.to_json(), remote, &names);
+                let (problem, rewritten) = mismatch(address.kind, &resource.resource.to_json(), &resource.sensitive, remote, &names);
                 verification
                     .normal_forms
                     .extend(rewritten.into_iter().map(|(path, written, held)| NormalForm {
@@ -114,16 +115,29 @@ pub async fn verify(
 
 /// The fields the service does not hold as the files say, or `None`; and
 /// those it holds in its own form: (path, written, held).
-fn mismatch(kind: Kind, desired: &Value, remote: &Remote, names: &Names) -> (Option<String>, Vec<Rewritten>) {
+fn mismatch(
+    kind: Kind,
+    desired: &Value,
+    marked: &[FieldPath],
+    remote: &Remote,
+    names: &Names,
+) -> (Option<String>, Vec<Rewritten>) {
     let want = managed(kind, desired.clone());
     let view = ActualView::new(kind, remote, names);
-    let sensitive = sensitive_paths(kind, &want);
+    // Secrets the service may not return are not compared; values the
+    // loader marked are compared, and masked when named.
+    let sensitive = sensitive_paths(kind, &want, &[]);
+    let shown = sensitive_paths(kind, &want, marked);
+    let show = |path: &FieldPath, value: &Value| mask_at(kind, &want, path, value, &shown);
     let (rewritten, lost): (Vec<_>, Vec<_>) = differences(&want, &|f| view.get(f), facts(kind, &want), &sensitive)
         .into_iter()
         .partition(|d| normal::equivalent(&d.after, &d.before));
     let fields: Vec<String> = lost
         .iter()
-        .map(|d| format!("`{}` is {} (written: {})", d.path, d.before, d.after))
+        .map(|d| {
+            let (held, written) = (show(&d.path, &d.before), show(&d.path, &d.after));
+            format!("`{}` is {held} (written: {written})", d.path)
+        })
         .collect();
     let problem = (!fields.is_empty()).then(|| format!("the change did not land: {}", fields.join(", ")));
     let rewritten = rewritten

@@ -53,6 +53,9 @@ pub struct Facts {
     pub sensitive: Vec<Pattern>,
     /// Sensitive when a sibling boolean (e.g. `secret`) is true: (field, sibling).
     pub sensitive_if: Vec<(Pattern, String)>,
+    /// Sensitive when a sibling string names a credential (a header's
+    /// `key`: `sensitive::is_credential_name`): (field, sibling).
+    pub sensitive_named: Vec<(Pattern, String)>,
     pub sets: Vec<Pattern>,
     pub replace: Vec<Pattern>,
     pub meta: Vec<Pattern>,
@@ -181,6 +184,9 @@ fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, d
         }
         if let Some(sibling) = property.get("x-sensitive-if").and_then(Value::as_str) {
             facts.sensitive_if.push((path.clone(), sibling.to_owned()));
+        }
+        if let Some(sibling) = property.get("x-sensitive-if-named").and_then(Value::as_str) {
+            facts.sensitive_named.push((path.clone(), sibling.to_owned()));
         }
         if flag("x-set") {
             facts.sets.push(path.clone());

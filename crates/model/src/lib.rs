@@ -17,6 +17,7 @@ pub mod rules;
 pub mod runs;
 pub mod samples;
 pub mod schema;
+pub mod sensitive;
 pub mod validate;
 pub mod wire;
 

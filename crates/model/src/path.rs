@@ -37,6 +37,11 @@ impl FieldPath {
         self.0.is_empty()
     }
 
+    /// Whether `prefix` is this path or one of its ancestors.
+    pub fn starts_with(&self, prefix: &FieldPath) -> bool {
+        self.0.starts_with(&prefix.0)
+    }
+
     /// The last key of the path: the field's own name.
     pub fn field_name(&self) -> Option<&str> {
         self.0.iter().rev().find_map(|s| match s {

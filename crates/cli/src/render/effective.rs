@@ -4,6 +4,7 @@
 
 use monform_config::Desired;
 use monform_engine::{Action, Plan};
+use monform_model::sensitive::mask;
 use monform_model::{Address, Kind};
 use serde_json::Value;
 
@@ -21,8 +22,12 @@ pub fn of_changes(plan: &Plan, desired: &Desired) -> Vec<Effective> {
         .filter(|c| c.address.kind == Kind::Check)
         .filter(|c| !matches!(c.action, Action::Noop | Action::Delete | Action::Forget))
         .filter_map(|c| {
-            let own = desired.resources.get(&c.address)?.resource.to_json();
-            let effective = monform_engine::effective_check(desired, &c.address)?;
+            let resource = desired.resources.get(&c.address)?;
+            // Secrets masked as the plan masks them: the check's own, and
+            // what its group adds (a secret variable, a basic-auth password).
+            let masked = |value: &Value| mask(Kind::Check, value, &resource.sensitive);
+            let own = masked(&resource.resource.to_json());
+            let effective = masked(&monform_engine::effective_check(desired, &c.address)?);
             Some(Effective {
                 address: c.address.clone(),
                 own,

@@ -46,10 +46,10 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
             remote_id: remote.id.clone(),
             version: remote.version(),
             applied: state.fingerprint(&desired),
-            secrets: secret_fingerprints(change.address.kind, &desired, &state),
+            secrets: secret_fingerprints(change.address.kind, &desired, &resource.sensitive, &state),
             prevent_destroy: resource.resource.prevent_destroy(),
             managed: managed_names(&desired),
-            fields: field_fingerprints(change.address.kind, &desired, &state),
+            fields: field_fingerprints(change.address.kind, &desired, &resource.sensitive, &state),
             normal: Default::default(),
         };
         delta.set.insert(key, entry);

@@ -89,9 +89,17 @@ string_enum! {
 pub struct KeyValue {
     #[schemars(length(min = 1))]
     pub key: String,
+    /// Hidden in every output when `secret` is true or the key names a
+    /// credential (`Authorization`, `Cookie`, `X-Api-Key`, `*-Token`...).
+    #[schemars(extend("x-sensitive-if" = "secret", "x-sensitive-if-named" = "key"))]
     pub value: String,
     #[serde(default)]
     pub locked: bool,
+    /// monform only, never sent: hide the value in every output (plans,
+    /// saved plans, export), as a header named like a credential is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(extend("x-meta" = true))]
+    pub secret: bool,
 }
 
 /// An environment variable attached to a check or a group (spec 2.5).

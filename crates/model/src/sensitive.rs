@@ -1,0 +1,185 @@
+//! Which values of a resource are secrets: the one rule every output
+//! (plans in every format, saved plans, `--effective`, export, the
+//! emulator's notifications) masks by, read from the schema's facts.
+//!
+//! A field is sensitive when the types say so (`x-sensitive`), when a
+//! sibling flag is true (`x-sensitive-if`, e.g. a secret variable's value),
+//! or when a sibling names a credential (`x-sensitive-if-named`: a header
+//! called `Authorization`, `X-Api-Key`, `Cookie`...).
+
+use serde_json::Value;
+
+use crate::facts::{Pattern, expand, facts, matches};
+use crate::{FieldPath, Kind};
+
+/// What masked values read as, in every output.
+pub const MASK: &str = "(sensitive)";
+
+/// Whether a header or parameter name says its value is a credential:
+/// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and any
+/// name with a token, key, secret, password or auth part (`X-Api-Key`,
+/// `X-Auth-Token`, `Client-Secret`, `api_key`...).
+pub fn is_credential_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if matches!(lower.as_str(), "cookie" | "set-cookie") {
+        return true;
+    }
+    lower
+        .split(['-', '_', '.', ' '])
+        .any(|part| {
+            matches!(
+                part,
+                "token" | "key" | "apikey" | "secret" | "password" | "passwd" | "pwd" | "auth" | "signature"
+                    | "credential" | "credentials" | "session"
+            ) || part.starts_with("authori")
+                || part.ends_with("token")
+                || part.ends_with("secret")
+                || part.ends_with("password")
+        })
+}
+
+/// The sensitive field paths of a value (file or API form) of `kind`.
+pub fn sensitive_paths(kind: Kind, value: &Value) -> Vec<FieldPath> {
+    sensitive_paths_at(kind, value, &FieldPath::root(), value)
+}
+
+/// The sensitive field paths of `value`, which sits at `at` inside a
+/// resource of `kind` whose variant `resource` tells (a field's old value
+/// in a plan, say: it is masked by what it holds, not by the new one).
+pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &Value) -> Vec<FieldPath> {
+    let facts = facts(kind, resource);
+    // Patterns below `at`, as patterns relative to `value`.
+    let within = |pattern: &Pattern| -> Option<Pattern> {
+        let depth = at.segments().len();
+        (pattern.len() >= depth && matches(&pattern[..depth].to_vec(), at)).then(|| pattern[depth..].to_vec())
+    };
+    let under_at = |path: FieldPath| FieldPath(at.segments().iter().cloned().chain(path.0).collect());
+    let sibling = |path: &FieldPath, name: &str| {
+        let mut parent = path.segments().to_vec();
+        parent.pop();
+        FieldPath(parent).key(name).get(value).cloned()
+    };
+    let mut paths: Vec<FieldPath> = Vec::new();
+    for pattern in facts.sensitive.iter().filter_map(within) {
+        paths.extend(expand(&pattern, value));
+    }
+    for (pattern, flag) in &facts.sensitive_if {
+        for path in within(pattern).iter().flat_map(|p| expand(p, value)) {
+            if sibling(&path, flag) == Some(Value::Bool(true)) && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    for (pattern, name) in &facts.sensitive_named {
+        for path in within(pattern).iter().flat_map(|p| expand(p, value)) {
+            if sibling(&path, name).as_ref().and_then(Value::as_str).is_some_and(is_credential_name)
+                && !paths.contains(&path)
+            {
+                paths.push(path);
+            }
+        }
+    }
+    paths.into_iter().map(under_at).collect()
+}
+
+/// `value`, at `at` inside a resource of `kind` (variant as `resource`),
+/// with every secret it holds masked: by its own content and at `extra`.
+pub fn mask_at(kind: Kind, resource: &Value, at: &FieldPath, value: &Value, extra: &[FieldPath]) -> Value {
+    let mut sensitive = sensitive_paths_at(kind, resource, at, value);
+    sensitive.extend(extra.iter().cloned());
+    redact(value, at, &sensitive)
+}
+
+/// `value` with the value at every path of `sensitive` (at or below `at`,
+/// the place `value` sits in its resource) replaced by [`MASK`].
+pub fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
+    if sensitive.contains(at) {
+        return Value::String(MASK.into());
+    }
+    // Most values hold no secret: copy them as they are.
+    if !sensitive.iter().any(|p| p.starts_with(at)) {
+        return value.clone();
+    }
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact(v, &at.key(k), sensitive)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| redact(v, &at.index(i), sensitive))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A whole resource value with its secrets masked: the sensitive paths of
+/// the value itself and `extra` (values the loader marked, such as text
+/// from `${env:}`).
+pub fn mask(kind: Kind, value: &Value, extra: &[FieldPath]) -> Value {
+    mask_at(kind, value, &FieldPath::root(), value, extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn credential_names() {
+        for name in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "X-Api-Key",
+            "X-Auth-Token",
+            "api_key",
+            "Client-Secret",
+            "X-Session",
+            "PRIVATE-TOKEN",
+            "x-hub-signature",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
+        for name in ["Accept", "Content-Type", "User-Agent", "X-Request-Id", "Cache-Control", "keyword"] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn headers_named_like_credentials_or_marked_secret_are_masked() {
+        let check = json!({"checkType": "API", "name": "a", "request": {"method": "GET", "url": "https://x",
+            "headers": [
+                {"key": "Accept", "value": "application/json"},
+                {"key": "Authorization", "value": "Bearer hunter2"},
+                {"key": "X-Tenant", "value": "acme-secret", "secret": true}
+            ],
+            "basicAuth": {"username": "u", "password": "pw"}}});
+        let masked = mask(Kind::Check, &check, &[]);
+        let text = masked.to_string();
+        assert!(!text.contains("hunter2") && !text.contains("acme-secret") && !text.contains("\"pw\""), "{text}");
+        assert!(text.contains("application/json"), "{text}");
+        let channel = json!({"type": "WEBHOOK", "config": {"name": "n", "url": "https://h", "method": "POST",
+            "headers": [{"key": "X-Api-Key", "value": "k-123"}]}});
+        assert!(!mask(Kind::AlertChannel, &channel, &[]).to_string().contains("k-123"));
+    }
+
+    #[test]
+    fn a_value_inside_a_resource_is_masked_by_what_it_holds() {
+        let check = json!({"checkType": "API", "name": "a", "request": {"url": "https://x"}});
+        let old = json!([{"key": "Accept", "value": "a/b"}, {"key": "Cookie", "value": "sid=1"}]);
+        let masked = mask_at(Kind::Check, &check, &FieldPath::parse("request.headers"), &old, &[]);
+        assert_eq!(masked, json!([{"key": "Accept", "value": "a/b"}, {"key": "Cookie", "value": MASK}]));
+    }
+
+    #[test]
+    fn extra_paths_are_masked() {
+        let check = json!({"checkType": "URL", "name": "k=abc", "request": {"url": "https://x"}});
+        let masked = mask(Kind::Check, &check, &[FieldPath::parse("name")]);
+        assert_eq!(masked["name"], MASK);
+    }
+}
