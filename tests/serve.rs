@@ -2,72 +2,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-
-/// A `monform serve` process, killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-    key: Option<String>,
-    account: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts the server and reads its start-up lines.
-fn serve(db: &std::path::Path, extra: &[&str]) -> (Served, Duration) {
-    let started = Instant::now();
-    let port = free_port();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("monform"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"])
-        .arg(db)
-        .args(extra)
-        .env("RUST_LOG", "warn")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut url, mut key, mut account) = (String::new(), None, String::new());
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if let Some(rest) = line.strip_prefix("monform emulator listening on ") {
-            url = rest.to_owned();
-        } else if let Some(rest) = line.trim().strip_prefix("API key:") {
-            key = Some(rest.trim().to_owned());
-        } else if let Some(rest) = line.trim().strip_prefix("account:") {
-            account = rest.trim().to_owned();
-        } else if line.trim().starts_with("try:") {
-            break;
-        }
-    }
-    std::thread::spawn(move || lines.for_each(drop));
-    (
-        Served {
-            child,
-            url,
-            key,
-            account,
-        },
-        started.elapsed(),
-    )
-}
 
 #[test]
 fn serves_persists_and_reuses_the_development_key() {

@@ -213,3 +213,80 @@ pub fn unique(prefix: &str) -> String {
         .as_nanos();
     format!("{prefix}-{}-{nanos}", std::process::id())
 }
+
+/// A `monform serve` process, killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    pub url: String,
+    pub key: Option<String>,
+    pub account: String,
+    /// What it wrote to stderr after its start-up lines.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+/// Starts `monform serve` on a free loopback port and reads its start-up lines.
+pub fn serve(db: &Path, extra: &[&str]) -> (Served, std::time::Duration) {
+    serve_logging(db, extra, "warn")
+}
+
+/// As [`serve`], logging at `level` (`RUST_LOG`) into [`Served::log`].
+pub fn serve_logging(db: &Path, extra: &[&str], level: &str) -> (Served, std::time::Duration) {
+    use std::io::{BufRead, BufReader};
+    let started = std::time::Instant::now();
+    let port = free_port();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"])
+        .arg(db)
+        .args(extra)
+        .env("RUST_LOG", level)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("monform serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let (mut url, mut key, mut account) = (String::new(), None, String::new());
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        if let Some(rest) = line.strip_prefix("monform emulator listening on ") {
+            url = rest.to_owned();
+        } else if let Some(rest) = line.trim().strip_prefix("API key:") {
+            key = Some(rest.trim().to_owned());
+        } else if let Some(rest) = line.trim().strip_prefix("account:") {
+            account = rest.trim().to_owned();
+        } else if line.trim().starts_with("try:") {
+            break;
+        }
+    }
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Ok(mut log) = sink.lock() {
+                log.push_str(&line);
+                log.push('\n');
+            }
+        }
+    });
+    let served = Served {
+        child,
+        url,
+        key,
+        account,
+        log,
+    };
+    (served, started.elapsed())
+}

@@ -1,7 +1,6 @@
 //! Problems found while loading, with where they are. Rendered by the CLI
 //! through miette: each names the file, line, column and field.
 
-
 use miette::{LabeledSpan, SourceSpan};
 
 use crate::source::{Sources, Span};
@@ -89,7 +88,12 @@ impl Diagnostic {
                 crate::source::Format::Yaml => "yaml",
                 crate::source::Format::Toml => "toml",
             };
-            Excerpt::new(file.name.clone(), language, &file.text, SourceSpan::new(span.start.into(), span.len))
+            Excerpt::new(
+                file.name.clone(),
+                language,
+                &file.text,
+                SourceSpan::new(span.start.into(), span.len),
+            )
         });
         let (source, span) = shown.map_or((None, None), |(source, span)| (Some(source), Some(span)));
         Report {

@@ -244,7 +244,26 @@ pub fn file_value(remote: &Remote, names: &Names) -> Value {
 }
 
 /// Builds the project's files from `objects`.
-pub fn export(objects: Vec<Remote>, split_by: SplitBy) -> Exported {
+/// The secrets a state recorded, by object: (kind, remote id) to the paths
+/// applied as secrets. The service cannot say which of its values were
+/// secrets to monform (a header marked `secret: true`); the state can.
+pub type KnownSecrets = HashMap<(Kind, String), Vec<FieldPath>>;
+
+/// The secrets `state` recorded, for [`export`].
+pub fn known_secrets(state: &State) -> KnownSecrets {
+    state
+        .resources
+        .iter()
+        .filter(|(_, entry)| !entry.secrets.is_empty())
+        .filter_map(|(address, entry)| {
+            let kind = address.parse::<Address>().ok()?.kind;
+            let paths = entry.secrets.keys().map(|p| FieldPath::parse(p)).collect();
+            Some(((kind, entry.remote_id.clone()), paths))
+        })
+        .collect()
+}
+
+pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) -> Exported {
     let mut objects = objects;
     // Ownership records are monform's bookkeeping, not a project's variables.
     objects.retain(|r| !is_record(r.kind, &r.id));
@@ -314,7 +333,13 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy) -> Exported {
             }
         }
         let unpruned = crate::plan::file_form(kind, remote, &names);
-        for (path, hidden) in secret_paths(kind, &unpruned) {
+        let mut secrets = secret_paths(kind, &unpruned);
+        for path in recorded.get(&(kind, remote.id.clone())).into_iter().flatten() {
+            if !secrets.iter().any(|(p, _)| p == path) {
+                secrets.push((path.clone(), false));
+            }
+        }
+        for (path, hidden) in secrets {
             let remote_value = lookup(&unpruned, &path).cloned().filter(|v| !v.is_null());
             if remote_value.is_none() && !hidden {
                 continue;

@@ -92,11 +92,8 @@ pub fn acquire(path: &Path, command: &str) -> Result<LockGuard, LockError> {
     let me = Holder::current(command);
     let mut took_over = None;
     for _ in 0..3 {
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
-            Ok(mut file) => {
-                let text = serde_json::to_string(&me).unwrap_or_default();
-                file.write_all(text.as_bytes()).map_err(io)?;
-                file.sync_all().map_err(io)?;
+        match create_with(path, &me) {
+            Ok(()) => {
                 let path: PathBuf = path.to_owned();
                 return Ok(LockGuard::new(
                     move || {
@@ -112,7 +109,8 @@ pub fn acquire(path: &Path, command: &str) -> Result<LockGuard, LockError> {
                 match holder {
                     Some(holder) if is_alive(&holder) => return Err(LockError::Held(holder)),
                     stale => {
-                        // The holder is gone (or the file is unreadable): take over.
+                        // The holder is gone (or the file is unreadable,
+                        // which a lock made whole never is): take over.
                         let _ = std::fs::remove_file(path);
                         took_over = stale;
                     }
@@ -122,6 +120,23 @@ pub fn acquire(path: &Path, command: &str) -> Result<LockGuard, LockError> {
         }
     }
     Err(io(std::io::Error::other("the lock keeps changing hands")))
+}
+
+/// Creates the lock file at `path` with its holder already in it, or fails
+/// with `AlreadyExists`: the holder is written to a file of this process
+/// first and linked into place, so nobody ever reads a lock half written
+/// (and takes an empty one for a stale one).
+fn create_with(path: &Path, holder: &Holder) -> std::io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("lock");
+    let draft = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::File::create(&draft)?;
+        file.write_all(serde_json::to_string(holder).unwrap_or_default().as_bytes())?;
+        file.sync_all()?;
+        std::fs::hard_link(&draft, path)
+    })();
+    let _ = std::fs::remove_file(&draft);
+    written
 }
 
 /// A holder on another host cannot be checked: it counts as alive.
@@ -187,6 +202,38 @@ mod tests {
         std::fs::write(&path, serde_json::to_string(&stale).unwrap()).unwrap();
         let taken = acquire(&path, "monform apply").unwrap();
         assert_eq!(taken.took_over.as_ref().map(|h| h.pid), Some(u32::MAX - 1));
+    }
+
+    #[test]
+    fn a_lock_is_never_seen_without_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let guard = acquire(&path, "monform apply").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(serde_json::from_str::<Holder>(&text).is_ok(), "{text:?}");
+        // Nothing but the lock is left beside it.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["lock"]);
+        drop(guard);
+        assert!(!path.exists());
+        // Taken and given back in a loop while read: never read empty.
+        let taker = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    drop(acquire(&path, "monform apply").unwrap());
+                }
+            })
+        };
+        while !taker.is_finished() {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                assert!(serde_json::from_str::<Holder>(&text).is_ok(), "read {text:?}");
+            }
+        }
+        taker.join().unwrap();
     }
 
     #[test]

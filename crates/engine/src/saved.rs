@@ -10,8 +10,8 @@ use monform_model::Address;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::plan::{Action, Plan, managed, secret_fingerprints};
-use crate::state::State;
+use crate::plan::{Action, Plan, lookup, managed, sensitive_paths};
+use crate::state::{State, fingerprint};
 
 pub const SAVED_PLAN_VERSION: u32 = 1;
 
@@ -35,6 +35,12 @@ pub struct SavedPlan {
     pub changes: Vec<SavedChange>,
     /// Address to field path to salted fingerprint of the secret to write.
     pub secrets: BTreeMap<String, BTreeMap<String, String>>,
+    /// The salt of those fingerprints. A project's first plan has no state
+    /// (and so no salt) yet, and its apply starts a state with a new one:
+    /// the plan keeps its own. (The state file holds its salt beside its
+    /// fingerprints the same way.) Plans saved without one used the state's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salt: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -71,7 +77,7 @@ fn saved_changes(plan: &Plan) -> Vec<SavedChange> {
         .collect()
 }
 
-fn secrets(plan: &Plan, desired: &Desired, state: &State) -> BTreeMap<String, BTreeMap<String, String>> {
+fn secrets(plan: &Plan, desired: &Desired, salt: &str) -> BTreeMap<String, BTreeMap<String, String>> {
     plan.changes
         .iter()
         .filter(|c| {
@@ -83,7 +89,10 @@ fn secrets(plan: &Plan, desired: &Desired, state: &State) -> BTreeMap<String, BT
         .filter_map(|c| {
             let resource = desired.resources.get(&c.address)?;
             let json = managed(c.address.kind, resource.resource.to_json());
-            let fingerprints = secret_fingerprints(c.address.kind, &json, &resource.sensitive, state);
+            let fingerprints: BTreeMap<String, String> = sensitive_paths(c.address.kind, &json, &resource.sensitive)
+                .into_iter()
+                .filter_map(|path| Some((path.to_string(), fingerprint(salt, lookup(&json, &path)?))))
+                .collect();
             (!fingerprints.is_empty()).then(|| (c.address.to_string(), fingerprints))
         })
         .collect()
@@ -96,7 +105,8 @@ impl SavedPlan {
             project: plan.project.clone(),
             state_serial: state.serial,
             changes: saved_changes(plan),
-            secrets: secrets(plan, desired, state),
+            secrets: secrets(plan, desired, &state.salt),
+            salt: Some(state.salt.clone()),
         }
     }
 
@@ -133,7 +143,7 @@ impl SavedPlan {
         {
             return Err(StalePlan::Changed(extra.address.clone()));
         }
-        let current_secrets = secrets(fresh, desired, state);
+        let current_secrets = secrets(fresh, desired, self.salt.as_deref().unwrap_or(&state.salt));
         for (address, fingerprints) in &self.secrets {
             if current_secrets.get(address) != Some(fingerprints) {
                 return Err(StalePlan::Secret(address.clone()));

@@ -95,7 +95,13 @@ pub async fn verify(
             (_, None, _) => Some("not found in the service after the write".to_owned()),
             (_, Some(_), None) => None,
             (_, Some(remote), Some(resource)) => {
-                let (problem, rewritten) = mismatch(address.kind, &resource.resource.to_json(), &resource.sensitive, remote, &names);
+                let (problem, rewritten) = mismatch(
+                    address.kind,
+                    &resource.resource.to_json(),
+                    &resource.sensitive,
+                    remote,
+                    &names,
+                );
                 verification
                     .normal_forms
                     .extend(rewritten.into_iter().map(|(path, written, held)| NormalForm {

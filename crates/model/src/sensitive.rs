@@ -24,18 +24,26 @@ pub fn is_credential_name(name: &str) -> bool {
     if matches!(lower.as_str(), "cookie" | "set-cookie") {
         return true;
     }
-    lower
-        .split(['-', '_', '.', ' '])
-        .any(|part| {
-            matches!(
-                part,
-                "token" | "key" | "apikey" | "secret" | "password" | "passwd" | "pwd" | "auth" | "signature"
-                    | "credential" | "credentials" | "session"
-            ) || part.starts_with("authori")
-                || part.ends_with("token")
-                || part.ends_with("secret")
-                || part.ends_with("password")
-        })
+    lower.split(['-', '_', '.', ' ']).any(|part| {
+        matches!(
+            part,
+            "token"
+                | "key"
+                | "apikey"
+                | "secret"
+                | "password"
+                | "passwd"
+                | "pwd"
+                | "auth"
+                | "signature"
+                | "credential"
+                | "credentials"
+                | "session"
+        ) || part.starts_with("authori")
+            || part.ends_with("token")
+            || part.ends_with("secret")
+            || part.ends_with("password")
+    })
 }
 
 /// The sensitive field paths of a value (file or API form) of `kind`.
@@ -72,7 +80,10 @@ pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &
     }
     for (pattern, name) in &facts.sensitive_named {
         for path in within(pattern).iter().flat_map(|p| expand(p, value)) {
-            if sibling(&path, name).as_ref().and_then(Value::as_str).is_some_and(is_credential_name)
+            if sibling(&path, name)
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(is_credential_name)
                 && !paths.contains(&path)
             {
                 paths.push(path);
@@ -145,7 +156,14 @@ mod tests {
         ] {
             assert!(is_credential_name(name), "{name}");
         }
-        for name in ["Accept", "Content-Type", "User-Agent", "X-Request-Id", "Cache-Control", "keyword"] {
+        for name in [
+            "Accept",
+            "Content-Type",
+            "User-Agent",
+            "X-Request-Id",
+            "Cache-Control",
+            "keyword",
+        ] {
             assert!(!is_credential_name(name), "{name}");
         }
     }
@@ -161,7 +179,10 @@ mod tests {
             "basicAuth": {"username": "u", "password": "pw"}}});
         let masked = mask(Kind::Check, &check, &[]);
         let text = masked.to_string();
-        assert!(!text.contains("hunter2") && !text.contains("acme-secret") && !text.contains("\"pw\""), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("acme-secret") && !text.contains("\"pw\""),
+            "{text}"
+        );
         assert!(text.contains("application/json"), "{text}");
         let channel = json!({"type": "WEBHOOK", "config": {"name": "n", "url": "https://h", "method": "POST",
             "headers": [{"key": "X-Api-Key", "value": "k-123"}]}});
@@ -173,7 +194,10 @@ mod tests {
         let check = json!({"checkType": "API", "name": "a", "request": {"url": "https://x"}});
         let old = json!([{"key": "Accept", "value": "a/b"}, {"key": "Cookie", "value": "sid=1"}]);
         let masked = mask_at(Kind::Check, &check, &FieldPath::parse("request.headers"), &old, &[]);
-        assert_eq!(masked, json!([{"key": "Accept", "value": "a/b"}, {"key": "Cookie", "value": MASK}]));
+        assert_eq!(
+            masked,
+            json!([{"key": "Accept", "value": "a/b"}, {"key": "Cookie", "value": MASK}])
+        );
     }
 
     #[test]

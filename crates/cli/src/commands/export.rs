@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use monform_api::{Client, Remote};
 use monform_config::Project;
-use monform_engine::export::{Exported, SplitBy, environment_markdown, export, project_toml};
+use monform_engine::export::{Exported, KnownSecrets, SplitBy, environment_markdown, export, project_toml};
 use monform_model::Kind;
 
 use super::context::{Stop, block_on};
@@ -64,7 +64,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, output: &Output)
                 "warning: project `{project}` owns objects in this account: applying the export here would take them over (and delete those it does not name); pass --project with a new name to apply it beside them"
             );
         }
-        let exported = export(objects, args.split_by.into());
+        let known = known_secrets(dir, current.as_ref());
+        let exported = export(objects, args.split_by.into(), &known);
         write(&args.out, &project, &settings, &exported)?;
         report(&args.out, &exported, "Exported");
         Ok(ExitCode::SUCCESS)
@@ -91,6 +92,20 @@ pub fn current_project(dir: &Path, _output: &Output) -> Option<(monform_config::
     let loaded = super::context::load_files(dir);
     let project = loaded.project.clone()?;
     Some((loaded, project))
+}
+
+/// What the current project's state recorded as secrets (a header marked
+/// `secret: true`, which the service cannot tell): written as `${env:}` too.
+/// Without a project or a readable state, nothing.
+fn known_secrets(dir: &Path, current: Option<&(monform_config::Loaded, Project)>) -> KnownSecrets {
+    let Some((_, project)) = current else {
+        return KnownSecrets::default();
+    };
+    super::context::open_backend(dir, project, "monform export")
+        .ok()
+        .and_then(|backend| backend.load(&project.name).ok())
+        .map(|state| monform_engine::export::known_secrets(&state))
+        .unwrap_or_default()
 }
 
 /// The new project's name and the settings to connect with.

@@ -139,7 +139,8 @@ async fn import_all(
                 flags.join(" ")
             );
         }
-        let mut exported = export(found.objects, split.into());
+        // Unmanaged objects: no state of this project knows their secrets.
+        let mut exported = export(found.objects, split.into(), &Default::default());
         write(out, &project, &settings, &exported)?;
         // Adopt: ownership tags on kinds with tags (the version changes).
         let tagged: Vec<(Address, Remote)> = exported

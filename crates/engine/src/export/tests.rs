@@ -88,7 +88,7 @@ fn exports_with_logical_references_and_secrets() {
             &json!({"key": "TOKEN", "value": null, "secret": true}),
         ),
     ];
-    let exported = export(objects, SplitBy::Kind);
+    let exported = export(objects, SplitBy::Kind, &Default::default());
     let checks = &exported.files["checks.yaml"];
     assert!(checks.contains("group: prod"), "{checks}");
     assert!(!checks.contains("heartbeat"), "{checks}");
