@@ -87,7 +87,7 @@ struct Walk {
 
 impl Walk {
     fn monform(&self, args: &[&str]) -> std::process::Output {
-        let output = monform()
+        monform()
             .arg("--dir")
             .arg(self.project.path())
             .args(["--api-url", &self.served.url, "--color", "never"])
@@ -97,8 +97,7 @@ impl Walk {
             .env("MF_SECRET_ONE", "zq-marker-env-1")
             .env("RUST_LOG", "debug")
             .output()
-            .expect("monform runs");
-        output
+            .expect("monform runs")
     }
 
     /// Runs monform and keeps what it printed, failing on an unexpected exit.
