@@ -228,3 +228,90 @@ fn the_emulator_under_load_loses_no_write() {
         );
     }
 }
+
+/// The service goes away in the middle of an apply (issue 25 item 11):
+/// after a few requests in a row fail to reach it the apply stops trying,
+/// says what it did and did not do, and exits; run again once the service
+/// is back, it finishes the job without duplicates.
+#[test]
+fn an_apply_whose_service_goes_away_stops_and_resumes_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("emulator.db");
+    let port = free_port();
+    let args = ["--rate-limit", "off", "--latency-ms", "40"];
+    let (served, _) = serve_at(&db, port, &args, "warn");
+    let project = project(300);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
+        .arg("--dir")
+        .arg(project.path())
+        .args(["--api-url", &served.url, "--color", "never", "apply", "--auto-approve"])
+        .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+        .env("MONFORM_ACCOUNT_ID", &served.account)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut err);
+        err
+    });
+    std::thread::sleep(Duration::from_millis(2500));
+    let (key, account) = (served.key.clone(), served.account.clone());
+    drop(served);
+    // Bounded: without the breaker the apply retried every object for minutes.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "apply still running 2 minutes after the service went away"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped answering"), "{err}");
+    assert!(err.contains("not started: the service is unreachable"), "{err}");
+    assert!(err.contains("Apply incomplete:"), "{err}");
+
+    let (served, _) = serve_at(&db, port, &args, "warn");
+    assert_eq!((&served.key, &served.account), (&key, &account));
+    let output = monform()
+        .arg("--dir")
+        .arg(project.path())
+        .args(["--api-url", &served.url, "--color", "never", "apply", "--auto-approve"])
+        .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+        .env("MONFORM_ACCOUNT_ID", &served.account)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let listed: serde_json::Value = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/checks?limit=100&page=4", served.url))
+        .bearer_auth(served.key.as_deref().unwrap_or_default())
+        .header("X-Service-Account", &served.account)
+        .send()
+        .and_then(|r| r.json())
+        .unwrap();
+    // 300 checks, no duplicate: the fourth page of 100 is empty.
+    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+    let replan = monform()
+        .arg("--dir")
+        .arg(project.path())
+        .args([
+            "--api-url",
+            &served.url,
+            "--color",
+            "never",
+            "plan",
+            "--detailed-exitcode",
+        ])
+        .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+        .env("MONFORM_ACCOUNT_ID", &served.account)
+        .output()
+        .unwrap();
+    assert_eq!(replan.status.code(), Some(0), "{}", stdout(&replan));
+}

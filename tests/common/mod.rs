@@ -246,9 +246,13 @@ pub fn serve(db: &Path, extra: &[&str]) -> (Served, std::time::Duration) {
 
 /// As [`serve`], logging at `level` (`RUST_LOG`) into [`Served::log`].
 pub fn serve_logging(db: &Path, extra: &[&str], level: &str) -> (Served, std::time::Duration) {
+    serve_at(db, free_port(), extra, level)
+}
+
+/// As [`serve_logging`], on a given port (to start it again where it was).
+pub fn serve_at(db: &Path, port: u16, extra: &[&str], level: &str) -> (Served, std::time::Duration) {
     use std::io::{BufRead, BufReader};
     let started = std::time::Instant::now();
-    let port = free_port();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"])
         .arg(db)

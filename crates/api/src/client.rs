@@ -9,6 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::breaker::Breaker;
 use crate::pace::{PaceStats, Pacer, WaitObserver};
 
 /// A credential that never shows in `Debug` output or logs.
@@ -105,6 +106,7 @@ pub struct Client {
     config: Arc<ClientConfig>,
     pacer: Option<Arc<Pacer>>,
     sent: Arc<AtomicU64>,
+    breaker: Arc<Breaker>,
 }
 
 impl std::fmt::Debug for Client {
@@ -136,6 +138,7 @@ impl Client {
             config: Arc::new(config),
             pacer,
             sent: Arc::new(AtomicU64::new(0)),
+            breaker: Arc::default(),
         })
     }
 
@@ -146,6 +149,19 @@ impl Client {
     /// Requests sent so far, retries included.
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Whether the service stopped answering: [`crate::breaker::LIMIT`]
+    /// requests in a row did not reach it. Requests then fail at once
+    /// (one probe every few seconds) instead of being retried.
+    pub fn unreachable(&self) -> bool {
+        self.breaker.is_open()
+    }
+
+    /// No request is retried from now on (the user interrupted): each
+    /// fails with its first error, so the run ends within seconds.
+    pub fn stop_retrying(&self) {
+        self.breaker.stop();
     }
 
     /// How the client paced itself so far (waits for budget, the server's budget).
@@ -219,7 +235,8 @@ impl Client {
         (|| self.attempt(method.clone(), path, query, body, options.timeout))
             .retry(backoff)
             .when(|e: &Error| {
-                e.is_transient()
+                self.breaker.may_retry()
+                    && e.is_transient()
                     && (!is_create || e.certainly_not_applied())
                     && !(options.no_retry_on_408 && e.status() == Some(408))
             })
@@ -236,6 +253,18 @@ impl Client {
         body: Option<&Value>,
         timeout: Option<Duration>,
     ) -> Result<RawReply, Error> {
+        if !self.breaker.may_send() {
+            return Err(Error::Transport {
+                method: method.to_string(),
+                path: path.to_owned(),
+                detail: format!(
+                    "not sent: the service at {} did not answer the last {} requests",
+                    self.base_url(),
+                    self.breaker.streak()
+                ),
+                connect: true,
+            });
+        }
         if let Some(pacer) = &self.pacer {
             pacer.acquire().await;
         }
@@ -261,7 +290,18 @@ impl Client {
             detail: describe(&e),
             connect: e.is_connect(),
         };
-        let response = request.send().await.map_err(transport)?;
+        let response = match request.send().await {
+            Ok(response) => {
+                self.breaker.answered();
+                response
+            }
+            Err(e) => {
+                if e.is_connect() || e.is_timeout() {
+                    self.breaker.unreachable();
+                }
+                return Err(transport(e));
+            }
+        };
         let status = response.status();
         let header = |name: &str| {
             response

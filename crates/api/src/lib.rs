@@ -6,8 +6,10 @@
 //! exponential backoff on 429, 5xx, 408, dropped connections and timeouts
 //! (honouring `Retry-After`). A create (POST) is retried only when it
 //! certainly had no effect; otherwise the caller gets the error and must
-//! look the object up before trying again (no duplicates).
+//! look the object up before trying again (no duplicates). When the
+//! service stops answering altogether, the client stops retrying (`breaker`).
 
+pub mod breaker;
 mod client;
 mod error;
 mod pace;

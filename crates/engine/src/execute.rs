@@ -88,6 +88,9 @@ pub struct Report {
     pub failed: Vec<(Address, Action, String)>,
     pub skipped: Vec<(Address, Action, String)>,
     pub interrupted: bool,
+    /// The run stopped because the service stopped answering (the client's
+    /// circuit breaker opened): what was not started is in `skipped`.
+    pub unreachable: bool,
 }
 
 impl Report {
@@ -186,7 +189,10 @@ pub async fn apply(
     loop {
         // Start every change whose prerequisites are all finished.
         let mut i = 0;
-        while i < pending.len() && running.len() < options.parallelism.max(1) && !options.stop.load(Ordering::SeqCst) {
+        // Nothing new starts once the service stopped answering: it would
+        // only fail, after its retries, one change after another.
+        let halted = || options.stop.load(Ordering::SeqCst) || client.unreachable();
+        while i < pending.len() && running.len() < options.parallelism.max(1) && !halted() {
             let index = pending[i];
             let prerequisites = plan.prerequisites(index);
             if let Some(blocker) = prerequisites.iter().find(|p| failed.contains(p)) {
@@ -251,11 +257,17 @@ pub async fn apply(
         delete_retired(&shared, &mut report).await;
     } else {
         report.interrupted = true;
+        report.unreachable = client.unreachable() && !options.stop.load(Ordering::SeqCst);
+        let because = if report.unreachable {
+            "not started: the service is unreachable"
+        } else {
+            "interrupted"
+        };
         for index in pending {
             let change = &plan.changes[index];
             report
                 .skipped
-                .push((change.address.clone(), change.action, "interrupted".into()));
+                .push((change.address.clone(), change.action, because.into()));
         }
     }
     let Shared { state, recorder, .. } = shared;

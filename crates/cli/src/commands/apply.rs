@@ -145,10 +145,12 @@ async fn apply(
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
         let stop = stop.clone();
+        let client = prepared.connection.client.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("interrupted: finishing the changes in flight, then stopping");
+                eprintln!("interrupted: finishing the changes in flight (without retries), then stopping");
                 stop.store(true, Ordering::SeqCst);
+                client.stop_retrying();
             }
         })
     };
@@ -180,6 +182,7 @@ async fn apply(
         }
         _ => None,
     };
+    let api_url = client.base_url().to_owned();
     prepared.connection.close().await;
     let (report, state) = result.map_err(|e| Stop::Message(e.to_string()))?;
     let recorded = match &verification {
@@ -220,6 +223,14 @@ async fn apply(
     }
     if let Some(verification) = &verification {
         report_verification(verification, recorded);
+    }
+    if report.unreachable {
+        eprintln!(
+            "\nerror: stopped: the service at {} stopped answering ({} requests in a row failed to reach it); what is not done is listed above\n\nhint: run the same apply again once it answers: it picks up where this one stopped",
+            api_url,
+            monform_api::breaker::LIMIT
+        );
+        return Ok(ExitCode::FAILURE);
     }
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));

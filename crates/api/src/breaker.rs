@@ -1,0 +1,95 @@
+//! The circuit breaker: when the service stops answering (connections
+//! refused or timing out, request after request), retrying every remaining
+//! request for minutes helps nobody. After [`LIMIT`] such failures in a row
+//! the client stops retrying and answers at once, sending one probe at most
+//! every [`PROBE_EVERY`] so a service that comes back is noticed. Any
+//! answer from the service, even an error status, closes it again.
+//!
+//! Written here rather than taken from a crate: it is twenty lines over
+//! the client's own retry loop (backon), which a breaker crate would
+//! have to wrap anyway.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Failures to reach the service in a row that open the breaker.
+pub const LIMIT: u32 = 8;
+/// How often an open breaker lets one request through.
+pub const PROBE_EVERY: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Default)]
+pub(crate) struct Breaker {
+    streak: AtomicU32,
+    last_probe: Mutex<Option<Instant>>,
+    /// Set by [`Breaker::stop`]: no request is retried any more.
+    stopped: AtomicBool,
+}
+
+impl Breaker {
+    /// The service answered.
+    pub fn answered(&self) {
+        self.streak.store(0, Ordering::Relaxed);
+    }
+
+    /// A request did not reach the service.
+    pub fn unreachable(&self) {
+        self.streak.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.streak.load(Ordering::Relaxed) >= LIMIT
+    }
+
+    pub fn streak(&self) -> u32 {
+        self.streak.load(Ordering::Relaxed)
+    }
+
+    /// Whether a request may be sent now: always while closed; while open,
+    /// one probe every [`PROBE_EVERY`].
+    pub fn may_send(&self) -> bool {
+        if !self.is_open() {
+            return true;
+        }
+        let Ok(mut last) = self.last_probe.lock() else {
+            return true;
+        };
+        let now = Instant::now();
+        if last.is_some_and(|at| now.duration_since(at) < PROBE_EVERY) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+
+    /// Whether a failed request may be tried again.
+    pub fn may_retry(&self) -> bool {
+        !self.is_open() && !self.stopped.load(Ordering::Relaxed)
+    }
+
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_after_the_limit_probes_rarely_and_closes_on_an_answer() {
+        let breaker = Breaker::default();
+        for _ in 0..LIMIT - 1 {
+            breaker.unreachable();
+        }
+        assert!(breaker.may_retry() && breaker.may_send());
+        breaker.unreachable();
+        assert!(breaker.is_open() && !breaker.may_retry());
+        assert!(breaker.may_send(), "the first probe goes");
+        assert!(!breaker.may_send(), "the next waits for PROBE_EVERY");
+        breaker.answered();
+        assert!(!breaker.is_open() && breaker.may_send() && breaker.may_retry());
+        breaker.stop();
+        assert!(!breaker.may_retry());
+    }
+}
