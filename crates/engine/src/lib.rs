@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod identity;
 pub mod lock;
 pub mod normal;
+pub mod ops;
 pub mod ownership;
 pub mod plan;
 pub mod renames;

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
+use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
 use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
 
-use super::context::{Stop, open_backend, parse_targets, prepare};
+use super::context::{Stop, open_backend, parse_targets, refused};
+use crate::connect::connect;
 use crate::render::plan::{Style, human};
 use crate::render::progress::Progress;
 use crate::render::{Output, budget};
@@ -82,34 +84,36 @@ async fn apply(
         ));
     }
     let targets = match &saved {
-        Some(saved) => saved.addresses(),
+        Some(_) => Vec::new(),
         None => parse_targets(&args.targets)?,
     };
-    // One apply at a time: take the lock before reading anything.
-    let loaded = super::context::load(dir, output)?;
+    let (loaded, project) = super::context::load(dir, output)?;
     let command = if destroy { "monform destroy" } else { "monform apply" };
-    let backend = open_backend(dir, &loaded.1, command)?;
-    let header = super::context::plan_header(&loaded.1);
-    let max_runs = loaded.1.max_runs_per_month;
-    let lock = backend.lock(command).map_err(|e| Stop::Message(e.to_string()))?;
-    if let Some(holder) = &lock.took_over {
+    let backend = open_backend(dir, &project, command)?;
+    let header = super::context::plan_header(&project);
+    let connection = connect(dir, api_url, &project).await?;
+    let session = Session {
+        project: &project,
+        desired: &loaded.desired,
+        client: &connection.client,
+        backend: backend.as_ref(),
+    };
+    let from_file = saved.is_some();
+    let request = ApplyRequest {
+        plan: PlanRequest { targets, destroy },
+        saved,
+        allow_mass_delete: args.allow_mass_delete,
+        command: command.to_owned(),
+    };
+    let ready = ops::prepare_apply(&session, request)
+        .await
+        .map_err(|refusal| refused(&refusal, &loaded))?;
+    if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
     }
-    let prepared = prepare(dir, api_url, loaded, backend, &targets, destroy).await?;
-    let plan = &prepared.plan;
-    // A destroy only lowers the runs: its budget is not shown.
-    let runs = (!destroy && plan.summary().has_changes())
-        .then(|| monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual));
-    if let Some(saved) = &saved {
-        saved
-            .verify(plan, &prepared.loaded.desired, &prepared.state)
-            .map_err(|e| {
-                Stop::Message(format!(
-                    "the saved plan is stale: {e}\n\nhint: run `monform plan --out FILE` again and review it"
-                ))
-            })?;
-    } else {
-        print!("{}{}", header, super::plan::moved_note(&prepared.actual, plan));
+    let plan = ready.plan();
+    if !from_file {
+        print!("{}{}", header, super::plan::moved_note(&ready.planned.actual, plan));
         print!(
             "{}",
             human(
@@ -119,33 +123,29 @@ async fn apply(
                 }
             )
         );
-        if let Some(runs) = &runs {
+        if let Some(runs) = &ready.runs {
             println!("{}", budget::line(runs));
         }
     }
-    // Over the budget, as `plan` fails, `apply` does not start.
-    if let Some(message) = runs.as_ref().and_then(|runs| budget::exceeded(runs, max_runs)) {
-        prepared.connection.close().await;
-        return Err(Stop::Message(format!("refusing to apply: {message}")));
-    }
-    let problems =
-        monform_engine::safety::check(plan, &prepared.loaded.desired, &prepared.state, args.allow_mass_delete);
-    if !problems.is_empty() {
-        prepared.connection.close().await;
-        let list: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
-        return Err(Stop::Message(format!("refusing to apply:\n{}", list.join("\n"))));
+    if let Some(refusal) = ready.refusal() {
+        // Over the budget (as `plan` fails) or unsafe: nothing starts.
+        let message = refused(refusal, &loaded);
+        drop(ready);
+        connection.close().await;
+        return Err(message);
     }
     // With no changes the engine still runs: it records adopted objects in the state.
     let has_changes = plan.summary().has_changes();
-    if has_changes && saved.is_none() && !args.auto_approve && !confirm(destroy) {
+    if has_changes && !from_file && !args.auto_approve && !confirm(destroy) {
         eprintln!("Apply cancelled.");
-        prepared.connection.close().await;
+        drop(ready);
+        connection.close().await;
         return Ok(ExitCode::FAILURE);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
         let stop = stop.clone();
-        let client = prepared.connection.client.clone();
+        let client = connection.client.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("interrupted: finishing the changes in flight (without retries), then stopping");
@@ -160,37 +160,17 @@ async fn apply(
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| progress.event(event);
-    let client = &prepared.connection.client;
+    let client = &connection.client;
     let shown = progress.clone();
     client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
-    // A destroy wants nothing: the files only guard it (preventDestroy).
-    let nothing = monform_config::Desired::default();
-    let input = monform_engine::ApplyInput {
-        client: &prepared.connection.client,
-        plan,
-        desired: if destroy { &nothing } else { &prepared.loaded.desired },
-        actual: &prepared.actual,
-        backend: prepared.backend.as_ref(),
-    };
-    let result = monform_engine::apply(input, prepared.state.clone(), &options, &on_event).await;
+    let result = ops::execute(ready, &options, &on_event).await;
     client.observe_waits(None);
     progress.finish();
     watcher.abort();
-    let verification = match &result {
-        Ok((report, state)) if has_changes => {
-            Some(monform_engine::verify(client, plan, &report.done, &prepared.loaded.desired, state).await)
-        }
-        _ => None,
-    };
     let api_url = client.base_url().to_owned();
-    prepared.connection.close().await;
-    let (report, state) = result.map_err(|e| Stop::Message(e.to_string()))?;
-    let recorded = match &verification {
-        Some(Ok(v)) if !v.normal_forms.is_empty() => {
-            Some(monform_engine::normal::save(prepared.backend.as_ref(), state, &v.normal_forms).map(|_| ()))
-        }
-        _ => None,
-    };
+    connection.close().await;
+    let applied = result.map_err(|refusal| refused(&refusal, &loaded))?;
+    let report = &applied.report;
     if !has_changes {
         // Only tag moves (after `state mv`) can have failed.
         return Ok(if report.failed.is_empty() {
@@ -199,14 +179,10 @@ async fn apply(
             ExitCode::FAILURE
         });
     }
-    // A change that did not land leaves the apply incomplete.
-    let verified = verification
-        .as_ref()
-        .is_none_or(|v| v.as_ref().is_ok_and(|v| v.failures.is_empty()));
     eprintln!(
         "\n{} {}: {} done, {} failed, {} skipped.",
         if destroy { "Destroy" } else { "Apply" },
-        if report.is_success() && verified {
+        if applied.is_complete() {
             "complete"
         } else {
             "incomplete"
@@ -221,8 +197,8 @@ async fn apply(
     for (address, _, because) in &report.skipped {
         eprintln!("  skipped: {address}: {because}");
     }
-    if let Some(verification) = &verification {
-        report_verification(verification, recorded);
+    if let Some(verification) = &applied.verification {
+        report_verification(verification, applied.normal_forms_saved.as_ref());
     }
     if report.unreachable {
         eprintln!(
@@ -235,7 +211,7 @@ async fn apply(
     if report.interrupted || stop.load(Ordering::SeqCst) {
         return Ok(ExitCode::from(130));
     }
-    Ok(if report.is_success() && verified {
+    Ok(if applied.is_complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -246,7 +222,7 @@ async fn apply(
 /// it found were recorded.
 fn report_verification(
     verification: &Result<monform_engine::Verification, monform_api::Error>,
-    recorded: Option<Result<(), monform_engine::StateError>>,
+    recorded: Option<&Result<(), monform_engine::StateError>>,
 ) {
     match verification {
         Ok(v) => {

@@ -5,21 +5,12 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use monform_config::{Diagnostic, Loaded, Project, Severity};
+use monform_engine::ops::Refusal;
 use monform_engine::state::postgres::Actor;
-use monform_engine::{Actual, LocalState, Plan, PlanOptions, PostgresState, State, StateBackend};
+use monform_engine::{LocalState, PostgresState, StateBackend};
 use monform_model::Address;
 
-use crate::connect::{Connection, connect};
 use crate::render::Output;
-
-pub struct Prepared {
-    pub loaded: Loaded,
-    pub connection: Connection,
-    pub backend: Box<dyn StateBackend>,
-    pub state: State,
-    pub actual: Actual,
-    pub plan: Plan,
-}
 
 /// Why a command stops early: already reported diagnostics, or a message.
 pub enum Stop {
@@ -143,127 +134,33 @@ pub fn open_postgres(project: &str, command: &str) -> Result<PostgresState, Stop
     PostgresState::open(&url, project, Actor::current(command)).map_err(|e| Stop::Message(e.to_string()))
 }
 
-/// Objects another project owns are never adopted, changed or deleted:
-/// files claiming one (by natural key, or a state entry) stop the plan.
-fn refuse_clashes(project: &str, desired: &monform_config::Desired, actual: &Actual) -> Result<(), Stop> {
-    use monform_engine::ownership::{RECORD_PREFIX, is_record};
-    let key = monform_engine::ownership::record_key(project);
-    let mut problems: Vec<String> = actual.clashes.iter().map(|c| format!("  {c}")).collect();
-    for address in desired.resources.keys() {
-        let claimed = actual.clashes.iter().any(|c| &c.address == address);
-        if is_record(address.kind, &address.id) && !claimed {
-            problems.push(format!(
-                "  {address}: variables named {RECORD_PREFIX}* are monform's ownership records; rename it"
-            ));
-        }
-    }
-    if let Some(other) = actual
-        .owners
-        .records
-        .values()
-        .find(|r| r.project != project && monform_engine::ownership::record_key(&r.project) == key)
-    {
-        problems.push(format!(
-            "  projects `{project}` and `{}` would keep one ownership record ({key}): rename one of them",
-            other.project
-        ));
-    }
-    if problems.is_empty() {
-        return Ok(());
-    }
-    Err(Stop::Message(format!(
-        "the files claim objects of other projects:\n{}",
-        problems.join("\n")
-    )))
-}
-
-/// Stops the plan when `moved` / `import` entries cannot be planned, each
-/// problem at its entry's `file:line:column`.
-fn refuse_entries(
-    loaded: &Loaded,
-    problems: impl Iterator<Item = (monform_config::source::Span, String)>,
-    help: &str,
-) -> Result<(), Stop> {
-    let lines: Vec<String> = problems
-        .map(|(span, problem)| {
-            let at = monform_config::Diagnostic::new("monform::declared", "")
-                .at(span, "")
-                .location(&loaded.sources)
-                .unwrap_or_default();
-            format!("  {at}: {problem}")
-        })
-        .collect();
-    if lines.is_empty() {
-        return Ok(());
-    }
-    Err(Stop::Message(format!("cannot plan:\n{}{help}", lines.join("\n"))))
-}
-
-/// Everything after loading, up to and including the plan.
-pub async fn prepare(
-    dir: &Path,
-    api_url: Option<&str>,
-    (loaded, project): (Loaded, Project),
-    backend: Box<dyn StateBackend>,
-    targets: &[Address],
-    destroy: bool,
-) -> Result<Prepared, Stop> {
-    let connection = connect(dir, api_url, &project).await?;
-    let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-    // Plans see the files' `moved` entries made, as after `state mv`; the
-    // apply records them first. `destroy` deletes objects where the state has them.
-    let (moves, conflicts) = if destroy {
-        Default::default()
-    } else {
-        monform_engine::declared::state_moves(&state, &loaded.desired.declarations)
-    };
-    refuse_entries(
-        &loaded,
-        conflicts.iter().map(|(entry, remote_id)| {
-            (
-                entry.span,
-                format!(
-                    "moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
-                    entry.to, entry.from
-                ),
-            )
-        }),
-        "\nremove the entry, or `monform state rm` one of the two",
-    )?;
-    let planning = monform_engine::declared::moved_state(&state, &moves);
-    let actual = monform_engine::fetch(&connection.client, &project.name, &loaded.desired, &planning)
-        .await
-        .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
-    refuse_clashes(&project.name, &loaded.desired, &actual)?;
-    if !destroy {
-        let problems = monform_engine::declared::import_problems(&loaded.desired, &actual, &project.name);
-        refuse_entries(
-            &loaded,
-            problems
+/// An engine refusal in words, `file:line:column` where it has a span.
+pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
+    let list = |lines: Vec<String>| lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
+    Stop::Message(match refusal {
+        Refusal::Clashes(problems) => format!("the files claim objects of other projects:\n{}", list(problems.clone())),
+        Refusal::Entries { problems, help } => {
+            let lines = problems
                 .iter()
-                .map(|(entry, problem)| (entry.span, format!("import of {} as {}: {problem}", entry.id, entry.to))),
-            "",
-        )?;
-    }
-    let empty = monform_config::Desired::default();
-    let desired = if destroy { &empty } else { &loaded.desired };
-    let mut plan = monform_engine::plan(
-        &project.name,
-        desired,
-        &actual,
-        &planning,
-        &PlanOptions {
-            targets: targets.to_vec(),
-        },
-    );
-    plan.discarded = monform_engine::discards::discarded(&connection.client, &plan, &actual).await;
-    Ok(Prepared {
-        loaded,
-        connection,
-        backend,
-        state,
-        actual,
-        plan,
+                .map(|(span, problem)| {
+                    let at = Diagnostic::new("monform::declared", "")
+                        .at(*span, "")
+                        .location(&loaded.sources)
+                        .unwrap_or_default();
+                    format!("{at}: {problem}")
+                })
+                .collect();
+            format!("cannot plan:\n{}{help}", list(lines))
+        }
+        Refusal::Stale(stale) => {
+            format!("the saved plan is stale: {stale}\n\nhint: run `monform plan --out FILE` again and review it")
+        }
+        Refusal::OverBudget(over) => format!("refusing to apply: {}", crate::render::budget::over(over)),
+        Refusal::Unsafe(problems) => format!(
+            "refusing to apply:\n{}",
+            list(problems.iter().map(ToString::to_string).collect())
+        ),
+        other => other.to_string(),
     })
 }
 

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::context::{Stop, block_on, open_backend, parse_targets, prepare};
+use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
+
+use super::context::{Stop, block_on, open_backend, parse_targets, refused};
+use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::{budget, effective};
@@ -66,36 +69,71 @@ pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) 
     note
 }
 
+/// What a plan shows, gathered before the connection closes.
+struct Planned {
+    plan: monform_engine::Plan,
+    header: String,
+    environment: Option<String>,
+    runs: monform_engine::RunBudget,
+    max_runs: Option<u64>,
+    over: Option<OverBudget>,
+    effective: Vec<effective::Effective>,
+}
+
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
-        let loaded = super::context::load(dir, output)?;
-        let header = super::context::plan_header(&loaded.1);
-        let environment = loaded.1.environment.clone();
-        let max_runs = loaded.1.max_runs_per_month;
-        let backend = open_backend(dir, &loaded.1, "monform plan")?;
-        let prepared = prepare(dir, api_url, loaded, backend, &targets, false).await?;
-        let plan = prepared.plan.clone();
-        let moved = moved_note(&prepared.actual, &plan);
-        let saved = monform_engine::SavedPlan::new(&plan, &prepared.loaded.desired, &prepared.state);
-        let runs = monform_engine::run_budget(&prepared.loaded.desired, &prepared.actual);
+        let (loaded, project) = super::context::load(dir, output)?;
+        let header = super::context::plan_header(&project);
+        let backend = open_backend(dir, &project, "monform plan")?;
+        let connection = connect(dir, api_url, &project).await?;
+        let session = Session {
+            project: &project,
+            desired: &loaded.desired,
+            client: &connection.client,
+            backend: backend.as_ref(),
+        };
+        let request = PlanRequest {
+            targets,
+            destroy: false,
+        };
+        let planned = ops::plan(&session, &request)
+            .await
+            .map_err(|refusal| refused(&refusal, &loaded))?;
+        let moved = moved_note(&planned.actual, &planned.plan);
+        let runs = monform_engine::run_budget(&loaded.desired, &planned.actual);
+        let over = planned.over_budget(&session);
         let effective = if args.effective {
-            effective::of_changes(&plan, &prepared.loaded.desired)
+            effective::of_changes(&planned.plan, &loaded.desired)
         } else {
             Vec::new()
         };
-        prepared.connection.close().await;
         // A plan over the budget is not saved: it cannot be applied.
-        if let Some(path) = args
-            .out
-            .as_ref()
-            .filter(|_| budget::exceeded(&runs, max_runs).is_none())
-        {
+        let saved = args.out.as_ref().map(|path| (path, planned.saved(&session)));
+        connection.close().await;
+        if let Some((path, Ok(saved))) = saved {
             write_saved(path, &saved)?;
         }
-        Ok::<_, Stop>((plan, format!("{header}{moved}"), environment, runs, max_runs, effective))
+        let planned = Planned {
+            plan: planned.plan,
+            header: format!("{header}{moved}"),
+            environment: project.environment.clone(),
+            runs,
+            max_runs: project.max_runs_per_month,
+            over,
+            effective,
+        };
+        Ok::<_, Stop>(planned)
     });
-    let (plan, moved, environment, runs, max_runs, effective) = match result {
+    let Planned {
+        plan,
+        header: moved,
+        environment,
+        runs,
+        max_runs,
+        over,
+        effective,
+    } = match result {
         Ok(Ok(planned)) => planned,
         Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
         Ok(Err(Stop::Message(message))) | Err(message) => {
@@ -134,8 +172,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default()
         ),
     }
-    if let Some(message) = budget::exceeded(&runs, max_runs) {
-        eprintln!("error: {message}");
+    if let Some(over) = over {
+        eprintln!("error: {}", budget::over(&over));
         return ExitCode::FAILURE;
     }
     if args.detailed_exitcode && plan.summary().has_changes() {

@@ -2,10 +2,8 @@
 //! and why a plan over `[budget] max-runs-per-month` fails.
 
 use monform_engine::RunBudget;
+use monform_engine::ops::OverBudget;
 use serde_json::{Value, json};
-
-/// How many checks a failed budget names.
-const TOP: usize = 5;
 
 /// `1234567` as `1,234,567`.
 pub(super) fn thousands(n: u64) -> String {
@@ -41,18 +39,17 @@ pub fn json(budget: &RunBudget, max: Option<u64>) -> Value {
     value
 }
 
-/// Why the plan fails, when it runs the checks more than `max` times a month.
-pub fn exceeded(budget: &RunBudget, max: Option<u64>) -> Option<String> {
-    let max = max.filter(|max| budget.after > *max)?;
+/// Why a plan over the run budget fails.
+pub fn over(over: &OverBudget) -> String {
     let mut message = format!(
         "the plan runs checks {} times a month, over the budget of {} ([budget] max-runs-per-month in monform.toml); most runs:",
-        thousands(budget.after),
-        thousands(max)
+        thousands(over.runs),
+        thousands(over.max)
     );
-    for (address, runs) in budget.top(TOP) {
-        message.push_str(&format!("\n  {address}: {} runs a month", thousands(runs)));
+    for (address, runs) in &over.top {
+        message.push_str(&format!("\n  {address}: {} runs a month", thousands(*runs)));
     }
-    Some(message)
+    message
 }
 
 #[cfg(test)]

@@ -1,0 +1,264 @@
+//! The engine's front door: the operations every front end runs (the CLI,
+//! the bench, the tests; later the reconciler and the language server) on
+//! a [`Session`] over one project. A rule about what a plan or an apply may
+//! do lives here once: declared entries that cannot be planned, objects of
+//! other projects, stale saved plans, the run budget, `preventDestroy` and
+//! the mass-delete threshold, the lock. Each refusal is a typed
+//! [`Refusal`] the front end words; progress goes to an [`Observer`].
+//! Front ends keep what is theirs: arguments, prompts, signals, choosing
+//! the API and the state backend, and rendering.
+
+use monform_api::Client;
+use monform_config::{Desired, Project};
+use monform_model::Address;
+
+use crate::budget::RunBudget;
+use crate::execute::{ApplyOptions, Event, Report};
+use crate::fetch::Actual;
+use crate::lock::{Holder, LockGuard};
+use crate::plan::{Plan, PlanOptions};
+use crate::saved::SavedPlan;
+use crate::state::{State, StateBackend, StateError};
+use crate::verify::Verification;
+
+mod refusal;
+pub use refusal::{OverBudget, Refusal};
+
+/// One project as a front end loaded it, with the service and the state
+/// it is planned against.
+pub struct Session<'a> {
+    pub project: &'a Project,
+    /// The files (validated; a front end refuses to plan files with errors).
+    pub desired: &'a Desired,
+    pub client: &'a Client,
+    pub backend: &'a dyn StateBackend,
+}
+
+/// Where progress goes: the CLI's progress line, a log, nothing.
+pub trait Observer: Sync {
+    fn event(&self, event: Event);
+}
+
+impl<F: Fn(Event) + Sync> Observer for F {
+    fn event(&self, event: Event) {
+        self(event)
+    }
+}
+
+/// What to plan.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRequest {
+    /// Only these addresses and what they depend on; empty: everything.
+    pub targets: Vec<Address>,
+    /// Plan the removal of every object of the project (`destroy`).
+    pub destroy: bool,
+}
+
+/// A plan and what it was made from.
+#[derive(Debug)]
+pub struct Planned {
+    /// The state as loaded (before declared moves).
+    pub state: State,
+    pub actual: Actual,
+    pub plan: Plan,
+}
+
+impl Planned {
+    /// The check runs a month before and after the plan; `None` for a
+    /// destroy or a plan without changes (they only lower the runs).
+    pub fn runs(&self, desired: &Desired, destroy: bool) -> Option<RunBudget> {
+        (!destroy && self.plan.summary().has_changes()).then(|| crate::budget::run_budget(desired, &self.actual))
+    }
+
+    /// The plan as a file `apply PLANFILE` takes, or why it may not be
+    /// saved (over the run budget: it could not be applied).
+    pub fn saved(&self, session: &Session<'_>) -> Result<SavedPlan, Refusal> {
+        if let Some(over) = self.over_budget(session) {
+            return Err(Refusal::OverBudget(over));
+        }
+        Ok(SavedPlan::new(&self.plan, session.desired, &self.state))
+    }
+
+    /// Over `[budget] max-runs-per-month`, when the project sets one.
+    pub fn over_budget(&self, session: &Session<'_>) -> Option<OverBudget> {
+        let runs = crate::budget::run_budget(session.desired, &self.actual);
+        OverBudget::of(&runs, session.project.max_runs_per_month)
+    }
+}
+
+/// Compares the files with the service: declared moves applied to a copy
+/// of the state, the account fetched, clashes and bad entries refused, the
+/// plan made and what its deletes of checks discard asked for.
+pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planned, Refusal> {
+    let project = &session.project.name;
+    let state = session.backend.load(project).map_err(Refusal::State)?;
+    // Plans see the files' `moved` entries made, as after `state mv`; the
+    // apply records them first. `destroy` deletes objects where the state has them.
+    let (moves, conflicts) = if request.destroy {
+        Default::default()
+    } else {
+        crate::declared::state_moves(&state, &session.desired.declarations)
+    };
+    refusal::moved_conflicts(&conflicts)?;
+    let planning = crate::declared::moved_state(&state, &moves);
+    let actual = crate::fetch::fetch(session.client, project, session.desired, &planning)
+        .await
+        .map_err(Refusal::Fetch)?;
+    refusal::clashes(project, session.desired, &actual)?;
+    if !request.destroy {
+        let problems = crate::declared::import_problems(session.desired, &actual, project);
+        refusal::import_problems(&problems)?;
+    }
+    let empty = Desired::default();
+    let desired = if request.destroy { &empty } else { session.desired };
+    let options = PlanOptions {
+        targets: request.targets.clone(),
+    };
+    let mut plan = crate::plan::plan(project, desired, &actual, &planning, &options);
+    plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    Ok(Planned { state, actual, plan })
+}
+
+/// What to apply.
+#[derive(Debug, Default)]
+pub struct ApplyRequest {
+    pub plan: PlanRequest,
+    /// A reviewed plan (`plan --out`): applied only if planning again gives
+    /// exactly it. Its addresses are the targets.
+    pub saved: Option<SavedPlan>,
+    pub allow_mass_delete: bool,
+    /// Who takes the lock, as its holder shows it (`monform apply`).
+    pub command: String,
+}
+
+/// A plan ready to apply: the lock held, the plan made and checked.
+pub struct Ready<'s> {
+    session: &'s Session<'s>,
+    _lock: LockGuard,
+    /// A stale lock taken over, to warn about.
+    pub took_over: Option<Holder>,
+    pub planned: Planned,
+    /// The runs a month (see [`Planned::runs`]).
+    pub runs: Option<RunBudget>,
+    destroy: bool,
+    /// Why it may not run (over the budget, unsafe): found before any
+    /// confirmation, so a front end shows the plan and then the refusal.
+    refused: Option<Refusal>,
+}
+
+impl Ready<'_> {
+    pub fn plan(&self) -> &Plan {
+        &self.planned.plan
+    }
+
+    /// Why [`execute`] would refuse this plan, if it would.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.refused.as_ref()
+    }
+}
+
+/// Takes the lock and plans for an apply (or a destroy). A stale saved
+/// plan is refused at once; the run budget and the safety guards are
+/// checked and kept for [`execute`] to refuse on.
+pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) -> Result<Ready<'s>, Refusal> {
+    let mut plan_request = request.plan;
+    if let Some(saved) = &request.saved {
+        plan_request.targets = saved.addresses();
+    }
+    // One apply at a time: the lock is taken before anything is read.
+    let lock = session.backend.lock(&request.command).map_err(Refusal::Lock)?;
+    let took_over = lock.took_over.clone();
+    let planned = plan(session, &plan_request).await?;
+    if let Some(saved) = &request.saved {
+        saved
+            .verify(&planned.plan, session.desired, &planned.state)
+            .map_err(Refusal::Stale)?;
+    }
+    let runs = planned.runs(session.desired, plan_request.destroy);
+    let over = runs
+        .as_ref()
+        .and_then(|runs| OverBudget::of(runs, session.project.max_runs_per_month));
+    let unsafe_changes = crate::safety::check(
+        &planned.plan,
+        session.desired,
+        &planned.state,
+        request.allow_mass_delete,
+    );
+    let refused = match (over, unsafe_changes.is_empty()) {
+        (Some(over), _) => Some(Refusal::OverBudget(over)),
+        (None, false) => Some(Refusal::Unsafe(unsafe_changes)),
+        (None, true) => None,
+    };
+    Ok(Ready {
+        session,
+        _lock: lock,
+        took_over,
+        planned,
+        runs,
+        destroy: plan_request.destroy,
+        refused,
+    })
+}
+
+/// What an apply did.
+pub struct Applied {
+    pub report: Report,
+    /// Reading back what changed; `None` when nothing changed.
+    pub verification: Option<Result<Verification, monform_api::Error>>,
+    /// Whether the service's normal forms verification found were
+    /// recorded; `None` when there were none.
+    pub normal_forms_saved: Option<Result<(), StateError>>,
+}
+
+impl Applied {
+    /// Every change done and, if anything changed, each read back as planned.
+    pub fn is_complete(&self) -> bool {
+        let verified = self
+            .verification
+            .as_ref()
+            .is_none_or(|v| v.as_ref().is_ok_and(|v| v.failures.is_empty()));
+        self.report.is_success() && verified
+    }
+}
+
+/// Applies a ready plan: the changes in dependency order, each recorded in
+/// the state as it completes; then what changed is read back and the
+/// service's normal forms are recorded. The lock is released at the end.
+pub async fn execute(ready: Ready<'_>, options: &ApplyOptions, observer: &dyn Observer) -> Result<Applied, Refusal> {
+    if let Some(refusal) = ready.refused {
+        return Err(refusal);
+    }
+    let session = ready.session;
+    let planned = &ready.planned;
+    let has_changes = planned.plan.summary().has_changes();
+    // A destroy wants nothing: the files only guard it (preventDestroy).
+    let nothing = Desired::default();
+    let desired = if ready.destroy { &nothing } else { session.desired };
+    let input = crate::execute::ApplyInput {
+        client: session.client,
+        plan: &planned.plan,
+        desired,
+        actual: &planned.actual,
+        backend: session.backend,
+    };
+    let on_event = |event: Event| observer.event(event);
+    let (report, state) = crate::execute::apply(input, planned.state.clone(), options, &on_event)
+        .await
+        .map_err(Refusal::Apply)?;
+    let verification = if has_changes {
+        Some(crate::verify::verify(session.client, &planned.plan, &report.done, session.desired, &state).await)
+    } else {
+        None
+    };
+    let normal_forms_saved = match &verification {
+        Some(Ok(v)) if !v.normal_forms.is_empty() => {
+            Some(crate::normal::save(session.backend, state, &v.normal_forms).map(|_| ()))
+        }
+        _ => None,
+    };
+    Ok(Applied {
+        report,
+        verification,
+        normal_forms_saved,
+    })
+}

@@ -1,0 +1,134 @@
+//! Why an operation does not go on: typed, so each front end words it (the
+//! CLI as text with hints, JSON for pipelines, a diagnostic in an editor).
+
+use monform_config::Desired;
+use monform_config::declare::Import;
+use monform_config::source::Span;
+use monform_model::Address;
+
+use crate::budget::RunBudget;
+use crate::declared::MoveConflict;
+use crate::execute::ApplyError;
+use crate::fetch::Actual;
+use crate::lock::LockError;
+use crate::safety::SafetyError;
+use crate::saved::StalePlan;
+use crate::state::StateError;
+
+/// How many checks an over-budget refusal names.
+const TOP: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("{0}")]
+    State(StateError),
+    /// The account could not be read.
+    #[error("cannot read the account: {0}")]
+    Fetch(monform_api::Error),
+    #[error("{0}")]
+    Lock(LockError),
+    /// The files claim objects of other projects (each line one).
+    #[error("the files claim objects of other projects")]
+    Clashes(Vec<String>),
+    /// `moved` or `import` entries that cannot be planned, at their spans.
+    #[error("declared entries cannot be planned")]
+    Entries {
+        problems: Vec<(Span, String)>,
+        help: &'static str,
+    },
+    #[error("the saved plan is stale: {0}")]
+    Stale(StalePlan),
+    #[error("the plan runs checks {} times a month, over the budget of {}", .0.runs, .0.max)]
+    OverBudget(OverBudget),
+    /// Deletes the guards stop: `preventDestroy`, the mass-delete threshold.
+    #[error("the plan deletes what the safety guards protect")]
+    Unsafe(Vec<SafetyError>),
+    /// The apply itself failed (its state could not be written).
+    #[error("{0}")]
+    Apply(ApplyError),
+}
+
+/// A plan over `[budget] max-runs-per-month`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverBudget {
+    pub runs: u64,
+    pub max: u64,
+    /// The checks that run most, most first.
+    pub top: Vec<(Address, u64)>,
+}
+
+impl OverBudget {
+    /// The refusal when `runs` is over `max` (no budget: never).
+    pub fn of(runs: &RunBudget, max: Option<u64>) -> Option<OverBudget> {
+        let max = max.filter(|max| runs.after > *max)?;
+        Some(OverBudget {
+            runs: runs.after,
+            max,
+            top: runs.top(TOP).into_iter().map(|(a, n)| (a.clone(), n)).collect(),
+        })
+    }
+}
+
+pub(super) fn moved_conflicts(conflicts: &[MoveConflict<'_>]) -> Result<(), Refusal> {
+    let problems: Vec<(Span, String)> = conflicts
+        .iter()
+        .map(|(entry, remote_id)| {
+            (
+                entry.span,
+                format!(
+                    "moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry.to, entry.from
+                ),
+            )
+        })
+        .collect();
+    entries(problems, "\nremove the entry, or `monform state rm` one of the two")
+}
+
+pub(super) fn import_problems(problems: &[(&Import, String)]) -> Result<(), Refusal> {
+    let problems = problems
+        .iter()
+        .map(|(entry, problem)| (entry.span, format!("import of {} as {}: {problem}", entry.id, entry.to)))
+        .collect();
+    entries(problems, "")
+}
+
+fn entries(problems: Vec<(Span, String)>, help: &'static str) -> Result<(), Refusal> {
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Refusal::Entries { problems, help })
+    }
+}
+
+/// Objects another project owns are never adopted, changed or deleted:
+/// files claiming one (by natural key, or a state entry) stop the plan.
+pub(super) fn clashes(project: &str, desired: &Desired, actual: &Actual) -> Result<(), Refusal> {
+    use crate::ownership::{RECORD_PREFIX, is_record, record_key};
+    let key = record_key(project);
+    let mut problems: Vec<String> = actual.clashes.iter().map(ToString::to_string).collect();
+    for address in desired.resources.keys() {
+        let claimed = actual.clashes.iter().any(|c| &c.address == address);
+        if is_record(address.kind, &address.id) && !claimed {
+            problems.push(format!(
+                "{address}: variables named {RECORD_PREFIX}* are monform's ownership records; rename it"
+            ));
+        }
+    }
+    if let Some(other) = actual
+        .owners
+        .records
+        .values()
+        .find(|r| r.project != project && record_key(&r.project) == key)
+    {
+        problems.push(format!(
+            "projects `{project}` and `{}` would keep one ownership record ({key}): rename one of them",
+            other.project
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Refusal::Clashes(problems))
+    }
+}
