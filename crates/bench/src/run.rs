@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use monform_api::{Client, ClientConfig, Secret};
-use monform_config::Loaded;
-use monform_engine::{
-    Actual, ApplyInput, ApplyOptions, Event, LocalState, Plan, PlanOptions, State, StateBackend, Summary,
-};
+use monform_config::{Loaded, Project};
+use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
+use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, PlanOptions, StateBackend, Summary};
 use serde::{Deserialize, Serialize};
 
 use crate::generate::{PROJECT, Shape, generate};
@@ -53,15 +52,6 @@ fn load(dir: &Path) -> Loaded {
         panic!("the generated project has {} diagnostics", loaded.diagnostics.len());
     }
     loaded
-}
-
-fn project_name(loaded: &Loaded) -> String {
-    loaded
-        .project
-        .as_ref()
-        .expect("monform.toml has a project")
-        .name
-        .clone()
 }
 
 struct Bench {
@@ -125,43 +115,46 @@ fn describe_changes(plan: &Plan, limit: usize) -> String {
         .join("\n  ")
 }
 
-/// Applies `plan` from the state it was planned with, as `monform apply` does.
-async fn apply(bench: &Bench, dir: &Path, planned: Planned, loaded: &Loaded) -> monform_engine::Report {
-    let Planned { state, actual, plan } = planned;
+/// Applies what the files say, as `monform apply --auto-approve` does:
+/// the engine's operations (lock, plan, guards, apply, verification).
+async fn apply(bench: &Bench, dir: &Path, loaded: &Loaded) -> ops::Applied {
+    let project = project_of(loaded);
     let backend = LocalState::new(dir);
-    let on_event = |_: Event| {};
-    let (report, _) = monform_engine::apply(
-        ApplyInput {
-            client: &bench.client,
-            plan: &plan,
-            desired: &loaded.desired,
-            actual: &actual,
-            backend: &backend,
-        },
-        state,
-        &ApplyOptions::default(),
-        &on_event,
-    )
-    .await
-    .expect("the state can be written");
-    report
-}
-
-/// A plan with the state and account it was made from.
-struct Planned {
-    state: State,
-    actual: Actual,
-    plan: Plan,
-}
-
-async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
-    let project = project_name(loaded);
-    let state = LocalState::new(dir).load(&project).expect("state loads");
-    let actual = monform_engine::fetch(&bench.client, &project, &loaded.desired, &state)
+    let session = session(bench, &project, loaded, &backend);
+    let request = ApplyRequest {
+        command: "monform-bench".into(),
+        ..Default::default()
+    };
+    let ready = ops::prepare_apply(&session, request)
         .await
-        .expect("fetch succeeds");
-    let plan = monform_engine::plan(&project, &loaded.desired, &actual, &state, &PlanOptions::default());
-    Planned { state, actual, plan }
+        .expect("the plan can be applied");
+    let on_event = |_: Event| {};
+    ops::execute(ready, &ApplyOptions::default(), &on_event)
+        .await
+        .expect("the state can be written")
+}
+
+/// The session of the bench's project against its emulator.
+fn session<'a>(bench: &'a Bench, project: &'a Project, loaded: &'a Loaded, backend: &'a LocalState) -> Session<'a> {
+    Session {
+        project,
+        desired: &loaded.desired,
+        client: &bench.client,
+        backend,
+    }
+}
+
+/// Plans as `monform plan` does.
+async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
+    let project = project_of(loaded);
+    let backend = LocalState::new(dir);
+    ops::plan(&session(bench, &project, loaded, &backend), &PlanRequest::default())
+        .await
+        .expect("the plan is made")
+}
+
+fn project_of(loaded: &Loaded) -> Project {
+    loaded.project.clone().expect("the project has a monform.toml")
 }
 
 fn summary_text(s: &Summary) -> String {
@@ -282,18 +275,26 @@ pub async fn run_size(
     // Cold apply: fetch + plan + apply from an empty account and state.
     eprintln!("[{checks}] cold apply");
     let probe = bench.probe();
-    let planned = fetch_and_plan(&bench, dir, &loaded).await;
-    let applied = apply(&bench, dir, planned, &loaded).await;
+    let applied = apply(&bench, dir, &loaded).await;
     let cost = bench.finish(probe);
-    report.push(Phase::new("cold_apply", "cold apply (fetch + plan + apply)", cost));
+    report.push(Phase::new(
+        "cold_apply",
+        "cold apply (fetch + plan + apply + verify)",
+        cost,
+    ));
+    let done = &applied.report;
     sanity.expect(
-        applied.is_success() && applied.done.len() == shape.resources(),
+        applied.is_complete() && done.done.len() == shape.resources(),
         format!(
-            "[{checks}] cold apply: {} done, {} failed (first: {:?}), {} skipped",
-            applied.done.len(),
-            applied.failed.len(),
-            applied.failed.first(),
-            applied.skipped.len()
+            "[{checks}] cold apply: {} done, {} failed (first: {:?}), {} skipped, verified: {:?}",
+            done.done.len(),
+            done.failed.len(),
+            done.failed.first(),
+            done.skipped.len(),
+            applied
+                .verification
+                .as_ref()
+                .map(|v| v.as_ref().map(|v| v.failures.len()))
         ),
     );
     drop(applied);
@@ -370,32 +371,51 @@ pub async fn run_size(
     let loaded = load(dir);
     report.reload_ms = ms(started.elapsed());
     eprintln!("[{checks}] 1% plan");
+    let project = project_of(&loaded);
+    let backend = LocalState::new(dir);
+    let session = session(&bench, &project, &loaded, &backend);
     let probe = bench.probe();
-    let planned = fetch_and_plan(&bench, dir, &loaded).await;
+    // As `monform apply`: the lock, the plan and its guards...
+    let request = ApplyRequest {
+        command: "monform-bench".into(),
+        ..Default::default()
+    };
+    let ready = ops::prepare_apply(&session, request)
+        .await
+        .expect("the plan can be applied");
     report.push(Phase::new(
         "change_plan",
         "1% changed: plan (fetch + plan)",
         bench.finish(probe),
     ));
-    let summary = planned.plan.summary();
+    let summary = ready.plan().summary();
     sanity.expect(
         summary.update == shape.changed() && summary.noop + summary.update == shape.resources(),
         format!(
             "[{checks}] the 1% plan is not {} updates: {}\n  {}",
             shape.changed(),
             summary_text(&summary),
-            describe_changes(&planned.plan, 10)
+            describe_changes(ready.plan(), 10)
         ),
     );
     report.change_summary = Some(summary);
     eprintln!("[{checks}] 1% apply");
+    // ...then the changes and their verification, measured apart.
     let probe = bench.probe();
-    let applied = apply(&bench, dir, planned, &loaded).await;
-    report.push(Phase::new("change_apply", "1% changed: apply", bench.finish(probe)));
+    let on_event = |_: Event| {};
+    let applied = ops::execute(ready, &ApplyOptions::default(), &on_event)
+        .await
+        .expect("the state can be written");
+    report.push(Phase::new(
+        "change_apply",
+        "1% changed: apply (changes + verify)",
+        bench.finish(probe),
+    ));
     sanity.expect(
-        applied.is_success(),
-        format!("[{checks}] the 1% apply failed: {:?}", applied.failed.first()),
+        applied.is_complete(),
+        format!("[{checks}] the 1% apply failed: {:?}", applied.report.failed.first()),
     );
+    drop(session);
     drop(loaded);
 
     let Bench { server, .. } = bench;
@@ -646,17 +666,27 @@ pub fn child_noop_plan(dir: PathBuf) {
     let load_ms = ms(started.elapsed());
     let memory = || (round1(rss_mb()), round1(peak_rss_mb()));
     let rss_after_load_mb = memory();
-    let project = project_name(&loaded);
+    let project = project_of(&loaded);
+    let backend = LocalState::new(&dir);
+    let session = Session {
+        project: &project,
+        desired: &loaded.desired,
+        client: &client,
+        backend: &backend,
+    };
     let cpu = cpu_time();
     let started = Instant::now();
-    let state = LocalState::new(&dir).load(&project).expect("state loads");
-    let actual = runtime
-        .block_on(monform_engine::fetch(&client, &project, &loaded.desired, &state))
-        .expect("fetch succeeds");
-    let fetch = started.elapsed();
-    let rss_after_fetch_mb = memory();
-    let plan = monform_engine::plan(&project, &loaded.desired, &actual, &state, &PlanOptions::default());
+    // As `monform plan`: the engine's plan operation.
+    let Planned {
+        plan,
+        fetched_in: fetch,
+        ..
+    } = runtime
+        .block_on(ops::plan(&session, &PlanRequest::default()))
+        .expect("the plan is made");
     let wall = started.elapsed();
+    // One operation now fetches and plans: this is after both.
+    let rss_after_fetch_mb = memory();
     let rss_after_plan_mb = memory();
     let report = ChildReport {
         load_ms,

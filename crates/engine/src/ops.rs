@@ -8,6 +8,8 @@
 //! Front ends keep what is theirs: arguments, prompts, signals, choosing
 //! the API and the state backend, and rendering.
 
+use std::time::{Duration, Instant};
+
 use monform_api::Client;
 use monform_config::{Desired, Project};
 use monform_model::Address;
@@ -61,6 +63,10 @@ pub struct Planned {
     pub state: State,
     pub actual: Actual,
     pub plan: Plan,
+    /// How long reading the account took, and comparing after it (for a
+    /// front end's figures: the bench, a reconciler's metrics).
+    pub fetched_in: Duration,
+    pub planned_in: Duration,
 }
 
 impl Planned {
@@ -101,9 +107,11 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     };
     refusal::moved_conflicts(&conflicts)?;
     let planning = crate::declared::moved_state(&state, &moves);
+    let started = Instant::now();
     let actual = crate::fetch::fetch(session.client, project, session.desired, &planning)
         .await
         .map_err(Refusal::Fetch)?;
+    let fetched_in = started.elapsed();
     refusal::clashes(project, session.desired, &actual)?;
     if !request.destroy {
         let problems = crate::declared::import_problems(session.desired, &actual, project);
@@ -116,7 +124,13 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     };
     let mut plan = crate::plan::plan(project, desired, &actual, &planning, &options);
     plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
-    Ok(Planned { state, actual, plan })
+    Ok(Planned {
+        state,
+        actual,
+        plan,
+        fetched_in,
+        planned_in: started.elapsed().saturating_sub(fetched_in),
+    })
 }
 
 /// What to apply.

@@ -16,7 +16,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use monform_api::{Client, ClientConfig, Secret};
-use monform_engine::{Action, ApplyInput, ApplyOptions, Event, LocalState, Plan, PlanOptions, StateBackend};
+use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
+use monform_engine::{Action, ApplyOptions, Event, LocalState, Plan};
 use monform_model::Kind;
 use proptest::option::{of as maybe, weighted};
 use proptest::prelude::*;
@@ -104,47 +105,54 @@ async fn apply_and_replan(dir: &Path, env: &HashMap<String, String>, client: &Cl
             .collect();
         return Err(format!("the generated files do not load:\n{}", problems.join("\n")));
     }
-    let project = loaded.project.clone().expect("project").name;
+    // The same operations as `monform apply` and `monform plan`: declared
+    // moves, clash refusals, the budget and safety guards, verification.
+    let project = loaded.project.clone().expect("project");
     let backend = LocalState::new(dir);
-    let state = backend.load(&project).map_err(|e| e.to_string())?;
-    let actual = monform_engine::fetch(client, &project, &loaded.desired, &state)
+    let session = Session {
+        project: &project,
+        desired: &loaded.desired,
+        client,
+        backend: &backend,
+    };
+    let request = ApplyRequest {
+        command: "converge".into(),
+        allow_mass_delete: true,
+        ..Default::default()
+    };
+    let ready = ops::prepare_apply(&session, request)
         .await
-        .map_err(|e| format!("fetch: {e}"))?;
-    let plan = monform_engine::plan(&project, &loaded.desired, &actual, &state, &PlanOptions::default());
+        .map_err(|e| format!("plan: {e}"))?;
+    let plan = ready.plan().clone();
     let events = Mutex::new(Vec::new());
     let on_event = |event: Event| {
         if let Event::Failed { .. } | Event::Skipped { .. } | Event::NotKept { .. } = event {
             events.lock().unwrap().push(format!("{event:?}"));
         }
     };
-    let (report, _) = monform_engine::apply(
-        ApplyInput {
-            client,
-            plan: &plan,
-            desired: &loaded.desired,
-            actual: &actual,
-            backend: &backend,
-        },
-        state,
-        &ApplyOptions::default(),
-        &on_event,
-    )
-    .await
-    .map_err(|e| format!("apply: {e}"))?;
+    let applied = ops::execute(ready, &ApplyOptions::default(), &on_event)
+        .await
+        .map_err(|e| format!("apply: {e}"))?;
     let events = events.into_inner().unwrap();
-    if !report.is_success() {
+    let report = &applied.report;
+    if !applied.is_complete() {
+        let verification = match &applied.verification {
+            Some(Ok(v)) => format!("{:?}", v.failures),
+            Some(Err(e)) => e.to_string(),
+            None => "none".into(),
+        };
         return Err(format!(
-            "apply did not succeed:\n  failed: {:?}\n  skipped: {:?}\nthe plan was:\n{}",
+            "apply did not succeed:\n  failed: {:?}\n  skipped: {:?}\n  not verified: {verification}\nthe plan was:\n{}",
             report.failed,
             report.skipped,
             describe(&plan)
         ));
     }
-    let state = backend.load(&project).map_err(|e| e.to_string())?;
-    let actual = monform_engine::fetch(client, &project, &loaded.desired, &state)
+    let Planned {
+        actual, plan: after, ..
+    } = ops::plan(&session, &PlanRequest::default())
         .await
-        .map_err(|e| format!("fetch: {e}"))?;
-    let after = monform_engine::plan(&project, &loaded.desired, &actual, &state, &PlanOptions::default());
+        .map_err(|e| format!("replan: {e}"))?;
     // The account holds exactly the desired objects: nothing orphaned or duplicated.
     for &kind in Kind::ALL {
         let want = loaded.desired.resources.keys().filter(|a| a.kind == kind).count();
