@@ -415,7 +415,6 @@ pub async fn run_size(
         applied.is_complete(),
         format!("[{checks}] the 1% apply failed: {:?}", applied.report.failed.first()),
     );
-    drop(session);
     drop(loaded);
 
     let Bench { server, .. } = bench;
