@@ -9,6 +9,7 @@ pub mod budget;
 pub mod compare;
 pub mod declared;
 pub mod discards;
+pub mod durable;
 pub mod execute;
 pub mod export;
 pub mod fetch;

@@ -11,7 +11,7 @@ use clap::Args;
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
 use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
 
-use super::context::{Stop, open_backend, parse_targets, refused};
+use super::context::{Stop, finish, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::plan::{Style, human};
 use crate::render::progress::Progress;
@@ -55,17 +55,6 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
 
 pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Output) -> ExitCode {
     finish(super::context::block_on(apply(dir, api_url, args, None, output, true)))
-}
-
-fn finish(result: Result<Result<ExitCode, Stop>, String>) -> ExitCode {
-    match result {
-        Ok(Ok(code)) => code,
-        Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 async fn apply(

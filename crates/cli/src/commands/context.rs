@@ -2,6 +2,7 @@
 //! state, fetch the account, plan.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use monform_config::{Diagnostic, Loaded, Project, Severity};
@@ -162,6 +163,24 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
         ),
         other => other.to_string(),
     })
+}
+
+/// A command body's outcome as its value, or the exit code after saying
+/// why it stopped: the one place a `Stop` becomes an exit code.
+pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode> {
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(Stop::Reported)) => Err(ExitCode::FAILURE),
+        Ok(Err(Stop::Message(message))) | Err(message) => {
+            eprintln!("error: {message}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// The exit code of a command body that returns one.
+pub fn finish(result: Result<Result<ExitCode, Stop>, String>) -> ExitCode {
+    settle(result).unwrap_or_else(|code| code)
 }
 
 /// Runs an async command body on a fresh runtime.

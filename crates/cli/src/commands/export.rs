@@ -12,7 +12,7 @@ use monform_config::Project;
 use monform_engine::export::{Exported, KnownSecrets, SplitBy, environment_markdown, export, project_toml};
 use monform_model::Kind;
 
-use super::context::{Stop, block_on};
+use super::context::{Stop, block_on, finish};
 use crate::connect::connect;
 use crate::render::Output;
 
@@ -70,17 +70,6 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, output: &Output)
         report(&args.out, &exported, "Exported");
         Ok(ExitCode::SUCCESS)
     }))
-}
-
-pub fn finish(result: Result<Result<ExitCode, Stop>, String>) -> ExitCode {
-    match result {
-        Ok(Ok(code)) => code,
-        Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 /// The project of `--dir`, when there is a valid monform.toml (its
@@ -156,17 +145,18 @@ pub fn write(out: &Path, project: &str, settings: &Project, exported: &Exported)
     // A URL of `local` would start another emulator in the new folder.
     let url = settings.api_url.as_deref().filter(|u| *u != "local");
     let toml = out.join(monform_config::project::PROJECT_FILE);
-    std::fs::write(&toml, project_toml(project, url)).map_err(|e| failed(&toml, e))?;
+    monform_engine::durable::write(&toml, project_toml(project, url).as_bytes()).map_err(|e| failed(&toml, e))?;
     for (relative, text) in &exported.files {
         let path = out.join(relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;
         }
-        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+        monform_engine::durable::write(&path, text.as_bytes()).map_err(|e| failed(&path, e))?;
     }
     if !exported.env.is_empty() {
         let path = out.join("ENVIRONMENT.md");
-        std::fs::write(&path, environment_markdown(&exported.env)).map_err(|e| failed(&path, e))?;
+        monform_engine::durable::write(&path, environment_markdown(&exported.env).as_bytes())
+            .map_err(|e| failed(&path, e))?;
     }
     Ok(())
 }

@@ -21,8 +21,9 @@ use monform_engine::ownership::{Owners, write_record};
 use monform_engine::{LocalState, StateBackend};
 use monform_model::{Address, Kind};
 
+use super::context::finish;
 use super::context::{Stop, block_on, open_backend, require_environment};
-use super::export::{Split, check_out, current_project, finish, list_everything, project_for, report, write};
+use super::export::{Split, check_out, current_project, list_everything, project_for, report, write};
 use crate::connect::connect;
 use crate::render::Output;
 

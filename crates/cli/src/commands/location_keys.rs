@@ -107,14 +107,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
         }
         Ok(())
     });
-    match result {
-        Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    super::context::settle(result).map_or_else(|code| code, |()| ExitCode::SUCCESS)
 }
 
 fn text(value: &Value) -> String {

@@ -39,12 +39,10 @@ pub struct PlanArgs {
     effective: bool,
 }
 
-/// Writes the saved plan atomically.
+/// Writes the saved plan whole or not at all, durably.
 fn write_saved(path: &Path, saved: &monform_engine::SavedPlan) -> Result<(), Stop> {
     let text = serde_json::to_string_pretty(saved).map_err(|e| Stop::Message(e.to_string()))?;
-    let temporary = path.with_extension("tmp");
-    std::fs::write(&temporary, text)
-        .and_then(|()| std::fs::rename(&temporary, path))
+    monform_engine::durable::write(path, text.as_bytes())
         .map_err(|e| Stop::Message(format!("cannot write the plan {}: {e}", path.display())))
 }
 
@@ -133,13 +131,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         max_runs,
         over,
         effective,
-    } = match result {
-        Ok(Ok(planned)) => planned,
-        Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    } = match super::context::settle(result) {
+        Ok(value) => value,
+        Err(code) => return code,
     };
     // A plan without changes changes no runs: it stays one line.
     let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());

@@ -77,14 +77,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StateArgs, output: &Output) 
             StateCommand::Migrate { to, force } => migrate(dir, &project, to, force),
         }
     });
-    match result {
-        Ok(Ok(code)) => code,
-        Ok(Err(Stop::Reported)) => ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    super::context::finish(result)
 }
 
 /// The project settings; the resource files need not be valid (nor their

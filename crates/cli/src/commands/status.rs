@@ -215,13 +215,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
         rows.sort_by(|a, b| a.address.cmp(&b.address));
         Ok::<_, Stop>((rows, cards))
     });
-    let (rows, cards) = match result {
-        Ok(Ok(found)) => found,
-        Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    let (rows, cards) = match super::context::settle(result) {
+        Ok(value) => value,
+        Err(code) => return code,
     };
     match (args.format, &args.out) {
         (Format::Human, _) => print!("{}", human(&rows, output.stdout_color())),

@@ -114,25 +114,10 @@ async fn await_session(client: &Client, id: &str, timeout: Duration) -> Result<T
     }
 }
 
-/// Writes `text` to `path` atomically: a temporary file beside it, synced,
-/// then renamed over it, so a reader sees the old file or the new one.
+/// Writes `text` to `path` whole or not at all (`monform_engine::durable`).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Stop> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let temporary = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::File::create(&temporary)
-        .and_then(|mut file| {
-            file.write_all(text.as_bytes())?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            Stop::Message(format!("cannot write {}: {e}", path.display()))
-        })
+    monform_engine::durable::write(path, text.as_bytes())
+        .map_err(|e| Stop::Message(format!("cannot write {}: {e}", path.display())))
 }
 
 struct Outcome {
@@ -258,13 +243,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
             project: project.name.clone(),
         })
     });
-    let outcome = match result {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    let outcome = match super::context::settle(result) {
+        Ok(value) => value,
+        Err(code) => return code,
     };
     print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
     for address in &outcome.not_run {

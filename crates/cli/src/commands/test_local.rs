@@ -166,13 +166,9 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         ran.sort_by(|a, b| (&a.line.address, &a.line.location).cmp(&(&b.line.address, &b.line.location)));
         Ok::<_, Stop>((ran, project.name.clone()))
     });
-    let (ran, project) = match result {
-        Ok(Ok(done)) => done,
-        Ok(Err(Stop::Reported)) => return ExitCode::FAILURE,
-        Ok(Err(Stop::Message(message))) | Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
+    let (ran, project) = match super::context::settle(result) {
+        Ok(value) => value,
+        Err(code) => return code,
     };
     let elapsed = Some(started.elapsed().as_secs_f64() * 1000.0);
     let lines: Vec<Line> = ran.iter().map(|r| r.line.clone()).collect();

@@ -119,12 +119,7 @@ impl LocalState {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(&write)?;
         // A crash leaves either the old snapshot or the new one.
-        let temporary = dir.join(format!(".state.json.{}.tmp", std::process::id()));
-        let mut file = File::create(&temporary).map_err(&write)?;
-        file.write_all(&format::encode(state)).map_err(&write)?;
-        file.sync_all().map_err(&write)?;
-        drop(file);
-        std::fs::rename(&temporary, &self.path).map_err(&write)?;
+        crate::durable::write(&self.path, &format::encode(state)).map_err(&write)?;
         // The journal's records are all in the snapshot now (and, should its
         // removal not last, at or below its serial: skipped when read).
         match std::fs::remove_file(self.journal_path()) {
@@ -132,7 +127,7 @@ impl LocalState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(self.write_error(&self.journal_path())(e)),
         }
-        sync_dir(dir);
+        crate::durable::sync_dir(dir);
         Ok(())
     }
 }
@@ -148,13 +143,6 @@ fn same_file(opened: Option<&File>, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_: Option<&File>, _: &Path) -> bool {
     true
-}
-
-/// Makes a rename or a new file in `dir` durable.
-fn sync_dir(dir: &Path) {
-    if let Ok(directory) = File::open(dir) {
-        let _ = directory.sync_all();
-    }
 }
 
 impl StateBackend for LocalState {
@@ -255,7 +243,7 @@ impl StateWriter for LocalWriter {
                 .append(true)
                 .open(&path)
                 .map_err(&write)?;
-            sync_dir(path.parent().unwrap_or(Path::new(".")));
+            crate::durable::sync_dir(path.parent().unwrap_or(Path::new(".")));
             self.journal = Some(file);
         }
         self.buffer.clear();
