@@ -24,7 +24,11 @@ use crate::state::{State, StateBackend, StateError};
 use crate::verify::Verification;
 
 mod refusal;
+mod state_ops;
 pub use refusal::{OverBudget, Refusal};
+pub use state_ops::{
+    Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
+};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use monform_config::{Loaded, Project};
-use monform_engine::identity::{owned_by, remote_owner, retag_body, uses_tags};
-use monform_engine::{State, StateBackend};
-use monform_model::{Address, Kind};
+use monform_engine::StateBackend;
+use monform_engine::identity::uses_tags;
+use monform_engine::ops::{self, Migrated, Refusal};
+use monform_model::Address;
 
 use super::context::{Stop, block_on, open_backend, open_postgres};
 use crate::connect::connect;
@@ -70,11 +71,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StateArgs, output: &Output) 
         let (loaded, project) = load_project(dir, output)?;
         match args.command {
             StateCommand::List => list(dir, &project),
-            StateCommand::Show { address } => show(dir, &project, &address),
+            StateCommand::Show { address } => show(dir, &loaded, &project, &address),
             StateCommand::Rm { address } => rm(dir, api_url, &loaded, &project, &address).await,
             StateCommand::Mv { old, new } => mv(dir, &loaded, &project, &old, &new),
             StateCommand::History { limit } => history(dir, &project, limit),
-            StateCommand::Migrate { to, force } => migrate(dir, &project, to, force),
+            StateCommand::Migrate { to, force } => migrate(dir, &loaded, &project, to, force),
         }
     });
     super::context::finish(result)
@@ -105,12 +106,20 @@ fn failed(error: impl std::fmt::Display) -> Stop {
     Stop::Message(error.to_string())
 }
 
-fn not_in_state(address: &Address, state: &State) -> Stop {
-    let known: Vec<&str> = state.resources.keys().map(String::as_str).collect();
-    let hint = monform_model::suggest(&address.to_string(), known.iter().copied())
-        .map(|s| format!("\n\nhint: did you mean `{s}`?"))
-        .unwrap_or_default();
-    Stop::Message(format!("{address} is not in the state{hint}"))
+/// A refusal of the state operations in words.
+fn refused(refusal: Refusal, loaded: &Loaded) -> Stop {
+    match refusal {
+        Refusal::NotInState { address, suggestion } => {
+            let hint = suggestion
+                .map(|s| format!("\n\nhint: did you mean `{s}`?"))
+                .unwrap_or_default();
+            Stop::Message(format!("{address} is not in the state{hint}"))
+        }
+        Refusal::NewerTarget { .. } => Stop::Message(format!(
+            "{refusal}\n\nhint: compare them with `monform state list`, then pass --force to overwrite"
+        )),
+        other => super::context::refused(&other, loaded),
+    }
 }
 
 fn list(dir: &Path, project: &Project) -> Result<ExitCode, Stop> {
@@ -133,14 +142,14 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn show(dir: &Path, project: &Project, text: &str) -> Result<ExitCode, Stop> {
+fn show(dir: &Path, loaded: &Loaded, project: &Project, text: &str) -> Result<ExitCode, Stop> {
     let address = parse(text)?;
     let backend = open_backend(dir, project, "monform state show")?;
     let state = backend.load(&project.name).map_err(failed)?;
     let entry = state
         .resources
         .get(&address.to_string())
-        .ok_or_else(|| not_in_state(&address, &state))?;
+        .ok_or_else(|| refused(ops::not_in_state(&address, &state), loaded))?;
     println!("address:        {address}");
     println!("remote id:      {}", entry.remote_id);
     println!("version:        {}", entry.version.as_deref().unwrap_or("(unknown)"));
@@ -164,47 +173,32 @@ async fn rm(
     text: &str,
 ) -> Result<ExitCode, Stop> {
     let address = parse(text)?;
-    let command = format!("monform state rm {address}");
-    let backend = open_backend(dir, project, &command)?;
-    let _lock = backend.lock(&command).map_err(failed)?;
-    let mut state = backend.load(&project.name).map_err(failed)?;
-    let key = address.to_string();
-    let entry = state.resources.get(&key).cloned();
-    let kind = address.kind;
-    let mut untagged = None;
-    if uses_tags(kind) {
-        // The tag goes first: an object still tagged would be claimed again.
-        let connection = connect(dir, api_url, project).await?;
-        let result = untag(&connection.client, project, &address, entry.as_ref()).await;
+    let backend = open_backend(dir, project, &format!("monform state rm {address}"))?;
+    // Only kinds with ownership tags need the service (the tag goes first).
+    let connection = match ops::state_rm_needs_service(&address) {
+        true => Some(connect(dir, api_url, project).await?),
+        false => None,
+    };
+    let client = connection.as_ref().map(|c| &c.client);
+    let result = ops::state_rm(&project.name, &loaded.desired, backend.as_ref(), client, &address).await;
+    if let Some(connection) = connection {
         connection.close().await;
-        untagged = result?;
-        if entry.is_none() && untagged.is_none() {
-            return Err(not_in_state(&address, &state));
-        }
-    } else if entry.is_none() {
-        return Err(not_in_state(&address, &state));
     }
-    if entry.is_some() {
-        state.resources.remove(&key);
-        state.serial += 1;
-        backend.save(&state).map_err(failed)?;
-    }
-    let id = entry
-        .map(|e| e.remote_id)
-        .or_else(|| untagged.clone())
-        .unwrap_or_default();
-    match &untagged {
-        Some(_) => eprintln!(
+    let removed = result.map_err(|r| refused(r, loaded))?;
+    let id = &removed.remote_id;
+    let kind = address.kind;
+    match removed.untagged {
+        true => eprintln!(
             "Removed {address} (remote id {id}) from the state and its ownership tag from the object; the object was not deleted."
         ),
-        None if uses_tags(kind) => {
+        false if uses_tags(kind) => {
             eprintln!(
                 "Removed {address} (remote id {id}) from the state; no object in the account carried its ownership tag."
             )
         }
-        None => eprintln!("Removed {address} (remote id {id}) from the state; the object was not deleted."),
+        false => eprintln!("Removed {address} (remote id {id}) from the state; the object was not deleted."),
     }
-    if loaded.desired.resources.contains_key(&address) {
+    if removed.still_in_files {
         let next = if uses_tags(kind) {
             "create a new one"
         } else {
@@ -217,79 +211,19 @@ async fn rm(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Removes the project's ownership tag from the object of `address`: its
-/// remote id, or `None` when no object carries the tag.
-async fn untag(
-    client: &monform_api::Client,
-    project: &Project,
-    address: &Address,
-    entry: Option<&monform_engine::state::ResourceState>,
-) -> Result<Option<String>, Stop> {
-    let api = |e: monform_api::Error| Stop::Message(format!("cannot reach the object of {address}: {e}"));
-    let remote = match entry {
-        Some(entry) => client.get(address.kind, &entry.remote_id).await.map_err(api)?,
-        None => client
-            .list_all(address.kind)
-            .await
-            .map_err(api)?
-            .into_iter()
-            .find(|r| remote_owner(r).is_some_and(|(p, id)| p == project.name && id == address.id)),
-    };
-    let Some(remote) = remote else {
-        return Ok(None);
-    };
-    if !owned_by(&remote, &project.name) {
-        return Ok(None);
-    }
-    let body = retag_body(address.kind, &remote.body(), &project.name, None);
-    client
-        .update(address.kind, &remote.id, &body)
-        .await
-        .map_err(|e| Stop::Message(format!("cannot remove the ownership tag of {address}: {e}")))?;
-    Ok(Some(remote.id))
-}
-
 fn mv(dir: &Path, loaded: &Loaded, project: &Project, old_text: &str, new_text: &str) -> Result<ExitCode, Stop> {
     let old = parse(old_text)?;
     let new = parse(new_text)?;
-    if old.kind != new.kind {
-        return Err(Stop::Message(format!(
-            "{old} and {new} are of different kinds: an object cannot change kind"
-        )));
-    }
-    if old.kind == Kind::Variable {
-        return Err(Stop::Message(format!(
-            "{old}: a variable's logical id is its key, which the API cannot rename; change the key in the files and apply (it is replaced)"
-        )));
-    }
-    if old == new {
-        return Err(Stop::Message(format!("{old} and {new} are the same address")));
-    }
-    let command = format!("monform state mv {old} {new}");
-    let backend = open_backend(dir, project, &command)?;
-    let _lock = backend.lock(&command).map_err(failed)?;
-    let mut state = backend.load(&project.name).map_err(failed)?;
-    if state.resources.contains_key(&new.to_string()) {
-        return Err(Stop::Message(format!(
-            "{new} is already in the state: `monform state rm {new}` first if it should go"
-        )));
-    }
-    let entry = state
-        .resources
-        .remove(&old.to_string())
-        .ok_or_else(|| not_in_state(&old, &state))?;
-    let id = entry.remote_id.clone();
-    state.resources.insert(new.to_string(), entry);
-    state.serial += 1;
-    backend.save(&state).map_err(failed)?;
+    let backend = open_backend(dir, project, &format!("monform state mv {old} {new}"))?;
+    let moved =
+        ops::state_mv(&project.name, &loaded.desired, backend.as_ref(), &old, &new).map_err(|r| refused(r, loaded))?;
     let tag = if uses_tags(old.kind) {
         "; the next apply rewrites its ownership tag (and nothing else)"
     } else {
         ""
     };
-    eprintln!("Moved {old} to {new} (remote id {id}){tag}.");
-    let files = &loaded.desired.resources;
-    if files.contains_key(&old) && !files.contains_key(&new) {
+    eprintln!("Moved {old} to {new} (remote id {}){tag}.", moved.remote_id);
+    if moved.files_name_old {
         eprintln!(
             "warning: the files still name {old}, not {new}: rename it in the files (and every reference to it), or the next plan deletes the object and creates {old} again"
         );
@@ -332,7 +266,7 @@ fn history(dir: &Path, project: &Project, limit: usize) -> Result<ExitCode, Stop
     Ok(ExitCode::SUCCESS)
 }
 
-fn migrate(dir: &Path, project: &Project, to: BackendName, force: bool) -> Result<ExitCode, Stop> {
+fn migrate(dir: &Path, loaded: &Loaded, project: &Project, to: BackendName, force: bool) -> Result<ExitCode, Stop> {
     let command = format!(
         "monform state migrate --to {}",
         if to == BackendName::Postgres {
@@ -347,48 +281,24 @@ fn migrate(dir: &Path, project: &Project, to: BackendName, force: bool) -> Resul
         BackendName::Postgres => (local, postgres),
         BackendName::Local => (postgres, local),
     };
-    let _source_lock = source.lock(&command).map_err(failed)?;
-    let _target_lock = target.lock(&command).map_err(failed)?;
-    let from = source.load(&project.name).map_err(failed)?;
-    if from.serial == 0 && from.resources.is_empty() {
-        return Err(Stop::Message(format!(
-            "there is no state to copy at {}",
-            source.describe()
-        )));
+    let describe = (source.describe(), target.describe());
+    match ops::state_migrate(&project.name, source.as_ref(), target.as_ref(), &command, force)
+        .map_err(|r| refused(r, loaded))?
+    {
+        Migrated::AlreadyThere { serial } => {
+            eprintln!(
+                "{} already holds this state (serial {serial}): nothing to copy.",
+                describe.1
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Migrated::Copied { addresses, serial } => eprintln!(
+            "Copied the state ({}, serial {serial}) from {} to {}.",
+            count(addresses, "address", "addresses"),
+            describe.0,
+            describe.1
+        ),
     }
-    let existing = target.load(&project.name).map_err(failed)?;
-    let target_has_state = existing.serial > 0 || !existing.resources.is_empty();
-    if target_has_state && existing.resources == from.resources && existing.salt == from.salt {
-        eprintln!(
-            "{} already holds this state (serial {}): nothing to copy.",
-            target.describe(),
-            existing.serial
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if target_has_state && existing.serial >= from.serial && !force {
-        return Err(Stop::Message(format!(
-            "{} holds a state at serial {}, not older than the one to copy (serial {}): refusing to overwrite it\n\nhint: compare them with `monform state list`, then pass --force to overwrite",
-            target.describe(),
-            existing.serial,
-            from.serial
-        )));
-    }
-    let mut copy = from.clone();
-    // Serials only grow, so saved plans made against either are refused.
-    copy.serial = if target_has_state && existing.serial >= from.serial {
-        existing.serial + 1
-    } else {
-        from.serial
-    };
-    target.save(&copy).map_err(failed)?;
-    eprintln!(
-        "Copied the state ({}, serial {}) from {} to {}.",
-        count(copy.resources.len(), "address", "addresses"),
-        copy.serial,
-        source.describe(),
-        target.describe()
-    );
     let configured = match project.state_backend {
         monform_config::StateBackend::Local => BackendName::Local,
         monform_config::StateBackend::Postgres => BackendName::Postgres,

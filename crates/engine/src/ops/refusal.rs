@@ -46,6 +46,34 @@ pub enum Refusal {
     /// The apply itself failed (its state could not be written).
     #[error("{0}")]
     Apply(ApplyError),
+    /// An address the state has no entry for (`suggestion`: a close one).
+    #[error("{address} is not in the state")]
+    NotInState {
+        address: Address,
+        suggestion: Option<String>,
+    },
+    /// A `state mv` that cannot be made, and why.
+    #[error("{0}")]
+    InvalidMove(String),
+    /// The object of an address could not be read or changed.
+    #[error("cannot {doing} {address}: {error}")]
+    Object {
+        address: Address,
+        doing: &'static str,
+        error: Box<monform_api::Error>,
+    },
+    /// `state migrate` from a backend that holds no state (named).
+    #[error("there is no state to copy at {0}")]
+    NoState(String),
+    /// `state migrate` onto a state at the same serial or a newer one.
+    #[error(
+        "{target} holds a state at serial {target_serial}, not older than the one to copy (serial {serial}): refusing to overwrite it"
+    )]
+    NewerTarget {
+        target: String,
+        target_serial: u64,
+        serial: u64,
+    },
 }
 
 /// A plan over `[budget] max-runs-per-month`.
