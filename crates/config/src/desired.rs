@@ -39,6 +39,11 @@ pub struct DesiredResource {
     /// The fields a group can override, where the resource's own entry
     /// writes them (not from `[defaults]`), for the linter.
     pub own_fields: Vec<(&'static str, Span)>,
+    /// Fields (file form, as `resource`'s JSON: `name`,
+    /// `request.headers[0].value`) whose value holds text substituted from
+    /// an environment variable not declared public (`[project] public-env`):
+    /// every output masks them.
+    pub sensitive: Vec<FieldPath>,
 }
 
 /// The desired state of a project. An edge `a -> b` means `a` references
@@ -126,6 +131,7 @@ mod tests {
                 })
                 .collect(),
             own_fields: Vec::new(),
+            sensitive: Vec::new(),
         }
     }
 

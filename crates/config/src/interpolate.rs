@@ -1,16 +1,31 @@
 //! Substitutions in any string value: `${env:NAME}`, `${var:NAME}`,
 //! `${each.key}`, `${each.value}` and `${each.value.PATH}`, each with an
-//! optional `:-default`. `$${` writes a literal `${`. Other `${...}`
+//! optional `:-default` (itself a substitution, or text with some, up to
+//! `MAX_NESTING` deep). `$${` writes a literal `${`. Other `${...}`
 //! (JavaScript template literals in scripts) are left alone.
 //!
 //! A string that is one substitution and nothing else takes the value's own
 //! type (`frequency: ${each.value.f}` is a number) and its spans, so an
 //! error in the value points at the item or variable it came from. An
 //! inline default is read as a YAML scalar. Environment variables are
-//! always strings.
+//! always strings, their defaults too.
+//!
+//! The files of a pull request are untrusted: `${env:}` never reads
+//! monform's own credentials nor a name in `[project] secret-env`, even in
+//! a default that is never used, and what it does read marks the value
+//! sensitive (`Node::sensitive`) unless `[project] public-env` lists it.
 
+use crate::budget::{Budget, weight};
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue, parse_yaml};
+
+/// monform's own credentials: no file may read them (`${env:}`), whatever
+/// monform.toml says.
+pub const CREDENTIAL_ENV: &[&str] = &["MONFORM_API_KEY", "MONFORM_AGENT_KEY", "MONFORM_STATE_URL"];
+
+/// How deep substitutions may nest in defaults (`${var:a:-${var:b:-...}}`).
+/// Real files use two or three levels; the limit bounds the recursion.
+pub const MAX_NESTING: usize = 16;
 
 /// Why a substitution failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +46,32 @@ pub enum InterpolationError {
     UnknownEach(String),
     /// A list or map inside a longer string.
     NotScalar(String),
+    /// `${env:NAME}` of a credential (`CREDENTIAL_ENV`, `[project] secret-env`).
+    Forbidden(String),
+    /// Defaults nested more than `MAX_NESTING` deep.
+    TooDeep,
+    /// The substitutions made the file expand past its budget.
+    TooLarge(crate::budget::Exceeded),
+}
+
+/// Which environment variables `${env:}` may read, and which of their
+/// values may be shown (`[project] secret-env` and `public-env`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnvPolicy {
+    /// Never read, besides `CREDENTIAL_ENV`.
+    pub secret: Vec<String>,
+    /// Values shown in plans as they are; every other one is sensitive.
+    pub public: Vec<String>,
+}
+
+impl EnvPolicy {
+    pub fn is_forbidden(&self, name: &str) -> bool {
+        CREDENTIAL_ENV.contains(&name) || self.secret.iter().any(|s| s == name)
+    }
+
+    pub fn is_public(&self, name: &str) -> bool {
+        self.public.iter().any(|p| p == name)
+    }
 }
 
 /// The item a resource was expanded from.
@@ -44,19 +85,28 @@ pub struct Each {
 /// What substitutions may read.
 pub struct Scope<'a> {
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    pub policy: &'a EnvPolicy,
     /// `None` where `${var:}` is not available (monform.toml itself).
     pub vars: Option<&'a [Entry]>,
     pub each: Option<&'a Each>,
+    /// The file's: every substituted value is charged to it.
+    pub budget: &'a Budget,
 }
 
 /// What one substitution gave.
 enum Resolved {
-    Text(String),
+    /// Text, and whether it holds a sensitive environment value.
+    Text(String, bool),
+    /// A value (of `[vars]` or the item), with its own spans and marks.
     Node(Node),
 }
 
+type Outcome = Option<Result<Resolved, InterpolationError>>;
+
 /// Substitutes in every string of `node`, reporting each failure with the
-/// span of the string it is in.
+/// span of the string it is in. A string that reads a forbidden variable
+/// anywhere (a default that would not be used too) is reported and left
+/// alone.
 pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(InterpolationError, Span)>) {
     match &mut node.value {
         NodeValue::Str(text) => {
@@ -64,17 +114,36 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
             if !text.contains("${") {
                 return;
             }
+            if let Some(name) = forbidden_in(text, scope.policy) {
+                errors.push((InterpolationError::Forbidden(name), node.span));
+                return;
+            }
             if let Some(body) = whole(text) {
-                match resolve(body, node.span, scope) {
-                    Some(Ok(Resolved::Node(value))) => *node = value,
-                    Some(Ok(Resolved::Text(value))) => *text = value,
+                match resolve(body, node.span, scope, 0) {
+                    Some(Ok(Resolved::Node(value))) => match charge(scope, weight(&value)) {
+                        Ok(()) => *node = value,
+                        Err(error) => errors.push((error, node.span)),
+                    },
+                    Some(Ok(Resolved::Text(value, sensitive))) => match charge(scope, value.len()) {
+                        Ok(()) => {
+                            *text = value;
+                            node.sensitive |= sensitive;
+                        }
+                        Err(error) => errors.push((error, node.span)),
+                    },
                     Some(Err(error)) => errors.push((error, node.span)),
                     None => {}
                 }
                 return;
             }
-            match interpolate(text, node.span, scope) {
-                Ok(value) => *text = value,
+            match interpolate(text, node.span, scope, 0).and_then(|(value, sensitive)| {
+                charge(scope, value.len()).map_err(|e| vec![e])?;
+                Ok((value, sensitive))
+            }) {
+                Ok((value, sensitive)) => {
+                    *text = value;
+                    node.sensitive |= sensitive;
+                }
                 Err(found) => errors.extend(found.into_iter().map(|e| (e, node.span))),
             }
         }
@@ -84,6 +153,32 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
             .for_each(|e| interpolate_node(&mut e.value, scope, errors)),
         _ => {}
     }
+}
+
+fn charge(scope: &Scope<'_>, bytes: usize) -> Result<(), InterpolationError> {
+    scope.budget.charge(bytes).map_err(InterpolationError::TooLarge)
+}
+
+/// The first variable `text` would read with `${env:NAME` that the policy
+/// forbids, wherever it is (in a default that is never used too); `$${`
+/// escapes are text, not reads.
+fn forbidden_in(text: &str, policy: &EnvPolicy) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("${env:") {
+        let start = from + at;
+        from = start + 6;
+        if text[..start].ends_with('$') {
+            continue;
+        }
+        let name: String = text[from..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        if policy.is_forbidden(&name) {
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// The body of a string that is exactly one substitution of ours.
@@ -119,9 +214,17 @@ fn is_ours(body: &str) -> bool {
     body.starts_with("env:") || body.starts_with("var:") || body == "each" || body.starts_with("each.")
 }
 
-/// Replaces every substitution of ours in a longer string.
-pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, Vec<InterpolationError>> {
+/// Replaces every substitution of ours in a longer string; the text, and
+/// whether it holds a sensitive environment value. `depth` is how deep in
+/// defaults this string is.
+pub fn interpolate(
+    text: &str,
+    span: Span,
+    scope: &Scope<'_>,
+    depth: usize,
+) -> Result<(String, bool), Vec<InterpolationError>> {
     let mut out = String::with_capacity(text.len());
+    let mut sensitive = false;
     let mut errors = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -144,10 +247,16 @@ pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, 
             rest = "";
             break;
         };
-        match resolve(&after[..end], span, scope) {
-            Some(Ok(Resolved::Text(value))) => out.push_str(&value),
+        match resolve(&after[..end], span, scope, depth) {
+            Some(Ok(Resolved::Text(value, marked))) => {
+                out.push_str(&value);
+                sensitive |= marked;
+            }
             Some(Ok(Resolved::Node(node))) => match scalar_text(&node) {
-                Some(value) => out.push_str(&value),
+                Some(value) => {
+                    out.push_str(&value);
+                    sensitive |= node.sensitive;
+                }
                 None => errors.push(InterpolationError::NotScalar(format!("${{{}}}", &after[..end]))),
             },
             Some(Err(error)) => errors.push(error),
@@ -156,28 +265,38 @@ pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, 
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok((out, sensitive))
+    } else {
+        Err(errors)
+    }
 }
 
 /// Resolves one substitution body (`env:X`, `var:X:-d`, `each.value.a.b`...);
 /// `None` when it is not one of ours.
-fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved, InterpolationError>> {
+fn resolve(body: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Outcome {
+    if depth > MAX_NESTING {
+        return Some(Err(InterpolationError::TooDeep));
+    }
     let (reference, default) = match body.split_once(":-") {
         Some((reference, default)) => (reference, Some(default)),
         None => (body, None),
     };
-    let typed_default = || default.and_then(|d| resolve_default(d, span, scope));
     let malformed = || InterpolationError::Malformed(format!("${{{body}}}"));
     if let Some(name) = reference.strip_prefix("env:") {
         if !is_name(name) {
             return Some(Err(malformed()));
         }
-        return Some(
-            (scope.env)(name)
-                .or_else(|| default.map(str::to_owned))
-                .map(Resolved::Text)
-                .ok_or_else(|| InterpolationError::Unset(name.to_owned())),
-        );
+        if scope.policy.is_forbidden(name) {
+            return Some(Err(InterpolationError::Forbidden(name.to_owned())));
+        }
+        if let Some(value) = (scope.env)(name) {
+            return Some(Ok(Resolved::Text(value, !scope.policy.is_public(name))));
+        }
+        return Some(match default {
+            Some(default) => env_default(default, span, scope, depth + 1),
+            None => Err(InterpolationError::Unset(name.to_owned())),
+        });
     }
     if let Some(name) = reference.strip_prefix("var:") {
         if !is_name(name) {
@@ -186,47 +305,68 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved,
         let Some(vars) = scope.vars else {
             return Some(Err(InterpolationError::NoVars(name.to_owned())));
         };
-        let found = vars
-            .iter()
-            .find(|v| v.key == name)
-            .map(|v| Resolved::Node(v.value.clone()));
-        return Some(
-            found
-                .or_else(typed_default)
-                .ok_or_else(|| InterpolationError::UnknownVar {
-                    name: name.to_owned(),
-                    known: vars.iter().map(|v| v.key.clone()).collect(),
-                }),
-        );
+        if let Some(var) = vars.iter().find(|v| v.key == name) {
+            return Some(Ok(Resolved::Node(var.value.clone())));
+        }
+        return Some(match default {
+            Some(default) => resolve_default(default, span, scope, depth + 1),
+            None => Err(InterpolationError::UnknownVar {
+                name: name.to_owned(),
+                known: vars.iter().map(|v| v.key.clone()).collect(),
+            }),
+        });
     }
     let path = reference.strip_prefix("each")?;
     let Some(each) = scope.each else {
         return Some(Err(InterpolationError::NoEach(format!("${{{body}}}"))));
     };
-    let unknown = || InterpolationError::UnknownEach(format!("${{{body}}}"));
     let found = match path {
-        ".key" => Some(Resolved::Node(Node {
-            span: each.key_span,
-            value: NodeValue::Str(each.key.clone()),
-        })),
-        ".value" => Some(Resolved::Node(each.value.clone())),
+        ".key" => Some(Node::new(each.key_span, NodeValue::Str(each.key.clone()))),
+        ".value" => Some(each.value.clone()),
         _ => match path.strip_prefix(".value.") {
-            Some(inner) => lookup(&each.value, inner).map(|n| Resolved::Node(n.clone())),
-            None => return Some(Err(unknown())),
+            Some(inner) => lookup(&each.value, inner).cloned(),
+            None => return Some(Err(InterpolationError::UnknownEach(format!("${{{body}}}")))),
         },
     };
-    Some(found.or_else(typed_default).ok_or_else(unknown))
+    Some(match (found, default) {
+        (Some(node), _) => Ok(Resolved::Node(node)),
+        (None, Some(default)) => resolve_default(default, span, scope, depth + 1),
+        (None, None) => Err(InterpolationError::UnknownEach(format!("${{{body}}}"))),
+    })
 }
 
-/// An inline default: a substitution itself, a string with some, or a YAML scalar.
-fn resolve_default(text: &str, span: Span, scope: &Scope<'_>) -> Option<Resolved> {
+/// An inline default of `${var:}` or `${each}`: a substitution itself, a
+/// string with some, or a YAML scalar. Its errors are the substitution's.
+fn resolve_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
     if let Some(body) = whole(text) {
-        return resolve(body, span, scope)?.ok();
+        return resolve(body, span, scope, depth).unwrap_or_else(|| Ok(Resolved::Text(text.to_owned(), false)));
     }
     if text.contains("${") {
-        return interpolate(text, span, scope).ok().map(Resolved::Text);
+        return interpolate(text, span, scope, depth)
+            .map(|(text, sensitive)| Resolved::Text(text, sensitive))
+            .map_err(first);
     }
-    Some(Resolved::Node(yaml_scalar(text, span)))
+    Ok(Resolved::Node(yaml_scalar(text, span)))
+}
+
+/// The default of `${env:}`: as `resolve_default`, but always text, as an
+/// environment variable's value is (`${env:PORT:-8080}` is the string).
+fn env_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
+    if !text.contains("${") {
+        return Ok(Resolved::Text(text.to_owned(), false));
+    }
+    match resolve_default(text, span, scope, depth)? {
+        Resolved::Text(text, sensitive) => Ok(Resolved::Text(text, sensitive)),
+        Resolved::Node(node) => match scalar_text(&node) {
+            Some(text) => Ok(Resolved::Text(text, node.sensitive)),
+            None => Err(InterpolationError::NotScalar(text.to_owned())),
+        },
+    }
+}
+
+/// The error reported for a default: its first (a default is one value).
+fn first(mut errors: Vec<InterpolationError>) -> InterpolationError {
+    errors.swap_remove(0)
 }
 
 /// The value at a dotted path (`a.b`, `items.0`) inside an item.
@@ -247,7 +387,7 @@ fn yaml_scalar(text: &str, span: Span) -> Node {
         ) => value,
         _ => NodeValue::Str(text.to_owned()),
     };
-    Node { span, value }
+    Node::new(span, value)
 }
 
 fn scalar_text(node: &Node) -> Option<String> {
@@ -274,8 +414,20 @@ mod tests {
     use super::*;
 
     fn env(name: &str) -> Option<String> {
-        (name == "HOST").then(|| "example.com".to_owned())
+        match name {
+            "HOST" => Some("example.com".to_owned()),
+            "HOME" => Some("/home/ci".to_owned()),
+            "REGION" => Some("eu-west-1".to_owned()),
+            "MONFORM_API_KEY" => Some("mk_live_secret".to_owned()),
+            "DEPLOY_TOKEN" => Some("deploy-secret".to_owned()),
+            _ => None,
+        }
     }
+
+    static POLICY: std::sync::LazyLock<EnvPolicy> = std::sync::LazyLock::new(|| EnvPolicy {
+        secret: vec!["DEPLOY_TOKEN".into()],
+        public: vec!["REGION".into()],
+    });
 
     const SPAN: Span = Span {
         file: 0,
@@ -283,16 +435,43 @@ mod tests {
         len: 0,
     };
 
+    thread_local! {
+        static BUDGET: &'static Budget = Box::leak(Box::new(Budget::default()));
+    }
+
     fn scope<'a>(vars: &'a [Entry], each: Option<&'a Each>) -> Scope<'a> {
         Scope {
             env: &env,
+            policy: &POLICY,
             vars: Some(vars),
             each,
+            budget: BUDGET.with(|b| *b),
         }
     }
 
     fn text(s: &str) -> Result<String, Vec<InterpolationError>> {
-        interpolate(s, SPAN, &scope(&[], None))
+        interpolate(s, SPAN, &scope(&[], None), 0).map(|(text, _)| text)
+    }
+
+    /// `text` as the value `x` of a resource: its value (JSON), whether it
+    /// is marked sensitive, and the errors.
+    fn field(s: &str, vars: &[Entry]) -> (serde_json::Value, bool, Vec<InterpolationError>) {
+        let mut resource = Node::new(
+            SPAN,
+            NodeValue::Map(vec![Entry {
+                key: "x".into(),
+                key_span: SPAN,
+                value: Node::new(SPAN, NodeValue::Str(s.into())),
+            }]),
+        );
+        let mut errors = Vec::new();
+        interpolate_node(&mut resource, &scope(vars, None), &mut errors);
+        let value = resource.get("x").unwrap().value.clone();
+        (
+            value.to_json(),
+            value.sensitive,
+            errors.into_iter().map(|(e, _)| e).collect(),
+        )
     }
 
     fn node(yaml: &str) -> Node {
@@ -365,5 +544,129 @@ mod tests {
         let mut errors = Vec::new();
         interpolate_node(&mut outside, &scope(&vars, None), &mut errors);
         assert!(matches!(&errors[0].0, InterpolationError::NoEach(_)));
+    }
+
+    /// Issue 25 item 9: `${env:}` defaults are substitutions as `${var:}`
+    /// ones are, not literal text.
+    #[test]
+    fn env_defaults_may_be_substitutions() {
+        assert_eq!(text("${env:UNSET:-${env:HOME}}"), Ok("/home/ci".into()));
+        assert_eq!(
+            text("a ${env:UNSET:-${env:NOPE:-${env:HOST}}} b"),
+            Ok("a example.com b".into())
+        );
+        assert_eq!(text("${env:UNSET:-x-${env:HOST}}"), Ok("x-example.com".into()));
+        let vars = node("port: 8080\n").as_map().unwrap().to_vec();
+        // Environment values are strings, their defaults too.
+        assert_eq!(field("${env:PORT:-${var:port}}", &vars).0, serde_json::json!("8080"));
+        assert_eq!(field("${env:PORT:-8080}", &vars).0, serde_json::json!("8080"));
+        // An unset default is reported as itself.
+        assert_eq!(
+            text("${env:UNSET:-${env:ALSO_UNSET}}"),
+            Err(vec![InterpolationError::Unset("ALSO_UNSET".into())])
+        );
+    }
+
+    /// Issue 25 item 1: monform's credentials and `secret-env` are never
+    /// read, also through defaults that would not be used, or nested.
+    #[test]
+    fn credentials_are_never_read() {
+        for s in [
+            "${env:MONFORM_API_KEY}",
+            "k=${env:MONFORM_API_KEY}",
+            "${env:UNSET:-${env:MONFORM_API_KEY}}",
+            "${env:HOST:-${env:MONFORM_API_KEY}}",
+            "${var:nope:-x${env:UNSET:-${env:MONFORM_API_KEY}}}",
+        ] {
+            let (value, _, errors) = field(s, &[]);
+            assert_eq!(
+                errors,
+                vec![InterpolationError::Forbidden("MONFORM_API_KEY".into())],
+                "{s}"
+            );
+            assert!(!value.to_string().contains("mk_live"), "{s}: {value}");
+        }
+        for name in CREDENTIAL_ENV {
+            assert_eq!(
+                field(&format!("${{env:{name}}}"), &[]).2,
+                vec![InterpolationError::Forbidden((*name).into())]
+            );
+        }
+        assert_eq!(
+            field("${env:DEPLOY_TOKEN:-none}", &[]).2,
+            vec![InterpolationError::Forbidden("DEPLOY_TOKEN".into())]
+        );
+        // `$${` is text, not a read.
+        assert_eq!(text("$${env:MONFORM_API_KEY}"), Ok("${env:MONFORM_API_KEY}".into()));
+        assert_eq!(field("$${env:MONFORM_API_KEY}", &[]).2, vec![]);
+    }
+
+    /// Issue 25 item 1: what `${env:}` substitutes is sensitive unless the
+    /// variable is public, whole or part of a string, directly or through
+    /// a default; `[vars]` values are only as sensitive as what they read.
+    #[test]
+    fn environment_values_are_sensitive_unless_public() {
+        assert_eq!(field("${env:HOST}", &[]).1, true);
+        assert_eq!(field("https://${env:HOST}/x", &[]).1, true);
+        assert_eq!(field("${env:UNSET:-${env:HOST}}", &[]).1, true);
+        assert_eq!(field("${env:REGION}", &[]).1, false);
+        assert_eq!(field("${env:UNSET:-literal}", &[]).1, false);
+        assert_eq!(field("${env:UNSET:-${env:REGION}}", &[]).1, false);
+        assert_eq!(field("plain", &[]).1, false);
+        let mut vars = node("plain: text\nsecret: x\n").as_map().unwrap().to_vec();
+        vars[1].value.sensitive = true;
+        assert_eq!(field("${var:plain}", &vars).1, false);
+        assert_eq!(field("${var:secret}", &vars).1, true);
+        assert_eq!(field("a-${var:secret}", &vars).1, true);
+        assert_eq!(field("${var:nope:-${env:HOST}}", &vars).1, true);
+        assert_eq!(field("${var:nope:-${var:plain}}", &vars).1, false);
+    }
+
+    /// Issue 25 item 5: nesting past `MAX_NESTING` is an error, not a stack
+    /// overflow, however deep the text goes (a test thread's stack, debug).
+    #[test]
+    fn nesting_is_capped() {
+        let nested = |depth: usize| format!("{}x{}", "${var:x:-".repeat(depth), "}".repeat(depth));
+        assert_eq!(field(&nested(MAX_NESTING), &[]).0, serde_json::json!("x"));
+        for depth in [MAX_NESTING + 2, 14_000] {
+            assert_eq!(
+                field(&nested(depth), &[]).2,
+                vec![InterpolationError::TooDeep],
+                "{depth}"
+            );
+            let env = format!("{}x{}", "${env:UNSET:-".repeat(depth), "}".repeat(depth));
+            assert_eq!(field(&env, &[]).2, vec![InterpolationError::TooDeep], "{depth}");
+            assert_eq!(
+                field(&format!("a {}", nested(depth)), &[]).2,
+                vec![InterpolationError::TooDeep]
+            );
+        }
+    }
+
+    /// Issue 25 item 4: a substitution repeated is charged to the file's budget.
+    #[test]
+    fn substitutions_are_charged_to_the_budget() {
+        let vars = vec![Entry {
+            key: "big".into(),
+            key_span: SPAN,
+            value: Node::new(SPAN, NodeValue::Str("x".repeat(1000))),
+        }];
+        let budget = Budget::new(10_000);
+        let scope = Scope {
+            budget: &budget,
+            ..scope(&vars, None)
+        };
+        let mut list = Node::new(
+            SPAN,
+            NodeValue::Seq(vec![Node::new(SPAN, NodeValue::Str("${var:big}".into())); 20]),
+        );
+        let mut errors = Vec::new();
+        interpolate_node(&mut list, &scope, &mut errors);
+        assert!(!errors.is_empty());
+        assert!(
+            errors.iter().all(|(e, _)| matches!(e, InterpolationError::TooLarge(_))),
+            "{errors:?}"
+        );
+        assert!(budget.used() > 10_000);
     }
 }
