@@ -74,6 +74,12 @@ impl Budget {
         self.used.get()
     }
 
+    /// Whether the file went past its budget: it was reported, and
+    /// nothing more of it is expanded.
+    pub fn is_spent(&self) -> bool {
+        self.used.get() > self.limit
+    }
+
     pub fn remaining(&self) -> usize {
         self.limit.saturating_sub(self.used.get())
     }

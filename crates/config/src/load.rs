@@ -25,6 +25,8 @@ use crate::source::{FileId, Format, SourceFile, Sources, Span, decode};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_within};
 
 mod resource;
+#[cfg(test)]
+mod tests;
 use resource::{references, validate};
 
 /// Looks up environment variables for `${env:...}`. `Sync`: files are read
@@ -479,6 +481,10 @@ fn resources_of(
             }
         };
         for entry in resources {
+            // Past the budget (reported), the rest of the file is not expanded.
+            if budget.is_spent() {
+                break;
+            }
             if !monform_model::is_valid_logical_id(&entry.key) {
                 diagnostics.push(
                     Diagnostic::new(

@@ -177,7 +177,9 @@ fn byte_budget_counts_what_an_alias_repeats() {
     let text = format!("s: &s {big}\nl: [{aliases}]\n");
     assert!(text.len() < 100_000);
     // Not `error()`: a tree of 200 MB would be printed.
-    let failure = parse_yaml(0, &text).err().expect("over the budget");
+    let Err(failure) = parse_yaml(0, &text) else {
+        panic!("within the budget");
+    };
     assert_eq!(
         failure.message,
         Exceeded {
@@ -189,9 +191,9 @@ fn byte_budget_counts_what_an_alias_repeats() {
     assert_eq!(&text[span.start..span.start + span.len], "*s");
     // Under a smaller budget, as the loader charges one file.
     let budget = Budget::new(1 << 20);
-    let failure = parse_yaml_within(0, &format!("s: &s {big}\nl: [{}]\n", "*s, ".repeat(30)), &budget)
-        .err()
-        .expect("over the budget");
+    let Err(failure) = parse_yaml_within(0, &format!("s: &s {big}\nl: [{}]\n", "*s, ".repeat(30)), &budget) else {
+        panic!("within the budget");
+    };
     assert_eq!(failure.message, Exceeded { limit: 1 << 20 }.message());
     let fits = Budget::new(1 << 20);
     assert!(parse_yaml_within(0, &format!("s: &s {big}\nl: [*s, *s]\n"), &fits).is_ok());
