@@ -128,6 +128,12 @@ pub fn discover(root: &Path, include: &[String], roots: &Roots) -> std::io::Resu
         unreadable.push((path, why));
     }
     unreadable.sort_by(|a, b| a.0.cmp(&b.0));
+    // A link met through two paths (a linked folder and its target) once.
+    let mut links = std::collections::HashSet::new();
+    unreadable.retain(|(path, _)| {
+        let folder = path.parent().and_then(|p| p.canonicalize().ok());
+        links.insert(folder.map(|f| f.join(path.file_name().unwrap_or_default())))
+    });
     Ok(Discovered {
         files,
         nested,

@@ -533,16 +533,17 @@ pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagno
         InterpolationError::UnknownEach(text) => Diagnostic::new("monform::each", format!("unknown item value `{text}`"))
             .at(span, "names nothing in the item")
             .help("use ${each.key}, ${each.value} or ${each.value.FIELD} naming a field the item has, or give a default: ${each.value.FIELD:-value}"),
-        InterpolationError::Forbidden(name) => Diagnostic::new(
-            "monform::forbidden-env",
-            format!("`${{env:{name}}}` may not be read: {name} is a credential of monform or of the CI"),
-        )
-        .at(span, "reads it")
-        .help(if crate::interpolate::CREDENTIAL_ENV.contains(&name.as_str()) {
-            "monform's own API key, agent key and state URL can never be read by the files".to_owned()
-        } else {
-            format!("{name} is listed in monform.toml's [project] secret-env")
-        }),
+        InterpolationError::Forbidden(name) => {
+            let builtin = crate::interpolate::CREDENTIAL_ENV.contains(&name.as_str());
+            let why = if builtin {
+                "it is one of monform's own credentials".to_owned()
+            } else {
+                "monform.toml lists it in [project] secret-env".to_owned()
+            };
+            Diagnostic::new("monform::forbidden-env", format!("`${{env:{name}}}` may not be read: {why}"))
+                .at(span, "reads it")
+                .help("the files of a project are untrusted input (a pull request's): they never read credentials; give the value another way, or drop it")
+        }
         InterpolationError::TooDeep => Diagnostic::new(
             "monform::interpolation",
             format!("substitutions are nested more than {MAX_NESTING} deep"),
