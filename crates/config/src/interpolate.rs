@@ -16,6 +16,7 @@
 //! sensitive (`Node::sensitive`) unless `[project] public-env` lists it.
 
 use crate::budget::{Budget, weight};
+use crate::diagnostic::Diagnostic;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue, parse_yaml};
 
@@ -412,6 +413,74 @@ pub(crate) fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The diagnostic of a failed substitution at `span`.
+pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagnostic {
+    match error {
+        InterpolationError::Unset(name) => {
+            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                .at(span, format!("uses ${{env:{name}}}"))
+                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
+        }
+        InterpolationError::Malformed(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("malformed substitution `{text}`"),
+        )
+        .at(span, "here")
+        .help("write ${env:NAME}, ${var:NAME}, ${each.key} or ${each.value.PATH}, with an optional :-default; $${ writes a literal ${"),
+        InterpolationError::UnknownVar { name, known } => {
+            let diagnostic = Diagnostic::new("monform::var", format!("unknown variable `{name}`"))
+                .at(span, format!("uses ${{var:{name}}}"));
+            match crate::suggest(&name, known.iter().map(String::as_str)) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None if known.is_empty() => {
+                    diagnostic.help(format!("monform.toml has no [vars]; add `{name} = ...` there, or give a default"))
+                }
+                None => diagnostic.help(format!("variables are {}", known.join(", "))),
+            }
+        }
+        InterpolationError::NoVars(name) => {
+            Diagnostic::new("monform::var", format!("`${{var:{name}}}` cannot be used in monform.toml"))
+                .at(span, "here")
+                .help("variables are for resource files; use ${env:NAME} here")
+        }
+        InterpolationError::NoEach(text) => Diagnostic::new(
+            "monform::each",
+            format!("`{text}` is only defined in a resource with forEach or forEachFile"),
+        )
+        .at(span, "here")
+        .help("add forEach or forEachFile to this resource, or write $${ for a literal ${"),
+        InterpolationError::UnknownEach(text) => Diagnostic::new("monform::each", format!("unknown item value `{text}`"))
+            .at(span, "names nothing in the item")
+            .help("use ${each.key}, ${each.value} or ${each.value.FIELD} naming a field the item has, or give a default: ${each.value.FIELD:-value}"),
+        InterpolationError::Forbidden(name) => {
+            let builtin = crate::interpolate::CREDENTIAL_ENV.contains(&name.as_str());
+            let why = if builtin {
+                "it is one of monform's own credentials".to_owned()
+            } else {
+                "monform.toml lists it in [project] secret-env".to_owned()
+            };
+            Diagnostic::new("monform::forbidden-env", format!("`${{env:{name}}}` may not be read: {why}"))
+                .at(span, "reads it")
+                .help("the files of a project are untrusted input (a pull request's): they never read credentials; give the value another way, or drop it")
+        }
+        InterpolationError::TooDeep => Diagnostic::new(
+            "monform::interpolation",
+            format!("substitutions are nested more than {MAX_NESTING} deep"),
+        )
+        .at(span, "here")
+        .help("a default may be a substitution, whose default may be one..., up to this depth"),
+        InterpolationError::TooLarge(exceeded) => Diagnostic::new("monform::too-large", exceeded.message())
+            .at(span, "this substitution went over")
+            .help("substitute a large value in fewer places, or split the file"),
+        InterpolationError::NotScalar(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("`{text}` is a list or map and cannot be part of a longer string"),
+        )
+        .at(span, "here")
+        .help("a list or map can only be the whole value: field: ${each.value.list}"),
+    }
 }
 
 #[cfg(test)]

@@ -17,16 +17,18 @@ use crate::declare::{self, Declarations};
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
 use crate::discover::{Discovered, Unreadable, discover};
-use crate::expand::{Context, expand, interpolation_diagnostic};
-use crate::interpolate::{EnvPolicy, Scope, interpolate_node};
+use crate::expand::{Context, expand};
+use crate::interpolate::{EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
 use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::project::{PROJECT_FILE, Project, read_env_policy, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span, decode};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_within};
 
+mod read;
 mod resource;
 #[cfg(test)]
 mod tests;
+use read::{ReadFile, read_file};
 use resource::{references, validate};
 
 /// Looks up environment variables for `${env:...}`. `Sync`: files are read
@@ -205,14 +207,6 @@ struct Item {
     validated: Validated,
     diagnostics: Vec<Diagnostic>,
     own_fields: Vec<(&'static str, Span)>,
-}
-
-/// One file, read and parsed: its source (empty when it cannot be read, so
-/// file ids stay in step), its tree if it parsed, and what went wrong.
-struct ReadFile {
-    source: SourceFile,
-    node: Option<Node>,
-    diagnostics: Vec<Diagnostic>,
 }
 
 /// What validating a resource gave: the typed resource when it is valid,
@@ -516,77 +510,6 @@ fn resources_of(
         }
     }
     found
-}
-
-/// Reads and parses one file, charging its YAML aliases to `budget`.
-fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget) -> ReadFile {
-    let name = display_name(root, &path);
-    let format = Format::of(&path).unwrap_or(Format::Yaml);
-    let mut diagnostics = Vec::new();
-    let text: Arc<str> = match std::fs::read(&path).map(decode) {
-        Ok(Ok(text)) => text.into(),
-        Ok(Err(error)) => {
-            // Shown as far as it is text, pointing at the first byte that is not.
-            diagnostics.push(
-                Diagnostic::new("monform::encoding", format!("{name} {}", error.message()))
-                    .at(Span::new(id, error.offset, '\u{FFFD}'.len_utf8()), "not UTF-8")
-                    .help("save the file as UTF-8"),
-            );
-            let source = SourceFile {
-                name,
-                path,
-                text: error.lossy.into(),
-                format,
-            };
-            return ReadFile {
-                source,
-                node: None,
-                diagnostics,
-            };
-        }
-        Err(e) => {
-            diagnostics.push(Diagnostic::new("monform::io", format!("cannot read {name}: {e}")));
-            let source = SourceFile {
-                name,
-                path,
-                text: "".into(),
-                format,
-            };
-            return ReadFile {
-                source,
-                node: None,
-                diagnostics,
-            };
-        }
-    };
-    let parsed = match format {
-        Format::Yaml => parse_yaml_within(id, &text, budget).map_err(|e| vec![e]),
-        Format::Toml => parse_toml(id, &text),
-    };
-    let node = match parsed {
-        Ok(node) => Some(node),
-        Err(errors) => {
-            for SyntaxError { message, span } in errors {
-                let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
-                if let Some(span) = span {
-                    diagnostic = diagnostic.at(span, "here");
-                }
-                diagnostics.push(diagnostic);
-            }
-            None
-        }
-    };
-    let source = SourceFile {
-        name,
-        path,
-        text,
-        format,
-    };
-    ReadFile {
-        source,
-        node,
-        diagnostics,
-    }
 }
 
 /// Removes repeated diagnostics (the items of one definition repeat its
