@@ -36,10 +36,13 @@ pub struct Exceeded {
     pub limit: usize,
 }
 
+/// How `Exceeded::message` begins.
+pub const EXCEEDED: &str = "the file expands to more than";
+
 impl Exceeded {
     pub fn message(&self) -> String {
         format!(
-            "the file expands to more than {} MiB of values (aliases, forEach items and substitutions counted by what they repeat)",
+            "{EXCEEDED} {} MiB of values (aliases, forEach items and substitutions counted by what they repeat)",
             self.limit >> 20
         )
     }

@@ -77,7 +77,12 @@ pub fn discover(root: &Path, include: &[String], roots: &Roots) -> std::io::Resu
                 return false;
             }
             if entry.path_is_symlink() && !entry.path().canonicalize().is_ok_and(|c| roots.contains(&c)) {
-                unreadable.push((entry.path().to_owned(), Unreadable::Outside));
+                // A file `include` leaves out would not be read anyway; a
+                // folder may hold files it takes.
+                let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                if is_dir || include.is_empty() || globs.is_match(relative) {
+                    unreadable.push((entry.path().to_owned(), Unreadable::Outside));
+                }
                 return false;
             }
             if is_dir && entry.path().join(PROJECT_FILE).is_file() {

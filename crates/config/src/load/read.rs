@@ -60,7 +60,13 @@ pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget)
         Ok(node) => Some(node),
         Err(errors) => {
             for SyntaxError { message, span } in errors {
-                let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
+                // The byte budget stops the parse too, but the file's syntax is fine.
+                let mut diagnostic = if message.starts_with(crate::budget::EXCEEDED) {
+                    Diagnostic::new("monform::too-large", message)
+                        .help("repeat large values (aliases) in fewer places, or split the file")
+                } else {
+                    Diagnostic::new("monform::syntax", format!("syntax error: {message}"))
+                };
                 if let Some(span) = span {
                     diagnostic = diagnostic.at(span, "here");
                 }

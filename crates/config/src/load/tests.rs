@@ -235,6 +235,18 @@ fn symbolic_links_are_followed_inside_the_project_only() {
             "real/loop is a symbolic link to a folder above it: not followed",
         ]
     );
+    // A linked file `include` leaves out is not read anyway: no error; a
+    // linked folder may hold files it takes.
+    write(
+        &root.join("monform.toml"),
+        b"[project]\nname = \"p\"\ninclude = [\"real/**\", \"out/**\"]\n",
+    );
+    let found = messages(&load(&root, &env));
+    assert!(!found.iter().any(|m| m.starts_with("c.yaml")), "{found:?}");
+    assert!(
+        found.iter().any(|m| m.starts_with("out is a symbolic link")),
+        "{found:?}"
+    );
     // A linked monform.toml that leaves the project is not read either.
     std::fs::remove_file(root.join("monform.toml")).unwrap();
     write(&dir.path().join("outside/monform.toml"), b"[project]\nname = \"x\"\n");
@@ -300,5 +312,27 @@ fn expansion_is_bounded_by_the_budget() {
             .iter()
             .map(|m| &m[..m.len().min(100)])
             .collect::<Vec<_>>()
+    );
+    // Aliases of a large string: the parse stops at the alias that went
+    // over, an error naming file and line (not a syntax error).
+    let aliased = format!(
+        "s: &s {}\nsnippets:\n  a: {{ name: A, script: x, description: [{}] }}\n",
+        "x".repeat(60_000),
+        "*s, ".repeat(9_000)
+    );
+    assert!(aliased.len() < 100_000);
+    let (_dir, loaded) = load_files(&[("monform.toml", "[project]\nname = \"p\"\n"), ("c.yaml", &aliased)]);
+    assert_eq!(loaded.diagnostics.len(), 1);
+    let diagnostic = &loaded.diagnostics[0];
+    assert_eq!(diagnostic.code, "monform::too-large");
+    assert!(
+        diagnostic.message.starts_with("the file expands to more than 128 MiB"),
+        "{}",
+        diagnostic.message
+    );
+    assert!(
+        diagnostic
+            .location(&loaded.sources)
+            .is_some_and(|l| l.starts_with("c.yaml:3:"))
     );
 }
