@@ -279,6 +279,32 @@ fn non_utf8_files_say_where() {
     );
 }
 
+/// Issue 25 item 14: the service's 1 MiB request limit applies to inline
+/// scripts as to `{ file }` ones; item 10 to script files too.
+#[test]
+fn scripts_past_the_request_limit_and_non_utf8_scripts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("monform.toml"), b"[project]\nname = \"p\"\n");
+    let inline = "x".repeat(2 << 20);
+    write(
+        &dir.path().join("a.yaml"),
+        format!("snippets:\n  inline: {{ name: I, script: \"{inline}\" }}\n  big: {{ name: B, script: {{ file: big.js }} }}\n  latin: {{ name: L, script: {{ file: latin.js }} }}\n").as_bytes(),
+    );
+    write(&dir.path().join("big.js"), &vec![b'y'; (1 << 20) + 1]);
+    write(&dir.path().join("latin.js"), b"ok();\n// caf\xE9\n");
+    let loaded = load(dir.path(), &env);
+    let mut found = messages(&loaded);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "snippets.big.script: script file `big.js` is larger than 1 MiB, the most the service accepts",
+            "snippets.inline.script: the script takes 2097154 bytes in a request; the service accepts at most 1048576 (1 MiB)",
+            "snippets.latin.script: script file `latin.js` is not UTF-8: byte 0xE9 at line 2, column 7 (byte offset 12)",
+        ]
+    );
+}
+
 /// Issue 25 item 4: `forEach` copies and substitutions count towards the
 /// file's budget, so a small file cannot expand without bound.
 #[test]
