@@ -25,6 +25,7 @@ const MARKERS: &[&str] = &[
     "zq-marker-11",
     "zq-marker-drift-12",
     "zq-marker-drift-13",
+    "zq-marker-env-14",
 ];
 
 const PROJECT: &str = r#"
@@ -69,7 +70,7 @@ checks:
     alertChannels: [hook]
   browser:
     checkType: BROWSER
-    name: Secret browser
+    name: "Secret browser ${env:MF_SECRET_NAME}"
     frequency: 10
     locations: [eu-west-1]
     activated: false
@@ -95,6 +96,7 @@ impl Walk {
             .env("MONFORM_API_KEY", self.served.key.as_deref().unwrap_or_default())
             .env("MONFORM_ACCOUNT_ID", &self.served.account)
             .env("MF_SECRET_ONE", "zq-marker-env-1")
+            .env("MF_SECRET_NAME", "zq-marker-env-14")
             .env("RUST_LOG", "debug")
             .output()
             .expect("monform runs")

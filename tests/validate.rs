@@ -102,12 +102,13 @@ fn unknown_section_and_project_settings_are_reported() {
 }
 
 #[test]
-fn script_files_must_be_regular_files() {
+fn script_files_must_be_regular_files_in_the_project() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"x\"\n").unwrap();
+    std::fs::create_dir(dir.path().join("scripts")).unwrap();
     std::fs::write(
         dir.path().join("a.yaml"),
-        "snippets:\n  s: { name: S, script: { file: /dev/zero } }\n",
+        "snippets:\n  s: { name: S, script: { file: /dev/zero } }\n  t: { name: T, script: { file: scripts } }\n",
     )
     .unwrap();
     let output = monform()
@@ -116,10 +117,14 @@ fn script_files_must_be_regular_files() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr(&output);
     assert!(
-        stderr(&output).contains("script file `/dev/zero` is not a regular file"),
-        "{}",
-        stderr(&output)
+        stderr.contains("script file `/dev/zero` is outside the project"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("script file `scripts` is not a regular file"),
+        "{stderr}"
     );
 }
 

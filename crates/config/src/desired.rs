@@ -39,8 +39,10 @@ pub struct DesiredResource {
     /// The fields a group can override, where the resource's own entry
     /// writes them (not from `[defaults]`), for the linter.
     pub own_fields: Vec<(&'static str, Span)>,
-    /// Field paths (file form) whose value holds text from a `${env:}`
-    /// not declared public: masked in every output as secrets are.
+    /// Fields (file form, as `resource`'s JSON: `name`,
+    /// `request.headers[0].value`) whose value holds text substituted from
+    /// an environment variable not declared public (`[project] public-env`):
+    /// every output masks them.
     pub sensitive: Vec<FieldPath>,
 }
 

@@ -11,9 +11,11 @@ use globset::GlobBuilder;
 use monform_model::{Address, Kind, is_valid_logical_id};
 use rustc_hash::FxHashMap;
 
+use crate::budget::{Budget, weight};
 use crate::diagnostic::Diagnostic;
-use crate::interpolate::{Each, InterpolationError, Scope, interpolate_node};
+use crate::interpolate::{Each, EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
 use crate::load::EnvLookup;
+use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 
@@ -25,6 +27,10 @@ pub const ENVIRONMENTS: &str = "environments";
 /// What expansion reads besides the definition.
 pub struct Context<'a> {
     pub env: EnvLookup<'a>,
+    /// What `${env:}` may read, and which of its values may be shown.
+    pub policy: &'a EnvPolicy,
+    /// Where `forEachFile` globs may look.
+    pub roots: &'a Roots,
     pub vars: &'a [Entry],
     /// Names of the declared environments.
     pub environments: &'a [&'a str],
@@ -46,7 +52,9 @@ pub struct Expanded {
     pub item: Option<Span>,
 }
 
-/// Expands the definition `id` of `kind` found in a file of folder `base`.
+/// Expands the definition `id` of `kind` found in a file of folder `base`;
+/// every copy and substitution is charged to the file's `budget`.
+#[allow(clippy::too_many_arguments)]
 pub fn expand(
     kind: Kind,
     id: &str,
@@ -54,6 +62,7 @@ pub fn expand(
     mut node: Node,
     base: &Path,
     context: &Context<'_>,
+    budget: &Budget,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Expanded> {
     let mut for_each = None;
@@ -96,7 +105,7 @@ pub fn expand(
     let items = match (for_each, for_each_file) {
         (None, None) => {
             let mut node = node;
-            let unresolved = substitute(&mut node, None, context, diagnostics);
+            let unresolved = substitute(&mut node, None, context, budget, diagnostics);
             return vec![Expanded {
                 address,
                 key_span,
@@ -106,7 +115,7 @@ pub fn expand(
             }];
         }
         (Some(list), None) => items_of(&address, &list, diagnostics),
-        (None, Some(glob)) => files_of(&address, &glob, base, diagnostics),
+        (None, Some(glob)) => files_of(&address, &glob, base, context.roots, diagnostics),
         (Some(list), Some(glob)) => {
             diagnostics.push(
                 Diagnostic::new(
@@ -122,6 +131,7 @@ pub fn expand(
     };
     let mut expanded = Vec::with_capacity(items.len());
     let mut seen: FxHashMap<&str, &Each> = FxHashMap::default();
+    let copy = weight(&node);
     for each in &items {
         if let Some(first) = seen.get(each.key.as_str()) {
             let files = match (&first.value.value, &each.value.value) {
@@ -143,8 +153,16 @@ pub fn expand(
             continue;
         }
         seen.insert(&each.key, each);
+        if let Err(exceeded) = budget.charge(copy) {
+            diagnostics.push(
+                Diagnostic::new("monform::too-large", format!("{address}: {}", exceeded.message()))
+                    .at(each.key_span, "this item went over")
+                    .help("split the forEach, or the file, into several"),
+            );
+            break;
+        }
         let mut item = node.clone();
-        let unresolved = substitute(&mut item, Some(each), context, diagnostics);
+        let unresolved = substitute(&mut item, Some(each), context, budget, diagnostics);
         expanded.push(Expanded {
             address: Address::item(kind, id, &each.key),
             key_span: each.key_span,
@@ -294,7 +312,13 @@ fn valid_key(address: &Address, key: &str, span: Span, diagnostics: &mut Vec<Dia
 /// The items of a `forEachFile`: every file matching the glob (relative to
 /// the resource file's folder), sorted; key = the file name without its
 /// extensions made a logical id, value = the path relative to that folder.
-fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Each> {
+fn files_of(
+    address: &Address,
+    entry: &Entry,
+    base: &Path,
+    roots: &Roots,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Each> {
     let NodeValue::Str(pattern) = &entry.value.value else {
         diagnostics.push(
             Diagnostic::new(
@@ -330,12 +354,41 @@ fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec
         .iter()
         .take_while(|part| !part.contains(['*', '?', '[', '{']))
         .count();
-    let start = base.join(parts[..literal.min(parts.len() - 1)].join("/"));
+    let folder = parts[..literal.min(parts.len() - 1)].join("/");
+    let start = base.join(&folder);
+    // The folder searched, and every symbolic link met below it, must stay
+    // inside the project (or an allow-path): `../../../etc/*` reads nothing.
+    match roots.resolve(&start) {
+        Ok(_) | Err(PathError::NotFound) => {}
+        Err(error) => {
+            let shown = if folder.is_empty() { "." } else { folder.as_str() };
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::path",
+                    format!("{address}.forEachFile: {}", error.message(shown)),
+                )
+                .at(span, "this pattern")
+                .help(OUTSIDE_HELP),
+            );
+            return Vec::new();
+        }
+    }
+    let mut outside = Vec::new();
     let mut items = Vec::new();
     for file in walkdir::WalkDir::new(&start)
+        .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_type().is_dir() || !crate::discover::is_skipped_dir(e.file_name()))
+        .filter_entry(|e| {
+            if e.depth() > 0 && e.file_type().is_dir() && crate::discover::is_skipped_dir(e.file_name()) {
+                return false;
+            }
+            if e.depth() > 0 && e.path_is_symlink() && !e.path().canonicalize().is_ok_and(|c| roots.contains(&c)) {
+                outside.push(e.path().to_owned());
+                return false;
+            }
+            true
+        })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
     {
@@ -362,11 +415,25 @@ fn files_of(address: &Address, entry: &Entry, base: &Path, diagnostics: &mut Vec
         items.push(Each {
             key,
             key_span: span,
-            value: Node {
-                span,
-                value: NodeValue::Str(relative),
-            },
+            value: Node::new(span, NodeValue::Str(relative)),
         });
+    }
+    for path in outside {
+        let shown = path
+            .strip_prefix(base)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if glob.is_match(&shown) || path.is_dir() {
+            diagnostics.push(
+                Diagnostic::new(
+                    "monform::path",
+                    format!("{address}.forEachFile: `{shown}` is a symbolic link to outside the project"),
+                )
+                .at(span, "matches it")
+                .help(OUTSIDE_HELP),
+            );
+        }
     }
     if items.is_empty() && !diagnostics.iter().any(|d| d.span == Some(span)) {
         diagnostics.push(
@@ -406,12 +473,15 @@ fn substitute(
     node: &mut Node,
     each: Option<&Each>,
     context: &Context<'_>,
+    budget: &Budget,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Span> {
     let scope = Scope {
         env: context.env,
+        policy: context.policy,
         vars: Some(context.vars),
         each,
+        budget,
     };
     let mut errors = Vec::new();
     interpolate_node(node, &scope, &mut errors);
@@ -422,54 +492,6 @@ fn substitute(
             span
         })
         .collect()
-}
-
-/// The diagnostic of a failed substitution at `span`.
-pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagnostic {
-    match error {
-        InterpolationError::Unset(name) => {
-            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
-                .at(span, format!("uses ${{env:{name}}}"))
-                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
-        }
-        InterpolationError::Malformed(text) => Diagnostic::new(
-            "monform::interpolation",
-            format!("malformed substitution `{text}`"),
-        )
-        .at(span, "here")
-        .help("write ${env:NAME}, ${var:NAME}, ${each.key} or ${each.value.PATH}, with an optional :-default; $${ writes a literal ${"),
-        InterpolationError::UnknownVar { name, known } => {
-            let diagnostic = Diagnostic::new("monform::var", format!("unknown variable `{name}`"))
-                .at(span, format!("uses ${{var:{name}}}"));
-            match crate::suggest(&name, known.iter().map(String::as_str)) {
-                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
-                None if known.is_empty() => {
-                    diagnostic.help(format!("monform.toml has no [vars]; add `{name} = ...` there, or give a default"))
-                }
-                None => diagnostic.help(format!("variables are {}", known.join(", "))),
-            }
-        }
-        InterpolationError::NoVars(name) => {
-            Diagnostic::new("monform::var", format!("`${{var:{name}}}` cannot be used in monform.toml"))
-                .at(span, "here")
-                .help("variables are for resource files; use ${env:NAME} here")
-        }
-        InterpolationError::NoEach(text) => Diagnostic::new(
-            "monform::each",
-            format!("`{text}` is only defined in a resource with forEach or forEachFile"),
-        )
-        .at(span, "here")
-        .help("add forEach or forEachFile to this resource, or write $${ for a literal ${"),
-        InterpolationError::UnknownEach(text) => Diagnostic::new("monform::each", format!("unknown item value `{text}`"))
-            .at(span, "names nothing in the item")
-            .help("use ${each.key}, ${each.value} or ${each.value.FIELD} naming a field the item has, or give a default: ${each.value.FIELD:-value}"),
-        InterpolationError::NotScalar(text) => Diagnostic::new(
-            "monform::interpolation",
-            format!("`{text}` is a list or map and cannot be part of a longer string"),
-        )
-        .at(span, "here")
-        .help("a list or map can only be the whole value: field: ${each.value.list}"),
-    }
 }
 
 #[cfg(test)]
@@ -496,13 +518,17 @@ mod tests {
             let entry = Entry {
                 key: FOR_EACH_FILE.into(),
                 key_span: Span::new(0, 0, 0),
-                value: Node {
-                    span: Span::new(0, 0, 0),
-                    value: NodeValue::Str(pattern.into()),
-                },
+                value: Node::new(Span::new(0, 0, 0), NodeValue::Str(pattern.into())),
             };
             let mut diagnostics = Vec::new();
-            let items = files_of(&Address::new(Kind::Check, "e2e"), &entry, &base, &mut diagnostics);
+            let roots = Roots::new(root).unwrap();
+            let items = files_of(
+                &Address::new(Kind::Check, "e2e"),
+                &entry,
+                &base,
+                &roots,
+                &mut diagnostics,
+            );
             let found: Vec<(String, String)> = items
                 .into_iter()
                 .map(|e| (e.key, e.value.to_json().as_str().unwrap_or_default().to_owned()))

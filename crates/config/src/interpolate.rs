@@ -1,16 +1,32 @@
 //! Substitutions in any string value: `${env:NAME}`, `${var:NAME}`,
 //! `${each.key}`, `${each.value}` and `${each.value.PATH}`, each with an
-//! optional `:-default`. `$${` writes a literal `${`. Other `${...}`
+//! optional `:-default` (itself a substitution, or text with some, up to
+//! `MAX_NESTING` deep). `$${` writes a literal `${`. Other `${...}`
 //! (JavaScript template literals in scripts) are left alone.
 //!
 //! A string that is one substitution and nothing else takes the value's own
 //! type (`frequency: ${each.value.f}` is a number) and its spans, so an
 //! error in the value points at the item or variable it came from. An
 //! inline default is read as a YAML scalar. Environment variables are
-//! always strings.
+//! always strings, their defaults too.
+//!
+//! The files of a pull request are untrusted: `${env:}` never reads
+//! monform's own credentials nor a name in `[project] secret-env`, even in
+//! a default that is never used, and what it does read marks the value
+//! sensitive (`Node::sensitive`) unless `[project] public-env` lists it.
 
+use crate::budget::{Budget, weight};
+use crate::diagnostic::Diagnostic;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue, parse_yaml};
+
+/// monform's own credentials: no file may read them (`${env:}`), whatever
+/// monform.toml says.
+pub const CREDENTIAL_ENV: &[&str] = &["MONFORM_API_KEY", "MONFORM_AGENT_KEY", "MONFORM_STATE_URL"];
+
+/// How deep substitutions may nest in defaults (`${var:a:-${var:b:-...}}`).
+/// Real files use two or three levels; the limit bounds the recursion.
+pub const MAX_NESTING: usize = 16;
 
 /// Why a substitution failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +47,32 @@ pub enum InterpolationError {
     UnknownEach(String),
     /// A list or map inside a longer string.
     NotScalar(String),
+    /// `${env:NAME}` of a credential (`CREDENTIAL_ENV`, `[project] secret-env`).
+    Forbidden(String),
+    /// Defaults nested more than `MAX_NESTING` deep.
+    TooDeep,
+    /// The substitutions made the file expand past its budget.
+    TooLarge(crate::budget::Exceeded),
+}
+
+/// Which environment variables `${env:}` may read, and which of their
+/// values may be shown (`[project] secret-env` and `public-env`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnvPolicy {
+    /// Never read, besides `CREDENTIAL_ENV`.
+    pub secret: Vec<String>,
+    /// Values shown in plans as they are; every other one is sensitive.
+    pub public: Vec<String>,
+}
+
+impl EnvPolicy {
+    pub fn is_forbidden(&self, name: &str) -> bool {
+        CREDENTIAL_ENV.contains(&name) || self.secret.iter().any(|s| s == name)
+    }
+
+    pub fn is_public(&self, name: &str) -> bool {
+        self.public.iter().any(|p| p == name)
+    }
 }
 
 /// The item a resource was expanded from.
@@ -44,19 +86,28 @@ pub struct Each {
 /// What substitutions may read.
 pub struct Scope<'a> {
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    pub policy: &'a EnvPolicy,
     /// `None` where `${var:}` is not available (monform.toml itself).
     pub vars: Option<&'a [Entry]>,
     pub each: Option<&'a Each>,
+    /// The file's: every substituted value is charged to it.
+    pub budget: &'a Budget,
 }
 
 /// What one substitution gave.
 enum Resolved {
-    Text(String),
+    /// Text, and whether it holds a sensitive environment value.
+    Text(String, bool),
+    /// A value (of `[vars]` or the item), with its own spans and marks.
     Node(Node),
 }
 
+type Outcome = Option<Result<Resolved, InterpolationError>>;
+
 /// Substitutes in every string of `node`, reporting each failure with the
-/// span of the string it is in.
+/// span of the string it is in. A string that reads a forbidden variable
+/// anywhere (a default that would not be used too) is reported and left
+/// alone.
 pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(InterpolationError, Span)>) {
     match &mut node.value {
         NodeValue::Str(text) => {
@@ -64,17 +115,41 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
             if !text.contains("${") {
                 return;
             }
+            // Past the budget the file was reported once; more copies would
+            // only cost time and memory.
+            if scope.budget.is_spent() {
+                return;
+            }
+            if let Some(name) = forbidden_in(text, scope.policy) {
+                errors.push((InterpolationError::Forbidden(name), node.span));
+                return;
+            }
             if let Some(body) = whole(text) {
-                match resolve(body, node.span, scope) {
-                    Some(Ok(Resolved::Node(value))) => *node = value,
-                    Some(Ok(Resolved::Text(value))) => *text = value,
+                match resolve(body, node.span, scope, 0) {
+                    Some(Ok(Resolved::Node(value))) => match charge(scope, weight(&value)) {
+                        Ok(()) => *node = value,
+                        Err(error) => errors.push((error, node.span)),
+                    },
+                    Some(Ok(Resolved::Text(value, sensitive))) => match charge(scope, value.len()) {
+                        Ok(()) => {
+                            *text = value;
+                            node.sensitive |= sensitive;
+                        }
+                        Err(error) => errors.push((error, node.span)),
+                    },
                     Some(Err(error)) => errors.push((error, node.span)),
                     None => {}
                 }
                 return;
             }
-            match interpolate(text, node.span, scope) {
-                Ok(value) => *text = value,
+            match interpolate(text, node.span, scope, 0).and_then(|(value, sensitive)| {
+                charge(scope, value.len()).map_err(|e| vec![e])?;
+                Ok((value, sensitive))
+            }) {
+                Ok((value, sensitive)) => {
+                    *text = value;
+                    node.sensitive |= sensitive;
+                }
                 Err(found) => errors.extend(found.into_iter().map(|e| (e, node.span))),
             }
         }
@@ -84,6 +159,32 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
             .for_each(|e| interpolate_node(&mut e.value, scope, errors)),
         _ => {}
     }
+}
+
+fn charge(scope: &Scope<'_>, bytes: usize) -> Result<(), InterpolationError> {
+    scope.budget.charge(bytes).map_err(InterpolationError::TooLarge)
+}
+
+/// The first variable `text` would read with `${env:NAME` that the policy
+/// forbids, wherever it is (in a default that is never used too); `$${`
+/// escapes are text, not reads.
+fn forbidden_in(text: &str, policy: &EnvPolicy) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("${env:") {
+        let start = from + at;
+        from = start + 6;
+        if text[..start].ends_with('$') {
+            continue;
+        }
+        let name: String = text[from..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        if policy.is_forbidden(&name) {
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// The body of a string that is exactly one substitution of ours.
@@ -119,9 +220,17 @@ fn is_ours(body: &str) -> bool {
     body.starts_with("env:") || body.starts_with("var:") || body == "each" || body.starts_with("each.")
 }
 
-/// Replaces every substitution of ours in a longer string.
-pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, Vec<InterpolationError>> {
+/// Replaces every substitution of ours in a longer string; the text, and
+/// whether it holds a sensitive environment value. `depth` is how deep in
+/// defaults this string is.
+pub fn interpolate(
+    text: &str,
+    span: Span,
+    scope: &Scope<'_>,
+    depth: usize,
+) -> Result<(String, bool), Vec<InterpolationError>> {
     let mut out = String::with_capacity(text.len());
+    let mut sensitive = false;
     let mut errors = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -144,10 +253,16 @@ pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, 
             rest = "";
             break;
         };
-        match resolve(&after[..end], span, scope) {
-            Some(Ok(Resolved::Text(value))) => out.push_str(&value),
+        match resolve(&after[..end], span, scope, depth) {
+            Some(Ok(Resolved::Text(value, marked))) => {
+                out.push_str(&value);
+                sensitive |= marked;
+            }
             Some(Ok(Resolved::Node(node))) => match scalar_text(&node) {
-                Some(value) => out.push_str(&value),
+                Some(value) => {
+                    out.push_str(&value);
+                    sensitive |= node.sensitive;
+                }
                 None => errors.push(InterpolationError::NotScalar(format!("${{{}}}", &after[..end]))),
             },
             Some(Err(error)) => errors.push(error),
@@ -156,28 +271,38 @@ pub fn interpolate(text: &str, span: Span, scope: &Scope<'_>) -> Result<String, 
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok((out, sensitive))
+    } else {
+        Err(errors)
+    }
 }
 
 /// Resolves one substitution body (`env:X`, `var:X:-d`, `each.value.a.b`...);
 /// `None` when it is not one of ours.
-fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved, InterpolationError>> {
+fn resolve(body: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Outcome {
+    if depth > MAX_NESTING {
+        return Some(Err(InterpolationError::TooDeep));
+    }
     let (reference, default) = match body.split_once(":-") {
         Some((reference, default)) => (reference, Some(default)),
         None => (body, None),
     };
-    let typed_default = || default.and_then(|d| resolve_default(d, span, scope));
     let malformed = || InterpolationError::Malformed(format!("${{{body}}}"));
     if let Some(name) = reference.strip_prefix("env:") {
         if !is_name(name) {
             return Some(Err(malformed()));
         }
-        return Some(
-            (scope.env)(name)
-                .or_else(|| default.map(str::to_owned))
-                .map(Resolved::Text)
-                .ok_or_else(|| InterpolationError::Unset(name.to_owned())),
-        );
+        if scope.policy.is_forbidden(name) {
+            return Some(Err(InterpolationError::Forbidden(name.to_owned())));
+        }
+        if let Some(value) = (scope.env)(name) {
+            return Some(Ok(Resolved::Text(value, !scope.policy.is_public(name))));
+        }
+        return Some(match default {
+            Some(default) => env_default(default, span, scope, depth + 1),
+            None => Err(InterpolationError::Unset(name.to_owned())),
+        });
     }
     if let Some(name) = reference.strip_prefix("var:") {
         if !is_name(name) {
@@ -186,47 +311,68 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>) -> Option<Result<Resolved,
         let Some(vars) = scope.vars else {
             return Some(Err(InterpolationError::NoVars(name.to_owned())));
         };
-        let found = vars
-            .iter()
-            .find(|v| v.key == name)
-            .map(|v| Resolved::Node(v.value.clone()));
-        return Some(
-            found
-                .or_else(typed_default)
-                .ok_or_else(|| InterpolationError::UnknownVar {
-                    name: name.to_owned(),
-                    known: vars.iter().map(|v| v.key.clone()).collect(),
-                }),
-        );
+        if let Some(var) = vars.iter().find(|v| v.key == name) {
+            return Some(Ok(Resolved::Node(var.value.clone())));
+        }
+        return Some(match default {
+            Some(default) => resolve_default(default, span, scope, depth + 1),
+            None => Err(InterpolationError::UnknownVar {
+                name: name.to_owned(),
+                known: vars.iter().map(|v| v.key.clone()).collect(),
+            }),
+        });
     }
     let path = reference.strip_prefix("each")?;
     let Some(each) = scope.each else {
         return Some(Err(InterpolationError::NoEach(format!("${{{body}}}"))));
     };
-    let unknown = || InterpolationError::UnknownEach(format!("${{{body}}}"));
     let found = match path {
-        ".key" => Some(Resolved::Node(Node {
-            span: each.key_span,
-            value: NodeValue::Str(each.key.clone()),
-        })),
-        ".value" => Some(Resolved::Node(each.value.clone())),
+        ".key" => Some(Node::new(each.key_span, NodeValue::Str(each.key.clone()))),
+        ".value" => Some(each.value.clone()),
         _ => match path.strip_prefix(".value.") {
-            Some(inner) => lookup(&each.value, inner).map(|n| Resolved::Node(n.clone())),
-            None => return Some(Err(unknown())),
+            Some(inner) => lookup(&each.value, inner).cloned(),
+            None => return Some(Err(InterpolationError::UnknownEach(format!("${{{body}}}")))),
         },
     };
-    Some(found.or_else(typed_default).ok_or_else(unknown))
+    Some(match (found, default) {
+        (Some(node), _) => Ok(Resolved::Node(node)),
+        (None, Some(default)) => resolve_default(default, span, scope, depth + 1),
+        (None, None) => Err(InterpolationError::UnknownEach(format!("${{{body}}}"))),
+    })
 }
 
-/// An inline default: a substitution itself, a string with some, or a YAML scalar.
-fn resolve_default(text: &str, span: Span, scope: &Scope<'_>) -> Option<Resolved> {
+/// An inline default of `${var:}` or `${each}`: a substitution itself, a
+/// string with some, or a YAML scalar. Its errors are the substitution's.
+fn resolve_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
     if let Some(body) = whole(text) {
-        return resolve(body, span, scope)?.ok();
+        return resolve(body, span, scope, depth).unwrap_or_else(|| Ok(Resolved::Text(text.to_owned(), false)));
     }
     if text.contains("${") {
-        return interpolate(text, span, scope).ok().map(Resolved::Text);
+        return interpolate(text, span, scope, depth)
+            .map(|(text, sensitive)| Resolved::Text(text, sensitive))
+            .map_err(first);
     }
-    Some(Resolved::Node(yaml_scalar(text, span)))
+    Ok(Resolved::Node(yaml_scalar(text, span)))
+}
+
+/// The default of `${env:}`: as `resolve_default`, but always text, as an
+/// environment variable's value is (`${env:PORT:-8080}` is the string).
+fn env_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
+    if !text.contains("${") {
+        return Ok(Resolved::Text(text.to_owned(), false));
+    }
+    match resolve_default(text, span, scope, depth)? {
+        Resolved::Text(text, sensitive) => Ok(Resolved::Text(text, sensitive)),
+        Resolved::Node(node) => match scalar_text(&node) {
+            Some(text) => Ok(Resolved::Text(text, node.sensitive)),
+            None => Err(InterpolationError::NotScalar(text.to_owned())),
+        },
+    }
+}
+
+/// The error reported for a default: its first (a default is one value).
+fn first(mut errors: Vec<InterpolationError>) -> InterpolationError {
+    errors.swap_remove(0)
 }
 
 /// The value at a dotted path (`a.b`, `items.0`) inside an item.
@@ -247,7 +393,7 @@ fn yaml_scalar(text: &str, span: Span) -> Node {
         ) => value,
         _ => NodeValue::Str(text.to_owned()),
     };
-    Node { span, value }
+    Node::new(span, value)
 }
 
 fn scalar_text(node: &Node) -> Option<String> {
@@ -269,101 +415,73 @@ pub(crate) fn is_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(name: &str) -> Option<String> {
-        (name == "HOST").then(|| "example.com".to_owned())
-    }
-
-    const SPAN: Span = Span {
-        file: 0,
-        start: 0,
-        len: 0,
-    };
-
-    fn scope<'a>(vars: &'a [Entry], each: Option<&'a Each>) -> Scope<'a> {
-        Scope {
-            env: &env,
-            vars: Some(vars),
-            each,
+/// The diagnostic of a failed substitution at `span`.
+pub fn interpolation_diagnostic(error: InterpolationError, span: Span) -> Diagnostic {
+    match error {
+        InterpolationError::Unset(name) => {
+            Diagnostic::new("monform::env", format!("environment variable `{name}` is not set"))
+                .at(span, format!("uses ${{env:{name}}}"))
+                .help(format!("set {name}, or give a default: ${{env:{name}:-value}}"))
         }
-    }
-
-    fn text(s: &str) -> Result<String, Vec<InterpolationError>> {
-        interpolate(s, SPAN, &scope(&[], None))
-    }
-
-    fn node(yaml: &str) -> Node {
-        parse_yaml(0, yaml).unwrap()
-    }
-
-    #[test]
-    fn replaces_set_variables_and_defaults() {
-        assert_eq!(text("https://${env:HOST}/x"), Ok("https://example.com/x".into()));
-        assert_eq!(text("${env:PORT:-8080}/"), Ok("8080/".into()));
-        assert_eq!(text("x${env:PORT:-}"), Ok("x".into()));
-    }
-
-    #[test]
-    fn leaves_template_literals_and_escapes() {
-        assert_eq!(text("`${user.name}`"), Ok("`${user.name}`".into()));
-        assert_eq!(text("$${env:HOST} $${each.key}"), Ok("${env:HOST} ${each.key}".into()));
-        assert_eq!(text("`${eachItem}`"), Ok("`${eachItem}`".into()));
-    }
-
-    #[test]
-    fn reports_unset_and_malformed() {
-        assert_eq!(
-            text("a ${env:NOPE}"),
-            Err(vec![InterpolationError::Unset("NOPE".into())])
-        );
-        assert!(matches!(text("${env:1X} a"), Err(e) if matches!(e[0], InterpolationError::Malformed(_))));
-        assert!(matches!(text("a ${env:HOST"), Err(e) if matches!(e[0], InterpolationError::Malformed(_))));
-    }
-
-    #[test]
-    fn a_whole_scalar_keeps_its_type() {
-        let vars = node("base: https://x.example\ncount: 3\n").as_map().unwrap().to_vec();
-        let each = Each {
-            key: "orders".into(),
-            key_span: SPAN,
-            value: node("path: /orders\nfrequency: 1\ntags: [a, b]\n"),
-        };
-        let mut resource = node(concat!(
-            "n: ${each.value.frequency}\nd: ${each.value.missing:-5}\nt: ${each.value.tags}\n",
-            "u: \"${var:base}${each.value.path}\"\nc: ${var:count}\nk: API ${each.key}\nb: ${var:nope:-true}\n",
-            "f: ${each.value.nope:-${var:count}}\ng: x${each.value.nope:-${var:count}}y\n",
-        ));
-        let mut errors = Vec::new();
-        interpolate_node(&mut resource, &scope(&vars, Some(&each)), &mut errors);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(
-            resource.to_json(),
-            serde_json::json!({"n": 1, "d": 5, "t": ["a", "b"], "u": "https://x.example/orders", "c": 3, "k": "API orders", "b": true, "f": 3, "g": "x3y"})
-        );
-    }
-
-    #[test]
-    fn unknown_names_are_errors() {
-        let vars = node("base: x\n").as_map().unwrap().to_vec();
-        let each = Each {
-            key: "a".into(),
-            key_span: SPAN,
-            value: node("[1]"),
-        };
-        let mut resource = node("a: ${var:bsae}\nb: ${each.value.x}\nc: ${each.kee}\nd: x ${each.value}\n");
-        let mut errors = Vec::new();
-        interpolate_node(&mut resource, &scope(&vars, Some(&each)), &mut errors);
-        let kinds: Vec<_> = errors.into_iter().map(|(e, _)| e).collect();
-        assert!(matches!(&kinds[0], InterpolationError::UnknownVar { name, .. } if name == "bsae"));
-        assert!(matches!(&kinds[1], InterpolationError::UnknownEach(_)));
-        assert!(matches!(&kinds[2], InterpolationError::UnknownEach(_)));
-        assert!(matches!(&kinds[3], InterpolationError::NotScalar(_)));
-        let mut outside = node("a: ${each.key}\n");
-        let mut errors = Vec::new();
-        interpolate_node(&mut outside, &scope(&vars, None), &mut errors);
-        assert!(matches!(&errors[0].0, InterpolationError::NoEach(_)));
+        InterpolationError::Malformed(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("malformed substitution `{text}`"),
+        )
+        .at(span, "here")
+        .help("write ${env:NAME}, ${var:NAME}, ${each.key} or ${each.value.PATH}, with an optional :-default; $${ writes a literal ${"),
+        InterpolationError::UnknownVar { name, known } => {
+            let diagnostic = Diagnostic::new("monform::var", format!("unknown variable `{name}`"))
+                .at(span, format!("uses ${{var:{name}}}"));
+            match crate::suggest(&name, known.iter().map(String::as_str)) {
+                Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
+                None if known.is_empty() => {
+                    diagnostic.help(format!("monform.toml has no [vars]; add `{name} = ...` there, or give a default"))
+                }
+                None => diagnostic.help(format!("variables are {}", known.join(", "))),
+            }
+        }
+        InterpolationError::NoVars(name) => {
+            Diagnostic::new("monform::var", format!("`${{var:{name}}}` cannot be used in monform.toml"))
+                .at(span, "here")
+                .help("variables are for resource files; use ${env:NAME} here")
+        }
+        InterpolationError::NoEach(text) => Diagnostic::new(
+            "monform::each",
+            format!("`{text}` is only defined in a resource with forEach or forEachFile"),
+        )
+        .at(span, "here")
+        .help("add forEach or forEachFile to this resource, or write $${ for a literal ${"),
+        InterpolationError::UnknownEach(text) => Diagnostic::new("monform::each", format!("unknown item value `{text}`"))
+            .at(span, "names nothing in the item")
+            .help("use ${each.key}, ${each.value} or ${each.value.FIELD} naming a field the item has, or give a default: ${each.value.FIELD:-value}"),
+        InterpolationError::Forbidden(name) => {
+            let builtin = crate::interpolate::CREDENTIAL_ENV.contains(&name.as_str());
+            let why = if builtin {
+                "it is one of monform's own credentials".to_owned()
+            } else {
+                "monform.toml lists it in [project] secret-env".to_owned()
+            };
+            Diagnostic::new("monform::forbidden-env", format!("`${{env:{name}}}` may not be read: {why}"))
+                .at(span, "reads it")
+                .help("the files of a project are untrusted input (a pull request's): they never read credentials; give the value another way, or drop it")
+        }
+        InterpolationError::TooDeep => Diagnostic::new(
+            "monform::interpolation",
+            format!("substitutions are nested more than {MAX_NESTING} deep"),
+        )
+        .at(span, "here")
+        .help("a default may be a substitution, whose default may be one..., up to this depth"),
+        InterpolationError::TooLarge(exceeded) => Diagnostic::new("monform::too-large", exceeded.message())
+            .at(span, "this substitution went over")
+            .help("substitute a large value in fewer places, or split the file"),
+        InterpolationError::NotScalar(text) => Diagnostic::new(
+            "monform::interpolation",
+            format!("`{text}` is a list or map and cannot be part of a longer string"),
+        )
+        .at(span, "here")
+        .help("a list or map can only be the whole value: field: ${each.value.list}"),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@
 //! **Architecture invariant:** no network. Environment variables are read
 //! only through the lookup the caller passes in.
 
+pub mod budget;
 pub mod declare;
 pub mod desired;
 pub mod diagnostic;
@@ -13,6 +14,7 @@ mod expand;
 pub mod interpolate;
 pub mod lint;
 mod load;
+pub mod paths;
 pub mod project;
 pub mod project_schema;
 pub mod source;

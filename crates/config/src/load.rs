@@ -12,21 +12,24 @@ use monform_model::validate::RefSite;
 use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape};
 use serde_json::Value;
 
+use crate::budget::Budget;
 use crate::declare::{self, Declarations};
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
-use crate::discover::{Discovered, discover};
-use crate::expand::{Context, expand, interpolation_diagnostic};
-use crate::interpolate::{Scope, interpolate_node};
-use crate::project::{PROJECT_FILE, Project, read_project};
-use crate::source::{FileId, Format, SourceFile, Sources, Span};
-use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml};
+use crate::discover::{Discovered, Unreadable, discover};
+use crate::expand::{Context, expand};
+use crate::interpolate::{EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
+use crate::paths::{OUTSIDE_HELP, PathError, Roots};
+use crate::project::{PROJECT_FILE, Project, read_env_policy, read_project};
+use crate::source::{FileId, Format, SourceFile, Sources, Span, decode};
+use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_within};
 
+mod read;
 mod resource;
+#[cfg(test)]
+mod tests;
+use read::{ReadFile, read_file};
 use resource::{references, validate};
-
-/// Largest script file read (`{ file: ... }`).
-const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// Looks up environment variables for `${env:...}`. `Sync`: files are read
 /// in parallel.
@@ -71,14 +74,29 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         diagnostics: Vec::new(),
         env,
     };
-    let mut project = loader.load_project(root);
+    // A root that cannot be made canonical has no monform.toml either:
+    // loading stops at that.
+    let mut roots = Roots::new(root).unwrap_or_else(|_| Roots::as_given(root));
+    let mut project = loader.load_project(root, &roots);
     if let (Some(project), Some(environment)) = (&mut project, environment)
         && let Err(diagnostic) = project.select(environment)
     {
         loader.diagnostics.push(*diagnostic);
     }
+    for (folder, span) in project.iter().flat_map(|p| &p.allow_paths) {
+        if let Err(e) = roots.allow(folder) {
+            loader.diagnostics.push(
+                Diagnostic::new(
+                    "monform::allow-paths",
+                    format!("project.allow-paths: cannot use `{folder}`: {e}"),
+                )
+                .at(*span, "this folder")
+                .help("list folders that exist, relative to the project root"),
+            );
+        }
+    }
     let discovered = match &project {
-        Some(project) => match discover(root, &project.include) {
+        Some(project) => match discover(root, &project.include, &roots) {
             Ok(discovered) => discovered,
             Err(e) => {
                 loader.diagnostics.push(Diagnostic::new(
@@ -108,12 +126,31 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
             ))
         })
         .collect();
+    for (path, why) in &discovered.unreadable {
+        let name = display_name(root, path);
+        let message = match why {
+            Unreadable::Outside => format!("{name} is a symbolic link to outside the project: not read"),
+            Unreadable::Broken => format!("{name} is a broken symbolic link: not read"),
+            Unreadable::Loop => format!("{name} is a symbolic link to a folder above it: not followed"),
+            Unreadable::Io(e) => format!("cannot read {name}: {e}"),
+        };
+        let mut diagnostic = Diagnostic::new("monform::path", message);
+        if matches!(why, Unreadable::Outside) {
+            diagnostic = diagnostic.help(OUTSIDE_HELP);
+        }
+        // Whatever it defines would be missing from the plan, which would
+        // then delete it: an error, not a warning.
+        loader.diagnostics.push(diagnostic);
+    }
     let files = discovered.files;
     let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
     let environments = project.as_ref().map(Project::environment_names).unwrap_or_default();
+    let default_policy = EnvPolicy::default();
     let context = Context {
         env,
+        policy: project.as_ref().map_or(&default_policy, |p| &p.env_policy),
+        roots: &roots,
         vars: project.as_ref().map(|p| p.vars.as_slice()).unwrap_or_default(),
         environments: &environments,
         environment: project.as_ref().and_then(|p| p.environment.as_deref()),
@@ -172,24 +209,28 @@ struct Item {
     own_fields: Vec<(&'static str, Span)>,
 }
 
-/// One file, read and parsed: its source (empty when it cannot be read, so
-/// file ids stay in step), its tree if it parsed, and what went wrong.
-struct ReadFile {
-    source: SourceFile,
-    node: Option<Node>,
-    diagnostics: Vec<Diagnostic>,
-}
-
 /// What validating a resource gave: the typed resource when it is valid,
 /// and the references it makes (checked even when it is not).
 struct Validated {
     resource: Option<monform_model::Resource>,
     refs: Vec<(RefSite, Span)>,
+    /// Fields holding text of a non-public `${env:}` (`DesiredResource::sensitive`).
+    sensitive: Vec<FieldPath>,
 }
 
 impl Loader<'_> {
-    fn load_project(&mut self, root: &Path) -> Option<Project> {
+    fn load_project(&mut self, root: &Path, roots: &Roots) -> Option<Project> {
         let path = root.join(PROJECT_FILE);
+        if let Err(PathError::Outside) = roots.resolve(&path) {
+            self.diagnostics.push(
+                Diagnostic::new(
+                    "monform::path",
+                    format!("{PROJECT_FILE} is a symbolic link to outside the project: not read"),
+                )
+                .help("make it a file of the project"),
+            );
+            return None;
+        }
         if !path.is_file() {
             self.diagnostics.push(
                 Diagnostic::new(
@@ -200,13 +241,20 @@ impl Loader<'_> {
             );
             return None;
         }
-        let mut file = read_file(root, path, self.sources.len() as FileId);
+        let budget = Budget::default();
+        let mut file = read_file(root, path, self.sources.len() as FileId, &budget);
+        let mut policy = EnvPolicy::default();
         if let Some(node) = &mut file.node {
+            // What ${env:} may read is settled before monform.toml's own
+            // substitutions, which it governs too.
+            policy = read_env_policy(node, &mut file.diagnostics);
             // monform.toml may use ${env:}, not ${var:} or ${each}.
             let scope = Scope {
                 env: self.env,
+                policy: &policy,
                 vars: None,
                 each: None,
+                budget: &budget,
             };
             let mut errors = Vec::new();
             interpolate_node(node, &scope, &mut errors);
@@ -217,7 +265,9 @@ impl Loader<'_> {
         self.diagnostics.extend(file.diagnostics);
         let node = file.node?;
         let fields = schemas().check_common_fields();
-        read_project(&node, &fields, &mut self.diagnostics)
+        let mut project = read_project(&node, &fields, &mut self.diagnostics)?;
+        project.env_policy = policy;
+        Some(project)
     }
 
     /// Reads, parses and interpolates each file, finds its resources and
@@ -235,11 +285,14 @@ impl Loader<'_> {
             .into_par_iter()
             .enumerate()
             .map(|(i, path)| {
-                let mut file = read_file(root, path, (first + i) as FileId);
+                // What the file may expand to: its parse, forEach copies and
+                // substitutions (`crate::budget`).
+                let budget = Budget::default();
+                let mut file = read_file(root, path, (first + i) as FileId, &budget);
                 let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
                 let mut declarations = Declarations::default();
                 let found = match file.node.take() {
-                    Some(tree) => resources_of(tree, &base, context, &mut declarations, &mut file.diagnostics),
+                    Some(tree) => resources_of(tree, &base, context, &budget, &mut declarations, &mut file.diagnostics),
                     None => Vec::new(),
                 };
                 let items = found
@@ -251,7 +304,7 @@ impl Loader<'_> {
                             merge_defaults(&mut found.node, defaults);
                         }
                         let mut diagnostics = Vec::new();
-                        let validated = validate(&found, &base, &mut diagnostics);
+                        let validated = validate(&found, &base, context.roots, &mut diagnostics);
                         Item {
                             address: found.address,
                             key_span: found.key_span,
@@ -313,13 +366,14 @@ impl Loader<'_> {
                         point_at_item(diagnostic, &item.address, item.key_span, extent);
                     }
                 }
+                let sensitive = item.validated.sensitive;
                 let resource = item.validated.resource.map(|resource| DesiredResource {
                     references,
                     address: item.address,
                     resource,
                     span: item.key_span,
                     own_fields: item.own_fields,
-                    sensitive: Vec::new(),
+                    sensitive,
                 });
                 (resource, diagnostics)
             })
@@ -366,6 +420,7 @@ fn resources_of(
     tree: Node,
     base: &Path,
     context: &Context<'_>,
+    budget: &Budget,
     declarations: &mut Declarations,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Found> {
@@ -420,6 +475,10 @@ fn resources_of(
             }
         };
         for entry in resources {
+            // Past the budget (reported), the rest of the file is not expanded.
+            if budget.is_spent() {
+                break;
+            }
             if !monform_model::is_valid_logical_id(&entry.key) {
                 diagnostics.push(
                     Diagnostic::new(
@@ -438,6 +497,7 @@ fn resources_of(
                 entry.value,
                 base,
                 context,
+                budget,
                 diagnostics,
             );
             found.extend(expanded.into_iter().map(|e| Found {
@@ -450,58 +510,6 @@ fn resources_of(
         }
     }
     found
-}
-
-/// Reads and parses one file.
-fn read_file(root: &Path, path: PathBuf, id: FileId) -> ReadFile {
-    let name = display_name(root, &path);
-    let format = Format::of(&path).unwrap_or(Format::Yaml);
-    let mut diagnostics = Vec::new();
-    let text: Arc<str> = match std::fs::read_to_string(&path) {
-        Ok(text) => text.into(),
-        Err(e) => {
-            diagnostics.push(Diagnostic::new("monform::io", format!("cannot read {name}: {e}")));
-            let source = SourceFile {
-                name,
-                path,
-                text: "".into(),
-                format,
-            };
-            return ReadFile {
-                source,
-                node: None,
-                diagnostics,
-            };
-        }
-    };
-    let parsed = match format {
-        Format::Yaml => parse_yaml(id, &text).map_err(|e| vec![e]),
-        Format::Toml => parse_toml(id, &text),
-    };
-    let node = match parsed {
-        Ok(node) => Some(node),
-        Err(errors) => {
-            for SyntaxError { message, span } in errors {
-                let mut diagnostic = Diagnostic::new("monform::syntax", format!("syntax error: {message}"));
-                if let Some(span) = span {
-                    diagnostic = diagnostic.at(span, "here");
-                }
-                diagnostics.push(diagnostic);
-            }
-            None
-        }
-    };
-    let source = SourceFile {
-        name,
-        path,
-        text,
-        format,
-    };
-    ReadFile {
-        source,
-        node,
-        diagnostics,
-    }
 }
 
 /// Removes repeated diagnostics (the items of one definition repeat its

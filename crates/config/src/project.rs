@@ -2,6 +2,7 @@
 //! defaults for checks, the state backend, `[vars]` and `[environments]`.
 
 use crate::diagnostic::Diagnostic;
+use crate::interpolate::EnvPolicy;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 
@@ -36,6 +37,12 @@ pub struct Project {
     pub lint: Lint,
     /// `[budget] max-runs-per-month`: a plan whose checks would run more fails.
     pub max_runs_per_month: Option<u64>,
+    /// `[project] allow-paths`: folders (relative to the root) the files may
+    /// read besides the project's own, each with where it is written.
+    pub allow_paths: Vec<(String, Span)>,
+    /// `[project] secret-env` and `public-env`: what `${env:}` may not read,
+    /// and whose values plans may show.
+    pub env_policy: EnvPolicy,
 }
 
 /// How a linter finding is reported (`[lint]` in monform.toml).
@@ -94,6 +101,8 @@ impl Project {
             environment: None,
             lint: Lint::default(),
             max_runs_per_month: None,
+            allow_paths: Vec::new(),
+            env_policy: EnvPolicy::default(),
         }
     }
 
@@ -135,7 +144,10 @@ fn merge_entries(base: &mut Vec<Entry>, over: Vec<Entry>) {
 }
 
 pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
-    ("project", &["name", "include"]),
+    (
+        "project",
+        &["name", "include", "allow-paths", "secret-env", "public-env"],
+    ),
     ("api", &["url"]),
     ("defaults", &[]),
     ("state", &["backend"]),
@@ -222,6 +234,14 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                         }
                     }
                 }
+                ("project.allow-paths", NodeValue::Seq(items)) => {
+                    project.allow_paths = strings(&path, items, diagnostics);
+                }
+                // Read before the file's substitutions (`read_env_policy`);
+                // here only the items' types are checked.
+                ("project.secret-env" | "project.public-env", NodeValue::Seq(items)) => {
+                    strings(&path, items, diagnostics);
+                }
                 ("api.url", NodeValue::Str(url)) => project.api_url = Some(url.clone()),
                 ("state.backend", NodeValue::Str(backend)) => match backend.as_str() {
                     "local" => project.state_backend = StateBackend::Local,
@@ -251,6 +271,10 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                     diagnostics.push(wrong_type(&path, &field.value, "a whole number of runs, 0 or more"))
                 }
                 ("project.include", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of glob patterns")),
+                ("project.allow-paths", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of folders")),
+                ("project.secret-env" | "project.public-env", _) => {
+                    diagnostics.push(wrong_type(&path, &field.value, "a list of environment variable names"))
+                }
                 _ => diagnostics.push(wrong_type(&path, &field.value, "a string")),
             }
         }
@@ -266,6 +290,68 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
         return None;
     }
     Some(project)
+}
+
+/// The strings of a list setting, each with its span; other items are errors.
+fn strings(path: &str, items: &[Node], diagnostics: &mut Vec<Diagnostic>) -> Vec<(String, Span)> {
+    let mut found = Vec::new();
+    for item in items {
+        match &item.value {
+            NodeValue::Str(text) => found.push((text.clone(), item.span)),
+            _ => diagnostics.push(wrong_type(&format!("{path}[]"), item, "a string")),
+        }
+    }
+    found
+}
+
+/// `[project] secret-env` and `public-env`, read from monform.toml before
+/// its own substitutions are made (they decide what those may read). Their
+/// items are names, never substitutions.
+pub fn read_env_policy(root: &Node, diagnostics: &mut Vec<Diagnostic>) -> EnvPolicy {
+    let mut policy = EnvPolicy::default();
+    let Some(project) = root.get("project").and_then(|p| p.value.as_map()) else {
+        return policy;
+    };
+    for field in project {
+        let list = match field.key.as_str() {
+            "secret-env" => &mut policy.secret,
+            "public-env" => &mut policy.public,
+            _ => continue,
+        };
+        let NodeValue::Seq(items) = &field.value.value else {
+            continue;
+        };
+        let path = format!("project.{}", field.key);
+        for (name, span) in strings(&path, items, &mut Vec::new()) {
+            if crate::interpolate::is_name(&name) {
+                list.push(name);
+            } else {
+                diagnostics.push(
+                    Diagnostic::new(
+                        "monform::env-policy",
+                        format!("{path}: `{name}` is not an environment variable name"),
+                    )
+                    .at(span, "here")
+                    .help("write the variable's name itself (letters, digits, _ and -), not a substitution"),
+                );
+            }
+        }
+    }
+    if let Some(name) = policy.public.iter().find(|n| policy.is_forbidden(n)) {
+        let span = project
+            .iter()
+            .find(|f| f.key == "public-env")
+            .map_or(root.span, |f| f.value.span);
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::env-policy",
+                format!("project.public-env: `{name}` is a credential and can never be read, let alone shown"),
+            )
+            .at(span, "here")
+            .help("remove it from public-env"),
+        );
+    }
+    policy
 }
 
 fn read_defaults(

@@ -52,6 +52,9 @@ fn project_schema() -> Value {
                 "properties": {
                     "name": { "description": "Ownership scope: stable and unique per account.", "allOf": [name] },
                     "include": { "type": "array", "items": { "type": "string" }, "description": "Glob patterns of resource files; default every YAML and TOML file." },
+                    "allow-paths": { "type": "array", "items": { "type": "string" }, "description": "Folders outside the project (relative to its root) that `{ file }` scripts, forEachFile globs and symbolic links may read. Every other path must resolve inside the project." },
+                    "secret-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables ${env:} may never read, besides MONFORM_API_KEY, MONFORM_AGENT_KEY and MONFORM_STATE_URL." },
+                    "public-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables whose values plans may show; every other ${env:} value is sensitive." },
                 },
             },
             "api": api,

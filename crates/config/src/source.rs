@@ -66,6 +66,48 @@ pub(crate) fn floor_char_boundary(text: &str, mut index: usize) -> usize {
     index
 }
 
+/// Where a file stops being UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotUtf8 {
+    /// Byte offset of the first byte that is not UTF-8.
+    pub offset: usize,
+    /// 1-based line and column (in characters) of that byte.
+    pub line: usize,
+    pub column: usize,
+    pub byte: u8,
+    /// The text with every invalid sequence replaced by U+FFFD: up to
+    /// `offset`, byte for byte the file, so a span there points right.
+    pub lossy: String,
+}
+
+impl NotUtf8 {
+    pub fn message(&self) -> String {
+        format!(
+            "is not UTF-8: byte 0x{:02X} at line {}, column {} (byte offset {})",
+            self.byte, self.line, self.column, self.offset
+        )
+    }
+}
+
+/// A file's bytes as text, or where they stop being UTF-8.
+pub fn decode(bytes: Vec<u8>) -> Result<String, Box<NotUtf8>> {
+    String::from_utf8(bytes).map_err(|error| {
+        let offset = error.utf8_error().valid_up_to();
+        let bytes = error.into_bytes();
+        // Valid up to `offset` by definition.
+        let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Box::new(NotUtf8 {
+            offset,
+            line,
+            column,
+            byte: bytes[offset],
+            lossy: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    })
+}
+
 /// All files of a load, addressed by `FileId`.
 #[derive(Debug, Default)]
 pub struct Sources {
@@ -92,5 +134,24 @@ impl Sources {
 
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25 item 10: a file that is not UTF-8 says where.
+    #[test]
+    fn non_utf8_names_line_column_and_offset() {
+        let error = decode(b"checks:\n  a\xC3\xA9: x\xFF\n".to_vec()).unwrap_err();
+        assert_eq!((error.line, error.column, error.offset, error.byte), (2, 8, 16, 0xFF));
+        assert_eq!(
+            error.message(),
+            "is not UTF-8: byte 0xFF at line 2, column 8 (byte offset 16)"
+        );
+        assert!(error.lossy.is_char_boundary(error.offset));
+        assert_eq!(&error.lossy[error.offset..], "\u{FFFD}\n");
+        assert_eq!(decode(b"ok".to_vec()), Ok("ok".to_owned()));
     }
 }

@@ -10,12 +10,17 @@ use monform_model::{FieldPath, Segment};
 
 mod yaml;
 
-pub use yaml::parse_yaml;
+pub use yaml::{parse_yaml, parse_yaml_within};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub span: Span,
     pub value: NodeValue,
+    /// The value holds text substituted from an environment variable that
+    /// is not declared public (`[project] public-env`): plans must not show
+    /// it. Travels with the value through `[vars]`, `[defaults]` and
+    /// `forEach` copies.
+    pub sensitive: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +49,14 @@ pub struct SyntaxError {
 }
 
 impl Node {
+    pub fn new(span: Span, value: NodeValue) -> Node {
+        Node {
+            span,
+            value,
+            sensitive: false,
+        }
+    }
+
     pub fn as_map(&self) -> Option<&[Entry]> {
         match &self.value {
             NodeValue::Map(entries) => Some(entries),
@@ -140,10 +153,10 @@ pub fn parse_toml(file: FileId, text: &str) -> Result<Node, Vec<SyntaxError>> {
             .collect());
     }
     let span = root.span();
-    Ok(Node {
-        span: Span::new(file, span.start, 0),
-        value: toml_table(file, root.into_inner()),
-    })
+    Ok(Node::new(
+        Span::new(file, span.start, 0),
+        toml_table(file, root.into_inner()),
+    ))
 }
 
 fn toml_table(file: FileId, table: toml::de::DeTable<'_>) -> NodeValue {
@@ -191,7 +204,7 @@ fn toml_value(file: FileId, value: toml::Spanned<toml::de::DeValue<'_>>) -> Node
         DeValue::Array(items) => NodeValue::Seq(items.into_iter().map(|v| toml_value(file, v)).collect()),
         DeValue::Table(table) => toml_table(file, table),
     };
-    Node { span, value }
+    Node::new(span, value)
 }
 
 #[cfg(test)]

@@ -137,37 +137,44 @@ pub fn slug(name: &str) -> String {
 }
 
 /// What an object's logical id is derived from.
-fn display_name(remote: &Remote) -> String {
+/// A name for an object's logical id, from the field that names it, never
+/// from a field the state recorded as a secret (`secret`).
+fn display_name(remote: &Remote, secret: &[FieldPath]) -> String {
     let body = &remote.body();
-    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let field = |path: &str| -> Option<String> {
+        let path = FieldPath::parse(path);
+        if secret.contains(&path) {
+            return None;
+        }
+        path.get(body).and_then(Value::as_str).map(str::to_owned)
+    };
     let found = match remote.kind {
         Kind::Variable => Some(remote.id.clone()),
-        Kind::Dashboard => body.get("header").and_then(text),
-        Kind::PrivateLocation => body.get("slugName").and_then(text),
+        Kind::Dashboard => field("header"),
+        Kind::PrivateLocation => field("slugName"),
         Kind::AlertChannel => {
-            let kind = body.get("type").and_then(text).unwrap_or_default();
-            let config = body.get("config");
+            let kind = field("type").unwrap_or_default();
             let detail = ["address", "channel", "name", "number", "url", "serviceName"]
                 .iter()
-                .find_map(|k| config.and_then(|c| c.get(*k)).and_then(text));
+                .find_map(|k| field(&format!("config.{k}")));
             Some(format!("{kind}-{}", detail.unwrap_or_default()))
         }
-        _ => body.get("name").and_then(text),
+        _ => field("name"),
     };
     found
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| format!("{}-{}", remote.kind.section(), remote.id))
 }
 
-/// Logical ids for every object, unique per section.
-fn assign_ids(objects: &[Remote]) -> Vec<String> {
+fn assign_ids(objects: &[Remote], recorded: &KnownSecrets) -> Vec<String> {
     let mut taken: HashSet<(Kind, String)> = HashSet::new();
     let mut ids = Vec::with_capacity(objects.len());
     for remote in objects {
         let base = if remote.kind == Kind::Variable && monform_model::is_valid_logical_id(&remote.id) {
             remote.id.clone()
         } else {
-            slug(&display_name(remote))
+            let secret = recorded.get(&(remote.kind, remote.id.clone()));
+            slug(&display_name(remote, secret.map_or(&[], Vec::as_slice)))
         };
         let mut id = base.clone();
         let mut n = 2;
@@ -268,7 +275,7 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
     // Ownership records are monform's bookkeeping, not a project's variables.
     objects.retain(|r| !is_record(r.kind, &r.id));
     objects.sort_by_key(|r| Kind::ALL.iter().position(|k| *k == r.kind));
-    let ids = assign_ids(&objects);
+    let ids = assign_ids(&objects, recorded);
     let mut pairs: Vec<(Kind, Value, String)> = Vec::new();
     for (remote, id) in objects.iter().zip(&ids) {
         pairs.push((remote.kind, Value::String(remote.id.clone()), id.clone()));

@@ -16,7 +16,7 @@ use crate::resources::check::{
     FREQUENCIES, MAX_PROMPT, SUB_MINUTE_OFFSETS, default_degraded_packet_loss, default_frequency,
     default_max_packet_loss,
 };
-use crate::resources::common::{RetryStrategy, RetryType, Script};
+use crate::resources::common::{MAX_SCRIPT_BYTES, RetryStrategy, RetryType, Script, json_len};
 use crate::resources::group::GroupRetryStrategy;
 use crate::resources::maintenance_window::RepeatUnit;
 use crate::{FieldPath, Kind, Violation};
@@ -53,6 +53,7 @@ pub fn check(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool) -> Vec<Vi
     let Some(map) = value.as_object() else {
         return violations;
     };
+    script_sizes(kind, value, usable, &mut violations);
     let fields = Fields { map, usable };
     match kind {
         Kind::Check => check_rules(&fields, &mut violations),
@@ -173,6 +174,34 @@ fn check_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
             root.key("maxPacketLossThreshold"),
             format!("maxPacketLossThreshold {max} must be at least degradedPacketLossThreshold {degraded}"),
         ));
+    }
+}
+
+/// Every script field (inline or read from its file) fits a request: the
+/// service refuses bodies above `MAX_SCRIPT_BYTES`.
+fn script_sizes(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool, violations: &mut Vec<Violation>) {
+    use crate::facts::{Step, expand, facts};
+    for pattern in &facts(kind, value).scripts {
+        if !matches!(pattern.first(), Some(Step::Key(top)) if usable(top)) {
+            continue;
+        }
+        for path in expand(pattern, value) {
+            let Some(Value::String(script)) = path.get(value) else {
+                continue;
+            };
+            let size = json_len(script);
+            if size > MAX_SCRIPT_BYTES {
+                violations.push(
+                    Violation::new(
+                        path,
+                        format!(
+                            "the script takes {size} bytes in a request; the service accepts at most {MAX_SCRIPT_BYTES} (1 MiB)"
+                        ),
+                    )
+                    .with_help("move shared code into a snippet (setupSnippet), or shorten the script"),
+                );
+            }
+        }
     }
 }
 
@@ -303,5 +332,36 @@ mod tests {
         // An absent field takes the model's default (frequency 10: offsets 1..100).
         let defaulted = json!({ "checkType": "URL", "frequencyOffset": 101 });
         assert_eq!(check(Kind::Check, &defaulted, &|_| true).len(), 1);
+    }
+
+    /// Issue 25 item 14: a script the service would refuse (its request
+    /// body is at most 1 MiB) fails validation, inline or not, in checks,
+    /// their dependencies and snippets.
+    #[test]
+    fn scripts_larger_than_a_request_are_refused() {
+        let fits = "x".repeat(MAX_SCRIPT_BYTES - 2);
+        let big = "x".repeat(MAX_SCRIPT_BYTES);
+        let quoted = "\"".repeat(MAX_SCRIPT_BYTES / 2); // twice as long escaped
+        let browser = |script: &str| json!({ "checkType": "BROWSER", "name": "b", "script": script });
+        assert!(check(Kind::Check, &browser(&fits), &|_| true).is_empty());
+        for script in [&big, &quoted] {
+            let violations = check(Kind::Check, &browser(script), &|_| true);
+            assert_eq!(violations.len(), 1, "{violations:?}");
+            assert_eq!(violations[0].path.to_string(), "script");
+            assert!(
+                violations[0].message.contains("at most 1048576"),
+                "{}",
+                violations[0].message
+            );
+        }
+        let api = json!({ "checkType": "API", "name": "a", "localSetupScript": big });
+        assert_eq!(
+            check(Kind::Check, &api, &|_| true)[0].path.to_string(),
+            "localSetupScript"
+        );
+        let snippet = json!({ "name": "s", "script": big });
+        assert_eq!(check(Kind::Snippet, &snippet, &|_| true).len(), 1);
+        // A broken field's rules are skipped.
+        assert!(check(Kind::Snippet, &snippet, &|f| f != "script").is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! run on whatever part of it is well-formed.
 
 use super::*;
+use monform_model::resources::common::MAX_SCRIPT_BYTES;
 
 /// The references of `address` found at `sites`: to a resource of the
 /// project, to a remote-only object (soft), or dangling (a diagnostic).
@@ -59,7 +60,7 @@ pub(super) fn references(
 /// check runs on whatever part of the resource is well-formed: a rule is
 /// skipped only when a top-level field it reads is broken, a reference only
 /// when its own value is. The typed resource comes back when nothing is wrong.
-pub(super) fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Validated {
+pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &mut Vec<Diagnostic>) -> Validated {
     let mut json = item.node.to_json();
     let shape = check_shape(item.address.kind, &json);
     // Top-level fields that are broken: rules reading them are skipped.
@@ -74,20 +75,22 @@ pub(super) fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnost
         }
     }
     for script in &shape.scripts {
-        match read_script(base, &script.file) {
+        match read_script(base, &script.file, roots) {
             Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
-            Err(message) => {
+            Err((message, outside)) => {
                 if let Some(field) = top_field(&script.path) {
                     broken.insert(field.to_owned());
                 }
                 let span = item.node.locate(&script.path.key("file"), false);
+                let (code, help) = if outside {
+                    ("monform::path", OUTSIDE_HELP)
+                } else {
+                    ("monform::script-file", "paths are relative to the file that names them")
+                };
                 diagnostics.push(
-                    Diagnostic::new(
-                        "monform::script-file",
-                        format!("{}.{}: {message}", item.address, script.path),
-                    )
-                    .at(span, "this file")
-                    .help("paths are relative to the file that names them"),
+                    Diagnostic::new(code, format!("{}.{}: {message}", item.address, script.path))
+                        .at(span, "this file")
+                        .help(help),
                 );
             }
         }
@@ -108,6 +111,7 @@ pub(super) fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnost
         })
         .filter(|(_, span)| !item.unresolved.contains(span))
         .collect();
+    let sensitive = sensitive_fields(&item.node, &json);
     let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
         match monform_model::Resource::from_json(item.address.kind, json) {
             Ok(resource) => Some(resource),
@@ -122,7 +126,45 @@ pub(super) fn validate(item: &Found, base: &Path, diagnostics: &mut Vec<Diagnost
     } else {
         None
     };
-    Validated { resource, refs }
+    Validated {
+        resource,
+        refs,
+        sensitive,
+    }
+}
+
+/// The fields of a resource holding text of a non-public `${env:}`
+/// (`Node::sensitive`), in the file form the resource's JSON has: a field
+/// the JSON does not have as such (`script.file`, replaced by the script)
+/// is its nearest ancestor there.
+pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
+    let mut found = Vec::new();
+    let mut stack = vec![(node, FieldPath::root())];
+    while let Some((node, path)) = stack.pop() {
+        if node.sensitive {
+            found.push(path);
+            continue;
+        }
+        match &node.value {
+            NodeValue::Map(entries) => {
+                stack.extend(entries.iter().rev().map(|e| (&e.value, path.key(&e.key))));
+            }
+            NodeValue::Seq(items) => {
+                stack.extend(items.iter().enumerate().rev().map(|(i, n)| (n, path.index(i))));
+            }
+            _ => {}
+        }
+    }
+    let mut fields: Vec<FieldPath> = Vec::with_capacity(found.len());
+    for mut path in found {
+        while !path.is_root() && path.get(json).is_none() {
+            path.0.pop();
+        }
+        if !fields.contains(&path) {
+            fields.push(path);
+        }
+    }
+    fields
 }
 
 /// The top-level field a path is in.
@@ -133,24 +175,37 @@ pub(super) fn top_field(path: &FieldPath) -> Option<&str> {
     }
 }
 
-/// A `{ file }` script, relative to the folder `base` of the file naming it.
-pub(super) fn read_script(base: &Path, relative: &str) -> Result<String, String> {
-    let path = base.join(relative);
-    let metadata = std::fs::metadata(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("script file `{relative}` not found"),
-        _ => format!("cannot read script file `{relative}`: {e}"),
-    })?;
+/// A `{ file }` script, relative to the folder `base` of the file naming
+/// it, inside the project (`roots`, symbolic links followed). The error
+/// says whether the path leaves the project.
+pub(super) fn read_script(base: &Path, relative: &str, roots: &Roots) -> Result<String, (String, bool)> {
+    let path = match roots.resolve(&base.join(relative)) {
+        Ok(path) => path,
+        Err(PathError::Outside) => return Err((format!("script file `{relative}` is outside the project"), true)),
+        Err(PathError::NotFound) => return Err((format!("script file `{relative}` not found"), false)),
+        Err(PathError::Io(e)) => return Err((format!("cannot read script file `{relative}`: {e}"), false)),
+    };
+    let fail = |message: String| Err((message, false));
+    let metadata = match std::fs::metadata(&path) {
+        Ok(metadata) => metadata,
+        Err(e) => return fail(format!("cannot read script file `{relative}`: {e}")),
+    };
     // Devices and pipes (`/dev/zero`, `/dev/stdin`) would never end.
     if !metadata.is_file() {
-        return Err(format!("script file `{relative}` is not a regular file"));
+        return fail(format!("script file `{relative}` is not a regular file"));
     }
-    if metadata.len() > MAX_SCRIPT_BYTES {
-        return Err(format!(
-            "script file `{relative}` is larger than {} MiB",
+    // No larger script fits a request (`MAX_SCRIPT_BYTES`): not worth reading.
+    if metadata.len() > MAX_SCRIPT_BYTES as u64 {
+        return fail(format!(
+            "script file `{relative}` is larger than {} MiB, the most the service accepts",
             MAX_SCRIPT_BYTES >> 20
         ));
     }
-    std::fs::read_to_string(&path).map_err(|e| format!("cannot read script file `{relative}`: {e}"))
+    match std::fs::read(&path).map(decode) {
+        Ok(Ok(text)) => Ok(text),
+        Ok(Err(error)) => fail(format!("script file `{relative}` {}", error.message())),
+        Err(e) => fail(format!("cannot read script file `{relative}`: {e}")),
+    }
 }
 
 fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {

@@ -14,16 +14,13 @@ use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
 use super::{Entry, Node, NodeValue, SyntaxError};
+use crate::budget::{Budget, VALUE_BYTES};
 use crate::source::{FileId, Span, floor_char_boundary};
 
 /// The deepest nesting of lists and maps a YAML file may have. Real files
 /// need fewer than ten levels; the limit also bounds the recursion in
 /// `respan`.
 pub(crate) const MAX_YAML_DEPTH: usize = 32;
-
-/// Values (keys included) one YAML file may hold: a file of 20,000 checks
-/// fits. The limit stops alias-expansion bombs, not real projects.
-pub(crate) const MAX_YAML_NODES: usize = 4_000_000;
 
 /// Maps with more entries than this look duplicates up in a hash set.
 const LINEAR_KEYS: usize = 16;
@@ -35,14 +32,18 @@ const CORE_TAG: &str = "tag:yaml.org,2002:";
 
 /// Parses a YAML document. An empty document is an empty map.
 pub fn parse_yaml(file: FileId, text: &str) -> Result<Node, SyntaxError> {
+    parse_yaml_within(file, text, &Budget::default())
+}
+
+/// Parses a YAML document, charging what it expands to (aliases by what
+/// they repeat) to `budget`: past it, the error points at the value that
+/// went over.
+pub fn parse_yaml_within(file: FileId, text: &str, budget: &Budget) -> Result<Node, SyntaxError> {
     if text.lines().all(|l| {
         let l = l.trim();
         l.is_empty() || l.starts_with('#') || l == "---"
     }) {
-        return Ok(Node {
-            span: Span::new(file, 0, 0),
-            value: NodeValue::Map(Vec::new()),
-        });
+        return Ok(Node::new(Span::new(file, 0, 0), NodeValue::Map(Vec::new())));
     }
     // yaml-rust2 takes a NUL for the end of the text, and lets other
     // characters YAML forbids through.
@@ -66,10 +67,16 @@ pub fn parse_yaml(file: FileId, text: &str) -> Result<Node, SyntaxError> {
             chars: CharIndex::new(source),
             stack: Vec::new(),
             anchors: HashMap::new(),
-            nodes: 0,
+            bytes: 0,
+            allowance: budget.remaining(),
+            limit: budget.limit(),
         };
         let error = match builder.run() {
-            Ok(node) => return Ok(node),
+            Ok(node) => {
+                // Within the allowance: cannot fail.
+                let _ = budget.charge(builder.bytes);
+                return Ok(node);
+            }
             Err(error) => error,
         };
         let at = error.span.map_or(0, |s| s.start - base);
@@ -131,7 +138,7 @@ fn unprintable(text: &str) -> Option<(usize, char)> {
 /// A value an alias may name, with what copying it costs.
 struct Anchored {
     node: Node,
-    nodes: usize,
+    bytes: usize,
     height: usize,
 }
 
@@ -139,7 +146,7 @@ struct Anchored {
 struct Frame {
     span: Span,
     anchor: usize,
-    nodes_before: usize,
+    bytes_before: usize,
     /// Levels of lists and maps below this one.
     child_height: usize,
     items: Items,
@@ -167,7 +174,11 @@ struct Builder<'t> {
     chars: CharIndex,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
-    nodes: usize,
+    /// What the document expands to so far (`crate::budget`).
+    bytes: usize,
+    /// What the file's budget had left when parsing began.
+    allowance: usize,
+    limit: usize,
 }
 
 impl Builder<'_> {
@@ -190,14 +201,15 @@ impl Builder<'_> {
                 Event::Scalar(value, style, anchor, tag) => {
                     let end = scalar_end(self.text, at, &value, style);
                     let span = self.span(at, end - at);
-                    count(&mut self.nodes, 1, span)?;
+                    let bytes = VALUE_BYTES + value.len();
+                    self.count(bytes, span)?;
                     let merge = style == TScalarStyle::Plain && tag.is_none() && value == "<<";
                     let value = resolve(value, style, tag.as_ref()).map_err(|m| SyntaxError {
                         message: m,
                         span: Some(span),
                     })?;
-                    let node = Node { span, value };
-                    self.anchor(anchor, &node, 1, 0);
+                    let node = Node::new(span, value);
+                    self.anchor(anchor, &node, bytes, 0);
                     self.place(node, 0, merge)?
                 }
                 Event::Alias(id) => {
@@ -209,7 +221,11 @@ impl Builder<'_> {
                     if self.stack.len() + height > MAX_YAML_DEPTH {
                         return Err(depth_error(span));
                     }
-                    count(&mut self.nodes, anchored.nodes, span)?;
+                    let bytes = anchored.bytes;
+                    self.count(bytes, span)?;
+                    let Some(anchored) = self.anchors.get(&id) else {
+                        return Err(self.error("alias references unknown anchor", at, span.len));
+                    };
                     let mut node = anchored.node.clone();
                     respan(&mut node, span);
                     self.place(node, height, false)?
@@ -229,19 +245,16 @@ impl Builder<'_> {
                         return Err(self.error("unbalanced YAML collection", at, 0));
                     };
                     let (anchor, height) = (frame.anchor, frame.child_height + 1);
-                    let nodes = self.nodes - frame.nodes_before;
+                    let bytes = self.bytes - frame.bytes_before;
                     let node = close(frame);
-                    self.anchor(anchor, &node, nodes, height);
+                    self.anchor(anchor, &node, bytes, height);
                     self.place(node, height, false)?
                 }
                 Event::StreamStart | Event::DocumentEnd | Event::Nothing => None,
             };
             root = placed.or(root);
         }
-        Ok(root.unwrap_or(Node {
-            span: self.span(0, 0),
-            value: NodeValue::Map(Vec::new()),
-        }))
+        Ok(root.unwrap_or(Node::new(self.span(0, 0), NodeValue::Map(Vec::new()))))
     }
 
     fn open(&mut self, at: usize, anchor: usize, tag: Option<Tag>, items: Items) -> Result<Option<Node>, SyntaxError> {
@@ -260,11 +273,11 @@ impl Builder<'_> {
         if self.stack.len() >= MAX_YAML_DEPTH {
             return Err(depth_error(span));
         }
-        count(&mut self.nodes, 1, span)?;
+        self.count(VALUE_BYTES, span)?;
         self.stack.push(Frame {
             span,
             anchor,
-            nodes_before: self.nodes - 1,
+            bytes_before: self.bytes - VALUE_BYTES,
             child_height: 0,
             items,
         });
@@ -370,11 +383,25 @@ impl Builder<'_> {
         }
     }
 
-    fn anchor(&mut self, anchor: usize, node: &Node, nodes: usize, height: usize) {
+    fn anchor(&mut self, anchor: usize, node: &Node, bytes: usize, height: usize) {
         if anchor > 0 {
             let node = node.clone();
-            self.anchors.insert(anchor, Anchored { node, nodes, height });
+            self.anchors.insert(anchor, Anchored { node, bytes, height });
         }
+    }
+
+    /// Adds `bytes` to what the document expands to, within the file's
+    /// budget; past it, the error points at `span` (the alias or value that
+    /// went over).
+    fn count(&mut self, bytes: usize, span: Span) -> Result<(), SyntaxError> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > self.allowance {
+            return Err(SyntaxError {
+                message: crate::budget::Exceeded { limit: self.limit }.message(),
+                span: Some(span),
+            });
+        }
+        Ok(())
     }
 
     fn offset(&self, mark: &Marker) -> usize {
@@ -392,18 +419,6 @@ impl Builder<'_> {
             span: Some(self.span(at, len)),
         }
     }
-}
-
-/// Adds `nodes` to the file's `total`, within `MAX_YAML_NODES`.
-fn count(total: &mut usize, nodes: usize, span: Span) -> Result<(), SyntaxError> {
-    *total = total.saturating_add(nodes);
-    if *total > MAX_YAML_NODES {
-        return Err(SyntaxError {
-            message: format!("the file has more than {MAX_YAML_NODES} values; split it into several files"),
-            span: Some(span),
-        });
-    }
-    Ok(())
 }
 
 fn depth_error(span: Span) -> SyntaxError {
@@ -441,7 +456,7 @@ fn close(frame: Frame) -> Node {
                 let span = merge.span;
                 let maps = match merge.value {
                     NodeValue::Seq(items) => items,
-                    value => vec![Node { span, value }],
+                    value => vec![Node::new(span, value)],
                 };
                 for map in maps {
                     let NodeValue::Map(merged) = map.value else { continue };
@@ -457,10 +472,7 @@ fn close(frame: Frame) -> Node {
             NodeValue::Map(entries)
         }
     };
-    Node {
-        span: frame.span,
-        value,
-    }
+    Node::new(frame.span, value)
 }
 
 /// Points `node` and everything in it at `span` (an alias or a merge).

@@ -250,6 +250,24 @@ pub(crate) fn is_false(value: &bool) -> bool {
 #[serde(transparent)]
 pub struct Script(pub String);
 
+/// The largest script the service takes: its request body is limited to
+/// 1 MiB (spec: api-contract, 413), so a script whose JSON form (quotes and
+/// escapes included) is larger can never be sent. A rule (`rules`) for
+/// inline scripts and `{ file }` ones alike.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// The bytes `text` takes as a JSON string in a request body.
+pub fn json_len(text: &str) -> usize {
+    2 + text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
 impl JsonSchema for Script {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Script".into()

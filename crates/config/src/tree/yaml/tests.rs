@@ -1,4 +1,5 @@
 use super::*;
+use crate::budget::{Exceeded, MAX_EXPANDED_BYTES};
 use serde_json::json;
 
 fn json(text: &str) -> serde_json::Value {
@@ -148,7 +149,7 @@ fn what_yaml_rust2_rejects_but_serde_saphyr_took() {
 }
 
 #[test]
-fn node_budget_stops_alias_bombs() {
+fn byte_budget_stops_alias_bombs() {
     // Each level doubles: 2^25 values from a few hundred bytes.
     let mut text = String::from("a0: &a0 [x, x]\n");
     for i in 1..26 {
@@ -157,9 +158,46 @@ fn node_budget_stops_alias_bombs() {
     let failure = error(&text);
     assert_eq!(
         failure.message,
-        format!("the file has more than {MAX_YAML_NODES} values; split it into several files")
+        Exceeded {
+            limit: MAX_EXPANDED_BYTES
+        }
+        .message()
     );
     assert!(failure.span.is_some());
+}
+
+/// Few values, but large ones: a 100 KB file whose aliases repeat a 50 KB
+/// string 4,000 times asked for 200 MB (the 3.9 GB file had more).
+/// Counted in values it passed; counted in bytes it stops, at the alias
+/// that went over, in a few megabytes.
+#[test]
+fn byte_budget_counts_what_an_alias_repeats() {
+    let big = "x".repeat(50_000);
+    let aliases = "*s, ".repeat(4_000);
+    let text = format!("s: &s {big}\nl: [{aliases}]\n");
+    assert!(text.len() < 100_000);
+    // Not `error()`: a tree of 200 MB would be printed.
+    let Err(failure) = parse_yaml(0, &text) else {
+        panic!("within the budget");
+    };
+    assert_eq!(
+        failure.message,
+        Exceeded {
+            limit: MAX_EXPANDED_BYTES
+        }
+        .message()
+    );
+    let span = failure.span.unwrap();
+    assert_eq!(&text[span.start..span.start + span.len], "*s");
+    // Under a smaller budget, as the loader charges one file.
+    let budget = Budget::new(1 << 20);
+    let Err(failure) = parse_yaml_within(0, &format!("s: &s {big}\nl: [{}]\n", "*s, ".repeat(30)), &budget) else {
+        panic!("within the budget");
+    };
+    assert_eq!(failure.message, Exceeded { limit: 1 << 20 }.message());
+    let fits = Budget::new(1 << 20);
+    assert!(parse_yaml_within(0, &format!("s: &s {big}\nl: [*s, *s]\n"), &fits).is_ok());
+    assert!(fits.used() > 150_000, "{}", fits.used());
 }
 
 #[test]
