@@ -507,3 +507,54 @@ fn sigint_finishes_what_is_in_flight_saves_state_and_exits_130() {
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(count_checks(&emulator), (40, 40));
 }
+
+/// What trips a Terraform user (issue 27 item 12): monform.toml is found
+/// from a subfolder; `yes` may come through a pipe; an apply with nothing
+/// to do needs no answer; a destroy with nobody to answer says destroy.
+#[test]
+fn the_project_is_found_from_a_subfolder_and_yes_can_be_piped() {
+    let emulator = Emulator::start();
+    let project = copy_example("quickstart");
+    let subfolder = project.path().join("monitors");
+    let from_subfolder = || {
+        let mut command = monform();
+        command
+            .current_dir(&subfolder)
+            .args(["--api-url", &emulator.server.url(), "--color", "never"])
+            .env("MONFORM_API_KEY", &emulator.server.api_key)
+            .env("MONFORM_ACCOUNT_ID", &emulator.server.account_id)
+            .env("API_TOKEN", "token");
+        command
+    };
+    let validated = from_subfolder().arg("validate").output().unwrap();
+    assert_ok(&validated);
+
+    let piped = from_subfolder().arg("apply").write_stdin("yes\n").output().unwrap();
+    assert_ok(&piped);
+    assert!(stderr(&piped).contains("Apply complete:"), "{}", stderr(&piped));
+    assert!(
+        project.path().join(".monform/state.json").exists(),
+        "the state is the project's"
+    );
+
+    // Nothing to do: no answer is needed, even with nobody to give one.
+    let idle = from_subfolder().arg("apply").output().unwrap();
+    assert_ok(&idle);
+
+    let declined = from_subfolder().arg("destroy").write_stdin("no\n").output().unwrap();
+    assert_eq!(declined.status.code(), Some(1));
+    assert!(
+        stderr(&declined).contains("Destroy cancelled."),
+        "{}",
+        stderr(&declined)
+    );
+    let nobody = from_subfolder().arg("destroy").output().unwrap();
+    assert_eq!(nobody.status.code(), Some(1));
+    assert!(
+        stderr(&nobody).contains("pass --auto-approve to destroy unattended"),
+        "{}",
+        stderr(&nobody)
+    );
+    let (checks, _) = count_checks(&emulator);
+    assert!(checks > 0, "nothing was destroyed");
+}

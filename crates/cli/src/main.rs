@@ -22,9 +22,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     about = "Monitoring configuration as code: plan and apply checks, groups, alert channels and more"
 )]
 struct Cli {
-    /// The project folder (holding monform.toml)
-    #[arg(long, global = true, default_value = ".")]
-    dir: PathBuf,
+    /// The project folder (holding monform.toml); default: the nearest folder
+    /// holding one, from the working folder up (as git and cargo find theirs)
+    #[arg(long, global = true)]
+    dir: Option<PathBuf>,
     /// The API to talk to (overrides MONFORM_API_URL and monform.toml); `local` runs the bundled emulator
     #[arg(long, global = true)]
     api_url: Option<String>,
@@ -85,6 +86,25 @@ fn rate_limit(text: &str) -> Result<String, String> {
     connect::parse_rate_limit(text).map(|_| text.to_owned())
 }
 
+/// The nearest folder holding a monform.toml, from the working folder up;
+/// the working folder itself when none does (its errors then say so).
+fn project_folder() -> PathBuf {
+    let here = PathBuf::from(".");
+    let Ok(start) = std::env::current_dir() else {
+        return here;
+    };
+    start
+        .ancestors()
+        .find(|folder| folder.join(monform_config::project::PROJECT_FILE).is_file())
+        .map_or(here, |folder| {
+            if folder == start {
+                PathBuf::from(".")
+            } else {
+                folder.to_path_buf()
+            }
+        })
+}
+
 fn main() -> ExitCode {
     // `monform plan | head` should end quietly, as other Unix tools do,
     // instead of panicking on the closed pipe.
@@ -93,23 +113,24 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    let dir = cli.dir.take().unwrap_or_else(project_folder);
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     let output = render::Output::new(cli.color);
     commands::context::set_environment(cli.environment.clone());
     match cli.command {
-        Command::Validate => commands::validate::run(&cli.dir, &output),
-        Command::Plan(args) => commands::plan::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Apply(args) => commands::apply::run_apply(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Destroy(args) => commands::apply::run_destroy(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Import(args) => commands::import::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Export(args) => commands::export::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::State(args) => commands::state::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Test(args) => commands::test::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::Status(args) => commands::status::run(&cli.dir, cli.api_url.as_deref(), args, &output),
-        Command::LocationKeys(args) => commands::location_keys::run(&cli.dir, cli.api_url.as_deref(), args, &output),
+        Command::Validate => commands::validate::run(&dir, &output),
+        Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Test(args) => commands::test::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Status(args) => commands::status::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
-        Command::Serve(args) => commands::serve::run(&cli.dir, args),
+        Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref()),
     }
 }

@@ -1,7 +1,7 @@
 //! `monform apply [PLANFILE]` and `monform destroy`: make the account match
 //! the files (or remove the project's objects), unattended or after a `yes`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -66,12 +66,6 @@ async fn apply(
     destroy: bool,
 ) -> Result<ExitCode, Stop> {
     let saved = plan_file.as_deref().map(read_saved).transpose()?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if saved.is_none() && !args.auto_approve && !interactive {
-        return Err(Stop::Message(
-            "no terminal to confirm on: pass --auto-approve to apply unattended".into(),
-        ));
-    }
     let targets = match &saved {
         Some(_) => Vec::new(),
         None => parse_targets(&args.targets)?,
@@ -125,11 +119,22 @@ async fn apply(
     }
     // With no changes the engine still runs: it records adopted objects in the state.
     let has_changes = plan.summary().has_changes();
-    if has_changes && !from_file && !args.auto_approve && !confirm(destroy) {
-        eprintln!("Apply cancelled.");
-        drop(ready);
-        connection.close().await;
-        return Ok(ExitCode::FAILURE);
+    if has_changes && !from_file && !args.auto_approve {
+        let answer = confirm(destroy);
+        if answer != Answer::Yes {
+            drop(ready);
+            connection.close().await;
+            let verb = if destroy { "destroy" } else { "apply" };
+            return match answer {
+                Answer::Nothing => Err(Stop::Message(format!(
+                    "no answer to confirm with (standard input is closed): pass --auto-approve to {verb} unattended, or pipe `yes` in"
+                ))),
+                _ => {
+                    eprintln!("{} cancelled.", if destroy { "Destroy" } else { "Apply" });
+                    Ok(ExitCode::FAILURE)
+                }
+            };
+        }
     }
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
@@ -255,7 +260,17 @@ pub fn past(action: Action) -> &'static str {
     }
 }
 
-fn confirm(destroy: bool) -> bool {
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No,
+    /// Standard input ended (or failed) before a line: nobody to ask.
+    Nothing,
+}
+
+/// Asks for `yes` on standard input: a terminal, or a pipe (`echo yes |
+/// monform apply`), as Terraform does.
+fn confirm(destroy: bool) -> Answer {
     let what = if destroy {
         "destroy every object of this project"
     } else {
@@ -264,5 +279,9 @@ fn confirm(destroy: bool) -> bool {
     eprint!("\nDo you want to {what}? Only 'yes' will be accepted.\n  Enter a value: ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).is_ok() && answer.trim() == "yes"
+    match std::io::stdin().lock().read_line(&mut answer) {
+        Ok(0) | Err(_) => Answer::Nothing,
+        Ok(_) if answer.trim() == "yes" => Answer::Yes,
+        Ok(_) => Answer::No,
+    }
 }
