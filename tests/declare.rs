@@ -104,7 +104,14 @@ fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
     assert_eq!(changes[0]["remoteId"], id.as_str());
     insta::assert_snapshot!("moved_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
 
-    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert_ok(&applied);
+    // The move is counted with what was done (issue 27 item 6).
+    assert!(
+        stderr(&applied).contains("Apply complete: 1 done, 0 failed, 0 skipped."),
+        "{}",
+        stderr(&applied)
+    );
     let after = checks(&emulator);
     assert_eq!(after.len(), count, "nothing recreated");
     let check = after.iter().find(|c| c["id"].as_str() == Some(id.as_str())).unwrap();

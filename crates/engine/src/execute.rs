@@ -173,6 +173,13 @@ pub async fn apply(
     refresh_noops(&shared, plan, actual).await?;
     let mut report = Report::default();
     retag_moved(&shared, plan, actual, &mut report).await?;
+    // A move alone is done once its state entry (and its tag) moved: the
+    // summary counts it with the rest.
+    for change in plan.changes.iter().filter(|c| c.action == Action::Move) {
+        if !report.failed.iter().any(|(address, ..)| *address == change.address) {
+            report.done.push((change.address.clone(), Action::Move));
+        }
+    }
     let order: Vec<usize> = petgraph::algo::toposort(&plan.order, None)
         .unwrap_or_else(|_| plan.order.node_indices().collect())
         .into_iter()

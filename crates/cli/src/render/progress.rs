@@ -48,7 +48,7 @@ impl Progress {
                     let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
                     match waiting.as_ref().filter(|(until, _)| Instant::now() < *until) {
                         Some((_, text)) => bar.set_message(text.clone()),
-                        None => bar.set_message(format!("{action:?} {address}").to_lowercase()),
+                        None => bar.set_message(format!("{} {address}", format!("{action:?}").to_lowercase())),
                     }
                 }
             }
