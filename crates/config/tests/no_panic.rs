@@ -1454,8 +1454,17 @@ fn bomb_config() -> ProptestConfig {
     }
 }
 
+/// Each case reads and renders files of up to a few hundred kilobytes:
+/// a quarter of the cases.
+fn large_config() -> ProptestConfig {
+    ProptestConfig {
+        cases: (config().cases / 4).max(16),
+        ..config()
+    }
+}
+
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(large_config())]
 
     #[test]
     fn deeply_nested_substitutions(value in nested_substitution(), toml in any::<bool>()) {
