@@ -46,6 +46,9 @@ pub struct Config {
     /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
     /// also capped at `domain::sessions::runs::MAX_WAIT`.
     pub backoff_second: Duration,
+    /// How often private-location agents renew their registration; an agent
+    /// silent for three of these has lost its leased runs (`domain::agents`).
+    pub agent_heartbeat: Duration,
 }
 
 impl Default for Config {
@@ -64,6 +67,7 @@ impl Default for Config {
             execute_checks: true,
             run_scheduler: false,
             backoff_second: Duration::from_millis(10),
+            agent_heartbeat: Duration::from_secs(crate::domain::agents::HEARTBEAT_SECONDS as u64),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod auth;
 pub mod body;
 pub mod clock;
+pub mod digest;
 pub mod domain;
 pub mod error;
 pub mod faults;
