@@ -444,33 +444,6 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_stored_as_digests_and_revocable() {
-        let store = Store::in_memory().unwrap();
-        let db = store.lock();
-        let (caller, raw) = location(&db);
-        assert_eq!(caller.slug, "office");
-        let listed = keys(&db, "acc", "loc1").unwrap();
-        assert!(!listed.to_string().contains(&raw));
-        assert!(
-            listed[0]["maskedKey"]
-                .as_str()
-                .unwrap()
-                .ends_with(&raw[raw.len() - 4..])
-        );
-        let stored: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM objects WHERE body LIKE ?1",
-                [format!("%{raw}%")],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(stored, 0, "the raw key is stored nowhere");
-        revoke_key(&db, "acc", "loc1", &id_text(&listed[0]["id"])).unwrap();
-        assert!(authenticate(&db, &raw).unwrap().is_none());
-        assert!(authenticate(&db, "pl_wrong").unwrap().is_none());
-    }
-
-    #[test]
     fn a_run_is_leased_once_and_reported_by_its_agent_only() {
         let store = Store::in_memory().unwrap();
         let db = store.lock();

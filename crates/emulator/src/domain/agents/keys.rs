@@ -103,3 +103,45 @@ pub fn authenticate(db: &Connection, raw: &str) -> ApiResult<Option<AgentCaller>
         location_id,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn location(db: &Connection) -> (AgentCaller, String) {
+        let body = json!({ "id": "loc1", "name": "Office", "slugName": "office", "keys": [] });
+        db.insert("acc", Kind::PrivateLocation.section(), "loc1", None, 0, &body)
+            .unwrap();
+        let created = create_key(db, "acc", "loc1").unwrap();
+        let raw = created["rawKey"].as_str().unwrap().to_owned();
+        (authenticate(db, &raw).unwrap().unwrap(), raw)
+    }
+
+    #[test]
+    fn keys_are_stored_as_digests_and_revocable() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        let (caller, raw) = location(&db);
+        assert_eq!(caller.slug, "office");
+        let listed = keys(&db, "acc", "loc1").unwrap();
+        assert!(!listed.to_string().contains(&raw));
+        assert!(
+            listed[0]["maskedKey"]
+                .as_str()
+                .unwrap()
+                .ends_with(&raw[raw.len() - 4..])
+        );
+        let stored: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM objects WHERE body LIKE ?1",
+                [format!("%{raw}%")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, 0, "the raw key is stored nowhere");
+        revoke_key(&db, "acc", "loc1", &id_text(&listed[0]["id"])).unwrap();
+        assert!(authenticate(&db, &raw).unwrap().is_none());
+        assert!(authenticate(&db, "pl_wrong").unwrap().is_none());
+    }
+}
