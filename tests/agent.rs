@@ -453,3 +453,63 @@ fn an_unreachable_service_is_retried_with_readiness_503() {
     assert!(agent.wait_exit(Duration::from_secs(10)).success());
     assert!(!agent.output().contains("pl_any"));
 }
+
+/// SIGKILLs an agent (nothing runs on its way out).
+fn kill(agent: &mut Agent) {
+    agent.child.kill().unwrap();
+    agent.child.wait().unwrap();
+}
+
+#[test]
+fn a_run_left_by_a_killed_agent_is_taken_again_once_by_the_restarted_one() {
+    // A heartbeat of 1 s: a silent agent's leases go after 3 s, not 30 s.
+    let emulator = Emulator::with(monform_emulator::Config {
+        rate_limit: None,
+        agent_heartbeat: Duration::from_secs(1),
+        ..Default::default()
+    });
+    let project = tempfile::tempdir().unwrap();
+    let target = Target::start(Duration::from_secs(3));
+    let url = format!("http://127.0.0.1:{}/health", target.port);
+    let (check, _, key) = applied(&emulator, project.path(), &url, 10_000);
+    let one = [("MONFORM_AGENT_CONCURRENCY", "1")];
+
+    // Killed while its run waits on the target: the agent started in its
+    // place takes the run and the session passes, long before its deadline.
+    let mut first = Agent::start(&emulator, &key, &one);
+    first.wait_ready();
+    let session = trigger(&emulator, &check);
+    eventually("the first agent's request", Duration::from_secs(10), || {
+        target.count() == 1
+    });
+    kill(&mut first);
+    let mut restarted = Agent::start(&emulator, &key, &one);
+    restarted.wait_ready();
+    let started = Instant::now();
+    let passed = finished(&emulator, &session);
+    assert_eq!(passed["status"], "PASSED", "{passed:#}\n{}", restarted.output());
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert_eq!(target.count(), 2, "run again once");
+    assert_eq!(restarted.reported().len(), 1, "{}", restarted.output());
+
+    // Once: a run whose second agent is killed too is not taken a third
+    // time; it ends at its deadline naming both agents.
+    let session = trigger(&emulator, &check);
+    eventually("the second agent's request", Duration::from_secs(10), || {
+        target.count() == 3
+    });
+    kill(&mut restarted);
+    let mut third = Agent::start(&emulator, &key, &one);
+    third.wait_ready();
+    eventually("the third agent's request", Duration::from_secs(10), || {
+        target.count() == 4
+    });
+    kill(&mut third);
+    let fourth = Agent::start(&emulator, &key, &one);
+    fourth.wait_ready();
+    let failed = finished(&emulator, &session);
+    assert_ne!(failed["status"], "PASSED", "{failed:#}");
+    let error = failed["results"][0]["error"].to_string();
+    assert!(error.contains("neither reported"), "{error}");
+    assert_eq!(target.count(), 4, "no third run\n{}", fourth.output());
+}

@@ -43,6 +43,52 @@ fn serves_persists_and_reuses_the_development_key() {
     assert_eq!(snippets[0]["name"], "Login", "data survives a restart");
 }
 
+/// Every byte the database left on disk: the file, its log and anything beside it.
+fn database_bytes(db: &std::path::Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        bytes.extend(std::fs::read(std::path::PathBuf::from(name)).unwrap_or_default());
+    }
+    bytes
+}
+
+fn holds(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+#[test]
+fn keys_are_kept_as_digests_and_the_development_key_beside_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("emulator.db");
+    let (served, _) = serve(&db, &["--api-key", "given-key-0123456789"]);
+    let status = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/checks", served.url))
+        .bearer_auth("given-key-0123456789")
+        .send()
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+    drop(served);
+    let (served, _) = serve(&db, &[]);
+    let key = served.key.clone().expect("a development key is printed");
+    drop(served);
+    let bytes = database_bytes(&db);
+    assert!(!bytes.is_empty());
+    for key in ["given-key-0123456789", key.as_str()] {
+        assert!(!holds(&bytes, key), "{key} is in the database");
+    }
+    let kept = dir.path().join("emulator.db.key");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap().trim(), key);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "only its owner reads the key file");
+    }
+}
+
 #[test]
 fn given_keys_are_not_printed() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,4 +222,145 @@ fn scheduled_checks_run_alert_and_notify_a_webhook() {
         assert!(Instant::now() < deadline, "{notifications}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Descriptors a process holds (Linux), to see the connection limit hold.
+fn descriptors(pid: u32) -> Option<usize> {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).ok().map(|d| d.count())
+}
+
+/// A client connection of the flood, and how it misbehaves.
+struct Slow {
+    stream: std::net::TcpStream,
+    kind: &'static str,
+    received: Vec<u8>,
+    closed: bool,
+}
+
+#[test]
+fn idle_and_slow_connections_are_closed_and_limited_while_real_requests_get_through() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (served, _) = serve(
+        &dir.path().join("e.db"),
+        &[
+            "--api-key",
+            "flood-key",
+            "--rate-limit",
+            "off",
+            "--header-read-timeout",
+            "1",
+            "--body-timeout",
+            "2",
+            "--idle-timeout",
+            "2",
+            "--max-connections",
+            "40",
+        ],
+    );
+    let pid = served.child.id();
+    let baseline = descriptors(pid);
+    let address = served.url.trim_start_matches("http://").to_owned();
+    let head = "POST /v1/snippets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer flood-key\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na";
+    let mut flood = Vec::new();
+    for i in 0..240 {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        let kind = match i % 4 {
+            0 => "silent",
+            1 => {
+                stream.write_all(b"GET /v1/checks HTTP/1.1\r\nHost: x\r\n").unwrap();
+                "slow head"
+            }
+            2 => {
+                stream.write_all(head.as_bytes()).unwrap();
+                "slow body"
+            }
+            _ => {
+                stream
+                    .write_all(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .unwrap();
+                "idle"
+            }
+        };
+        stream.set_nonblocking(true).unwrap();
+        flood.push(Slow {
+            stream,
+            kind,
+            received: Vec::new(),
+            closed: false,
+        });
+    }
+    // A real request while the flood holds every slot: it waits for slots
+    // the timeouts free, and succeeds.
+    let url = served.url.clone();
+    let real = std::thread::spawn(move || {
+        let started = Instant::now();
+        let status = reqwest::blocking::Client::new()
+            .get(format!("{url}/v1/checks"))
+            .bearer_auth("flood-key")
+            .timeout(Duration::from_secs(60))
+            .send()
+            .map(|r| r.status().as_u16());
+        (status, started.elapsed())
+    });
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(60);
+    let mut most = 0;
+    let mut buffer = [0u8; 4096];
+    while flood.iter().any(|s| !s.closed) && Instant::now() < deadline {
+        for slow in flood.iter_mut().filter(|s| !s.closed) {
+            if slow.kind == "slow head" {
+                // A byte now and then: trickling does not buy time.
+                let _ = slow.stream.write(b"X");
+            }
+            loop {
+                match slow.stream.read(&mut buffer) {
+                    Ok(0) => slow.closed = true,
+                    Ok(n) => {
+                        slow.received.extend_from_slice(&buffer[..n]);
+                        continue;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => slow.closed = true,
+                }
+                break;
+            }
+        }
+        if let Some(n) = descriptors(pid) {
+            most = most.max(n);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let took = started.elapsed();
+    let open: Vec<&str> = flood.iter().filter(|s| !s.closed).map(|s| s.kind).collect();
+    assert!(open.is_empty(), "still open after {took:?}: {open:?}");
+    for slow in &flood {
+        let answer = String::from_utf8_lossy(&slow.received);
+        match slow.kind {
+            "idle" => assert!(answer.starts_with("HTTP/1.1 200"), "{answer}"),
+            "slow body" => assert!(answer.starts_with("HTTP/1.1 408"), "{answer}"),
+            _ => assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 408"), "{answer}"),
+        }
+    }
+    let (status, waited) = real.join().unwrap();
+    assert_eq!(status.ok(), Some(200), "the real request");
+    if let Some(baseline) = baseline {
+        assert!(
+            most <= baseline + 40,
+            "{most} descriptors for {baseline} before the flood"
+        );
+    }
+    eprintln!(
+        "240 slow connections closed in {took:?}; a real request waited {waited:?}; descriptors at most {most} ({baseline:?} before)"
+    );
+    // After the flood, requests are served at once.
+    let started = Instant::now();
+    let status = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/checks", served.url))
+        .bearer_auth("flood-key")
+        .send()
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }

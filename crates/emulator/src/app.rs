@@ -19,6 +19,9 @@ pub struct Config {
     pub account_id: Option<String>,
     /// `None` turns rate limiting off.
     pub rate_limit: Option<RateLimit>,
+    /// Failed authentications (401) allowed per client address and window
+    /// before it gets 429 (`ratelimit::AuthFailures`); `None` turns it off.
+    pub auth_failure_limit: Option<RateLimit>,
     /// Fraction of requests that fail on purpose (0.0 to 1.0).
     pub fault_rate: f64,
     pub fault_seed: u64,
@@ -46,6 +49,11 @@ pub struct Config {
     /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
     /// also capped at `domain::sessions::runs::MAX_WAIT`.
     pub backoff_second: Duration,
+    /// How often private-location agents renew their registration; an agent
+    /// silent for three of these has lost its leased runs (`domain::agents`).
+    pub agent_heartbeat: Duration,
+    /// Timeouts and the connection limit of `listen::serve`.
+    pub connections: crate::listen::Limits,
 }
 
 impl Default for Config {
@@ -55,6 +63,7 @@ impl Default for Config {
             api_keys: Vec::new(),
             account_id: None,
             rate_limit: Some(RateLimit::DEFAULT),
+            auth_failure_limit: Some(crate::ratelimit::AuthFailures::DEFAULT),
             fault_rate: 0.0,
             fault_seed: 0,
             lost_write_rate: 0.0,
@@ -64,6 +73,8 @@ impl Default for Config {
             execute_checks: true,
             run_scheduler: false,
             backoff_second: Duration::from_millis(10),
+            agent_heartbeat: Duration::from_secs(crate::domain::agents::HEARTBEAT_SECONDS as u64),
+            connections: crate::listen::Limits::default(),
         }
     }
 }
@@ -77,6 +88,8 @@ pub struct App {
     pub metrics: crate::observe::Metrics,
     /// Per-key request budgets (`config.rate_limit`).
     pub limiter: crate::ratelimit::Limiter,
+    /// 401s per client address (`config.auth_failure_limit`).
+    pub auth_failures: crate::ratelimit::AuthFailures,
     /// Fault injection and added latency (`config.fault_rate`, `fault_seed`, `latency`).
     pub faults: crate::faults::Faults,
     /// Turns true once the server has stopped; background runs and agent long polls stop with it.

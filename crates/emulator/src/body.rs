@@ -1,5 +1,5 @@
 //! Request bodies and query strings, with the API's error body on every
-//! rejection (415 not JSON, 413 too large, 400 malformed).
+//! rejection (415 not JSON, 413 too large, 408 too slow, 400 malformed).
 
 use std::collections::HashMap;
 
@@ -57,7 +57,12 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
             .await
             .map_err(|rejection| {
                 let status = rejection.status();
-                if status == StatusCode::PAYLOAD_TOO_LARGE {
+                if timed_out(&rejection) {
+                    ApiError::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        "the request body did not arrive in time; send it at once after the headers",
+                    )
+                } else if status == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::new(status, format!("request body is larger than {} bytes", BODY_LIMIT))
                 } else {
                     ApiError::new(status, rejection.body_text())
@@ -65,6 +70,18 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
             })?;
         Ok(RawBody(bytes))
     }
+}
+
+/// Whether reading the body failed at its deadline (`listen::Limits::body_timeout`).
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if error.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
 }
 
 /// The query string as key/value pairs; repeated keys keep every value.

@@ -1,12 +1,14 @@
 //! The layers around every route (outermost first): the request log and
 //! `/-/metrics` ([`observe`]), added latency and injected faults
-//! ([`inject`]), the per-key rate limit ([`limit`]). Each reads its state
+//! ([`inject`]), the per-key rate limit and the limit of failed
+//! authentications per client address ([`limit`]). Each reads its state
 //! from [`App`](crate::app::App); the state and its rules live in
 //! `observe`, `faults` and `ratelimit`, which know nothing of `App`.
 
+use std::net::SocketAddr;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -81,11 +83,10 @@ pub async fn inject(State(app): State<AppState>, request: Request, next: Next) -
     }
 }
 
-/// The middleware: counts the request against its key's budget.
+/// The middleware: refuses an address that failed to authenticate too
+/// often (`AuthFailures`, counting the 401s answered), then counts the
+/// request against its key's budget.
 pub async fn limit(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    if !app.limiter.enabled() {
-        return next.run(request).await;
-    }
     let route = request
         .extensions()
         .get::<MatchedPath>()
@@ -93,6 +94,33 @@ pub async fn limit(State(app): State<AppState>, request: Request, next: Next) ->
     if is_exempt(&route) {
         return next.run(request).await;
     }
+    let address = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    if let Some(address) = address
+        && let Some(wait) = app.auth_failures.blocked(address, Instant::now())
+    {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        return ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many requests without a valid key from this address; retry after {seconds} s"),
+        )
+        .with_header("retry-after", seconds.max(1))
+        .into_response();
+    }
+    let response = per_key(&app, &route, request, next).await;
+    if response.status() == StatusCode::UNAUTHORIZED
+        && let Some(address) = address
+    {
+        app.auth_failures.failed(address, Instant::now());
+    }
+    response
+}
+
+/// The per-key budget of `limit`.
+async fn per_key(app: &AppState, route: &str, request: Request, next: Next) -> Response {
+    if !app.limiter.enabled() {
+        return next.run(request).await;
+    }
+    let route = route.to_owned();
     let (parts, body) = request.into_parts();
     let key = crate::auth::bearer(&parts)
         .filter(|key| matches!(app.store.account_of(key), Ok(Some(_))))

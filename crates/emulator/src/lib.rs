@@ -6,15 +6,18 @@
 //! `monform-model` (the same rules as the loader); no field list lives here.
 //! This crate does not depend on the engine.
 
+pub mod accounts;
 pub mod app;
 pub mod auth;
 pub mod body;
 pub mod clock;
+pub mod digest;
 pub mod domain;
 pub mod error;
 pub mod faults;
 pub mod ids;
 pub mod layers;
+pub mod listen;
 pub mod observe;
 pub mod openapi;
 pub mod ratelimit;
@@ -76,6 +79,8 @@ impl Server {
 pub enum StartError {
     #[error("cannot open the database {path}: {source}")]
     Database { path: String, source: rusqlite::Error },
+    #[error("{0}")]
+    Keys(String),
     #[error("cannot listen: {0}")]
     Listen(#[from] std::io::Error),
 }
@@ -94,11 +99,14 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         path: db_name.clone(),
         source,
     })?;
-    let (api_key, account_id) =
-        provision(&store, &config).map_err(|source| StartError::Database { path: db_name, source })?;
+    let (api_key, account_id) = accounts::provision(&store, &config).map_err(|e| match e {
+        accounts::ProvisionError::Database(source) => StartError::Database { path: db_name, source },
+        other => StartError::Keys(other.to_string()),
+    })?;
     let app: AppState = Arc::new(App {
         store,
         limiter: ratelimit::Limiter::new(config.rate_limit),
+        auth_failures: ratelimit::AuthFailures::new(config.auth_failure_limit),
         faults: faults::Faults::new(config.fault_rate, config.fault_seed, config.latency)
             .with_lost_writes(config.lost_write_rate),
         stopped: tokio::sync::watch::Sender::new(false),
@@ -125,13 +133,13 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
     let state = app.clone();
     let task = tokio::spawn(async move {
         let signalled = state.clone();
-        let result = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move {
-                // Also reached when the `Server` is dropped.
-                let _ = rx.await;
-                signalled.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
-            })
-            .await;
+        let limits = state.config.connections;
+        let result = listen::serve(listener, router, limits, async move {
+            // Also reached when the `Server` is dropped.
+            let _ = rx.await;
+            signalled.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .await;
         // Long polls and background runs stop with the server.
         state.stopped.send_replace(true);
         result
@@ -149,30 +157,6 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
 /// Starts on an ephemeral loopback port.
 pub async fn start_local(config: Config) -> Result<Server, StartError> {
     start(config, TcpListener::bind("127.0.0.1:0").await?).await
-}
-
-/// The keys to accept: the configured ones, or the development key (made
-/// on first start, reused after).
-fn provision(store: &Store, config: &Config) -> rusqlite::Result<(String, String)> {
-    let existing = store.first_key()?;
-    let account = config
-        .account_id
-        .clone()
-        .or_else(|| existing.as_ref().map(|(_, a)| a.clone()))
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let keys: Vec<String> = if config.api_keys.is_empty() {
-        vec![
-            existing
-                .map(|(k, _)| k)
-                .unwrap_or_else(|| format!("mf_dev_{}", uuid::Uuid::new_v4().simple())),
-        ]
-    } else {
-        config.api_keys.clone()
-    };
-    for key in &keys {
-        store.ensure_key(&account, key)?;
-    }
-    Ok((keys[0].clone(), account))
 }
 
 /// The whole HTTP surface: the API's routes, `/openapi.json`, `/-/metrics`,

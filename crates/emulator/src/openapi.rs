@@ -126,11 +126,15 @@ fn statuses(route: &Route) -> BTreeMap<u16, &'static str> {
         all.insert(404, "not found");
     }
     if route.body.is_some() {
+        all.insert(408, "body not received in time (`monform serve --body-timeout`)");
         all.insert(413, "body larger than 1 MiB");
         all.insert(415, "body not sent as JSON (`Content-Type: application/json`)");
     }
     // The middleware's, on every route: the rate limit and injected faults.
-    all.insert(429, "rate limited (Retry-After, X-RateLimit-* headers)");
+    all.insert(
+        429,
+        "rate limited (Retry-After, X-RateLimit-* headers), or too many failed authentications from this address (Retry-After)",
+    );
     all.insert(500, "internal error, or an injected fault (fault rate)");
     all.insert(502, "injected fault (fault rate)");
     all.insert(503, "injected fault (fault rate)");

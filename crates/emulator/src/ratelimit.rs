@@ -8,11 +8,13 @@
 //! until it closes (like `Retry-After`). Responses within budget carry the
 //! `X-RateLimit-*` headers too, so clients can pace themselves.
 //!
-//! Only known keys are limited: a request without a well-formed bearer token
-//! or with an unknown key goes on to get its 401 (and the map of windows stays
-//! bounded by the number of keys).
+//! Only known keys are limited that way: a request without a well-formed
+//! bearer token or with an unknown key goes on to get its 401 (and the map
+//! of windows stays bounded by the number of keys). Those 401s are counted
+//! per client address instead ([`AuthFailures`]), so guessing keys is slow.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -162,6 +164,77 @@ impl Limiter {
     }
 }
 
+/// Failed authentications (401 answers) per client address: an address
+/// that had `limit.requests` of them in a window gets 429 with
+/// `Retry-After` for every request until the window closes, whatever key it
+/// sends then, so the answers tell a guesser nothing. Fixed windows, opened
+/// by an address's first failure. An IPv6 address counts by its /64, what
+/// one host usually holds. The map forgets closed windows when it grows
+/// past [`AuthFailures::MAX_ADDRESSES`]; past that, new addresses are not
+/// counted rather than let the map grow without bound.
+pub struct AuthFailures {
+    limit: Option<RateLimit>,
+    windows: Mutex<HashMap<IpAddr, Window>>,
+}
+
+impl AuthFailures {
+    /// The default: 20 failures per minute and address.
+    pub const DEFAULT: RateLimit = RateLimit {
+        requests: 20,
+        window: Duration::from_secs(60),
+    };
+    pub const MAX_ADDRESSES: usize = 100_000;
+
+    /// `None` turns counting off.
+    pub fn new(limit: Option<RateLimit>) -> AuthFailures {
+        AuthFailures {
+            limit,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How long `address` must wait, when its failures spent the budget.
+    pub fn blocked(&self, address: IpAddr, now: Instant) -> Option<Duration> {
+        let limit = self.limit?;
+        let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let window = windows.get(&client(address))?;
+        let left = limit.window.checked_sub(now.saturating_duration_since(window.opened))?;
+        (window.count >= limit.requests && !left.is_zero()).then_some(left)
+    }
+
+    /// Counts a 401 answered to `address`.
+    pub fn failed(&self, address: IpAddr, now: Instant) {
+        let Some(limit) = self.limit else {
+            return;
+        };
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let key = client(address);
+        if !windows.contains_key(&key) && windows.len() >= Self::MAX_ADDRESSES {
+            windows.retain(|_, w| now.saturating_duration_since(w.opened) < limit.window);
+            if windows.len() >= Self::MAX_ADDRESSES {
+                return;
+            }
+        }
+        let window = windows.entry(key).or_insert(Window { opened: now, count: 0 });
+        if now.saturating_duration_since(window.opened) >= limit.window {
+            *window = Window { opened: now, count: 0 };
+        }
+        window.count = window.count.saturating_add(1);
+    }
+}
+
+/// The client an address stands for: IPv4 as is (also when mapped into
+/// IPv6), IPv6 by its /64 prefix.
+fn client(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
+}
+
 /// Routes outside the API: never limited (nor faulted, see `faults`).
 pub fn is_exempt(route: &str) -> bool {
     route.starts_with("/-/") || route == "/openapi.json"
@@ -242,6 +315,38 @@ mod tests {
                 .unwrap()
                 .allowed
         );
+    }
+
+    #[test]
+    fn an_address_with_too_many_failures_waits_for_its_window() {
+        let failures = AuthFailures::new(Some(RateLimit {
+            requests: 3,
+            window: Duration::from_secs(60),
+        }));
+        let t0 = Instant::now();
+        let me: IpAddr = "10.0.0.1".parse().unwrap();
+        let other: IpAddr = "10.0.0.2".parse().unwrap();
+        for _ in 0..3 {
+            assert_eq!(failures.blocked(me, t0), None);
+            failures.failed(me, t0);
+        }
+        assert_eq!(
+            failures.blocked(me, t0 + Duration::from_secs(20)),
+            Some(Duration::from_secs(40))
+        );
+        assert_eq!(failures.blocked(other, t0), None, "per address");
+        // The same host by its IPv4-mapped form; IPv6 by /64.
+        assert!(failures.blocked("::ffff:10.0.0.1".parse().unwrap(), t0).is_some());
+        for _ in 0..3 {
+            failures.failed("2001:db8::1".parse().unwrap(), t0);
+        }
+        assert!(failures.blocked("2001:db8::ffff".parse().unwrap(), t0).is_some());
+        assert!(failures.blocked("2001:db8:0:1::1".parse().unwrap(), t0).is_none());
+        // The window closes; a new failure opens a new one.
+        assert_eq!(failures.blocked(me, t0 + Duration::from_secs(60)), None);
+        failures.failed(me, t0 + Duration::from_secs(61));
+        assert_eq!(failures.blocked(me, t0 + Duration::from_secs(61)), None);
+        assert_eq!(AuthFailures::new(None).blocked(me, t0), None);
     }
 
     #[test]

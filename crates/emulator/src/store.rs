@@ -8,14 +8,14 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::clock;
+mod keys;
 
 const SCHEMA_VERSION: i64 = 1;
 
 const MIGRATION: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS api_keys (key TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (key_sha256 TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id TEXT NOT NULL,
@@ -81,6 +81,9 @@ END;
 /// connection behind a mutex is simpler and fast enough.
 pub struct Store {
     connection: Mutex<Connection>,
+    /// The first key of a database that kept keys in clear, read once when
+    /// it was migrated to digests (`keys.rs`), for the development key.
+    legacy_first_key: Mutex<Option<String>>,
 }
 
 /// A stored object or record.
@@ -121,6 +124,7 @@ impl Store {
         if !counted {
             tx.execute_batch(COUNTS)?;
         }
+        let legacy_first_key = keys::digest_clear_keys(&tx)?;
         tx.commit()?;
         connection.execute_batch(PAGE_STARTS)?;
         connection.execute(
@@ -129,6 +133,7 @@ impl Store {
         )?;
         Ok(Store {
             connection: Mutex::new(connection),
+            legacy_first_key: Mutex::new(legacy_first_key),
         })
     }
 
@@ -165,37 +170,6 @@ impl Store {
             params![key, value],
         )?;
         Ok(())
-    }
-
-    /// Makes sure the account and key exist.
-    pub fn ensure_key(&self, account_id: &str, key: &str) -> rusqlite::Result<()> {
-        self.transaction(|tx| {
-            let now = clock::now_text();
-            tx.execute("INSERT INTO accounts (id, created_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING", params![account_id, now])?;
-            tx.execute(
-                "INSERT INTO api_keys (key, account_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id",
-                params![key, account_id, now],
-            )?;
-            Ok::<_, rusqlite::Error>(())
-        })
-    }
-
-    /// The account a key belongs to.
-    pub fn account_of(&self, key: &str) -> rusqlite::Result<Option<String>> {
-        self.lock()
-            .query_row("SELECT account_id FROM api_keys WHERE key = ?1", params![key], |r| {
-                r.get(0)
-            })
-            .optional()
-    }
-
-    /// The first key and account ever created (the development pair).
-    pub fn first_key(&self) -> rusqlite::Result<Option<(String, String)>> {
-        self.lock()
-            .query_row("SELECT key, account_id FROM api_keys ORDER BY rowid LIMIT 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
     }
 }
 

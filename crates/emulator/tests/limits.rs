@@ -1,5 +1,6 @@
 //! Limits and error statuses at the HTTP boundary: rate limits (429 with its
-//! headers and the error body), body size (413), media type (415), 401, 403,
+//! headers and the error body; per key, and per address for failed
+//! authentications), body size (413), media type (415), 401, 403,
 //! 404 and 405, each with the API's error body.
 
 mod common;
@@ -99,7 +100,8 @@ async fn budgets_are_per_key_and_unknown_keys_still_get_401() {
         assert_eq!(number(&response, "x-ratelimit-remaining"), expected_remaining);
     }
     assert_error(get_as(&ts, "key-b", "/v1/checks").await, 429, "Too Many Requests").await;
-    // Requests that fail authentication are never rate limited.
+    // Requests that fail authentication are not counted against a key (they
+    // have a budget per address: the next test).
     for _ in 0..5 {
         let response = get_as(&ts, "key-unknown", "/v1/checks").await;
         assert!(header(&response, "x-ratelimit-limit").is_none());
@@ -285,4 +287,58 @@ async fn the_deprecated_result_listing_has_its_own_budget_of_5_per_10_s() {
     // The newer listing is not the deprecated one.
     let response = get_as(&ts, "key-a", "/v2/check-results/00000000-0000-0000-0000-000000000001").await;
     assert_eq!(number(&response, "x-ratelimit-limit"), 600);
+}
+
+#[tokio::test]
+async fn an_address_guessing_keys_gets_429_with_retry_after_whatever_key_it_sends() {
+    let ts = TestServer::with(Config {
+        auth_failure_limit: Some(RateLimit {
+            requests: 4,
+            window: Duration::from_secs(60),
+        }),
+        ..limited(600, 60, &["key-a"])
+    })
+    .await;
+    for guess in 0..4 {
+        let response = get_as(&ts, &format!("guess-{guess}"), "/v1/checks").await;
+        assert_error(response, 401, "Unauthorized").await;
+    }
+    // A private location key guessed is counted the same way; so is none at all.
+    for path in ["/v1/checks", "/v1/snippets"] {
+        let response = get_as(&ts, "guess-next", path).await;
+        let retry = number(&response, "retry-after");
+        assert!((55..=60).contains(&retry), "{retry}");
+        let body = assert_error(response, 429, "Too Many Requests").await;
+        assert!(
+            body["message"].as_str().unwrap().contains("from this address"),
+            "{body}"
+        );
+    }
+    let response = ts.client.post(ts.url("/v1/agent/register")).send().await.unwrap();
+    assert_error(response, 429, "Too Many Requests").await;
+    // Even the right key: otherwise a 200 among 429s would confirm a guess.
+    assert_error(get_as(&ts, "key-a", "/v1/checks").await, 429, "Too Many Requests").await;
+    // Outside the API, nothing is refused.
+    assert_eq!(get_as(&ts, "key-a", "/openapi.json").await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn failed_authentications_below_the_limit_change_nothing_and_off_turns_it_off() {
+    let ts = TestServer::with(Config {
+        auth_failure_limit: None,
+        ..limited(600, 60, &["key-a"])
+    })
+    .await;
+    for _ in 0..30 {
+        assert_error(get_as(&ts, "wrong", "/v1/checks").await, 401, "Unauthorized").await;
+    }
+    assert_eq!(get_as(&ts, "key-a", "/v1/checks").await.status(), StatusCode::OK);
+    // The default: 20 a minute.
+    let ts = TestServer::with(limited(600, 60, &["key-a"])).await;
+    for failure in 1..=20 {
+        assert_error(get_as(&ts, "wrong", "/v1/checks").await, 401, "Unauthorized").await;
+        let status = get_as(&ts, "key-a", "/v1/checks").await.status();
+        assert_eq!(status.as_u16(), if failure < 20 { 200 } else { 429 }, "after {failure}");
+    }
+    assert_error(get_as(&ts, "wrong", "/v1/checks").await, 429, "Too Many Requests").await;
 }

@@ -141,6 +141,64 @@ async fn a_private_page_needs_a_key_of_its_account() {
     assert!(body.contains("Checkout"));
 }
 
+#[tokio::test]
+async fn another_account_cannot_take_a_page_url_custom_domain_or_dashboard_url() {
+    let shop = shop(false).await;
+    let ts = &shop.ts;
+    ts.create("/v1/dashboards", &json!({ "header": "Wall", "customUrl": "wall" }), 201)
+        .await;
+    ts.server.app.store.ensure_key("rival-account", "rival-key").unwrap();
+    let as_rival = |path: &str, body: Value| ts.client.post(ts.url(path)).bearer_auth("rival-key").json(&body).send();
+    let rival_page = |url: &str, domain: Option<&str>| json!({ "name": "Rival", "url": url, "customDomain": domain });
+    for (path, body, field) in [
+        ("/v1/status-pages", rival_page("shop", None), "url shop"),
+        (
+            "/v1/status-pages",
+            rival_page("rival", Some("STATUS.shop.test")),
+            "customDomain STATUS.shop.test",
+        ),
+        (
+            "/v1/dashboards",
+            json!({ "header": "Rival", "customUrl": "wall" }),
+            "customUrl wall",
+        ),
+    ] {
+        let response = as_rival(path, body).await.unwrap();
+        let (status, body) = parts(response).await;
+        assert_eq!(status, 409, "{path}: {body}");
+        let message = body["message"].as_str().unwrap();
+        assert_eq!(message, format!("{field} is already taken"));
+    }
+    // A name nobody holds is the rival's; updating it onto the shop's is refused too.
+    let response = as_rival("/v1/status-pages", rival_page("rival", None)).await.unwrap();
+    let (status, rival) = parts(response).await;
+    assert_eq!(status, 201, "{rival}");
+    let moved = ts
+        .client
+        .put(ts.url(&format!("/v1/status-pages/{}", rival["id"].as_str().unwrap())))
+        .bearer_auth("rival-key")
+        .json(&rival_page("shop", None))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status().as_u16(), 409);
+    // The shop's page is still the shop's.
+    let (status, html) = page(ts, "/status/shop", None, None).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Shop status") && !html.contains("Rival"), "{html}");
+    // An account's own update keeps its names.
+    let ours = ts
+        .create("/v1/status-pages", &json!({ "name": "Ours", "url": "ours" }), 201)
+        .await;
+    let kept = ts
+        .put(
+            &format!("/v1/status-pages/{}", ours["id"].as_str().unwrap()),
+            &json!({ "name": "Still ours", "url": "ours" }),
+        )
+        .await;
+    assert_eq!(kept.status().as_u16(), 200, "{}", kept.text().await.unwrap());
+}
+
 /// Debian's Chromium, or `None` (the browser test is skipped) unless
 /// `MONFORM_REQUIRE_BROWSER=1` says it must run.
 fn chromium() -> Option<PathBuf> {

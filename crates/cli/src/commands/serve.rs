@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use monform_emulator::listen::Limits;
 use monform_emulator::{Config, RateLimit};
 
 #[derive(Args, Debug)]
@@ -24,6 +25,10 @@ pub struct ServeArgs {
     /// Requests per key and window, as N/SECS (e.g. 600/60), or `off`
     #[arg(long, default_value = "600/60")]
     rate_limit: String,
+    /// Failed authentications (401) allowed per client address, as N/SECS, before that
+    /// address gets 429 for every request until the window closes; or `off`
+    #[arg(long, default_value = "20/60", value_name = "N/SECS")]
+    auth_failure_limit: String,
     /// Fraction of requests (0 to 1) that fail on purpose: 5xx, dropped connections, lost responses
     #[arg(long, default_value_t = 0.0)]
     fault_rate: f64,
@@ -41,6 +46,19 @@ pub struct ServeArgs {
     /// normalises URLs would, to test that applies take a rewritten value for what they wrote
     #[arg(long)]
     normalise_urls: bool,
+    /// Seconds a client has to send a request's line and headers, counted from its first
+    /// byte (from the connection's opening for the first request); then the connection is closed
+    #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    header_read_timeout: u64,
+    /// Seconds a client has to send a request's whole body once its headers arrived (408 after)
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout: u64,
+    /// Seconds a connection may stay open with no request in flight (keep-alive) before it is closed
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
+    /// Connections served at once; more wait in the system's backlog until one closes
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
     /// Run every activated check at its frequency, as the service does: results, alerts and
     /// notifications (webhooks and Slack really sent)
     #[arg(long)]
@@ -62,6 +80,10 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         "off" => None,
         text => Some(RateLimit::parse(text).map_err(|e| format!("--rate-limit: {e}"))?),
     };
+    let auth_failure_limit = match args.auth_failure_limit.as_str() {
+        "off" => None,
+        text => Some(RateLimit::parse(text).map_err(|e| format!("--auth-failure-limit: {e}"))?),
+    };
     if !(0.0..=1.0).contains(&args.fault_rate) {
         return Err(format!("--fault-rate {} is not between 0 and 1", args.fault_rate));
     }
@@ -81,12 +103,19 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         api_keys: args.api_keys,
         account_id: args.account_id,
         rate_limit,
+        auth_failure_limit,
         fault_rate: args.fault_rate,
         lost_write_rate: args.fault_lost_writes,
         fault_seed: args.fault_seed,
         latency: Duration::from_millis(args.latency_ms),
         normalise_urls: args.normalise_urls,
         run_scheduler: args.schedule,
+        connections: Limits {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout),
+            body_timeout: Duration::from_secs(args.body_timeout),
+            idle_timeout: Duration::from_secs(args.idle_timeout),
+            max_connections: args.max_connections as usize,
+        },
         ..Config::default()
     };
     tracing_subscriber::fmt()

@@ -7,20 +7,28 @@
 //! so two agents never take the same run), runs it and hands the outcome to
 //! [`report`], which stores it as the emulator's own runs do. A run still
 //! queued when its session's time is up ends TIMED_OUT, saying no agent is
-//! connected ([`unreported`]). A leased run is never leased again: an agent
-//! that dies with it leaves it lost, rather than risking a second run.
+//! connected ([`unreported`]).
 //!
-//! Keys are stored as SHA-256 digests (kind [`KEYS`], id: the digest), the
-//! location's `keys` list holding only masked forms; a raw key exists only
-//! in the response that creates it.
+//! A lease lasts while its agent is alive: an agent renews its registration
+//! every heartbeat, so one not seen for [`LEASE_LOST_AFTER`] heartbeats
+//! (killed, or cut off) has lost its leases, and the next lease of its
+//! location (an agent restarted in its place, or another one) takes its
+//! runs again, once: a run whose second agent dies too ends as an error at
+//! its session's deadline, rather than going round agents that die with it.
+//! Either of the two agents may report (the first outcome wins), so an
+//! agent that was only slow to renew loses nothing but the second run.
+//!
+//! Private location keys are in `agents/keys.rs`.
 
 use std::sync::LazyLock;
 
 use monform_model::Kind;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
+
+mod keys;
+pub use keys::{authenticate, create_key, forget_location, keys, new_key, revoke_key};
 
 use crate::clock::{iso, now_ms};
 use crate::domain::sessions::{CHECK_SESSIONS, TEST_SESSIONS, internal, is_final};
@@ -36,8 +44,13 @@ pub const AGENT_EVENTS: &str = "agentEvents";
 
 /// An agent not seen for this long is no longer connected.
 pub const CONNECTED_FOR_MS: i64 = 60_000;
-/// How often agents are told to renew their registration.
+/// How often agents are told to renew their registration, by default
+/// (`Config::agent_heartbeat`).
 pub const HEARTBEAT_SECONDS: i64 = 10;
+/// Heartbeats an agent may miss before its leased runs go to another agent:
+/// two missed renewals plus a margin for a slow request, so a passing
+/// hiccup does not run a check twice.
+pub const LEASE_LOST_AFTER: i64 = 3;
 /// The most runs one lease hands out.
 pub const MAX_LEASE: i64 = 50;
 
@@ -56,105 +69,6 @@ pub struct AgentCaller {
     pub slug: String,
 }
 
-fn digest(raw: &str) -> String {
-    Sha256::digest(raw.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn mask(raw: &str) -> String {
-    let tail: String = raw.chars().skip(raw.chars().count().saturating_sub(4)).collect();
-    format!("{}{tail}", "*".repeat(raw.len().saturating_sub(4)))
-}
-
-/// Makes a key for the location `location_id`: stores its digest and
-/// returns the raw key and its (masked) entry for the location's `keys`.
-pub fn new_key(db: &Connection, account: &str, location_id: &str, now: &Value) -> rusqlite::Result<(String, Value)> {
-    let raw = format!("pl_{}", uuid::Uuid::new_v4().simple());
-    let entry = json!({ "id": ids::new(), "maskedKey": mask(&raw), "created_at": now, "updated_at": now });
-    db.insert(
-        account,
-        KEYS,
-        &digest(&raw),
-        Some(location_id),
-        0,
-        &json!({ "keyId": entry["id"], "locationId": location_id }),
-    )?;
-    Ok((raw, entry))
-}
-
-fn location(db: &Connection, account: &str, id: &str) -> ApiResult<Value> {
-    db.get(account, Kind::PrivateLocation.section(), id)?
-        .ok_or_else(|| ApiError::not_found("private location", id))
-}
-
-/// A new key of a location: its entry with `rawKey` (shown this once).
-pub fn create_key(db: &Connection, account: &str, location_id: &str) -> ApiResult<Value> {
-    let mut stored = location(db, account, location_id)?;
-    let (raw, entry) = new_key(db, account, location_id, &json!(crate::clock::now_text()))?;
-    match stored["keys"].as_array_mut() {
-        Some(keys) => keys.push(entry.clone()),
-        None => stored["keys"] = json!([entry.clone()]),
-    }
-    db.replace(account, Kind::PrivateLocation.section(), location_id, &stored)?;
-    let mut shown = entry;
-    shown["rawKey"] = json!(raw);
-    Ok(shown)
-}
-
-/// The keys of a location, masked.
-pub fn keys(db: &Connection, account: &str, location_id: &str) -> ApiResult<Value> {
-    Ok(location(db, account, location_id)?["keys"].clone())
-}
-
-/// Revokes a key: agents using it are refused from then on.
-pub fn revoke_key(db: &Connection, account: &str, location_id: &str, key_id: &str) -> ApiResult<()> {
-    let mut stored = location(db, account, location_id)?;
-    let keys = stored["keys"].as_array_mut();
-    let Some(keys) = keys.filter(|k| k.iter().any(|e| id_text(&e["id"]) == key_id)) else {
-        return Err(ApiError::not_found("private location key", key_id));
-    };
-    keys.retain(|e| id_text(&e["id"]) != key_id);
-    db.replace(account, Kind::PrivateLocation.section(), location_id, &stored)?;
-    db.execute(
-        "DELETE FROM objects WHERE account_id = ?1 AND kind = ?2 AND parent = ?3 AND json_extract(body, '$.keyId') = ?4",
-        params![account, KEYS, location_id, key_id],
-    )?;
-    Ok(())
-}
-
-/// Forgets a deleted location's keys and agents.
-pub fn forget_location(db: &Connection, account: &str, location_id: &str) -> rusqlite::Result<()> {
-    db.execute(
-        "DELETE FROM objects WHERE account_id = ?1 AND kind IN (?2, ?3) AND parent = ?4",
-        params![account, KEYS, AGENTS, location_id],
-    )?;
-    Ok(())
-}
-
-/// The location a raw key belongs to, if the key exists (not revoked).
-pub fn authenticate(db: &Connection, raw: &str) -> ApiResult<Option<AgentCaller>> {
-    let found: Option<(String, String)> = db
-        .query_row(
-            "SELECT account_id, parent FROM objects WHERE kind = ?1 AND id = ?2",
-            params![KEYS, digest(raw)],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    let Some((account, location_id)) = found else {
-        return Ok(None);
-    };
-    let Some(stored) = db.get(&account, Kind::PrivateLocation.section(), &location_id)? else {
-        return Ok(None);
-    };
-    Ok(Some(AgentCaller {
-        account,
-        slug: stored["slugName"].as_str().unwrap_or_default().to_owned(),
-        location_id,
-    }))
-}
-
 /// What an agent says about itself when it registers.
 #[derive(Debug, Clone)]
 pub struct Registration {
@@ -166,7 +80,13 @@ pub struct Registration {
 
 /// Registers an agent (or renews its registration): it counts as connected
 /// for [`CONNECTED_FOR_MS`].
-pub fn register(db: &Connection, caller: &AgentCaller, agent: &Registration, now: i64) -> ApiResult<Value> {
+pub fn register(
+    db: &Connection,
+    caller: &AgentCaller,
+    agent: &Registration,
+    now: i64,
+    heartbeat_seconds: i64,
+) -> ApiResult<Value> {
     let existing = db.get(&caller.account, AGENTS, &agent.agent_id)?;
     if let Some(existing) = &existing
         && existing["privateLocationId"] != json!(caller.location_id)
@@ -197,7 +117,7 @@ pub fn register(db: &Connection, caller: &AgentCaller, agent: &Registration, now
     Ok(json!({
         "agentId": agent.agent_id,
         "privateLocation": { "id": caller.location_id, "slugName": caller.slug },
-        "heartbeatSeconds": HEARTBEAT_SECONDS,
+        "heartbeatSeconds": heartbeat_seconds,
     }))
 }
 
@@ -256,11 +176,28 @@ fn open_session(db: &Connection, account: &str, session_id: &str, now: i64) -> r
     Ok(None)
 }
 
-/// Hands up to `max` queued runs of the caller's location to `agent_id`
-/// (call inside one transaction: a run goes to one agent only). Each comes
-/// with the account's variables, which the run may read. Runs whose
-/// session is over are dropped from the queue.
-pub fn lease(db: &Connection, caller: &AgentCaller, agent_id: &str, max: i64, now: i64) -> ApiResult<Vec<Value>> {
+/// Whether the agent `agent_id` of `account` has not been seen for
+/// [`LEASE_LOST_AFTER`] heartbeats (or is forgotten): its leases are lost.
+fn gone(db: &Connection, account: &str, agent_id: &str, now: i64, heartbeat_ms: i64) -> rusqlite::Result<bool> {
+    let last_seen = db
+        .get(account, AGENTS, agent_id)?
+        .and_then(|a| a["lastSeenAtMs"].as_i64());
+    Ok(last_seen.is_none_or(|seen| now - seen > LEASE_LOST_AFTER * heartbeat_ms))
+}
+
+/// Hands up to `max` runs of the caller's location to `agent_id` (call
+/// inside one transaction: a run goes to one agent at a time): queued ones,
+/// and, once each, those leased by an agent that is gone. Each comes with
+/// the account's variables, which the run may read. Runs whose session is
+/// over are dropped from the queue.
+pub fn lease(
+    db: &Connection,
+    caller: &AgentCaller,
+    agent_id: &str,
+    max: i64,
+    now: i64,
+    heartbeat_ms: i64,
+) -> ApiResult<Vec<Value>> {
     seen(db, caller, agent_id, now)?;
     let queued: Vec<(String, String)> = {
         let mut statement = db.prepare_cached(
@@ -281,8 +218,16 @@ pub fn lease(db: &Connection, caller: &AgentCaller, agent_id: &str, max: i64, no
         let Ok(mut run) = serde_json::from_str::<Value>(&text) else {
             continue;
         };
-        if !run["leasedBy"].is_null() {
-            continue;
+        if let Some(holder) = run["leasedBy"].as_str() {
+            // Taken again at most once, and only from an agent that is gone.
+            if holder == agent_id
+                || !run["firstLeasedBy"].is_null()
+                || !gone(db, &caller.account, holder, now, heartbeat_ms)?
+            {
+                continue;
+            }
+            tracing::info!(target: "monform::emulator", run = %id, from = %holder, to = %agent_id, "run leased again: its agent is gone");
+            run["firstLeasedBy"] = json!(holder);
         }
         let Some(session) = open_session(db, &caller.account, &id_text(&run["sessionId"]), now)? else {
             db.delete(&caller.account, AGENT_RUNS, &id)?;
@@ -330,7 +275,8 @@ pub fn report(
         .get(&caller.account, AGENT_RUNS, run_id)?
         .filter(|r| r["location"] == json!(caller.slug))
         .ok_or_else(|| ApiError::not_found("queued run", run_id))?;
-    if run["leasedBy"] != json!(agent_id) {
+    // The first lessee too, when the run was taken again: the first outcome counts.
+    if run["leasedBy"] != json!(agent_id) && run["firstLeasedBy"] != json!(agent_id) {
         return Err(ApiError::conflict(format!(
             "run {run_id} is not leased to agent {agent_id}"
         )));
@@ -364,9 +310,14 @@ pub fn unreported(db: &Connection, account: &str, key: &str) -> rusqlite::Result
             outcome.status = monform_runner::RunStatus::TimedOut;
             outcome
         }
-        Some(agent) => monform_runner::errored(format!(
-            "agent {agent} of private location `{slug}` took the run but did not report its outcome in time"
-        )),
+        Some(agent) => match run["firstLeasedBy"].as_str() {
+            None => monform_runner::errored(format!(
+                "agent {agent} of private location `{slug}` took the run but did not report its outcome in time"
+            )),
+            Some(first) => monform_runner::errored(format!(
+                "agents {first} and {agent} of private location `{slug}` took the run in turn (the first one stopped answering) but neither reported its outcome in time"
+            )),
+        },
     }))
 }
 
@@ -475,6 +426,9 @@ mod tests {
         (authenticate(db, &raw).unwrap().unwrap(), raw)
     }
 
+    /// A heartbeat of 10 s, in ms.
+    const HB: i64 = 10_000;
+
     fn registration(id: &str, version: &str) -> Registration {
         Registration {
             agent_id: id.into(),
@@ -490,40 +444,13 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_stored_as_digests_and_revocable() {
-        let store = Store::in_memory().unwrap();
-        let db = store.lock();
-        let (caller, raw) = location(&db);
-        assert_eq!(caller.slug, "office");
-        let listed = keys(&db, "acc", "loc1").unwrap();
-        assert!(!listed.to_string().contains(&raw));
-        assert!(
-            listed[0]["maskedKey"]
-                .as_str()
-                .unwrap()
-                .ends_with(&raw[raw.len() - 4..])
-        );
-        let stored: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM objects WHERE body LIKE ?1",
-                [format!("%{raw}%")],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(stored, 0, "the raw key is stored nowhere");
-        revoke_key(&db, "acc", "loc1", &id_text(&listed[0]["id"])).unwrap();
-        assert!(authenticate(&db, &raw).unwrap().is_none());
-        assert!(authenticate(&db, "pl_wrong").unwrap().is_none());
-    }
-
-    #[test]
     fn a_run_is_leased_once_and_reported_by_its_agent_only() {
         let store = Store::in_memory().unwrap();
         let db = store.lock();
         let (caller, _) = location(&db);
         session(&db, "s1");
         for agent in ["a1", "a2"] {
-            register(&db, &caller, &registration(agent, "0.1.0"), 1).unwrap();
+            register(&db, &caller, &registration(agent, "0.1.0"), 1, 10).unwrap();
         }
         for run in 0..3 {
             enqueue(
@@ -537,8 +464,8 @@ mod tests {
             .unwrap();
         }
         enqueue(&db, "acc", "s1", "r0", "office", &json!({})).unwrap();
-        let first = lease(&db, &caller, "a1", 2, 2).unwrap();
-        let second = lease(&db, &caller, "a2", 10, 2).unwrap();
+        let first = lease(&db, &caller, "a1", 2, 2, HB).unwrap();
+        let second = lease(&db, &caller, "a2", 10, 2, HB).unwrap();
         let ids = |runs: &[Value]| runs.iter().map(|r| id_text(&r["runId"])).collect::<Vec<_>>();
         assert_eq!(ids(&first), ["r0", "r1"]);
         assert_eq!(ids(&second), ["r2"]);
@@ -549,10 +476,70 @@ mod tests {
         assert_eq!(bad.status.as_u16(), 400);
         let (session_id, stored, _) = report(&db, &caller, "a1", "r0", record, 3).unwrap();
         assert_eq!((session_id.as_str(), &stored["agentId"]), ("s1", &json!("a1")));
-        assert_eq!(lease(&db, &caller, "a1", 10, 4).unwrap().len(), 0);
+        assert_eq!(lease(&db, &caller, "a1", 10, 4, HB).unwrap().len(), 0);
         assert!(
-            lease(&db, &caller, "stranger", 10, 4).is_err(),
+            lease(&db, &caller, "stranger", 10, 4, HB).is_err(),
             "unregistered agents get nothing"
+        );
+    }
+
+    #[test]
+    fn a_gone_agents_run_is_leased_again_once_and_either_agent_may_report() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        let (caller, _) = location(&db);
+        session(&db, "s1");
+        register(&db, &caller, &registration("dead", "0.1.0"), 0, 10).unwrap();
+        enqueue(&db, "acc", "s1", "r1", "office", &json!({ "checkType": "API" })).unwrap();
+        assert_eq!(lease(&db, &caller, "dead", 1, 0, HB).unwrap().len(), 1);
+        // A restarted agent: nothing while the first one may still be alive...
+        register(&db, &caller, &registration("restarted", "0.1.0"), 1, 10).unwrap();
+        let alive_until = LEASE_LOST_AFTER * HB;
+        assert!(lease(&db, &caller, "restarted", 5, alive_until, HB).unwrap().is_empty());
+        // ...then the run, once its agent missed its heartbeats.
+        let again = lease(&db, &caller, "restarted", 5, alive_until + 1, HB).unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0]["runId"], "r1");
+        // Once: a third agent gets nothing even when the second is gone too.
+        register(&db, &caller, &registration("third", "0.1.0"), 10 * HB, 10).unwrap();
+        assert!(lease(&db, &caller, "third", 5, 10 * HB, HB).unwrap().is_empty());
+        let record = json!({ "outcome": monform_runner::to_record(&monform_runner::errored("x")), "finishedAtMs": 2 });
+        assert_eq!(
+            report(&db, &caller, "third", "r1", record.clone(), 10 * HB)
+                .unwrap_err()
+                .status
+                .as_u16(),
+            409
+        );
+        // The first agent was only slow: its outcome counts, and the second's is refused.
+        let (session_id, stored, _) = report(&db, &caller, "dead", "r1", record.clone(), 10 * HB).unwrap();
+        assert_eq!((session_id.as_str(), &stored["agentId"]), ("s1", &json!("dead")));
+        assert_eq!(
+            report(&db, &caller, "restarted", "r1", record, 10 * HB)
+                .unwrap_err()
+                .status
+                .as_u16(),
+            404
+        );
+    }
+
+    #[test]
+    fn a_run_nobody_reports_after_two_agents_ends_naming_both() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        let (caller, _) = location(&db);
+        session(&db, "s1");
+        register(&db, &caller, &registration("a1", "0.1.0"), 0, 10).unwrap();
+        register(&db, &caller, &registration("a2", "0.1.0"), 0, 10).unwrap();
+        enqueue(&db, "acc", "s1", "r1", "office", &json!({})).unwrap();
+        lease(&db, &caller, "a1", 1, 0, HB).unwrap();
+        assert_eq!(lease(&db, &caller, "a2", 1, 4 * HB, HB).unwrap().len(), 1);
+        let outcome = unreported(&db, "acc", "r1").unwrap().unwrap();
+        assert_ne!(outcome.status, monform_runner::RunStatus::Passed);
+        let error = outcome.error.unwrap();
+        assert!(
+            error.contains("agents a1 and a2") && error.contains("neither reported"),
+            "{error}"
         );
     }
 

@@ -3,12 +3,19 @@
 //! incident), the open incidents with their updates and the incidents of
 //! the last 30 days. Pages are public by `url` or `customDomain`, across
 //! accounts; rendering them is `routes::pages`.
+//!
+//! The names the public reaches (a status page's `url` and `customDomain`,
+//! a dashboard's `customUrl`) are one namespace for all accounts, as the
+//! service's subdomains are ([`check_public_names`]): the account that
+//! takes one first keeps it, so no other account can serve its own page
+//! under a name people know as someone else's.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::clock::iso;
 use crate::domain::incidents::INCIDENTS;
+use crate::error::{ApiError, ApiResult};
 use crate::ids::id_text;
 use crate::store::Objects;
 use monform_model::Kind;
@@ -28,6 +35,52 @@ pub fn find(db: &Connection, field: &str, value: &str) -> rusqlite::Result<Optio
         })
         .optional()?;
     Ok(found.and_then(|(account, body)| Some((account, serde_json::from_str(&body).ok()?))))
+}
+
+/// The fields of `kind` whose values are public names, unique across accounts.
+fn public_names(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::StatusPage => &["url", "customDomain"],
+        Kind::Dashboard => &["customUrl"],
+        _ => &[],
+    }
+}
+
+/// 409 when another object, of any account, holds one of the public names
+/// of `stored` (the object `except` itself, being updated, aside). Custom
+/// domains compare without case, as host names do. The answer does not
+/// say whose it is.
+pub fn check_public_names(
+    db: &Connection,
+    account: &str,
+    kind: Kind,
+    stored: &Value,
+    except: Option<&str>,
+) -> ApiResult<()> {
+    for field in public_names(kind) {
+        let Some(value) = stored[*field].as_str().filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let (column, wanted) = if *field == "customDomain" {
+            (format!("lower(json_extract(body, '$.{field}'))"), value.to_lowercase())
+        } else {
+            (format!("json_extract(body, '$.{field}')"), value.to_owned())
+        };
+        // By the (kind, ts) index: the objects of this kind, every account.
+        let holders: Vec<(String, String)> = db
+            .prepare_cached(&format!(
+                "SELECT account_id, id FROM objects WHERE kind = ?1 AND {column} = ?2"
+            ))?
+            .query_map(params![kind.section(), wanted], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let taken = holders
+            .iter()
+            .any(|(holder, id)| !(holder == account && except == Some(id.as_str())));
+        if taken {
+            return Err(ApiError::conflict(format!("{field} {value} is already taken")));
+        }
+    }
+    Ok(())
 }
 
 /// The severities, least severe first, with how the page words them.

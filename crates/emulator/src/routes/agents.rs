@@ -238,6 +238,11 @@ fn check(body: &Value, fields: &[Field]) -> ApiResult<()> {
     }
 }
 
+/// `Config::agent_heartbeat` in whole seconds (at least 1: agents count in seconds).
+fn heartbeat_seconds(app: &AppState) -> i64 {
+    app.config.agent_heartbeat.as_secs().max(1) as i64
+}
+
 fn text(body: &Value, name: &str) -> String {
     body[name].as_str().unwrap_or_default().to_owned()
 }
@@ -252,7 +257,7 @@ async fn register(State(app): State<AppState>, caller: AgentCaller, JsonBody(bod
     };
     let registered = app
         .store
-        .transaction(|tx| agents::register(tx, &caller, &registration, now_ms()))?;
+        .transaction(|tx| agents::register(tx, &caller, &registration, now_ms(), heartbeat_seconds(&app)))?;
     Ok(axum::Json(registered).into_response())
 }
 
@@ -263,18 +268,22 @@ async fn lease(State(app): State<AppState>, caller: AgentCaller, JsonBody(body):
     let wait = Duration::from_secs(body["waitSeconds"].as_i64().unwrap_or(0) as u64);
     let until = tokio::time::Instant::now() + wait;
     let mut stopped = app.stopped.subscribe();
+    let heartbeat_ms = heartbeat_seconds(&app) * 1000;
     loop {
         // Registered before looking, so a run queued meanwhile still wakes us.
         let queued = QUEUED.notified();
         let runs = app
             .store
-            .transaction(|tx| agents::lease(tx, &caller, &agent_id, max, now_ms()))?;
+            .transaction(|tx| agents::lease(tx, &caller, &agent_id, max, now_ms(), heartbeat_ms))?;
         if !runs.is_empty() || tokio::time::Instant::now() >= until {
             return Ok(axum::Json(json!({ "runs": runs })).into_response());
         }
+        // Nothing wakes us when another agent's leases run out: look again
+        // every second.
+        let recheck = (tokio::time::Instant::now() + Duration::from_secs(1)).min(until);
         tokio::select! {
             _ = queued => {}
-            _ = tokio::time::sleep_until(until) => {}
+            _ = tokio::time::sleep_until(recheck) => {}
             _ = stopped.wait_for(|s| *s) => return Ok(axum::Json(json!({ "runs": [] })).into_response()),
         }
     }

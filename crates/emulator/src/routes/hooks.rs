@@ -209,6 +209,7 @@ pub fn check_unique(
     {
         return Err(ApiError::conflict(format!("environment variable {key} already exists")));
     }
+    crate::domain::pages::check_public_names(db, account, kind, stored, except)?;
     let Some(field) = unique_field(kind) else {
         return Ok(());
     };
