@@ -23,8 +23,10 @@ use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError};
 use crate::verify::Verification;
 
+mod import_ops;
 mod refusal;
 mod state_ops;
+pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,

@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use monform_api::{Client, Remote};
 use monform_config::Project;
 use monform_engine::export::{Exported, KnownSecrets, SplitBy, environment_markdown, export, project_toml};
-use monform_model::Kind;
 
 use super::context::{Stop, block_on, finish};
 use crate::connect::connect;
@@ -132,10 +131,9 @@ pub fn check_out(out: &Path) -> Result<(), Stop> {
 
 /// Every object of every kind.
 pub async fn list_everything(client: &Client) -> Result<Vec<Remote>, Stop> {
-    let lists = futures_util::future::try_join_all(Kind::ALL.iter().map(|&kind| client.list_all(kind)))
+    monform_engine::ops::list_everything(client)
         .await
-        .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))?;
-    Ok(lists.into_iter().flatten().collect())
+        .map_err(|e| Stop::Message(format!("cannot read the account: {e}")))
 }
 
 /// Writes monform.toml, the resource and script files and ENVIRONMENT.md.

@@ -14,15 +14,15 @@ use std::process::ExitCode;
 
 use clap::Args;
 use futures_util::StreamExt;
-use monform_api::{Client, Remote};
-use monform_engine::export::{adopted_entry, adopted_state, export, include_name, unmanaged};
-use monform_engine::identity::{owned_by, ownership_tag, remote_owner, retag_body, uses_tags};
+use monform_api::Remote;
+use monform_engine::export::{adopted_state, export, include_name, unmanaged};
+use monform_engine::identity::{owned_by, uses_tags};
+use monform_engine::ops::{self, Session};
 use monform_engine::ownership::{Owners, write_record};
 use monform_engine::{LocalState, StateBackend};
-use monform_model::{Address, Kind};
+use monform_model::Address;
 
-use super::context::finish;
-use super::context::{Stop, block_on, open_backend, require_environment};
+use super::context::{Stop, block_on, finish, open_backend, refused, require_environment};
 use super::export::{Split, check_out, current_project, list_everything, project_for, report, write};
 use crate::connect::connect;
 use crate::render::Output;
@@ -154,7 +154,9 @@ async fn import_all(
         let project_name = project.as_str();
         let mut results = futures_util::stream::iter(tagged)
             .map(|(address, remote)| async move {
-                let updated = tag(client, project_name, &address, &remote).await;
+                let updated = ops::write_tag(client, project_name, &address, &remote)
+                    .await
+                    .map_err(|e| e.to_string());
                 (address, updated)
             })
             .buffer_unordered(8);
@@ -226,20 +228,6 @@ async fn import_all(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `project`'s ownership tag for `address` on an object.
-async fn tag(client: &Client, project: &str, address: &Address, remote: &Remote) -> Result<Remote, String> {
-    let body = retag_body(
-        address.kind,
-        &remote.body(),
-        project,
-        Some(&ownership_tag(project, &address.id)),
-    );
-    client
-        .update(address.kind, &remote.id, &body)
-        .await
-        .map_err(|e| e.to_string())
-}
-
 async fn import_one(
     dir: &Path,
     api_url: Option<&str>,
@@ -251,92 +239,22 @@ async fn import_one(
         .parse()
         .map_err(|e| Stop::Message(format!("`{text}` is not an address: {e}")))?;
     let (loaded, project) = super::context::load(dir, output)?;
-    if !loaded.desired.resources.contains_key(&address) {
-        return Err(Stop::Message(format!(
-            "{address} is not in the files: add it first, then import the object under it"
-        )));
-    }
-    if address.kind == Kind::Variable && address.id != remote_id {
-        return Err(Stop::Message(format!(
-            "a variable's logical id is its key: import `{remote_id}` as variables.{remote_id}"
-        )));
-    }
-    let command = format!("monform import {address} {remote_id}");
-    let backend = open_backend(dir, &project, &command)?;
-    let _lock = backend.lock(&command).map_err(|e| Stop::Message(e.to_string()))?;
-    let mut state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-    if let Some(entry) = state.resources.get(&address.to_string()) {
-        return Err(Stop::Message(format!(
-            "{address} is already in the state (remote id {}); `monform state rm {address}` first",
-            entry.remote_id
-        )));
-    }
-    if let Some((other, _)) = state
-        .resources
-        .iter()
-        .find(|(a, e)| a.starts_with(&format!("{}.", address.kind.section())) && e.remote_id == remote_id)
-    {
-        return Err(Stop::Message(format!(
-            "object {remote_id} is already managed as {other}"
-        )));
-    }
+    let backend = open_backend(dir, &project, &format!("monform import {address} {remote_id}"))?;
     let connection = connect(dir, api_url, &project).await?;
-    let result = async {
-        let remote = connection
-            .client
-            .get(address.kind, remote_id)
-            .await
-            .map_err(|e| Stop::Message(format!("cannot read {} {remote_id}: {e}", address.kind.section())))?
-            .ok_or_else(|| {
-                Stop::Message(format!(
-                    "no {} with id {remote_id} in the account",
-                    address.kind.section()
-                ))
-            })?;
-        if !uses_tags(address.kind) {
-            let everything = list_everything(&connection.client).await?;
-            let owners = Owners::new(everything.iter());
-            let owner = owners.owner(address.kind, &remote.id);
-            if let Some(other) = owner.project().filter(|p| *p != project.name) {
-                return Err(Stop::Message(format!(
-                    "{} {remote_id} {}; it stays `{other}`'s (remove it there first: `monform state rm`, then `monform apply`)",
-                    address.kind.section(),
-                    owner.describe()
-                )));
-            }
-            return Ok((remote, owners.records.get(&project.name).cloned()));
-        }
-        let remote = match remote_owner(&remote) {
-            Some((p, id)) if p == project.name && id == address.id => Ok(remote),
-            Some((p, id)) => Err(Stop::Message(format!(
-                "object {remote_id} is owned by project `{p}` as {}.{id}; remove it there first (`monform state rm`)",
-                address.kind.section()
-            ))),
-            None => tag(&connection.client, &project.name, &address, &remote)
-                .await
-                .map_err(|e| Stop::Message(format!("cannot write the ownership tag of {address}: {e}"))),
-        }?;
-        Ok((remote, None))
-    }
-    .await;
-    let (remote, record) = match result {
-        Ok(found) => found,
-        Err(e) => {
-            connection.close().await;
-            return Err(e);
-        }
+    let session = Session {
+        project: &project,
+        desired: &loaded.desired,
+        client: &connection.client,
+        backend: backend.as_ref(),
     };
-    let entry = adopted_entry(&state, &loaded.desired, &address, &remote);
-    state.resources.insert(address.to_string(), entry);
-    state.serial += 1;
-    backend.save(&state).map_err(|e| Stop::Message(e.to_string()))?;
-    let recorded = if uses_tags(address.kind) {
-        Ok(false)
-    } else {
-        write_record(&connection.client, &state, record.as_ref()).await
-    };
+    let result = ops::import_one(&session, &address, remote_id).await;
     connection.close().await;
-    recorded.map_err(|e| Stop::Message(format!("cannot write the project's ownership record: {e}")))?;
+    let imported = result.map_err(|refusal| refused(&refusal, &loaded))?;
+    if let Some(error) = imported.record_error {
+        return Err(Stop::Message(format!(
+            "cannot write the project's ownership record: {error}"
+        )));
+    }
     eprintln!(
         "Imported {} {remote_id} as {address}; `monform plan` shows how it differs from the files.",
         address.kind.section()

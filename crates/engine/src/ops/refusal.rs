@@ -62,6 +62,8 @@ pub enum Refusal {
         doing: &'static str,
         error: Box<monform_api::Error>,
     },
+    #[error("{0}")]
+    Import(super::ImportRefusal),
     /// `state migrate` from a backend that holds no state (named).
     #[error("there is no state to copy at {0}")]
     NoState(String),
