@@ -65,7 +65,12 @@ pub fn runtime(id: RuntimeId) -> Value {
         "stage": stage,
         "runtimeEndOfLife": end_of_life,
         "description": format!("Runtime {} with Node.js {node}", id.as_str()),
-        "dependencies": { "@playwright/test": playwright, "axios": "1.7.9", "chai": "4.4.1", "lodash": "4.17.21", "uuid": "9.0.1" },
+        // Clients read the runtime's Node.js from `dependencies.node` (as
+        // in a package manifest's engines: "22.x"), not `nodeJsVersion`.
+        "dependencies": {
+            "node": format!("{}.x", node.split('.').next().unwrap_or(node)),
+            "@playwright/test": playwright, "axios": "1.7.9", "chai": "4.4.1", "lodash": "4.17.21", "uuid": "9.0.1",
+        },
     })
 }
 

@@ -19,10 +19,11 @@
 //! - `GET /v2/check-results/{checkId}` answers as in the reference:
 //!   `{entries, nextId, length}` with the cursor `nextId` (instead of
 //!   `page`), the same filters and window rule, and `fields` to project.
-//! - Analytics: `series` is a string array as spec 2.18 says; each string is
-//!   one JSON row `{"timestamp", <groupBy key>?, <metric>: value}` per bucket
-//!   (`aggregationInterval` minutes from `from`, or the whole window) and
-//!   group. A metric without suffix is the average (`retries`: the sum);
+//! - Analytics: `series` follows the reference (objects), not spec 2.18's
+//!   `string[]` (docs/api-contract-notes.md): one entry per group (one in
+//!   all without `groupBy`), `{<groupBy key>?, data: [rows]}`, each row
+//!   `{"timestamp", <groupBy key>?, <metric>: value}` per bucket
+//!   (`aggregationInterval` minutes from `from`, or the whole window). A metric without suffix is the average (`retries`: the sum);
 //!   `availability` is the percentage of passing runs. Values are null when
 //!   a bucket has no sample of that metric. `limit`/`page` page the rows.
 //!   Only `from` given: `to` is now; only `to`: `from` is 24 h earlier.
@@ -476,7 +477,7 @@ async fn analytics(
     };
     let (check, rows) = analytics::analytics(&app, &caller.account, &id, &query)?;
     let (rows, _) = paging.slice(rows);
-    let series: Vec<Value> = rows.iter().map(|r| Value::String(r.to_string())).collect();
+    let series = series(rows, query.group_by.as_deref());
     let metadata: Map<String, Value> = query
         .metrics
         .iter()
@@ -497,6 +498,29 @@ async fn analytics(
         "metadata": metadata,
     }))
     .into_response())
+}
+
+/// `series` as the reference's `AnalyticsSeriesEntry` objects: one entry
+/// per group (one in all without `groupBy`), carrying the group's key
+/// (`runLocation: "eu-west-1"`) and its rows in `data`, in the order the
+/// groups first appear.
+fn series(rows: Vec<Value>, group_by: Option<&str>) -> Vec<Value> {
+    let mut entries: Vec<Value> = Vec::new();
+    for row in rows {
+        let key = group_by.map_or(Value::Null, |g| row[g].clone());
+        let found = entries.iter_mut().find(|e| group_by.is_none_or(|g| e[g] == key));
+        match found.and_then(|e| e["data"].as_array_mut()) {
+            Some(data) => data.push(row),
+            None => {
+                let mut entry = json!({ "data": [row] });
+                if let Some(g) = group_by {
+                    entry[g] = key;
+                }
+                entries.push(entry);
+            }
+        }
+    }
+    entries
 }
 
 // ---------------------------------------------------------------------------
