@@ -46,6 +46,13 @@ pub struct Config {
     /// stay quick. Default 10 ms (a 60 s backoff waits 0.6 s); each wait is
     /// also capped at `domain::sessions::runs::MAX_WAIT`.
     pub backoff_second: Duration,
+    /// How many runs that need a process (browser-type checks, API checks'
+    /// local scripts) run at once; others queue (`domain::sessions::pool`).
+    /// Default: the number of cores.
+    pub max_browser_runs: usize,
+    /// Node.js, playwright-core and Chromium for browser-type checks;
+    /// `None` looks for them (`BrowserSetup::discover`).
+    pub browser: Option<monform_runner::BrowserSetup>,
 }
 
 impl Default for Config {
@@ -64,6 +71,8 @@ impl Default for Config {
             execute_checks: true,
             run_scheduler: false,
             backoff_second: Duration::from_millis(10),
+            max_browser_runs: crate::domain::sessions::pool::default_size(),
+            browser: None,
         }
     }
 }
@@ -83,6 +92,8 @@ pub struct App {
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Executes the runs of sessions (`config.backoff_second`).
     pub runner: monform_runner::Runner,
+    /// Slots for the runs that need a process (`config.max_browser_runs`).
+    pub browser_pool: crate::domain::sessions::pool::BrowserPool,
 }
 
 pub type AppState = Arc<App>;

@@ -103,6 +103,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
             .with_lost_writes(config.lost_write_rate),
         stopped: tokio::sync::watch::Sender::new(false),
         runner: sessions::runs::runner(&config),
+        browser_pool: sessions::pool::BrowserPool::new(config.max_browser_runs),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),
