@@ -357,7 +357,7 @@ async fn every_update_accepts_only_the_field_it_changes() {
     for (create, update, body, change) in cases {
         let status = if create.ends_with("services") { 200 } else { 201 };
         let created = ts.create(create, &body, status).await;
-        let id = match created.get("id").unwrap_or(&created["dashboardId"]) {
+        let id = match created.get("dashboardId").unwrap_or(&created["id"]) {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };

@@ -25,8 +25,8 @@ fn ids(list: &Value) -> Vec<Value> {
         .expect("a list")
         .iter()
         .map(|o| {
-            o.get("id")
-                .or_else(|| o.get("dashboardId"))
+            o.get("dashboardId")
+                .or_else(|| o.get("id"))
                 .or_else(|| o.get("key"))
                 .cloned()
                 .unwrap_or(Value::Null)
@@ -1057,6 +1057,8 @@ async fn dashboards_are_created_read_listed_updated_and_deleted() {
     assert_eq!(dashboard["refreshRate"], 60);
     assert_eq!(dashboard["checksPerPage"], 15);
     assert_eq!(dashboard["tags"], json!([]));
+    // The reference's numeric id beside the string one that names it.
+    assert_eq!(dashboard["id"], 1);
     let path = format!("/v1/dashboards/{id}");
     assert_eq!(t.read(&path).await, dashboard);
     assert_eq!(ids(&t.read("/v1/dashboards").await), [json!(id)]);

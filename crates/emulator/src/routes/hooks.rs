@@ -28,6 +28,8 @@ pub struct Context {
     services: HashMap<String, Value>,
     /// The subscriptions of alert channels, by channel id.
     subscriptions: HashMap<String, Value>,
+    /// The account, which status pages name (`accountId`).
+    account: String,
 }
 
 impl Context {
@@ -73,6 +75,7 @@ impl Context {
             agents,
             services,
             subscriptions,
+            account: account.to_owned(),
         })
     }
 }
@@ -97,6 +100,8 @@ pub fn server_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::PrivateLocation => &["keys"],
         Kind::StatusPageService => &["accountId"],
+        // The reference's numeric `id` beside the `dashboardId` that names it.
+        Kind::Dashboard => &["id"],
         _ => &[],
     }
 }
@@ -292,6 +297,7 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
             created.raw_key = Some(raw);
         }
         Kind::StatusPageService => stored["accountId"] = json!(account),
+        Kind::Dashboard => stored["id"] = json!(db.next_number(account, "dashboardNumbers")?),
         Kind::MaintenanceWindow => {
             let window = stored["id"].clone();
             let maintenance = json!({
@@ -412,7 +418,10 @@ pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
         Kind::Check => body["alertChannels"] = alert_channels(&body, context),
         Kind::Variable if body["secret"] == true => body["value"] = Value::Null,
         Kind::PrivateLocation => agents::agent_fields(&mut body, &context.agents, now_ms()),
-        Kind::StatusPage => shapes::present_cards(&mut body, &context.services),
+        Kind::StatusPage => {
+            shapes::present_cards(&mut body, &context.services);
+            body["accountId"] = json!(context.account);
+        }
         Kind::AlertChannel => {
             let id = id_text(&body["id"]);
             body["subscriptions"] = context.subscriptions.get(&id).cloned().unwrap_or_else(|| json!([]));
