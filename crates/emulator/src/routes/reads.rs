@@ -42,7 +42,8 @@ use serde_json::{Map, Value, json};
 
 use super::Route;
 use super::params::{
-    MAX_LIMIT, NOTIFICATION_WINDOW_MS, Paging, RESULT_WINDOW_MS, bounded_window, one_of, optional_int, report_window,
+    MAX_LIMIT, NOTIFICATION_WINDOW_MS, Paging, RESULT_WINDOW_MS, bounded_window, one_of, optional_int, paged,
+    report_window,
 };
 use crate::app::AppState;
 use crate::auth::Caller;
@@ -59,7 +60,7 @@ use crate::domain::objects::load;
 use crate::domain::sessions::lifecycle::settle_due;
 use crate::domain::sessions::results::{CHECK_RESULTS, ERROR_GROUPS, RESULT_INTERNAL_FIELDS};
 use crate::error::{ApiError, ApiResult};
-use crate::store::Objects;
+use crate::store::{Filter, Objects};
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -369,40 +370,47 @@ async fn list_results_v2(
 // Alerts, notifications, error groups.
 // ---------------------------------------------------------------------------
 
-/// Account-wide records of `kind` in the window, newest first, filtered.
-fn account_records(
-    app: &AppState,
-    account: &str,
-    kind: &str,
-    (from, to): (i64, i64),
-    keep: impl Fn(&Value) -> bool,
-) -> ApiResult<Vec<Value>> {
-    let db = app.store.lock();
-    Ok(db
-        .records(account, kind, None, from, to)?
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| keep(b))
-        .collect())
-}
-
 async fn list_alert_notifications(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let window = bounded_window(&params, RESULT_WINDOW_MS, NOTIFICATION_WINDOW_MS)?;
     let channel = optional_int(&params, "alertChannelId", 1, i64::MAX)?;
     let failed = params.bool("hasFailures")?;
-    let items = account_records(&app, &caller.account, ALERT_NOTIFICATIONS, window, |n| {
-        channel.is_none_or(|c| n["alertChannelId"].as_i64() == Some(c))
-            && failed.is_none_or(|f| (n["status"] == "FAILURE") == f)
-    })?;
-    Ok(paging.respond(items))
+    let mut filters = Vec::new();
+    if let Some(channel) = channel {
+        filters.push(Filter {
+            path: "$.alertChannelId",
+            text: channel.to_string(),
+            equal: true,
+        });
+    }
+    if let Some(failed) = failed {
+        filters.push(Filter {
+            path: "$.status",
+            text: "FAILURE".into(),
+            equal: failed,
+        });
+    }
+    let (rows, total) = app.store.lock().records_page(
+        &caller.account,
+        ALERT_NOTIFICATIONS,
+        window,
+        &filters,
+        (paging.offset(), paging.limit),
+    )?;
+    Ok(paged(rows.into_iter().map(|r| r.body).collect(), total, paging))
 }
 
 async fn list_check_alerts(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let window = bounded_window(&params, RESULT_WINDOW_MS, RESULT_WINDOW_MS)?;
-    let items = account_records(&app, &caller.account, CHECK_ALERTS, window, |_| true)?;
-    Ok(paging.respond(items))
+    let (rows, total) = app.store.lock().records_page(
+        &caller.account,
+        CHECK_ALERTS,
+        window,
+        &[],
+        (paging.offset(), paging.limit),
+    )?;
+    Ok(paged(rows.into_iter().map(|r| r.body).collect(), total, paging))
 }
 
 async fn list_error_groups(
