@@ -114,6 +114,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         tracing::warn!("cannot sweep old check results: {e}");
     }
     tokio::spawn(notify::dispatch(app.clone()));
+    tokio::spawn(sessions::lifecycle::settle_in_background(app.clone()));
     // Runs cut short by an earlier stop start again.
     if let Err(e) = sessions::runs::resume_runs(&app) {
         tracing::warn!("cannot resume the runs of unfinished sessions: {e}");
