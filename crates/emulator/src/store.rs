@@ -240,6 +240,10 @@ pub trait Objects {
         from: i64,
         to: i64,
     ) -> rusqlite::Result<Vec<Row>>;
+    /// Every item of the list at `path` (`$.alertChannelSubscriptions`) in
+    /// the objects of `kind`, with its object's `id` field, in creation
+    /// order: read inside SQLite, without parsing the objects' bodies.
+    fn list_items(&self, account: &str, kind: &str, path: &str) -> rusqlite::Result<Vec<(Value, Value)>>;
     /// One page (`offset`, `limit`) of [`Objects::records`] with no parent,
     /// keeping those that pass every filter, and how many pass: filtered,
     /// counted and paged inside SQLite, so a listing over many records
@@ -413,6 +417,33 @@ impl Objects for Connection {
         )?;
         statement
             .query_map(params![account, kind, parent, from, to], row)?
+            .collect()
+    }
+
+    fn list_items(&self, account: &str, kind: &str, path: &str) -> rusqlite::Result<Vec<(Value, Value)>> {
+        let mut statement = self.prepare_cached(
+            "SELECT json_extract(o.body, '$.id'), item.value, item.type FROM objects o,
+             json_each(o.body, ?3) item WHERE o.account_id = ?1 AND o.kind = ?2 ORDER BY o.seq, item.key",
+        )?;
+        statement
+            .query_map(params![account, kind, path], |r| {
+                let id = match r.get::<_, rusqlite::types::Value>(0)? {
+                    rusqlite::types::Value::Integer(n) => Value::from(n),
+                    rusqlite::types::Value::Text(t) => Value::String(t),
+                    _ => Value::Null,
+                };
+                // Objects and arrays come as JSON text, scalars as themselves.
+                let item = match (r.get::<_, rusqlite::types::Value>(1)?, r.get::<_, String>(2)?.as_str()) {
+                    (rusqlite::types::Value::Text(t), "object" | "array") => {
+                        serde_json::from_str(&t).unwrap_or(Value::Null)
+                    }
+                    (rusqlite::types::Value::Text(t), _) => Value::String(t),
+                    (rusqlite::types::Value::Integer(n), _) => Value::from(n),
+                    (rusqlite::types::Value::Real(x), _) => Value::from(x),
+                    _ => Value::Null,
+                };
+                Ok((id, item))
+            })?
             .collect()
     }
 

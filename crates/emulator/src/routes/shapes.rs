@@ -83,41 +83,33 @@ fn card_id(page_id: &str, index: usize) -> String {
 
 /// The subscriptions of each alert channel in `channels`, by channel id:
 /// every check, then every group, subscribed to it (activated or not), in
-/// creation order, as `{checkId, groupId, activated}`.
+/// creation order, as `{checkId, groupId, activated}`. The subscription
+/// lists of all checks and groups are read once, inside SQLite: a page of
+/// 100 channels once parsed every subscribed check per channel (95 s in a
+/// debug build with 325 checks subscribed to 180 channels).
 pub fn subscriptions_of<'v>(
     db: &Connection,
     account: &str,
     channels: impl IntoIterator<Item = &'v Value>,
 ) -> rusqlite::Result<HashMap<String, Value>> {
-    let mut all = HashMap::new();
-    for channel in channels {
-        let id = id_text(&channel["id"]);
-        let mut list = Vec::new();
-        for kind in [Kind::Check, Kind::Group] {
-            let users = db.find_in_list(
-                account,
-                kind.section(),
-                "$.alertChannelSubscriptions",
-                Some("$.alertChannelId"),
-                &id,
-            )?;
-            for user in users {
-                let activated = user.body["alertChannelSubscriptions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|s| id_text(&s["alertChannelId"]) == id)
-                    .is_none_or(|s| s["activated"] != false);
-                let (check, group) = match kind {
-                    Kind::Check => (user.body["id"].clone(), Value::Null),
-                    _ => (Value::Null, user.body["id"].clone()),
-                };
-                list.push(json!({ "checkId": check, "groupId": group, "activated": activated }));
-            }
-        }
-        all.insert(id, Value::Array(list));
+    let mut all: HashMap<String, Vec<Value>> = channels.into_iter().map(|c| (id_text(&c["id"]), Vec::new())).collect();
+    if all.is_empty() {
+        return Ok(HashMap::new());
     }
-    Ok(all)
+    for kind in [Kind::Check, Kind::Group] {
+        for (id, subscription) in db.list_items(account, kind.section(), "$.alertChannelSubscriptions")? {
+            let Some(list) = all.get_mut(&id_text(&subscription["alertChannelId"])) else {
+                continue;
+            };
+            let (check, group) = match kind {
+                Kind::Check => (id, Value::Null),
+                _ => (Value::Null, id),
+            };
+            let activated = subscription["activated"] != false;
+            list.push(json!({ "checkId": check, "groupId": group, "activated": activated }));
+        }
+    }
+    Ok(all.into_iter().map(|(id, list)| (id, Value::Array(list))).collect())
 }
 
 #[cfg(test)]

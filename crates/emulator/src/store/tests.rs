@@ -187,3 +187,28 @@ fn a_page_of_records_is_filtered_counted_and_paged_in_sqlite() {
         .unwrap();
     assert_eq!((ids(rows), total), (vec!["4".to_owned(), "2".to_owned()], 2));
 }
+
+#[test]
+fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    let subscribed = |channels: &[i64]| json!({"alertChannelSubscriptions": channels.iter().map(|c| json!({"alertChannelId": c, "activated": true})).collect::<Vec<_>>()});
+    let mut check = subscribed(&[1, 2]);
+    check["id"] = json!("c-1");
+    db.insert("acc", "checks", "c-1", None, 0, &check).unwrap();
+    let mut group = subscribed(&[2]);
+    group["id"] = json!(7);
+    db.insert("acc", "groups", "7", None, 0, &group).unwrap();
+    db.insert("acc", "checks", "c-2", None, 0, &json!({"id": "c-2"}))
+        .unwrap();
+    let items = db.list_items("acc", "checks", "$.alertChannelSubscriptions").unwrap();
+    assert_eq!(
+        items,
+        [
+            (json!("c-1"), json!({"alertChannelId": 1, "activated": true})),
+            (json!("c-1"), json!({"alertChannelId": 2, "activated": true})),
+        ]
+    );
+    let items = db.list_items("acc", "groups", "$.alertChannelSubscriptions").unwrap();
+    assert_eq!(items, [(json!(7), json!({"alertChannelId": 2, "activated": true}))]);
+}
