@@ -240,10 +240,18 @@ pub trait Objects {
         from: i64,
         to: i64,
     ) -> rusqlite::Result<Vec<Row>>;
-    /// Every item of the list at `path` (`$.alertChannelSubscriptions`) in
-    /// the objects of `kind`, with its object's `id` field, in creation
-    /// order: read inside SQLite, without parsing the objects' bodies.
-    fn list_items(&self, account: &str, kind: &str, path: &str) -> rusqlite::Result<Vec<(Value, Value)>>;
+    /// The items of the list at `path` (`$.alertChannelSubscriptions`) in
+    /// the objects of `kind` whose `member` (`$.alertChannelId`), as text,
+    /// is one of `values`, with their object's `id` field, in creation
+    /// order: found inside SQLite, without parsing the objects' bodies.
+    fn list_items(
+        &self,
+        account: &str,
+        kind: &str,
+        path: &str,
+        member: &str,
+        values: &[String],
+    ) -> rusqlite::Result<Vec<(Value, Value)>>;
     /// One page (`offset`, `limit`) of [`Objects::records`] with no parent,
     /// keeping those that pass every filter, and how many pass: filtered,
     /// counted and paged inside SQLite, so a listing over many records
@@ -420,13 +428,23 @@ impl Objects for Connection {
             .collect()
     }
 
-    fn list_items(&self, account: &str, kind: &str, path: &str) -> rusqlite::Result<Vec<(Value, Value)>> {
+    fn list_items(
+        &self,
+        account: &str,
+        kind: &str,
+        path: &str,
+        member: &str,
+        values: &[String],
+    ) -> rusqlite::Result<Vec<(Value, Value)>> {
         let mut statement = self.prepare_cached(
             "SELECT json_extract(o.body, '$.id'), item.value, item.type FROM objects o,
-             json_each(o.body, ?3) item WHERE o.account_id = ?1 AND o.kind = ?2 ORDER BY o.seq, item.key",
+             json_each(o.body, ?3) item WHERE o.account_id = ?1 AND o.kind = ?2
+             AND CAST(json_extract(item.value, ?4) AS TEXT) IN (SELECT value FROM json_each(?5))
+             ORDER BY o.seq, item.key",
         )?;
+        let values = Value::from(values.to_vec()).to_string();
         statement
-            .query_map(params![account, kind, path], |r| {
+            .query_map(params![account, kind, path, member, values], |r| {
                 let id = match r.get::<_, rusqlite::types::Value>(0)? {
                     rusqlite::types::Value::Integer(n) => Value::from(n),
                     rusqlite::types::Value::Text(t) => Value::String(t),

@@ -96,8 +96,10 @@ pub fn subscriptions_of<'v>(
     if all.is_empty() {
         return Ok(HashMap::new());
     }
+    let wanted: Vec<String> = all.keys().cloned().collect();
     for kind in [Kind::Check, Kind::Group] {
-        for (id, subscription) in db.list_items(account, kind.section(), "$.alertChannelSubscriptions")? {
+        let path = "$.alertChannelSubscriptions";
+        for (id, subscription) in db.list_items(account, kind.section(), path, "$.alertChannelId", &wanted)? {
             let Some(list) = all.get_mut(&id_text(&subscription["alertChannelId"])) else {
                 continue;
             };

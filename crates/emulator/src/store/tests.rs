@@ -201,14 +201,24 @@ fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
     db.insert("acc", "groups", "7", None, 0, &group).unwrap();
     db.insert("acc", "checks", "c-2", None, 0, &json!({"id": "c-2"}))
         .unwrap();
-    let items = db.list_items("acc", "checks", "$.alertChannelSubscriptions").unwrap();
+    let items = |kind: &str, wanted: &[&str]| {
+        let wanted: Vec<String> = wanted.iter().map(|w| (*w).to_owned()).collect();
+        db.list_items("acc", kind, "$.alertChannelSubscriptions", "$.alertChannelId", &wanted)
+            .unwrap()
+    };
     assert_eq!(
-        items,
+        items("checks", &["1", "2", "3"]),
         [
             (json!("c-1"), json!({"alertChannelId": 1, "activated": true})),
             (json!("c-1"), json!({"alertChannelId": 2, "activated": true})),
         ]
     );
-    let items = db.list_items("acc", "groups", "$.alertChannelSubscriptions").unwrap();
-    assert_eq!(items, [(json!(7), json!({"alertChannelId": 2, "activated": true}))]);
+    assert_eq!(
+        items("checks", &["2"]),
+        [(json!("c-1"), json!({"alertChannelId": 2, "activated": true}))]
+    );
+    assert_eq!(
+        items("groups", &["1", "2"]),
+        [(json!(7), json!({"alertChannelId": 2, "activated": true}))]
+    );
 }
