@@ -300,13 +300,21 @@ impl Client {
                 None,
             )
             .await?;
-        // Each series entry is one bucket as a JSON text (spec 2.18).
+        // Series entries as the reference: objects whose `data` holds the
+        // rows (one bucket each); spec 2.18's form, a JSON text per bucket,
+        // is read too.
         Ok(reply.body["series"]
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(Value::as_str)
-            .filter_map(|row| serde_json::from_str::<Value>(row).ok())
+            .flat_map(|entry| match entry {
+                Value::String(text) => serde_json::from_str::<Value>(text).into_iter().collect(),
+                Value::Object(_) => match &entry["data"] {
+                    Value::Array(rows) => rows.clone(),
+                    row => vec![row.clone()],
+                },
+                _ => Vec::new(),
+            })
             .map(|row| row["responseTime"].as_f64())
             .collect())
     }

@@ -54,6 +54,13 @@ pub struct Config {
     pub agent_heartbeat: Duration,
     /// Timeouts and the connection limit of `listen::serve`.
     pub connections: crate::listen::Limits,
+    /// How many runs that need a process (browser-type checks, API checks'
+    /// local scripts) run at once; others queue (`domain::sessions::pool`).
+    /// Default: the number of cores.
+    pub max_browser_runs: usize,
+    /// Node.js, playwright-core and Chromium for browser-type checks;
+    /// `None` looks for them (`BrowserSetup::discover`).
+    pub browser: Option<monform_runner::BrowserSetup>,
 }
 
 impl Default for Config {
@@ -75,6 +82,8 @@ impl Default for Config {
             backoff_second: Duration::from_millis(10),
             agent_heartbeat: Duration::from_secs(crate::domain::agents::HEARTBEAT_SECONDS as u64),
             connections: crate::listen::Limits::default(),
+            max_browser_runs: crate::domain::sessions::pool::default_size(),
+            browser: None,
         }
     }
 }
@@ -96,6 +105,8 @@ pub struct App {
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Executes the runs of sessions (`config.backoff_second`).
     pub runner: monform_runner::Runner,
+    /// Slots for the runs that need a process (`config.max_browser_runs`).
+    pub browser_pool: crate::domain::sessions::pool::BrowserPool,
 }
 
 pub type AppState = Arc<App>;

@@ -111,6 +111,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
             .with_lost_writes(config.lost_write_rate),
         stopped: tokio::sync::watch::Sender::new(false),
         runner: sessions::runs::runner(&config),
+        browser_pool: sessions::pool::BrowserPool::new(config.max_browser_runs),
         config,
         shutting_down: AtomicBool::new(false),
         metrics: Default::default(),
@@ -121,6 +122,7 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         tracing::warn!("cannot sweep old check results: {e}");
     }
     tokio::spawn(notify::dispatch(app.clone()));
+    tokio::spawn(sessions::lifecycle::settle_in_background(app.clone()));
     // Runs cut short by an earlier stop start again.
     if let Err(e) = sessions::runs::resume_runs(&app) {
         tracing::warn!("cannot resume the runs of unfinished sessions: {e}");

@@ -13,6 +13,7 @@
 //! adds (409, 408...), plus what the middleware answers on every route.
 
 mod bodies;
+mod links;
 
 use std::collections::BTreeMap;
 
@@ -31,12 +32,22 @@ pub fn document(routes: &[Route]) -> Value {
         .unwrap_or_default();
     components.extend(definitions);
     let mut paths: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
-    for (index, route) in routes.iter().enumerate() {
+    let ids: Vec<String> = routes
+        .iter()
+        .enumerate()
+        .map(|(index, route)| operation_id(route, index))
+        .collect();
+    for (route, id) in routes.iter().zip(&ids) {
+        let mut responses = responses(route);
+        let links = links::links(route, routes, &ids);
+        if !links.is_empty() {
+            responses[route.success.as_u16().to_string()]["links"] = Value::Object(links);
+        }
         let mut operation = json!({
-            "operationId": operation_id(route, index),
+            "operationId": id,
             "summary": route.summary,
             "parameters": parameters(route),
-            "responses": responses(route),
+            "responses": responses,
         });
         if is_api(route) {
             operation["security"] = json!([{ "bearer": [] }]);

@@ -295,3 +295,73 @@ async fn provoked_statuses_are_listed_by_their_operation() {
     assert!(allow.contains("GET"), "Allow: {allow}");
     assert!(document["paths"]["/v1/checks"].get("patch").is_none());
 }
+
+/// Stateful tools need ids they cannot make up: every operation with a
+/// path parameter is the target of a link (from a create, a session
+/// trigger or a listing) whose parameters are exactly its path
+/// parameters, and every link names an operation of the document.
+#[tokio::test]
+async fn links_lead_to_every_operation_that_needs_an_id() {
+    let document = served_document().await;
+    let all = operations(&document);
+    let by_id: std::collections::HashMap<&str, (&str, &str)> = all
+        .iter()
+        .map(|(method, path, op)| (op["operationId"].as_str().unwrap(), (method.as_str(), path.as_str())))
+        .collect();
+    let path_parameters = |path: &str| -> Vec<String> {
+        let mut names: Vec<String> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .map(str::to_owned)
+            .collect();
+        names.sort();
+        names
+    };
+    let mut reached = std::collections::BTreeSet::new();
+    let mut from = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for (method, path, operation) in &all {
+        for response in operation["responses"].as_object().unwrap().values() {
+            for link in response["links"].as_object().into_iter().flat_map(|l| l.values()) {
+                let target = link["operationId"].as_str().expect("a link names its operation");
+                let (target_method, target_path) = by_id[target];
+                let mut given: Vec<String> = link["parameters"].as_object().unwrap().keys().cloned().collect();
+                given.sort();
+                assert_eq!(given, path_parameters(target_path), "{method} {path} -> {target}");
+                for value in link["parameters"].as_object().unwrap().values() {
+                    let value = value.as_str().unwrap();
+                    assert!(
+                        value.starts_with("$response.body#/") || value.starts_with("$request.path."),
+                        "{value}"
+                    );
+                }
+                let target = format!("{target_method} {target_path}");
+                from.entry(format!("{method} {path}")).or_default().push(target.clone());
+                reached.insert(target);
+            }
+        }
+    }
+    // The agents' own protocol: its ids come from leases, not from the API.
+    let unreached: Vec<String> = all
+        .iter()
+        .filter(|(_, path, _)| path.contains('{') && !path.starts_with("/v1/agent/"))
+        .map(|(method, path, _)| format!("{method} {path}"))
+        .filter(|op| !reached.contains(op))
+        .collect();
+    assert!(unreached.is_empty(), "no link leads to: {unreached:#?}");
+    let api = &from["POST /v1/checks/api"];
+    for target in [
+        "GET /v1/checks/{id}",
+        "PUT /v1/checks/{id}",
+        "PUT /v1/checks/api/{id}",
+        "DELETE /v1/checks/{id}",
+        "GET /v1/analytics/api-checks/{id}",
+        "GET /v2/check-results/{checkId}",
+    ] {
+        assert!(api.contains(&target.to_owned()), "api create -> {target}: {api:?}");
+    }
+    assert!(!api.contains(&"PUT /v1/checks/tcp/{id}".to_owned()), "{api:?}");
+    let trigger = &from["POST /v2/check-sessions/trigger"];
+    assert!(trigger.contains(&"GET /v2/check-sessions/{checkSessionId}/completion".to_owned()));
+    assert!(trigger.contains(&"POST /v1/check-sessions/{checkSessionId}/cancel".to_owned()));
+    eprintln!("{} operations reached by links", reached.len());
+}

@@ -504,10 +504,11 @@ async fn api_check_analytics_from_stored_results() {
         assert!(body["metadata"][metric]["label"].is_string(), "{metric}: {body}");
     }
     assert_eq!(body["metadata"]["dns_p95"]["aggregation"], "p95");
-    // Spec 2.18: series is a string array; each string is one JSON row.
+    // Series as the reference: entries of rows (not spec 2.18's strings).
     let series = body["series"].as_array().unwrap();
     assert_eq!(series.len(), 1);
-    let row: Value = serde_json::from_str(series[0].as_str().unwrap()).unwrap();
+    assert_eq!(series[0]["data"].as_array().map(Vec::len), Some(1), "{body}");
+    let row = &series[0]["data"][0];
     assert_eq!(row["availability"], 100.0);
     assert_eq!(row["retries"], 0.0);
     assert!(row["responseTime_avg"].as_f64().unwrap() > 0.0);
@@ -519,12 +520,7 @@ async fn api_check_analytics_from_stored_results() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| {
-            serde_json::from_str::<Value>(s.as_str().unwrap()).unwrap()["runLocation"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+        .map(|s| s["data"][0]["runLocation"].as_str().unwrap().to_owned())
         .collect();
     locations.sort();
     assert_eq!(locations, ["eu-west-1", "us-east-1"]);
@@ -537,8 +533,9 @@ async fn api_check_analytics_from_stored_results() {
     )
     .await;
     assert_eq!(status, 200, "{by_code}");
-    let row: Value = serde_json::from_str(by_code["series"][0].as_str().unwrap()).unwrap();
+    let row = &by_code["series"][0]["data"][0];
     assert_eq!(row["statusCode"], 200);
+    assert_eq!(by_code["series"][0]["statusCode"], 200);
 
     // Only failures: nothing failed.
     let (_, failures) = parts(ts.get(&format!("{path}&filterByStatus=failure")).await).await;
@@ -636,7 +633,7 @@ async fn browser_check_analytics_with_web_vitals() {
     assert_eq!(body["checkType"], "BROWSER");
     assert_eq!(body["metadata"]["CLS"]["unit"], "score");
     assert_eq!(body["metadata"]["consoleErrors_sum"]["unit"], "count");
-    let row: Value = serde_json::from_str(body["series"][0].as_str().unwrap()).unwrap();
+    let row = &body["series"][0]["data"][0];
     assert_eq!(row["pageIndex"], 0);
     assert!(row["TTFB_avg"].as_f64().unwrap() > 0.0);
     assert_eq!(row["consoleErrors_sum"], 0.0);

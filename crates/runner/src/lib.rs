@@ -127,6 +127,12 @@ impl Runner {
         self
     }
 
+    /// Whether browser-type checks and API scripts run (each in a Node.js
+    /// process), so a caller can bound how many run at once.
+    pub fn runs_browsers(&self) -> bool {
+        self.browser.is_some()
+    }
+
     pub fn config(&self) -> &RunnerConfig {
         &self.config
     }

@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// notifications (webhooks and Slack really sent)
     #[arg(long)]
     schedule: bool,
+    /// Runs needing a Node.js process (browser-type checks, API checks' scripts) at once;
+    /// the others queue, and one queued past its maxResponseTime times out [default: cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    max_browser_runs: Option<u16>,
 }
 
 pub fn run(dir: &Path, args: ServeArgs) -> ExitCode {
@@ -116,6 +120,9 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             idle_timeout: Duration::from_secs(args.idle_timeout),
             max_connections: args.max_connections as usize,
         },
+        max_browser_runs: args
+            .max_browser_runs
+            .map_or_else(monform_emulator::domain::sessions::pool::default_size, usize::from),
         ..Config::default()
     };
     tracing_subscriber::fmt()

@@ -1,6 +1,8 @@
 //! Checks: typed creates (`POST /v1/checks/{type}`), the generic and typed
 //! updates with the API's quirks, filtered listing, and a group's checks.
 
+use std::collections::HashMap;
+
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -15,6 +17,7 @@ use super::params::{Paging, paged};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
+use crate::domain::alerts::ALERT_STATES;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::id_text;
 use crate::resource::FreeForm;
@@ -127,7 +130,14 @@ fn update(
     Ok(axum::Json(updated).into_response())
 }
 
-/// `GET /v1/checks` with its filters: `tag`, `checkType`, `search` (in the name).
+/// The values of the listing's `status` filter: a check's current status,
+/// from the alert state its last settled run left (`domain::alerts`).
+const STATUSES: &[(&str, &str)] = &[("passing", "PASSING"), ("failing", "FAILING"), ("degraded", "DEGRADED")];
+
+/// `GET /v1/checks` with its filters: `tag` (repeated: checks with at least
+/// one of them, as the reference says), `checkType`, `search` (in the
+/// name) and `status` (`passing`, `failing`, `degraded`; a check never run
+/// has no status and matches none).
 pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let tags = params.many("tag");
@@ -137,23 +147,45 @@ pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -
     {
         return Err(ApiError::invalid("checkType", format!("`{t}` is not a check type")));
     }
+    let status = match params.one("status") {
+        None => None,
+        Some(given) => Some(
+            STATUSES
+                .iter()
+                .find(|(name, _)| *name == given)
+                .map(|(_, state)| *state)
+                .ok_or_else(|| {
+                    ApiError::invalid("status", format!("`{given}` is not one of passing, failing, degraded"))
+                })?,
+        ),
+    };
     let search = params.one("search").map(str::to_lowercase);
     let db = app.store.lock();
-    let (rows, total) = if tags.is_empty() && check_type.is_none() && search.is_none() {
+    let (rows, total) = if tags.is_empty() && check_type.is_none() && search.is_none() && status.is_none() {
         db.page(&caller.account, Kind::Check.section(), paging.offset(), paging.limit)?
     } else {
+        let states: HashMap<String, Value> = match status {
+            Some(_) => db
+                .all(&caller.account, ALERT_STATES)?
+                .into_iter()
+                .map(|r| (r.id, r.body))
+                .collect(),
+            None => HashMap::new(),
+        };
         let matching: Vec<_> = db
             .all(&caller.account, Kind::Check.section())?
             .into_iter()
             .filter(|r| {
-                let has_tags = tags
-                    .iter()
-                    .all(|t| r.body["tags"].as_array().is_some_and(|l| l.iter().any(|x| x == t)));
+                let tagged = tags.is_empty()
+                    || tags
+                        .iter()
+                        .any(|t| r.body["tags"].as_array().is_some_and(|l| l.iter().any(|x| x == t)));
                 let of_type = check_type.as_ref().is_none_or(|t| r.body["checkType"] == *t);
                 let named = search
                     .as_ref()
                     .is_none_or(|s| r.body["name"].as_str().is_some_and(|n| n.to_lowercase().contains(s)));
-                has_tags && of_type && named
+                let in_status = status.is_none_or(|s| states.get(&r.id).is_some_and(|state| state["status"] == s));
+                tagged && of_type && named && in_status
             })
             .collect();
         paging.slice(matching)

@@ -9,6 +9,7 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use super::shapes;
 use crate::clock::now_ms;
 use crate::domain::agents;
 use crate::domain::objects::noun;
@@ -23,6 +24,12 @@ pub struct Context {
     channels: HashMap<String, Value>,
     /// Agent registrations, for the computed fields of private locations.
     agents: Vec<Value>,
+    /// Status page services by id, for the cards of status pages.
+    services: HashMap<String, Value>,
+    /// The subscriptions of alert channels, by channel id.
+    subscriptions: HashMap<String, Value>,
+    /// The account, which status pages name (`accountId`).
+    account: String,
 }
 
 impl Context {
@@ -34,9 +41,10 @@ impl Context {
         kind: Kind,
         objects: impl IntoIterator<Item = &'v Value>,
     ) -> ApiResult<Context> {
+        let objects: Vec<&Value> = objects.into_iter().collect();
         let mut channels = HashMap::new();
         if kind == Kind::Check {
-            for object in objects {
+            for object in objects.iter().copied() {
                 for subscription in object["alertChannelSubscriptions"].as_array().into_iter().flatten() {
                     let id = id_text(&subscription["alertChannelId"]);
                     if !channels.contains_key(&id)
@@ -52,7 +60,23 @@ impl Context {
         } else {
             Vec::new()
         };
-        Ok(Context { channels, agents })
+        let services = if kind == Kind::StatusPage {
+            shapes::services_of(db, account, objects.iter().copied())?
+        } else {
+            HashMap::new()
+        };
+        let subscriptions = if kind == Kind::AlertChannel {
+            shapes::subscriptions_of(db, account, objects.iter().copied())?
+        } else {
+            HashMap::new()
+        };
+        Ok(Context {
+            channels,
+            agents,
+            services,
+            subscriptions,
+            account: account.to_owned(),
+        })
     }
 }
 
@@ -76,6 +100,8 @@ pub fn server_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::PrivateLocation => &["keys"],
         Kind::StatusPageService => &["accountId"],
+        // The reference's numeric `id` beside the `dashboardId` that names it.
+        Kind::Dashboard => &["id"],
         _ => &[],
     }
 }
@@ -134,17 +160,18 @@ pub fn update_body(kind: Kind, stored: &Value, body: &Value) -> ApiResult<Value>
     {
         return Err(ApiError::invalid("slugName", "cannot be changed after creation"));
     }
-    if kind == Kind::Variable && stored["secret"] == true && body.get("secret") == Some(&Value::Bool(false)) {
-        return Err(ApiError::invalid(
-            "secret",
-            "a secret variable cannot be made non-secret",
-        ));
-    }
     let mut body = body.clone();
     if kind == Kind::Variable
         && let Some(object) = body.as_object_mut()
     {
         object.remove("key");
+        // "Once set, the value cannot be unlocked" (spec 2.5): a secret
+        // variable stays secret. Clients resend the reference's default
+        // `secret: false` with every update; as the reference does, that
+        // is accepted and changes nothing, rather than refused.
+        if stored["secret"] == true {
+            object.insert("secret".into(), Value::Bool(true));
+        }
     }
     Ok(body)
 }
@@ -271,6 +298,7 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
             created.raw_key = Some(raw);
         }
         Kind::StatusPageService => stored["accountId"] = json!(account),
+        Kind::Dashboard => stored["id"] = json!(db.next_number(account, "dashboardNumbers")?),
         Kind::MaintenanceWindow => {
             let window = stored["id"].clone();
             let maintenance = json!({
@@ -391,6 +419,17 @@ pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
         Kind::Check => body["alertChannels"] = alert_channels(&body, context),
         Kind::Variable if body["secret"] == true => body["value"] = Value::Null,
         Kind::PrivateLocation => agents::agent_fields(&mut body, &context.agents, now_ms()),
+        Kind::StatusPage => {
+            shapes::present_cards(&mut body, &context.services);
+            body["accountId"] = json!(context.account);
+        }
+        Kind::AlertChannel => {
+            let id = id_text(&body["id"]);
+            body["subscriptions"] = context.subscriptions.get(&id).cloned().unwrap_or_else(|| json!([]));
+            // Channels never subscribe new checks by themselves here:
+            // `autoAssignAlerts` on the check's create does (api-contract.md).
+            body["autoSubscribe"] = json!(false);
+        }
         Kind::Group if body.get("apiCheckDefaults").is_none() => {
             body["apiCheckDefaults"] = json!({ "url": "", "headers": [], "queryParameters": [], "assertions": [] });
         }

@@ -58,15 +58,25 @@ pub fn runtime(id: RuntimeId) -> Value {
         RuntimeId::R2023_02 => ("REMOVED", "16.19.0", Some("02/28/2025"), "1.30.0"),
         RuntimeId::R2022_10 => ("REMOVED", "16.17.0", Some("10/31/2024"), "1.27.0"),
     };
-    json!({
+    let mut runtime = json!({
         "name": id.as_str(),
         "multiStepSupport": !matches!(id, RuntimeId::R2022_10 | RuntimeId::R2023_02),
         "nodeJsVersion": node,
         "stage": stage,
-        "runtimeEndOfLife": end_of_life,
         "description": format!("Runtime {} with Node.js {node}", id.as_str()),
-        "dependencies": { "@playwright/test": playwright, "axios": "1.7.9", "chai": "4.4.1", "lodash": "4.17.21", "uuid": "9.0.1" },
-    })
+        // Clients read the runtime's Node.js from `dependencies.node` (as
+        // in a package manifest's engines: "22.x"), not `nodeJsVersion`.
+        "dependencies": {
+            "node": format!("{}.x", node.split('.').next().unwrap_or(node)),
+            "@playwright/test": playwright, "axios": "1.7.9", "chai": "4.4.1", "lodash": "4.17.21", "uuid": "9.0.1",
+        },
+    });
+    // Optional, and a string where present (the reference): no end of
+    // life is no field, not null.
+    if let Some(date) = end_of_life {
+        runtime["runtimeEndOfLife"] = json!(date);
+    }
+    runtime
 }
 
 async fn list_runtimes(_: Caller) -> Response {

@@ -15,6 +15,7 @@ mod ping;
 pub(crate) mod reads;
 mod session_bodies;
 pub(crate) mod sessions;
+mod shapes;
 mod status_pages;
 
 use axum::Router;
@@ -141,7 +142,7 @@ pub fn table() -> Vec<Route> {
         Route::new(
             "GET",
             "/v1/checks",
-            "List checks (filters: tag, checkType, search)",
+            "List checks (filters: tag, any of them; checkType, search, status)",
             get(checks::list),
         )
         .paged()
@@ -150,7 +151,11 @@ pub fn table() -> Vec<Route> {
             "checkType",
             json!({ "type": "string", "enum": CheckType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>() }),
         )
-        .with_query("search", json!({ "type": "string" })),
+        .with_query("search", json!({ "type": "string" }))
+        .with_query(
+            "status",
+            json!({ "type": "string", "enum": ["passing", "failing", "degraded"] }),
+        ),
         Route::new(
             "GET",
             "/v1/checks/{id}",

@@ -19,10 +19,11 @@
 //! - `GET /v2/check-results/{checkId}` answers as in the reference:
 //!   `{entries, nextId, length}` with the cursor `nextId` (instead of
 //!   `page`), the same filters and window rule, and `fields` to project.
-//! - Analytics: `series` is a string array as spec 2.18 says; each string is
-//!   one JSON row `{"timestamp", <groupBy key>?, <metric>: value}` per bucket
-//!   (`aggregationInterval` minutes from `from`, or the whole window) and
-//!   group. A metric without suffix is the average (`retries`: the sum);
+//! - Analytics: `series` follows the reference (objects), not spec 2.18's
+//!   `string[]` (docs/api-contract-notes.md): one entry per group (one in
+//!   all without `groupBy`), `{<groupBy key>?, data: [rows]}`, each row
+//!   `{"timestamp", <groupBy key>?, <metric>: value}` per bucket
+//!   (`aggregationInterval` minutes from `from`, or the whole window). A metric without suffix is the average (`retries`: the sum);
 //!   `availability` is the percentage of passing runs. Values are null when
 //!   a bucket has no sample of that metric. `limit`/`page` page the rows.
 //!   Only `from` given: `to` is now; only `to`: `from` is 24 h earlier.
@@ -41,7 +42,8 @@ use serde_json::{Map, Value, json};
 
 use super::Route;
 use super::params::{
-    MAX_LIMIT, NOTIFICATION_WINDOW_MS, Paging, RESULT_WINDOW_MS, bounded_window, one_of, optional_int, report_window,
+    MAX_LIMIT, NOTIFICATION_WINDOW_MS, Paging, RESULT_WINDOW_MS, bounded_window, one_of, optional_int, paged,
+    report_window,
 };
 use crate::app::AppState;
 use crate::auth::Caller;
@@ -58,7 +60,7 @@ use crate::domain::objects::load;
 use crate::domain::sessions::lifecycle::settle_due;
 use crate::domain::sessions::results::{CHECK_RESULTS, ERROR_GROUPS, RESULT_INTERNAL_FIELDS};
 use crate::error::{ApiError, ApiResult};
-use crate::store::Objects;
+use crate::store::{Filter, Objects};
 
 pub fn routes() -> Vec<Route> {
     vec![
@@ -368,40 +370,47 @@ async fn list_results_v2(
 // Alerts, notifications, error groups.
 // ---------------------------------------------------------------------------
 
-/// Account-wide records of `kind` in the window, newest first, filtered.
-fn account_records(
-    app: &AppState,
-    account: &str,
-    kind: &str,
-    (from, to): (i64, i64),
-    keep: impl Fn(&Value) -> bool,
-) -> ApiResult<Vec<Value>> {
-    let db = app.store.lock();
-    Ok(db
-        .records(account, kind, None, from, to)?
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| keep(b))
-        .collect())
-}
-
 async fn list_alert_notifications(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let window = bounded_window(&params, RESULT_WINDOW_MS, NOTIFICATION_WINDOW_MS)?;
     let channel = optional_int(&params, "alertChannelId", 1, i64::MAX)?;
     let failed = params.bool("hasFailures")?;
-    let items = account_records(&app, &caller.account, ALERT_NOTIFICATIONS, window, |n| {
-        channel.is_none_or(|c| n["alertChannelId"].as_i64() == Some(c))
-            && failed.is_none_or(|f| (n["status"] == "FAILURE") == f)
-    })?;
-    Ok(paging.respond(items))
+    let mut filters = Vec::new();
+    if let Some(channel) = channel {
+        filters.push(Filter {
+            path: "$.alertChannelId",
+            text: channel.to_string(),
+            equal: true,
+        });
+    }
+    if let Some(failed) = failed {
+        filters.push(Filter {
+            path: "$.status",
+            text: "FAILURE".into(),
+            equal: failed,
+        });
+    }
+    let (rows, total) = app.store.lock().records_page(
+        &caller.account,
+        ALERT_NOTIFICATIONS,
+        window,
+        &filters,
+        (paging.offset(), paging.limit),
+    )?;
+    Ok(paged(rows.into_iter().map(|r| r.body).collect(), total, paging))
 }
 
 async fn list_check_alerts(State(app): State<AppState>, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let window = bounded_window(&params, RESULT_WINDOW_MS, RESULT_WINDOW_MS)?;
-    let items = account_records(&app, &caller.account, CHECK_ALERTS, window, |_| true)?;
-    Ok(paging.respond(items))
+    let (rows, total) = app.store.lock().records_page(
+        &caller.account,
+        CHECK_ALERTS,
+        window,
+        &[],
+        (paging.offset(), paging.limit),
+    )?;
+    Ok(paged(rows.into_iter().map(|r| r.body).collect(), total, paging))
 }
 
 async fn list_error_groups(
@@ -476,7 +485,7 @@ async fn analytics(
     };
     let (check, rows) = analytics::analytics(&app, &caller.account, &id, &query)?;
     let (rows, _) = paging.slice(rows);
-    let series: Vec<Value> = rows.iter().map(|r| Value::String(r.to_string())).collect();
+    let series = series(rows, query.group_by.as_deref());
     let metadata: Map<String, Value> = query
         .metrics
         .iter()
@@ -497,6 +506,29 @@ async fn analytics(
         "metadata": metadata,
     }))
     .into_response())
+}
+
+/// `series` as the reference's `AnalyticsSeriesEntry` objects: one entry
+/// per group (one in all without `groupBy`), carrying the group's key
+/// (`runLocation: "eu-west-1"`) and its rows in `data`, in the order the
+/// groups first appear.
+fn series(rows: Vec<Value>, group_by: Option<&str>) -> Vec<Value> {
+    let mut entries: Vec<Value> = Vec::new();
+    for row in rows {
+        let key = group_by.map_or(Value::Null, |g| row[g].clone());
+        let found = entries.iter_mut().find(|e| group_by.is_none_or(|g| e[g] == key));
+        match found.and_then(|e| e["data"].as_array_mut()) {
+            Some(data) => data.push(row),
+            None => {
+                let mut entry = json!({ "data": [row] });
+                if let Some(g) = group_by {
+                    entry[g] = key;
+                }
+                entries.push(entry);
+            }
+        }
+    }
+    entries
 }
 
 // ---------------------------------------------------------------------------

@@ -62,6 +62,7 @@
 
 pub mod check;
 pub mod lifecycle;
+pub mod pool;
 pub mod results;
 pub mod runs;
 pub mod test;

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 pub use monform_runner::{Outcome, RunStatus};
 
+use super::pool;
 use super::{CHANGED, CHECK_SESSIONS, DEFAULT_LOCATION, PENDING, TEST_SESSIONS, internal, is_final};
 use crate::app::{App, AppState, Config};
 use crate::clock::now_ms;
@@ -34,7 +35,7 @@ pub fn runner(config: &Config) -> Runner {
         backoff_second: config.backoff_second,
         max_wait: Some(MAX_WAIT),
     });
-    let browser = BrowserSetup::discover(None);
+    let browser = config.browser.clone().unwrap_or_else(|| BrowserSetup::discover(None));
     match browser.missing(true) {
         None => runner.with_browser(browser),
         Some(why) => {
@@ -268,8 +269,9 @@ pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, loc
     let location = location.to_owned();
     tokio::spawn(async move {
         let mut stopped = app.stopped.subscribe();
+        let queued = needs_slot(&app.runner, &check).then(|| app.browser_pool.enter(pool::queue_limit(&check)));
         let attempts = tokio::select! {
-            attempts = run(&app, &account, &check, &location) => attempts,
+            attempts = slotted(&app, &account, &check, &location, queued) => attempts,
             _ = stopped.wait_for(|s| *s) => return,
         };
         let record = monform_runner::retry::to_record(&attempts);
@@ -282,6 +284,40 @@ pub fn spawn_run(app: &AppState, account: &str, session_id: &str, key: &str, loc
         }
         outcome_stored();
     });
+}
+
+/// Whether a run of `check` takes one of the pool's slots: it starts a
+/// process (only when this runner executes browser-type checks at all).
+fn needs_slot(runner: &Runner, check: &Value) -> bool {
+    runner.runs_browsers() && pool::needs_process(check)
+}
+
+/// The run, once `queued` (a wait for a pool slot, when it needs one)
+/// gives it a slot, held until the run ends; a run that got none in time
+/// is one timed-out attempt.
+async fn slotted(
+    app: &App,
+    account: &str,
+    check: &Value,
+    location: &str,
+    queued: Option<impl Future<Output = Result<tokio::sync::OwnedSemaphorePermit, Outcome>>>,
+) -> Vec<Attempt> {
+    let started = now_ms();
+    let _slot = match queued {
+        None => None,
+        Some(wait) => match wait.await {
+            Ok(permit) => Some(permit),
+            Err(outcome) => {
+                return vec![Attempt {
+                    outcome,
+                    location: location.to_owned(),
+                    started_ms: started,
+                    finished_ms: now_ms(),
+                }];
+            }
+        },
+    };
+    run(app, account, check, location).await
 }
 
 /// Stores the outcome `record` (the runner's `retry::to_record` form) of
@@ -402,7 +438,19 @@ pub(super) fn test_session_strategy(session: &Value, check: &mut Value) {
 /// as lost: after the longest run (maxResponseTime, with retries), plus a
 /// margin.
 pub(super) fn lost_at(runner: &Runner, started: i64, ends: i64, checks: &[&Value]) -> i64 {
-    let longest = checks.iter().map(|c| runner.worst_case_ms(c)).max().unwrap_or(0);
+    // A run that queues for a pool slot may wait its queue limit first.
+    let longest = checks
+        .iter()
+        .map(|c| {
+            let queue = if needs_slot(runner, c) {
+                pool::queue_limit(c).as_millis() as i64
+            } else {
+                0
+            };
+            runner.worst_case_ms(c) + queue
+        })
+        .max()
+        .unwrap_or(0);
     ends.max(started + longest) + LOST_AFTER_MS
 }
 

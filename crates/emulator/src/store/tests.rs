@@ -1,0 +1,224 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn objects_round_trip_in_creation_order() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    for i in 0..5 {
+        db.insert("acc", "snippets", &i.to_string(), None, 0, &json!({"n": i}))
+            .unwrap();
+    }
+    let (page, total) = db.page("acc", "snippets", 2, 2).unwrap();
+    assert_eq!(total, 5);
+    assert_eq!(page.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["2", "3"]);
+    assert!(db.replace("acc", "snippets", "3", &json!({"n": 33})).unwrap());
+    assert_eq!(db.get("acc", "snippets", "3").unwrap(), Some(json!({"n": 33})));
+    assert!(db.delete("acc", "snippets", "3").unwrap());
+    assert!(!db.delete("acc", "snippets", "3").unwrap());
+    assert_eq!(db.next_number("acc", "groups").unwrap(), 1);
+    assert_eq!(db.next_number("acc", "groups").unwrap(), 2);
+}
+
+#[test]
+fn find_matches_values_and_list_items_as_text() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    let bodies = [
+        json!({"slugName": "office", "groupId": 12, "privateLocations": ["office"],
+               "alertChannelSubscriptions": [{"alertChannelId": 7}]}),
+        json!({"slugName": "lab", "groupId": "12", "privateLocations": ["lab", "office"]}),
+        json!({"slugName": "far", "groupId": 3}),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        db.insert("acc", "checks", &i.to_string(), None, 0, body).unwrap();
+    }
+    db.insert("other", "checks", "x", None, 0, &bodies[0]).unwrap();
+    let ids = |rows: Vec<Row>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(db.find("acc", "checks", "$.slugName", "lab").unwrap()), ["1"]);
+    assert_eq!(ids(db.find("acc", "checks", "$.groupId", "12").unwrap()), ["0", "1"]);
+    assert_eq!(
+        ids(db
+            .find_in_list("acc", "checks", "$.privateLocations", None, "office")
+            .unwrap()),
+        ["0", "1"]
+    );
+    let subscribed = db
+        .find_in_list(
+            "acc",
+            "checks",
+            "$.alertChannelSubscriptions",
+            Some("$.alertChannelId"),
+            "7",
+        )
+        .unwrap();
+    assert_eq!(ids(subscribed), ["0"]);
+    assert!(db.find("acc", "checks", "$.slugName", "none").unwrap().is_empty());
+}
+
+#[test]
+fn totals_follow_inserts_and_deletes() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    for i in 0..250 {
+        db.insert("acc", "checks", &i.to_string(), None, 0, &json!({"n": i}))
+            .unwrap();
+    }
+    assert!(db.delete("acc", "checks", "0").unwrap());
+    let (page, total) = db.page("acc", "checks", 200, 100).unwrap();
+    assert_eq!(total, 249);
+    assert_eq!(page.len(), 49);
+    assert_eq!(page[0].id, "201");
+    let (page, total) = db.page("acc", "checks", 249, 100).unwrap();
+    assert_eq!((page.len(), total), (0, 249));
+    assert_eq!(db.page("acc", "groups", 0, 10).unwrap().1, 0);
+}
+
+#[test]
+fn pages_read_in_order_stay_right_after_creates_and_deletes() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    let add = |i: usize| {
+        db.insert("acc", "checks", &i.to_string(), None, 0, &json!({"n": i}))
+            .unwrap()
+    };
+    (0..30).for_each(add);
+    let first_ids = |offset| -> Vec<String> {
+        let (page, _) = db.page("acc", "checks", offset, 10).unwrap();
+        page.into_iter().map(|r| r.id).collect()
+    };
+    // Read in order: each page remembers where the next one starts.
+    assert_eq!(first_ids(0)[0], "0");
+    assert_eq!(first_ids(10)[0], "10");
+    assert_eq!(first_ids(20), (20..30).map(|i| i.to_string()).collect::<Vec<_>>());
+    // A create appends: the pages already read are unchanged.
+    add(30);
+    assert_eq!(first_ids(10)[0], "10");
+    // A delete shifts every later offset: the starts are forgotten.
+    assert!(db.delete("acc", "checks", "5").unwrap());
+    assert_eq!(first_ids(10)[0], "11");
+    assert_eq!(first_ids(20), (21..31).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert!(first_ids(30).is_empty());
+}
+
+#[test]
+fn survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    {
+        let store = Store::open(&path).unwrap();
+        store.ensure_key("acc", "key").unwrap();
+        store
+            .lock()
+            .insert("acc", "checks", "c1", None, 0, &json!({"name": "x"}))
+            .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.account_of("key").unwrap().as_deref(), Some("acc"));
+    assert_eq!(
+        store.lock().get("acc", "checks", "c1").unwrap(),
+        Some(json!({"name": "x"}))
+    );
+}
+
+#[test]
+fn a_database_from_before_the_counts_gains_them_on_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    {
+        let store = Store::open(&path).unwrap();
+        let db = store.lock();
+        db.execute_batch(
+            "DROP TRIGGER object_counts_insert; DROP TRIGGER object_counts_delete; DROP TABLE object_counts;",
+        )
+        .unwrap();
+        for i in 0..3 {
+            db.insert("acc", "checks", &i.to_string(), None, 0, &json!({})).unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let db = store.lock();
+    assert_eq!(db.page("acc", "checks", 0, 10).unwrap().1, 3);
+    db.insert("acc", "checks", "3", None, 0, &json!({})).unwrap();
+    assert_eq!(db.page("acc", "checks", 0, 10).unwrap().1, 4);
+}
+
+#[test]
+fn a_page_of_records_is_filtered_counted_and_paged_in_sqlite() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    for i in 0..6 {
+        let body = json!({"alertChannelId": i % 2 + 1, "status": if i < 2 { "FAILURE" } else { "SUCCESS" }});
+        db.insert("acc", "alertNotifications", &i.to_string(), None, i, &body)
+            .unwrap();
+    }
+    db.insert("acc", "alertNotifications", "late", None, 100, &json!({}))
+        .unwrap();
+    let ids = |rows: Vec<Row>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let (rows, total) = db
+        .records_page("acc", "alertNotifications", (0, 10), &[], (1, 2))
+        .unwrap();
+    assert_eq!((ids(rows), total), (vec!["4".to_owned(), "3".to_owned()], 6));
+    let channel = |id: &str| Filter {
+        path: "$.alertChannelId",
+        text: id.into(),
+        equal: true,
+    };
+    let (rows, total) = db
+        .records_page("acc", "alertNotifications", (0, 10), &[channel("2")], (0, 10))
+        .unwrap();
+    assert_eq!(
+        (ids(rows), total),
+        (vec!["5".to_owned(), "3".to_owned(), "1".to_owned()], 3)
+    );
+    let succeeded = Filter {
+        path: "$.status",
+        text: "FAILURE".into(),
+        equal: false,
+    };
+    let (rows, total) = db
+        .records_page(
+            "acc",
+            "alertNotifications",
+            (0, 10),
+            &[channel("1"), succeeded],
+            (0, 10),
+        )
+        .unwrap();
+    assert_eq!((ids(rows), total), (vec!["4".to_owned(), "2".to_owned()], 2));
+}
+
+#[test]
+fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    let subscribed = |channels: &[i64]| json!({"alertChannelSubscriptions": channels.iter().map(|c| json!({"alertChannelId": c, "activated": true})).collect::<Vec<_>>()});
+    let mut check = subscribed(&[1, 2]);
+    check["id"] = json!("c-1");
+    db.insert("acc", "checks", "c-1", None, 0, &check).unwrap();
+    let mut group = subscribed(&[2]);
+    group["id"] = json!(7);
+    db.insert("acc", "groups", "7", None, 0, &group).unwrap();
+    db.insert("acc", "checks", "c-2", None, 0, &json!({"id": "c-2"}))
+        .unwrap();
+    let items = |kind: &str, wanted: &[&str]| {
+        let wanted: Vec<String> = wanted.iter().map(|w| (*w).to_owned()).collect();
+        db.list_items("acc", kind, "$.alertChannelSubscriptions", "$.alertChannelId", &wanted)
+            .unwrap()
+    };
+    assert_eq!(
+        items("checks", &["1", "2", "3"]),
+        [
+            (json!("c-1"), json!({"alertChannelId": 1, "activated": true})),
+            (json!("c-1"), json!({"alertChannelId": 2, "activated": true})),
+        ]
+    );
+    assert_eq!(
+        items("checks", &["2"]),
+        [(json!("c-1"), json!({"alertChannelId": 2, "activated": true}))]
+    );
+    assert_eq!(
+        items("groups", &["1", "2"]),
+        [(json!(7), json!({"alertChannelId": 2, "activated": true}))]
+    );
+}
