@@ -30,8 +30,8 @@ fn read(path: &std::path::Path) -> Result<(monform_engine::Plan, Option<String>)
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown_path}: {e}"))?;
     let mut file: Value =
         serde_json::from_str(&text).map_err(|e| format!("{shown_path} is not a saved plan (not JSON: {e})"))?;
-    let saved: monform_engine::SavedPlan = serde_json::from_value(file.clone())
-        .map_err(|e| format!("{shown_path} is not a saved plan ({e})"))?;
+    let saved: monform_engine::SavedPlan =
+        serde_json::from_value(file.clone()).map_err(|e| format!("{shown_path} is not a saved plan ({e})"))?;
     let shown = file
         .get_mut(KEY)
         .map(Value::take)

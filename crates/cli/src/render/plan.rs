@@ -167,8 +167,19 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
     } else {
         drift_mark(field)
     };
-    let head = format!("{} = [{note}", field.path);
-    if let Some(items) = super::lists::lines(plan, change, field, sign, &head) {
+    let head = format!("{name} = [{note}");
+    // A created list of plain values reads best on one line, as before; a
+    // list of objects, or any list that changes, item by item.
+    let has_objects = [&field.before, &field.after]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .any(|items| items.iter().any(Value::is_object));
+    let by_item = action != Action::Create || has_objects;
+    if let Some(items) = Some(())
+        .filter(|_| by_item)
+        .and_then(|_| super::lists::lines(plan, change, field, sign, &head))
+    {
         return items.into_iter().map(|(sign, text)| Line { sign, text }).collect();
     }
     let after = field.after.as_ref().map(show).unwrap_or_else(|| "null".to_owned());
@@ -285,7 +296,7 @@ pub fn json(plan: &Plan) -> Value {
                         "drift": f.drift,
                     });
                     // Item by item as well, for lists (never for a sensitive field).
-                    if let Some(items) = Some(f).filter(|f| !f.sensitive && f.before.is_some()).and_then(|f| super::lists::json_items(plan, c, f)) {
+                    if let Some(items) = Some(f).filter(|f| !f.sensitive && matches!(c.action, Action::Update | Action::Replace)).and_then(|f| super::lists::json_items(plan, c, f)) {
                         field["items"] = items;
                     }
                     field
@@ -323,9 +334,9 @@ fn without_fields(change: &Change) -> String {
             "The object{id} keeps its history and settings: only its address changes, from `{from}` to `{address}`."
         ),
         (Action::Delete, _) => format!("The object{id} and everything it holds are deleted from the account."),
-        (Action::Forget, _) => format!(
-            "monform stops managing the object{id}: it stays in the account as it is, and leaves the state."
-        ),
+        (Action::Forget, _) => {
+            format!("monform stops managing the object{id}: it stays in the account as it is, and leaves the state.")
+        }
         (Action::Import, _) => format!("The object{id} joins the state as it is; no field changes."),
         _ => format!("No field of the object{id} changes."),
     }
@@ -353,7 +364,11 @@ pub fn markdown(plan: &Plan) -> String {
         ("unchanged", summary.noop),
     ];
     let row = |cell: &dyn Fn(&(&str, usize)) -> String| columns.iter().map(cell).collect::<Vec<_>>().join(" | ");
-    head.push_str(&format!("| {} |\n|{}\n", row(&|(name, _)| (*name).to_owned()), "---:|".repeat(columns.len())));
+    head.push_str(&format!(
+        "| {} |\n|{}\n",
+        row(&|(name, _)| (*name).to_owned()),
+        "---:|".repeat(columns.len())
+    ));
     head.push_str(&format!("| {} |\n\n", row(&|(_, count)| count.to_string())));
     head.push_str(&format!("**{}**\n", summary_line(plan)));
     head.push_str(&super::renames::markdown(plan));

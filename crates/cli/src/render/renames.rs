@@ -28,7 +28,10 @@ pub fn sentence(suggestion: &SuggestedMove) -> String {
     } else {
         "to update it in place"
     };
-    format!("`{to}` looks like `{from}` renamed: add `moved: [{}]` {keep}", entry(from, to))
+    format!(
+        "`{to}` looks like `{from}` renamed: add `moved: [{}]` {keep}",
+        entry(from, to)
+    )
 }
 
 /// `api[auth]` as (`api`, `auth`).

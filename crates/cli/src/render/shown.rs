@@ -109,7 +109,10 @@ impl Shown {
     /// the order (the renderers group by action) and the results deletes
     /// would discard (asked of the service when planning).
     pub fn plan(self, project: String, state_serial: u64) -> Result<Plan, String> {
-        let address = |text: &str| text.parse::<Address>().map_err(|_| format!("`{text}` is not an address"));
+        let address = |text: &str| {
+            text.parse::<Address>()
+                .map_err(|_| format!("`{text}` is not an address"))
+        };
         let mut changes = Vec::with_capacity(self.changes.len() + self.unchanged.len());
         for c in self.changes {
             changes.push(Change {
