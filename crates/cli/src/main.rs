@@ -55,6 +55,8 @@ enum Command {
     Validate,
     /// Show what apply would change
     Plan(commands::plan::PlanArgs),
+    /// Show a plan saved by `plan --out FILE`, as `plan` shows it; no network
+    Show(commands::show::ShowArgs),
     /// Make the account match the files
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
@@ -105,6 +107,23 @@ fn project_folder() -> PathBuf {
         })
 }
 
+/// Terraform's single-dash `-out FILE` and `-out=FILE` after `plan`, as
+/// `--out` (clap would read `-out` as the short flags `-o -u -t`).
+fn terraform_spellings(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut after_plan = false;
+    args.map(|arg| {
+        let text = arg.to_str().unwrap_or_default();
+        if text == "plan" {
+            after_plan = true;
+        }
+        match text.strip_prefix("-out") {
+            Some(rest) if after_plan && (rest.is_empty() || rest.starts_with('=')) => format!("--out{rest}").into(),
+            _ => arg,
+        }
+    })
+    .collect()
+}
+
 fn main() -> ExitCode {
     // `monform plan | head` should end quietly, as other Unix tools do,
     // instead of panicking on the closed pipe.
@@ -113,7 +132,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let mut cli = Cli::parse();
+    let mut cli = Cli::parse_from(terraform_spellings(std::env::args_os()));
     let dir = cli.dir.take().unwrap_or_else(project_folder);
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     let output = render::Output::new(cli.color);
@@ -121,6 +140,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate => commands::validate::run(&dir, &output),
         Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Show(args) => commands::show::run(args, &output),
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),

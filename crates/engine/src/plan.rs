@@ -49,7 +49,8 @@ impl Action {
 }
 
 /// Why an action is planned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+// Deserialize too: `monform show` reads a saved plan's changes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Reason {
     #[serde(rename = "new in configuration")]
     New,

@@ -7,6 +7,7 @@ pub mod location_keys;
 pub mod plan;
 pub mod schema;
 pub mod serve;
+pub mod show;
 pub mod state;
 pub mod status;
 pub mod test;

@@ -11,6 +11,7 @@ use super::context::{Stop, block_on, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
+use crate::render::shown::{KEY, Shown};
 use crate::render::{budget, effective};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,7 +32,7 @@ pub struct PlanArgs {
     /// Plan only this address and what it depends on (repeatable), e.g. checks.homepage
     #[arg(long = "target")]
     targets: Vec<String>,
-    /// Save the plan for `monform apply FILE` (holds no secrets)
+    /// Save the plan for `monform apply FILE` and `monform show FILE` (holds no secrets); also `-out FILE`
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
     /// Show each changed check as it will run: after `[defaults]` and its group
@@ -39,9 +40,15 @@ pub struct PlanArgs {
     effective: bool,
 }
 
-/// Writes the saved plan whole or not at all, durably.
-fn write_saved(path: &Path, saved: &monform_engine::SavedPlan) -> Result<(), Stop> {
-    let text = serde_json::to_string_pretty(saved).map_err(|e| Stop::Message(e.to_string()))?;
+/// Writes the saved plan whole or not at all, durably, with what `monform
+/// show` renders beside what `apply` checks (which ignores it).
+fn write_saved(path: &Path, saved: &monform_engine::SavedPlan, shown: Shown) -> Result<(), Stop> {
+    let mut value = serde_json::to_value(saved).map_err(|e| Stop::Message(e.to_string()))?;
+    if let Some(object) = value.as_object_mut() {
+        let shown = serde_json::to_value(shown).map_err(|e| Stop::Message(e.to_string()))?;
+        object.insert(KEY.to_owned(), shown);
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| Stop::Message(e.to_string()))?;
     monform_engine::durable::write(path, text.as_bytes())
         .map_err(|e| Stop::Message(format!("cannot write the plan {}: {e}", path.display())))
 }
@@ -110,7 +117,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let saved = args.out.as_ref().map(|path| (path, planned.saved(&session)));
         connection.close().await;
         if let Some((path, Ok(saved))) = saved {
-            write_saved(path, &saved)?;
+            write_saved(path, &saved, Shown::of(&planned.plan, project.environment.clone()))?;
         }
         let planned = Planned {
             plan: planned.plan,

@@ -57,9 +57,11 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 
 pub mod budget;
 pub mod effective;
+pub mod lists;
 pub mod plan;
 pub mod progress;
 pub mod renames;
+pub mod shown;
 pub mod status;
 pub mod status_html;
 pub mod test;

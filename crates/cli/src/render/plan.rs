@@ -93,7 +93,7 @@ fn is_multiline(value: Option<&Value>) -> bool {
 }
 
 /// The body lines of one change.
-fn lines(change: &Change) -> Vec<Line> {
+fn lines(plan: &Plan, change: &Change) -> Vec<Line> {
     let mut out = Vec::new();
     let sign = match change.action {
         Action::Create => '+',
@@ -102,7 +102,7 @@ fn lines(change: &Change) -> Vec<Line> {
     };
     let width = change.fields.iter().map(|f| f.path.len()).max().unwrap_or(0);
     for field in &change.fields {
-        out.extend(field_lines(change.action, sign, field, width));
+        out.extend(field_lines(plan, change, sign, field, width));
     }
     if change.unchanged > 0 && matches!(change.action, Action::Update | Action::Replace) {
         out.push(Line {
@@ -113,7 +113,8 @@ fn lines(change: &Change) -> Vec<Line> {
     out
 }
 
-fn field_lines(action: Action, sign: char, field: &FieldChange, width: usize) -> Vec<Line> {
+fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, width: usize) -> Vec<Line> {
+    let action = change.action;
     let name = format!("{:width$}", field.path);
     if field.sensitive {
         let text = if action == Action::Create {
@@ -161,12 +162,27 @@ fn field_lines(action: Action, sign: char, field: &FieldChange, width: usize) ->
         });
         return out;
     }
-    let after = field.after.as_ref().map(show).unwrap_or_else(|| "null".to_owned());
     let note = if field.known_after_apply {
         " (known after apply)"
     } else {
         drift_mark(field)
     };
+    let head = format!("{name} = [{note}");
+    // A created list of plain values reads best on one line, as before; a
+    // list of objects, or any list that changes, item by item.
+    let has_objects = [&field.before, &field.after]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .any(|items| items.iter().any(Value::is_object));
+    let by_item = action != Action::Create || has_objects;
+    if let Some(items) = Some(())
+        .filter(|_| by_item)
+        .and_then(|_| super::lists::lines(plan, change, field, sign, &head))
+    {
+        return items.into_iter().map(|(sign, text)| Line { sign, text }).collect();
+    }
+    let after = field.after.as_ref().map(show).unwrap_or_else(|| "null".to_owned());
     let text = match (&field.before, action) {
         (_, Action::Create) | (None, _) => format!("{name} = {after}{note}"),
         (Some(before), _) => format!("{name} = {} -> {after}{note}", show(before)),
@@ -240,7 +256,7 @@ pub fn human(plan: &Plan, style: Style) -> String {
                 },
                 sign,
             );
-            let body = lines(change);
+            let body = lines(plan, change);
             if body.is_empty() {
                 out.push_str(&format!("  {colored} {}\n", change.address));
                 continue;
@@ -274,10 +290,17 @@ pub fn json(plan: &Plan) -> Value {
                 "action": c.action,
                 "remoteId": c.remote_id,
                 "reason": c.reason.text(),
-                "fields": c.fields.iter().map(|f| json!({
-                    "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
-                    "drift": f.drift,
-                })).collect::<Vec<_>>(),
+                "fields": c.fields.iter().map(|f| {
+                    let mut field = json!({
+                        "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
+                        "drift": f.drift,
+                    });
+                    // Item by item as well, for lists (never for a sensitive field).
+                    if let Some(items) = Some(f).filter(|f| !f.sensitive && matches!(c.action, Action::Update | Action::Replace)).and_then(|f| super::lists::json_items(plan, c, f)) {
+                        field["items"] = items;
+                    }
+                    field
+                }).collect::<Vec<_>>(),
             });
             if let Some(from) = &c.from {
                 change["from"] = json!(from.to_string());
@@ -298,6 +321,27 @@ pub fn json(plan: &Plan) -> Value {
     out
 }
 
+/// What a change without field changes does, in one sentence.
+fn without_fields(change: &Change) -> String {
+    let id = change
+        .remote_id
+        .as_deref()
+        .map(|id| format!(" (remote id {id})"))
+        .unwrap_or_default();
+    let address = &change.address;
+    match (change.action, &change.from) {
+        (Action::Move, Some(from)) => format!(
+            "The object{id} keeps its history and settings: only its address changes, from `{from}` to `{address}`."
+        ),
+        (Action::Delete, _) => format!("The object{id} and everything it holds are deleted from the account."),
+        (Action::Forget, _) => {
+            format!("monform stops managing the object{id}: it stays in the account as it is, and leaves the state.")
+        }
+        (Action::Import, _) => format!("The object{id} joins the state as it is; no field changes."),
+        _ => format!("No field of the object{id} changes."),
+    }
+}
+
 /// GitHub keeps comments under 65,536 characters; stay well below.
 pub const MARKDOWN_LIMIT: usize = 65_000;
 
@@ -307,11 +351,25 @@ pub const MARKDOWN_LIMIT: usize = 65_000;
 pub fn markdown(plan: &Plan) -> String {
     let summary = plan.summary();
     let mut head = format!("### monform plan for `{}`\n\n", plan.project);
-    head.push_str("| create | update | delete | replace | unchanged |\n|---:|---:|---:|---:|---:|\n");
+    // Every count the summary line has, so the two never disagree; moved
+    // objects are their own column, never "unchanged".
+    let columns = [
+        ("create", summary.create),
+        ("update", summary.update),
+        ("delete", summary.delete),
+        ("replace", summary.replace),
+        ("import", summary.import),
+        ("moved", summary.moved),
+        ("forget", summary.forget),
+        ("unchanged", summary.noop),
+    ];
+    let row = |cell: &dyn Fn(&(&str, usize)) -> String| columns.iter().map(cell).collect::<Vec<_>>().join(" | ");
     head.push_str(&format!(
-        "| {} | {} | {} | {} | {} |\n\n",
-        summary.create, summary.update, summary.delete, summary.replace, summary.noop
+        "| {} |\n|{}\n",
+        row(&|(name, _)| (*name).to_owned()),
+        "---:|".repeat(columns.len())
     ));
+    head.push_str(&format!("| {} |\n\n", row(&|(_, count)| count.to_string())));
     head.push_str(&format!("**{}**\n", summary_line(plan)));
     head.push_str(&super::renames::markdown(plan));
     head.push_str(&super::renames::markdown_discards(plan));
@@ -330,11 +388,20 @@ pub fn markdown(plan: &Plan) -> String {
                 verb(change.action),
                 change.reason.text()
             );
-            let mut body = String::from("```diff\n");
-            for line in lines(change) {
-                body.push_str(&format!("{} {}\n", line.sign, line.text));
-            }
-            body.push_str("```\n\n</details>\n");
+            let body_lines = lines(plan, change);
+            // An entry without field changes says what happens in words:
+            // an empty diff block reads as "nothing", which a delete is not.
+            let mut body = if body_lines.is_empty() {
+                format!("{}\n\n", without_fields(change))
+            } else {
+                let mut body = String::from("```diff\n");
+                for line in body_lines {
+                    body.push_str(&format!("{} {}\n", line.sign, line.text));
+                }
+                body.push_str("```\n\n");
+                body
+            };
+            body.push_str("</details>\n");
             blocks.push((title, body));
         }
     }

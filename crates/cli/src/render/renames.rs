@@ -6,8 +6,19 @@ use monform_engine::discards::{Discard, Discarded, RANGE};
 
 use super::budget::thousands;
 use monform_engine::{Plan, SuggestedMove};
-use monform_model::Kind;
+use monform_model::{Address, Kind};
 use serde_json::{Value, json};
+
+/// A quoted address: `checks.api[auth]` unquoted is a YAML list, so the
+/// entry would not paste (issue 27 item 2).
+fn quoted(address: &Address) -> String {
+    format!("{:?}", address.to_string())
+}
+
+/// The `moved` entry of one suggestion, in YAML's flow form.
+fn entry(from: &Address, to: &Address) -> String {
+    format!("{{ from: {}, to: {} }}", quoted(from), quoted(to))
+}
 
 /// The advice of one suggestion, with backticks for Markdown and terminals alike.
 pub fn sentence(suggestion: &SuggestedMove) -> String {
@@ -17,7 +28,73 @@ pub fn sentence(suggestion: &SuggestedMove) -> String {
     } else {
         "to update it in place"
     };
-    format!("`{to}` looks like `{from}` renamed: add `moved: [{{ from: {from}, to: {to} }}]` {keep}")
+    format!(
+        "`{to}` looks like `{from}` renamed: add `moved: [{}]` {keep}",
+        entry(from, to)
+    )
+}
+
+/// `api[auth]` as (`api`, `auth`).
+fn item_of(id: &str) -> Option<(&str, &str)> {
+    let (base, rest) = id.split_once('[')?;
+    Some((base, rest.strip_suffix(']')?))
+}
+
+/// Suggestions as the plan prints them: one per rename, or one per
+/// `forEach` definition every item of which was renamed the same way.
+pub enum Advice<'p> {
+    One(&'p SuggestedMove),
+    /// (old definition, new definition, the suggestions in order)
+    Every(Address, Address, Vec<&'p SuggestedMove>),
+}
+
+pub fn advice(plan: &Plan) -> Vec<Advice<'_>> {
+    let mut groups: Vec<(Address, Address, Vec<&SuggestedMove>)> = Vec::new();
+    let mut out = Vec::new();
+    for s in &plan.suggested_moves {
+        let pair = item_of(&s.from.id)
+            .zip(item_of(&s.to.id))
+            .filter(|((_, a), (_, b))| a == b && s.from.kind == s.to.kind)
+            .map(|((from, _), (to, _))| (Address::new(s.from.kind, from), Address::new(s.to.kind, to)));
+        match pair {
+            Some((from, to)) => match groups.iter_mut().find(|g| g.0 == from && g.1 == to) {
+                Some(group) => group.2.push(s),
+                None => groups.push((from, to, vec![s])),
+            },
+            None => out.push(Advice::One(s)),
+        }
+    }
+    for (from, to, members) in groups {
+        // Every item of the old definition still in the account is among them.
+        let items = plan
+            .changes
+            .iter()
+            .filter(|c| c.address.kind == from.kind && item_of(&c.address.id).is_some_and(|(b, _)| b == from.id))
+            .count();
+        if members.len() >= 2 && members.len() == items {
+            out.push(Advice::Every(from, to, members));
+        } else {
+            out.extend(members.into_iter().map(Advice::One));
+        }
+    }
+    out
+}
+
+/// A group's sentence and its YAML block (without fences or indentation).
+fn every(from: &Address, to: &Address, members: &[&SuggestedMove]) -> (String, Vec<String>) {
+    let keep = if to.kind == Kind::Check {
+        "to keep their results"
+    } else {
+        "to update them in place"
+    };
+    let sentence = format!(
+        "every item of `{from}` ({}) looks renamed to the same item of `{to}` ({}): add these `moved` entries {keep}",
+        members.len(),
+        members[0].reason
+    );
+    let mut yaml = vec!["moved:".to_owned()];
+    yaml.extend(members.iter().map(|s| format!("  - {}", entry(&s.from, &s.to))));
+    (sentence, yaml)
 }
 
 /// What the deletes of checks discard, one sentence each.
@@ -46,10 +123,14 @@ fn discards(plan: &Plan) -> Vec<String> {
 
 /// The block a terminal plan shows before its summary, or nothing.
 pub fn human(plan: &Plan) -> String {
-    let suggestions = plan
-        .suggested_moves
-        .iter()
-        .map(|s| format!("Suggestion: {} ({}).\n", sentence(s), s.reason));
+    let suggestions = advice(plan).into_iter().map(|a| match a {
+        Advice::One(s) => format!("Suggestion: {} ({}).\n", sentence(s), s.reason),
+        Advice::Every(from, to, members) => {
+            let (sentence, yaml) = every(&from, &to, &members);
+            let block: String = yaml.iter().map(|l| format!("  {l}\n")).collect();
+            format!("Suggestion: {sentence}:\n{block}")
+        }
+    });
     let discards = discards(plan).into_iter().map(|d| format!("Results: {d}.\n"));
     suggestions.chain(discards).collect()
 }
@@ -60,8 +141,16 @@ pub fn markdown(plan: &Plan) -> String {
         return String::new();
     }
     let mut out = String::from("\n#### Possible renames\n\n");
-    for s in &plan.suggested_moves {
-        out.push_str(&format!("- {} ({}).\n", sentence(s), s.reason));
+    for a in advice(plan) {
+        match a {
+            Advice::One(s) => out.push_str(&format!("- {} ({}).\n", sentence(s), s.reason)),
+            Advice::Every(from, to, members) => {
+                let (sentence, yaml) = every(&from, &to, &members);
+                out.push_str(&format!("- {sentence}:\n\n  ```yaml\n"));
+                out.extend(yaml.iter().map(|l| format!("  {l}\n")));
+                out.push_str("  ```\n");
+            }
+        }
     }
     out
 }

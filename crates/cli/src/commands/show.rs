@@ -1,0 +1,77 @@
+//! `monform show PLANFILE`: a saved plan (`plan --out`) rendered as `plan`
+//! renders it, for a reviewer who has the file and not the account.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::Value;
+
+use super::plan::Format;
+use crate::render::Output;
+use crate::render::plan::{Style, human, json, markdown};
+use crate::render::shown::{KEY, Shown};
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// A plan saved by `monform plan --out FILE`
+    #[arg(value_name = "PLANFILE")]
+    plan: PathBuf,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+const HINT: &str = "hint: save a plan with `monform plan --out FILE`, then `monform show FILE`";
+
+/// The plan in the file, or why there is none.
+fn read(path: &std::path::Path) -> Result<(monform_engine::Plan, Option<String>), String> {
+    let shown_path = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown_path}: {e}"))?;
+    let mut file: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{shown_path} is not a saved plan (not JSON: {e})"))?;
+    let saved: monform_engine::SavedPlan =
+        serde_json::from_value(file.clone()).map_err(|e| format!("{shown_path} is not a saved plan ({e})"))?;
+    let shown = file
+        .get_mut(KEY)
+        .map(Value::take)
+        .ok_or_else(|| format!("{shown_path} was saved by a monform too old to show it"))?;
+    let shown: Shown =
+        serde_json::from_value(shown).map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
+    let environment = shown.environment().map(str::to_owned);
+    let plan = shown
+        .plan(saved.project, saved.state_serial)
+        .map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
+    Ok((plan, environment))
+}
+
+pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
+    let (plan, environment) = match read(&args.plan) {
+        Ok(read) => read,
+        Err(message) => {
+            eprintln!("error: {message}\n\n{HINT}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.format {
+        Format::Human => {
+            let header = environment
+                .as_deref()
+                .map(|e| format!("Project {}, environment {e}\n\n", plan.project))
+                .unwrap_or_default();
+            let style = Style {
+                color: output.stdout_color(),
+            };
+            print!("{header}{}", human(&plan, style));
+        }
+        Format::Json => {
+            let mut json = json(&plan);
+            if let (Some(object), Some(environment)) = (json.as_object_mut(), environment) {
+                object.insert("environment".into(), environment.into());
+            }
+            println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        }
+        Format::Markdown => print!("{}", markdown(&plan)),
+    }
+    ExitCode::SUCCESS
+}

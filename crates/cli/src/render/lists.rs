@@ -1,0 +1,257 @@
+//! Lists in a plan, item by item (issue 27 item 8): an assertion added, a
+//! header removed, one field of an item changed, as Terraform shows them,
+//! instead of two one-line JSON arrays to compare by eye. Remote ids in a
+//! list of references that no object of the project has are named.
+//!
+//! The values come masked from the engine: a credential header's value is
+//! already its mask on both sides, and a field change marked sensitive never
+//! reaches this module.
+
+use monform_engine::{Change, FieldChange, Plan};
+use monform_model::facts::{Step, facts};
+use monform_model::{Address, FieldPath, Kind};
+use serde_json::{Value, json};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+
+/// What happened to one item of a list.
+#[derive(Debug, PartialEq)]
+pub enum Item<'v> {
+    Added(&'v Value),
+    Removed(&'v Value),
+    /// The same item (by position among the items that differ) with some fields changed.
+    Changed(&'v Value, &'v Value),
+}
+
+/// The items that differ between two lists, in order, and how many are the same.
+pub fn items<'v>(before: &'v [Value], after: &'v [Value]) -> (Vec<Item<'v>>, usize) {
+    let old: Vec<String> = before.iter().map(Value::to_string).collect();
+    let new: Vec<String> = after.iter().map(Value::to_string).collect();
+    let mut out = Vec::new();
+    let mut same = 0;
+    for op in capture_diff_slices(Algorithm::Myers, &old, &new) {
+        match op {
+            DiffOp::Equal { len, .. } => same += len,
+            DiffOp::Delete { old_index, old_len, .. } => {
+                out.extend(before[old_index..old_index + old_len].iter().map(Item::Removed));
+            }
+            DiffOp::Insert { new_index, new_len, .. } => {
+                out.extend(after[new_index..new_index + new_len].iter().map(Item::Added));
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                let olds = &before[old_index..old_index + old_len];
+                let news = &after[new_index..new_index + new_len];
+                // Objects side by side are one item edited; anything else
+                // (scalars, the surplus of the longer side) is removed and added.
+                for (i, old) in olds.iter().enumerate() {
+                    match news.get(i) {
+                        Some(new) if old.is_object() && new.is_object() => out.push(Item::Changed(old, new)),
+                        _ => out.push(Item::Removed(old)),
+                    }
+                }
+                for (i, new) in news.iter().enumerate() {
+                    if !(olds.get(i).is_some_and(Value::is_object) && new.is_object()) {
+                        out.push(Item::Added(new));
+                    }
+                }
+            }
+        }
+    }
+    (out, same)
+}
+
+/// Both sides of a field change when it is a list on each (a missing or
+/// null side is an empty list).
+pub fn both_lists<'v>(before: Option<&'v Value>, after: Option<&'v Value>) -> Option<(&'v [Value], &'v [Value])> {
+    let side = |v: Option<&'v Value>| -> Option<&'v [Value]> {
+        match v {
+            None | Some(Value::Null) => Some(&[]),
+            Some(Value::Array(items)) => Some(items.as_slice()),
+            Some(_) => None,
+        }
+    };
+    let (b, a) = (side(before)?, side(after)?);
+    // Two absent sides are no list at all.
+    (before.is_some_and(Value::is_array) || after.is_some_and(Value::is_array)).then_some((b, a))
+}
+
+/// One item on one line: `{ key = value, ... }` or the scalar.
+pub fn compact(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let fields: Vec<String> = map.iter().map(|(k, v)| format!("{k} = {}", show(v))).collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        other => show(other),
+    }
+}
+
+pub fn show(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// The fields of an edited item that differ: (sign, text).
+pub fn changed_fields(before: &Value, after: &Value) -> (Vec<(char, String)>, usize) {
+    let (Some(old), Some(new)) = (before.as_object(), after.as_object()) else {
+        return (vec![('~', format!("{} -> {}", compact(before), compact(after)))], 0);
+    };
+    let mut out = Vec::new();
+    let mut same = 0;
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        match (old.get(key), new.get(key)) {
+            (Some(a), Some(b)) if a == b => same += 1,
+            (Some(a), Some(b)) => out.push(('~', format!("{key} = {} -> {}", show(a), show(b)))),
+            (Some(a), None) => out.push(('-', format!("{key} = {}", show(a)))),
+            (None, Some(b)) => out.push(('+', format!("{key} = {}", show(b)))),
+            (None, None) => {}
+        }
+    }
+    (out, same)
+}
+
+/// The kind a list field of `kind` references, when it is a list of references.
+pub fn reference_target(kind: Kind, path: &str) -> Option<Kind> {
+    let path = FieldPath::parse(path);
+    facts(kind, &Value::Null)
+        .refs
+        .iter()
+        .filter(|r| r.many)
+        .find(|r| {
+            let mut pattern = r.parent.clone();
+            pattern.push(Step::Key(r.name.clone()));
+            monform_model::facts::matches(&pattern, &path)
+        })
+        .map(|r| r.target)
+}
+
+/// A note for an item of a list of references that names no object of the
+/// project: the account's list holds a remote id monform cannot name.
+pub fn unknown_reference(plan: &Plan, target: Option<Kind>, item: &Value) -> Option<String> {
+    let target = target?;
+    let id = item.as_str()?;
+    let known = plan.changes.iter().any(|c| c.address == Address::new(target, id));
+    (!known).then(|| {
+        format!(
+            "  # remote id {id} of the account's {}: no object of this project has it",
+            target.section()
+        )
+    })
+}
+
+/// The item-level detail of a list field for the plan's JSON, or `None`
+/// when the field is not a list on both sides.
+pub fn json_items(plan: &Plan, change: &Change, field: &FieldChange) -> Option<Value> {
+    let (b, a) = both_lists(field.before.as_ref(), field.after.as_ref())?;
+    let target = reference_target(change.address.kind, &field.path);
+    let (items, _) = items(b, a);
+    Some(
+        items
+            .into_iter()
+            .map(|item| match item {
+                Item::Added(v) => json!({"change": "added", "after": v}),
+                Item::Removed(v) => {
+                    let mut entry = json!({"change": "removed", "before": v});
+                    if let (Some(kind), Some(id)) = (target, v.as_str())
+                        && unknown_reference(plan, target, v).is_some()
+                    {
+                        entry["unknownId"] = json!({"kind": kind.section(), "id": id});
+                    }
+                    entry
+                }
+                Item::Changed(old, new) => json!({"change": "changed", "before": old, "after": new}),
+            })
+            .collect(),
+    )
+}
+
+/// The body lines of a list field, item by item: (sign, text). `head` is
+/// the field's first line (`name = [` and its notes); `None` when the field
+/// is not a list on both sides, or both are empty.
+pub fn lines(plan: &Plan, change: &Change, field: &FieldChange, sign: char, head: &str) -> Option<Vec<(char, String)>> {
+    let (before, after) = both_lists(field.before.as_ref(), field.after.as_ref())?;
+    if before.is_empty() && after.is_empty() {
+        return None;
+    }
+    let target = reference_target(change.address.kind, &field.path);
+    let (items, same) = items(before, after);
+    let mut out = vec![(sign, head.to_owned())];
+    for item in items {
+        match item {
+            Item::Added(value) => out.push(('+', format!("    {}", compact(value)))),
+            Item::Removed(value) => {
+                let note = unknown_reference(plan, target, value).unwrap_or_default();
+                out.push(('-', format!("    {}{note}", compact(value))));
+            }
+            Item::Changed(old, new) => {
+                out.push(('~', "    {".to_owned()));
+                let (fields, same) = changed_fields(old, new);
+                out.extend(fields.into_iter().map(|(sign, text)| (sign, format!("        {text}"))));
+                if same > 0 {
+                    out.push((' ', format!("        ({same} unchanged field{} hidden)", plural(same))));
+                }
+                out.push((' ', "    }".to_owned()));
+            }
+        }
+    }
+    if same > 0 && change.action != monform_engine::Action::Create {
+        out.push((' ', format!("    ({same} unchanged item{} hidden)", plural(same))));
+    }
+    out.push((' ', "]".to_owned()));
+    Some(out)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_object_is_one_changed_item_and_the_rest_are_counted_same() {
+        let before = vec![
+            json!({"source": "STATUS_CODE", "target": "200"}),
+            json!({"source": "HEADERS", "target": "x"}),
+        ];
+        let after = vec![
+            json!({"source": "STATUS_CODE", "target": "201"}),
+            json!({"source": "HEADERS", "target": "x"}),
+            json!({"source": "TEXT_BODY", "target": "ok"}),
+        ];
+        let (items, same) = items(&before, &after);
+        assert_eq!(same, 1);
+        assert_eq!(
+            items,
+            vec![Item::Changed(&before[0], &after[0]), Item::Added(&after[2])]
+        );
+        let (fields, same) = changed_fields(&before[0], &after[0]);
+        assert_eq!(fields, vec![('~', "target = \"200\" -> \"201\"".to_owned())]);
+        assert_eq!(same, 1);
+    }
+
+    #[test]
+    fn scalars_are_removed_and_added_never_changed() {
+        let before = vec![json!("a"), json!("b")];
+        let after = vec![json!("a"), json!("c")];
+        let (items, same) = items(&before, &after);
+        assert_eq!(same, 1);
+        assert_eq!(items, vec![Item::Removed(&before[1]), Item::Added(&after[1])]);
+    }
+
+    #[test]
+    fn alert_channels_of_a_check_are_references() {
+        assert_eq!(reference_target(Kind::Check, "alertChannels"), Some(Kind::AlertChannel));
+        assert_eq!(reference_target(Kind::Check, "request.assertions"), None);
+    }
+}
