@@ -90,7 +90,7 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     )
     .await?;
     let recorded = Recorded::new(state);
-    let moves = crate::declared::tag_moves(&desired.declarations);
+    let moves = crate::declared::Moves::new(desired);
     let mut actual = Actual {
         owners: Owners::new(lists.iter().flat_map(|(_, objects)| objects.iter())),
         ..Actual::default()
@@ -191,7 +191,7 @@ fn claim(
     project: &str,
     desired: &Desired,
     recorded: &Recorded<'_>,
-    moves: &BTreeMap<Address, Address>,
+    moves: &crate::declared::Moves<'_>,
 ) -> Option<(Address, bool)> {
     let tag = uses_tags(kind).then(|| remote_owner(remote));
     if let Some(tag) = &tag
@@ -205,7 +205,7 @@ fn claim(
     if let Some(Some((_, id))) = tag {
         // A tag naming an address the files declare moved: the new address.
         let tagged = Address::new(kind, id);
-        return Some((moves.get(&tagged).cloned().unwrap_or(tagged), false));
+        return Some((moves.destination(&tagged).map_or(tagged, |(to, _)| to), false));
     }
     if kind == Kind::Variable {
         let address = Address::new(kind, remote.id.clone());

@@ -73,6 +73,9 @@ pub struct Planned {
     /// front end's figures: the bench, a reconciler's metrics).
     pub fetched_in: Duration,
     pub planned_in: Duration,
+    /// `moved` entries that match nothing and whose `to` has no state
+    /// yet, each with a warning in words: the plan goes on without them.
+    pub idle_moves: Vec<(monform_config::source::Span, String)>,
 }
 
 impl Planned {
@@ -106,13 +109,14 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let state = session.backend.load(project).map_err(Refusal::State)?;
     // Plans see the files' `moved` entries made, as after `state mv`; the
     // apply records them first. `destroy` deletes objects where the state has them.
-    let (moves, conflicts) = if request.destroy {
+    let declared = if request.destroy {
         Default::default()
     } else {
-        crate::declared::state_moves(&state, &session.desired.declarations)
+        crate::declared::state_moves(&state, session.desired)
     };
-    refusal::moved_conflicts(&conflicts)?;
-    let planning = crate::declared::moved_state(&state, &moves);
+    refusal::moved_conflicts(&declared.conflicts)?;
+    let idle_moves = declared.idle.iter().map(|entry| idle_warning(entry)).collect();
+    let planning = crate::declared::moved_state(&state, &declared.moves);
     let started = Instant::now();
     let actual = crate::fetch::fetch(session.client, project, session.desired, &planning)
         .await
@@ -136,7 +140,19 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
         plan,
         fetched_in,
         planned_in: started.elapsed().saturating_sub(fetched_in),
+        idle_moves,
     })
+}
+
+/// A `moved` entry that does nothing, in words.
+fn idle_warning(entry: &monform_config::Moved) -> (monform_config::source::Span, String) {
+    (
+        entry.span,
+        format!(
+            "moved: neither {} nor {} is in the state: this entry moves nothing",
+            entry.from, entry.to
+        ),
+    )
 }
 
 /// What to apply.

@@ -305,6 +305,7 @@ fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, projec
     if desired.declarations.moved.is_empty() {
         return;
     }
+    let moves = crate::declared::Moves::new(desired);
     for change in changes.iter_mut() {
         let Some(remote) = actual.owned.get(&change.address) else {
             continue;
@@ -316,7 +317,7 @@ fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, projec
             continue;
         }
         let tagged = Address::new(change.address.kind, id);
-        change.from = crate::declared::moved_from(&desired.declarations, &change.address, &tagged);
+        change.from = crate::declared::moved_from(&moves, &change.address, &tagged);
         if change.from.is_some() && change.action == Action::Noop {
             change.action = Action::Move;
         }

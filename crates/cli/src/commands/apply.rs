@@ -96,6 +96,7 @@ async fn apply(
     }
     let plan = ready.plan();
     if !from_file {
+        super::context::warn_idle_moves(&ready.planned, &loaded);
         print!("{}{}", header, super::plan::moved_note(&ready.planned.actual, plan));
         print!(
             "{}",

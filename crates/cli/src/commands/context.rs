@@ -165,6 +165,18 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
     })
 }
 
+/// Warns on standard error, `file:line:column`, about the `moved` entries
+/// the plan found idle: worth a look, never a reason to stop.
+pub fn warn_idle_moves(planned: &monform_engine::ops::Planned, loaded: &Loaded) {
+    for (span, warning) in &planned.idle_moves {
+        let at = Diagnostic::new("monform::moved", "")
+            .at(*span, "")
+            .location(&loaded.sources)
+            .unwrap_or_default();
+        eprintln!("warning: {at}: {warning}");
+    }
+}
+
 /// A command body's outcome as its value, or the exit code after saying
 /// why it stopped: the one place a `Stop` becomes an exit code.
 pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode> {

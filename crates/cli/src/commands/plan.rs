@@ -105,6 +105,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
+        super::context::warn_idle_moves(&planned, &loaded);
         let moved = moved_note(&planned.actual, &planned.plan);
         let runs = monform_engine::run_budget(&loaded.desired, &planned.actual);
         let over = planned.over_budget(&session);

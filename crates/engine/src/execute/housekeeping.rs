@@ -64,7 +64,7 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
 /// them moved already), before anything else is written.
 pub(super) async fn record_moves(shared: &Shared<'_>, desired: &Desired) -> Result<(), ApplyError> {
     let mut state = shared.state.lock().await;
-    let (moves, _) = crate::declared::state_moves(&state, &desired.declarations);
+    let moves = crate::declared::state_moves(&state, desired).moves;
     if let Some(delta) = crate::declared::moves_delta(&state, &moves) {
         persist(shared, &mut state, delta)?;
     }

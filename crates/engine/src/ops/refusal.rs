@@ -102,12 +102,12 @@ impl OverBudget {
 pub(super) fn moved_conflicts(conflicts: &[MoveConflict<'_>]) -> Result<(), Refusal> {
     let problems: Vec<(Span, String)> = conflicts
         .iter()
-        .map(|(entry, remote_id)| {
+        .map(|(entry, to, remote_id)| {
             (
                 entry.span,
                 format!(
-                    "moved: {} already has an object (remote id {remote_id}), so {} cannot move there",
-                    entry.to, entry.from
+                    "moved: {to} already has an object (remote id {remote_id}), so {} cannot move there",
+                    entry.from
                 ),
             )
         })
