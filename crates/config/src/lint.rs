@@ -8,27 +8,48 @@ use crate::desired::{Desired, DesiredResource};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::project::{Lint, LintLevel};
 
-/// Every finding at the level `[lint]` gives it: the warnings (and notes),
+/// The code of every finding and note the linter makes, each switched by
+/// its own `[lint]` key. Commands not about the files (status, test,
+/// location-keys) leave them out.
+pub const CODES: &[&str] = &[UNROUTED, IGNORED_FIELD, GLOBAL_ALERT_SETTINGS];
+
+const UNROUTED: &str = "monform::unrouted-check";
+const IGNORED_FIELD: &str = "monform::ignored-field";
+const GLOBAL_ALERT_SETTINGS: &str = "monform::global-alert-settings";
+
+/// Whether a diagnostic is the linter's (a finding or note), not the loader's.
+pub fn is_finding(diagnostic: &Diagnostic) -> bool {
+    CODES.contains(&diagnostic.code)
+}
+
+/// Every finding at the level `[lint]` gives it: the warnings and notes,
 /// then the errors (which make validate and plan fail).
 pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut warnings = Vec::new();
     let mut errors = Vec::new();
     let routing = routing(desired);
-    if levels.unrouted_checks != LintLevel::Off {
-        warnings.extend(global_settings_note(&routing.global));
-    }
     for (level, found) in [
+        (
+            levels.global_alert_settings,
+            Vec::from_iter(global_settings_note(&routing.global)),
+        ),
         (levels.ignored_fields, ignored_fields(desired)),
         (levels.unrouted_checks, routing.unrouted),
     ] {
         for mut diagnostic in found {
             match level {
                 LintLevel::Off => {}
-                LintLevel::Warn => {
-                    diagnostic.severity = Severity::Warning;
+                LintLevel::Warn | LintLevel::Note => {
+                    diagnostic.severity = match level {
+                        LintLevel::Note => Severity::Note,
+                        _ => Severity::Warning,
+                    };
                     warnings.push(diagnostic);
                 }
-                LintLevel::Error => errors.push(diagnostic),
+                LintLevel::Error => {
+                    diagnostic.severity = Severity::Error;
+                    errors.push(diagnostic);
+                }
             }
         }
     }
@@ -115,7 +136,7 @@ fn global_settings_note(checks: &[&DesiredResource]) -> Option<Diagnostic> {
         if checks.len() == 1 { "its" } else { "their" }
     );
     Some(
-        Diagnostic::new("monform::global-alert-settings", message)
+        Diagnostic::new(GLOBAL_ALERT_SETTINGS, message)
             .at(first.span, "useGlobalAlertSettings is true here (the default)")
             .help("to make a check's own `alertSettings` apply, set `useGlobalAlertSettings: false` on it or its group")
             .note(),
@@ -131,7 +152,7 @@ fn sends_failures(desired: &Desired, channel: &str) -> bool {
 
 fn unrouted(resource: &DesiredResource) -> Diagnostic {
     let address = &resource.address;
-    Diagnostic::new("monform::unrouted-check", format!("{address}: a failure alerts nobody"))
+    Diagnostic::new(UNROUTED, format!("{address}: a failure alerts nobody"))
         .at(resource.span, "no channel sends this check's failures")
         .help("add `alertChannels: [...]` to the check or its group, with a channel whose sendFailure is true")
 }
@@ -154,7 +175,7 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
             if group_overrides(&group_json, field) {
                 found.push(
                     Diagnostic::new(
-                        "monform::ignored-field",
+                        IGNORED_FIELD,
                         format!("`{field}` is ignored: group `{group_id}` sets {field}"),
                     )
                     .at(*span, "overridden by the group")

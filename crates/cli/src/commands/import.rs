@@ -250,7 +250,7 @@ async fn import_one(
     let address: Address = text
         .parse()
         .map_err(|e| Stop::Message(format!("`{text}` is not an address: {e}")))?;
-    let (loaded, project) = super::context::load(dir, output)?;
+    let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
     if !loaded.desired.resources.contains_key(&address) {
         return Err(Stop::Message(format!(
             "{address} is not in the files: add it first, then import the object under it"
