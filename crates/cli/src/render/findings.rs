@@ -27,8 +27,11 @@ pub enum Item<'d> {
 /// What to write for `diagnostics`, in their order: every one when `all`
 /// or when a rule has at most `SHOWN`; else each rule's first in full, then
 /// its summary, and nothing per diagnostic past that (so writing 100,000
-/// findings costs what writing a few does).
+/// findings costs what writing a few does). Only the linter's findings,
+/// warnings and notes are summarised: each of the loader's errors is a
+/// distinct mistake to fix, shown in full.
 pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
+    let summarised = |d: &Diagnostic| !all && (d.severity != Severity::Error || monform_config::lint::is_finding(d));
     let key = |d: &Diagnostic| (d.code, severity_rank(d.severity));
     let mut rules: HashMap<(&str, u8), Vec<&Diagnostic>> = HashMap::new();
     let mut totals: HashMap<(&str, u8), usize> = HashMap::new();
@@ -43,7 +46,7 @@ pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
     for diagnostic in diagnostics {
         let key = key(diagnostic);
         let total = totals[&key];
-        if all || total <= SHOWN {
+        if !summarised(diagnostic) || total <= SHOWN {
             items.push(Item::Full(diagnostic));
         } else if std::ptr::eq(rules[&key][0], diagnostic) {
             items.push(Item::Full(diagnostic));
