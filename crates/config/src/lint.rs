@@ -3,6 +3,7 @@
 
 use monform_model::group_rules::{GROUP_OVERRIDES, group_overrides};
 use monform_model::{Address, Kind, Resource};
+use rustc_hash::FxHashMap;
 
 use crate::desired::{Desired, DesiredResource};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -76,6 +77,8 @@ struct Routing<'d> {
 fn routing(desired: &Desired) -> Routing<'_> {
     let mut found = Vec::new();
     let mut global = Vec::new();
+    // A channel's wire form once, not once per check that names it.
+    let mut sending: FxHashMap<&str, bool> = FxHashMap::default();
     for resource in desired.resources.values() {
         let Resource::Check(check) = &resource.resource else {
             continue;
@@ -99,7 +102,11 @@ fn routing(desired: &Desired) -> Routing<'_> {
             .iter()
             .chain(group.and_then(|g| g.alert_channels.as_ref()))
             .flatten();
-        let routed = channels.into_iter().any(|id| sends_failures(desired, id));
+        let routed = channels.into_iter().any(|id| {
+            *sending
+                .entry(id.as_str())
+                .or_insert_with(|| sends_failures(desired, id))
+        });
         if !routed {
             found.push(unrouted(resource));
         } else if group
@@ -160,6 +167,8 @@ fn unrouted(resource: &DesiredResource) -> Diagnostic {
 /// A finding at every field a check writes that its group overrides.
 pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
     let mut found = Vec::new();
+    // A group's wire form once, not once per check in it.
+    let mut groups: FxHashMap<&str, serde_json::Value> = FxHashMap::default();
     for resource in desired.resources.values() {
         let Resource::Check(check) = &resource.resource else {
             continue;
@@ -170,9 +179,11 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
         let Some(group) = desired.resources.get(&Address::new(Kind::Group, group_id.as_str())) else {
             continue;
         };
-        let group_json = group.resource.to_json();
+        let group_json = groups
+            .entry(group_id.as_str())
+            .or_insert_with(|| group.resource.to_json());
         for (field, span) in &resource.own_fields {
-            if group_overrides(&group_json, field) {
+            if group_overrides(group_json, field) {
                 found.push(
                     Diagnostic::new(
                         IGNORED_FIELD,
