@@ -290,3 +290,56 @@ variables:
         stderr(&output)
     );
 }
+
+/// `validate --format json`: every diagnostic as an object on stdout, with
+/// counts; the exit code is the human form's.
+#[test]
+fn validate_as_json_lists_every_diagnostic_with_counts() {
+    let project = copy_example("quickstart");
+    let dir = project.path();
+    let nested = dir.join("monitors/imported");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("monform.toml"), "[project]\nname = \"other\"\n").unwrap();
+    let clean = validate(dir, &["--format", "json"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&clean)).expect("JSON on stdout");
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["counts"]["errors"], 0, "{report:#}");
+    // The counts are the diagnostics' (quickstart has an unrouted check and a note).
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    for (severity, count) in [("warning", "warnings"), ("note", "notes")] {
+        let listed = diagnostics.iter().filter(|d| d["severity"] == severity).count();
+        assert_eq!(report["counts"][count], listed, "{report:#}");
+        assert!(listed > 0, "{report:#}");
+    }
+    assert_eq!(report["diagnostics"][0]["code"], "monform::nested-project");
+    assert_eq!(report["diagnostics"][0]["severity"], "warning");
+    assert!(report["resources"].as_u64().unwrap() > 0, "{report:#}");
+
+    std::fs::write(
+        dir.join("monitors/broken.yaml"),
+        "checks:\n  broken:\n    checkType: ICMP\n    name: Broken\n    frequncy: 5\n    request: { hostname: a.example.com }\n",
+    )
+    .unwrap();
+    let failed = validate(dir, &["--format", "json"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&failed)).expect("JSON on stdout");
+    assert_eq!(report["ok"], false, "{report:#}");
+    assert_eq!(report["counts"]["errors"], 1, "{report:#}");
+    let error = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["severity"] == "error")
+        .expect("the error");
+    assert_eq!(error["code"], "monform::invalid", "{error:#}");
+    assert_eq!(error["file"], "monitors/broken.yaml", "{error:#}");
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(5), Some(5)),
+        "{error:#}"
+    );
+    assert!(error["message"].as_str().unwrap().contains("frequncy"), "{error:#}");
+    assert!(error["help"].as_str().unwrap().contains("frequency"), "{error:#}");
+    assert!(error["label"].is_string(), "{error:#}");
+}

@@ -52,7 +52,7 @@ pub enum ColorChoice {
 #[derive(Subcommand)]
 enum Command {
     /// Load and check the project's files; no network
-    Validate,
+    Validate(commands::validate::ValidateArgs),
     /// Show what apply would change
     Plan(commands::plan::PlanArgs),
     /// Show a plan saved by `plan --out FILE`, as `plan` shows it; no network
@@ -135,10 +135,16 @@ fn main() -> ExitCode {
     let mut cli = Cli::parse_from(terraform_spellings(std::env::args_os()));
     let dir = cli.dir.take().unwrap_or_else(project_folder);
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
-    let output = render::Output::new(cli.color);
+    let all_findings = match &cli.command {
+        Command::Validate(args) => args.all_findings,
+        Command::Plan(args) => args.all_findings,
+        Command::Apply(args) => args.all_findings,
+        _ => false,
+    };
+    let output = render::Output::new(cli.color).with_all_findings(all_findings);
     commands::context::set_environment(cli.environment.clone());
     match cli.command {
-        Command::Validate => commands::validate::run(&dir, &output),
+        Command::Validate(args) => commands::validate::run(&dir, &args, &output),
         Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Show(args) => commands::show::run(args, &output),
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),

@@ -3,32 +3,54 @@
 
 use monform_model::group_rules::{GROUP_OVERRIDES, group_overrides};
 use monform_model::{Address, Kind, Resource};
+use rustc_hash::FxHashMap;
 
 use crate::desired::{Desired, DesiredResource};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::project::{Lint, LintLevel};
 
-/// Every finding at the level `[lint]` gives it: the warnings (and notes),
+/// The code of every finding and note the linter makes, each switched by
+/// its own `[lint]` key. Commands not about the files (status, test,
+/// location-keys) leave them out.
+pub const CODES: &[&str] = &[UNROUTED, IGNORED_FIELD, GLOBAL_ALERT_SETTINGS];
+
+const UNROUTED: &str = "monform::unrouted-check";
+const IGNORED_FIELD: &str = "monform::ignored-field";
+const GLOBAL_ALERT_SETTINGS: &str = "monform::global-alert-settings";
+
+/// Whether a diagnostic is the linter's (a finding or note), not the loader's.
+pub fn is_finding(diagnostic: &Diagnostic) -> bool {
+    CODES.contains(&diagnostic.code)
+}
+
+/// Every finding at the level `[lint]` gives it: the warnings and notes,
 /// then the errors (which make validate and plan fail).
 pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut warnings = Vec::new();
     let mut errors = Vec::new();
     let routing = routing(desired);
-    if levels.unrouted_checks != LintLevel::Off {
-        warnings.extend(global_settings_note(&routing.global));
-    }
     for (level, found) in [
+        (
+            levels.global_alert_settings,
+            Vec::from_iter(global_settings_note(&routing.global)),
+        ),
         (levels.ignored_fields, ignored_fields(desired)),
         (levels.unrouted_checks, routing.unrouted),
     ] {
         for mut diagnostic in found {
             match level {
                 LintLevel::Off => {}
-                LintLevel::Warn => {
-                    diagnostic.severity = Severity::Warning;
+                LintLevel::Warn | LintLevel::Note => {
+                    diagnostic.severity = match level {
+                        LintLevel::Note => Severity::Note,
+                        _ => Severity::Warning,
+                    };
                     warnings.push(diagnostic);
                 }
-                LintLevel::Error => errors.push(diagnostic),
+                LintLevel::Error => {
+                    diagnostic.severity = Severity::Error;
+                    errors.push(diagnostic);
+                }
             }
         }
     }
@@ -55,6 +77,8 @@ struct Routing<'d> {
 fn routing(desired: &Desired) -> Routing<'_> {
     let mut found = Vec::new();
     let mut global = Vec::new();
+    // A channel's wire form once, not once per check that names it.
+    let mut sending: FxHashMap<&str, bool> = FxHashMap::default();
     for resource in desired.resources.values() {
         let Resource::Check(check) = &resource.resource else {
             continue;
@@ -78,7 +102,11 @@ fn routing(desired: &Desired) -> Routing<'_> {
             .iter()
             .chain(group.and_then(|g| g.alert_channels.as_ref()))
             .flatten();
-        let routed = channels.into_iter().any(|id| sends_failures(desired, id));
+        let routed = channels.into_iter().any(|id| {
+            *sending
+                .entry(id.as_str())
+                .or_insert_with(|| sends_failures(desired, id))
+        });
         if !routed {
             found.push(unrouted(resource));
         } else if group
@@ -115,7 +143,7 @@ fn global_settings_note(checks: &[&DesiredResource]) -> Option<Diagnostic> {
         if checks.len() == 1 { "its" } else { "their" }
     );
     Some(
-        Diagnostic::new("monform::global-alert-settings", message)
+        Diagnostic::new(GLOBAL_ALERT_SETTINGS, message)
             .at(first.span, "useGlobalAlertSettings is true here (the default)")
             .help("to make a check's own `alertSettings` apply, set `useGlobalAlertSettings: false` on it or its group")
             .note(),
@@ -131,7 +159,7 @@ fn sends_failures(desired: &Desired, channel: &str) -> bool {
 
 fn unrouted(resource: &DesiredResource) -> Diagnostic {
     let address = &resource.address;
-    Diagnostic::new("monform::unrouted-check", format!("{address}: a failure alerts nobody"))
+    Diagnostic::new(UNROUTED, format!("{address}: a failure alerts nobody"))
         .at(resource.span, "no channel sends this check's failures")
         .help("add `alertChannels: [...]` to the check or its group, with a channel whose sendFailure is true")
 }
@@ -139,6 +167,8 @@ fn unrouted(resource: &DesiredResource) -> Diagnostic {
 /// A finding at every field a check writes that its group overrides.
 pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
     let mut found = Vec::new();
+    // A group's wire form once, not once per check in it.
+    let mut groups: FxHashMap<&str, serde_json::Value> = FxHashMap::default();
     for resource in desired.resources.values() {
         let Resource::Check(check) = &resource.resource else {
             continue;
@@ -149,12 +179,14 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
         let Some(group) = desired.resources.get(&Address::new(Kind::Group, group_id.as_str())) else {
             continue;
         };
-        let group_json = group.resource.to_json();
+        let group_json = groups
+            .entry(group_id.as_str())
+            .or_insert_with(|| group.resource.to_json());
         for (field, span) in &resource.own_fields {
-            if group_overrides(&group_json, field) {
+            if group_overrides(group_json, field) {
                 found.push(
                     Diagnostic::new(
-                        "monform::ignored-field",
+                        IGNORED_FIELD,
                         format!("`{field}` is ignored: group `{group_id}` sets {field}"),
                     )
                     .at(*span, "overridden by the group")

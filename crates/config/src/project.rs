@@ -51,29 +51,50 @@ pub enum LintLevel {
     #[default]
     Warn,
     Error,
+    /// Said by `validate` only, never a finding: what monform cannot check.
+    Note,
     Off,
 }
 
 impl LintLevel {
-    pub const NAMES: &[&str] = &["warn", "error", "off"];
+    pub const NAMES: &[&str] = &["warn", "error", "note", "off"];
 
     fn parse(name: &str) -> Option<LintLevel> {
         match name {
             "warn" => Some(LintLevel::Warn),
             "error" => Some(LintLevel::Error),
+            "note" => Some(LintLevel::Note),
             "off" => Some(LintLevel::Off),
             _ => None,
         }
     }
 }
 
-/// `[lint]`: one level per finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `[lint]`: one level per finding and per note, so each can be switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lint {
     /// Activated, unmuted checks whose failure alerts reach no channel.
     pub unrouted_checks: LintLevel,
     /// A check's own fields that its group overrides.
     pub ignored_fields: LintLevel,
+    /// Routed checks alerting by the account's global alert settings, which
+    /// monform cannot read (a note by default).
+    pub global_alert_settings: LintLevel,
+}
+
+impl Default for Lint {
+    fn default() -> Lint {
+        Lint {
+            unrouted_checks: LintLevel::Warn,
+            ignored_fields: LintLevel::Warn,
+            global_alert_settings: LintLevel::Note,
+        }
+    }
+}
+
+impl Lint {
+    /// The `[lint]` keys, each with what it governs.
+    pub const KEYS: &[&str] = &["unrouted-checks", "ignored-fields", "global-alert-settings"];
 }
 
 /// One `[environments.NAME]` table.
@@ -153,7 +174,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("state", &["backend"]),
     ("vars", &[]),
     ("environments", &[]),
-    ("lint", &["unrouted-checks", "ignored-fields"]),
+    ("lint", Lint::KEYS),
     ("budget", &["max-runs-per-month"]),
 ];
 
@@ -254,16 +275,20 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                         .at(field.value.span, "expected \"local\" or \"postgres\""),
                     ),
                 },
-                ("lint.unrouted-checks" | "lint.ignored-fields", NodeValue::Str(level)) => {
-                    match LintLevel::parse(level) {
-                        Some(level) if path == "lint.unrouted-checks" => project.lint.unrouted_checks = level,
-                        Some(level) => project.lint.ignored_fields = level,
-                        None => diagnostics.push(
-                            Diagnostic::new("monform::lint", format!("{path} `{level}` is not known"))
-                                .at(field.value.span, "expected \"warn\", \"error\" or \"off\""),
-                        ),
-                    }
-                }
+                (
+                    "lint.unrouted-checks" | "lint.ignored-fields" | "lint.global-alert-settings",
+                    NodeValue::Str(level),
+                ) => match LintLevel::parse(level) {
+                    Some(level) => match path.as_str() {
+                        "lint.unrouted-checks" => project.lint.unrouted_checks = level,
+                        "lint.ignored-fields" => project.lint.ignored_fields = level,
+                        _ => project.lint.global_alert_settings = level,
+                    },
+                    None => diagnostics.push(
+                        Diagnostic::new("monform::lint", format!("{path} `{level}` is not known"))
+                            .at(field.value.span, "expected \"warn\", \"error\", \"note\" or \"off\""),
+                    ),
+                },
                 ("budget.max-runs-per-month", NodeValue::Int(n)) if *n >= 0 => {
                     project.max_runs_per_month = Some(*n as u64);
                 }

@@ -68,10 +68,11 @@ fn project_schema() -> Value {
             "lint": {
                 "type": "object",
                 "additionalProperties": false,
-                "description": "How loud each finding of validate and plan is.",
+                "description": "How loud each finding and note of validate, plan and apply is: \"error\" fails them, \"warn\" shows it, \"note\" shows it in validate only, \"off\" silences it.",
                 "properties": {
                     "unrouted-checks": { "enum": crate::project::LintLevel::NAMES, "description": "Activated, unmuted checks whose failure alerts reach no channel. Default \"warn\"." },
                     "ignored-fields": { "enum": crate::project::LintLevel::NAMES, "description": "A check's own fields its group overrides. Default \"warn\"." },
+                    "global-alert-settings": { "enum": crate::project::LintLevel::NAMES, "description": "Routed checks that alert by the account's global alert settings, which monform cannot read. Default \"note\" (said by validate only)." },
                 },
             },
             "budget": {

@@ -22,6 +22,9 @@ pub struct ApplyArgs {
     /// A plan saved by `monform plan --out`: applied without asking, if still current
     #[arg(value_name = "PLANFILE")]
     plan_file: Option<PathBuf>,
+    /// Show every finding of the linter, not a summary past the first few of each rule
+    #[arg(long)]
+    pub all_findings: bool,
     #[command(flatten)]
     common: RunArgs,
 }
@@ -70,7 +73,12 @@ async fn apply(
         Some(_) => Vec::new(),
         None => parse_targets(&args.targets)?,
     };
-    let (loaded, project) = super::context::load(dir, output)?;
+    // Destroy is not about the files' settings: the linter's findings are apply's.
+    let findings = match destroy {
+        true => super::context::Findings::Hide,
+        false => super::context::Findings::Show,
+    };
+    let (loaded, project) = super::context::load(dir, output, findings)?;
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &project, command)?;
     let header = super::context::plan_header(&project);

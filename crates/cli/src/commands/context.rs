@@ -64,9 +64,22 @@ pub fn plan_header(project: &Project) -> String {
     }
 }
 
+/// Whether a command reports the linter's findings and notes: only the
+/// commands about the files (validate, plan, apply) do; status, test,
+/// location-keys and the others neither show them nor fail on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Findings {
+    Show,
+    Hide,
+}
+
 /// Loads and validates the project, or reports why not.
-pub fn load(dir: &Path, output: &Output) -> Result<(Loaded, Project), Stop> {
-    let loaded = load_files(dir);
+pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, Project), Stop> {
+    let mut loaded = load_files(dir);
+    if findings == Findings::Hide {
+        loaded.warnings.retain(|d| !monform_config::lint::is_finding(d));
+        loaded.diagnostics.retain(|d| !monform_config::lint::is_finding(d));
+    }
     // Notes (what monform cannot check) are `validate`'s: a plan stays quiet.
     let warnings: Vec<Diagnostic> = loaded
         .warnings

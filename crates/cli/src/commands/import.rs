@@ -238,7 +238,7 @@ async fn import_one(
     let address: Address = text
         .parse()
         .map_err(|e| Stop::Message(format!("`{text}` is not an address: {e}")))?;
-    let (loaded, project) = super::context::load(dir, output)?;
+    let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
     let backend = open_backend(dir, &project, &format!("monform import {address} {remote_id}"))?;
     let connection = connect(dir, api_url, &project).await?;
     let session = Session {

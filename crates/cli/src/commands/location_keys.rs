@@ -46,7 +46,7 @@ enum KeyAction {
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
-        let (_, project) = super::context::load(dir, output)?;
+        let (_, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let address = match &args.action {
             KeyAction::Create { address } | KeyAction::List { address } | KeyAction::Revoke { address, .. } => address,
         };

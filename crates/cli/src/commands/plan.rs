@@ -38,6 +38,9 @@ pub struct PlanArgs {
     /// Show each changed check as it will run: after `[defaults]` and its group
     #[arg(long)]
     effective: bool,
+    /// Show every finding of the linter, not a summary past the first few of each rule
+    #[arg(long)]
+    pub all_findings: bool,
 }
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
@@ -88,7 +91,7 @@ struct Planned {
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
-        let (loaded, project) = super::context::load(dir, output)?;
+        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
         let connection = connect(dir, api_url, &project).await?;

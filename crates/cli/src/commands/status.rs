@@ -111,7 +111,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
     }
     let html = args.format == Format::Html;
     let result = block_on(async {
-        let (loaded, project) = super::context::load(dir, output)?;
+        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let backend = open_backend(dir, &project, "monform status")?;
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
         let checks = applied_checks(&state);

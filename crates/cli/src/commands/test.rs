@@ -136,7 +136,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         if let Some(other) = targets.iter().find(|t| t.kind != Kind::Check) {
             return Err(Stop::Message(format!("--target {other}: only checks can be tested")));
         }
-        let (loaded, project) = super::context::load(dir, output)?;
+        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let backend = open_backend(dir, &project, "monform test")?;
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
         let mut checks = applied_checks(&state);

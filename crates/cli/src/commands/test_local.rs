@@ -107,7 +107,7 @@ struct Ran {
 pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
     let started = Instant::now();
     let result = block_on(async {
-        let (loaded, project) = super::context::load(dir, output)?;
+        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         // Runs happen in their own folders: code bundles need absolute paths.
         let dir = &std::path::absolute(dir).map_err(|e| Stop::Message(format!("{}: {e}", dir.display())))?;
         let checks = planned(&loaded.desired, dir, &args)?;

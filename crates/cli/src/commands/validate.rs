@@ -1,58 +1,139 @@
 //! `monform validate`: load the project and report every problem. A project
 //! with environments is checked in the one chosen, or else in every one.
+//! `--format json` writes every diagnostic as an object on stdout.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
 
-use monform_config::{Diagnostic, Loaded};
+use clap::{Args, ValueEnum};
+use monform_config::source::{Sources, Span};
+use monform_config::{Diagnostic, Loaded, Severity};
+use serde_json::json;
 
 use crate::render::Output;
+use crate::render::findings::{Locator, to_json};
 
-pub fn run(dir: &Path, output: &Output) -> ExitCode {
-    let loaded = super::context::load_files(dir);
-    output.diagnostics(&loaded.warnings, &loaded.sources);
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Output format: human (diagnostics on stderr) or json (every diagnostic as an object, and counts, on stdout)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Show every finding, not a summary past the first few of each rule
+    #[arg(long)]
+    pub all_findings: bool,
+}
+
+pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
+    let mut loaded = super::context::load_files(dir);
     let environments: Vec<String> = match &loaded.project {
         Some(project) if super::context::environment().is_none() => {
             project.environment_names().into_iter().map(str::to_owned).collect()
         }
         _ => Vec::new(),
     };
-    if environments.is_empty() {
+    let env = |name: &str| std::env::var(name).ok();
+    let mut loads: Vec<Loaded> = environments
+        .iter()
+        .map(|name| monform_config::load_environment(dir, &env, Some(name)))
+        .collect();
+    let (errors, ok, resources) = if loads.is_empty() {
         let ok = format!(
             "{} in {}: OK",
             plural(loaded.desired.len(), "resource"),
             plural(loaded.resource_files, "file")
         );
-        return report(&loaded, &loaded.diagnostics, &ok, output);
+        (std::mem::take(&mut loaded.diagnostics), ok, json!(loaded.desired.len()))
+    } else {
+        let counts: Vec<String> = environments
+            .iter()
+            .zip(&loads)
+            .map(|(name, loaded)| format!("{name}: {}", plural(loaded.desired.len(), "resource")))
+            .collect();
+        let ok = format!(
+            "{}: OK in every environment ({})",
+            plural(loads[0].resource_files, "file"),
+            counts.join(", ")
+        );
+        let resources: serde_json::Map<String, serde_json::Value> = environments
+            .iter()
+            .zip(&loads)
+            .map(|(name, loaded)| (name.clone(), json!(loaded.desired.len())))
+            .collect();
+        (merge(&environments, &mut loads), ok, json!(resources))
+    };
+    let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
+    match args.format {
+        Format::Human => {
+            output.diagnostics(&loaded.warnings, &loaded.sources);
+            report(&errors, sources, &ok, output)
+        }
+        Format::Json => {
+            let mut locator = Locator::default();
+            let mut diagnostics: Vec<serde_json::Value> = loaded
+                .warnings
+                .iter()
+                .map(|d| to_json(d, &loaded.sources, &mut locator))
+                .collect();
+            // The environments' loads have their own sources.
+            let mut locator = Locator::default();
+            diagnostics.extend(errors.iter().map(|d| to_json(d, sources, &mut locator)));
+            let count = |severity: Severity| {
+                loaded
+                    .warnings
+                    .iter()
+                    .chain(&errors)
+                    .filter(|d| d.severity == severity)
+                    .count()
+            };
+            let report = json!({
+                "ok": errors.is_empty(),
+                "resources": resources,
+                "files": loads.first().map_or(loaded.resource_files, |l| l.resource_files),
+                "counts": {
+                    "errors": errors.len(),
+                    "warnings": count(Severity::Warning),
+                    "notes": count(Severity::Note),
+                },
+                "diagnostics": diagnostics,
+            });
+            println!("{report:#}");
+            match errors.is_empty() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::FAILURE,
+            }
+        }
     }
-    let env = |name: &str| std::env::var(name).ok();
-    let loads: Vec<Loaded> = environments
-        .iter()
-        .map(|name| monform_config::load_environment(dir, &env, Some(name)))
-        .collect();
-    let diagnostics = merge(&environments, &loads);
-    let counts: Vec<String> = environments
-        .iter()
-        .zip(&loads)
-        .map(|(name, loaded)| format!("{name}: {}", plural(loaded.desired.len(), "resource")))
-        .collect();
-    let ok = format!(
-        "{}: OK in every environment ({})",
-        plural(loads[0].resource_files, "file"),
-        counts.join(", ")
-    );
-    report(&loads[0], &diagnostics, &ok, output)
 }
 
 /// Every environment's diagnostics, once each: one found in every
-/// environment as it is, one found in some named after them.
-fn merge(environments: &[String], loads: &[Loaded]) -> Vec<Diagnostic> {
+/// environment as it is, one found in some named after them. Keyed, not
+/// compared pairwise: a finding on each of 100,000 checks is 100,000 keys.
+fn merge(environments: &[String], loads: &mut [Loaded]) -> Vec<Diagnostic> {
+    type Key = (&'static str, String, Option<Span>, String);
     let mut merged: Vec<(Diagnostic, Vec<&str>)> = Vec::new();
-    for (name, loaded) in environments.iter().zip(loads) {
-        for diagnostic in &loaded.diagnostics {
-            match merged.iter_mut().find(|(d, _)| d == diagnostic) {
-                Some((_, names)) => names.push(name),
-                None => merged.push((diagnostic.clone(), vec![name])),
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    for (name, loaded) in environments.iter().zip(loads.iter_mut()) {
+        for diagnostic in std::mem::take(&mut loaded.diagnostics) {
+            let key = (
+                diagnostic.code,
+                diagnostic.message.clone(),
+                diagnostic.span,
+                diagnostic.label.clone(),
+            );
+            // Same key but not equal (other help or related places): kept apart.
+            match index.get(&key).filter(|&&i| merged[i].0 == diagnostic) {
+                Some(&i) => merged[i].1.push(name),
+                None => {
+                    index.insert(key, merged.len());
+                    merged.push((diagnostic, vec![name]));
+                }
             }
         }
     }
@@ -75,12 +156,12 @@ fn merge(environments: &[String], loads: &[Loaded]) -> Vec<Diagnostic> {
 }
 
 /// `ok` is what to print when there are no diagnostics.
-fn report(loaded: &Loaded, diagnostics: &[Diagnostic], ok: &str, output: &Output) -> ExitCode {
+fn report(diagnostics: &[Diagnostic], sources: &Sources, ok: &str, output: &Output) -> ExitCode {
     if diagnostics.is_empty() {
         println!("{ok}");
         return ExitCode::SUCCESS;
     }
-    output.diagnostics(diagnostics, &loaded.sources);
+    output.diagnostics(diagnostics, sources);
     eprintln!(
         "error: {} found; nothing was checked against the API",
         plural(diagnostics.len(), "problem")

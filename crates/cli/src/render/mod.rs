@@ -1,6 +1,6 @@
 //! Terminal output: colour choice and diagnostics.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use miette::{GraphicalReportHandler, GraphicalTheme};
 use monform_config::{Diagnostic, source::Sources};
@@ -10,6 +10,8 @@ use crate::ColorChoice;
 pub struct Output {
     choice: ColorChoice,
     color: bool,
+    /// `--all-findings`: every diagnostic in full, none summarised.
+    all_findings: bool,
 }
 
 impl Output {
@@ -18,7 +20,15 @@ impl Output {
         Output {
             choice,
             color: color_for(choice, std::io::stderr().is_terminal()),
+            all_findings: false,
         }
+    }
+
+    /// Writes every diagnostic in full rather than summarising a rule's
+    /// past the first few (`--all-findings`).
+    pub fn with_all_findings(mut self, all: bool) -> Output {
+        self.all_findings = all;
+        self
     }
 
     /// Whether stdout gets colour.
@@ -26,7 +36,9 @@ impl Output {
         color_for(self.choice, std::io::stdout().is_terminal())
     }
 
-    /// Writes diagnostics to stderr, each with the source line it points at.
+    /// Writes diagnostics to stderr, each with the source line it points
+    /// at; past a few of one rule, a summary of the rest (unless
+    /// `--all-findings`), so a finding on every check is not a page each.
     pub fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &Sources) {
         let theme = if self.color {
             GraphicalTheme::unicode()
@@ -36,13 +48,22 @@ impl Output {
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(100)
             .with_context_lines(1);
-        for diagnostic in diagnostics {
-            let report = diagnostic.to_report(sources);
-            let mut text = String::new();
-            if handler.render_report(&mut text, &report).is_err() {
-                text = format!("error: {}\n", diagnostic.message);
-            }
-            eprintln!("{text}");
+        // One write per item on a locked stderr: 100,000 findings with
+        // --all-findings are not 100,000 lock round trips.
+        let mut stderr = std::io::stderr().lock();
+        for item in findings::summarise(diagnostics, self.all_findings) {
+            let text = match item {
+                findings::Item::Full(diagnostic) => {
+                    let report = diagnostic.to_report(sources);
+                    let mut text = String::new();
+                    if handler.render_report(&mut text, &report).is_err() {
+                        text = format!("error: {}\n", diagnostic.message);
+                    }
+                    text
+                }
+                findings::Item::Summary { first, next, total } => findings::summary_text(first, &next, total, sources),
+            };
+            let _ = writeln!(stderr, "{text}");
         }
     }
 }
@@ -57,6 +78,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 
 pub mod budget;
 pub mod effective;
+pub mod findings;
 pub mod lists;
 pub mod plan;
 pub mod progress;

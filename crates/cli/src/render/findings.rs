@@ -1,0 +1,202 @@
+//! Diagnostics in bulk: many of one rule summarised (issue 29), and every
+//! one as data (`validate --format json`).
+
+use std::collections::HashMap;
+
+use monform_config::source::{FileId, Sources, Span};
+use monform_config::{Diagnostic, Severity};
+use serde_json::{Value, json};
+
+/// How many of one rule's diagnostics are named before the rest are only
+/// counted: the first in full with its source excerpt, the next by file:line.
+pub const SHOWN: usize = 3;
+
+/// One thing to write: a diagnostic in full, or the summary of its rule.
+#[derive(Debug, PartialEq)]
+pub enum Item<'d> {
+    Full(&'d Diagnostic),
+    /// Written after the first of a rule (shown in full): the next few of
+    /// it and how many there are in all.
+    Summary {
+        first: &'d Diagnostic,
+        next: Vec<&'d Diagnostic>,
+        total: usize,
+    },
+}
+
+/// What to write for `diagnostics`, in their order: every one when `all`
+/// or when a rule has at most `SHOWN`; else each rule's first in full, then
+/// its summary, and nothing per diagnostic past that (so writing 100,000
+/// findings costs what writing a few does). Only the linter's findings,
+/// warnings and notes are summarised: each of the loader's errors is a
+/// distinct mistake to fix, shown in full.
+pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
+    let summarised = |d: &Diagnostic| !all && (d.severity != Severity::Error || monform_config::lint::is_finding(d));
+    let key = |d: &Diagnostic| (d.code, severity_rank(d.severity));
+    let mut rules: HashMap<(&str, u8), Vec<&Diagnostic>> = HashMap::new();
+    let mut totals: HashMap<(&str, u8), usize> = HashMap::new();
+    for diagnostic in diagnostics {
+        *totals.entry(key(diagnostic)).or_default() += 1;
+        let named = rules.entry(key(diagnostic)).or_default();
+        if named.len() < SHOWN {
+            named.push(diagnostic);
+        }
+    }
+    let mut items = Vec::new();
+    for diagnostic in diagnostics {
+        let key = key(diagnostic);
+        let total = totals[&key];
+        if !summarised(diagnostic) || total <= SHOWN {
+            items.push(Item::Full(diagnostic));
+        } else if std::ptr::eq(rules[&key][0], diagnostic) {
+            items.push(Item::Full(diagnostic));
+            items.push(Item::Summary {
+                first: diagnostic,
+                next: rules[&key][1..].to_vec(),
+                total,
+            });
+        }
+    }
+    items
+}
+
+/// A rule's summary as plain text, for stderr.
+pub fn summary_text(first: &Diagnostic, next: &[&Diagnostic], total: usize, sources: &Sources) -> String {
+    let (mark, noun) = match first.severity {
+        Severity::Error => ("×", "errors"),
+        Severity::Warning => ("⚠", "warnings"),
+        Severity::Note => ("☞", "notes"),
+    };
+    let mut text = format!(
+        "  {mark} {}: {total} {noun} in all, the first shown above; the next at\n",
+        first.code
+    );
+    for diagnostic in next {
+        let at = diagnostic.location(sources).unwrap_or_else(|| "(no file)".into());
+        text.push_str(&format!("    {at}  {}\n", diagnostic.message));
+    }
+    text.push_str(&format!("    and {} more\n", total - 1 - next.len()));
+    text.push_str("  help: `--all-findings` shows every one; `monform validate --format json` lists them all\n");
+    text
+}
+
+fn severity_rank(severity: Severity) -> u8 {
+    match severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Note => 2,
+    }
+}
+
+pub fn severity_name(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "note",
+    }
+}
+
+/// Line and column of spans, from each file's line starts computed once:
+/// `SourceFile::line_col` scans from the file's start, which at 100,000
+/// diagnostics would cost more than the load.
+#[derive(Default)]
+pub struct Locator {
+    lines: HashMap<FileId, Vec<usize>>,
+}
+
+impl Locator {
+    /// 1-based line and column (in characters) of `span`'s start.
+    pub fn locate(&mut self, sources: &Sources, span: Span) -> (String, usize, usize) {
+        let file = sources.get(span.file);
+        let starts = self.lines.entry(span.file).or_insert_with(|| {
+            std::iter::once(0)
+                .chain(file.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let offset = span.start.min(file.text.len());
+        let line = starts.partition_point(|&start| start <= offset);
+        let start = starts[line - 1];
+        let column = file.text.get(start..offset).map_or(0, |before| before.chars().count()) + 1;
+        (file.name.clone(), line, column)
+    }
+}
+
+/// One diagnostic as an object: code, severity, message, where (file, line,
+/// column, label), help and the other places involved.
+pub fn to_json(diagnostic: &Diagnostic, sources: &Sources, locator: &mut Locator) -> Value {
+    let (file, line, column) = match diagnostic.span {
+        Some(span) => {
+            let (file, line, column) = locator.locate(sources, span);
+            (json!(file), json!(line), json!(column))
+        }
+        None => (Value::Null, Value::Null, Value::Null),
+    };
+    json!({
+        "code": diagnostic.code,
+        "severity": severity_name(diagnostic.severity),
+        "message": diagnostic.message,
+        "file": file,
+        "line": line,
+        "column": column,
+        "label": (!diagnostic.label.is_empty()).then_some(&diagnostic.label),
+        "help": diagnostic.help,
+        "related": diagnostic.related.iter().map(|r| to_json(r, sources, locator)).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(n: usize, code: &'static str) -> Vec<Diagnostic> {
+        (0..n)
+            .map(|i| Diagnostic::new(code, format!("{code} {i}")).warning())
+            .collect()
+    }
+
+    #[test]
+    fn a_rule_past_the_limit_is_its_first_and_a_summary() {
+        let mut diagnostics = found(5, "monform::many");
+        diagnostics.extend(found(2, "monform::few"));
+        let items = summarise(&diagnostics, false);
+        assert_eq!(items.len(), 4, "{items:?}");
+        assert_eq!(items[0], Item::Full(&diagnostics[0]));
+        let Item::Summary { first, next, total } = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!((first.message.as_str(), next.len(), *total), ("monform::many 0", 2, 5));
+        assert_eq!(items[2], Item::Full(&diagnostics[5]));
+        assert_eq!(summarise(&diagnostics, true).len(), 7);
+    }
+
+    #[test]
+    fn the_same_code_at_another_severity_is_another_rule() {
+        let mut diagnostics = found(3, "monform::rule");
+        diagnostics.push(Diagnostic::new("monform::rule", "an error"));
+        assert!(
+            summarise(&diagnostics, false)
+                .iter()
+                .all(|i| matches!(i, Item::Full(_)))
+        );
+    }
+
+    #[test]
+    fn lines_and_columns_match_the_files_own() {
+        let mut sources = Sources::default();
+        let text = "a: 1\nbé: 2\n\nc: 3";
+        let id = sources.add(monform_config::source::SourceFile {
+            name: "x.yaml".into(),
+            path: "x.yaml".into(),
+            text: text.into(),
+            format: monform_config::source::Format::Yaml,
+        });
+        let mut locator = Locator::default();
+        for offset in 0..=text.len() {
+            if !text.is_char_boundary(offset) {
+                continue;
+            }
+            let (_, line, column) = locator.locate(&sources, Span::new(id, offset, 0));
+            assert_eq!((line, column), sources.get(id).line_col(offset), "at {offset}");
+        }
+    }
+}
