@@ -1446,19 +1446,21 @@ fn bomb() -> impl Strategy<Value = (String, String)> {
     prop_oneof![doubling, large, for_each, vars]
 }
 
-/// Bombs allocate up to the budget (128 MiB) each: fewer cases.
+/// Bombs allocate up to the budget (128 MiB) each: fewer cases, and no
+/// more than 12 however many CI asks for (each takes about a second).
 fn bomb_config() -> ProptestConfig {
     ProptestConfig {
-        cases: (config().cases / 64).max(4),
+        cases: (config().cases / 64).clamp(4, 12),
         ..config()
     }
 }
 
 /// Each case reads and renders files of up to a few hundred kilobytes:
-/// a quarter of the cases.
+/// a quarter of the cases, at most 128 (CI's 5,000 cases would take half
+/// an hour).
 fn large_config() -> ProptestConfig {
     ProptestConfig {
-        cases: (config().cases / 4).max(16),
+        cases: (config().cases / 4).clamp(16, 128),
         ..config()
     }
 }
