@@ -121,13 +121,22 @@ async fn apply(bench: &Bench, dir: &Path, loaded: &Loaded) -> ops::Applied {
     let project = project_of(loaded);
     let backend = LocalState::new(dir);
     let session = session(bench, &project, loaded, &backend);
+    execute(prepare(&session).await).await
+}
+
+/// The lock, the plan and its guards, as `monform apply` takes them.
+async fn prepare<'s>(session: &'s Session<'s>) -> ops::Ready<'s> {
     let request = ApplyRequest {
         command: "monform-bench".into(),
         ..Default::default()
     };
-    let ready = ops::prepare_apply(&session, request)
+    ops::prepare_apply(session, request)
         .await
-        .expect("the plan can be applied");
+        .expect("the plan can be applied")
+}
+
+/// The changes of a prepared plan and their verification.
+async fn execute(ready: ops::Ready<'_>) -> ops::Applied {
     let on_event = |_: Event| {};
     ops::execute(ready, &ApplyOptions::default(), &on_event)
         .await
@@ -376,13 +385,7 @@ pub async fn run_size(
     let session = session(&bench, &project, &loaded, &backend);
     let probe = bench.probe();
     // As `monform apply`: the lock, the plan and its guards...
-    let request = ApplyRequest {
-        command: "monform-bench".into(),
-        ..Default::default()
-    };
-    let ready = ops::prepare_apply(&session, request)
-        .await
-        .expect("the plan can be applied");
+    let ready = prepare(&session).await;
     report.push(Phase::new(
         "change_plan",
         "1% changed: plan (fetch + plan)",
@@ -402,10 +405,7 @@ pub async fn run_size(
     eprintln!("[{checks}] 1% apply");
     // ...then the changes and their verification, measured apart.
     let probe = bench.probe();
-    let on_event = |_: Event| {};
-    let applied = ops::execute(ready, &ApplyOptions::default(), &on_event)
-        .await
-        .expect("the state can be written");
+    let applied = execute(ready).await;
     report.push(Phase::new(
         "change_apply",
         "1% changed: apply (changes + verify)",
