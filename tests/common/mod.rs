@@ -157,8 +157,10 @@ pub fn redact_ids(text: &str) -> String {
     let uuid = regex_lite(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     let id = regex_lite(r", id [0-9]+\)");
     let remote = regex_lite(r#""remoteId": "[0-9]+""#);
+    let remote_words = regex_lite(r"\(remote id [0-9]+\)");
     let text = uuid.replace_all(text, "[uuid]");
     let text = id.replace_all(&text, ", id [n])");
+    let text = remote_words.replace_all(&text, "(remote id [n])");
     remote.replace_all(&text, "\"remoteId\": \"[n]\"").into_owned()
 }
 
