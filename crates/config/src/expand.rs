@@ -14,10 +14,13 @@ use rustc_hash::FxHashMap;
 use crate::budget::{Budget, weight};
 use crate::diagnostic::Diagnostic;
 use crate::interpolate::{Each, EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
-use crate::load::EnvLookup;
 use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
+
+/// Looks up environment variables for `${env:...}`. `Sync`: files are read
+/// in parallel.
+pub type EnvLookup<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// Keys of a definition that are monform's, not the resource's.
 pub const FOR_EACH: &str = "forEach";

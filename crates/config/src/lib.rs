@@ -23,7 +23,8 @@ pub mod tree;
 pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report, Severity};
-pub use load::{EnvLookup, Loaded, load, load_environment};
+pub use expand::EnvLookup;
+pub use load::{Loaded, load, load_environment};
 pub use project::{Environment, Lint, LintLevel, Project, StateBackend};
 
 pub(crate) use monform_model::suggest;

@@ -17,7 +17,7 @@ use crate::declare::{self, Declarations};
 use crate::desired::{Desired, DesiredResource, Reference, Target};
 use crate::diagnostic::Diagnostic;
 use crate::discover::{Discovered, Unreadable, discover};
-use crate::expand::{Context, expand};
+use crate::expand::{Context, EnvLookup, expand};
 use crate::interpolate::{EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
 use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::project::{PROJECT_FILE, Project, read_env_policy, read_project};
@@ -30,10 +30,6 @@ mod resource;
 mod tests;
 use read::{ReadFile, read_file};
 use resource::{references, validate};
-
-/// Looks up environment variables for `${env:...}`. `Sync`: files are read
-/// in parallel.
-pub type EnvLookup<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// Everything a load produced. The project is usable when `diagnostics` is empty.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use crate::identity::{ownership_tag, uses_tags};
 /// `resolve` maps a referenced logical id to its remote id (or slug).
 pub fn wire_body(project: &str, resource: &DesiredResource, resolve: &dyn Fn(Kind, &str) -> Option<Value>) -> Value {
     let address: &Address = &resource.address;
-    let file = crate::plan::managed(address.kind, resource.resource.to_json());
+    let file = crate::forms::managed(address.kind, resource.resource.to_json());
     let mut body = to_wire(address.kind, &file, resolve);
     if uses_tags(address.kind) {
         let mut tags: Vec<Value> = body.get("tags").and_then(Value::as_array).cloned().unwrap_or_default();

@@ -9,7 +9,7 @@ use monform_model::{Address, Kind};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::fetch::Actual;
+use crate::actual::Actual;
 
 /// Runs a month before and after a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -10,7 +10,7 @@ use monform_api::Remote;
 use monform_config::{Desired, Import, Moved};
 use monform_model::Kind;
 
-use crate::fetch::Actual;
+use crate::actual::Actual;
 use crate::identity::{remote_owner, uses_tags};
 use monform_model::Address;
 

@@ -16,35 +16,14 @@ use monform_api::{Client, ReportEntry};
 use monform_model::{Address, Kind};
 use serde_json::Value;
 
+use crate::actual::Actual;
 use crate::budget::RemoteGroups;
-use crate::fetch::Actual;
 use crate::plan::{Action, Plan};
+pub use crate::plan::{Discard, Discarded};
 
 /// The report's name of the range.
 pub const RANGE: &str = "last30Days";
 const RANGE_SECONDS: i64 = 30 * 24 * 3600;
-
-/// The results the plan's check deletes discard.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum Discarded {
-    /// The plan deletes no check (or was not asked).
-    #[default]
-    Nothing,
-    /// The report could not be read: what it discards is unknown.
-    Unknown(String),
-    /// Per deleted check, what it has.
-    Known(Vec<Discard>),
-}
-
-/// One deleted check's results of the range.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Discard {
-    pub address: Address,
-    /// Its line of the report, when it has results in the range.
-    pub report: Option<ReportEntry>,
-    /// About how many results that is (0 without results): an estimate.
-    pub estimated: u64,
-}
 
 /// The deleted checks of `plan` and their remote ids.
 fn deleted_checks(plan: &Plan) -> Vec<(&Address, &str)> {

@@ -16,11 +16,12 @@ use monform_model::{Address, Kind};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use crate::actual::Actual;
 use crate::body::wire_body;
 use crate::compare::differences;
-use crate::fetch::Actual;
+use crate::forms::{Names, field_fingerprints, file_form, managed, secret_fingerprints};
 use crate::identity::{ownership_tag, remote_owner, retag_body, uses_tags};
-use crate::plan::{Action, Change, Names, Plan, field_fingerprints, file_form, managed, secret_fingerprints};
+use crate::plan::{Action, Change, Plan};
 use crate::state::{Delta, FieldSet, Recorder, ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
@@ -180,10 +181,9 @@ pub async fn apply(
             report.done.push((change.address.clone(), Action::Move));
         }
     }
-    let order: Vec<usize> = petgraph::algo::toposort(&plan.order, None)
-        .unwrap_or_else(|_| plan.order.node_indices().collect())
-        .into_iter()
-        .map(|n| plan.order[n])
+    // The plan's own order: the differ lists changes in dependency order
+    // (`ops` refuses a plan with a cycle before it gets here).
+    let order: Vec<usize> = (0..plan.changes.len())
         .filter(|&i| !plan.changes[i].action.is_noop())
         .collect();
     let mut finished: HashSet<usize> = HashSet::new();

@@ -16,9 +16,9 @@ use serde_json::{Map, Value};
 mod prune;
 use prune::{prune, set_at};
 
+use crate::forms::{Names, field_fingerprints, lookup, managed};
 use crate::identity::{is_ownership_tag, remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, is_record};
-use crate::plan::{Names, field_fingerprints, lookup, managed};
 use crate::state::{FieldSet, Fingerprints, ResourceState, State};
 
 /// How resource files are split.
@@ -240,7 +240,7 @@ fn secret_paths(kind: Kind, value: &Value) -> Vec<(FieldPath, bool)> {
 /// tags, only schema fields.
 pub fn file_value(remote: &Remote, names: &Names) -> Value {
     let kind = remote.kind;
-    let mut value = crate::plan::file_form(kind, remote, names);
+    let mut value = crate::forms::file_form(kind, remote, names);
     if let Some(tags) = value.get_mut("tags").and_then(Value::as_array_mut) {
         tags.retain(|t| !t.as_str().is_some_and(is_ownership_tag));
     }
@@ -339,7 +339,7 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
                 object.remove(root);
             }
         }
-        let unpruned = crate::plan::file_form(kind, remote, &names);
+        let unpruned = crate::forms::file_form(kind, remote, &names);
         let mut secrets = secret_paths(kind, &unpruned);
         for path in recorded.get(&(kind, remote.id.clone())).into_iter().flatten() {
             if !secrets.iter().any(|(p, _)| p == path) {

@@ -2,84 +2,17 @@
 //! kinds at once), never one GET per object; the project's objects picked
 //! out by the state's remote ids, then ownership tag or natural key.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use monform_api::{Client, Error, Remote};
 use monform_config::Desired;
 use monform_model::facts::natural_key;
 use monform_model::{Address, Kind};
 
+use crate::actual::{Actual, Clash};
 use crate::identity::{remote_owner, uses_tags};
-use crate::ownership::{Owner, Owners, RECORD_PREFIX, is_record};
+use crate::ownership::{Owner, Owners, is_record};
 use crate::state::State;
-
-/// What the account holds, and which of it is the project's.
-#[derive(Debug, Default)]
-pub struct Actual {
-    /// The project's objects by address.
-    pub owned: BTreeMap<Address, Remote>,
-    /// Further objects claiming an address already taken (left by an
-    /// interrupted apply); the next apply deletes them.
-    pub duplicates: Vec<(Address, Remote)>,
-    /// The account's other objects (made by hand or by other projects), by
-    /// kind. Each listed object is in exactly one of `owned`, `duplicates`
-    /// and `others`: nothing is held twice.
-    pub others: HashMap<Kind, Vec<Remote>>,
-    /// Who owns the objects of kinds without tags (`ownership`).
-    pub owners: Owners,
-    /// Objects the files would claim (by natural key or the state's id) that
-    /// another project owns: the plan is refused.
-    pub clashes: Vec<Clash>,
-}
-
-/// An object the project's files claim but another project owns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Clash {
-    pub address: Address,
-    pub remote_id: String,
-    pub owner: Owner,
-}
-
-impl std::fmt::Display for Clash {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if is_record(self.address.kind, &self.address.id) {
-            return write!(
-                f,
-                "{}: variables named {RECORD_PREFIX}* are monform's ownership records; rename it",
-                self.address
-            );
-        }
-        write!(
-            f,
-            "{}: matches {} object {}, which {}; rename it in the files, or remove it from that project first",
-            self.address,
-            self.address.kind.section(),
-            self.remote_id,
-            self.owner.describe()
-        )
-    }
-}
-
-impl Actual {
-    /// How many objects of `kind` the account holds, the project's or not
-    /// (projects' ownership records are bookkeeping, not counted).
-    pub fn count(&self, kind: Kind) -> usize {
-        self.owned.keys().filter(|a| a.kind == kind).count()
-            + self.duplicates.iter().filter(|(a, _)| a.kind == kind).count()
-            + self
-                .others
-                .get(&kind)
-                .map_or(0, |others| others.iter().filter(|r| !is_record(kind, &r.id)).count())
-    }
-
-    /// The address owning a remote object, by kind and remote id.
-    pub fn address_of(&self, kind: Kind, remote_id: &str) -> Option<&Address> {
-        self.owned
-            .iter()
-            .find(|(a, r)| a.kind == kind && r.id == remote_id)
-            .map(|(a, _)| a)
-    }
-}
 
 /// Lists every kind and picks out the project's objects.
 pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &State) -> Result<Actual, Error> {
@@ -218,32 +151,4 @@ fn claim(
         .filter(|r| r.address.kind == kind)
         .find(|r| natural_key(kind, &r.resource.to_json()).as_deref() == Some(key.as_str()))
         .map(|r| (r.address.clone(), false))
-}
-
-/// An object claimed by the state whose ownership tag names another
-/// logical id (or none): its entry was moved by `state mv`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Moved {
-    pub address: Address,
-    /// The logical id its tag names now.
-    pub from: Option<String>,
-}
-
-impl Actual {
-    /// The project's objects whose ownership tag does not name their
-    /// address: the next apply rewrites their tag.
-    pub fn moved(&self, project: &str) -> Vec<Moved> {
-        self.owned
-            .iter()
-            .filter(|(address, _)| uses_tags(address.kind))
-            .filter_map(|(address, remote)| {
-                let tag = remote_owner(remote);
-                let named = tag.as_ref().is_some_and(|(p, id)| p == project && *id == address.id);
-                (!named).then(|| Moved {
-                    address: address.clone(),
-                    from: tag.map(|(_, id)| id),
-                })
-            })
-            .collect()
-    }
 }

@@ -14,11 +14,12 @@ use monform_api::Client;
 use monform_config::{Desired, Project};
 use monform_model::Address;
 
+use crate::actual::Actual;
 use crate::budget::RunBudget;
+use crate::differ::PlanOptions;
 use crate::execute::{ApplyOptions, Event, Report};
-use crate::fetch::Actual;
 use crate::lock::{Holder, LockGuard};
-use crate::plan::{Plan, PlanOptions};
+use crate::plan::Plan;
 use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError};
 use crate::verify::Verification;
@@ -132,7 +133,10 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let options = PlanOptions {
         targets: request.targets.clone(),
     };
-    let mut plan = crate::plan::plan(project, desired, &actual, &planning, &options);
+    let mut plan = crate::differ::plan(project, desired, &actual, &planning, &options);
+    if !plan.cycle.is_empty() {
+        return Err(Refusal::Cycle(plan.cycle));
+    }
     plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
     Ok(Planned {
         state,

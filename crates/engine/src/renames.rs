@@ -16,19 +16,12 @@ use std::collections::BTreeSet;
 use monform_config::Desired;
 use monform_model::facts::{facts, variant_of};
 use monform_model::{Address, Segment};
-use serde::Serialize;
 
+use crate::actual::Actual;
 use crate::compare::differences;
-use crate::fetch::Actual;
-use crate::plan::{Action, ActualView, Change, Names, managed};
-
-/// A delete and a create that look like one object renamed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SuggestedMove {
-    pub from: Address,
-    pub to: Address,
-    pub reason: String,
-}
+use crate::forms::{ActualView, Names, managed};
+pub use crate::plan::SuggestedMove;
+use crate::plan::{Action, Change};
 
 /// How many top-level fields may differ: the name, usually. Defaults
 /// count as set (the files' form has them filled), so a share of the

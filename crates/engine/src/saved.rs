@@ -10,7 +10,8 @@ use monform_model::Address;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::plan::{Action, Plan, lookup, managed, sensitive_paths};
+use crate::forms::{lookup, managed, sensitive_paths};
+use crate::plan::{Action, Plan};
 use crate::state::{State, fingerprint};
 
 pub const SAVED_PLAN_VERSION: u32 = 1;

@@ -13,8 +13,9 @@ use monform_model::{Address, FieldPath, Kind};
 use serde_json::Value;
 
 use crate::compare::differences;
+use crate::forms::{ActualView, Names, managed, sensitive_paths};
 use crate::normal::{self, NormalForm};
-use crate::plan::{Action, ActualView, Names, Plan, managed, sensitive_paths};
+use crate::plan::{Action, Plan};
 use crate::state::State;
 
 /// What reading back found.

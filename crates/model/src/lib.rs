@@ -6,6 +6,7 @@
 //! here; none of them lists fields of its own.
 
 pub mod address;
+pub mod definitions;
 pub mod endpoints;
 pub mod facts;
 pub mod group_rules;

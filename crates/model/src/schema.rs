@@ -28,7 +28,7 @@ impl Schemas {
     }
 
     pub(crate) fn compiled(&self) -> &Compiled {
-        self.compiled.get_or_init(|| Compiled::new(self))
+        self.compiled.get_or_init(|| Compiled::new(&self.root))
     }
 
     /// The whole document, as written to `schema/resource-file.schema.json`.
@@ -38,7 +38,7 @@ impl Schemas {
 
     /// The schema of one resource of `kind` (a `$ref`).
     pub fn kind(&self, kind: Kind) -> &Value {
-        &self.root["properties"][kind.section()]["additionalProperties"]
+        crate::definitions::kind_schema(&self.root, kind)
     }
 
     /// Fields every check type has: what `[defaults]` may set.
@@ -82,15 +82,8 @@ impl Schemas {
     }
 
     /// Follows `$ref`s until a schema with content.
-    pub fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
-        while let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-            let name = reference.rsplit('/').next().unwrap_or_default();
-            match self.root["definitions"].get(name) {
-                Some(target) => schema = target,
-                None => break,
-            }
-        }
-        schema
+    pub fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
+        crate::definitions::resolve(&self.root, schema)
     }
 }
 

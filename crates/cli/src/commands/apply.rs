@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
-use monform_engine::{Action, ApplyOptions, Event, SavedPlan};
+use monform_engine::{ApplyOptions, Event, SavedPlan};
 
 use super::context::{Stop, finish, open_backend, parse_targets, refused};
 use crate::connect::connect;
@@ -254,19 +254,6 @@ fn read_saved(path: &Path) -> Result<SavedPlan, Stop> {
         .map_err(|e| Stop::Message(format!("cannot read the plan {}: {e}", path.display())))?;
     serde_json::from_str(&text)
         .map_err(|e| Stop::Message(format!("{} is not a saved monform plan: {e}", path.display())))
-}
-
-pub fn past(action: Action) -> &'static str {
-    match action {
-        Action::Create => "created",
-        Action::Update => "updated",
-        Action::Delete => "deleted",
-        Action::Replace => "replaced",
-        Action::Move => "moved",
-        Action::Import => "imported",
-        Action::Forget => "forgotten",
-        Action::Noop => "unchanged",
-    }
 }
 
 #[derive(Debug, PartialEq, Eq)]

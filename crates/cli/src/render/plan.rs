@@ -471,6 +471,7 @@ mod tests {
             state_serial: 0,
             suggested_moves: Vec::new(),
             discarded: Default::default(),
+            cycle: Vec::new(),
         }
     }
 

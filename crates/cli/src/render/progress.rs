@@ -7,9 +7,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use monform_api::Wait;
-use monform_engine::Event;
-
-use crate::commands::apply::past;
+use monform_engine::{Action, Event};
 
 #[derive(Clone)]
 pub struct Progress {
@@ -96,5 +94,19 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// An action in the past tense, as a done change is reported.
+pub fn past(action: Action) -> &'static str {
+    match action {
+        Action::Create => "created",
+        Action::Update => "updated",
+        Action::Delete => "deleted",
+        Action::Replace => "replaced",
+        Action::Move => "moved",
+        Action::Import => "imported",
+        Action::Forget => "forgotten",
+        Action::Noop => "unchanged",
     }
 }

@@ -168,6 +168,7 @@ impl Shown {
             state_serial,
             suggested_moves,
             discarded: Discarded::Nothing,
+            cycle: Vec::new(),
         })
     }
 }

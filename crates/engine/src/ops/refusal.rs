@@ -6,10 +6,10 @@ use monform_config::declare::Import;
 use monform_config::source::Span;
 use monform_model::Address;
 
+use crate::actual::Actual;
 use crate::budget::RunBudget;
 use crate::declared::MoveConflict;
 use crate::execute::ApplyError;
-use crate::fetch::Actual;
 use crate::lock::LockError;
 use crate::safety::SafetyError;
 use crate::saved::StalePlan;
@@ -36,6 +36,9 @@ pub enum Refusal {
         problems: Vec<(Span, String)>,
         help: &'static str,
     },
+    /// Changes that wait on each other: no order applies them.
+    #[error("the changes of {} wait on each other (a dependency cycle)", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    Cycle(Vec<Address>),
     #[error("the saved plan is stale: {0}")]
     Stale(StalePlan),
     #[error("the plan runs checks {} times a month, over the budget of {}", .0.runs, .0.max)]

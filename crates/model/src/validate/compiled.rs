@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::Kind;
-use crate::schema::Schemas;
+use crate::definitions::{kind_schema, resolve};
 
 /// Index of a node in [`Compiled::nodes`].
 pub(crate) type NodeId = usize;
@@ -75,15 +75,15 @@ pub(crate) enum Additional {
 }
 
 impl Compiled {
-    pub fn new(schemas: &Schemas) -> Compiled {
+    pub fn new(root: &Value) -> Compiled {
         let mut builder = Builder {
-            schemas,
+            root,
             nodes: Vec::new(),
             seen: HashMap::new(),
         };
         let kinds = Kind::ALL
             .iter()
-            .map(|&kind| (kind, builder.compile(schemas.kind(kind))))
+            .map(|&kind| (kind, builder.compile(kind_schema(root, kind))))
             .collect();
         Compiled {
             nodes: builder.nodes,
@@ -97,7 +97,8 @@ impl Compiled {
 }
 
 struct Builder<'s> {
-    schemas: &'s Schemas,
+    /// The schema document whose `$ref`s are followed.
+    root: &'s Value,
     nodes: Vec<Node>,
     /// Resolved schemas already compiled, by address: `$ref`s to one
     /// definition share its node (and recursive definitions terminate).
@@ -106,7 +107,7 @@ struct Builder<'s> {
 
 impl Builder<'_> {
     fn compile(&mut self, schema: &Value) -> NodeId {
-        let schema = self.schemas.resolve(schema);
+        let schema = resolve(self.root, schema);
         if let Some(&id) = self.seen.get(&(schema as *const Value)) {
             return id;
         }
@@ -152,7 +153,7 @@ impl Builder<'_> {
             .or_else(|| schema.get("anyOf"))
             .and_then(Value::as_array)
         {
-            let resolved: Vec<&Value> = branches.iter().map(|b| self.schemas.resolve(b)).collect();
+            let resolved: Vec<&Value> = branches.iter().map(|b| resolve(self.root, b)).collect();
             node.alternatives = match discriminator(&resolved) {
                 Some(tag) => Alternatives::Tagged {
                     branches: resolved

@@ -6,7 +6,7 @@ use monform_model::wire::{from_wire, from_wire_overlay};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use crate::fetch::Actual;
+use crate::actual::Actual;
 use crate::identity::is_ownership_tag;
 /// Maps remote ids back to logical ids, for reading actual objects in the files' form.
 #[derive(Debug, Default)]

@@ -1,4 +1,6 @@
 use super::*;
+use crate::forms::file_form;
+use monform_model::Kind;
 use serde_json::json;
 
 /// The view reads every field as the files' form would have it.

@@ -9,8 +9,9 @@ use monform_model::{Address, Kind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::Value;
 
-use super::{Action, Change, Names, file_form, lookup};
-use crate::fetch::Actual;
+use crate::actual::Actual;
+use crate::forms::{Names, file_form, lookup};
+use crate::plan::{Action, Change};
 /// The targets and everything they depend on, transitively.
 pub(super) fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Address> {
     let mut keep: BTreeSet<Address> = BTreeSet::new();
@@ -25,7 +26,7 @@ pub(super) fn targeted(desired: &Desired, targets: &[Address]) -> BTreeSet<Addre
 
 /// Kahn's algorithm, always taking the smallest ready index: a
 /// deterministic dependency order. Nodes left in a cycle come last.
-pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> Vec<usize> {
+pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> (Vec<usize>, Vec<usize>) {
     let mut incoming = vec![0usize; count];
     for edge in graph.raw_edges() {
         incoming[graph[edge.target()]] += 1;
@@ -42,9 +43,11 @@ pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> Ve
             }
         }
     }
+    // What never became ready waits on a cycle: placed last, and named.
     let placed: BTreeSet<usize> = sequence.iter().copied().collect();
-    sequence.extend((0..count).filter(|i| !placed.contains(i)));
-    sequence
+    let stuck: Vec<usize> = (0..count).filter(|i| !placed.contains(i)).collect();
+    sequence.extend(&stuck);
+    (sequence, stuck)
 }
 
 /// The DAG over `changes`.
@@ -137,4 +140,24 @@ pub(super) fn actual_references(kind: Kind, remote: &Remote, names: &Names) -> V
         }
     }
     found
+}
+
+#[cfg(test)]
+mod cycle_tests {
+    use super::*;
+
+    /// Changes that wait on each other are named, not slipped in some order.
+    #[test]
+    fn a_cycle_is_named_and_the_rest_is_ordered() {
+        let mut graph = DiGraph::new();
+        let nodes: Vec<NodeIndex> = (0..4).map(|i| graph.add_node(i)).collect();
+        graph.add_edge(nodes[3], nodes[0], ());
+        graph.add_edge(nodes[1], nodes[2], ());
+        graph.add_edge(nodes[2], nodes[1], ());
+        let (sequence, stuck) = stable_topological(&graph, 4);
+        assert_eq!(stuck, vec![1, 2]);
+        assert_eq!(sequence, vec![3, 0, 1, 2]);
+        let (_, none) = stable_topological(&DiGraph::new(), 0);
+        assert!(none.is_empty());
+    }
 }

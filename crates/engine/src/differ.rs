@@ -1,0 +1,375 @@
+//! The differ: compares the files with the account and builds the plan
+//! (`plan.rs`), ordered by `differ/order.rs`.
+
+use std::collections::BTreeSet;
+
+use monform_api::Remote;
+use monform_config::{Desired, Target};
+use monform_model::facts::{facts, variant_of, variant_tag};
+use monform_model::sensitive::{mask_at, redact};
+use monform_model::{Address, FieldPath};
+use petgraph::graph::{DiGraph, NodeIndex};
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::actual::Actual;
+use crate::compare::differences;
+use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, managed, sensitive_paths};
+use crate::plan::{Action, Change, FieldChange, Plan, Reason};
+use crate::state::{Fingerprints, State};
+
+mod order;
+use order::{order, stable_topological, targeted};
+
+/// What to plan.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Only these addresses and what they depend on; empty means everything.
+    pub targets: Vec<Address>,
+}
+
+/// Compares the files with the account.
+pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions) -> Plan {
+    let names = Names::new(actual);
+    let being_created: BTreeSet<&Address> = desired
+        .resources
+        .keys()
+        .filter(|a| !actual.owned.contains_key(*a))
+        .collect();
+    // Each resource is compared on its own, so in parallel.
+    let mut changes: Vec<Change> = desired
+        .resources
+        .par_iter()
+        .map(|(address, resource)| {
+            let desired_json = managed(address.kind, resource.resource.to_json());
+            match actual.owned.get(address) {
+                None => match crate::declared::import_target(desired, actual, address) {
+                    Some(remote) => {
+                        let view = ActualView::new(address.kind, remote, &names);
+                        let mut change = compare(address, &desired_json, &resource.sensitive, &view, remote, state);
+                        if change.action != Action::Replace {
+                            change.action = Action::Import;
+                            change.reason = Reason::Imported;
+                        }
+                        change
+                    }
+                    None => create(address, &desired_json, desired, &being_created, state),
+                },
+                Some(remote) => {
+                    let actual = ActualView::new(address.kind, remote, &names);
+                    compare(address, &desired_json, &resource.sensitive, &actual, remote, state)
+                }
+            }
+        })
+        .collect();
+    for (address, remote) in &actual.owned {
+        if !desired.resources.contains_key(address) {
+            let mut change = removal(address, remote, Reason::Removed);
+            if desired.declarations.removed(address).is_some_and(|r| !r.destroy) {
+                change.action = Action::Forget;
+                change.reason = Reason::Forgotten;
+            }
+            changes.push(change);
+        }
+    }
+    for (address, remote) in &actual.duplicates {
+        changes.push(removal(address, remote, Reason::Duplicate));
+    }
+    reattach_dependents(&mut changes, desired);
+    mark_moves(&mut changes, desired, actual, project);
+    if !options.targets.is_empty() {
+        let keep = targeted(desired, &options.targets);
+        changes.retain(|c| keep.contains(&c.address));
+    }
+    changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
+    let suggested_moves = crate::renames::suggest_moves(&changes, desired, actual);
+    let graph = order(&changes, desired, actual, &names);
+    // List changes in dependency order (ties by address), so every reader
+    // sees them in the order they are applied.
+    let (sequence, stuck) = stable_topological(&graph, changes.len());
+    let cycle: Vec<Address> = stuck.iter().map(|&i| changes[i].address.clone()).collect();
+    let mut position = vec![0; changes.len()];
+    for (new, &old) in sequence.iter().enumerate() {
+        position[old] = new;
+    }
+    let mut slots: Vec<Option<Change>> = changes.into_iter().map(Some).collect();
+    let changes: Vec<Change> = sequence.iter().filter_map(|&old| slots[old].take()).collect();
+    let mut ordered = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| ordered.add_node(i)).collect();
+    for edge in graph.raw_edges() {
+        ordered.update_edge(
+            nodes[position[graph[edge.source()]]],
+            nodes[position[graph[edge.target()]]],
+            (),
+        );
+    }
+    Plan {
+        project: project.to_owned(),
+        changes,
+        order: ordered,
+        state_serial: state.serial,
+        suggested_moves,
+        discarded: Default::default(),
+        cycle,
+    }
+}
+
+/// The changes of objects the files declare moved (their ownership tag
+/// still names the old address) say where from; alone, a move is `Move`.
+fn mark_moves(changes: &mut [Change], desired: &Desired, actual: &Actual, project: &str) {
+    if desired.declarations.moved.is_empty() {
+        return;
+    }
+    let moves = crate::declared::Moves::new(desired);
+    for change in changes.iter_mut() {
+        let Some(remote) = actual.owned.get(&change.address) else {
+            continue;
+        };
+        let Some((owner_project, id)) = crate::identity::remote_owner(remote) else {
+            continue;
+        };
+        if owner_project != project || id == change.address.id {
+            continue;
+        }
+        let tagged = Address::new(change.address.kind, id);
+        change.from = crate::declared::moved_from(&moves, &change.address, &tagged);
+        if change.from.is_some() && change.action == Action::Noop {
+            change.action = Action::Move;
+        }
+    }
+}
+
+/// A replaced object gets a new remote id, and the service drops what
+/// referenced the old one (subscriptions, slugs): every resource that
+/// references it is updated to point at the new one.
+fn reattach_dependents(changes: &mut [Change], desired: &Desired) {
+    let replaced: BTreeSet<Address> = changes
+        .iter()
+        .filter(|c| c.action == Action::Replace)
+        .map(|c| c.address.clone())
+        .collect();
+    if replaced.is_empty() {
+        return;
+    }
+    for change in changes.iter_mut().filter(|c| c.action == Action::Noop) {
+        let Some(resource) = desired.resources.get(&change.address) else {
+            continue;
+        };
+        let json = resource.resource.to_json();
+        for reference in &resource.references {
+            if let Target::Managed(target) = &reference.target
+                && replaced.contains(target)
+            {
+                let value = lookup(&json, &reference.path).cloned();
+                change.fields.push(FieldChange {
+                    path: reference.path.to_string(),
+                    before: value.clone(),
+                    after: value,
+                    sensitive: false,
+                    drift: false,
+                    known_after_apply: true,
+                    cleared: false,
+                });
+                change.action = Action::Update;
+                change.reason = Reason::DependencyReplaced;
+            }
+        }
+    }
+}
+
+/// Whether the files changed the field at `path` (or anything under it)
+/// since it was last applied: its fingerprints now and as recorded differ.
+fn edited_in_files(path: &str, now: &Fingerprints, recorded: &Fingerprints) -> bool {
+    let under = |key: &&str| {
+        key.strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    };
+    !now.iter()
+        .filter(|(k, _)| under(k))
+        .eq(recorded.iter().filter(|(k, _)| under(k)))
+}
+
+fn create(
+    address: &Address,
+    desired: &Value,
+    desired_all: &Desired,
+    being_created: &BTreeSet<&Address>,
+    state: &State,
+) -> Change {
+    let sensitive = sensitive_paths(address.kind, desired, &desired_all.resources[address].sensitive);
+    let created_refs: Vec<String> = desired_all.resources[address]
+        .references
+        .iter()
+        .filter(|r| matches!(&r.target, Target::Managed(t) if being_created.contains(t)))
+        .map(|r| r.path.to_string())
+        .collect();
+    let mut fields = Vec::new();
+    for (path, value) in leaves(desired, &FieldPath::root()) {
+        let key = path.to_string();
+        let secret = sensitive.contains(&path);
+        fields.push(FieldChange {
+            after: (!secret).then(|| redact(value, &path, &sensitive)),
+            known_after_apply: created_refs
+                .iter()
+                .any(|r| *r == key || r.starts_with(&format!("{key}["))),
+            path: key,
+            before: None,
+            sensitive: secret,
+            drift: false,
+            cleared: false,
+        });
+    }
+    let reason = if state.resources.contains_key(&address.to_string()) {
+        Reason::DeletedRemotely
+    } else {
+        Reason::New
+    };
+    Change {
+        address: address.clone(),
+        action: Action::Create,
+        remote_id: None,
+        from: None,
+        reason,
+        fields,
+        unchanged: 0,
+        remote_version: None,
+    }
+}
+
+fn compare(
+    address: &Address,
+    desired: &Value,
+    extra: &[FieldPath],
+    actual: &ActualView,
+    remote: &Remote,
+    state: &State,
+) -> Change {
+    let kind = address.kind;
+    let facts = facts(kind, desired);
+    let sensitive = sensitive_paths(kind, desired, extra);
+    // The account's value is masked by what it holds too (a header it has
+    // that the files do not), and where the files' value is secret.
+    let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
+    let key = address.to_string();
+    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
+        .into_iter()
+        // The service's own form of what was written is no difference.
+        .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
+        .map(|d| FieldChange {
+            path: d.path.to_string(),
+            before: Some(old(&d.path, &d.before)),
+            after: Some(redact(&d.after, &d.path, &sensitive)),
+            sensitive: false,
+            drift: false,
+            known_after_apply: false,
+            cleared: false,
+        })
+        .collect();
+    let recorded = state.resources.get(&key);
+    for name in recorded.map(|r| &r.managed[..]).unwrap_or_default() {
+        let before = actual
+            .get(name)
+            .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
+        if desired.get(name).is_none()
+            && let Some(before) = before
+        {
+            fields.push(FieldChange {
+                path: name.clone(),
+                before: Some(old(&FieldPath::root().key(name), before)),
+                after: Some(Value::Null),
+                sensitive: false,
+                drift: false,
+                known_after_apply: false,
+                cleared: true,
+            });
+        }
+    }
+    for path in &sensitive {
+        let Some(value) = lookup(desired, path) else { continue };
+        let same = recorded
+            .and_then(|r| r.secrets.get(&path.to_string()))
+            .is_some_and(|f| *f == state.fingerprint(value));
+        if !same {
+            fields.push(FieldChange {
+                path: path.to_string(),
+                before: None,
+                after: None,
+                sensitive: true,
+                drift: false,
+                known_after_apply: false,
+                cleared: false,
+            });
+        }
+    }
+    let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
+    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
+    let replace = type_changed
+        || fields.iter().any(|f| {
+            let root = FieldPath::parse(&f.path);
+            facts.replace.iter().any(|p| monform_model::facts::matches(p, &root))
+        });
+    let action = match (fields.is_empty() && !type_changed, replace) {
+        (true, _) => Action::Noop,
+        (false, true) => Action::Replace,
+        (false, false) => Action::Update,
+    };
+    let version_changed = recorded
+        .and_then(|r| r.version.as_deref())
+        .is_some_and(|v| Some(v) != remote.version().as_deref());
+    let drifted = match recorded.map(|r| &r.fields).filter(|f| !f.is_empty()) {
+        // Field by field: a field the files did not change since it was
+        // applied, yet differs from the account, was changed outside.
+        // (Hashed only when something differs: a no-op plan hashes nothing.)
+        Some(_) if fields.is_empty() => false,
+        Some(applied) => {
+            let now = field_fingerprints(kind, desired, extra, state);
+            for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
+                field.drift = !edited_in_files(&field.path, &now, applied);
+            }
+            fields.iter().any(|f| f.drift)
+        }
+        // A state from before field fingerprints: the object's version tells.
+        None => {
+            for field in &mut fields {
+                field.drift = version_changed && !field.sensitive && !field.cleared;
+            }
+            version_changed
+        }
+    };
+    let reason = match action {
+        Action::Noop => Reason::UpToDate,
+        _ if drifted => Reason::Drift,
+        _ => Reason::ConfigChanged,
+    };
+    let managed_fields = desired.as_object().map_or(0, |o| o.len());
+    let changed_roots: BTreeSet<String> = fields
+        .iter()
+        .map(|f| f.path.split(['.', '[']).next().unwrap_or("").to_owned())
+        .collect();
+    Change {
+        address: address.clone(),
+        action,
+        remote_id: Some(remote.id.clone()),
+        from: None,
+        reason,
+        fields,
+        unchanged: managed_fields.saturating_sub(changed_roots.len()),
+        remote_version: remote.version(),
+    }
+}
+
+fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
+    Change {
+        address: address.clone(),
+        action: Action::Delete,
+        remote_id: Some(remote.id.clone()),
+        from: None,
+        reason,
+        fields: Vec::new(),
+        unchanged: 0,
+        remote_version: remote.version(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

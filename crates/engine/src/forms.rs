@@ -1,0 +1,93 @@
+//! Desired and actual values in the forms a plan compares: the desired
+//! JSON without monform-only fields, field lookups, fingerprints, and
+//! actual objects read as the files would write them (`forms/actual.rs`).
+
+use std::collections::BTreeMap;
+
+use monform_model::facts::{expand, facts};
+use monform_model::sensitive::redact;
+use monform_model::{FieldPath, Kind, Segment};
+use serde_json::Value;
+
+use crate::state::{Fingerprints, State};
+
+mod actual;
+pub(crate) use actual::ActualView;
+pub use actual::{Names, file_form};
+
+/// The desired JSON without monform-only fields.
+pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
+    let facts = facts(kind, &json);
+    // Expanded first, so the value is not cloned to be walked while changed.
+    let paths: Vec<FieldPath> = facts.meta.iter().flat_map(|pattern| expand(pattern, &json)).collect();
+    for path in paths {
+        if let (Some(Segment::Key(last)), Some(object)) = (path.segments().last(), json.as_object_mut())
+            && path.segments().len() == 1
+        {
+            object.remove(last);
+        }
+    }
+    json
+}
+
+/// Sensitive field paths of a desired value: by the model's rule, and the
+/// paths the loader marked (`DesiredResource::sensitive`: text from `${env:}`).
+pub(crate) fn sensitive_paths(kind: Kind, desired: &Value, extra: &[FieldPath]) -> Vec<FieldPath> {
+    let mut paths = monform_model::sensitive::sensitive_paths(kind, desired);
+    for path in extra {
+        if !paths.contains(path) && lookup(desired, path).is_some() {
+            paths.push(path.clone());
+        }
+    }
+    paths
+}
+
+pub fn lookup<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
+    let mut current = value;
+    for segment in path.segments() {
+        current = match segment {
+            Segment::Key(k) => current.get(k)?,
+            Segment::Index(i) => current.get(*i)?,
+        };
+    }
+    Some(current)
+}
+
+/// Short salted fingerprints of a desired value's fields as a plan shows
+/// them (objects opened up, lists whole), secrets masked and left out: what
+/// the state records as last applied, to tell drift from file edits. Twelve
+/// hex digits are plenty to see a change, and keep a large state small.
+pub fn field_fingerprints(kind: Kind, desired: &Value, extra: &[FieldPath], state: &State) -> Fingerprints {
+    let sensitive = sensitive_paths(kind, desired, extra);
+    leaves(desired, &FieldPath::root())
+        .into_iter()
+        .filter(|(path, _)| !sensitive.contains(path))
+        .map(|(path, value)| {
+            let mut print = state.fingerprint(&redact(value, &path, &sensitive));
+            print.truncate(12);
+            (path.to_string(), print)
+        })
+        .collect()
+}
+
+/// The fingerprints of a desired value's secrets, by path.
+pub fn secret_fingerprints(
+    kind: Kind,
+    desired: &Value,
+    extra: &[FieldPath],
+    state: &State,
+) -> BTreeMap<String, String> {
+    sensitive_paths(kind, desired, extra)
+        .into_iter()
+        .filter_map(|path| lookup(desired, &path).map(|v| (path.to_string(), state.fingerprint(v))))
+        .collect()
+}
+
+/// The fields of a value to show one per line: objects are opened up,
+/// lists and scalars are shown whole.
+pub(crate) fn leaves<'v>(value: &'v Value, at: &FieldPath) -> Vec<(FieldPath, &'v Value)> {
+    match value {
+        Value::Object(map) if !map.is_empty() => map.iter().flat_map(|(k, v)| leaves(v, &at.key(k))).collect(),
+        other => vec![(at.clone(), other)],
+    }
+}
