@@ -12,59 +12,7 @@ use crate::{Client, Error};
 /// The longest a completion call may wait on the server (spec: 1..30).
 pub const MAX_WAIT_SECONDS: u32 = 30;
 
-/// How one run of a check in one location turned out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RunStatus {
-    Passed,
-    Degraded,
-    Failed,
-    TimedOut,
-    Cancelled,
-    /// Not final yet.
-    Running,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Passed => "PASSED",
-            RunStatus::Degraded => "DEGRADED",
-            RunStatus::Failed => "FAILED",
-            RunStatus::TimedOut => "TIMED_OUT",
-            RunStatus::Cancelled => "CANCELLED",
-            RunStatus::Running => "RUNNING",
-        }
-    }
-
-    /// A run that did not pass (degraded still counts as passing).
-    pub fn is_failure(self) -> bool {
-        matches!(
-            self,
-            RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled | RunStatus::Running
-        )
-    }
-
-    /// From a result's flags (`hasFailures`, `hasErrors`, `isDegraded`,
-    /// `aborted` / `isCancelled`) and, when present, its `status`
-    /// (`TIMED_OUT` has no flag of its own).
-    pub fn of_result(result: &Value) -> RunStatus {
-        let flag = |name: &str| result.get(name).and_then(Value::as_bool).unwrap_or(false);
-        let status = result.get("status").and_then(Value::as_str).unwrap_or("");
-        if status == "TIMED_OUT" {
-            RunStatus::TimedOut
-        } else if flag("aborted") || flag("isCancelled") || status == "CANCELLED" {
-            RunStatus::Cancelled
-        } else if flag("hasFailures") || flag("hasErrors") || status == "FAILED" {
-            RunStatus::Failed
-        } else if status == "RUNNING" || result.get("resultType").and_then(Value::as_str) == Some("PENDING") {
-            RunStatus::Running
-        } else if flag("isDegraded") || status == "DEGRADED" {
-            RunStatus::Degraded
-        } else {
-            RunStatus::Passed
-        }
-    }
-}
+pub use monform_model::RunStatus;
 
 /// What to run in a test session.
 #[derive(Debug, Clone, Default)]
@@ -175,16 +123,7 @@ impl ReportEntry {
     }
 }
 
-/// The report's quick ranges under the reporting endpoint's own names.
-pub const REPORT_RANGES: &[&str] = &[
-    "last24Hrs",
-    "last7Days",
-    "last30Days",
-    "thisWeek",
-    "thisMonth",
-    "lastWeek",
-    "lastMonth",
-];
+pub use monform_model::reports::REPORT_RANGES;
 
 fn id_text(value: &Value) -> String {
     match value {

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use monform_config::Desired;
-use monform_model::runs::{effective, runs_per_month};
+use monform_model::effective::effective;
+use monform_model::runs::runs_per_month;
+use monform_model::sensitive::mask;
 use monform_model::{Address, Kind};
 use serde::Serialize;
 use serde_json::Value;
@@ -104,7 +106,8 @@ impl RemoteGroups {
 }
 
 /// A check of the files as it will run: after `[defaults]` (the loader's)
-/// and what its group imposes (`plan --effective`, the run budget).
+/// and its group (`monform_model::effective`: what the service and `test
+/// --local` run; `plan --effective`, the run budget).
 pub fn effective_check(desired: &Desired, address: &Address) -> Option<Value> {
     let check = desired.resources.get(address)?.resource.to_json();
     let group = check["group"]
@@ -112,4 +115,42 @@ pub fn effective_check(desired: &Desired, address: &Address) -> Option<Value> {
         .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
         .map(|g| g.resource.to_json());
     Some(effective(&check, group.as_ref()))
+}
+
+/// [`effective_check`] to show: each secret masked, the check's by the
+/// check's rules and what its group adds by the group's (an API check has
+/// no `environmentVariables` of its own, so the check's rules cannot tell
+/// that a group's variable is secret).
+pub fn masked_effective_check(desired: &Desired, address: &Address) -> Option<Value> {
+    let resource = desired.resources.get(address)?;
+    let check = mask(Kind::Check, &resource.resource.to_json(), &resource.sensitive);
+    let group = check["group"]
+        .as_str()
+        .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
+        .map(|g| mask(Kind::Group, &g.resource.to_json(), &g.sensitive));
+    Some(effective(&check, group.as_ref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `plan --effective` shows what the service and `test --local` run:
+    /// the group's locations imposed, its tags and variables merged.
+    #[test]
+    fn the_effective_check_has_its_groups_tags_variables_and_locations() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"p\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("m.yaml"),
+            "checks:\n  c:\n    checkType: TCP\n    name: C\n    group: g\n    frequency: 5\n    tags: [own]\n    locations: [eu-west-1]\n    request: { hostname: example.com, port: 443 }\ngroups:\n  g:\n    name: G\n    concurrency: 1\n    locations: [us-east-1]\n    tags: [team]\n    environmentVariables: [{ key: A, value: x }]\n",
+        )
+        .unwrap();
+        let loaded = monform_config::load(dir.path(), &|_: &str| None);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+        let check = effective_check(&loaded.desired, &Address::new(Kind::Check, "c")).unwrap();
+        assert_eq!(check["locations"], serde_json::json!(["us-east-1"]));
+        assert_eq!(check["tags"], serde_json::json!(["own", "team"]));
+        assert_eq!(check["environmentVariables"][0]["key"], "A");
+    }
 }

@@ -29,7 +29,7 @@ pub mod state;
 pub mod verify;
 
 pub use actual::Actual;
-pub use budget::{RunBudget, Runs, effective_check, run_budget};
+pub use budget::{RunBudget, Runs, effective_check, masked_effective_check, run_budget};
 pub use differ::{PlanOptions, plan};
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::fetch;

@@ -24,13 +24,26 @@ use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError};
 use crate::verify::Verification;
 
+mod export_ops;
 mod import_ops;
 mod refusal;
 mod state_ops;
+mod status_ops;
+mod test_ops;
+pub use export_ops::{
+    Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, KnownSecrets, Owner, SplitBy, Unmanaged,
+    adopt_unmanaged, check_out, export_account, find_unmanaged, include_name, known_secrets, new_project_name,
+    write_project,
+};
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
+};
+pub use status_ops::{CONCURRENCY, CheckStatus, SPARK_BUCKETS, StatusRefusal, StatusRequest, status};
+pub use test_ops::{
+    DEFAULT_LOCATION, LocalCheck, Selection, TestRefusal, TestRequest, TestRun, Tested, applied_checks, local_checks,
+    project_variables, run_test_sessions, test_selection,
 };
 
 /// One project as a front end loaded it, with the service and the state

@@ -62,9 +62,12 @@ pub fn apply_group(mut check: Value, group: &Value) -> Value {
                 append(request, field, &defaults[field]);
             }
         }
+        // The API's snippet fields and the files' (`effective` takes either form).
         for field in [
             "setupSnippetId",
             "tearDownSnippetId",
+            "setupSnippet",
+            "tearDownSnippet",
             "localSetupScript",
             "localTearDownScript",
         ] {

@@ -7,23 +7,28 @@
 
 pub mod address;
 pub mod definitions;
+pub mod effective;
 pub mod endpoints;
 pub mod facts;
 pub mod group_rules;
 pub mod kind;
 pub mod path;
 pub mod quirks;
+pub mod reports;
 pub mod resources;
 pub mod rules;
 pub mod runs;
 pub mod samples;
 pub mod schema;
 pub mod sensitive;
+pub mod snippets;
+pub mod status;
 pub mod validate;
 pub mod wire;
 
 pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_logical_id};
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
+pub use status::RunStatus;
 
 pub use validate::{Violation, check_shape, check_shape_in, into_resource, suggest, validate_resource};

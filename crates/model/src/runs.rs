@@ -3,19 +3,8 @@
 
 use serde_json::Value;
 
-use crate::group_rules::impose;
-
 /// A month, for budgets: 30 days, whatever the calendar says.
 pub const MONTH_MINUTES: u64 = 30 * 24 * 60;
-
-/// The check as its group makes it run.
-pub fn effective(check: &Value, group: Option<&Value>) -> Value {
-    let mut check = check.clone();
-    if let Some(group) = group {
-        impose(&mut check, group);
-    }
-    check
-}
 
 /// Scheduled runs in 30 days of an effective check: every `frequency`
 /// minutes (`frequency: 0` runs every `frequencyOffset` seconds), in each
@@ -45,6 +34,7 @@ pub fn runs_per_month(check: &Value) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::effective::effective;
     use serde_json::json;
 
     #[test]

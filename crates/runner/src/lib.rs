@@ -43,7 +43,6 @@ mod icmp;
 mod loopback;
 mod outcome;
 pub mod retry;
-mod snippets;
 mod tcp;
 mod variables;
 
@@ -53,10 +52,10 @@ use serde_json::Value;
 
 pub use assertions::AssertionResult;
 pub use browser::{BrowserSetup, INSTALL_HINT};
+pub use monform_model::effective::inline_snippets;
 pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
 pub(crate) use outcome::{Probe, judge, threshold};
 pub use retry::Attempt;
-pub use snippets::inline_snippets;
 pub use variables::{Variables, substitute};
 
 /// Default `degradedResponseTime` (spec 2.1), milliseconds.

@@ -6,31 +6,7 @@ use serde_json::{Value, json};
 use crate::assertions::AssertionResult;
 use crate::{CEILING_MS, DEFAULT_DEGRADED_MS, DEFAULT_MAX_MS};
 
-/// How one run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum RunStatus {
-    Passed,
-    Failed,
-    Degraded,
-    TimedOut,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Passed => "PASSED",
-            RunStatus::Failed => "FAILED",
-            RunStatus::Degraded => "DEGRADED",
-            RunStatus::TimedOut => "TIMED_OUT",
-        }
-    }
-
-    /// Failed or timed out.
-    pub fn is_failure(self) -> bool {
-        matches!(self, RunStatus::Failed | RunStatus::TimedOut)
-    }
-}
+pub use monform_model::RunStatus;
 
 /// The outcome of one run of a check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

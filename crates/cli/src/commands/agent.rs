@@ -33,7 +33,7 @@ pub fn run(api_url: Option<&str>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(monform_agent::run(config, super::serve::shutdown_signal())) {
+    match runtime.block_on(monform_agent::run(config, super::context::shutdown_signal())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");

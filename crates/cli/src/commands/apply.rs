@@ -105,7 +105,11 @@ async fn apply(
     let plan = ready.plan();
     if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
-        print!("{}{}", header, super::plan::moved_note(&ready.planned.actual, plan));
+        print!(
+            "{}{}",
+            header,
+            crate::render::plan::moved_note(&ready.planned.actual, plan)
+        );
         print!(
             "{}",
             human(

@@ -5,6 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
+use clap::ValueEnum;
+
 use monform_config::{Diagnostic, Loaded, Project, Severity};
 use monform_engine::ops::Refusal;
 use monform_engine::state::postgres::Actor;
@@ -102,6 +104,55 @@ pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, 
         .ok_or_else(|| Stop::Message("monform.toml has no project".into()))?;
     require_environment(&project)?;
     Ok((loaded, project))
+}
+
+/// How `export` and `import --all-unmanaged` split the resource files.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Split {
+    /// One file per kind
+    #[default]
+    Kind,
+    /// Each check group with its checks in `groups/<group>.yaml`
+    Group,
+}
+
+impl From<Split> for monform_engine::ops::SplitBy {
+    fn from(split: Split) -> monform_engine::ops::SplitBy {
+        match split {
+            Split::Kind => monform_engine::ops::SplitBy::Kind,
+            Split::Group => monform_engine::ops::SplitBy::Group,
+        }
+    }
+}
+
+/// The project of `--dir`, when there is a valid monform.toml (its
+/// resource files need not be valid).
+pub fn current_project(dir: &Path) -> Option<(Loaded, Project)> {
+    if !dir.join(monform_config::project::PROJECT_FILE).exists() {
+        return None;
+    }
+    let loaded = load_files(dir);
+    let project = loaded.project.clone()?;
+    Some((loaded, project))
+}
+
+/// The name of a project `export` or `import --all-unmanaged` writes
+/// (`--project`, else the current one's) and the settings to connect with
+/// (the current project's, else the defaults).
+pub fn new_project(current: Option<&(Loaded, Project)>, name: Option<&str>) -> Result<(String, Project), Stop> {
+    let name = monform_engine::ops::new_project_name(name, current.map(|(_, p)| p.name.as_str()))
+        .map_err(|refusal| Stop::Message(refusal.to_string()))?;
+    let settings = current
+        .map(|(_, p)| p.clone())
+        .unwrap_or_else(|| Project::new(name.clone()));
+    Ok((name, settings))
+}
+
+/// Writes `text` to `path` whole or not at all (`monform_engine::durable`):
+/// reports, JUnit files.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), Stop> {
+    monform_engine::durable::write(path, text.as_bytes())
+        .map_err(|e| Stop::Message(format!("cannot write {}: {e}", path.display())))
 }
 
 pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
@@ -212,4 +263,30 @@ pub fn finish(result: Result<Result<ExitCode, Stop>, String>) -> ExitCode {
 pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     Ok(runtime.block_on(future))
+}
+
+/// How `plan` and `show` print a plan.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    Human,
+    Json,
+    Markdown,
+}
+
+/// Completes at SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(_) => return interrupt.await.unwrap_or(()),
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    interrupt.await.unwrap_or(());
 }

@@ -11,5 +11,4 @@ pub mod show;
 pub mod state;
 pub mod status;
 pub mod test;
-pub mod test_local;
 pub mod validate;

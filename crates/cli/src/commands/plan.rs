@@ -3,23 +3,16 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
 
-use super::context::{Stop, block_on, open_backend, parse_targets, refused};
+use super::context::{PlanFormat as Format, Stop, block_on, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::shown::{KEY, Shown};
 use crate::render::{budget, effective};
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Human,
-    Json,
-    Markdown,
-}
 
 #[derive(Args)]
 pub struct PlanArgs {
@@ -35,7 +28,7 @@ pub struct PlanArgs {
     /// Save the plan for `monform apply FILE` and `monform show FILE` (holds no secrets); also `-out FILE`
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
-    /// Show each changed check as it will run: after `[defaults]` and its group
+    /// Show each changed check as the service and `test --local` run it: after `[defaults]` and its group (its locations and settings imposed, tags and environment variables merged)
     #[arg(long)]
     effective: bool,
     /// Show every finding of the linter, not a summary past the first few of each rule
@@ -54,27 +47,6 @@ fn write_saved(path: &Path, saved: &monform_engine::SavedPlan, shown: Shown) -> 
     let text = serde_json::to_string_pretty(&value).map_err(|e| Stop::Message(e.to_string()))?;
     monform_engine::durable::write(path, text.as_bytes())
         .map_err(|e| Stop::Message(format!("cannot write the plan {}: {e}", path.display())))
-}
-
-/// The objects whose ownership tag the next apply rewrites after
-/// `monform state mv`: not changes (nothing else about them differs), but
-/// worth saying.
-pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) -> String {
-    let mut moved = actual.moved(&plan.project);
-    moved.retain(|m| plan.changes.iter().any(|c| c.address == m.address && c.from.is_none()));
-    if moved.is_empty() {
-        return String::new();
-    }
-    let mut note = String::from("Moved by `monform state mv` (the next apply rewrites their ownership tag):\n");
-    for m in moved {
-        let from = m.from.map_or_else(
-            || "no tag".to_owned(),
-            |id| format!("tag of {}.{id}", m.address.kind.section()),
-        );
-        note.push_str(&format!("  {} (has the {from})\n", m.address));
-    }
-    note.push('\n');
-    note
 }
 
 /// What a plan shows, gathered before the connection closes.
@@ -109,7 +81,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
         super::context::warn_idle_moves(&planned, &loaded);
-        let moved = moved_note(&planned.actual, &planned.plan);
+        let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
         let runs = monform_engine::run_budget(&loaded.desired, &planned.actual);
         let over = planned.over_budget(&session);
         let effective = if args.effective {

@@ -148,26 +148,8 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             "  try: curl -H \"Authorization: Bearer <key>\" {}/v1/checks",
             server.url()
         );
-        shutdown_signal().await;
+        super::context::shutdown_signal().await;
         eprintln!("shutting down: finishing requests in flight");
         server.shutdown().await.map_err(|e| e.to_string())
     })
-}
-
-/// Completes at SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => return interrupt.await.unwrap_or(()),
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    interrupt.await.unwrap_or(());
 }

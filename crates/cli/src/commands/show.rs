@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 
-use super::plan::Format;
+use super::context::PlanFormat as Format;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::shown::{KEY, Shown};

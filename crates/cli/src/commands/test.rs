@@ -1,24 +1,23 @@
 //! `monform test`: runs the project's applied checks once in a test session,
 //! waits for it, and reports one line per check and location; with
-//! `--local`, runs the files' checks here instead (`test_local`).
+//! `--local`, runs the files' checks here instead (`local`). Which checks
+//! run where and the sessions themselves are the engine's
+//! (`ops::test_selection`, `ops::run_test_sessions`, `ops::local_checks`).
 
-use std::collections::BTreeMap;
+mod local;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
-use monform_api::{Client, MAX_WAIT_SECONDS, TestSession, TestSessionRequest};
-use monform_engine::State;
-use monform_model::{Address, Kind};
+use monform_engine::ops::{self, Refusal, TestRefusal, TestRequest};
+use monform_model::Address;
 
-use super::context::{Stop, block_on, open_backend, parse_targets};
+use super::context::{Stop, block_on, open_backend, parse_targets, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::test::{Line, Summary, human, junit};
-
-/// Where a test session runs when no `--location` is given.
-pub const DEFAULT_LOCATION: &str = "us-east-1";
 
 #[derive(Args)]
 pub struct TestArgs {
@@ -60,64 +59,13 @@ pub enum Format {
     Json,
 }
 
-/// The applied checks of the state: remote id to address.
-pub fn applied_checks(state: &State) -> BTreeMap<String, Address> {
-    state
-        .resources
-        .iter()
-        .filter_map(|(key, resource)| {
-            let address = key.parse::<Address>().ok()?;
-            (address.kind == Kind::Check).then(|| (resource.remote_id.clone(), address))
-        })
-        .collect()
-}
-
-/// The public locations a check has in the files (defaults applied), or
-/// [`DEFAULT_LOCATION`] when it names none (or is no longer in the files).
-fn own_locations(loaded: &monform_config::Loaded, address: &Address) -> Vec<String> {
-    let locations: Vec<String> = loaded
-        .desired
-        .resources
-        .get(address)
-        .map(|d| d.resource.to_json())
-        .and_then(|v| {
-            v.get("locations")
-                .and_then(|l| l.as_array())
-                .map(|l| l.iter().filter_map(|x| x.as_str()).map(str::to_owned).collect())
-        })
-        .unwrap_or_default();
-    if locations.is_empty() {
-        vec![DEFAULT_LOCATION.to_owned()]
-    } else {
-        locations
-    }
-}
-
-/// Waits for a session with repeated completion calls (each at most 30 s;
-/// a 408 means "not yet"), up to `timeout` in all.
-async fn await_session(client: &Client, id: &str, timeout: Duration) -> Result<TestSession, Stop> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Stop::Message(format!(
-                "test session {id} is still running after {} s (--timeout)",
-                timeout.as_secs()
-            )));
-        }
-        let wait = (left.as_secs_f64().ceil() as u32).clamp(1, MAX_WAIT_SECONDS);
-        match client.await_test_session(id, wait).await {
-            Ok(Some(session)) => return Ok(session),
-            Ok(None) => tracing::debug!("test session {id} still running"),
-            Err(e) => return Err(Stop::Message(format!("cannot await test session {id}: {e}"))),
-        }
-    }
-}
-
-/// Writes `text` to `path` whole or not at all (`monform_engine::durable`).
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), Stop> {
-    monform_engine::durable::write(path, text.as_bytes())
-        .map_err(|e| Stop::Message(format!("cannot write {}: {e}", path.display())))
+/// The request `--target`, `--tags` and `--location` make.
+fn request(args: &TestArgs) -> Result<TestRequest, Stop> {
+    Ok(TestRequest {
+        targets: parse_targets(&args.targets)?,
+        tags: args.tags.clone(),
+        locations: args.locations.clone(),
+    })
 }
 
 struct Outcome {
@@ -127,119 +75,48 @@ struct Outcome {
     project: String,
 }
 
+/// A refusal of the engine in this command's words (`--target` named).
+fn refused(refusal: Refusal) -> Stop {
+    Stop::Message(match refusal {
+        Refusal::Test(TestRefusal::NotACheck(_) | TestRefusal::NotApplied(_) | TestRefusal::NotInFiles(_)) => {
+            format!("--target {refusal}")
+        }
+        other => other.to_string(),
+    })
+}
+
 pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -> ExitCode {
     if args.local {
-        return super::test_local::run(dir, args, output);
+        return local::run(dir, args, output);
     }
     let result = block_on(async {
-        let targets = parse_targets(&args.targets)?;
-        if let Some(other) = targets.iter().find(|t| t.kind != Kind::Check) {
-            return Err(Stop::Message(format!("--target {other}: only checks can be tested")));
-        }
+        let request = request(&args)?;
         let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let backend = open_backend(dir, &project, "monform test")?;
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-        let mut checks = applied_checks(&state);
-        if checks.is_empty() {
-            return Err(Stop::Message(
-                "the project has no applied checks: run `monform apply` first".into(),
-            ));
-        }
-        if !targets.is_empty() {
-            if let Some(missing) = targets.iter().find(|t| !checks.values().any(|a| a == *t)) {
-                return Err(Stop::Message(format!(
-                    "--target {missing}: not an applied check of this project"
-                )));
-            }
-            checks.retain(|_, address| targets.contains(address));
-        }
-        // Which checks run where: every `--location` for all, else each
-        // check's own locations in the files.
-        let mut by_location: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (id, address) in &checks {
-            let own = if args.locations.is_empty() {
-                own_locations(&loaded, address)
-            } else {
-                args.locations.clone()
-            };
-            for location in own {
-                by_location.entry(location).or_default().push(id.clone());
-            }
-        }
+        let selection = ops::test_selection(&loaded.desired, &state, &request).map_err(refused)?;
         let connection = connect(dir, api_url, &project).await?;
-        let client = &connection.client;
         let timeout = Duration::from_secs(args.timeout);
-        let runs = futures_util::future::join_all(by_location.iter().map(|(location, ids)| async {
-            let request = TestSessionRequest {
-                name: format!("monform test: {}", project.name),
-                run_location: location.clone(),
-                check_ids: ids.clone(),
-                tags: args.tags.clone(),
-            };
-            // A location where no check matches (other tags, heartbeats,
-            // deactivated) is not an error unless no location has any.
-            let started = match client.trigger_test_session(&request).await {
-                Ok(started) => started,
-                Err(e) if e.status() == Some(404) => return Ok(Err(e.to_string())),
-                Err(e) => return Err(Stop::Message(format!("cannot start a test session: {e}"))),
-            };
-            await_session(client, &started.id, timeout).await.map(Ok)
-        }))
-        .await;
+        let tested =
+            ops::run_test_sessions(&connection.client, &project.name, &selection, &request.tags, timeout).await;
         connection.close().await;
-        let mut lines = Vec::new();
-        let mut elapsed: Option<f64> = None;
-        let mut ran = std::collections::BTreeSet::new();
-        let mut unmatched = None;
-        for session in runs {
-            let session = match session? {
-                Ok(session) => session,
-                Err(message) => {
-                    unmatched.get_or_insert(message);
-                    continue;
-                }
-            };
-            elapsed = Some(elapsed.unwrap_or(0.0).max(session.time_elapsed.unwrap_or(0.0)));
-            for result in session.results {
-                ran.insert(result.check_id.clone());
-                let address = checks
-                    .get(&result.check_id)
-                    .map_or_else(|| result.check_id.clone(), ToString::to_string);
-                lines.push(Line {
-                    address,
-                    name: result.name,
-                    location: result.run_location,
-                    status: result.status,
-                    response_time: result.response_time,
-                    error: None,
-                });
-            }
-        }
-        if let (true, Some(message)) = (lines.is_empty(), unmatched) {
-            let tags = if args.tags.is_empty() {
-                String::new()
-            } else {
-                format!(" with tags {}", args.tags.join(", "))
-            };
-            return Err(Stop::Message(format!(
-                "no applied check{tags} can be tested: {message}"
-            )));
-        }
-        lines.sort_by(|a, b| (&a.address, &a.location).cmp(&(&b.address, &b.location)));
-        // Checks the service left out (heartbeats, deactivated, other tags).
-        let not_run = if args.tags.is_empty() {
-            checks
-                .iter()
-                .filter(|(id, _)| !ran.contains(*id))
-                .map(|(_, a)| a.clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let tested = tested.map_err(refused)?;
+        let lines = tested
+            .runs
+            .into_iter()
+            .map(|run| Line {
+                address: run.address,
+                name: run.name,
+                location: run.location,
+                status: run.status,
+                response_time: run.response_time,
+                error: None,
+            })
+            .collect();
         Ok::<_, Stop>(Outcome {
             lines,
-            elapsed_ms: elapsed,
-            not_run,
+            elapsed_ms: tested.elapsed_ms,
+            not_run: tested.not_run,
             project: project.name.clone(),
         })
     });

@@ -27,7 +27,7 @@ pub fn of_changes(plan: &Plan, desired: &Desired) -> Vec<Effective> {
             // what its group adds (a secret variable, a basic-auth password).
             let masked = |value: &Value| mask(Kind::Check, value, &resource.sensitive);
             let own = masked(&resource.resource.to_json());
-            let effective = masked(&monform_engine::effective_check(desired, &c.address)?);
+            let effective = masked(&monform_engine::masked_effective_check(desired, &c.address)?);
             Some(Effective {
                 address: c.address.clone(),
                 own,

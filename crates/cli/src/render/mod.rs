@@ -78,6 +78,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
 
 pub mod budget;
 pub mod effective;
+pub mod export;
 pub mod findings;
 pub mod lists;
 pub mod plan;

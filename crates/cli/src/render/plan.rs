@@ -436,6 +436,27 @@ pub fn markdown(plan: &Plan) -> String {
     out
 }
 
+/// The objects whose ownership tag the next apply rewrites after
+/// `monform state mv`: not changes (nothing else about them differs), but
+/// worth saying.
+pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) -> String {
+    let mut moved = actual.moved(&plan.project);
+    moved.retain(|m| plan.changes.iter().any(|c| c.address == m.address && c.from.is_none()));
+    if moved.is_empty() {
+        return String::new();
+    }
+    let mut note = String::from("Moved by `monform state mv` (the next apply rewrites their ownership tag):\n");
+    for m in moved {
+        let from = m.from.map_or_else(
+            || "no tag".to_owned(),
+            |id| format!("tag of {}.{id}", m.address.kind.section()),
+        );
+        note.push_str(&format!("  {} (has the {from})\n", m.address));
+    }
+    note.push('\n');
+    note
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,24 +21,7 @@ use crate::domain::stats::{aggregate, round};
 use crate::error::{ApiError, ApiResult};
 use crate::store::Objects;
 
-pub const ANALYTICS_RANGES: &[&str] = &[
-    "last24Hours",
-    "last7Days",
-    "last30Days",
-    "thisWeek",
-    "thisMonth",
-    "lastWeek",
-    "lastMonth",
-];
-pub const REPORT_RANGES: &[&str] = &[
-    "last24Hrs",
-    "last7Days",
-    "last30Days",
-    "thisWeek",
-    "thisMonth",
-    "lastWeek",
-    "lastMonth",
-];
+pub use monform_model::reports::{ANALYTICS_RANGES, REPORT_RANGES};
 
 pub fn midnight(date: NaiveDate) -> DateTime<Utc> {
     date.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()

@@ -54,12 +54,8 @@ fn takes(route: &Route, kind: Kind, check_type: Option<CheckType>) -> Option<&st
         if let Some(Body::CheckUpdate(Some(typed))) = route.body {
             return (Some(typed) == check_type).then_some(param);
         }
-        let analytics = match check_type {
-            Some(CheckType::Api) => Some("/v1/analytics/api-checks/"),
-            Some(CheckType::Browser) => Some("/v1/analytics/browser-checks/"),
-            _ => None,
-        };
-        if analytics.is_some_and(|a| route.path.starts_with(a)) {
+        let analytics = check_type.and_then(|t| monform_model::reports::analytics_endpoint(t.as_str()));
+        if analytics.is_some_and(|a| route.path.starts_with(&format!("/v1/analytics/{a}/"))) {
             return Some(param);
         }
     }

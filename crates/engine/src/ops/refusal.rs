@@ -67,6 +67,15 @@ pub enum Refusal {
     },
     #[error("{0}")]
     Import(super::ImportRefusal),
+    /// Checks cannot be tested.
+    #[error("{0}")]
+    Test(super::TestRefusal),
+    /// The figures of `status` cannot be read.
+    #[error("{0}")]
+    Status(super::StatusRefusal),
+    /// `export` or `import --all-unmanaged` cannot go on.
+    #[error("{0}")]
+    Export(super::ExportRefusal),
     /// `state migrate` from a backend that holds no state (named).
     #[error("there is no state to copy at {0}")]
     NoState(String),

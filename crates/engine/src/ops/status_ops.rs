@@ -1,0 +1,161 @@
+//! `monform status`: the figures of the project's applied checks. One
+//! report call for all checks; one result call per check, at most
+//! [`CONCURRENCY`] at a time; with sparklines, each check's response times:
+//! the analytics of the range for the check types that have them in
+//! [`SPARK_BUCKETS`] buckets, else (other types, or fewer than two buckets
+//! with runs) the results of the last 6 hours (up to 100, the same call as
+//! the last status).
+
+use futures_util::StreamExt;
+use monform_api::Client;
+use monform_config::Desired;
+use monform_model::reports::{QuickRange, analytics_endpoint};
+use monform_model::{Address, Kind, RunStatus};
+use serde_json::Value;
+
+use super::Refusal;
+use super::test_ops::applied_checks;
+use crate::state::State;
+
+/// Result calls in flight at once.
+pub const CONCURRENCY: usize = 8;
+/// Buckets of a sparkline drawn from the analytics of the range.
+pub const SPARK_BUCKETS: u32 = 24;
+
+/// Why the figures cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusRefusal {
+    #[error("cannot read the report: {0}")]
+    Report(monform_api::Error),
+    #[error("cannot read the results of {address}: {error}")]
+    Results { address: Address, error: String },
+}
+
+/// What to read.
+#[derive(Debug, Clone, Copy)]
+pub struct StatusRequest {
+    pub range: QuickRange,
+    /// Also each check's response times over the range.
+    pub sparklines: bool,
+}
+
+/// One applied check's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckStatus {
+    pub address: Address,
+    /// The report's name, else the files'.
+    pub name: String,
+    pub check_type: String,
+    pub success_ratio: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub avg: Option<f64>,
+    /// The latest result's status (`MISSING`: the service has no such check).
+    pub last_status: Option<String>,
+    /// The name of its group in the files.
+    pub group: Option<String>,
+    /// Response times, oldest first (with sparklines).
+    pub series: Vec<Option<f64>>,
+}
+
+/// The figures of every applied check of `state`, by address; nothing
+/// (and no request) when the project has no applied check.
+pub async fn status(
+    client: &Client,
+    desired: &Desired,
+    state: &State,
+    request: StatusRequest,
+) -> Result<Vec<CheckStatus>, Refusal> {
+    let checks = applied_checks(state);
+    if checks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let report = client.reporting(request.range.report_name()).await;
+    let file = |address: &Address| desired.resources.get(address).map(|d| d.resource.to_json());
+    let lasts: Vec<(String, Result<Option<String>, String>, Vec<Option<f64>>)> =
+        futures_util::stream::iter(checks.iter())
+            .map(|(id, address)| {
+                let check_type = file(address).and_then(|f| f["checkType"].as_str().map(str::to_owned));
+                let endpoint = check_type.as_deref().and_then(analytics_endpoint);
+                last_and_series(client, id, endpoint, request)
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
+    let report = report.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?;
+    let mut out = Vec::new();
+    for (id, address) in &checks {
+        let entry = report.iter().find(|e| &e.check_id == id);
+        let (last, series) = lasts
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, l, s)| (l.clone(), s.clone()))
+            .unwrap_or((Ok(None), Vec::new()));
+        let last_status = last.map_err(|error| {
+            Refusal::Status(StatusRefusal::Results {
+                address: address.clone(),
+                error,
+            })
+        })?;
+        let own = file(address);
+        let fallback_name = own
+            .as_ref()
+            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_owned))
+            .unwrap_or_default();
+        let group = own
+            .as_ref()
+            .and_then(|v| v["group"].as_str().map(str::to_owned))
+            .and_then(|g| desired.resources.get(&Address::new(Kind::Group, &g)))
+            .and_then(|g| g.resource.to_json()["name"].as_str().map(str::to_owned));
+        out.push(CheckStatus {
+            address: address.clone(),
+            name: entry.map_or(fallback_name, |e| e.name.clone()),
+            check_type: entry.map(|e| e.check_type.clone()).unwrap_or_default(),
+            success_ratio: entry.and_then(|e| e.success_ratio),
+            p95: entry.and_then(|e| e.p95),
+            p99: entry.and_then(|e| e.p99),
+            avg: entry.and_then(|e| e.avg),
+            last_status,
+            group,
+            series,
+        });
+    }
+    Ok(out)
+}
+
+/// A check's last status and, with sparklines, its response times.
+async fn last_and_series(
+    client: &Client,
+    id: &str,
+    endpoint: Option<&'static str>,
+    request: StatusRequest,
+) -> (String, Result<Option<String>, String>, Vec<Option<f64>>) {
+    let results = client
+        .recent_results(id, if request.sparklines { 100 } else { 1 })
+        .await;
+    let last = match &results {
+        Ok(results) => Ok(results.first().map(|r| RunStatus::of_result(r).as_str().to_owned())),
+        Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
+        Err(e) => Err(e.to_string()),
+    };
+    let mut series = Vec::new();
+    if request.sparklines {
+        if let Some(endpoint) = endpoint {
+            let interval = request.range.minutes() / SPARK_BUCKETS;
+            series = client
+                .response_times(endpoint, id, request.range.analytics_name(), interval)
+                .await
+                .unwrap_or_default();
+        }
+        // Too few buckets with runs (a new check): its latest runs.
+        if series.iter().flatten().count() < 2 {
+            series = results
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .map(|r: &Value| r["responseTime"].as_f64())
+                .collect();
+        }
+    }
+    (id.to_owned(), last, series)
+}
