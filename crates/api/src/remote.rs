@@ -103,12 +103,7 @@ fn null() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).unwrap_or_default()
 }
 
-pub(crate) fn id_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub(crate) use monform_model::wire::id_text;
 
 /// Reads a map and parses the value of one key, skipping the others.
 struct FieldSeed<'n>(&'n str);

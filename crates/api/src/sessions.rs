@@ -125,13 +125,7 @@ impl ReportEntry {
 
 pub use monform_model::reports::REPORT_RANGES;
 
-fn id_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
+use monform_model::wire::id_text;
 
 impl Client {
     /// Starts a test session (201, status RUNNING). A 404 means no check

@@ -6,22 +6,37 @@ use serde_json::Value;
 /// A month, for budgets: 30 days, whatever the calendar says.
 pub const MONTH_MINUTES: u64 = 30 * 24 * 60;
 
-/// Scheduled runs in 30 days of an effective check: every `frequency`
-/// minutes (`frequency: 0` runs every `frequencyOffset` seconds), in each
-/// public and private location when `runParallel`, else in one; retries
-/// are not counted; a deactivated check runs 0 times.
+/// `frequency` when a check does not set it (spec 2.1), minutes.
+pub const DEFAULT_FREQUENCY: u64 = 10;
+/// The period of a sub-minute check (`frequency: 0`) without a usable
+/// `frequencyOffset`, seconds: the shortest spec 2.4 allows, so a budget
+/// never counts fewer runs than the service could make.
+pub const DEFAULT_SUB_MINUTE_SECONDS: u64 = 10;
+
+/// Seconds between two scheduled runs of a check: every `frequency`
+/// minutes (not set: the spec's default, [`DEFAULT_FREQUENCY`]);
+/// `frequency: 0` every `frequencyOffset` seconds (spec 2.4: 10, 20 or
+/// 30; not set or 0: [`DEFAULT_SUB_MINUTE_SECONDS`]). The one reading for
+/// the run budget and the emulator's scheduler.
+pub fn period_seconds(check: &Value) -> u64 {
+    match check["frequency"].as_u64().unwrap_or(DEFAULT_FREQUENCY) {
+        0 => check["frequencyOffset"]
+            .as_u64()
+            .filter(|seconds| *seconds > 0)
+            .unwrap_or(DEFAULT_SUB_MINUTE_SECONDS),
+        minutes => minutes * 60,
+    }
+}
+
+/// Scheduled runs in 30 days of an effective check: one per
+/// [`period_seconds`], in each public and private location when
+/// `runParallel`, else in one; retries are not counted; a deactivated
+/// check runs 0 times.
 pub fn runs_per_month(check: &Value) -> u64 {
     if check["activated"] == false {
         return 0;
     }
-    let per_location = match check["frequency"].as_u64() {
-        Some(0) => match check["frequencyOffset"].as_u64() {
-            Some(seconds) if seconds > 0 => MONTH_MINUTES * 60 / seconds,
-            _ => 0,
-        },
-        Some(minutes) => MONTH_MINUTES / minutes,
-        None => 0,
-    };
+    let per_location = MONTH_MINUTES * 60 / period_seconds(check);
     let count = |field: &str| check[field].as_array().map_or(0, Vec::len) as u64;
     let locations = if check["runParallel"] == true {
         (count("locations") + count("privateLocations")).max(1)
@@ -46,6 +61,18 @@ mod tests {
         let sub_minute = json!({ "frequency": 0, "frequencyOffset": 30 });
         assert_eq!(runs_per_month(&sub_minute), 86_400);
         assert_eq!(runs_per_month(&json!({ "frequency": 1, "activated": false })), 0);
+    }
+
+    /// Spec 2.1: frequency defaults to 10; spec 2.4: a sub-minute check
+    /// runs every `frequencyOffset` seconds (none given: the shortest, 10).
+    #[test]
+    fn a_missing_frequency_is_ten_minutes_and_a_bare_zero_ten_seconds() {
+        assert_eq!(period_seconds(&json!({})), 600);
+        assert_eq!(runs_per_month(&json!({})), 4_320);
+        assert_eq!(period_seconds(&json!({ "frequency": 0 })), 10);
+        assert_eq!(period_seconds(&json!({ "frequency": 0, "frequencyOffset": 0 })), 10);
+        assert_eq!(runs_per_month(&json!({ "frequency": 0 })), 259_200);
+        assert_eq!(period_seconds(&json!({ "frequency": 0, "frequencyOffset": 30 })), 30);
     }
 
     #[test]

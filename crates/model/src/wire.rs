@@ -330,9 +330,27 @@ fn ref_schema(property: &Value, target: Kind) -> Value {
     schema
 }
 
+/// An id as the API writes it (a string, or a number for numeric ids) as
+/// text; no id (`null`) is empty text. One reading for the client, the
+/// engine and the emulator.
+pub fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_read_as_text_and_no_id_as_none() {
+        assert_eq!(id_text(&json!("abc")), "abc");
+        assert_eq!(id_text(&json!(12)), "12");
+        assert_eq!(id_text(&Value::Null), "");
+    }
 
     fn resolve(kind: Kind, id: &str) -> Option<Value> {
         match (kind, id) {

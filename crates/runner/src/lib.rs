@@ -58,12 +58,16 @@ pub(crate) use outcome::{Probe, judge, threshold};
 pub use retry::Attempt;
 pub use variables::{Variables, substitute};
 
-/// Default `degradedResponseTime` (spec 2.1), milliseconds.
-pub const DEFAULT_DEGRADED_MS: f64 = 10_000.0;
-/// Default `maxResponseTime` (spec 2.1), milliseconds.
-pub const DEFAULT_MAX_MS: f64 = 20_000.0;
-/// The longest any run may take (spec 2.1 range), milliseconds.
-pub const CEILING_MS: f64 = 300_000.0;
+use monform_model::resources::check::{
+    DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS, MAX_RESPONSE_TIME_MS,
+};
+
+/// Default `degradedResponseTime` (the model's), milliseconds.
+pub const DEFAULT_DEGRADED_MS: f64 = DEFAULT_DEGRADED_RESPONSE_TIME_MS as f64;
+/// Default `maxResponseTime` (the model's), milliseconds.
+pub const DEFAULT_MAX_MS: f64 = DEFAULT_MAX_RESPONSE_TIME_MS as f64;
+/// The longest any run may take (the model's range), milliseconds.
+pub const CEILING_MS: f64 = MAX_RESPONSE_TIME_MS as f64;
 
 /// Where the last ping of a heartbeat check is recorded: the service
 /// receives pings (`/ping/{token}`), so only its side can tell.

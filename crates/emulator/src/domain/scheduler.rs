@@ -27,14 +27,11 @@ use crate::store::Objects;
 /// How often the scheduler looks for due checks.
 pub const TICK: Duration = Duration::from_millis(250);
 
-/// Milliseconds between two scheduled runs of `check`.
+/// Milliseconds between two scheduled runs of `check` (the model's
+/// period; a heartbeat is judged at least every minute).
 pub fn period_ms(check: &Value) -> i64 {
-    let frequency = check["frequency"].as_i64().unwrap_or(10).max(0);
-    let period = if frequency == 0 {
-        check["frequencyOffset"].as_i64().filter(|o| *o > 0).unwrap_or(10) * 1000
-    } else {
-        frequency * 60_000
-    };
+    let seconds = monform_model::runs::period_seconds(check);
+    let period = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
     if check["checkType"] == "HEARTBEAT" {
         period.min(60_000)
     } else {

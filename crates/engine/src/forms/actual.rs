@@ -53,12 +53,7 @@ impl Names {
     }
 }
 
-pub(super) fn id_text(id: &Value) -> String {
-    match id {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub(super) use monform_model::wire::id_text;
 
 /// An actual object in the files' form: logical ids for references, no
 /// ownership tags.

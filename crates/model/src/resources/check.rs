@@ -45,8 +45,13 @@ pub const SUB_MINUTE_OFFSETS: &[u32] = &[10, 20, 30];
 pub const MAX_DESCRIPTION: usize = 500;
 /// Maximum length of an agentic check's prompt.
 pub const MAX_PROMPT: usize = 10_000;
-/// Response-time thresholds accept 0..=this many milliseconds.
+/// Response-time thresholds accept 0..=this many milliseconds (spec 2.1):
+/// also the longest a runner lets any run take.
 pub const MAX_RESPONSE_TIME_MS: u32 = 300_000;
+/// `degradedResponseTime` when a check does not set it (spec 2.1).
+pub const DEFAULT_DEGRADED_RESPONSE_TIME_MS: u32 = 10_000;
+/// `maxResponseTime` when a check does not set it (spec 2.1).
+pub const DEFAULT_MAX_RESPONSE_TIME_MS: u32 = 20_000;
 
 /// A check: the shared fields plus the body of its `checkType`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -196,11 +201,11 @@ pub struct CheckCommon {
     pub ssl_check_domain: Option<String>,
     /// Milliseconds after which a run counts as degraded.
     #[serde(default = "default_degraded_response_time")]
-    #[schemars(range(min = 0, max = 300000))]
+    #[schemars(range(min = 0, max = MAX_RESPONSE_TIME_MS))]
     pub degraded_response_time: u32,
     /// Milliseconds after which a run counts as failed.
     #[serde(default = "default_max_response_time")]
-    #[schemars(range(min = 0, max = 300000))]
+    #[schemars(range(min = 0, max = MAX_RESPONSE_TIME_MS))]
     pub max_response_time: u32,
     /// monform only: refuse to delete this check.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -209,13 +214,13 @@ pub struct CheckCommon {
 }
 
 pub(crate) fn default_frequency() -> u32 {
-    10
+    crate::runs::DEFAULT_FREQUENCY as u32
 }
 fn default_degraded_response_time() -> u32 {
-    10_000
+    DEFAULT_DEGRADED_RESPONSE_TIME_MS
 }
 fn default_max_response_time() -> u32 {
-    20_000
+    DEFAULT_MAX_RESPONSE_TIME_MS
 }
 
 string_enum! {

@@ -68,7 +68,10 @@ pub fn needs_process(check: &Value) -> bool {
 /// The longest a run of `check` waits for a slot: its `maxResponseTime`
 /// (20 s by default, as the runner's).
 pub fn queue_limit(check: &Value) -> Duration {
-    let max_ms = check["maxResponseTime"].as_f64().unwrap_or(20_000.0).max(1.0);
+    let max_ms = check["maxResponseTime"]
+        .as_f64()
+        .unwrap_or(monform_runner::DEFAULT_MAX_MS)
+        .max(1.0);
     Duration::from_millis(max_ms as u64)
 }
 
