@@ -9,7 +9,8 @@ use futures_util::StreamExt;
 use monform_api::{Client, ClientConfig, Secret};
 use monform_config::{Loaded, Project};
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
-use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, PlanOptions, StateBackend, Summary};
+use monform_engine::stages::PlanOptions;
+use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, StateBackend, Summary};
 use serde::{Deserialize, Serialize};
 
 use crate::generate::{PROJECT, Shape, generate};
@@ -530,7 +531,7 @@ fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> Loa
         let started = Instant::now();
         let loaded = load(dir);
         let loaded_at = started.elapsed();
-        let plan = monform_engine::plan(PROJECT, &loaded.desired, actual, &state, &PlanOptions::default());
+        let plan = monform_engine::stages::plan(PROJECT, &loaded.desired, actual, &state, &PlanOptions::default());
         let cost = bench.finish(probe);
         loads.push(loaded_at);
         plans.push(cost.wall - loaded_at);

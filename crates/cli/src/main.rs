@@ -1,6 +1,8 @@
 //! The `monform` command. Parses arguments, runs a command, renders its
 //! result; the work itself lives in the library crates.
 
+#[cfg(test)]
+mod boundary;
 mod commands;
 mod connect;
 mod render;

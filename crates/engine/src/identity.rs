@@ -14,7 +14,8 @@ pub fn ownership_tag(project: &str, logical_id: &str) -> String {
 }
 
 /// The (project, logical id) an object's tags say owns it.
-pub fn owner(body: &Value) -> Option<(&str, &str)> {
+#[cfg(test)]
+fn owner(body: &Value) -> Option<(&str, &str)> {
     owner_in_tags(body.get("tags")?)
 }
 

@@ -3,38 +3,50 @@
 //!
 //! **Architecture invariant:** no terminal I/O. The engine returns plans
 //! and events; the CLI renders them.
+//!
+//! **API boundary:** front ends call [`ops`] (the operations) and read the
+//! values it returns, re-exported below; [`durable`] is how they write a
+//! file for the user. [`stages`] runs one stage alone, for the bench and
+//! the engine's own request-count test, never for a command. Every other
+//! module is the crate's own (ARCHITECTURE.md, "Entry points and API
+//! boundaries"; `crates/cli/tests/boundary.rs` keeps the CLI to this).
 
-pub mod actual;
-pub mod body;
-pub mod budget;
-pub mod compare;
-pub mod declared;
-pub mod differ;
-pub mod discards;
+mod actual;
+mod body;
+mod budget;
+mod compare;
+mod declared;
+mod differ;
+mod discards;
 pub mod durable;
-pub mod execute;
-pub mod export;
-pub mod fetch;
-pub mod forms;
-pub mod identity;
-pub mod lock;
-pub mod normal;
+mod execute;
+mod export;
+mod fetch;
+mod forms;
+mod identity;
+mod lock;
+mod normal;
 pub mod ops;
-pub mod ownership;
-pub mod plan;
-pub mod renames;
-pub mod safety;
-pub mod saved;
-pub mod state;
-pub mod verify;
+mod ownership;
+mod plan;
+mod renames;
+mod safety;
+mod saved;
+pub mod stages;
+mod state;
+mod verify;
 
+// What the operations take and return, for front ends to read and render.
 pub use actual::Actual;
-pub use budget::{RunBudget, Runs, effective_check, masked_effective_check, run_budget};
-pub use differ::{PlanOptions, plan};
-pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
-pub use fetch::fetch;
+pub use budget::{RunBudget, Runs, masked_effective_check};
+pub use discards::{Discard, Discarded, RANGE as DISCARD_RANGE};
+pub use execute::{ApplyError, ApplyOptions, Event, Report};
+pub use lock::{Holder, LockError};
+pub use normal::NormalForm;
 pub use plan::{Action, Change, FieldChange, Plan, Reason, Summary};
 pub use renames::SuggestedMove;
+pub use safety::SafetyError;
 pub use saved::{SavedPlan, StalePlan};
+pub use state::postgres::Actor;
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError};
-pub use verify::{Verification, verify};
+pub use verify::Verification;

@@ -30,6 +30,7 @@ mod refusal;
 mod state_ops;
 mod status_ops;
 mod test_ops;
+pub use crate::identity::uses_tags;
 pub use export_ops::{
     Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, KnownSecrets, Owner, SplitBy, Unmanaged,
     adopt_unmanaged, check_out, export_account, find_unmanaged, include_name, known_secrets, new_project_name,
@@ -93,6 +94,11 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// The check runs a month before and after the plan, whatever it does.
+    pub fn runs_a_month(&self, desired: &Desired) -> RunBudget {
+        crate::budget::run_budget(desired, &self.actual)
+    }
+
     /// The check runs a month before and after the plan; `None` for a
     /// destroy or a plan without changes (they only lower the runs).
     pub fn runs(&self, desired: &Desired, destroy: bool) -> Option<RunBudget> {

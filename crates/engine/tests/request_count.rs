@@ -15,9 +15,8 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use monform_api::{Client, ClientConfig, Remote, Secret};
 use monform_config::Desired;
-use monform_engine::body::wire_body;
-use monform_engine::identity::ownership_tag;
-use monform_engine::{Action, PlanOptions, State};
+use monform_engine::stages::{PlanOptions, ownership_tag, wire_body};
+use monform_engine::{Action, State};
 use monform_model::{Address, Kind};
 use serde_json::{Value, json};
 
@@ -224,7 +223,9 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
     let before = server.app.metrics.total(None);
     let sent = client.requests_sent();
     let started = Instant::now();
-    let actual = monform_engine::fetch(&client, PROJECT, desired, &state).await.unwrap();
+    let actual = monform_engine::stages::fetch(&client, PROJECT, desired, &state)
+        .await
+        .unwrap();
     timings.insert("fetch", started.elapsed());
     let requests = server.app.metrics.total(None) - before;
     assert_eq!(client.requests_sent() - sent, requests, "no retries, nothing dropped");
@@ -247,7 +248,7 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
     assert!(actual.duplicates.is_empty());
 
     let started = Instant::now();
-    let plan = monform_engine::plan(PROJECT, desired, &actual, &state, &PlanOptions::default());
+    let plan = monform_engine::stages::plan(PROJECT, desired, &actual, &state, &PlanOptions::default());
     timings.insert("plan", started.elapsed());
     let mut unexpected = Vec::new();
     for change in &plan.changes {
@@ -292,11 +293,13 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
     .expect("a state");
     let before = server.app.metrics.total(None);
     let started = Instant::now();
-    let again = monform_engine::fetch(&client, PROJECT, desired, &state).await.unwrap();
+    let again = monform_engine::stages::fetch(&client, PROJECT, desired, &state)
+        .await
+        .unwrap();
     timings.insert("fetch with a full state", started.elapsed());
     assert_eq!(server.app.metrics.total(None) - before, requests);
     assert_eq!(again.owned.len(), actual.owned.len());
-    let replan = monform_engine::plan(PROJECT, desired, &again, &state, &PlanOptions::default());
+    let replan = monform_engine::stages::plan(PROJECT, desired, &again, &state, &PlanOptions::default());
     assert_eq!(replan.summary(), summary);
     let _ = server.shutdown().await;
     Outcome {

@@ -9,8 +9,7 @@ use clap::ValueEnum;
 
 use monform_config::{Diagnostic, Loaded, Project, Severity};
 use monform_engine::ops::Refusal;
-use monform_engine::state::postgres::Actor;
-use monform_engine::{LocalState, PostgresState, StateBackend};
+use monform_engine::{Actor, LocalState, PostgresState, StateBackend};
 use monform_model::Address;
 
 use crate::render::Output;

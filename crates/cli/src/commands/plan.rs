@@ -82,7 +82,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             .map_err(|refusal| refused(&refusal, &loaded))?;
         super::context::warn_idle_moves(&planned, &loaded);
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
-        let runs = monform_engine::run_budget(&loaded.desired, &planned.actual);
+        let runs = planned.runs_a_month(&loaded.desired);
         let over = planned.over_budget(&session);
         let effective = if args.effective {
             effective::of_changes(&planned.plan, &loaded.desired)

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use monform_config::{Loaded, Project};
 use monform_engine::StateBackend;
-use monform_engine::identity::uses_tags;
 use monform_engine::ops::{self, Migrated, Refusal};
 use monform_model::Address;
 
@@ -191,7 +190,7 @@ async fn rm(
         true => eprintln!(
             "Removed {address} (remote id {id}) from the state and its ownership tag from the object; the object was not deleted."
         ),
-        false if uses_tags(kind) => {
+        false if ops::uses_tags(kind) => {
             eprintln!(
                 "Removed {address} (remote id {id}) from the state; no object in the account carried its ownership tag."
             )
@@ -199,7 +198,7 @@ async fn rm(
         false => eprintln!("Removed {address} (remote id {id}) from the state; the object was not deleted."),
     }
     if removed.still_in_files {
-        let next = if uses_tags(kind) {
+        let next = if ops::uses_tags(kind) {
             "create a new one"
         } else {
             "adopt the object again by its identity"
@@ -217,7 +216,7 @@ fn mv(dir: &Path, loaded: &Loaded, project: &Project, old_text: &str, new_text: 
     let backend = open_backend(dir, project, &format!("monform state mv {old} {new}"))?;
     let moved =
         ops::state_mv(&project.name, &loaded.desired, backend.as_ref(), &old, &new).map_err(|r| refused(r, loaded))?;
-    let tag = if uses_tags(old.kind) {
+    let tag = if ops::uses_tags(old.kind) {
         "; the next apply rewrites its ownership tag (and nothing else)"
     } else {
         ""

@@ -2,7 +2,7 @@
 //! discard (issue 20, item 3), kept apart from the rest of the plan's
 //! rendering: one line each, the same words in every format.
 
-use monform_engine::discards::{Discard, Discarded, RANGE};
+use monform_engine::{DISCARD_RANGE as RANGE, Discard, Discarded};
 
 use super::budget::thousands;
 use monform_engine::{Plan, SuggestedMove};

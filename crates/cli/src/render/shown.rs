@@ -3,7 +3,7 @@
 //! fields before and after as the plan showed them (secrets already masked
 //! by the engine, as in `plan --format json`), and the addresses that stay.
 
-use monform_engine::discards::Discarded;
+use monform_engine::Discarded;
 use monform_engine::{Action, Change, FieldChange, Plan, Reason, SuggestedMove};
 use monform_model::Address;
 use serde::{Deserialize, Serialize};

@@ -22,6 +22,10 @@ pub const CONCURRENCY: usize = 8;
 /// Buckets of a sparkline drawn from the analytics of the range.
 pub const SPARK_BUCKETS: u32 = 24;
 
+/// What was read of one check: its id, its last status (or why not) and
+/// its sparkline's response times.
+type Fetched = (String, Result<Option<String>, String>, Vec<Option<f64>>);
+
 /// Why the figures cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StatusRefusal {
@@ -72,16 +76,15 @@ pub async fn status(
     }
     let report = client.reporting(request.range.report_name()).await;
     let file = |address: &Address| desired.resources.get(address).map(|d| d.resource.to_json());
-    let lasts: Vec<(String, Result<Option<String>, String>, Vec<Option<f64>>)> =
-        futures_util::stream::iter(checks.iter())
-            .map(|(id, address)| {
-                let check_type = file(address).and_then(|f| f["checkType"].as_str().map(str::to_owned));
-                let endpoint = check_type.as_deref().and_then(analytics_endpoint);
-                last_and_series(client, id, endpoint, request)
-            })
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
+    let lasts: Vec<Fetched> = futures_util::stream::iter(checks.iter())
+        .map(|(id, address)| {
+            let check_type = file(address).and_then(|f| f["checkType"].as_str().map(str::to_owned));
+            let endpoint = check_type.as_deref().and_then(analytics_endpoint);
+            last_and_series(client, id, endpoint, request)
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
     let report = report.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?;
     let mut out = Vec::new();
     for (id, address) in &checks {
@@ -124,12 +127,7 @@ pub async fn status(
 }
 
 /// A check's last status and, with sparklines, its response times.
-async fn last_and_series(
-    client: &Client,
-    id: &str,
-    endpoint: Option<&'static str>,
-    request: StatusRequest,
-) -> (String, Result<Option<String>, String>, Vec<Option<f64>>) {
+async fn last_and_series(client: &Client, id: &str, endpoint: Option<&'static str>, request: StatusRequest) -> Fetched {
     let results = client
         .recent_results(id, if request.sparklines { 100 } else { 1 })
         .await;
