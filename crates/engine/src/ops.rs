@@ -91,33 +91,27 @@ pub struct Planned {
     /// `moved` entries that match nothing and whose `to` has no state
     /// yet, each with a warning in words: the plan goes on without them.
     pub idle_moves: Vec<(monform_config::source::Span, String)>,
+    /// The check runs a month before and after the plan, whatever it does.
+    pub runs_a_month: RunBudget,
+    /// Over `[budget] max-runs-per-month`, when the project sets one: such
+    /// a plan is neither saved nor applied.
+    pub over_budget: Option<OverBudget>,
 }
 
 impl Planned {
-    /// The check runs a month before and after the plan, whatever it does.
-    pub fn runs_a_month(&self, desired: &Desired) -> RunBudget {
-        crate::budget::run_budget(desired, &self.actual)
-    }
-
     /// The check runs a month before and after the plan; `None` for a
     /// destroy or a plan without changes (they only lower the runs).
-    pub fn runs(&self, desired: &Desired, destroy: bool) -> Option<RunBudget> {
-        (!destroy && self.plan.summary().has_changes()).then(|| crate::budget::run_budget(desired, &self.actual))
+    pub fn runs(&self, destroy: bool) -> Option<RunBudget> {
+        (!destroy && self.plan.summary().has_changes()).then(|| self.runs_a_month.clone())
     }
 
     /// The plan as a file `apply PLANFILE` takes, or why it may not be
     /// saved (over the run budget: it could not be applied).
     pub fn saved(&self, session: &Session<'_>) -> Result<SavedPlan, Refusal> {
-        if let Some(over) = self.over_budget(session) {
-            return Err(Refusal::OverBudget(over));
+        if let Some(over) = &self.over_budget {
+            return Err(Refusal::OverBudget(over.clone()));
         }
         Ok(SavedPlan::new(&self.plan, session.desired, &self.state))
-    }
-
-    /// Over `[budget] max-runs-per-month`, when the project sets one.
-    pub fn over_budget(&self, session: &Session<'_>) -> Option<OverBudget> {
-        let runs = crate::budget::run_budget(session.desired, &self.actual);
-        OverBudget::of(&runs, session.project.max_runs_per_month)
     }
 }
 
@@ -157,7 +151,11 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
         return Err(Refusal::Cycle(plan.cycle));
     }
     plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    let runs_a_month = crate::budget::run_budget(desired, &actual);
+    let over_budget = OverBudget::of(&runs_a_month, session.project.max_runs_per_month);
     Ok(Planned {
+        runs_a_month,
+        over_budget,
         state,
         actual,
         plan,
@@ -233,7 +231,7 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
             .verify(&planned.plan, session.desired, &planned.state)
             .map_err(Refusal::Stale)?;
     }
-    let runs = planned.runs(session.desired, plan_request.destroy);
+    let runs = planned.runs(plan_request.destroy);
     let over = runs
         .as_ref()
         .and_then(|runs| OverBudget::of(runs, session.project.max_runs_per_month));

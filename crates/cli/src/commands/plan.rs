@@ -82,8 +82,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             .map_err(|refusal| refused(&refusal, &loaded))?;
         super::context::warn_idle_moves(&planned, &loaded);
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
-        let runs = planned.runs_a_month(&loaded.desired);
-        let over = planned.over_budget(&session);
+        let runs = planned.runs_a_month.clone();
+        let over = planned.over_budget.clone();
         let effective = if args.effective {
             effective::of_changes(&planned.plan, &loaded.desired)
         } else {

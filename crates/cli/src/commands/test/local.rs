@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use monform_engine::ops::{self, LocalCheck};
 use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables};
 
-use super::{Format, TestArgs};
+use super::args::{Format, TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
 use crate::render::test::{Line, Summary, human, json as json_report, junit, markdown};
@@ -39,10 +39,10 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         let (loaded, project) = context::load(dir, output, context::Findings::Hide)?;
         // Runs happen in their own folders: code bundles need absolute paths.
         let dir = &std::path::absolute(dir).map_err(|e| Stop::Message(format!("{}: {e}", dir.display())))?;
-        let request = super::request(&args)?;
+        let request = request(&args)?;
         let project_variables = ops::project_variables(&loaded.desired);
         let checks: Vec<Planned> = ops::local_checks(&loaded.desired, dir, &request)
-            .map_err(super::refused)?
+            .map_err(refused)?
             .into_iter()
             .map(|check| Planned {
                 variables: Variables::for_check(project_variables.iter().cloned(), &check.wire),

@@ -1,0 +1,77 @@
+//! `monform test` in the service: runs the project's applied checks once
+//! in test sessions (`ops::test_selection`, `ops::run_test_sessions`),
+//! waits for them, and reports one line per check and location.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use monform_engine::ops;
+use monform_model::Address;
+
+use super::args::{TestArgs, refused, request};
+use crate::commands::context::{self, Stop, block_on, open_backend, write_atomically};
+use crate::connect::connect;
+use crate::render::Output;
+use crate::render::test::{Line, Summary, human, junit};
+
+struct Outcome {
+    lines: Vec<Line>,
+    elapsed_ms: Option<f64>,
+    not_run: Vec<Address>,
+    project: String,
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -> ExitCode {
+    let result = block_on(async {
+        let request = request(&args)?;
+        let (loaded, project) = context::load(dir, output, context::Findings::Hide)?;
+        let backend = open_backend(dir, &project, "monform test")?;
+        let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
+        let selection = ops::test_selection(&loaded.desired, &state, &request).map_err(refused)?;
+        let connection = connect(dir, api_url, &project).await?;
+        let timeout = Duration::from_secs(args.timeout);
+        let tested =
+            ops::run_test_sessions(&connection.client, &project.name, &selection, &request.tags, timeout).await;
+        connection.close().await;
+        let tested = tested.map_err(refused)?;
+        let lines = tested
+            .runs
+            .into_iter()
+            .map(|run| Line {
+                address: run.address,
+                name: run.name,
+                location: run.location,
+                status: run.status,
+                response_time: run.response_time,
+                error: None,
+            })
+            .collect();
+        Ok::<_, Stop>(Outcome {
+            lines,
+            elapsed_ms: tested.elapsed_ms,
+            not_run: tested.not_run,
+            project: project.name.clone(),
+        })
+    });
+    let outcome = match context::settle(result) {
+        Ok(value) => value,
+        Err(code) => return code,
+    };
+    print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
+    for address in &outcome.not_run {
+        eprintln!("note: {address} was not run (heartbeat or deactivated checks are not run by test sessions)");
+    }
+    if let Some(path) = &args.junit {
+        let xml = junit(&outcome.project, &outcome.lines, outcome.elapsed_ms);
+        if let Err(Stop::Message(message)) = write_atomically(path, &xml) {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if Summary::of(&outcome.lines).any_failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
