@@ -115,10 +115,23 @@ impl Planned {
     }
 }
 
+/// A project that declares environments is planned, applied, imported
+/// into and given a state only for one of them.
+pub fn environment_chosen(project: &Project) -> Result<(), Refusal> {
+    if project.environment.is_some() || project.environments.is_empty() {
+        return Ok(());
+    }
+    Err(Refusal::NoEnvironment {
+        project: project.name.clone(),
+        environments: project.environment_names().into_iter().map(str::to_owned).collect(),
+    })
+}
+
 /// Compares the files with the service: declared moves applied to a copy
 /// of the state, the account fetched, clashes and bad entries refused, the
 /// plan made and what its deletes of checks discard asked for.
 pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planned, Refusal> {
+    environment_chosen(session.project)?;
     let project = &session.project.name;
     let state = session.backend.load(project).map_err(Refusal::State)?;
     // Plans see the files' `moved` entries made, as after `state mv`; the

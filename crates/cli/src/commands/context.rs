@@ -43,17 +43,11 @@ pub fn load_files(dir: &Path) -> Loaded {
     monform_config::load_environment(dir, &env, environment())
 }
 
-/// A project that declares environments is planned, applied and given a
-/// state only for one of them.
+/// The engine's rule (`ops::environment_chosen`), checked as soon as the
+/// files are loaded, in this command line's words.
 pub fn require_environment(project: &Project) -> Result<(), Stop> {
-    if project.environment.is_some() || project.environments.is_empty() {
-        return Ok(());
-    }
-    Err(Stop::Message(format!(
-        "{} declares environments ({}): choose one with --env NAME or MONFORM_ENV",
-        project.name,
-        project.environment_names().join(", ")
-    )))
+    monform_engine::ops::environment_chosen(project)
+        .map_err(|refusal| Stop::Message(format!("{refusal} with --env NAME or MONFORM_ENV")))
 }
 
 /// The line that opens a plan of an environment: which project and which
@@ -220,6 +214,7 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
             format!("the saved plan is stale: {stale}\n\nhint: run `monform plan --out FILE` again and review it")
         }
         Refusal::OverBudget(over) => format!("refusing to apply: {}", crate::render::budget::over(over)),
+        Refusal::NoEnvironment { .. } => format!("{refusal} with --env NAME or MONFORM_ENV"),
         Refusal::Unsafe(problems) => format!(
             "refusing to apply:\n{}",
             list(problems.iter().map(ToString::to_string).collect())

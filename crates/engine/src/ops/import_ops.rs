@@ -75,6 +75,7 @@ pub async fn list_everything(client: &Client) -> Result<Vec<Remote>, monform_api
 /// ownership record updated (the rest), and the state records it, under
 /// the project's lock.
 pub async fn import_one(session: &Session<'_>, address: &Address, remote_id: &str) -> Result<Imported, Refusal> {
+    super::environment_chosen(session.project)?;
     let refuse = |r| Err(Refusal::Import(r));
     if !session.desired.resources.contains_key(address) {
         return refuse(ImportRefusal::NotInFiles(address.clone()));

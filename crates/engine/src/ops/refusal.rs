@@ -22,6 +22,10 @@ const TOP: usize = 5;
 pub enum Refusal {
     #[error("{0}")]
     State(StateError),
+    /// The project declares environments and none is chosen: the bare
+    /// project name would be a third ownership scope, with a state of its own.
+    #[error("{project} declares environments ({}): choose one", .environments.join(", "))]
+    NoEnvironment { project: String, environments: Vec<String> },
     /// The account could not be read.
     #[error("cannot read the account: {0}")]
     Fetch(monform_api::Error),
