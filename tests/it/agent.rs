@@ -4,55 +4,23 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
+use monform_testkit::targets::{HttpTarget, Reply};
 use serde_json::{Value, json};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// An HTTP target on loopback that records every request (head and all)
 /// and answers 200 after `delay`.
-struct Target {
-    port: u16,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl Target {
-    fn start(delay: Duration) -> Target {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || {
-                    let mut stream = stream;
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
-                        head.push(byte[0]);
-                    }
-                    seen.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
-                    std::thread::sleep(delay);
-                    let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-                });
-            }
-        });
-        Target { port, requests }
-    }
-
-    fn count(&self) -> usize {
-        self.requests.lock().unwrap().len()
-    }
+fn target(delay: Duration) -> HttpTarget {
+    HttpTarget::start(move |_| {
+        std::thread::sleep(delay);
+        Reply::new("200 OK", "text/plain", "ok")
+    })
 }
 
 /// A `monform agent` process (killed when dropped) and everything it wrote.
@@ -241,7 +209,7 @@ fn finished(emulator: &Emulator, session: &str) -> Value {
 fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully() {
     let emulator = Emulator::start();
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::from_millis(1500));
+    let target = target(Duration::from_millis(1500));
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, location, key) = applied(&emulator, project.path(), &url, 10_000);
     let mut agent = Agent::start(&emulator, &key, &[]);
@@ -253,7 +221,7 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
     assert_eq!(session["results"][0]["runLocation"], "office");
     // The agent made the one request: the emulator never calls private targets.
     assert_eq!(target.count(), 1);
-    assert!(target.requests.lock().unwrap()[0].contains("x-api-token: hv-SECRET-2"));
+    assert!(target.requests()[0].contains("x-api-token: hv-SECRET-2"));
     assert_eq!(agent.reported().len(), 1, "{}", agent.output());
 
     let record = emulator.call("GET", &format!("/v1/private-locations/{location}"), None);
@@ -289,7 +257,7 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
 fn two_agents_share_ten_runs_and_run_each_once() {
     let emulator = Emulator::start();
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::from_millis(200));
+    let target = target(Duration::from_millis(200));
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, location, key) = applied(&emulator, project.path(), &url, 10_000);
     let one = [("MONFORM_AGENT_CONCURRENCY", "1")];
@@ -359,7 +327,7 @@ fn a_wrong_or_revoked_key_ends_the_agent_with_a_clear_error_and_no_key() {
 fn without_an_agent_the_run_times_out_saying_no_agent_is_connected() {
     let emulator = Emulator::start();
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::ZERO);
+    let target = target(Duration::ZERO);
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, _, _) = applied(&emulator, project.path(), &url, 1000);
     let session = finished(&emulator, &trigger(&emulator, &check));
@@ -469,7 +437,7 @@ fn a_run_left_by_a_killed_agent_is_taken_again_once_by_the_restarted_one() {
         ..Default::default()
     });
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::from_secs(3));
+    let target = target(Duration::from_secs(3));
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, _, key) = applied(&emulator, project.path(), &url, 10_000);
     let one = [("MONFORM_AGENT_CONCURRENCY", "1")];

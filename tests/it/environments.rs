@@ -231,13 +231,7 @@ fn a_renamed_item_key_moves_with_state_mv_and_targets_name_items() {
 /// lock, keyed by its project name.
 #[test]
 fn each_environment_has_its_own_postgres_state() {
-    let Some(url) = std::env::var("MONFORM_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (see .ci/run)");
-        return;
-    };
+    let Some(url) = postgres() else { return };
     let emulator = Emulator::start();
     let project = copy_example("environments");
     let dir = project.path();

@@ -7,7 +7,6 @@
 
 use crate::common;
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -15,58 +14,35 @@ use common::*;
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::rdata::A;
 use hickory_proto::rr::{Name, RData, Record};
+use monform_testkit::targets::{self, HttpTarget, Reply, path_of};
 
 const SECRET: &str = "s3cr3t-value-9f2";
 
 /// `/` an HTML page titled "Monform Shop"; `/api/items` JSON, but 401
 /// without the `X-Signed` header the setup snippet adds; `/api/health` JSON.
 fn http_target() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 8192];
-                let n = stream.read(&mut buffer).unwrap_or(0);
-                let request = String::from_utf8_lossy(&buffer[..n]).to_lowercase();
-                let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                let (status, kind, body) = match path.as_str() {
-                    "/" => (
-                        "200 OK",
-                        "text/html",
-                        "<html><head><title>Monform Shop</title></head><body><h1>Shop</h1></body></html>",
-                    ),
-                    "/api/items" if request.contains("x-signed: yes") => {
-                        ("200 OK", "application/json", r#"{"items":[1,2]}"#)
-                    }
-                    "/api/items" => ("401 Unauthorized", "application/json", r#"{"error":"unsigned"}"#),
-                    "/api/health" => ("200 OK", "application/json", r#"{"ok":true}"#),
-                    _ => ("404 Not Found", "text/plain", "no"),
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
+    HttpTarget::start(|head| {
+        let request = head.to_lowercase();
+        match path_of(&request) {
+            "/" => Reply::new(
+                "200 OK",
+                "text/html",
+                "<html><head><title>Monform Shop</title></head><body><h1>Shop</h1></body></html>",
+            ),
+            "/api/items" if request.contains("x-signed: yes") => {
+                Reply::new("200 OK", "application/json", r#"{"items":[1,2]}"#)
+            }
+            "/api/items" => Reply::new("401 Unauthorized", "application/json", r#"{"error":"unsigned"}"#),
+            "/api/health" => Reply::new("200 OK", "application/json", r#"{"ok":true}"#),
+            _ => Reply::new("404 Not Found", "text/plain", "no"),
         }
-    });
-    base
+    })
+    .url()
 }
 
 /// Answers "pong" to anything.
 fn tcp_target() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut buffer = [0u8; 64];
-            let _ = stream.read(&mut buffer);
-            let _ = stream.write_all(b"pong");
-        }
-    });
-    port
+    targets::tcp_target(b"pong")
 }
 
 /// A UDP name server: `shop.test` is 10.0.0.1, other names NXDOMAIN.

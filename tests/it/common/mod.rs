@@ -60,34 +60,23 @@ pub fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The real emulator on a loopback port, running on its own runtime.
-pub struct Emulator {
-    pub server: monform_emulator::Server,
-    runtime: tokio::runtime::Runtime,
+pub use monform_testkit::targets::free_port;
+pub use monform_testkit::{Emulator, Lcg, Seed, redact_ids};
+
+/// `monform` run against an [`Emulator`].
+pub trait Monform {
+    /// `monform --dir DIR --api-url URL` with the emulator's key and account.
+    fn monform(&self, project: &Path) -> assert_cmd::Command;
+    /// As [`Monform::monform`] with `args`, as a background process whose
+    /// output is discarded: for tests that kill or race it.
+    fn background(&self, project: &Path, args: &[&str]) -> std::process::Command;
+    /// Starts `monform ARGS` in the background and SIGKILLs it after
+    /// `min_ms` plus a random part of `spread_ms`.
+    fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64);
 }
 
-impl Emulator {
-    pub fn start() -> Emulator {
-        Emulator::with(monform_emulator::Config {
-            rate_limit: None,
-            ..Default::default()
-        })
-    }
-
-    pub fn with(config: monform_emulator::Config) -> Emulator {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let server = runtime
-            .block_on(monform_emulator::start_local(config))
-            .expect("emulator starts");
-        Emulator { server, runtime }
-    }
-
-    /// `monform` pointed at this emulator.
-    pub fn monform(&self, project: &Path) -> assert_cmd::Command {
+impl Monform for Emulator {
+    fn monform(&self, project: &Path) -> assert_cmd::Command {
         let mut command = monform();
         command
             .arg("--dir")
@@ -98,26 +87,7 @@ impl Emulator {
         command
     }
 
-    /// A direct API call, for changes "behind monform's back".
-    pub fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> serde_json::Value {
-        let client = reqwest::blocking::Client::new();
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut request = client
-            .request(method, format!("{}{path}", self.server.url()))
-            .bearer_auth(&self.server.api_key);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().expect("request sent");
-        let status = response.status();
-        let text = response.text().unwrap_or_default();
-        assert!(status.is_success(), "{path}: {status}: {text}");
-        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
-    }
-
-    /// `monform --dir DIR --api-url URL ARGS` as a background process, its
-    /// output discarded: for tests that kill or race it.
-    pub fn background(&self, project: &Path, args: &[&str]) -> std::process::Command {
+    fn background(&self, project: &Path, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"));
         command
             .arg("--dir")
@@ -131,17 +101,8 @@ impl Emulator {
         command
     }
 
-    /// Starts `monform ARGS` in the background and SIGKILLs it after
-    /// `min_ms` plus a random part of `spread_ms`.
-    pub fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64) {
-        let mut child = self.background(project, args).spawn().expect("monform starts");
-        std::thread::sleep(std::time::Duration::from_millis(min_ms + random.below(spread_ms)));
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-
-    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
-        self.runtime.block_on(future)
+    fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64) {
+        monform_testkit::kill_randomly(&mut self.background(project, args), random, min_ms, spread_ms);
     }
 }
 
@@ -152,42 +113,6 @@ pub fn copy_fixture(name: &str) -> tempfile::TempDir {
     dir
 }
 
-/// Output with remote ids replaced, for snapshots.
-pub fn redact_ids(text: &str) -> String {
-    let uuid = regex_lite(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-    let id = regex_lite(r", id [0-9]+\)");
-    let remote = regex_lite(r#""remoteId": "[0-9]+""#);
-    let remote_words = regex_lite(r"\(remote id [0-9]+\)");
-    let text = uuid.replace_all(text, "[uuid]");
-    let text = id.replace_all(&text, ", id [n])");
-    let text = remote_words.replace_all(&text, "(remote id [n])");
-    remote.replace_all(&text, "\"remoteId\": \"[n]\"").into_owned()
-}
-
-fn regex_lite(pattern: &str) -> regex::Regex {
-    regex::Regex::new(pattern).expect("valid pattern")
-}
-
-/// A small deterministic generator, for kill times (seeded and printed by the tests).
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    /// Seeded from the clock; the tests print the seed when they fail.
-    pub fn from_clock() -> Lcg {
-        Lcg(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64))
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 /// Secret values given to examples/full through the environment.
 pub const FULL_EXAMPLE_SECRETS: [(&str, &str); 4] = [
     ("SIGNING_KEY", "sig-abc-123-secret"),
@@ -196,15 +121,10 @@ pub const FULL_EXAMPLE_SECRETS: [(&str, &str); 4] = [
     ("OFFICE_PROXY_URL", "http://user:proxypass-secret@proxy.internal:3128"),
 ];
 
-/// The test database, or `None` (saying why) when there is none.
+/// The test database, or `None` (saying why) when there is none and
+/// `MONFORM_REQUIRE_POSTGRES` does not require one.
 pub fn postgres() -> Option<String> {
-    let url = std::env::var("MONFORM_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
-    }
-    url
+    monform_testkit::postgres_url()
 }
 
 /// A project name no other test (or earlier run) uses in the shared database.
@@ -231,14 +151,6 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("its address")
-        .port()
 }
 
 /// Starts `monform serve` on a free loopback port and reads its start-up lines.

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use monform_emulator::{Config, start_local};
+use monform_emulator::Config;
 use proptest::prelude::*;
 use proptest::strategy::{Union, ValueTree};
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
@@ -456,20 +456,17 @@ fn seed(document: &Value, target: &Target, pool: &mut Pool) {
 
 #[test]
 fn requests_built_from_the_document_get_documented_statuses() {
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let server = runtime
-        .block_on(start_local(Config {
-            rate_limit: None,
-            // Cases without a valid key are many and from one address: not key guessing.
-            auth_failure_limit: None,
-            execute_checks: false,
-            session_duration: Duration::from_millis(20),
-            ..Config::default()
-        }))
-        .expect("the emulator starts");
+    let emulator = monform_testkit::Emulator::with(Config {
+        rate_limit: None,
+        // Cases without a valid key are many and from one address: not key guessing.
+        auth_failure_limit: None,
+        execute_checks: false,
+        session_duration: Duration::from_millis(20),
+        ..Config::default()
+    });
     let target = Target {
-        base: server.url(),
-        key: server.api_key.clone(),
+        base: emulator.url(),
+        key: emulator.server.api_key.clone(),
         client: reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(40))
             .build()
@@ -553,5 +550,5 @@ fn requests_built_from_the_document_get_documented_statuses() {
     let successes: usize = tally.iter().filter(|(s, _)| **s < 300).map(|(_, n)| n).sum();
     assert!(successes >= 40, "few successes: {tally:?}");
     eprintln!("statuses: {tally:?}");
-    drop(runtime);
+    drop(emulator);
 }
