@@ -14,6 +14,13 @@ fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
     emulator.monform(dir).env(TOKEN.0, TOKEN.1).args(args).output().unwrap()
 }
 
+/// As [`run`], not yet run: for `assert_run!`.
+fn command(emulator: &Emulator, dir: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut command = emulator.monform(dir);
+    command.env(TOKEN.0, TOKEN.1).args(args);
+    command
+}
+
 fn assert_ok(output: &std::process::Output) {
     assert!(
         output.status.success(),
@@ -81,18 +88,8 @@ fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
         "moved:\n  - { from: checks.gateway-ping, to: checks.gw-ping }\n",
     );
 
-    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
-    assert_eq!(planned.status.code(), Some(2), "{}", stderr(&planned));
-    let text = stdout(&planned);
-    assert!(
-        text.contains("# checks.gateway-ping has moved to checks.gw-ping"),
-        "{text}"
-    );
-    assert!(
-        !text.contains("will be created") && !text.contains("will be deleted"),
-        "{text}"
-    );
-    assert!(text.contains(", 1 moved."), "{text}");
+    // A move, nothing created or deleted.
+    assert_run!("moved_plan", command(&emulator, dir, &["plan", "--detailed-exitcode"]));
 
     let json = run(&emulator, dir, &["plan", "--format", "json"]);
     let plan: Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -104,14 +101,8 @@ fn a_renamed_check_declared_moved_keeps_its_id_and_the_next_plan_is_clean() {
     assert_eq!(changes[0]["remoteId"], id.as_str());
     insta::assert_snapshot!("moved_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
 
-    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
-    assert_ok(&applied);
     // The move is counted with what was done (issue 27 item 6).
-    assert!(
-        stderr(&applied).contains("Apply complete: 1 done, 0 failed, 0 skipped."),
-        "{}",
-        stderr(&applied)
-    );
+    assert_run!("moved_apply", command(&emulator, dir, &["apply", "--auto-approve"]));
     let after = checks(&emulator);
     assert_eq!(after.len(), count, "nothing recreated");
     let check = after.iter().find(|c| c["id"].as_str() == Some(id.as_str())).unwrap();
@@ -146,15 +137,8 @@ fn a_move_onto_an_address_that_has_an_object_is_refused_with_the_entry_line() {
         "monitors.yaml",
         &format!("moved:\n  - {{ from: {other}, to: checks.gateway-ping }}\n"),
     );
-    let planned = run(&emulator, dir, &["plan"]);
-    assert_eq!(planned.status.code(), Some(1), "{}", stdout(&planned));
-    let message = stderr(&planned);
-    assert!(message.contains("monitors.yaml:"), "{message}");
-    assert!(
-        message.contains("moved: checks.gateway-ping already has an object (remote id")
-            && message.contains(&format!("so {other} cannot move there")),
-        "{message}"
-    );
+    // Refused, at the entry's line.
+    assert_run!("move_onto_an_object", command(&emulator, dir, &["plan"]));
 }
 
 fn hand_made_check(emulator: &Emulator, name: &str, tags: &[&str]) -> String {
@@ -188,12 +172,8 @@ fn a_hand_made_check_is_adopted_through_import_then_shows_no_changes() {
         "checks:\n  legacy-login:\n    checkType: ICMP\n    name: Legacy login\n    frequency: 5\n    request: { hostname: legacy.example.org }\n",
     );
 
-    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
-    assert_eq!(planned.status.code(), Some(2), "{}", stderr(&planned));
-    let text = stdout(&planned);
-    assert!(text.contains("# checks.legacy-login will be imported"), "{text}");
-    assert!(text.contains("frequency"), "the field changes are shown:\n{text}");
-    assert!(text.contains(", 1 to import."), "{text}");
+    // Imported, with the field changes shown.
+    assert_run!("import_plan", command(&emulator, dir, &["plan", "--detailed-exitcode"]));
     let json = run(&emulator, dir, &["plan", "--format", "json"]);
     let plan: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(plan["changes"][0]["action"], "import");
@@ -229,18 +209,8 @@ fn removed_without_destroy_keeps_the_object_without_ownership_mark() {
         "removed:\n  - { from: checks.gateway-ping, destroy: false }\n",
     );
 
-    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
-    assert_eq!(
-        planned.status.code(),
-        Some(2),
-        "{}\n{}",
-        stdout(&planned),
-        stderr(&planned)
-    );
-    let text = stdout(&planned);
-    assert!(text.contains("# checks.gateway-ping will be forgotten"), "{text}");
-    assert!(!text.contains("will be deleted"), "{text}");
-    assert!(text.contains(", 1 to forget."), "{text}");
+    // Forgotten, not deleted.
+    assert_run!("forget_plan", command(&emulator, dir, &["plan", "--detailed-exitcode"]));
     let json = run(&emulator, dir, &["plan", "--format", "json"]);
     insta::assert_snapshot!("forget_json", redact_ids(&String::from_utf8_lossy(&json.stdout)));
 
@@ -300,15 +270,8 @@ fn moves_within_for_each_keep_the_object() {
         "checks:\n  api:\n    forEach: [accounts, orders]\n    checkType: ICMP\n    name: API ${each.key}\n    request: { hostname: \"${each.key}.example.org\" }\nmoved:\n  - { from: \"checks.api[users]\", to: \"checks.api[accounts]\" }\n",
     )
     .unwrap();
-    let planned = run(&emulator, dir, &["plan"]);
-    let text = stdout(&planned);
-    assert!(
-        text.contains("# checks.api[accounts] will be updated in place")
-            && text.contains("(moved from checks.api[users])"),
-        "{text}\n{}",
-        stderr(&planned)
-    );
-    assert!(!text.contains("will be created"), "{text}");
+    // Updated in place where it moved to, nothing created.
+    assert_run!("for_each_move_plan", command(&emulator, dir, &["plan"]));
     assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
     assert_eq!(state(dir)["resources"]["checks.api[accounts]"]["remoteId"], id.as_str());
     let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
@@ -377,10 +340,10 @@ fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entri
     );
 
     // --target picks one of the two.
-    let targeted = run(&emulator, dir, &["plan", "--target", "checks.gw-ping"]);
-    let text = stdout(&targeted);
-    assert!(text.contains("has moved to checks.gw-ping"), "{text}");
-    assert!(!text.contains("will be imported"), "{text}");
+    assert_run!(
+        "targeted_plan",
+        command(&emulator, dir, &["plan", "--target", "checks.gw-ping"])
+    );
 
     let plan_file = dir.join("saved.plan.json");
     assert_ok(&run(&emulator, dir, &["plan", "--out", plan_file.to_str().unwrap()]));
@@ -389,9 +352,10 @@ fn a_saved_import_plan_is_stale_once_the_object_changed_and_targets_select_entri
         &format!("/v1/checks/icmp/{id}"),
         Some(serde_json::json!({"name": "Legacy login (edited)", "request": {"hostname": "legacy.example.org"}})),
     );
-    let refused = run(&emulator, dir, &["apply", plan_file.to_str().unwrap()]);
-    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
-    assert!(stderr(&refused).contains("checks.legacy-login"), "{}", stderr(&refused));
+    assert_run!(
+        "stale_import_plan",
+        command(&emulator, dir, &["apply", plan_file.to_str().unwrap()])
+    );
 
     assert_ok(&run(&emulator, dir, &["plan", "--out", plan_file.to_str().unwrap()]));
     assert_ok(&run(&emulator, dir, &["apply", plan_file.to_str().unwrap()]));

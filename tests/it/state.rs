@@ -31,6 +31,13 @@ fn run(emulator: &Emulator, dir: &Path, state_url: Option<&str>, args: &[&str]) 
     monform_at(emulator, dir, state_url).args(args).output().unwrap()
 }
 
+/// As [`run`], not yet run: for `assert_run!`.
+fn command(emulator: &Emulator, dir: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut command = monform_at(emulator, dir, None);
+    command.args(args);
+    command
+}
+
 fn assert_ok(output: &std::process::Output) {
     assert!(
         output.status.success(),
@@ -132,13 +139,8 @@ fn state_mv_then_plan_shows_no_changes_and_the_next_apply_moves_only_the_tag() {
         ("groups.production", "groups.prod"),
         ("checks.gateway-ping", "checks.gw-ping"),
     ] {
-        let moved = run(&emulator, dir, None, &["state", "mv", old, new]);
-        assert_ok(&moved);
-        assert!(
-            stderr(&moved).contains(&format!("Moved {old} to {new}")),
-            "{}",
-            stderr(&moved)
-        );
+        let name = format!("mv_to_{}", new.replace(['.', '-'], "_"));
+        assert_run!(name, command(&emulator, dir, &["state", "mv", old, new]));
     }
     edit(
         dir,
@@ -150,18 +152,8 @@ fn state_mv_then_plan_shows_no_changes_and_the_next_apply_moves_only_the_tag() {
     edit(dir, "monitors.yaml", "    group: production\n", "    group: prod\n");
     edit(dir, "monitors.yaml", "  gateway-ping:\n", "  gw-ping:\n");
 
-    let planned = run(&emulator, dir, None, &["plan", "--detailed-exitcode"]);
-    assert_no_changes(&planned);
-    let text = stdout(&planned);
-    assert!(text.contains("No changes."), "{text}");
-    assert!(
-        text.contains("groups.prod (has the tag of groups.production)"),
-        "the plan says the tag moves:\n{text}"
-    );
-    assert!(
-        text.contains("checks.gw-ping (has the tag of checks.gateway-ping)"),
-        "{text}"
-    );
+    // No changes, and the plan says the tags move.
+    assert_run!("mv_plan", command(&emulator, dir, &["plan", "--detailed-exitcode"]));
 
     let applied = run(&emulator, dir, None, &["apply", "--auto-approve"]);
     assert_ok(&applied);
@@ -212,18 +204,14 @@ fn state_mv_refuses_what_cannot_be_renamed() {
         (&["checks.orders-api", "checks.gateway-ping"], "already in the state"),
         (&["checks.nope", "checks.other"], "checks.nope is not in the state"),
     ];
-    for (args, message) in cases {
-        let output = run(&emulator, dir, None, &[&["state", "mv"][..], args].concat());
-        assert_eq!(output.status.code(), Some(1));
-        assert!(stderr(&output).contains(message), "{}", stderr(&output));
+    for (args, why) in cases {
+        let name = format!("mv_refused_{}", why.replace([' ', '.'], "_"));
+        assert_run!(name, command(&emulator, dir, &[&["state", "mv"][..], args].concat()));
     }
     // Moved in the state only: the next plan would delete and recreate, and says so.
-    let moved = run(&emulator, dir, None, &["state", "mv", "groups.staging", "groups.stage"]);
-    assert_ok(&moved);
-    assert!(
-        stderr(&moved).contains("warning: the files still name groups.staging"),
-        "{}",
-        stderr(&moved)
+    assert_run!(
+        "mv_state_only",
+        command(&emulator, dir, &["state", "mv", "groups.staging", "groups.stage"])
     );
 }
 
@@ -249,29 +237,19 @@ fn state_rm_stops_managing_an_object_without_deleting_it() {
         stdout(&listed)
     );
     assert_eq!(stdout(&listed).lines().count(), 7);
-    let shown = run(&emulator, dir, None, &["state", "show", "variables.API_TOKEN"]);
-    assert_ok(&shown);
-    assert!(
-        stdout(&shown).contains("remote id:      API_TOKEN"),
-        "{}",
-        stdout(&shown)
+    let shown = assert_run!(
+        "show_variable",
+        command(&emulator, dir, &["state", "show", "variables.API_TOKEN"])
     );
-    assert!(stdout(&shown).contains("value (sensitive"), "{}", stdout(&shown));
     assert!(!stdout(&shown).contains(TOKEN.1));
-    let missing = run(&emulator, dir, None, &["state", "show", "checks.gateway-pin"]);
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(
-        stderr(&missing).contains("did you mean `checks.gateway-ping`?"),
-        "{}",
-        stderr(&missing)
+    assert_run!(
+        "show_misspelt",
+        command(&emulator, dir, &["state", "show", "checks.gateway-pin"])
     );
 
-    let removed = run(&emulator, dir, None, &["state", "rm", "checks.gateway-ping"]);
-    assert_ok(&removed);
-    assert!(
-        stderr(&removed).contains("warning: checks.gateway-ping is still in the files"),
-        "{}",
-        stderr(&removed)
+    assert_run!(
+        "rm_still_in_files",
+        command(&emulator, dir, &["state", "rm", "checks.gateway-ping"])
     );
     let check = emulator.call("GET", &format!("/v1/checks/{check_id}"), None);
     assert!(ownership_tags(&check).is_empty(), "the tag is gone: {check}");
@@ -289,9 +267,10 @@ fn state_rm_stops_managing_an_object_without_deleting_it() {
     let check = emulator.call("GET", &format!("/v1/checks/{check_id}"), None);
     assert_eq!(check["name"], "Gateway ping", "the object is still there, unmanaged");
 
-    let again = run(&emulator, dir, None, &["state", "rm", "checks.gateway-ping"]);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(stderr(&again).contains("is not in the state"), "{}", stderr(&again));
+    assert_run!(
+        "rm_not_in_state",
+        command(&emulator, dir, &["state", "rm", "checks.gateway-ping"])
+    );
 }
 
 #[test]

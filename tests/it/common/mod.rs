@@ -208,3 +208,63 @@ pub fn serve_at(db: &Path, port: u16, extra: &[&str], level: &str) -> (Served, s
     };
     (served, started.elapsed())
 }
+
+/// What one run of `monform` showed, as one text for a snapshot: the exit
+/// code, stdout and stderr, with what changes from run to run replaced
+/// (remote ids, temporary folders, loopback ports, durations, times,
+/// salted fingerprints).
+pub fn transcript(output: &std::process::Output) -> String {
+    let code = output
+        .status
+        .code()
+        .map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string());
+    format!(
+        "exit code: {code}\n----- stdout -----\n{}----- stderr -----\n{}",
+        steady(&stdout(output)),
+        steady(&stderr(output))
+    )
+}
+
+/// `text` with the parts that differ between runs replaced.
+fn steady(text: &str) -> String {
+    use std::sync::LazyLock;
+    static PATTERNS: LazyLock<Vec<(regex::Regex, &str)>> = LazyLock::new(|| {
+        let temp = std::env::temp_dir();
+        let temp = regex::escape(temp.to_string_lossy().trim_end_matches('/'));
+        [
+            (format!(r"{temp}/\.tmp[A-Za-z0-9_]+"), "[tmp]"),
+            (r"127\.0\.0\.1:[0-9]+".to_owned(), "127.0.0.1:[port]"),
+            (r"\b[0-9]+ ms\b".to_owned(), "[n] ms"),
+            (r"\b[0-9]+(\.[0-9]+)? s\b".to_owned(), "[n] s"),
+            (
+                r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z".to_owned(),
+                "[time]",
+            ),
+            // Fingerprints are salted per state.
+            (r"\b[0-9a-f]{16}\b".to_owned(), "[fingerprint]"),
+        ]
+        .into_iter()
+        .map(|(pattern, with)| (regex::Regex::new(&pattern).expect("valid pattern"), with))
+        .collect()
+    });
+    let mut text = redact_ids(text);
+    for (pattern, with) in PATTERNS.iter() {
+        text = pattern.replace_all(&text, *with).into_owned();
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// Runs a command (`monform ...`) and snapshots its [`transcript`] under
+/// `name`, in the calling module's snapshots; returns the output, for the
+/// facts a test asserts in machine output.
+macro_rules! assert_run {
+    ($name:expr, $command:expr) => {{
+        let output = $command.output().expect("monform runs");
+        insta::assert_snapshot!($name, $crate::common::transcript(&output));
+        output
+    }};
+}
+pub(crate) use assert_run;
