@@ -163,12 +163,7 @@ fn a_saved_plan_is_refused_once_the_account_changed() {
         Some(serde_json::json!({"name": "Edited in the UI"})),
     );
     let refused = monform(&["apply", plan_file.to_str().unwrap()]);
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        stderr(&refused).contains("the saved plan is stale: checks.orders-api changed in the account"),
-        "{}",
-        stderr(&refused)
-    );
+    insta::assert_snapshot!("stale_saved_plan", transcript(&refused));
 
     assert_ok(&monform(&["plan", "--out", plan_file.to_str().unwrap()]));
     assert_ok(&monform(&["apply", plan_file.to_str().unwrap()]));
@@ -369,14 +364,8 @@ fn a_second_apply_fails_fast_naming_the_first() {
 fn unattended_apply_needs_auto_approve() {
     let emulator = Emulator::start();
     let project = copy_fixture("plan-project");
-    let output = emulator
-        .monform(project.path())
-        .arg("apply")
-        .env("SHOP_API_TOKEN", "x")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("pass --auto-approve"), "{}", stderr(&output));
+    let mut apply = emulator.monform(project.path());
+    assert_run!("unattended_apply", apply.arg("apply").env("SHOP_API_TOKEN", "x"));
 }
 
 #[test]
@@ -397,13 +386,8 @@ fn prevent_destroy_and_mass_delete_are_enforced() {
         "groups:\n  a: { name: Group A }\n  b: { name: Group B, preventDestroy: true }\n",
     )
     .unwrap();
-    let refused = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(stderr(&refused).contains("--allow-mass-delete"), "{}", stderr(&refused));
+    let mut apply = emulator.monform(dir);
+    assert_run!("mass_delete_refused", apply.args(["apply", "--auto-approve"]));
     assert_ok(
         &emulator
             .monform(dir)
@@ -411,17 +395,8 @@ fn prevent_destroy_and_mass_delete_are_enforced() {
             .output()
             .unwrap(),
     );
-    let destroy = emulator
-        .monform(dir)
-        .args(["destroy", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert_eq!(destroy.status.code(), Some(1));
-    assert!(
-        stderr(&destroy).contains("groups.b has preventDestroy: true"),
-        "{}",
-        stderr(&destroy)
-    );
+    let mut destroy = emulator.monform(dir);
+    assert_run!("prevent_destroy", destroy.args(["destroy", "--auto-approve"]));
 }
 
 #[test]
@@ -542,20 +517,8 @@ fn the_project_is_found_from_a_subfolder_and_yes_can_be_piped() {
     let idle = from_subfolder().arg("apply").output().unwrap();
     assert_ok(&idle);
 
-    let declined = from_subfolder().arg("destroy").write_stdin("no\n").output().unwrap();
-    assert_eq!(declined.status.code(), Some(1));
-    assert!(
-        stderr(&declined).contains("Destroy cancelled."),
-        "{}",
-        stderr(&declined)
-    );
-    let nobody = from_subfolder().arg("destroy").output().unwrap();
-    assert_eq!(nobody.status.code(), Some(1));
-    assert!(
-        stderr(&nobody).contains("pass --auto-approve to destroy unattended"),
-        "{}",
-        stderr(&nobody)
-    );
+    assert_run!("destroy_declined", from_subfolder().arg("destroy").write_stdin("no\n"));
+    assert_run!("destroy_unattended", from_subfolder().arg("destroy"));
     let (checks, _) = count_checks(&emulator);
     assert!(checks > 0, "nothing was destroyed");
 }

@@ -42,12 +42,17 @@ fn a_grouped_checks_own_locations_are_reported_at_their_line() {
 
 /// `monform validate` of `dir`, colourless.
 fn validate(dir: &std::path::Path) -> std::process::Output {
-    monform()
+    validate_command(dir).output().unwrap()
+}
+
+/// As [`validate`], not yet run: for `assert_run!`.
+fn validate_command(dir: &std::path::Path) -> assert_cmd::Command {
+    let mut command = monform();
+    command
         .args(["validate", "--color", "never", "--dir"])
         .arg(dir)
-        .env_remove("MONFORM_ENV")
-        .output()
-        .unwrap()
+        .env_remove("MONFORM_ENV");
+    command
 }
 
 /// A project whose `lonely` check has no channel and whose `quiet` check's
@@ -105,43 +110,25 @@ fn a_check_alerting_nobody_fails_under_error_and_warns_under_warn() {
     insta::assert_snapshot!("unrouted_error", failed);
 
     let project = unrouted_project("unrouted-checks = \"warn\"");
-    let output = validate(project.path());
-    let warned = stderr(&output);
-    assert_eq!(output.status.code(), Some(0), "{warned}");
-    assert!(warned.contains("checks.lonely: a failure alerts nobody"), "{warned}");
-    assert!(stdout(&output).contains("OK"), "{}", stdout(&output));
+    assert_run!("unrouted_warn", validate_command(project.path()));
 
+    // Off: the note on the account's alert settings (its own key) stays.
     let project = unrouted_project("unrouted-checks = \"off\"");
-    let output = validate(project.path());
-    assert_eq!(output.status.code(), Some(0));
-    assert!(!stderr(&output).contains("alerts nobody"), "{}", stderr(&output));
-    // The note on the account's alert settings has its own key.
-    assert!(stderr(&output).contains("global alert settings"), "{}", stderr(&output));
+    assert_run!("unrouted_off", validate_command(project.path()));
 }
 
 #[test]
 fn every_lint_and_note_has_its_own_lint_key() {
+    // A finding made a note is said by validate only, never a warning;
+    // the account's alert settings are not mentioned.
     let project = unrouted_project("global-alert-settings = \"off\"\nunrouted-checks = \"note\"");
-    let output = validate(project.path());
-    let stderr = stderr(&output);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("global alert settings"), "{stderr}");
-    // A finding made a note is said by validate only, never a warning.
-    assert!(stderr.contains("☞ checks.lonely: a failure alerts nobody"), "{stderr}");
-    assert!(!stderr.contains("⚠"), "{stderr}");
+    assert_run!("notes_only", validate_command(project.path()));
     let emulator = Emulator::start();
-    let planned = emulator.monform(project.path()).arg("plan").output().unwrap();
-    assert!(planned.status.success(), "{}", common::stderr(&planned));
-    assert!(
-        !common::stderr(&planned).contains("alerts nobody"),
-        "{}",
-        common::stderr(&planned)
-    );
+    let mut plan = emulator.monform(project.path());
+    assert_run!("notes_only_plan", plan.arg("plan"));
 
     let project = unrouted_project("global-alert-settings = \"error\"");
-    let output = validate(project.path());
-    assert_eq!(output.status.code(), Some(1), "{}", common::stderr(&output));
-    assert!(common::stderr(&output).contains("global alert settings"));
+    assert_run!("global_alert_settings_error", validate_command(project.path()));
 }
 
 /// A project of `count` activated checks with no alert channel: a finding each.
@@ -197,14 +184,7 @@ fn many_findings_of_one_rule_are_summarised_not_printed_each() {
 
     // Errors are summarised too, and still fail.
     let project = many_unrouted(40, "unrouted-checks = \"error\"");
-    let output = validate(project.path());
-    let failed = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{failed}");
-    assert!(
-        failed.contains("× monform::unrouted-check: 40 errors in all"),
-        "{failed}"
-    );
-    assert!(failed.contains("error: 40 problems found"), "{failed}");
+    assert_run!("many_errors_summarised", validate_command(project.path()));
 
     // plan and apply summarise the same way and take --all-findings.
     let project = many_unrouted(40, "");
@@ -296,21 +276,12 @@ checks:
 
     // A plan stays quiet about it: notes are `validate`'s.
     let emulator = Emulator::start();
-    let planned = emulator.monform(project.path()).arg("plan").output().unwrap();
-    assert!(planned.status.success(), "{}", stderr(&planned));
-    assert!(
-        !stderr(&planned).contains("global alert settings"),
-        "{}",
-        stderr(&planned)
-    );
+    let mut plan = emulator.monform(project.path());
+    assert_run!("global_alert_settings_not_in_plan", plan.arg("plan"));
 }
 
 #[test]
 fn unknown_lint_keys_and_levels_are_diagnostics() {
     let project = unrouted_project("unrouted-check = \"error\"\nignored-fields = \"loud\"");
-    let output = validate(project.path());
-    let stderr = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("unrouted-check"), "{stderr}");
-    assert!(stderr.contains("lint.ignored-fields `loud` is not known"), "{stderr}");
+    assert_run!("unknown_lint_keys", validate_command(project.path()));
 }
