@@ -189,13 +189,10 @@ fn target_and_tags_limit_the_session() {
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("checks.orders-api"), "{out}");
 
-    let (code, _, err) = run(&emulator, project.path(), &["test", "--tags", "nope"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("no applied check with tags nope can be tested"), "{err}");
-
-    let (code, _, err) = run(&emulator, project.path(), &["test", "--target", "checks.nope"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("not an applied check"), "{err}");
+    let mut test = emulator.monform(project.path());
+    assert_run!("no_check_with_the_tags", test.args(["test", "--tags", "nope"]));
+    let mut test = emulator.monform(project.path());
+    assert_run!("not_an_applied_check", test.args(["test", "--target", "checks.nope"]));
 }
 
 #[test]
@@ -229,9 +226,8 @@ fn a_session_still_running_at_the_timeout_is_an_error() {
     let project = project();
     let (code, out, err) = run(&emulator, project.path(), &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    let (code, out, err) = run(&emulator, project.path(), &["test", "--timeout", "1"]);
-    assert_eq!(code, 1, "{out}\n{err}");
-    assert!(err.contains("still running after 1 s"), "{err}");
+    let mut test = emulator.monform(project.path());
+    assert_run!("still_running_at_the_timeout", test.args(["test", "--timeout", "1"]));
 }
 
 #[test]
@@ -271,9 +267,8 @@ fn a_failing_check_exits_1() {
 fn no_applied_checks_is_an_error() {
     let emulator = emulator();
     let project = project();
-    let (code, out, err) = run(&emulator, project.path(), &["test"]);
-    assert_eq!(code, 1, "{out}\n{err}");
-    assert!(err.contains("no applied checks"), "{err}");
+    let mut test = emulator.monform(project.path());
+    assert_run!("no_applied_checks", test.arg("test"));
 }
 
 #[test]
