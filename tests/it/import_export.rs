@@ -584,7 +584,7 @@ fn import_one_object_then_plan_shows_only_the_differences() {
         .args(["import", "checks.nope", &id])
         .output()
         .unwrap();
-    assert!(stderr(&output).contains("not in the files"), "{}", stderr(&output));
+    insta::assert_snapshot!("import_unknown_address", transcript(&output));
 }
 
 #[test]
@@ -609,7 +609,7 @@ fn import_leaves_out_references_to_other_projects_objects() {
         .output()
         .unwrap();
     assert_ok(&output, "import");
-    assert!(stderr(&output).contains("is not exported"), "{}", stderr(&output));
+    insta::assert_snapshot!("import_leaves_out_a_reference", transcript(&output));
     let checks = std::fs::read_to_string(out.join("checks.yaml")).unwrap();
     assert!(checks.contains("  mine:") && !checks.contains("group:"), "{checks}");
     assert!(!out.join("groups.yaml").exists());
@@ -651,20 +651,14 @@ fn import_skips_what_the_current_project_manages() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(!output.status.success());
-    assert!(stderr(&output).contains("already owns objects"), "{}", stderr(&output));
+    insta::assert_snapshot!("import_under_an_owning_name", transcript(&output));
     let output = emulator
         .monform(project.path())
         .args(["import", "--all-unmanaged", "--project", "hand", "--out"])
         .arg(&out)
         .output()
         .unwrap();
-    assert_ok(&output, "import");
-    assert!(
-        stderr(&output).contains("Imported 1 object into"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!("import_skips_the_projects_own", transcript(&output));
     let snippets = std::fs::read_to_string(out.join("snippets.yaml")).unwrap();
     assert!(
         snippets.contains("hand-made:") && !snippets.contains("Login"),
