@@ -31,12 +31,8 @@ fn a_grouped_checks_own_locations_are_reported_at_their_line() {
     let stderr = stderr(&output);
     // A warning, not an error: the project still validates.
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("`locations` is ignored: group `production` sets locations"),
-        "{stderr}"
-    );
-    // The group sets no runtime, so the check's own one applies.
-    assert!(!stderr.contains("`runtimeId` is ignored"), "{stderr}");
+    // `locations` is ignored (the group sets them); the group sets no
+    // runtime, so the check's own one applies and is not mentioned.
     insta::assert_snapshot!(stderr);
 }
 
@@ -102,11 +98,7 @@ fn a_check_alerting_nobody_fails_under_error_and_warns_under_warn() {
     let output = validate(project.path());
     let failed = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{failed}");
-    assert!(failed.contains("checks.yaml:5:"), "{failed}");
-    assert!(failed.contains("checks.lonely: a failure alerts nobody"), "{failed}");
-    assert!(failed.contains("checks.quiet: a failure alerts nobody"), "{failed}");
-    assert!(!failed.contains("checks.paged: a failure"), "{failed}");
-    assert!(!failed.contains("checks.paused"), "{failed}");
+    // lonely and quiet at their lines; neither paged (routed) nor paused.
     insta::assert_snapshot!("unrouted_error", failed);
 
     let project = unrouted_project("unrouted-checks = \"warn\"");
@@ -155,20 +147,8 @@ fn many_findings_of_one_rule_are_summarised_not_printed_each() {
     let output = validate(project.path());
     let summarised = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{summarised}");
-    // The first in full (its excerpt), the next two by file:line, the count.
-    assert!(summarised.contains("╭─[checks.yaml:2:3]"), "{summarised}");
-    assert!(
-        summarised.contains("checks.yaml:6:3  checks.c001: a failure alerts nobody"),
-        "{summarised}"
-    );
-    assert!(
-        summarised.contains("checks.yaml:10:3  checks.c002: a failure alerts nobody"),
-        "{summarised}"
-    );
-    assert!(summarised.contains("40 warnings in all"), "{summarised}");
-    assert!(summarised.contains("and 37 more"), "{summarised}");
-    assert!(!summarised.contains("checks.c003"), "{summarised}");
     assert!(stdout(&output).contains("40 resources in 1 file: OK"));
+    // The first in full (its excerpt), the next two by file:line, the count.
     insta::assert_snapshot!("many_findings_summarised", summarised);
 
     // --all-findings: every one, each with its excerpt.
@@ -270,8 +250,7 @@ checks:
     let output = validate(project.path());
     let noted = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{noted}");
-    assert!(noted.contains("checks.yaml:4:"), "{noted}");
-    assert!(!noted.contains("own-settings"), "{noted}");
+    // At paged's line; own-settings is not mentioned.
     insta::assert_snapshot!("global_alert_settings_note", noted);
 
     // A plan stays quiet about it: notes are `validate`'s.
