@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+#[cfg(test)]
+mod conformance;
 mod fingerprints;
 mod format;
 mod journal;
@@ -232,6 +234,12 @@ pub enum StateError {
         found: String,
         expected: String,
     },
+    /// A write based on an older state than the one stored: another
+    /// monform wrote it meanwhile.
+    #[error(
+        "refusing to overwrite a newer state {path}: it is at serial {stored}, this write is serial {writing}; plan again"
+    )]
+    Newer { path: String, stored: u64, writing: u64 },
     /// The PostgreSQL backend failed; `location` never holds the password.
     #[error("the state in {location}: {detail}")]
     Postgres { location: String, detail: String },
@@ -267,7 +275,8 @@ pub trait StateWriter: Send {
 pub trait StateBackend: Send + Sync {
     /// The state, or a fresh one when there is none yet.
     fn load(&self, project: &str) -> Result<State, StateError>;
-    /// Writes the state atomically: all of it or none.
+    /// Writes the state atomically: all of it or none. A state older than
+    /// the stored one (a lower serial) is refused.
     fn save(&self, state: &State) -> Result<(), StateError>;
     /// Where it lives, for messages.
     fn describe(&self) -> String;

@@ -173,6 +173,16 @@ impl StateBackend for LocalState {
     }
 
     fn save(&self, state: &State) -> Result<(), StateError> {
+        // As PostgreSQL does: a serial never goes down, so a save based on
+        // a state read before another monform's write cannot undo it.
+        let stored = self.load(&state.project)?.serial;
+        if stored > state.serial {
+            return Err(StateError::Newer {
+                path: self.path.display().to_string(),
+                stored,
+                writing: state.serial,
+            });
+        }
         self.write_snapshot(state)
     }
 
@@ -544,6 +554,14 @@ mod tests {
         writer.finish(&grown).unwrap();
         assert_eq!(files(dir.path()), ["state.json"]);
         assert_eq!(backend.load("acme").unwrap(), grown);
+    }
+
+    #[test]
+    fn the_file_backend_passes_the_conformance_suite() {
+        use crate::state::conformance::{History, test_full};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_owned();
+        test_full("acme", History::None, &|_| Box::new(LocalState::new(&path)));
     }
 
     #[test]

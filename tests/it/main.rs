@@ -1,0 +1,30 @@
+//! The end-to-end tests: the real `monform` binary, most of them against
+//! the real emulator on a loopback port. One test binary (as uv and jj keep
+//! theirs), so the crates are linked once instead of once per file.
+
+mod common;
+
+mod agent;
+mod apply;
+mod budget;
+mod declare;
+mod declare_for_each;
+mod environments;
+mod examples;
+mod import_export;
+mod lint;
+mod ownership;
+mod plan;
+mod rate_limit;
+mod reliability;
+mod renames;
+mod review;
+mod schema;
+mod secrets;
+mod serve;
+mod state;
+mod test_local;
+mod test_status;
+mod untrusted_files;
+mod validate;
+mod verify;
