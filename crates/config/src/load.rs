@@ -529,10 +529,19 @@ fn dedup(diagnostics: &mut Vec<Diagnostic>) {
     *diagnostics = kept;
 }
 
-/// Fills each `[defaults]` field the check does not set itself.
+/// Fills each `[defaults]` field the check does not set itself. A check
+/// that names private locations runs there only: the defaults' public
+/// `locations` would have it run from a data center too, against targets
+/// that are usually only reachable from inside the network (issue 27).
 fn merge_defaults(node: &mut Node, defaults: &[Entry]) {
     if let NodeValue::Map(entries) = &mut node.value {
+        let private = entries
+            .iter()
+            .any(|e| e.key == "privateLocations" && matches!(&e.value.value, NodeValue::Seq(l) if !l.is_empty()));
         for default in defaults {
+            if private && default.key == "locations" {
+                continue;
+            }
             if !entries.iter().any(|e| e.key == default.key) {
                 entries.push(default.clone());
             }
