@@ -105,6 +105,7 @@ fn postgres_state_round_trips_with_history_and_refuses_older_writes() {
 
 fn delta(serial: u64, remove: &[&str], set: &[(&str, &str)]) -> Delta {
     Delta {
+        target: None,
         serial,
         remove: remove.iter().map(|a| a.to_string()).collect(),
         set: set.iter().map(|(a, id)| (a.to_string(), entry(id))).collect(),
