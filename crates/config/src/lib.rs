@@ -6,6 +6,7 @@
 //! only through the lookup the caller passes in.
 
 pub mod budget;
+mod data;
 pub mod declare;
 pub mod desired;
 pub mod diagnostic;
