@@ -18,6 +18,7 @@ mod load;
 pub mod paths;
 pub mod project;
 pub mod project_schema;
+pub mod shared;
 pub mod source;
 pub mod tree;
 
