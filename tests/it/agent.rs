@@ -133,7 +133,22 @@ fn eventually(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
 /// calling `url` with a header, applied with `monform apply`; returns the
 /// check's id, the location's id and a new raw key of the location.
 fn applied(emulator: &Emulator, project: &Path, url: &str, max_response_ms: u32) -> (String, String, String) {
-    std::fs::write(project.join("monform.toml"), "[project]\nname = \"agent-e2e\"\n").unwrap();
+    applied_with(emulator, project, url, max_response_ms, "")
+}
+
+/// [`applied`] with more of monform.toml (`[defaults]`, say).
+fn applied_with(
+    emulator: &Emulator,
+    project: &Path,
+    url: &str,
+    max_response_ms: u32,
+    settings: &str,
+) -> (String, String, String) {
+    std::fs::write(
+        project.join("monform.toml"),
+        format!("[project]\nname = \"agent-e2e\"\n{settings}"),
+    )
+    .unwrap();
     std::fs::write(
         project.join("office.toml"),
         format!(
@@ -251,6 +266,45 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
     assert!(status.success(), "{status}\n{}", agent.output());
     assert_eq!(finished(&emulator, &in_flight)["status"], "PASSED");
     assert!(!agent.output().contains(&key));
+}
+
+/// Issue 27 item 4: `[defaults] locations` do not reach a check that
+/// names private locations (it would run from a data center against an
+/// intranet), and `monform test` runs it at its private location, through
+/// the agent.
+#[test]
+fn defaults_add_no_public_location_and_monform_test_runs_at_the_private_one() {
+    let emulator = Emulator::start();
+    let project = tempfile::tempdir().unwrap();
+    let target = Target::start(Duration::ZERO);
+    let url = format!("http://127.0.0.1:{}/health", target.port);
+    let defaults = "\n[defaults]\nlocations = [\"eu-west-1\", \"us-east-1\"]\n";
+    let (check, _, key) = applied_with(&emulator, project.path(), &url, 10_000, defaults);
+    let remote = emulator.call("GET", &format!("/v1/checks/{check}"), None);
+    assert_eq!(remote["privateLocations"], json!(["office"]), "{remote:#}");
+    let public = remote["locations"].as_array().cloned().unwrap_or_default();
+    assert!(public.is_empty(), "defaults leaked into the check: {remote:#}");
+
+    let agent = Agent::start(&emulator, &key, &[]);
+    agent.wait_ready();
+    let output = emulator
+        .monform(project.path())
+        .args(["test", "--timeout", "60"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}\n{}", agent.output());
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("checks.internal-api"))
+        .unwrap_or_else(|| panic!("no line for the check:\n{stdout}"));
+    assert!(line.contains("office") && line.contains("PASSED"), "{stdout}");
+    assert!(
+        !stdout.contains("us-east-1") && !stdout.contains("eu-west-1"),
+        "{stdout}"
+    );
+    assert_eq!(target.count(), 1, "the agent made the run:\n{}", agent.output());
 }
 
 #[test]

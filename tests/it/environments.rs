@@ -63,13 +63,13 @@ fn staging_and_production_stay_apart_in_one_account() {
         assert!(plan.contains("No changes."), "{environment}:\n{plan}");
     }
     let owners = check_owners(&emulator);
-    // 12 API + 3 home + 1 seed in staging; 12 API + 3 home + 3 e2e in production.
+    // 12 API + 1 home + 1 seed in staging; 12 API + 3 home + 3 e2e in production.
     assert_eq!(
         owners
             .iter()
             .filter(|t| t.starts_with("monform:acme-shop-staging/"))
             .count(),
-        16
+        14
     );
     assert_eq!(
         owners.iter().filter(|t| t.starts_with("monform:acme-shop/")).count(),
@@ -247,4 +247,46 @@ fn each_environment_has_its_own_postgres_state() {
     for environment in ["staging", "production"] {
         assert!(postgres(&["--env", environment, "plan"]).contains("No changes."));
     }
+}
+
+/// Issue 27 item 3: environments in one account (one API URL) that would
+/// claim one account-wide object are found offline by `validate`, which
+/// says how to write it; other API URLs (other accounts) do not clash.
+#[test]
+fn validate_finds_an_object_two_environments_of_one_account_would_claim() {
+    let project = copy_example("environments");
+    let dir = project.path();
+    edit(
+        dir,
+        "monitors/shared.yaml",
+        "    environments: [production]          # production owns it; staging uses it as is\n",
+        "",
+    );
+    let output = monform()
+        .args(["--color", "never", "validate", "--dir"])
+        .arg(dir)
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let text = stderr(&output);
+    let start = text
+        .find("monform::shared-object")
+        .unwrap_or_else(|| panic!("no shared-object finding:\n{text}"));
+    insta::assert_snapshot!("shared_object", &text[start..]);
+
+    // Staging in an account of its own: nothing is shared.
+    edit(
+        dir,
+        "monform.toml",
+        "defaults = { tags = [\"team:shop\", \"env:staging\"] }",
+        "defaults = { tags = [\"team:shop\", \"env:staging\"] }\napi = { url = \"https://staging-api.example.com\" }",
+    );
+    let output = monform()
+        .args(["validate", "--dir"])
+        .arg(dir)
+        .env_remove("MONFORM_ENV")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
 }

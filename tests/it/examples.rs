@@ -61,7 +61,7 @@ fn environments_example_validates_in_every_environment() {
         .unwrap();
     assert_eq!(
         stdout(&output),
-        "2 files: OK in every environment (production: 20 resources, staging: 18 resources)\n",
+        "3 files: OK in every environment (production: 22 resources, staging: 17 resources)\n",
         "{}",
         stderr(&output)
     );

@@ -1,21 +1,32 @@
 //! Which service to talk to, and with what credentials: `--api-url`, then
 //! `MONFORM_API_URL`, then `[api] url` of monform.toml. `local` runs the
-//! bundled emulator in-process on `.monform/local.db`. The key and account
+//! bundled emulator in-process on `.monform/local.db`, the database
+//! `monform serve` uses too (one service, whichever way it is reached). The key and account
 //! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`. The client
 //! paces itself at the budget the server states (600 per 60 s until it
 //! says); `--rate-limit N/SECS|off` or `MONFORM_RATE_LIMIT` sets a ceiling
 //! of one's own, or turns pacing off.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use monform_api::{Client, ClientConfig, Secret, Wait};
 use monform_config::Project;
+use monform_engine::state::Target;
 
 /// A client, and the in-process emulator when the URL is `local`.
 pub struct Connection {
     pub client: Client,
     pub local: Option<monform_emulator::Server>,
+    /// Which service and account, as the state records them.
+    pub target: Target,
+}
+
+/// The database of the bundled emulator in the project `dir`: `url =
+/// "local"` runs it in-process there, and `monform serve` serves it by
+/// default, so switching between them shows the same objects.
+pub fn local_db(dir: &Path) -> PathBuf {
+    dir.join(".monform").join("local.db")
 }
 
 impl Connection {
@@ -36,7 +47,7 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
         let state_dir = dir.join(".monform");
         std::fs::create_dir_all(&state_dir).map_err(|e| format!("cannot create {}: {e}", state_dir.display()))?;
         let config = monform_emulator::Config {
-            db: Some(state_dir.join("local.db")),
+            db: Some(local_db(dir)),
             rate_limit: None,
             ..Default::default()
         };
@@ -47,16 +58,25 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
         client_config.rate_limit = None;
         client_config.account_id = Some(server.account_id.clone());
         let client = Client::new(client_config).map_err(|e| e.to_string())?;
+        let target = Target {
+            api_url: "local".into(),
+            account: Some(server.account_id.clone()),
+        };
         return Ok(Connection {
             client,
             local: Some(server),
+            target,
         });
     }
     let key = std::env::var("MONFORM_API_KEY").ok().filter(|k| !k.is_empty()).ok_or(
         "MONFORM_API_KEY is not set\n\nhint: export MONFORM_API_KEY (and MONFORM_ACCOUNT_ID); keys never live in files",
     )?;
+    let target = Target {
+        api_url: url.trim_end_matches('/').to_owned(),
+        account: std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty()),
+    };
     let mut config = ClientConfig::new(url, Secret::new(key));
-    config.account_id = std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty());
+    config.account_id = target.account.clone();
     let chosen = match RATE_LIMIT_FLAG.get().cloned().flatten() {
         Some(flag) => Some(("--rate-limit", flag)),
         None => std::env::var("MONFORM_RATE_LIMIT")
@@ -70,7 +90,11 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
     }
     let client = Client::new(config).map_err(|e| e.to_string())?;
     client.observe_waits(Some(Arc::new(|wait| eprintln!("{}", waiting(&wait)))));
-    Ok(Connection { client, local: None })
+    Ok(Connection {
+        client,
+        local: None,
+        target,
+    })
 }
 
 /// `--rate-limit`, set once by `main` before any command runs (a global

@@ -6,6 +6,7 @@
 //! only through the lookup the caller passes in.
 
 pub mod budget;
+mod data;
 pub mod declare;
 pub mod desired;
 pub mod diagnostic;
@@ -17,6 +18,7 @@ mod load;
 pub mod paths;
 pub mod project;
 pub mod project_schema;
+pub mod shared;
 pub mod source;
 pub mod tree;
 

@@ -139,10 +139,10 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         loader.diagnostics.push(diagnostic);
     }
     let files = discovered.files;
-    let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
     let environments = project.as_ref().map(Project::environment_names).unwrap_or_default();
     let default_policy = EnvPolicy::default();
+    let data_files = crate::data::DataFiles::default();
     let context = Context {
         env,
         policy: project.as_ref().map_or(&default_policy, |p| &p.env_policy),
@@ -150,8 +150,9 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         vars: project.as_ref().map(|p| p.vars.as_slice()).unwrap_or_default(),
         environments: &environments,
         environment: project.as_ref().and_then(|p| p.environment.as_deref()),
+        data_files: &data_files,
     };
-    let (items, declarations) = loader.read_resource_files(root, files, defaults, &context);
+    let (items, declarations, resource_files) = loader.read_resource_files(root, files, defaults, &context);
     // Defined, even when invalid: a declaration's check is about the address.
     let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
     let mut desired = loader.build_desired(items);
@@ -268,14 +269,16 @@ impl Loader<'_> {
 
     /// Reads, parses and interpolates each file, finds its resources and
     /// validates them (`[defaults]` merged into checks), a file per parallel
-    /// task; returns every resource found, in file order.
+    /// task; returns every resource found, in file order, and how many
+    /// files were resource files. A file some `forEach` read as data is
+    /// none: what its parse as a resource file found is dropped.
     fn read_resource_files(
         &mut self,
         root: &Path,
         paths: Vec<PathBuf>,
         defaults: &[Entry],
         context: &Context<'_>,
-    ) -> (Vec<Item>, Declarations) {
+    ) -> (Vec<Item>, Declarations, usize) {
         let first = self.sources.len();
         let read: Vec<(ReadFile, Vec<Item>, Declarations)> = paths
             .into_par_iter()
@@ -316,13 +319,24 @@ impl Loader<'_> {
             .collect();
         let mut items = Vec::new();
         let mut declarations = Declarations::default();
+        let mut resource_files = 0;
         for (file, found, declared) in read {
+            let data = file
+                .source
+                .path
+                .canonicalize()
+                .is_ok_and(|path| context.data_files.contains(&path));
+            // Added all the same: file ids are positions in the sources.
             self.sources.add(file.source);
+            if data {
+                continue;
+            }
+            resource_files += 1;
             self.diagnostics.extend(file.diagnostics);
             items.extend(found);
             declarations.extend(declared);
         }
-        (items, declarations)
+        (items, declarations, resource_files)
     }
 
     fn build_desired(&mut self, items: Vec<Item>) -> Desired {
@@ -525,10 +539,19 @@ fn dedup(diagnostics: &mut Vec<Diagnostic>) {
     *diagnostics = kept;
 }
 
-/// Fills each `[defaults]` field the check does not set itself.
+/// Fills each `[defaults]` field the check does not set itself. A check
+/// that names private locations runs there only: the defaults' public
+/// `locations` would have it run from a data center too, against targets
+/// that are usually only reachable from inside the network (issue 27).
 fn merge_defaults(node: &mut Node, defaults: &[Entry]) {
     if let NodeValue::Map(entries) = &mut node.value {
+        let private = entries
+            .iter()
+            .any(|e| e.key == "privateLocations" && matches!(&e.value.value, NodeValue::Seq(l) if !l.is_empty()));
         for default in defaults {
+            if private && default.key == "locations" {
+                continue;
+            }
             if !entries.iter().any(|e| e.key == default.key) {
                 entries.push(default.clone());
             }

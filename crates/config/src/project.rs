@@ -80,6 +80,9 @@ pub struct Lint {
     /// Routed checks alerting by the account's global alert settings, which
     /// monform cannot read (a note by default).
     pub global_alert_settings: LintLevel,
+    /// Environments in one account claiming one account-wide object
+    /// (`crate::shared`; an error by default).
+    pub shared_objects: LintLevel,
 }
 
 impl Default for Lint {
@@ -88,13 +91,19 @@ impl Default for Lint {
             unrouted_checks: LintLevel::Warn,
             ignored_fields: LintLevel::Warn,
             global_alert_settings: LintLevel::Note,
+            shared_objects: LintLevel::Error,
         }
     }
 }
 
 impl Lint {
     /// The `[lint]` keys, each with what it governs.
-    pub const KEYS: &[&str] = &["unrouted-checks", "ignored-fields", "global-alert-settings"];
+    pub const KEYS: &[&str] = &[
+        "unrouted-checks",
+        "ignored-fields",
+        "global-alert-settings",
+        "shared-objects",
+    ];
 }
 
 /// One `[environments.NAME]` table.
@@ -276,12 +285,16 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                     ),
                 },
                 (
-                    "lint.unrouted-checks" | "lint.ignored-fields" | "lint.global-alert-settings",
+                    "lint.unrouted-checks"
+                    | "lint.ignored-fields"
+                    | "lint.global-alert-settings"
+                    | "lint.shared-objects",
                     NodeValue::Str(level),
                 ) => match LintLevel::parse(level) {
                     Some(level) => match path.as_str() {
                         "lint.unrouted-checks" => project.lint.unrouted_checks = level,
                         "lint.ignored-fields" => project.lint.ignored_fields = level,
+                        "lint.shared-objects" => project.lint.shared_objects = level,
                         _ => project.lint.global_alert_settings = level,
                     },
                     None => diagnostics.push(

@@ -73,6 +73,7 @@ fn project_schema() -> Value {
                     "unrouted-checks": { "enum": crate::project::LintLevel::NAMES, "description": "Activated, unmuted checks whose failure alerts reach no channel. Default \"warn\"." },
                     "ignored-fields": { "enum": crate::project::LintLevel::NAMES, "description": "A check's own fields its group overrides. Default \"warn\"." },
                     "global-alert-settings": { "enum": crate::project::LintLevel::NAMES, "description": "Routed checks that alert by the account's global alert settings, which monform cannot read. Default \"note\" (said by validate only)." },
+                    "shared-objects": { "enum": crate::project::LintLevel::NAMES, "description": "Environments in one account (the same API URL) claiming one variable, snippet, alert channel, status page, status page service or private location, which only one project can own; found by validate across the environments. Default \"error\"; \"off\" when the environments use different accounts." },
                 },
             },
             "budget": {

@@ -34,6 +34,9 @@ pub struct ApplyOptions {
     pub parallelism: usize,
     /// Set to stop starting new changes (SIGINT); those in flight finish.
     pub stop: Arc<AtomicBool>,
+    /// The service and account applied to, recorded in the state when it
+    /// is another than the state's (`State::target`); `None` leaves it.
+    pub target: Option<crate::state::Target>,
 }
 
 impl Default for ApplyOptions {
@@ -41,6 +44,7 @@ impl Default for ApplyOptions {
         ApplyOptions {
             parallelism: 8,
             stop: Arc::new(AtomicBool::new(false)),
+            target: None,
         }
     }
 }
@@ -157,6 +161,19 @@ pub async fn apply(
         ids.insert(address.clone(), remote_ref(address.kind, remote));
     }
     let recorder = Recorder::start(backend.writer(&state)?);
+    let mut state = state;
+    if let Some(target) = options.target.as_ref().filter(|t| state.target.as_ref() != Some(*t)) {
+        // First, so that a plan made while this apply runs, or after it
+        // failed half-way, already compares with where it went.
+        state.serial += 1;
+        let delta = Delta {
+            serial: state.serial,
+            target: Some(target.clone()),
+            ..Delta::default()
+        };
+        state.apply(&delta);
+        recorder.record(delta)?;
+    }
     let shared = Shared {
         client,
         project: &plan.project,
@@ -562,6 +579,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             .unwrap_or_default(),
     };
     let delta = Delta {
+        target: None,
         set: [(address.to_string(), entry)].into(),
         ..Delta::default()
     };
@@ -579,6 +597,7 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
         .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
     {
         let delta = Delta {
+            target: None,
             remove: vec![key],
             ..Delta::default()
         };

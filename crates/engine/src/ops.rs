@@ -21,7 +21,7 @@ use crate::execute::{ApplyOptions, Event, Report};
 use crate::lock::{Holder, LockGuard};
 use crate::plan::Plan;
 use crate::saved::SavedPlan;
-use crate::state::{State, StateBackend, StateError};
+use crate::state::{State, StateBackend, StateError, Target};
 use crate::verify::Verification;
 
 mod import_ops;
@@ -146,6 +146,45 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
         planned_in: started.elapsed().saturating_sub(fetched_in),
         idle_moves,
     })
+}
+
+/// A plan against another service or account than the state was applied
+/// to, which would create again objects the state has: most likely the
+/// wrong URL or key, not a project to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherTarget {
+    /// Where the state was applied.
+    pub recorded: Target,
+    /// Where this plan looked.
+    pub now: Target,
+    /// Objects of the state the plan creates (they are not there).
+    pub recreated: usize,
+    /// Objects in the state.
+    pub in_state: usize,
+}
+
+impl Planned {
+    /// [`OtherTarget`] when the plan is against `now`, another service
+    /// than the state's, and creates objects the state has. A state from
+    /// before targets were recorded, or a service holding the objects
+    /// (`monform serve` on the database `local` used), says nothing.
+    pub fn other_target(&self, now: &Target) -> Option<OtherTarget> {
+        let recorded = self.state.target.as_ref().filter(|t| *t != now)?;
+        let recreated = self
+            .plan
+            .changes
+            .iter()
+            .filter(|c| {
+                c.action == crate::plan::Action::Create && self.state.resources.contains_key(&c.address.to_string())
+            })
+            .count();
+        (recreated > 0).then(|| OtherTarget {
+            recorded: recorded.clone(),
+            now: now.clone(),
+            recreated,
+            in_state: self.state.resources.len(),
+        })
+    }
 }
 
 /// A `moved` entry that does nothing, in words.

@@ -105,6 +105,7 @@ async fn apply(
     let plan = ready.plan();
     if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
+        super::context::warn_other_target(&ready.planned, &connection.target);
         print!("{}{}", header, super::plan::moved_note(&ready.planned.actual, plan));
         print!(
             "{}",
@@ -160,6 +161,7 @@ async fn apply(
     let options = ApplyOptions {
         parallelism: args.parallelism,
         stop: stop.clone(),
+        target: Some(connection.target.clone()),
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| progress.event(event);

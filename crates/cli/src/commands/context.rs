@@ -190,6 +190,23 @@ pub fn warn_idle_moves(planned: &monform_engine::ops::Planned, loaded: &Loaded) 
     }
 }
 
+/// Warns on standard error, before the plan, when it is against another
+/// service or account than the state was applied to and would create the
+/// state's objects again (`Planned::other_target`).
+pub fn warn_other_target(planned: &monform_engine::ops::Planned, now: &monform_engine::state::Target) {
+    let Some(other) = planned.other_target(now) else {
+        return;
+    };
+    let retry = match other.recorded.api_url.as_str() {
+        "local" => "--api-url local".to_owned(),
+        url => format!("--api-url {url} with that account's MONFORM_API_KEY and MONFORM_ACCOUNT_ID"),
+    };
+    eprintln!(
+        "warning: the state was applied to {}, this plan is against {}: {} of the state's {} objects are not here, so the plan creates them again\n\nhint: to plan against the service of the state pass {retry}; applying here makes this service the state's\n",
+        other.recorded, other.now, other.recreated, other.in_state
+    );
+}
+
 /// A command body's outcome as its value, or the exit code after saying
 /// why it stopped: the one place a `Stop` becomes an exit code.
 pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode> {

@@ -109,6 +109,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
         super::context::warn_idle_moves(&planned, &loaded);
+        super::context::warn_other_target(&planned, &connection.target);
         let moved = moved_note(&planned.actual, &planned.plan);
         let runs = monform_engine::run_budget(&loaded.desired, &planned.actual);
         let over = planned.over_budget(&session);

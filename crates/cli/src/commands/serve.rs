@@ -13,7 +13,8 @@ pub struct ServeArgs {
     /// Address to listen on
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
-    /// SQLite file holding the service's data [default: .monform/emulator.db in --dir]
+    /// SQLite file holding the service's data [default: .monform/local.db in --dir, the
+    /// database `url = "local"` uses]
     #[arg(long)]
     db: Option<PathBuf>,
     /// An API key to accept (repeatable); without it a development key is made once and reused
@@ -97,7 +98,18 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             args.fault_lost_writes
         ));
     }
-    let db = args.db.unwrap_or_else(|| dir.join(".monform").join("emulator.db"));
+    let db = args.db.unwrap_or_else(|| {
+        let db = crate::connect::local_db(dir);
+        let old = dir.join(".monform").join("emulator.db");
+        if old.exists() && !db.exists() {
+            eprintln!(
+                "note: {} (the default before) is no longer served: `--db {}` serves it, or rename it to local.db",
+                old.display(),
+                old.display()
+            );
+        }
+        db
+    });
     if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }

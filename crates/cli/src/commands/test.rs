@@ -72,20 +72,31 @@ pub fn applied_checks(state: &State) -> BTreeMap<String, Address> {
         .collect()
 }
 
-/// The public locations a check has in the files (defaults applied), or
+/// Where a check runs in the files (defaults applied): its public
+/// locations and its private locations (by slug: a managed location's
+/// `slugName`, else the name as written, the slug of a remote one), or
 /// [`DEFAULT_LOCATION`] when it names none (or is no longer in the files).
+/// A check of a private location runs there only, so a test of it is too.
 fn own_locations(loaded: &monform_config::Loaded, address: &Address) -> Vec<String> {
-    let locations: Vec<String> = loaded
-        .desired
-        .resources
-        .get(address)
-        .map(|d| d.resource.to_json())
-        .and_then(|v| {
-            v.get("locations")
-                .and_then(|l| l.as_array())
-                .map(|l| l.iter().filter_map(|x| x.as_str()).map(str::to_owned).collect())
-        })
-        .unwrap_or_default();
+    let resources = &loaded.desired.resources;
+    let check = resources.get(address).map(|d| d.resource.to_json());
+    let names = |field: &str| -> Vec<String> {
+        check
+            .as_ref()
+            .and_then(|v| v.get(field)?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut locations = names("locations");
+    for name in names("privateLocations") {
+        let managed = Address::new(Kind::PrivateLocation, name.clone());
+        let slug = resources
+            .get(&managed)
+            .and_then(|d| d.resource.to_json().get("slugName")?.as_str().map(str::to_owned));
+        locations.push(slug.unwrap_or(name));
+    }
     if locations.is_empty() {
         vec![DEFAULT_LOCATION.to_owned()]
     } else {

@@ -1,5 +1,7 @@
 //! `monform validate`: load the project and report every problem. A project
-//! with environments is checked in the one chosen, or else in every one.
+//! with environments is checked in the one chosen, or else in every one,
+//! and then across them (`monform_config::shared`: objects two
+//! environments in one account would both claim).
 //! `--format json` writes every diagnostic as an object on stdout.
 
 use std::collections::HashMap;
@@ -66,7 +68,13 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
             .zip(&loads)
             .map(|(name, loaded)| (name.clone(), json!(loaded.desired.len())))
             .collect();
-        (merge(&environments, &mut loads), ok, json!(resources))
+        // Across environments: objects two of them would claim in one account.
+        let named: Vec<(&str, &Loaded)> = environments.iter().map(String::as_str).zip(&loads).collect();
+        let (shared_warnings, shared_errors) = monform_config::shared::shared_objects(&named);
+        loaded.warnings.extend(shared_warnings);
+        let mut errors = merge(&environments, &mut loads);
+        errors.extend(shared_errors);
+        (errors, ok, json!(resources))
     };
     let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
     match args.format {

@@ -296,6 +296,7 @@ mod tests {
 
     fn set(serial: u64, address: &str, id: &str) -> Delta {
         Delta {
+            target: None,
             serial,
             remove: Vec::new(),
             set: BTreeMap::from([(address.to_owned(), entry(id))]),
@@ -439,13 +440,19 @@ mod tests {
             state.apply(&delta);
             assert_eq!(state.serial, serial as u64 + 1);
         }
+        // The service applied to travels in the journal too (issue 27 item 5).
         let remove = Delta {
+            target: Some(crate::state::Target {
+                api_url: "local".into(),
+                account: Some("a1".into()),
+            }),
             serial: 3,
             remove: vec!["checks.a".into()],
             set: BTreeMap::new(),
         };
         writer.write(std::slice::from_ref(&remove)).unwrap();
         state.apply(&remove);
+        assert!(state.target.is_some());
         assert_eq!(files(dir.path()), ["state.journal", "state.json"]);
         // The snapshot is the empty state (its salt); the journal the rest.
         assert_eq!(backend.load("acme").unwrap(), state, "read = snapshot + journal");

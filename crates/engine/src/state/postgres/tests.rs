@@ -68,6 +68,7 @@ fn postgres_passes_the_conformance_suite() {
 
 fn delta(serial: u64, remove: &[&str], set: &[(&str, &str)]) -> Delta {
     Delta {
+        target: None,
         serial,
         remove: remove.iter().map(|a| a.to_string()).collect(),
         set: set.iter().map(|(a, id)| (a.to_string(), entry(id))).collect(),
