@@ -21,19 +21,24 @@ use common::TestServer;
 use monform_emulator::Config;
 use serde_json::{Map, Value, json};
 
-/// The reference document, found from the workspace root (or at
-/// `MONFORM_REFERENCE_OPENAPI`, for a checkout elsewhere, e.g. a worktree).
+/// The reference document: `MONFORM_REFERENCE_OPENAPI` when set, else the
+/// shared spec folder beside the clone (`../shared/spec/`), else the copy
+/// kept beside this test, so a clone alone (CI's) runs the test.
 fn reference() -> Value {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let path = std::env::var_os("MONFORM_REFERENCE_OPENAPI")
-        .map_or_else(|| root.join("../shared/spec/reference-openapi.json"), PathBuf::from);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "the contract test needs the reference document at {} (../shared/spec/reference-openapi.json \
-             from the workspace root, the read-only shared folder beside the clone): {e}",
-            path.display()
-        )
-    });
+    let shared = root.join("../shared/spec/reference-openapi.json");
+    let path = std::env::var_os("MONFORM_REFERENCE_OPENAPI").map_or_else(
+        || {
+            if shared.is_file() {
+                shared
+            } else {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/reference-openapi.json")
+            }
+        },
+        PathBuf::from,
+    );
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the contract test needs the reference document at {}: {e}", path.display()));
     serde_json::from_str(&text).expect("the reference document is JSON")
 }
 
@@ -290,4 +295,19 @@ impl TestServer {
         }
         served
     }
+}
+
+/// The copy kept beside the test is the shared spec's document, when the
+/// shared folder is there to compare with.
+#[test]
+fn the_kept_copy_of_the_reference_is_current() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let Ok(shared) = std::fs::read(root.join("../../../shared/spec/reference-openapi.json")) else {
+        return;
+    };
+    let kept = std::fs::read(root.join("tests/it/reference-openapi.json")).expect("the kept copy");
+    assert!(
+        shared == kept,
+        "crates/emulator/tests/it/reference-openapi.json differs from ../shared/spec/reference-openapi.json: copy it again"
+    );
 }
