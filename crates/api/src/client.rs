@@ -1,7 +1,7 @@
 //! Requests, retries and rate limiting.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
@@ -96,6 +96,27 @@ pub(crate) struct RawReply {
     pub bytes: bytes::Bytes,
 }
 
+/// A failed request about to be tried again, as reported to an observer:
+/// without it a service that does not answer is a quarter of a minute of
+/// silence before the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    pub method: String,
+    pub path: String,
+    /// The retry about to be made: 1 for the second attempt.
+    pub attempt: usize,
+    /// Retries allowed after the first attempt.
+    pub max_retries: usize,
+    pub delay: Duration,
+    /// Why the last attempt failed.
+    pub error: String,
+    /// The service did not answer at all (no connection, a timeout), as
+    /// opposed to an error status.
+    pub unanswered: bool,
+}
+
+pub type RetryObserver = Arc<dyn Fn(&Retry) + Send + Sync>;
+
 /// Largest response body read: beyond it the response is an error, not an
 /// allocation failure.
 const MAX_BODY: usize = 256 * 1024 * 1024;
@@ -107,6 +128,7 @@ pub struct Client {
     pacer: Option<Arc<Pacer>>,
     sent: Arc<AtomicU64>,
     breaker: Arc<Breaker>,
+    retries: Arc<RwLock<Option<RetryObserver>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -139,6 +161,7 @@ impl Client {
             pacer,
             sent: Arc::new(AtomicU64::new(0)),
             breaker: Arc::default(),
+            retries: Arc::default(),
         })
     }
 
@@ -175,6 +198,12 @@ impl Client {
         if let Some(pacer) = &self.pacer {
             pacer.observe(observer);
         }
+    }
+
+    /// Calls `observer` before each retry of a failed request (the library
+    /// prints nothing itself); `None` stops it.
+    pub fn observe_retries(&self, observer: Option<RetryObserver>) {
+        *self.retries.write().unwrap_or_else(|p| p.into_inner()) = observer;
     }
 
     /// Sends a request, retrying transient failures. A POST is retried only
@@ -232,6 +261,22 @@ impl Client {
             .with_max_delay(Duration::from_secs(30))
             .with_max_times(self.config.max_retries)
             .with_jitter();
+        let attempt = AtomicUsize::new(0);
+        let notify = |e: &Error, delay: Duration| {
+            tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}");
+            let observer = self.retries.read().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(observer) = observer {
+                observer(&Retry {
+                    method: method.to_string(),
+                    path: path.to_owned(),
+                    attempt: attempt.fetch_add(1, Ordering::Relaxed) + 1,
+                    max_retries: self.config.max_retries,
+                    delay,
+                    error: e.to_string(),
+                    unanswered: matches!(e, Error::Transport { .. }),
+                });
+            }
+        };
         (|| self.attempt(method.clone(), path, query, body, options.timeout))
             .retry(backoff)
             .when(|e: &Error| {
@@ -241,7 +286,7 @@ impl Client {
                     && !(options.no_retry_on_408 && e.status() == Some(408))
             })
             .adjust(|e: &Error, delay| e.retry_after().or(delay))
-            .notify(|e: &Error, delay| tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}"))
+            .notify(notify)
             .await
     }
 
