@@ -410,9 +410,15 @@ fn a_ready_export_line_and_plain_logs_without_every_request() {
         assert_eq!(status, 200, "the export line's values work");
     };
     let (start, rest) = serve_piped(&db, "info", request);
-    assert!(!start.contains('\x1b') && !rest.contains('\x1b'), "no colours in a pipe:\n{start}{rest}");
+    assert!(
+        !start.contains('\x1b') && !rest.contains('\x1b'),
+        "no colours in a pipe:\n{start}{rest}"
+    );
     assert!(!rest.contains("request"), "requests are not logged at info:\n{rest}");
     let (_, rest) = serve_piped(&db, "monform=debug", request);
-    assert!(rest.contains("request") && rest.contains("/v1/checks"), "at debug they are:\n{rest}");
+    assert!(
+        rest.contains("request") && rest.contains("/v1/checks"),
+        "at debug they are:\n{rest}"
+    );
     assert!(!rest.contains('\x1b'), "no colours in a pipe:\n{rest}");
 }

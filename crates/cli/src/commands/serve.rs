@@ -141,7 +141,15 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         let server = monform_emulator::start(config, listener)
             .await
             .map_err(|e| e.to_string())?;
-        eprint!("{}", ready_lines(&server.url(), &db, &server.account_id, generated_key.then_some(server.api_key.as_str())));
+        eprint!(
+            "{}",
+            ready_lines(
+                &server.url(),
+                &db,
+                &server.account_id,
+                generated_key.then_some(server.api_key.as_str())
+            )
+        );
         shutdown_signal().await;
         eprintln!("shutting down: finishing requests in flight");
         server.shutdown().await.map_err(|e| e.to_string())
@@ -198,7 +206,13 @@ mod tests {
     #[test]
     fn given_keys_are_not_in_the_ready_lines() {
         let text = ready_lines("http://127.0.0.1:1", Path::new("e.db"), "acme", None);
-        assert!(text.contains("export MONFORM_API_URL=http://127.0.0.1:1 MONFORM_ACCOUNT_ID=acme\n"), "{text}");
-        assert!(!text.contains("MONFORM_API_KEY=") && !text.contains("API key:"), "{text}");
+        assert!(
+            text.contains("export MONFORM_API_URL=http://127.0.0.1:1 MONFORM_ACCOUNT_ID=acme\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("MONFORM_API_KEY=") && !text.contains("API key:"),
+            "{text}"
+        );
     }
 }
