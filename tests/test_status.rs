@@ -326,8 +326,9 @@ fn status_lists_the_project_checks() {
     let (code, out, err) = run(&emulator, project.path(), &["status", "--range", "last7Days"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     assert!(lines[0].starts_with("ADDRESS") && lines[0].contains("SUCCESS"));
+    assert!(lines[5].starts_with("3 checks: 0 failing"), "the summary line: {out}");
     assert!(!out.contains('\x1b'));
 }
 
@@ -384,7 +385,7 @@ fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
         &["status", "--format", "html", "--out", report.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(err.contains("wrote") && err.contains("(3 checks)"), "{err}");
+    assert!(err.contains("wrote") && err.contains("(3 checks: "), "{err}");
     let html = std::fs::read_to_string(&report).unwrap();
     let storefront = html.find(">Storefront</h2>").expect("a card per group");
     let ungrouped = html.find(">Checks without a group</h2>").expect("and one for the rest");
@@ -396,9 +397,13 @@ fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
         assert!(!html.contains(fetched), "self-contained, no {fetched}: {html}");
     }
     assert!(!project.path().join(".report.html.tmp").exists());
-    // Without --out there is nowhere to write the file.
-    let (code, _, err) = run(&emulator, project.path(), &["status", "--format", "html"]);
-    assert_eq!(code, 2, "{err}");
+    // Without --out the report goes to standard output.
+    let (code, out, err) = run(&emulator, project.path(), &["status", "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("<!DOCTYPE html>") && out.contains(">Storefront</h2>"),
+        "{out}"
+    );
 
     if let Some(chromium) = chromium() {
         let dom = std::process::Command::new(chromium)
