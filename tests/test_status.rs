@@ -255,10 +255,22 @@ fn a_failing_check_exits_1() {
     let broken = out.lines().find(|l| l.contains("checks.broken")).unwrap();
     assert!(broken.starts_with("FAILED"), "{out}");
     assert!(out.contains("3 passed, 0 degraded, 1 failed (4 runs)"), "{out}");
+    // Why it failed, as `--local` says it, and in JUnit.
+    let reason = out
+        .split("\nchecks.broken (eu-west-1):\n  error: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("no reason for the failure:\n{out}"));
+    assert!(reason.contains("500"), "{out}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_well_formed(&xml);
     assert_eq!(xml.matches("<testcase ").count(), 4, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    let escaped = reason.replace('&', "&amp;").replace('"', "&quot;");
+    assert!(
+        xml.contains(&format!("message=\"FAILED in eu-west-1: {escaped}")),
+        "{reason}\n{xml}"
+    );
     // A test session raises no alert and notifies no one (spec 4).
     assert_eq!(emulator.call("GET", "/v1/check-alerts", None), serde_json::json!([]));
     assert_eq!(
