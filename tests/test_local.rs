@@ -267,8 +267,48 @@ fn every_check_type_runs_here_and_failures_are_named() {
     }
     let project = project();
     let junit = project.path().join("junit.xml");
-    let (code, out, err) = local(project.path(), &["--verbose", "--junit", junit.to_str().unwrap()]);
+    let (code, out, err) = local(
+        project.path(),
+        &["--verbose", "--junit", junit.to_str().unwrap(), "--artifacts", "kept"],
+    );
     assert_eq!(code, 1, "{out}\n{err}");
+    // The failed browser run: the script line it failed at, its screenshot
+    // and trace kept (and named in JUnit); nothing kept for the others.
+    assert!(
+        out.contains("at line 4 of the script: await expect(page).toHaveTitle('Another Shop')"),
+        "{out}"
+    );
+    let kept = project.path().join("kept/checks.browser-wrong-local");
+    let magic = |file: &str, bytes: &[u8]| {
+        let data = std::fs::read(kept.join(file)).unwrap_or_else(|e| panic!("{file}: {e}\n{out}"));
+        assert!(data.starts_with(bytes), "{file} is not what its name says");
+    };
+    magic("screenshot-1.png", b"\x89PNG");
+    magic("trace-1.zip", b"PK");
+    assert!(
+        out.contains("screenshot: kept/checks.browser-wrong-local/screenshot-1.png"),
+        "{out}"
+    );
+    let folders: Vec<String> = std::fs::read_dir(project.path().join("kept"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        folders,
+        ["checks.browser-wrong-local"],
+        "only the failed run keeps files"
+    );
+    // --verbose: an API check's request, response status and assertions.
+    let health = out
+        .split("\nchecks.health-wrong (local):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(health.contains("  request: GET http://127.0.0.1:"), "{out}");
+    assert!(health.contains("  response: 200 OK in "), "{out}");
+    assert!(
+        health.contains("    FAILED  STATUS_CODE EQUALS \"201\" (actual: 200)"),
+        "{out}"
+    );
     for passing in ["home", "items", "port", "dns", "browser", "steps", "suite"] {
         assert_eq!(status_of(&out, &format!("checks.{passing}")), "PASSED", "{out}\n{err}");
     }
@@ -289,6 +329,10 @@ fn every_check_type_runs_here_and_failures_are_named() {
     assert_eq!(xml.matches("<testcase ").count(), 9, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
     assert!(xml.contains("Another Shop"), "{xml}");
+    assert!(
+        xml.contains("[[ATTACHMENT|kept/checks.browser-wrong-local/trace-1.zip]]"),
+        "{xml}"
+    );
     for text in [&out, &err, &xml] {
         assert!(!text.contains(SECRET), "the secret leaked:\n{text}");
     }
