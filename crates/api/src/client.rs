@@ -117,6 +117,9 @@ pub struct Retry {
 
 pub type RetryObserver = Arc<dyn Fn(&Retry) + Send + Sync>;
 
+/// How long a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Largest response body read: beyond it the response is an error, not an
 /// allocation failure.
 const MAX_BODY: usize = 256 * 1024 * 1024;
@@ -149,6 +152,9 @@ impl Client {
         }
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
+            // A host that drops packets is said (and retried) after 10 s, not
+            // after the whole request's timeout.
+            .connect_timeout(config.timeout.min(CONNECT_TIMEOUT))
             .user_agent(concat!("monform/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;

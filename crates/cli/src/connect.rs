@@ -47,6 +47,23 @@ impl std::fmt::Display for Origin {
 static ORIGIN: OnceLock<Origin> = OnceLock::new();
 static UNANSWERED: AtomicBool = AtomicBool::new(false);
 
+/// Where the retry lines go while a progress bar is drawn (apply): through
+/// it, so they do not tear it; else standard error.
+type Say = Arc<dyn Fn(String) + Send + Sync>;
+static SAY: std::sync::RwLock<Option<Say>> = std::sync::RwLock::new(None);
+
+/// Sends the retry lines to `say` until called again with `None`.
+pub fn route_lines(say: Option<Say>) {
+    *SAY.write().unwrap_or_else(|p| p.into_inner()) = say;
+}
+
+fn say(text: String) {
+    match SAY.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(say) => say(text),
+        None => eprintln!("{text}"),
+    }
+}
+
 /// The hint naming the API when the command's requests went unanswered.
 pub fn unanswered_hint() -> Option<String> {
     let origin = ORIGIN.get()?;
@@ -163,7 +180,7 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
             UNANSWERED.store(true, Ordering::Relaxed);
         }
         if said.fetch_max(retry.attempt, Ordering::Relaxed) < retry.attempt {
-            eprintln!("{}", retrying(&origin, retry));
+            say(retrying(&origin, retry));
         }
     })));
     Ok(Connection { client, local: None })

@@ -34,7 +34,8 @@ impl Progress {
         }
     }
 
-    fn line(&self, text: String) {
+    /// A line of its own, above the bar on a terminal.
+    pub fn line(&self, text: String) {
         match &self.bar {
             Some(bar) => bar.println(text),
             None => eprintln!("{text}"),
