@@ -438,3 +438,37 @@ pub fn describe(error: &reqwest::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_retry_is_reported_to_the_observer() {
+        // A loopback port nothing listens on: every attempt is refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or(9);
+        let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}"), Secret::new("k"));
+        config.max_retries = 2;
+        config.min_backoff = Duration::from_millis(1);
+        config.rate_limit = None;
+        let client = Client::new(config).expect("a client");
+        let seen: Arc<std::sync::Mutex<Vec<Retry>>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        client.observe_retries(Some(Arc::new(move |retry: &Retry| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(retry.clone());
+        })));
+        assert!(client.send(Method::GET, "/v1/checks", &[], None).await.is_err());
+        let seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+        let attempts: Vec<(usize, usize, bool)> =
+            seen.iter().map(|r| (r.attempt, r.max_retries, r.unanswered)).collect();
+        assert_eq!(attempts, [(1, 2, true), (2, 2, true)]);
+        assert!(
+            seen[0].error.starts_with("GET /v1/checks failed: could not connect"),
+            "{}",
+            seen[0].error
+        );
+    }
+}
