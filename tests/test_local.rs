@@ -267,9 +267,60 @@ fn every_check_type_runs_here_and_failures_are_named() {
     }
     let project = project();
     let junit = project.path().join("junit.xml");
+    let (code, out, err) = local(project.path(), &["--verbose", "--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    for passing in ["home", "items", "port", "dns", "browser", "steps", "suite"] {
+        assert_eq!(status_of(&out, &format!("checks.{passing}")), "PASSED", "{out}\n{err}");
+    }
+    assert_eq!(status_of(&out, "checks.browser-wrong"), "FAILED", "{out}");
+    assert_eq!(status_of(&out, "checks.health-wrong"), "FAILED", "{out}");
+    assert!(
+        out.contains("expected page title to be 'Another Shop', got 'Monform Shop'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("assertion STATUS_CODE EQUALS \"201\" failed (actual: 200)"),
+        "{out}"
+    );
+    assert!(out.contains("7 passed, 0 degraded, 2 failed (9 runs)"), "{out}");
+    // The script printed the secret: masked in the console output shown.
+    assert!(out.contains("token=*****"), "{out}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 9, "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
+    assert!(xml.contains("Another Shop"), "{xml}");
+    for text in [&out, &err, &xml] {
+        assert!(!text.contains(SECRET), "the secret leaked:\n{text}");
+    }
+    let (_, json, _) = local(project.path(), &["--format", "json", "--tags", "browser"]);
+    assert!(!json.contains(SECRET));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["summary"]["passed"], 3, "{json}");
+    assert_eq!(report["summary"]["failed"], 1, "{json}");
+}
+
+#[test]
+fn a_failed_browser_run_keeps_its_screenshot_trace_and_line_and_verbose_shows_the_exchange() {
+    if !browser_ready() {
+        return;
+    }
+    let project = project();
+    let junit = project.path().join("junit.xml");
     let (code, out, err) = local(
         project.path(),
-        &["--verbose", "--junit", junit.to_str().unwrap(), "--artifacts", "kept"],
+        &[
+            "--target",
+            "checks.browser-wrong",
+            "--target",
+            "checks.health-wrong",
+            "--target",
+            "checks.home",
+            "--verbose",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--artifacts",
+            "kept",
+        ],
     );
     assert_eq!(code, 1, "{out}\n{err}");
     // The failed browser run: the script line it failed at, its screenshot
@@ -298,6 +349,11 @@ fn every_check_type_runs_here_and_failures_are_named() {
         ["checks.browser-wrong-local"],
         "only the failed run keeps files"
     );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("[[ATTACHMENT|kept/checks.browser-wrong-local/trace-1.zip]]"),
+        "{xml}"
+    );
     // --verbose: an API check's request, response status and assertions.
     let health = out
         .split("\nchecks.health-wrong (local):\n")
@@ -309,38 +365,6 @@ fn every_check_type_runs_here_and_failures_are_named() {
         health.contains("    FAILED  STATUS_CODE EQUALS \"201\" (actual: 200)"),
         "{out}"
     );
-    for passing in ["home", "items", "port", "dns", "browser", "steps", "suite"] {
-        assert_eq!(status_of(&out, &format!("checks.{passing}")), "PASSED", "{out}\n{err}");
-    }
-    assert_eq!(status_of(&out, "checks.browser-wrong"), "FAILED", "{out}");
-    assert_eq!(status_of(&out, "checks.health-wrong"), "FAILED", "{out}");
-    assert!(
-        out.contains("expected page title to be 'Another Shop', got 'Monform Shop'"),
-        "{out}"
-    );
-    assert!(
-        out.contains("assertion STATUS_CODE EQUALS \"201\" failed (actual: 200)"),
-        "{out}"
-    );
-    assert!(out.contains("7 passed, 0 degraded, 2 failed (9 runs)"), "{out}");
-    // The script printed the secret: masked in the console output shown.
-    assert!(out.contains("token=*****"), "{out}");
-    let xml = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!(xml.matches("<testcase ").count(), 9, "{xml}");
-    assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
-    assert!(xml.contains("Another Shop"), "{xml}");
-    assert!(
-        xml.contains("[[ATTACHMENT|kept/checks.browser-wrong-local/trace-1.zip]]"),
-        "{xml}"
-    );
-    for text in [&out, &err, &xml] {
-        assert!(!text.contains(SECRET), "the secret leaked:\n{text}");
-    }
-    let (_, json, _) = local(project.path(), &["--format", "json", "--tags", "browser"]);
-    assert!(!json.contains(SECRET));
-    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(report["summary"]["passed"], 3, "{json}");
-    assert_eq!(report["summary"]["failed"], 1, "{json}");
 }
 
 #[test]
