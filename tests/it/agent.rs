@@ -535,3 +535,54 @@ fn a_run_left_by_a_killed_agent_is_taken_again_once_by_the_restarted_one() {
     assert!(error.contains("neither reported"), "{error}");
     assert_eq!(target.count(), 4, "no third run\n{}", fourth.output());
 }
+
+#[test]
+fn help_lists_the_environment_one_per_line_and_no_option_it_ignores() {
+    let output = monform().args(["agent", "--help"]).output().unwrap();
+    assert!(output.status.success());
+    insta::assert_snapshot!("agent_help", stdout(&output));
+    let refused = monform().args(["agent", "--dir", "somewhere"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("monform agent does not take --dir"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn the_log_names_the_location_each_run_and_what_shutdown_left_unreported() {
+    let emulator = Emulator::start();
+    let project = tempfile::tempdir().unwrap();
+    let target = Target::start(Duration::from_millis(4000));
+    let url = format!("http://127.0.0.1:{}/health", target.port);
+    let (check, _, key) = applied(&emulator, project.path(), &url, 10_000);
+    let mut agent = Agent::start(&emulator, &key, &[("MONFORM_AGENT_SHUTDOWN_GRACE", "1")]);
+    agent.wait_ready();
+    assert!(
+        agent.output().contains("as an agent of private location office"),
+        "{}",
+        agent.output()
+    );
+    let first = trigger(&emulator, &check);
+    assert_eq!(finished(&emulator, &first)["status"], "PASSED");
+    let reported = regex::Regex::new(r#"run \S+ reported: PASSED, check "Internal API" in \d+ ms"#).unwrap();
+    eventually("the run's log line", Duration::from_secs(5), || {
+        reported.is_match(&agent.output())
+    });
+    // A run still going when the grace ends is named as not reported.
+    trigger(&emulator, &check);
+    eventually("the run to reach the target", Duration::from_secs(10), || {
+        target.count() == 2
+    });
+    agent.terminate();
+    let status = agent.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status}\n{}", agent.output());
+    let output = agent.output();
+    assert!(
+        regex::Regex::new(r#"not reported at shutdown: run \S+ of check "Internal API""#)
+            .unwrap()
+            .is_match(&output),
+        "{output}"
+    );
+}

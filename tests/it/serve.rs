@@ -363,3 +363,61 @@ fn idle_and_slow_connections_are_closed_and_limited_while_real_requests_get_thro
     assert_eq!(status, 200);
     assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }
+
+/// `monform serve` on a free port with `RUST_LOG=level` and its stderr a
+/// pipe: its start-up lines (to `try:`), then, after `use` ran and it was
+/// stopped, the rest of what it wrote.
+fn serve_piped(db: &std::path::Path, level: &str, use_it: impl FnOnce(&str)) -> (String, String) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port()), "--db"])
+        .arg(db)
+        .env("RUST_LOG", level)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut start = String::new();
+    while reader.read_line(&mut start).unwrap() > 0 && !start.lines().last().unwrap_or("").contains("try:") {}
+    use_it(&start);
+    std::thread::sleep(Duration::from_millis(200));
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut rest = String::new();
+    reader.read_to_string(&mut rest).unwrap();
+    (start, rest)
+}
+
+#[test]
+fn a_ready_export_line_and_plain_logs_without_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let request = |start: &str| {
+        let export = start
+            .lines()
+            .find_map(|l| l.strip_prefix("export "))
+            .unwrap_or_else(|| panic!("no export line:\n{start}"));
+        let vars: std::collections::HashMap<&str, &str> =
+            export.split(' ').filter_map(|pair| pair.split_once('=')).collect();
+        let status = reqwest::blocking::Client::new()
+            .get(format!("{}/v1/checks", vars["MONFORM_API_URL"]))
+            .bearer_auth(vars["MONFORM_API_KEY"])
+            .header("X-Service-Account", vars["MONFORM_ACCOUNT_ID"])
+            .send()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "the export line's values work");
+    };
+    let (start, rest) = serve_piped(&db, "info", request);
+    assert!(
+        !start.contains('\x1b') && !rest.contains('\x1b'),
+        "no colours in a pipe:\n{start}{rest}"
+    );
+    assert!(!rest.contains("request"), "requests are not logged at info:\n{rest}");
+    let (_, rest) = serve_piped(&db, "monform=debug", request);
+    assert!(
+        rest.contains("request") && rest.contains("/v1/checks"),
+        "at debug they are:\n{rest}"
+    );
+    assert!(!rest.contains('\x1b'), "no colours in a pipe:\n{rest}");
+}

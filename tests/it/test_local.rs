@@ -276,6 +276,74 @@ fn every_check_type_runs_here_and_failures_are_named() {
 }
 
 #[test]
+fn a_failed_browser_run_keeps_its_screenshot_trace_and_line_and_verbose_shows_the_exchange() {
+    if !browser_ready() {
+        return;
+    }
+    let project = project();
+    let junit = project.path().join("junit.xml");
+    let (code, out, err) = local(
+        project.path(),
+        &[
+            "--target",
+            "checks.browser-wrong",
+            "--target",
+            "checks.health-wrong",
+            "--target",
+            "checks.home",
+            "--verbose",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--artifacts",
+            "kept",
+        ],
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    // The failed browser run: the script line it failed at, its screenshot
+    // and trace kept (and named in JUnit); nothing kept for the others.
+    assert!(
+        out.contains("at line 4 of the script: await expect(page).toHaveTitle('Another Shop')"),
+        "{out}"
+    );
+    let kept = project.path().join("kept/checks.browser-wrong-local");
+    let magic = |file: &str, bytes: &[u8]| {
+        let data = std::fs::read(kept.join(file)).unwrap_or_else(|e| panic!("{file}: {e}\n{out}"));
+        assert!(data.starts_with(bytes), "{file} is not what its name says");
+    };
+    magic("screenshot-1.png", b"\x89PNG");
+    magic("trace-1.zip", b"PK");
+    assert!(
+        out.contains("screenshot: kept/checks.browser-wrong-local/screenshot-1.png"),
+        "{out}"
+    );
+    let folders: Vec<String> = std::fs::read_dir(project.path().join("kept"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        folders,
+        ["checks.browser-wrong-local"],
+        "only the failed run keeps files"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("[[ATTACHMENT|kept/checks.browser-wrong-local/trace-1.zip]]"),
+        "{xml}"
+    );
+    // --verbose: an API check's request, response status and assertions.
+    let health = out
+        .split("\nchecks.health-wrong (local):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(health.contains("  request: GET http://127.0.0.1:"), "{out}");
+    assert!(health.contains("  response: 200 OK in "), "{out}");
+    assert!(
+        health.contains("    FAILED  STATUS_CODE EQUALS \"201\" (actual: 200)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn markdown_is_a_table_with_the_failures() {
     if !browser_ready() {
         return;

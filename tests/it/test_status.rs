@@ -251,10 +251,22 @@ fn a_failing_check_exits_1() {
     let broken = out.lines().find(|l| l.contains("checks.broken")).unwrap();
     assert!(broken.starts_with("FAILED"), "{out}");
     assert!(out.contains("3 passed, 0 degraded, 1 failed (4 runs)"), "{out}");
+    // Why it failed, as `--local` says it, and in JUnit.
+    let reason = out
+        .split("\nchecks.broken (eu-west-1):\n  error: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("no reason for the failure:\n{out}"));
+    assert!(reason.contains("500"), "{out}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_well_formed(&xml);
     assert_eq!(xml.matches("<testcase ").count(), 4, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    let escaped = reason.replace('&', "&amp;").replace('"', "&quot;");
+    assert!(
+        xml.contains(&format!("message=\"FAILED in eu-west-1: {escaped}")),
+        "{reason}\n{xml}"
+    );
     // A test session raises no alert and notifies no one (spec 4).
     assert_eq!(emulator.call("GET", "/v1/check-alerts", None), serde_json::json!([]));
     assert_eq!(
@@ -321,8 +333,9 @@ fn status_lists_the_project_checks() {
     let (code, out, err) = run(&emulator, project.path(), &["status", "--range", "last7Days"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     assert!(lines[0].starts_with("ADDRESS") && lines[0].contains("SUCCESS"));
+    assert!(lines[5].starts_with("3 checks: 0 failing"), "the summary line: {out}");
     assert!(!out.contains('\x1b'));
 }
 
@@ -379,7 +392,7 @@ fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
         &["status", "--format", "html", "--out", report.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(err.contains("wrote") && err.contains("(3 checks)"), "{err}");
+    assert!(err.contains("wrote") && err.contains("(3 checks: "), "{err}");
     let html = std::fs::read_to_string(&report).unwrap();
     let storefront = html.find(">Storefront</h2>").expect("a card per group");
     let ungrouped = html.find(">Checks without a group</h2>").expect("and one for the rest");
@@ -391,9 +404,13 @@ fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
         assert!(!html.contains(fetched), "self-contained, no {fetched}: {html}");
     }
     assert!(!project.path().join(".report.html.tmp").exists());
-    // Without --out there is nowhere to write the file.
-    let (code, _, err) = run(&emulator, project.path(), &["status", "--format", "html"]);
-    assert_eq!(code, 2, "{err}");
+    // Without --out the report goes to standard output.
+    let (code, out, err) = run(&emulator, project.path(), &["status", "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("<!DOCTYPE html>") && out.contains(">Storefront</h2>"),
+        "{out}"
+    );
 
     if let Some(chromium) = chromium() {
         let dom = std::process::Command::new(chromium)

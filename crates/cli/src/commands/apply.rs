@@ -168,7 +168,10 @@ async fn apply(
     let client = &connection.client;
     let shown = progress.clone();
     client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
+    let above = progress.clone();
+    crate::connect::route_lines(Some(Arc::new(move |text| above.line(text))));
     let result = ops::execute(ready, &options, &on_event).await;
+    crate::connect::route_lines(None);
     client.observe_waits(None);
     progress.finish();
     watcher.abort();

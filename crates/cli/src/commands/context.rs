@@ -215,6 +215,9 @@ pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode>
         Ok(Err(Stop::Reported)) => Err(ExitCode::FAILURE),
         Ok(Err(Stop::Message(message))) | Err(message) => {
             eprintln!("error: {message}");
+            if let Some(hint) = crate::connect::unanswered_hint().filter(|_| !message.contains("\nhint:")) {
+                eprintln!("\n{hint}");
+            }
             Err(ExitCode::FAILURE)
         }
     }

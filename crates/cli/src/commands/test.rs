@@ -46,9 +46,12 @@ pub struct TestArgs {
     /// With --local: how to print the results
     #[arg(long, value_enum, default_value_t = Format::Human, requires = "local")]
     pub format: Format,
-    /// With --local: print every run's console output and notes
+    /// With --local: print every run's console output and notes, and an API check's request, response status and assertions
     #[arg(long, short, requires = "local")]
     pub verbose: bool,
+    /// With --local: keep a screenshot and a Playwright trace of each failed browser run in DIR (a folder per check and location)
+    #[arg(long, value_name = "DIR", requires = "local")]
+    pub artifacts: Option<PathBuf>,
 }
 
 /// How `monform test --local` prints its results.
@@ -125,6 +128,48 @@ async fn await_session(client: &Client, id: &str, timeout: Duration) -> Result<T
     }
 }
 
+/// A session's results of each location, with why each failed run failed:
+/// the error its result names, else the message of its error group (one
+/// error-group read per failing check).
+async fn explain_failures(
+    client: &Client,
+    runs: Vec<Result<Result<TestSession, String>, Stop>>,
+) -> Vec<Result<Result<TestSession, String>, Stop>> {
+    let mut messages: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut explained = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut run = run;
+        if let Ok(Ok(session)) = &mut run {
+            for result in session.results.iter_mut() {
+                if !result.status.is_failure() || result.error.is_some() || result.error_group_ids.is_empty() {
+                    continue;
+                }
+                if !messages.contains_key(&result.check_id) {
+                    // Without the groups the line still says FAILED: the reason is a bonus.
+                    let groups = client.error_messages(&result.check_id).await.unwrap_or_default();
+                    messages.insert(result.check_id.clone(), groups);
+                }
+                result.error = messages[&result.check_id]
+                    .iter()
+                    .find(|(id, _)| result.error_group_ids.contains(id))
+                    .map(|(_, message)| message.clone());
+            }
+        }
+        explained.push(run);
+    }
+    explained
+}
+
+/// A failed run's address, location and error, as `test --local` prints them.
+pub fn failure_detail(line: &Line) -> String {
+    let mut out = format!("\n{} ({}):\n", line.address, line.location);
+    match &line.error {
+        Some(error) => out.push_str(&format!("  error: {}\n", error.replace('\n', "\n    "))),
+        None => out.push_str("  error: the service gave no reason\n"),
+    }
+    out
+}
+
 /// Writes `text` to `path` whole or not at all (`monform_engine::durable`).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Stop> {
     monform_engine::durable::write(path, text.as_bytes())
@@ -197,6 +242,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
             await_session(client, &started.id, timeout).await.map(Ok)
         }))
         .await;
+        let runs = explain_failures(client, runs).await;
         connection.close().await;
         let mut lines = Vec::new();
         let mut elapsed: Option<f64> = None;
@@ -222,7 +268,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
                     location: result.run_location,
                     status: result.status,
                     response_time: result.response_time,
-                    error: None,
+                    error: result.error,
+                    artifacts: Vec::new(),
                 });
             }
         }
@@ -259,6 +306,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         Err(code) => return code,
     };
     print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
+    for line in outcome.lines.iter().filter(|l| l.status.is_failure()) {
+        print!("{}", failure_detail(line));
+    }
     for address in &outcome.not_run {
         eprintln!("note: {address} was not run (heartbeat or deactivated checks are not run by test sessions)");
     }

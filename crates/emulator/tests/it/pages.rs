@@ -85,6 +85,7 @@ async fn page(ts: &TestServer, path: &str, host: Option<&str>, key: Option<&str>
 fn filtered(html: &str) -> String {
     let ids = regex_lite("incident-[0-9a-f-]{8,}", "incident-[id]", html);
     let times = regex_lite(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[time]", &ids);
+    let times = regex_lite(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC", "[date]", &times);
     regex_lite(r"resolved after \d+ s", "resolved after [n] s", &times)
 }
 
@@ -98,7 +99,10 @@ async fn a_failing_check_shows_its_incident_on_the_page_until_it_recovers() {
     let ts = &shop.ts;
     let (status, before) = page(ts, "/status/shop", None, None).await;
     assert_eq!(status, 200, "{before}");
-    assert!(before.contains("All systems operational"), "{before}");
+    assert!(
+        before.contains(r#"<p class="summary operational" role="status">All systems operational</p>"#),
+        "{before}"
+    );
     assert!(!before.contains("Checkout down"));
 
     shop.target.failing.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -109,6 +113,11 @@ async fn a_failing_check_shows_its_incident_on_the_page_until_it_recovers() {
         "{open}"
     );
     assert!(open.contains("Payments fail"), "{open}");
+    assert!(
+        open.contains(r#"<p class="summary major" role="status">Major outage: 1 open incident</p>"#),
+        "the banner in the severity's colour, counted in words: {open}"
+    );
+    assert!(open.contains("UTC (just now)</time>"), "times read as dates: {open}");
     insta::assert_snapshot!("status_page_with_an_open_incident", filtered(&open));
     // The same page by its custom domain; other hosts get the API's 404.
     let (status, by_domain) = page(ts, "/", Some("status.shop.test"), None).await;
