@@ -276,7 +276,7 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
 fn defaults_add_no_public_location_and_monform_test_runs_at_the_private_one() {
     let emulator = Emulator::start();
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::ZERO);
+    let target = target(Duration::ZERO);
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let defaults = "\n[defaults]\nlocations = [\"eu-west-1\", \"us-east-1\"]\n";
     let (check, _, key) = applied_with(&emulator, project.path(), &url, 10_000, defaults);
@@ -554,7 +554,7 @@ fn help_lists_the_environment_one_per_line_and_no_option_it_ignores() {
 fn the_log_names_the_location_each_run_and_what_shutdown_left_unreported() {
     let emulator = Emulator::start();
     let project = tempfile::tempdir().unwrap();
-    let target = Target::start(Duration::from_millis(4000));
+    let target = target(Duration::from_millis(4000));
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, _, key) = applied(&emulator, project.path(), &url, 10_000);
     let mut agent = Agent::start(&emulator, &key, &[("MONFORM_AGENT_SHUTDOWN_GRACE", "1")]);
