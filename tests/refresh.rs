@@ -1,5 +1,6 @@
 //! `plan --refresh=changed|none` end to end: the real binary against the
-//! real emulator, the requests counted by the emulator's metrics.
+//! real emulator, the requests counted by the emulator's metrics; and the
+//! parse cache under `.monform/cache/` that the CLI's loads keep.
 
 mod common;
 
@@ -272,4 +273,37 @@ fn none_plans_from_the_state_alone_without_a_service() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     insta::assert_snapshot!("none_human", redact_ids(&stdout(&output)));
+}
+
+/// The parse cache's entries.
+fn cache_entries(project: &Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(project.join(".monform/cache/files"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_parse_cache_survives_a_corrupt_or_foreign_entry() {
+    let (emulator, project) = applied();
+    let dir = project.path();
+    let entries = cache_entries(dir);
+    assert_eq!(entries.len(), 1, "the one resource file is cached");
+    let clean = stdout(&emulator.monform(dir).arg("plan").output().unwrap());
+    assert!(clean.contains("No changes."), "{clean}");
+    for garbage in [&b"{ torn"[..], br#"{"format":1,"key":"not-this-one","file":"checks.yaml","resources":[]}"#] {
+        std::fs::write(&entries[0], garbage).unwrap();
+        let output = emulator.monform(dir).arg("plan").output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        // Ignored: the same plan as from the files.
+        assert_eq!(stdout(&output), clean);
+        // And rewritten.
+        let entry: serde_json::Value = serde_json::from_slice(&std::fs::read(&entries[0]).unwrap()).unwrap();
+        assert_eq!(entry["resources"].as_array().unwrap().len(), 5);
+    }
+    // An edit is seen through the cache.
+    edit(dir, "checks.yaml", "name: Edited\n", "name: Edited again\n");
+    let edited = stdout(&emulator.monform(dir).arg("plan").output().unwrap());
+    assert!(edited.contains("~ name = \"Edited\" -> \"Edited again\""), "{edited}");
 }
