@@ -292,7 +292,10 @@ fn the_parse_cache_survives_a_corrupt_or_foreign_entry() {
     assert_eq!(entries.len(), 1, "the one resource file is cached");
     let clean = stdout(&emulator.monform(dir).arg("plan").output().unwrap());
     assert!(clean.contains("No changes."), "{clean}");
-    for garbage in [&b"{ torn"[..], br#"{"format":1,"key":"not-this-one","file":"checks.yaml","resources":[]}"#] {
+    for garbage in [
+        &b"{ torn"[..],
+        br#"{"format":1,"key":"not-this-one","file":"checks.yaml","resources":[]}"#,
+    ] {
         std::fs::write(&entries[0], garbage).unwrap();
         let output = emulator.monform(dir).arg("plan").output().unwrap();
         assert!(output.status.success(), "{}", stderr(&output));

@@ -24,6 +24,7 @@
 
 mod generate;
 mod measure;
+mod partial;
 mod report;
 mod run;
 
