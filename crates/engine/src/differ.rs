@@ -42,6 +42,10 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .resources
         .par_iter()
         .map(|(address, resource)| {
+            // Trusted as applied (`--refresh=changed`): nothing to compare.
+            if let Some(unrefreshed) = actual.unrefreshed.get(address).filter(|u| !u.edited) {
+                return offline::trusted(address, unrefreshed);
+            }
             let desired_json = managed(address.kind, resource.resource.to_json());
             match actual.owned.get(address) {
                 None if actual.unrefreshed.contains_key(address) => {

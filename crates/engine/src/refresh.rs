@@ -16,6 +16,7 @@ use monform_api::{Client, Error, Remote};
 use monform_config::{Desired, Target};
 use monform_model::wire::IdType;
 use monform_model::{Address, Kind};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -96,23 +97,32 @@ fn edited(desired: &Desired, address: &Address, state: &State, key: &str) -> boo
 /// Splits the state's objects into those to read and those to trust.
 fn select(desired: &Desired, state: &State, mode: Refresh) -> Selection {
     let moved_to: BTreeSet<Address> = desired.declarations.moved.iter().map(|m| m.to.clone()).collect();
-    let mut selection = Selection::default();
-    for (key, entry) in &state.resources {
-        let Ok(address) = key.parse::<Address>() else { continue };
-        // A moved resource's tag still names its old address: read, so the
-        // apply rewrites it.
-        let changed = !desired.resources.contains_key(&address)
-            || moved_to.contains(&address)
-            || edited(desired, &address, state, key);
-        if changed && mode == Refresh::Changed {
-            selection.read.push((address, entry.remote_id.clone()));
-        } else {
-            let trusted = Unrefreshed {
+    let entries: Vec<(&String, &crate::state::ResourceState)> = state.resources.iter().collect();
+    // Fingerprinting every resource is most of a partial refresh's own
+    // work at 100,000: in parallel.
+    let judged: Vec<(Address, Unrefreshed)> = entries
+        .par_iter()
+        .filter_map(|(key, entry)| {
+            let address = key.parse::<Address>().ok()?;
+            // A moved resource's tag still names its old address: read, so
+            // the apply rewrites it.
+            let changed = !desired.resources.contains_key(&address)
+                || moved_to.contains(&address)
+                || edited(desired, &address, state, key);
+            let unrefreshed = Unrefreshed {
                 remote_id: entry.remote_id.clone(),
                 version: entry.version.clone(),
                 edited: changed,
             };
-            selection.trusted.insert(address, trusted);
+            Some((address, unrefreshed))
+        })
+        .collect();
+    let mut selection = Selection::default();
+    for (address, unrefreshed) in judged {
+        if unrefreshed.edited && mode == Refresh::Changed {
+            selection.read.push((address, unrefreshed.remote_id));
+        } else {
+            selection.trusted.insert(address, unrefreshed);
         }
     }
     if mode == Refresh::Changed {

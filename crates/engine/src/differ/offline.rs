@@ -16,6 +16,21 @@ use crate::plan::{Action, Change, FieldChange, Reason};
 use crate::refresh::Unrefreshed;
 use crate::state::State;
 
+/// A resource the files did not change since it was applied, not read:
+/// a no-op (no field is looked at, so none is counted as unchanged).
+pub(super) fn trusted(address: &Address, unrefreshed: &Unrefreshed) -> Change {
+    Change {
+        address: address.clone(),
+        action: Action::Noop,
+        remote_id: Some(unrefreshed.remote_id.clone()),
+        from: None,
+        reason: Reason::UpToDate,
+        fields: Vec::new(),
+        unchanged: 0,
+        remote_version: unrefreshed.version.clone(),
+    }
+}
+
 /// A resource in the files and the state that the plan did not read.
 pub(super) fn unread(
     address: &Address,
@@ -25,14 +40,8 @@ pub(super) fn unread(
     state: &State,
 ) -> Change {
     let mut change = Change {
-        address: address.clone(),
-        action: Action::Noop,
-        remote_id: Some(unrefreshed.remote_id.clone()),
-        from: None,
-        reason: Reason::UpToDate,
-        fields: Vec::new(),
         unchanged: desired.as_object().map_or(0, |o| o.len()),
-        remote_version: unrefreshed.version.clone(),
+        ..trusted(address, unrefreshed)
     };
     if !unrefreshed.edited {
         return change;
