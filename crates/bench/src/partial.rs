@@ -177,3 +177,33 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
     }
     targets
 }
+
+/// The hidden `--phase cache-load-times` mode: the load of `dir` without
+/// the parse cache (as before it), with it empty, with it warm and after
+/// one file changed, as JSON milliseconds (the edit is undone after).
+pub fn child_cache_load_times(dir: &Path) {
+    let time = |load: &dyn Fn() -> Loaded| {
+        let started = std::time::Instant::now();
+        let loaded = load();
+        let elapsed = crate::run::ms(started.elapsed());
+        (elapsed, loaded.cache, loaded.desired.len())
+    };
+    let _ = std::fs::remove_dir_all(dir.join(monform_config::CACHE_DIR));
+    let uncached = time(&|| monform_config::load(dir, &|_: &str| None));
+    let first = time(&|| load_cached(dir));
+    let warm = time(&|| load_cached(dir));
+    let path = dir.join("monitors/team-0/checks-000.yaml");
+    let original = std::fs::read_to_string(&path).expect("the first checks file");
+    let renamed = edit_checks(dir);
+    let one_file = time(&|| load_cached(dir));
+    std::fs::write(&path, original).expect("the edit undone");
+    let report = serde_json::json!({
+        "resources": uncached.2,
+        "uncached_ms": uncached.0,
+        "cache_empty_ms": first.0,
+        "cache_warm_ms": warm.0,
+        "one_file_changed_ms": one_file.0,
+        "one_file_changed": { "checks_renamed": renamed, "hits": one_file.1.hits, "parsed": one_file.1.parsed },
+    });
+    println!("{report}");
+}

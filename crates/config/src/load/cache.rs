@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use monform_model::validate::RefSite;
 use monform_model::{Address, FieldPath, Kind, Resource};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::{Item, ReadFile, Validated};
@@ -80,8 +80,9 @@ struct StoredResource {
     address: String,
     key: StoredSpan,
     item: Option<StoredSpan>,
-    /// The typed resource's JSON form, which `Resource::from_json` reads back.
-    json: Value,
+    /// The typed resource's JSON form, which `Resource::from_json_str`
+    /// reads back (kept as text: no `Value` is built for it).
+    json: Box<RawValue>,
     refs: Vec<StoredRef>,
     own: Vec<(String, StoredSpan)>,
 }
@@ -216,10 +217,11 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
     if !item.diagnostics.is_empty() || !sensitive.is_empty() {
         return None;
     }
-    let json = resource.to_json();
-    if Resource::from_json(item.address.kind, json.clone()).ok().as_ref() != Some(resource) {
+    let json = resource.to_json_string();
+    if Resource::from_json_str(item.address.kind, &json).ok().as_ref() != Some(resource) {
         return None;
     }
+    let json = RawValue::from_string(json).ok()?;
     let refs = refs
         .iter()
         .map(|(site, span)| {
@@ -254,7 +256,7 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
 
 fn item(stored: StoredResource, id: FileId) -> Option<Item> {
     let address: Address = stored.address.parse().ok()?;
-    let resource = Resource::from_json(address.kind, stored.json).ok()?;
+    let resource = Resource::from_json_str(address.kind, stored.json.get()).ok()?;
     let refs = stored
         .refs
         .into_iter()
