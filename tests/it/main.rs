@@ -18,6 +18,7 @@ mod location_keys;
 mod ownership;
 mod plan;
 mod rate_limit;
+mod refresh;
 mod reliability;
 mod renames;
 mod review;

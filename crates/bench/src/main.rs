@@ -24,6 +24,7 @@
 
 mod generate;
 mod measure;
+mod partial;
 mod report;
 mod run;
 
@@ -85,6 +86,8 @@ fn main() -> ExitCode {
             "noop-plan" => run::child_noop_plan(dir),
             // For comparing builds of the loader.
             "load-times" => run::child_load_times(dir, args.runs),
+            // The parse cache's loads (issue 29 item 4).
+            "cache-load-times" => partial::child_cache_load_times(&dir),
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
             "load-diff" => run::child_load_diff(dir, args.runs),
             // For profiling the loader alone (`monform validate DIR`).

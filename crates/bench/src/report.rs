@@ -340,6 +340,7 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             ratios.requests >= 50.0,
         );
     }
+    targets.extend(crate::partial::targets(size));
     targets
 }
 

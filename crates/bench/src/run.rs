@@ -87,7 +87,7 @@ impl Bench {
 pub struct Sanity(pub Vec<String>);
 
 impl Sanity {
-    fn expect(&mut self, ok: bool, what: impl Into<String>) {
+    pub(crate) fn expect(&mut self, ok: bool, what: impl Into<String>) {
         if !ok {
             let what = what.into();
             eprintln!("warning: {what}");
@@ -416,6 +416,7 @@ pub async fn run_size(
         format!("[{checks}] the 1% apply failed: {:?}", applied.report.failed.first()),
     );
     drop(loaded);
+    crate::partial::pull_request(&bench.server, &bench.client, dir, &mut report, sanity).await;
 
     let Bench { server, .. } = bench;
     let _ = server.shutdown().await;

@@ -210,6 +210,15 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
     })
 }
 
+/// A connection that is never used: `plan --refresh=none` reads nothing,
+/// so it needs neither a URL nor a key. Its client points at the discard
+/// port of this machine, so a request sent by mistake goes nowhere.
+pub fn offline() -> Result<Connection, String> {
+    let config = ClientConfig::new("http://127.0.0.1:9", Secret::new(String::new()));
+    let client = Client::new(config).map_err(|e| e.to_string())?;
+    Ok(Connection { client, local: None })
+}
+
 /// `--rate-limit`, set once by `main` before any command runs (a global
 /// flag every command's connection honours, without threading it through each).
 pub static RATE_LIMIT_FLAG: OnceLock<Option<String>> = OnceLock::new();

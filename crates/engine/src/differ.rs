@@ -18,6 +18,7 @@ use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, manage
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
+mod offline;
 mod order;
 use order::{order, stable_topological, targeted};
 
@@ -34,15 +35,22 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     let being_created: BTreeSet<&Address> = desired
         .resources
         .keys()
-        .filter(|a| !actual.owned.contains_key(*a))
+        .filter(|a| !actual.owned.contains_key(*a) && !actual.unrefreshed.contains_key(*a))
         .collect();
     // Each resource is compared on its own, so in parallel.
     let mut changes: Vec<Change> = desired
         .resources
         .par_iter()
         .map(|(address, resource)| {
+            // Trusted as applied (`--refresh=changed`): nothing to compare.
+            if let Some(unrefreshed) = actual.unrefreshed.get(address).filter(|u| !u.edited) {
+                return offline::trusted(address, unrefreshed);
+            }
             let desired_json = managed(address.kind, resource.resource.to_json());
             match actual.owned.get(address) {
+                None if actual.unrefreshed.contains_key(address) => {
+                    offline::unread(address, &desired_json, resource, &actual.unrefreshed[address], state)
+                }
                 None => match crate::declared::import_target(desired, actual, address) {
                     Some(remote) => {
                         let view = ActualView::new(address.kind, remote, &names);
@@ -74,6 +82,11 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     }
     for (address, remote) in &actual.duplicates {
         changes.push(removal(address, remote, Reason::Duplicate));
+    }
+    for (address, unrefreshed) in &actual.unrefreshed {
+        if !desired.resources.contains_key(address) {
+            changes.push(offline::removal(address, unrefreshed, desired));
+        }
     }
     reattach_dependents(&mut changes, desired);
     mark_moves(&mut changes, desired, actual, project);
@@ -111,6 +124,11 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         suggested_moves,
         discarded: Default::default(),
         cycle,
+        // The mode is the caller's (`ops::plan`); the count is what was not read.
+        refreshed: crate::plan::Refreshed {
+            mode: crate::refresh::Refresh::All,
+            not_refreshed: actual.unrefreshed.len(),
+        },
     }
 }
 

@@ -160,6 +160,10 @@ pub async fn apply(
     for (address, remote) in &actual.owned {
         ids.insert(address.clone(), remote_ref(address.kind, remote));
     }
+    // Objects a partial refresh trusted: their ids as the state has them.
+    for (address, unrefreshed) in &actual.unrefreshed {
+        ids.insert(address.clone(), unrefreshed.id_value(address.kind));
+    }
     let recorder = Recorder::start(backend.writer(&state)?);
     let mut state = state;
     if let Some(target) = options.target.as_ref().filter(|t| state.target.as_ref() != Some(*t)) {

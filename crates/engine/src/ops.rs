@@ -20,6 +20,7 @@ use crate::differ::PlanOptions;
 use crate::execute::{ApplyOptions, Event, Report};
 use crate::lock::{Holder, LockGuard};
 use crate::plan::Plan;
+use crate::refresh::Refresh;
 use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError, Target};
 use crate::verify::Verification;
@@ -61,6 +62,8 @@ pub struct PlanRequest {
     pub targets: Vec<Address>,
     /// Plan the removal of every object of the project (`destroy`).
     pub destroy: bool,
+    /// How much of the account to read (`--refresh`); a destroy reads all.
+    pub refresh: crate::refresh::Refresh,
 }
 
 /// A plan and what it was made from.
@@ -119,9 +122,12 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let idle_moves = declared.idle.iter().map(|entry| idle_warning(entry)).collect();
     let planning = crate::declared::moved_state(&state, &declared.moves);
     let started = Instant::now();
-    let actual = crate::fetch::fetch(session.client, project, session.desired, &planning)
-        .await
-        .map_err(Refusal::Fetch)?;
+    let refresh = if request.destroy { Refresh::All } else { request.refresh };
+    let actual = match refresh {
+        Refresh::All => crate::fetch::fetch(session.client, project, session.desired, &planning).await,
+        partial => crate::refresh::fetch_partial(session.client, project, session.desired, &planning, partial).await,
+    }
+    .map_err(Refusal::Fetch)?;
     let fetched_in = started.elapsed();
     refusal::clashes(project, session.desired, &actual)?;
     if !request.destroy {
@@ -137,7 +143,11 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     if !plan.cycle.is_empty() {
         return Err(Refusal::Cycle(plan.cycle));
     }
-    plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    plan.refreshed.mode = refresh;
+    // Offline, what deletes discard is not asked either.
+    if refresh != Refresh::None {
+        plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    }
     Ok(Planned {
         state,
         actual,
@@ -241,6 +251,9 @@ impl Ready<'_> {
 /// checked and kept for [`execute`] to refuse on.
 pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) -> Result<Ready<'s>, Refusal> {
     let mut plan_request = request.plan;
+    if plan_request.refresh == Refresh::None && !plan_request.destroy {
+        return Err(Refusal::OfflineApply);
+    }
     if let Some(saved) = &request.saved {
         plan_request.targets = saved.addresses();
     }

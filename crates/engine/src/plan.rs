@@ -155,6 +155,18 @@ pub struct Plan {
     /// plan with any is refused (`ops::Refusal::Cycle`), never applied in
     /// some other order.
     pub cycle: Vec<Address>,
+    /// How much of the account it read (`--refresh`).
+    pub refreshed: Refreshed,
+}
+
+/// How much of the account a plan read, and what it therefore did not check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refreshed {
+    pub mode: crate::refresh::Refresh,
+    /// The state's objects it did not read: trusted to be as last applied,
+    /// their drift not checked.
+    pub not_refreshed: usize,
 }
 
 impl Plan {

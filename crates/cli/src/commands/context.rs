@@ -38,8 +38,15 @@ pub fn environment() -> Option<&'static str> {
 
 /// Loads the project's files for the chosen environment (if any).
 pub fn load_files(dir: &Path) -> Loaded {
+    load_files_for(dir, environment())
+}
+
+/// Loads the project's files for `environment`, with the parse cache in
+/// `.monform/cache/` (a file unchanged since the last load is not parsed).
+pub fn load_files_for(dir: &Path, environment: Option<&str>) -> Loaded {
     let env = |name: &str| std::env::var(name).ok();
-    monform_config::load_environment(dir, &env, environment())
+    let cache = dir.join(monform_config::CACHE_DIR);
+    monform_config::load_with_cache(dir, &env, environment, Some(&cache))
 }
 
 /// A project that declares environments is planned, applied and given a

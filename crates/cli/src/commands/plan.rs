@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use monform_engine::Refresh;
 use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
 
 use super::context::{Stop, block_on, open_backend, parse_targets, refused};
@@ -19,6 +20,27 @@ pub enum Format {
     Human,
     Json,
     Markdown,
+}
+
+/// `--refresh`: how much of the account a plan reads.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RefreshArg {
+    /// Every object (drift anywhere is seen)
+    All,
+    /// Only the objects the files changed, created or removed since the last apply, one request each
+    Changed,
+    /// Nothing: plan from the state alone, offline
+    None,
+}
+
+impl RefreshArg {
+    pub fn engine(self) -> Refresh {
+        match self {
+            RefreshArg::All => Refresh::All,
+            RefreshArg::Changed => Refresh::Changed,
+            RefreshArg::None => Refresh::None,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -41,6 +63,9 @@ pub struct PlanArgs {
     /// Show every finding of the linter, not a summary past the first few of each rule
     #[arg(long)]
     pub all_findings: bool,
+    /// What to read from the service: `changed` trusts the state for what the files did not change (its drift is not checked)
+    #[arg(long, value_enum, default_value_t = RefreshArg::All)]
+    refresh: RefreshArg,
 }
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
@@ -94,7 +119,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
-        let connection = connect(dir, api_url, &project).await?;
+        let connection = match args.refresh {
+            RefreshArg::None => crate::connect::offline()?,
+            _ => connect(dir, api_url, &project).await?,
+        };
         let session = Session {
             project: &project,
             desired: &loaded.desired,
@@ -104,6 +132,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let request = PlanRequest {
             targets,
             destroy: false,
+            refresh: args.refresh.engine(),
         };
         let planned = ops::plan(&session, &request)
             .await

@@ -40,10 +40,9 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         }
         _ => Vec::new(),
     };
-    let env = |name: &str| std::env::var(name).ok();
     let mut loads: Vec<Loaded> = environments
         .iter()
-        .map(|name| monform_config::load_environment(dir, &env, Some(name)))
+        .map(|name| super::context::load_files_for(dir, Some(name)))
         .collect();
     let (errors, ok, resources) = if loads.is_empty() {
         let ok = format!(
