@@ -3,7 +3,7 @@
 //! Session, result and alert records live there too, under their own kinds.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -77,8 +77,12 @@ CREATE TEMP TRIGGER IF NOT EXISTS page_starts_forget AFTER DELETE ON main.object
 END;
 ";
 
-/// The database, shared by all requests. Operations are short, so one
-/// connection behind a mutex is simpler and fast enough.
+/// The database, shared by all requests: one connection behind a mutex, so
+/// every transaction runs alone (no `SQLITE_BUSY`, no write skew between
+/// requests) and the per-connection page starts stay right. Handlers are
+/// async but take the mutex synchronously (`lock`): a request that has to
+/// wait for it waits on a blocking thread, never on one of the runtime's
+/// few workers (see `lock`).
 pub struct Store {
     connection: Mutex<Connection>,
     /// The first key of a database that kept keys in clear, read once when
@@ -137,8 +141,29 @@ impl Store {
         })
     }
 
+    /// The connection, once no other request holds it. Uncontended, this is
+    /// a plain lock. Contended on a worker of a multi-thread runtime, the
+    /// wait (and the work done under the guard until the handler's next
+    /// `.await`) runs in `block_in_place`: the worker hands its queue to
+    /// another thread first, so requests waiting for the store never stall
+    /// the runtime (on 2 cores, two waiting requests used to stop every
+    /// other request, `/openapi.json` and new connections included, until
+    /// a slow transaction ended). A current-thread runtime cannot hand its
+    /// only worker over; there, and outside any runtime, the wait blocks.
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        match self.connection.try_lock() {
+            Ok(guard) => return guard,
+            Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {}
+        }
+        let wait = || self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread {
+            tokio::task::block_in_place(wait)
+        } else {
+            wait()
+        }
     }
 
     /// Runs `f` in one transaction: all of it is written, or none.
