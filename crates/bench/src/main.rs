@@ -22,8 +22,10 @@
 //!
 //! `cargo run --release -p monform-bench -- [--checks N]... [--runs R] [--out FILE]`
 
+mod child;
 mod generate;
 mod measure;
+mod offline;
 mod report;
 mod run;
 
@@ -82,11 +84,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         match phase.as_str() {
-            "noop-plan" => run::child_noop_plan(dir),
+            "noop-plan" => child::child_noop_plan(dir),
             // For comparing builds of the loader.
-            "load-times" => run::child_load_times(dir, args.runs),
+            "load-times" => offline::child_load_times(dir, args.runs),
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
-            "load-diff" => run::child_load_diff(dir, args.runs),
+            "load-diff" => offline::child_load_diff(dir, args.runs),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
                 let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));

@@ -6,9 +6,11 @@ use monform_engine::Summary;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::child::ChildReport;
 use crate::generate::Shape;
 use crate::measure::Cost;
-use crate::run::{ChildReport, LoadAndDiff, StateFigures, ms};
+use crate::offline::LoadAndDiff;
+use crate::run::{StateFigures, ms};
 
 /// The real service's budget (spec 8): 600 requests per 60 s, so each
 /// request costs 0.1 s once the burst is spent.
