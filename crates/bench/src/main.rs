@@ -28,6 +28,7 @@ mod measure;
 mod offline;
 mod report;
 mod run;
+mod user_path;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,16 @@ struct Args {
     /// (DIR/<checks> must not exist yet), e.g. for profiling afterwards.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// The `monform` binary of the user's path (default: the one next to
+    /// this bench's executable, e.g. target/release/monform).
+    #[arg(long, value_name = "PATH")]
+    monform: Option<PathBuf>,
+    /// Measure only the user's path (the binary against `monform serve`), not the in-process phases.
+    #[arg(long, conflicts_with = "no_user_path")]
+    user_path_only: bool,
+    /// Skip the user's path.
+    #[arg(long)]
+    no_user_path: bool,
     /// Internal: run one phase in this process: `noop-plan`; `generate` (only
     /// write the project of `--checks N` into `--dir`); `load-times`;
     /// `load-diff` (a `--keep` project and its emulator database).
@@ -118,16 +129,41 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    let monform = if args.no_user_path {
+        None
+    } else {
+        let found = args.monform.clone().or_else(user_path::sibling_binary);
+        if found.is_none() {
+            eprintln!(
+                "note: the user's path is skipped: no monform binary next to this one \
+                 (cargo build --release -p monform, or --monform PATH)"
+            );
+        }
+        found
+    };
     let mut sanity = run::Sanity::default();
     let mut reports = Vec::new();
     for &checks in &sizes {
-        reports.push(runtime.block_on(run::run_size(
-            checks,
-            args.runs,
-            args.baseline_max,
-            args.keep.as_deref(),
-            &mut sanity,
-        )));
+        let mut report = if args.user_path_only {
+            report::SizeReport::new(generate::Shape::new(checks), 0)
+        } else {
+            runtime.block_on(run::run_size(
+                checks,
+                args.runs,
+                args.baseline_max,
+                args.keep.as_deref(),
+                &mut sanity,
+            ))
+        };
+        if let Some(monform) = &monform {
+            for variant in user_path::variants(checks) {
+                match user_path::run(monform, &variant, &mut sanity) {
+                    Ok(measured) => report.user_path.push(measured),
+                    Err(e) => sanity.expect(false, format!("[{checks}, {}] user's path: {e}", variant.name)),
+                }
+            }
+        }
+        reports.push(report);
     }
     let targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
     print!("{}", report::markdown(&reports, &targets, rss_reset));

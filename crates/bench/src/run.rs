@@ -88,7 +88,7 @@ impl Bench {
 pub struct Sanity(pub Vec<String>);
 
 impl Sanity {
-    fn expect(&mut self, ok: bool, what: impl Into<String>) {
+    pub(crate) fn expect(&mut self, ok: bool, what: impl Into<String>) {
         if !ok {
             let what = what.into();
             eprintln!("warning: {what}");
