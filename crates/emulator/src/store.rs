@@ -3,8 +3,8 @@
 //! Session, result and alert records live there too, under their own kinds.
 
 use std::path::Path;
-use parking_lot::{Mutex, MutexGuard};
 
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
