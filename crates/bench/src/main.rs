@@ -132,7 +132,9 @@ fn main() -> ExitCode {
     let monform = if args.no_user_path {
         None
     } else {
-        let found = args.monform.clone().or_else(user_path::sibling_binary);
+        // Absolute: the commands run in the project's folder.
+        let given = args.monform.clone().map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+        let found = given.or_else(user_path::sibling_binary);
         if found.is_none() {
             eprintln!(
                 "note: the user's path is skipped: no monform binary next to this one \
