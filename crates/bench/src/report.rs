@@ -6,9 +6,11 @@ use monform_engine::Summary;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::child::ChildReport;
 use crate::generate::Shape;
 use crate::measure::Cost;
-use crate::run::{ChildReport, LoadAndDiff, StateFigures, ms};
+use crate::offline::LoadAndDiff;
+use crate::run::{StateFigures, ms};
 
 /// The real service's budget (spec 8): 600 requests per 60 s, so each
 /// request costs 0.1 s once the burst is spent.
@@ -85,6 +87,8 @@ pub struct SizeReport {
     pub baseline: Option<Phase>,
     pub change_summary: Option<Summary>,
     pub state: Option<StateFigures>,
+    /// The release binary against `monform serve`, per project shape.
+    pub user_path: Vec<crate::user_path::UserPathReport>,
 }
 
 impl SizeReport {
@@ -100,6 +104,7 @@ impl SizeReport {
             baseline: None,
             change_summary: None,
             state: None,
+            user_path: Vec::new(),
         }
     }
 
@@ -139,6 +144,7 @@ impl SizeReport {
             "ratios": self.ratios(),
             "change_plan_summary": self.change_summary,
             "state": self.state,
+            "user_path": self.user_path,
         })
     }
 }
@@ -341,6 +347,7 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
         );
     }
     targets.extend(crate::partial::targets(size));
+    targets.extend(crate::user_path::targets(size));
     targets
 }
 
@@ -360,6 +367,7 @@ pub fn json_report(sizes: &[SizeReport], targets: &[Target], sanity: &[String], 
             "In-process phases share the process with the emulator: cpu_ms includes the emulator's CPU and rss figures its memory.",
             "peak_rss_mb of an in-process phase is its own peak when rss_reset is true (VmHWM reset through /proc/self/clear_refs before the phase), else the process's monotonic high-water mark.",
             "noop_plan_isolated runs load + fetch + plan in a fresh child process against the same emulator: its peak_rss_mb and cpu_ms are monform's alone.",
+            "user_path: the monform binary, one child process per command, against monform serve in its own process (SQLite file, rate limits off); cpu_ms and peak_rss_mb from wait4's rusage of the monform process alone.",
             "modelled_seconds = requests x 0.1 s (600 requests / 60 s), bursts aside.",
         ],
         "sizes": sizes.iter().map(SizeReport::to_json).collect::<Vec<_>>(),
@@ -369,7 +377,7 @@ pub fn json_report(sizes: &[SizeReport], targets: &[Target], sanity: &[String], 
     })
 }
 
-fn int(x: u64) -> String {
+pub fn int(x: u64) -> String {
     let text = x.to_string();
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
@@ -381,7 +389,7 @@ fn int(x: u64) -> String {
     out
 }
 
-fn num(x: f64) -> String {
+pub fn num(x: f64) -> String {
     if x >= 100.0 {
         int(x.round() as u64)
     } else {
@@ -453,6 +461,7 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
             "the process's monotonic high-water mark"
         }
     ));
+    out.push_str(&crate::user_path::markdown(sizes));
     out.push_str(
         "\n### No-op plan vs a Terraform-style refresh (one GET per object)\n\n\
          | checks | objects | monform requests | baseline requests | ratio | monform wall ms | baseline wall ms | wall ratio | monform at 600/min, s | baseline at 600/min, s |\n\
@@ -526,7 +535,9 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
             }
         }
     }
-    out.push_str("\n### Targets (issue 6 item 4 up to 10,000 checks, issue 18 from 100,000)\n\n");
+    out.push_str(
+        "\n### Targets (issue 6 item 4 up to 10,000 checks, issue 18 from 100,000, issue 29 on the user's path)\n\n",
+    );
     for target in targets {
         out.push_str(&format!(
             "{} [{} checks] {}: {} {} (limit {} {})\n",

@@ -392,3 +392,79 @@ async fn every_update_accepts_only_the_field_it_changes() {
         .await;
     assert_eq!(updated["muted"], true);
 }
+
+#[tokio::test]
+async fn status_page_cards_read_back_are_accepted_in_an_update() {
+    let ts = TestServer::start().await;
+    let api = ts
+        .create("/v1/status-pages/services", &json!({ "name": "API" }), 200)
+        .await;
+    let api_id = api["id"].as_str().unwrap();
+    let page =
+        json!({ "name": "Shop", "url": "shop", "cards": [{ "name": "Backend", "services": [{ "id": api_id }] }] });
+    let created = ts.create("/v1/status-pages", &page, 201).await;
+    let id = created["id"].as_str().unwrap();
+    // A client edits the cards it read and sends them back, with the
+    // reference's `id` and `statusPageId` (`StatusPageV2CardUpdate`).
+    let card = &created["cards"][0];
+    let cards = json!([
+        { "id": card["id"], "statusPageId": id, "name": "Back end", "services": [{ "id": api_id }] },
+        { "name": "New", "services": [] },
+    ]);
+    let updated = ts
+        .update(&format!("/v1/status-pages/{id}"), &json!({ "cards": cards }), 200)
+        .await;
+    let account = ts.server.account_id.clone();
+    assert_full_card(&updated["cards"][0], "Back end", &[(api_id, "API")], &account);
+    assert_eq!(updated["cards"][0]["id"], card["id"], "the card keeps its id");
+    assert_full_card(&updated["cards"][1], "New", &[], &account);
+    // On create too, and anything but a string is refused.
+    let echoed = json!({ "name": "Echo", "url": "echo", "cards": [{ "id": "x", "statusPageId": "y", "name": "C" }] });
+    ts.create("/v1/status-pages", &echoed, 201).await;
+    let wrong = json!({ "name": "Wrong", "url": "wrong", "cards": [{ "statusPageId": 7, "name": "C" }] });
+    let (status, body) = ts.call(reqwest::Method::POST, "/v1/status-pages", Some(&wrong)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["attributes"].get("cards[0].statusPageId").is_some(), "{body}");
+}
+
+#[tokio::test]
+async fn alert_channels_with_auto_subscribe_get_new_checks() {
+    let ts = TestServer::start().await;
+    let auto = ts
+        .create(
+            "/v1/alert-channels",
+            &with(
+                &bodies::email_channel("ops@example.com"),
+                json!({ "autoSubscribe": true }),
+            ),
+            201,
+        )
+        .await;
+    let plain = ts
+        .create("/v1/alert-channels", &bodies::email_channel("dev@example.com"), 201)
+        .await;
+    assert_eq!(auto["autoSubscribe"], true, "{auto}");
+    assert_eq!(plain["autoSubscribe"], false, "{plain}");
+    let check = ts
+        .create("/v1/checks/api?autoAssignAlerts=false", &bodies::api("New"), 201)
+        .await;
+    assert_eq!(
+        check["alertChannelSubscriptions"],
+        json!([{ "alertChannelId": auto["id"], "activated": true }]),
+        "{check}"
+    );
+    // An update that leaves it out keeps it; one that sends it changes it.
+    let path = format!("/v1/alert-channels/{}", auto["id"]);
+    let kept = ts.update(&path, &json!({ "sendRecovery": false }), 200).await;
+    assert_eq!(kept["autoSubscribe"], true, "{kept}");
+    let off = ts.update(&path, &json!({ "autoSubscribe": false }), 200).await;
+    assert_eq!(off["autoSubscribe"], false, "{off}");
+    let later = ts
+        .create("/v1/checks/api?autoAssignAlerts=false", &bodies::api("Later"), 201)
+        .await;
+    assert_eq!(later["alertChannelSubscriptions"], json!([]), "{later}");
+    let (status, body) = ts
+        .call(reqwest::Method::PUT, &path, Some(&json!({ "autoSubscribe": "yes" })))
+        .await;
+    assert_eq!(status, 400, "{body}");
+}

@@ -7,6 +7,7 @@ mod common;
 mod alerts;
 mod browser_pool;
 mod clients;
+mod contention;
 mod contract;
 mod crud;
 mod faults;
