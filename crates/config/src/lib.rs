@@ -25,6 +25,6 @@ pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report, Severity};
 pub use expand::EnvLookup;
 pub use load::{Loaded, load, load_environment};
-pub use project::{Environment, Lint, LintLevel, Project, StateBackend};
+pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 
 pub(crate) use monform_model::suggest;

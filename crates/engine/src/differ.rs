@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use monform_api::Remote;
 use monform_config::{Desired, Target};
 use monform_model::facts::{facts, variant_of, variant_tag};
+use monform_model::lifecycle::is_ignored;
 use monform_model::sensitive::{mask_at, redact};
 use monform_model::{Address, FieldPath};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -41,12 +42,25 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         .resources
         .par_iter()
         .map(|(address, resource)| {
-            let desired_json = managed(address.kind, resource.resource.to_json());
+            let json = resource.resource.to_json();
+            let ignored = monform_model::lifecycle::of(&json).ignored_paths();
+            let desired_json = managed(address.kind, json);
+            let compare = |actual: &ActualView, remote: &Remote| {
+                compare(
+                    address,
+                    &desired_json,
+                    &resource.sensitive,
+                    &ignored,
+                    actual,
+                    remote,
+                    state,
+                )
+            };
             match actual.owned.get(address) {
                 None => match crate::declared::import_target(desired, actual, address) {
                     Some(remote) => {
                         let view = ActualView::new(address.kind, remote, &names);
-                        let mut change = compare(address, &desired_json, &resource.sensitive, &view, remote, state);
+                        let mut change = compare(&view, remote);
                         if change.action != Action::Replace {
                             change.action = Action::Import;
                             change.reason = Reason::Imported;
@@ -57,7 +71,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 },
                 Some(remote) => {
                     let actual = ActualView::new(address.kind, remote, &names);
-                    compare(address, &desired_json, &resource.sensitive, &actual, remote, state)
+                    compare(&actual, remote)
                 }
             }
         })
@@ -240,19 +254,24 @@ fn compare(
     address: &Address,
     desired: &Value,
     extra: &[FieldPath],
+    ignored: &[FieldPath],
     actual: &ActualView,
     remote: &Remote,
     state: &State,
 ) -> Change {
     let kind = address.kind;
     let facts = facts(kind, desired);
-    let sensitive = sensitive_paths(kind, desired, extra);
+    // `lifecycle.ignoreChanges`: never compared, so never a change or drift.
+    let mut sensitive = sensitive_paths(kind, desired, extra);
+    sensitive.retain(|p| !is_ignored(p, ignored));
+    let skip: Vec<FieldPath> = sensitive.iter().chain(ignored).cloned().collect();
     // The account's value is masked by what it holds too (a header it has
     // that the files do not), and where the files' value is secret.
     let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
     let key = address.to_string();
-    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
+    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &skip)
         .into_iter()
+        .filter(|d| !is_ignored(&d.path, ignored))
         // The service's own form of what was written is no difference.
         .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
         .map(|d| FieldChange {
@@ -271,6 +290,7 @@ fn compare(
             .get(name)
             .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
         if desired.get(name).is_none()
+            && !is_ignored(&FieldPath::root().key(name), ignored)
             && let Some(before) = before
         {
             fields.push(FieldChange {
