@@ -8,7 +8,7 @@ use monform_config::{Desired, Target};
 use monform_model::facts::{facts, variant_of, variant_tag};
 use monform_model::lifecycle::is_ignored;
 use monform_model::sensitive::{mask_at, redact};
-use monform_model::{Address, FieldPath};
+use monform_model::{Address, AddressPattern, FieldPath};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -19,18 +19,25 @@ use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, manage
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
+mod exclude;
 mod order;
 use order::{order, stable_topological, targeted};
 
 /// What to plan.
 #[derive(Debug, Clone, Default)]
-pub struct PlanOptions {
+pub struct PlanOptions<'a> {
     /// Only these addresses and what they depend on; empty means everything.
     pub targets: Vec<Address>,
+    /// Never these addresses, nor what depends on them.
+    pub excludes: Vec<AddressPattern>,
+    /// The files, for a destroy (planned against no desired resources):
+    /// what an excluded resource references must stay, so its deletion is
+    /// excluded too.
+    pub destroying: Option<&'a Desired>,
 }
 
 /// Compares the files with the account.
-pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions) -> Plan {
+pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions<'_>) -> Plan {
     let names = Names::new(actual);
     let being_created: BTreeSet<&Address> = desired
         .resources
@@ -95,6 +102,10 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         let keep = targeted(desired, &options.targets);
         changes.retain(|c| keep.contains(&c.address));
     }
+    let excluded = match options.destroying {
+        Some(files) => exclude::exclude(&mut changes, files, &options.excludes, exclude::Keep::References),
+        None => exclude::exclude(&mut changes, desired, &options.excludes, exclude::Keep::Dependents),
+    };
     changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
     let suggested_moves = crate::renames::suggest_moves(&changes, desired, actual);
     let graph = order(&changes, desired, actual, &names);
@@ -125,6 +136,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         suggested_moves,
         discarded: Default::default(),
         cycle,
+        excluded,
     }
 }
 

@@ -6,6 +6,7 @@
 //! here; none of them lists fields of its own.
 
 pub mod address;
+pub mod address_pattern;
 pub mod definitions;
 pub mod endpoints;
 pub mod facts;
@@ -24,6 +25,7 @@ pub mod validate;
 pub mod wire;
 
 pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_logical_id};
+pub use address_pattern::AddressPattern;
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
 pub use resources::common::{DriftPolicy, Lifecycle};

@@ -273,7 +273,26 @@ pub fn human(plan: &Plan, style: Style) -> String {
         out.push('\n');
     }
     out.push_str(&super::renames::human(plan));
+    out.push_str(&excluded_human(plan));
     out.push_str(&summary_line(plan));
+    out.push('\n');
+    out
+}
+
+/// The changes `--exclude` left out, each with why (also in Markdown).
+fn excluded_human(plan: &Plan) -> String {
+    if plan.excluded.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("Excluded ({}), not planned:\n", plan.excluded.len());
+    for excluded in &plan.excluded {
+        out.push_str(&format!(
+            "  {} {} ({})\n",
+            symbol(excluded.action),
+            excluded.address,
+            excluded.by.text()
+        ));
+    }
     out.push('\n');
     out
 }
@@ -317,6 +336,14 @@ pub fn json(plan: &Plan) -> Value {
     });
     if let Some(discarded) = super::renames::json_discards(plan) {
         out["discardedResults"] = discarded;
+    }
+    if !plan.excluded.is_empty() {
+        let excluded: Vec<Value> = plan
+            .excluded
+            .iter()
+            .map(|e| json!({"address": e.address.to_string(), "action": e.action, "reason": e.by.text()}))
+            .collect();
+        out["excluded"] = Value::Array(excluded);
     }
     out
 }
@@ -373,6 +400,9 @@ pub fn markdown(plan: &Plan) -> String {
     head.push_str(&format!("**{}**\n", summary_line(plan)));
     head.push_str(&super::renames::markdown(plan));
     head.push_str(&super::renames::markdown_discards(plan));
+    if !plan.excluded.is_empty() {
+        head.push_str(&format!("\n```\n{}```\n", excluded_human(plan)));
+    }
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
@@ -472,6 +502,7 @@ mod tests {
             suggested_moves: Vec::new(),
             discarded: Default::default(),
             cycle: Vec::new(),
+            excluded: Vec::new(),
         }
     }
 

@@ -169,6 +169,7 @@ impl Shown {
             suggested_moves,
             discarded: Discarded::Nothing,
             cycle: Vec::new(),
+            excluded: Vec::new(),
         })
     }
 }
