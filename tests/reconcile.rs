@@ -4,63 +4,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Read;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::receiver::Receiver;
 use common::*;
 use serde_json::{Value, json};
-
-/// A loopback HTTP server that answers 200 and keeps each JSON body.
-struct Receiver {
-    url: String,
-    bodies: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&bodies);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let mut reader = BufReader::new(stream);
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                if let Ok(value) = serde_json::from_slice::<Value>(&body) {
-                    sink.lock().unwrap().push(value);
-                }
-                let _ = reader
-                    .get_mut()
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            }
-        });
-        Receiver { url, bodies }
-    }
-
-    /// The reconciler's reports (the emulator's own alert notifications have no formatVersion).
-    fn reports(&self) -> Vec<Value> {
-        let bodies = self.bodies.lock().unwrap();
-        bodies
-            .iter()
-            .filter(|b| b.get("formatVersion").is_some())
-            .cloned()
-            .collect()
-    }
-}
 
 fn project(interval: &str, reconcile_extra: &str, hook: &str, checks: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -328,4 +278,88 @@ fn the_mass_delete_threshold_stops_a_reconcile_whose_files_lost_most_resources()
             .map(Vec::len),
         Some(12)
     );
+}
+
+/// Two replicas on the PostgreSQL state: one leads; SIGKILLed, the other
+/// takes over within two intervals, and the receiver saw each drift once.
+#[test]
+fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
+    let Some(url) = postgres() else { return };
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let name = unique("recon");
+    let project = project("2s", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    edit(
+        dir,
+        "monform.toml",
+        "name = \"recon\"",
+        &format!("name = \"{name}\"\n\n[state]\nbackend = \"postgres\""),
+    );
+    let applied = emulator
+        .monform(dir)
+        .env("MONFORM_STATE_URL", &url)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+
+    let ports = [free_port(), free_port()];
+    let mut replicas: Vec<std::process::Child> = ports
+        .iter()
+        .map(|port| {
+            let listen = format!("127.0.0.1:{port}");
+            let mut command = emulator.background(dir, &["reconcile", "--listen", &listen]);
+            command.env("MONFORM_STATE_URL", &url);
+            command.spawn().expect("a replica starts")
+        })
+        .collect();
+    let leader_of = |port: u16| -> Option<bool> {
+        let text = reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics"))
+            .ok()?
+            .text()
+            .ok()?;
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).ok()?;
+        sample(&scrape, "monform_reconcile_leader", None).map(|v| v == 1.0)
+    };
+    let mut leader = None;
+    wait_until("a leader", Duration::from_secs(30), || {
+        let states = [leader_of(ports[0]), leader_of(ports[1])];
+        leader = states.iter().position(|s| *s == Some(true));
+        leader.is_some() && states.iter().all(Option::is_some)
+    });
+    let leader = leader.unwrap();
+    assert_eq!(leader_of(ports[1 - leader]), Some(false), "one leader only");
+
+    ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
+    wait_until("the drift report", Duration::from_secs(20), || {
+        !receiver.reports().is_empty()
+    });
+
+    // Mid-interval: killed without a chance to clean up.
+    std::thread::sleep(Duration::from_millis(700));
+    replicas[leader].kill().unwrap();
+    replicas[leader].wait().unwrap();
+    let killed = Instant::now();
+    wait_until("the takeover", Duration::from_secs(30), || {
+        leader_of(ports[1 - leader]) == Some(true)
+    });
+    assert!(
+        killed.elapsed() < Duration::from_secs(4),
+        "within two intervals: {:?}",
+        killed.elapsed()
+    );
+
+    // The new leader acts (reverts) and does not report the old drift again.
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    wait_until("the revert", Duration::from_secs(10), || {
+        check(&emulator, "API")["frequency"] == 5
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "each drift once: {reports:?}");
+    let survivor = &mut replicas[1 - leader];
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(survivor.id() as i32, libc::SIGTERM) };
+    assert_eq!(survivor.wait().unwrap().code(), Some(0));
 }
