@@ -24,6 +24,7 @@
 
 mod generate;
 mod measure;
+mod reconcile;
 mod report;
 mod run;
 
@@ -62,6 +63,9 @@ struct Args {
     /// `load-diff` (a `--keep` project and its emulator database).
     #[arg(long, hide = true)]
     phase: Option<String>,
+    /// Internal: reconcile intervals of `--phase reconcile`.
+    #[arg(long, hide = true, default_value_t = 100)]
+    intervals: usize,
     /// Internal: the prepared project of `--phase`.
     #[arg(long, hide = true)]
     dir: Option<PathBuf>,
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         };
         match phase.as_str() {
             "noop-plan" => run::child_noop_plan(dir),
+            "reconcile" => reconcile::child_reconcile(dir, args.intervals),
             // For comparing builds of the loader.
             "load-times" => run::child_load_times(dir, args.runs),
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.

@@ -22,6 +22,10 @@ pub const BASELINE_PARALLELISM: usize = 10;
 
 /// The hidden `--phase noop-plan` mode's environment: where the parent's
 /// emulator is and its key.
+/// Reconcile intervals measured per size, up to this many checks.
+const RECONCILE_INTERVALS: usize = 100;
+const RECONCILE_MAX_CHECKS: usize = 10_000;
+
 pub const ENV_URL: &str = "MONFORM_BENCH_URL";
 pub const ENV_KEY: &str = "MONFORM_BENCH_API_KEY";
 pub const ENV_ACCOUNT: &str = "MONFORM_BENCH_ACCOUNT";
@@ -30,7 +34,7 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
-fn client_for(url: &str, key: &str, account: &str) -> Client {
+pub(crate) fn client_for(url: &str, key: &str, account: &str) -> Client {
     let mut config = ClientConfig::new(url, Secret::new(key));
     config.rate_limit = None;
     config.account_id = Some(account.to_owned());
@@ -38,7 +42,7 @@ fn client_for(url: &str, key: &str, account: &str) -> Client {
 }
 
 /// Loads the project; a generated project must load without diagnostics.
-fn load(dir: &Path) -> Loaded {
+pub(crate) fn load(dir: &Path) -> Loaded {
     let loaded = monform_config::load(dir, &no_env);
     if !loaded.is_ok() {
         for diagnostic in loaded.diagnostics.iter().take(10) {
@@ -87,7 +91,7 @@ impl Bench {
 pub struct Sanity(pub Vec<String>);
 
 impl Sanity {
-    fn expect(&mut self, ok: bool, what: impl Into<String>) {
+    pub(crate) fn expect(&mut self, ok: bool, what: impl Into<String>) {
         if !ok {
             let what = what.into();
             eprintln!("warning: {what}");
@@ -343,6 +347,12 @@ pub async fn run_size(
     let before = bench.requests();
     let child = run_child(&bench, dir).await;
     let served = bench.requests() - before;
+    if checks <= RECONCILE_MAX_CHECKS {
+        eprintln!("[{checks}] {RECONCILE_INTERVALS} reconcile intervals, isolated process");
+        let figures = crate::reconcile::run_child(&bench.server, dir, RECONCILE_INTERVALS).await;
+        crate::reconcile::judge(checks, &figures, child.requests_sent, sanity);
+        report.reconcile = Some(figures);
+    }
     report.noop_isolated = Some(child.into_phase(served));
 
     // Load + diff without network, against the Actual fetched above.
@@ -577,7 +587,7 @@ fn median(times: &mut [Duration]) -> Duration {
     times[times.len() / 2]
 }
 
-fn round1(x: f64) -> f64 {
+pub(crate) fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 

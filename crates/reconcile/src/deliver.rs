@@ -9,6 +9,9 @@ use monform_config::{Desired, Reconcile};
 use monform_model::{Address, Kind};
 use serde_json::Value;
 
+/// The HTTP client reports are sent with (for front ends building a `Context`).
+pub use reqwest::Client as HttpClient;
+
 /// A channel reports go to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Channel {

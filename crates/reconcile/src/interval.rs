@@ -103,6 +103,18 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     ctx.metrics.update(|f| f.drifted = drifted_kinds);
     for decision in &decisions {
         ctx.event("change", describe(decision));
+        let verdict = match decision.verdict {
+            Verdict::Apply => "applying",
+            Verdict::Report => "reported",
+            Verdict::Ignore => "ignored",
+        };
+        let origin = match decision.origin {
+            Origin::Drift => format!("drift ({})", decision.policy),
+            Origin::Files => "file change".to_owned(),
+            Origin::Both => format!("file change and drift ({})", decision.policy),
+        };
+        ctx.log
+            .info(&format!("{}: {origin}: {verdict}", decision.address), json!({}));
     }
     let mut outcome = if decisions.is_empty() {
         Outcome::InSync
