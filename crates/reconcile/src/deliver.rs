@@ -113,3 +113,61 @@ fn describe(error: &reqwest::Error) -> &'static str {
         "request failed"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use monform_config::DesiredResource;
+    use monform_config::source::Span;
+    use monform_model::Resource;
+    use serde_json::json;
+
+    fn desired(channels: &[(&str, Value)]) -> Desired {
+        let mut desired = Desired::default();
+        for (id, json) in channels {
+            let address = Address::new(Kind::AlertChannel, *id);
+            let resource = Resource::from_json(Kind::AlertChannel, json.clone()).unwrap();
+            desired.insert(DesiredResource {
+                address,
+                resource,
+                span: Span::new(0, 0, 0),
+                references: Vec::new(),
+                own_fields: Vec::new(),
+                sensitive: Vec::new(),
+            });
+        }
+        desired
+    }
+
+    fn settings(ids: &[&str]) -> Reconcile {
+        Reconcile {
+            notify: ids.iter().map(|id| ((*id).to_owned(), Span::new(0, 0, 0))).collect(),
+            ..Reconcile::default()
+        }
+    }
+
+    #[test]
+    fn webhook_and_slack_channels_are_read_and_others_refused() {
+        let desired = desired(&[
+            (
+                "hook",
+                json!({"type": "WEBHOOK", "config": {"name": "n", "url": "http://127.0.0.1:1/h", "method": "PUT",
+                    "headers": [{"key": "X-Token", "value": "t"}]}}),
+            ),
+            (
+                "slack",
+                json!({"type": "SLACK", "config": {"url": "https://hooks.slack.com/services/x"}}),
+            ),
+            ("mail", json!({"type": "EMAIL", "config": {"address": "a@example.com"}})),
+        ]);
+        let found = channels(&desired, &settings(&["hook", "slack"])).unwrap();
+        assert_eq!(found[0].kind, ChannelKind::Webhook);
+        assert_eq!(found[0].method, "PUT");
+        assert_eq!(found[0].headers, [("X-Token".to_owned(), "t".to_owned())]);
+        assert_eq!(found[1].kind, ChannelKind::Slack);
+        let refused = channels(&desired, &settings(&["mail"])).unwrap_err();
+        assert!(refused.contains("a EMAIL channel"), "{refused}");
+        let missing = channels(&desired, &settings(&["nope"])).unwrap_err();
+        assert!(missing.contains("not an alert channel of this project"), "{missing}");
+    }
+}
