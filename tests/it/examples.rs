@@ -67,3 +67,14 @@ fn environments_example_validates_in_every_environment() {
     );
     assert!(output.status.success());
 }
+
+#[test]
+fn reconcile_example_validates() {
+    let output = monform()
+        .args(["validate", "--dir"])
+        .arg(repo_root().join("examples/reconcile/project"))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&output), "5 resources in 1 file: OK\n", "{}", stderr(&output));
+    assert!(output.status.success());
+}

@@ -27,6 +27,7 @@ mod generate;
 mod measure;
 mod offline;
 mod partial;
+mod reconcile;
 mod report;
 mod run;
 mod user_path;
@@ -76,6 +77,9 @@ struct Args {
     /// `load-diff` (a `--keep` project and its emulator database).
     #[arg(long, hide = true)]
     phase: Option<String>,
+    /// Internal: reconcile intervals of `--phase reconcile`.
+    #[arg(long, hide = true, default_value_t = 100)]
+    intervals: usize,
     /// Internal: the prepared project of `--phase`.
     #[arg(long, hide = true)]
     dir: Option<PathBuf>,
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         };
         match phase.as_str() {
             "noop-plan" => child::child_noop_plan(dir),
+            "reconcile" => reconcile::child_reconcile(dir, args.intervals),
             // For comparing builds of the loader.
             "load-times" => offline::child_load_times(dir, args.runs),
             // The parse cache's loads (issue 29 item 4).

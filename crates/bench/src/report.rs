@@ -89,6 +89,8 @@ pub struct SizeReport {
     pub state: Option<StateFigures>,
     /// The release binary against `monform serve`, per project shape.
     pub user_path: Vec<crate::user_path::UserPathReport>,
+    /// `monform reconcile` intervals over the applied project (issue 30).
+    pub reconcile: Option<crate::reconcile::ReconcileReport>,
 }
 
 impl SizeReport {
@@ -105,6 +107,7 @@ impl SizeReport {
             change_summary: None,
             state: None,
             user_path: Vec::new(),
+            reconcile: None,
         }
     }
 
@@ -192,6 +195,39 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             pass,
         });
     };
+    if let Some(reconcile) = &size.reconcile {
+        add(
+            "reconcile_interval_requests",
+            format!("a reconcile interval of {n} unchanged checks: at most 110 requests (a no-op plan's)"),
+            reconcile.max_requests as f64,
+            110.0,
+            "requests",
+            reconcile.max_requests <= 110,
+        );
+        add(
+            "reconcile_rss",
+            format!(
+                "{} reconcile intervals of {n} checks: under 200 MB peak RSS",
+                reconcile.intervals
+            ),
+            reconcile.peak_rss_mb,
+            200.0,
+            "MB",
+            reconcile.peak_rss_mb < 200.0,
+        );
+        let growth = reconcile.rss_last_mb - reconcile.rss_first_mb;
+        add(
+            "reconcile_rss_growth",
+            format!(
+                "RSS growth from the first to the last of {} reconcile intervals: under 10 MB",
+                reconcile.intervals
+            ),
+            growth,
+            10.0,
+            "MB",
+            growth < 10.0,
+        );
+    }
     if n <= ISSUE_6_MAX {
         if let Some(noop) = size.phase("noop_plan") {
             add(

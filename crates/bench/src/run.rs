@@ -23,6 +23,10 @@ pub const BASELINE_PARALLELISM: usize = 10;
 
 /// The hidden `--phase noop-plan` mode's environment: where the parent's
 /// emulator is and its key.
+/// Reconcile intervals measured per size, up to this many checks.
+const RECONCILE_INTERVALS: usize = 100;
+const RECONCILE_MAX_CHECKS: usize = 10_000;
+
 pub const ENV_URL: &str = "MONFORM_BENCH_URL";
 pub const ENV_KEY: &str = "MONFORM_BENCH_API_KEY";
 pub const ENV_ACCOUNT: &str = "MONFORM_BENCH_ACCOUNT";
@@ -344,6 +348,12 @@ pub async fn run_size(
     let before = bench.requests();
     let child = crate::child::run_child(&bench, dir).await;
     let served = bench.requests() - before;
+    if checks <= RECONCILE_MAX_CHECKS {
+        eprintln!("[{checks}] {RECONCILE_INTERVALS} reconcile intervals, isolated process");
+        let figures = crate::reconcile::run_child(&bench.server, dir, RECONCILE_INTERVALS).await;
+        crate::reconcile::judge(checks, &figures, child.requests_sent, sanity);
+        report.reconcile = Some(figures);
+    }
     report.noop_isolated = Some(child.into_phase(served));
 
     // Load + diff without network, against the Actual fetched above.

@@ -216,7 +216,16 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
 pub fn offline() -> Result<Connection, String> {
     let config = ClientConfig::new("http://127.0.0.1:9", Secret::new(String::new()));
     let client = Client::new(config).map_err(|e| e.to_string())?;
-    Ok(Connection { client, local: None })
+    // Never recorded: a plan saves no state, and `apply` refuses `none`.
+    let target = Target {
+        api_url: "offline".into(),
+        account: None,
+    };
+    Ok(Connection {
+        client,
+        local: None,
+        target,
+    })
 }
 
 /// `--rate-limit`, set once by `main` before any command runs (a global

@@ -61,6 +61,9 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
     Destroy(commands::apply::RunArgs),
+    /// Keep the service in sync with the files: each interval, drift follows each resource's
+    /// lifecycle.drift policy and [reconcile] in monform.toml (--once: one interval)
+    Reconcile(commands::reconcile::ReconcileArgs),
     /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one into a new project (--all-unmanaged --out DIR)
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
@@ -223,6 +226,7 @@ fn main() -> ExitCode {
         Command::Show(args) => commands::show::run(args, &output),
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Reconcile(args) => commands::reconcile::run(&dir, cli.api_url.as_deref(), args),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),

@@ -6,6 +6,9 @@ use crate::interpolate::EnvPolicy;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 
+mod reconcile;
+pub use reconcile::{Reconcile, parse_duration};
+
 pub const PROJECT_FILE: &str = "monform.toml";
 
 /// Where state is kept (design decision 2).
@@ -43,6 +46,8 @@ pub struct Project {
     /// `[project] secret-env` and `public-env`: what `${env:}` may not read,
     /// and whose values plans may show.
     pub env_policy: EnvPolicy,
+    /// `[reconcile]`: what `monform reconcile` does (issue 30).
+    pub reconcile: Reconcile,
 }
 
 /// How a linter finding is reported (`[lint]` in monform.toml).
@@ -133,6 +138,7 @@ impl Project {
             max_runs_per_month: None,
             allow_paths: Vec::new(),
             env_policy: EnvPolicy::default(),
+            reconcile: Reconcile::default(),
         }
     }
 
@@ -185,6 +191,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("environments", &[]),
     ("lint", Lint::KEYS),
     ("budget", &["max-runs-per-month"]),
+    ("reconcile", reconcile::KEYS),
 ];
 
 pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
@@ -214,6 +221,10 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
             }
             "vars" => {
                 project.vars = read_vars(fields, diagnostics);
+                continue;
+            }
+            "reconcile" => {
+                reconcile::read(fields, &mut project.reconcile, diagnostics);
                 continue;
             }
             "environments" => {

@@ -83,6 +83,17 @@ fn project_schema() -> Value {
                     "max-runs-per-month": { "type": "integer", "minimum": 0, "description": "A plan whose checks would run more often than this in 30 days fails." },
                 },
             },
+            "reconcile": {
+                "type": "object",
+                "additionalProperties": false,
+                "description": "What `monform reconcile` does.",
+                "properties": {
+                    "interval": { "type": "string", "pattern": "^([0-9]+[smh])+$", "description": "How often the service is compared with the files (\"30s\", \"5m\", \"1h\"). Default \"5m\"." },
+                    "drift": { "enum": ["revert", "notify", "ignore"], "description": "The drift policy of a resource whose lifecycle sets none. Default \"notify\"." },
+                    "apply-changes": { "type": "boolean", "description": "true: a change in the files is applied by the reconciler; false (default): only reported." },
+                    "notify": { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN }, "description": "Logical ids of this project's WEBHOOK and SLACK alert channels that get drift reports." },
+                },
+            },
             "environments": {
                 "type": "object",
                 "description": "Select one with --env NAME or MONFORM_ENV.",

@@ -422,6 +422,15 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
             let mut body = body_for(shared, resource).await;
             clear_removed_fields(shared, change, &mut body).await;
             let id = change.remote_id.clone().unwrap_or_default();
+            let ignored = resource.resource.lifecycle().ignored_paths();
+            if !ignored.is_empty() {
+                // One GET, only when a nested field or `tags` is ignored.
+                let remote = match crate::body::update_needs_remote(resource, &ignored) {
+                    true => shared.client.get(address.kind, &id).await?.map(|r| r.body()),
+                    false => None,
+                };
+                crate::body::drop_ignored(shared.project, resource, &ignored, &mut body, remote.as_ref());
+            }
             let remote = shared.client.update(address.kind, &id, &body).await?;
             record(shared, resource, &remote).await
         }

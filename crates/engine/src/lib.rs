@@ -34,7 +34,7 @@ pub use budget::{RunBudget, Runs, effective_check, run_budget};
 pub use differ::{PlanOptions, plan};
 pub use execute::{ApplyInput, ApplyOptions, Event, Report, apply};
 pub use fetch::fetch;
-pub use plan::{Action, Change, FieldChange, Plan, Reason, Summary};
+pub use plan::{Action, Change, Excluded, ExcludedBy, FieldChange, Plan, Reason, Summary};
 pub use refresh::Refresh;
 pub use renames::SuggestedMove;
 pub use saved::{SavedPlan, StalePlan};

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use monform_api::Client;
 use monform_config::{Desired, Project};
-use monform_model::Address;
+use monform_model::{Address, AddressPattern};
 
 use crate::actual::Actual;
 use crate::budget::RunBudget;
@@ -60,6 +60,8 @@ impl<F: Fn(Event) + Sync> Observer for F {
 pub struct PlanRequest {
     /// Only these addresses and what they depend on; empty: everything.
     pub targets: Vec<Address>,
+    /// Never these (`--exclude`, globs) nor what depends on them.
+    pub excludes: Vec<AddressPattern>,
     /// Plan the removal of every object of the project (`destroy`).
     pub destroy: bool,
     /// How much of the account to read (`--refresh`); a destroy reads all.
@@ -138,6 +140,8 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let desired = if request.destroy { &empty } else { session.desired };
     let options = PlanOptions {
         targets: request.targets.clone(),
+        excludes: request.excludes.clone(),
+        destroying: request.destroy.then_some(session.desired),
     };
     let mut plan = crate::differ::plan(project, desired, &actual, &planning, &options);
     if !plan.cycle.is_empty() {

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod receiver;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// Only this address and what it depends on (repeatable)
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters, e.g. 'checks.api[*]')
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
     /// Allow deleting more than 10 objects and 30% of the project in one run
     #[arg(long)]
     allow_mass_delete: bool,
@@ -91,6 +94,10 @@ async fn apply(
         Some(_) => Vec::new(),
         None => parse_targets(&args.targets)?,
     };
+    let excludes = match &saved {
+        Some(_) => Vec::new(),
+        None => super::context::parse_excludes(&args.excludes)?,
+    };
     // Destroy is not about the files' settings: the linter's findings are apply's.
     let findings = match destroy {
         true => super::context::Findings::Hide,
@@ -111,6 +118,7 @@ async fn apply(
     let request = ApplyRequest {
         plan: PlanRequest {
             targets,
+            excludes,
             destroy,
             refresh,
         },

@@ -121,6 +121,14 @@ pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
         .collect()
 }
 
+/// `--exclude` patterns: addresses where `*` stands for any characters.
+pub fn parse_excludes(excludes: &[String]) -> Result<Vec<monform_model::AddressPattern>, Stop> {
+    excludes
+        .iter()
+        .map(|t| t.parse().map_err(|e| Stop::Message(format!("--exclude {t}: {e}"))))
+        .collect()
+}
+
 /// Where the URL of the PostgreSQL state comes from (never from files).
 pub const STATE_URL_VARIABLE: &str = "MONFORM_STATE_URL";
 

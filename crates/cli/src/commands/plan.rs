@@ -54,6 +54,9 @@ pub struct PlanArgs {
     /// Plan only this address and what it depends on (repeatable), e.g. checks.homepage
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters, e.g. 'checks.api[*]')
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
     /// Save the plan for `monform apply FILE` and `monform show FILE` (holds no secrets); also `-out FILE`
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
@@ -116,6 +119,7 @@ struct Planned {
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
+        let excludes = super::context::parse_excludes(&args.excludes)?;
         let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
@@ -131,6 +135,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         };
         let request = PlanRequest {
             targets,
+            excludes,
             destroy: false,
             refresh: args.refresh.engine(),
         };

@@ -295,12 +295,31 @@ pub fn human(plan: &Plan, style: Style) -> String {
         out.push('\n');
     }
     out.push_str(&super::renames::human(plan));
+    out.push_str(&excluded_human(plan));
     out.push_str(&summary_line(plan));
     out.push('\n');
     if let Some(note) = refresh_note(plan) {
         out.push_str(&style.paint(&note, "33"));
         out.push('\n');
     }
+    out
+}
+
+/// The changes `--exclude` left out, each with why (also in Markdown).
+fn excluded_human(plan: &Plan) -> String {
+    if plan.excluded.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("Excluded ({}), not planned:\n", plan.excluded.len());
+    for excluded in &plan.excluded {
+        out.push_str(&format!(
+            "  {} {} ({})\n",
+            symbol(excluded.action),
+            excluded.address,
+            excluded.by.text()
+        ));
+    }
+    out.push('\n');
     out
 }
 
@@ -351,6 +370,14 @@ pub fn json(plan: &Plan) -> Value {
             "notRefreshed": plan.refreshed.not_refreshed,
             "driftChecked": plan.refreshed.mode == Refresh::Changed && plan.refreshed.not_refreshed == 0,
         });
+    }
+    if !plan.excluded.is_empty() {
+        let excluded: Vec<Value> = plan
+            .excluded
+            .iter()
+            .map(|e| json!({"address": e.address.to_string(), "action": e.action, "reason": e.by.text()}))
+            .collect();
+        out["excluded"] = Value::Array(excluded);
     }
     out
 }
@@ -410,6 +437,9 @@ pub fn markdown(plan: &Plan) -> String {
     }
     head.push_str(&super::renames::markdown(plan));
     head.push_str(&super::renames::markdown_discards(plan));
+    if !plan.excluded.is_empty() {
+        head.push_str(&format!("\n```\n{}```\n", excluded_human(plan)));
+    }
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
@@ -510,6 +540,7 @@ mod tests {
             discarded: Default::default(),
             cycle: Vec::new(),
             refreshed: Default::default(),
+            excluded: Vec::new(),
         }
     }
 

@@ -178,6 +178,7 @@ impl Shown {
             discarded: Discarded::Nothing,
             cycle: Vec::new(),
             refreshed: self.refreshed,
+            excluded: Vec::new(),
         })
     }
 }
