@@ -78,8 +78,8 @@ impl Client {
     }
 
     /// Registers the agent, or renews its registration. Returns how often
-    /// to renew it.
-    pub async fn register(&self) -> Result<Duration, ClientError> {
+    /// to renew it, and the slug of the private location the key is of.
+    pub async fn register(&self) -> Result<(Duration, Option<String>), ClientError> {
         let body = json!({
             "agentId": self.agent_id,
             "version": crate::VERSION,
@@ -87,9 +87,9 @@ impl Client {
             "runtimeVersion": crate::RUNTIME_VERSION,
         });
         let answer = self.post("/v1/agent/register", body, Duration::from_secs(15)).await?;
-        Ok(Duration::from_secs(
-            answer["heartbeatSeconds"].as_u64().unwrap_or(10).clamp(1, 60),
-        ))
+        let every = Duration::from_secs(answer["heartbeatSeconds"].as_u64().unwrap_or(10).clamp(1, 60));
+        let location = answer["privateLocation"]["slugName"].as_str().map(str::to_owned);
+        Ok((every, location))
     }
 
     /// Takes up to `max` runs, waiting up to `wait` for one.

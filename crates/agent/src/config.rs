@@ -1,18 +1,49 @@
 //! The agent's configuration, from the environment (agents run in
 //! containers and systemd units): `MONFORM_API_URL`, `MONFORM_AGENT_KEY`,
-//! `AGENT_HEALTH_PORT`, `EXTERNAL_OBSERVABILITY`, `MONFORM_AGENT_CONCURRENCY`.
+//! `AGENT_HEALTH_PORT`, `EXTERNAL_OBSERVABILITY`, `MONFORM_AGENT_CONCURRENCY`,
+//! `MONFORM_AGENT_SHUTDOWN_GRACE`.
 
 use monform_api::Secret;
 
 pub const API_URL: &str = "MONFORM_API_URL";
 pub const KEY: &str = "MONFORM_AGENT_KEY";
 pub const HEALTH_PORT: &str = "AGENT_HEALTH_PORT";
+pub const EXTERNAL_OBSERVABILITY: &str = OBSERVABILITY;
 pub const OBSERVABILITY: &str = "EXTERNAL_OBSERVABILITY";
 pub const CONCURRENCY: &str = "MONFORM_AGENT_CONCURRENCY";
+pub const SHUTDOWN_GRACE: &str = "MONFORM_AGENT_SHUTDOWN_GRACE";
 
 pub const DEFAULT_HEALTH_PORT: u16 = 8081;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 const MAX_CONCURRENCY: usize = 50;
+/// Seconds runs in flight may take to finish once shutdown begins: within
+/// the 30 s a container platform waits by default before it kills.
+pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 30;
+const MAX_SHUTDOWN_GRACE_SECONDS: u64 = 3600;
+
+/// The environment variables the agent reads, with what each means: what
+/// `monform agent --help` lists, one per line.
+pub const VARIABLES: &[(&str, &str)] = &[
+    (API_URL, "the service's URL (required; --api-url overrides it)"),
+    (
+        KEY,
+        "a key of the private location (required; `monform location-keys create ADDRESS`)",
+    ),
+    (
+        HEALTH_PORT,
+        "port of the probes /-/readiness, /-/liveness and /health (default 8081)",
+    ),
+    (
+        EXTERNAL_OBSERVABILITY,
+        "`off`: send no error events to the service (default: send them)",
+    ),
+    (CONCURRENCY, "runs executed at once, 1 to 50 (default 4)"),
+    (
+        SHUTDOWN_GRACE,
+        "seconds runs in flight may take to finish at SIGTERM, 1 to 3600 (default 30)",
+    ),
+    ("RUST_LOG", "log level or filter (default info)"),
+];
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -25,6 +56,8 @@ pub struct Config {
     pub external_observability: bool,
     /// Runs executed at once.
     pub concurrency: usize,
+    /// How long runs in flight may take to finish once shutdown begins.
+    pub shutdown_grace: std::time::Duration,
 }
 
 impl Config {
@@ -65,6 +98,18 @@ impl Config {
                 }
             },
         };
+        let shutdown_grace = match value(SHUTDOWN_GRACE) {
+            None => DEFAULT_SHUTDOWN_GRACE_SECONDS,
+            Some(text) => match text.parse::<u64>() {
+                Ok(n) if (1..=MAX_SHUTDOWN_GRACE_SECONDS).contains(&n) => n,
+                _ => {
+                    problems.push(format!(
+                        "{SHUTDOWN_GRACE} `{text}` is not a number of seconds from 1 to {MAX_SHUTDOWN_GRACE_SECONDS}"
+                    ));
+                    DEFAULT_SHUTDOWN_GRACE_SECONDS
+                }
+            },
+        };
         if !problems.is_empty() {
             return Err(problems.join("\n"));
         }
@@ -74,6 +119,7 @@ impl Config {
             health_port,
             external_observability,
             concurrency,
+            shutdown_grace: std::time::Duration::from_secs(shutdown_grace),
         })
     }
 }
@@ -96,7 +142,8 @@ mod tests {
         assert_eq!(format!("{config:?}").matches("pl_secret").count(), 0);
         let off = from(&[(API_URL, "http://svc"), (KEY, "k"), (OBSERVABILITY, "OFF")]).unwrap();
         assert!(!off.external_observability);
-        let problems = from(&[(HEALTH_PORT, "http"), (CONCURRENCY, "0")]).unwrap_err();
-        assert_eq!(problems.lines().count(), 4, "{problems}");
+        assert_eq!(config.shutdown_grace.as_secs(), 30);
+        let problems = from(&[(HEALTH_PORT, "http"), (CONCURRENCY, "0"), (SHUTDOWN_GRACE, "0")]).unwrap_err();
+        assert_eq!(problems.lines().count(), 5, "{problems}");
     }
 }

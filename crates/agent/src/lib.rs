@@ -14,17 +14,21 @@
 //!   at once; an outcome whose report fails for a retryable reason is sent
 //!   again until the run's deadline.
 //! - SIGTERM / SIGINT: readiness turns 503 at once, no new run is taken, runs
-//!   in flight finish and are reported (for at most [`SHUTDOWN_GRACE`]),
-//!   then the agent exits 0.
+//!   in flight finish and are reported (for at most
+//!   `MONFORM_AGENT_SHUTDOWN_GRACE`, 30 s by default), then the agent logs
+//!   each run it could not report and exits 0.
+//! - The log says which private location the key serves, and each run's
+//!   check, outcome and duration.
 
 pub mod client;
 pub mod config;
 pub mod events;
 pub mod probes;
 
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use monform_runner::{BrowserSetup, Job, Runner, Variables};
@@ -40,8 +44,6 @@ use probes::Health;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const RUNTIME_VERSION: &str = env!("MONFORM_RUSTC_VERSION");
 
-/// How long runs in flight may take to finish once shutdown begins.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 const LEASE_WAIT: Duration = Duration::from_secs(20);
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -103,6 +105,15 @@ struct Shared {
     reporter: Reporter,
     scrubber: Scrubber,
     runner: Runner,
+    /// Runs taken and not yet reported (or given up): run id to check name,
+    /// for the log at shutdown.
+    pending: Arc<Mutex<BTreeMap<String, String>>>,
+}
+
+impl Shared {
+    fn pending(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Runs the agent until `shutdown` completes (then finishes the runs in
@@ -125,6 +136,7 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         // are found; elsewhere they fail saying what to install.
         runner: Runner::default().with_browser(BrowserSetup::discover(None)),
         client,
+        pending: Arc::default(),
     };
     let (stop, mut stopped) = watch::channel(false);
     let signalled = health.clone();
@@ -195,14 +207,21 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
     if !tasks.is_empty() {
         tracing::info!("shutting down: finishing {} run(s) in flight", tasks.len());
     }
-    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async {
+    let finished = tokio::time::timeout(config.shutdown_grace, async {
         while let Some(result) = tasks.join_next().await {
             panicked(&shared, result).await;
         }
     })
     .await;
     if finished.is_err() {
-        tracing::warn!("runs still going after {} s were abandoned", SHUTDOWN_GRACE.as_secs());
+        tracing::warn!(
+            "runs still going after {} s (MONFORM_AGENT_SHUTDOWN_GRACE) were abandoned",
+            config.shutdown_grace.as_secs()
+        );
+    }
+    // What the service will not hear from this agent: it times these runs out.
+    for (run, check) in shared.pending().iter() {
+        tracing::warn!("not reported at shutdown: run {run} of check \"{check}\"");
     }
     outcome
 }
@@ -221,9 +240,10 @@ async fn register(
             _ = stopped.wait_for(|s| *s) => return Ok(None),
         };
         match attempt {
-            Ok(heartbeat) => {
+            Ok((heartbeat, location)) => {
                 health.connected.store(true, Ordering::SeqCst);
-                tracing::info!("registered with the service; taking runs");
+                let location = location.unwrap_or_else(|| "(the service did not say)".into());
+                tracing::info!("registered with the service as an agent of private location {location}; taking runs");
                 return Ok(Some(heartbeat));
             }
             Err(error) if error.retryable() => {
@@ -295,6 +315,9 @@ async fn execute(shared: Shared, run: Value, _permit: OwnedSemaphorePermit) {
     let check = &run["check"];
     let variables = Variables::for_check(run["variables"].as_array().cloned().unwrap_or_default(), check);
     let location = run["location"].as_str().unwrap_or_default();
+    let name = check["name"].as_str().unwrap_or("(no name)").to_owned();
+    shared.pending().insert(run_id.clone(), name.clone());
+    let started = std::time::Instant::now();
     let job = Job {
         check,
         variables: &variables,
@@ -318,8 +341,12 @@ async fn execute(shared: Shared, run: Value, _permit: OwnedSemaphorePermit) {
     loop {
         match shared.client.report(&run_id, record.clone()).await {
             Ok(()) => {
+                shared.pending().remove(&run_id);
                 let status = attempts.last().map_or("UNKNOWN", |a| a.outcome.status.as_str());
-                tracing::info!("run {run_id} reported: {status}");
+                tracing::info!(
+                    "run {run_id} reported: {status}, check \"{name}\" in {} ms",
+                    started.elapsed().as_millis()
+                );
                 return;
             }
             Err(error) if error.retryable() && now_ms() < deadline => {
@@ -327,7 +354,8 @@ async fn execute(shared: Shared, run: Value, _permit: OwnedSemaphorePermit) {
                 tokio::time::sleep(backoff.next()).await;
             }
             Err(error) => {
-                let message = format!("cannot report the outcome of run {run_id}: {error}");
+                shared.pending().remove(&run_id);
+                let message = format!("cannot report the outcome of run {run_id} (check \"{name}\"): {error}");
                 shared.reporter.error(&scrubber, &message).await;
                 return;
             }

@@ -1,7 +1,7 @@
 //! Requests, retries and rate limiting.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
@@ -96,6 +96,30 @@ pub(crate) struct RawReply {
     pub bytes: bytes::Bytes,
 }
 
+/// A failed request about to be tried again, as reported to an observer:
+/// without it a service that does not answer is a quarter of a minute of
+/// silence before the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    pub method: String,
+    pub path: String,
+    /// The retry about to be made: 1 for the second attempt.
+    pub attempt: usize,
+    /// Retries allowed after the first attempt.
+    pub max_retries: usize,
+    pub delay: Duration,
+    /// Why the last attempt failed.
+    pub error: String,
+    /// The service did not answer at all (no connection, a timeout), as
+    /// opposed to an error status.
+    pub unanswered: bool,
+}
+
+pub type RetryObserver = Arc<dyn Fn(&Retry) + Send + Sync>;
+
+/// How long a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Largest response body read: beyond it the response is an error, not an
 /// allocation failure.
 const MAX_BODY: usize = 256 * 1024 * 1024;
@@ -107,6 +131,7 @@ pub struct Client {
     pacer: Option<Arc<Pacer>>,
     sent: Arc<AtomicU64>,
     breaker: Arc<Breaker>,
+    retries: Arc<RwLock<Option<RetryObserver>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -127,6 +152,9 @@ impl Client {
         }
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
+            // A host that drops packets is said (and retried) after 10 s, not
+            // after the whole request's timeout.
+            .connect_timeout(config.timeout.min(CONNECT_TIMEOUT))
             .user_agent(concat!("monform/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
@@ -139,6 +167,7 @@ impl Client {
             pacer,
             sent: Arc::new(AtomicU64::new(0)),
             breaker: Arc::default(),
+            retries: Arc::default(),
         })
     }
 
@@ -175,6 +204,12 @@ impl Client {
         if let Some(pacer) = &self.pacer {
             pacer.observe(observer);
         }
+    }
+
+    /// Calls `observer` before each retry of a failed request (the library
+    /// prints nothing itself); `None` stops it.
+    pub fn observe_retries(&self, observer: Option<RetryObserver>) {
+        *self.retries.write().unwrap_or_else(|p| p.into_inner()) = observer;
     }
 
     /// Sends a request, retrying transient failures. A POST is retried only
@@ -232,6 +267,22 @@ impl Client {
             .with_max_delay(Duration::from_secs(30))
             .with_max_times(self.config.max_retries)
             .with_jitter();
+        let attempt = AtomicUsize::new(0);
+        let notify = |e: &Error, delay: Duration| {
+            tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}");
+            let observer = self.retries.read().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(observer) = observer {
+                observer(&Retry {
+                    method: method.to_string(),
+                    path: path.to_owned(),
+                    attempt: attempt.fetch_add(1, Ordering::Relaxed) + 1,
+                    max_retries: self.config.max_retries,
+                    delay,
+                    error: e.to_string(),
+                    unanswered: matches!(e, Error::Transport { .. }),
+                });
+            }
+        };
         (|| self.attempt(method.clone(), path, query, body, options.timeout))
             .retry(backoff)
             .when(|e: &Error| {
@@ -241,7 +292,7 @@ impl Client {
                     && !(options.no_retry_on_408 && e.status() == Some(408))
             })
             .adjust(|e: &Error, delay| e.retry_after().or(delay))
-            .notify(|e: &Error, delay| tracing::debug!(target: "monform::api", "retrying in {delay:?}: {e}"))
+            .notify(notify)
             .await
     }
 
@@ -386,4 +437,38 @@ pub fn describe(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_retry_is_reported_to_the_observer() {
+        // A loopback port nothing listens on: every attempt is refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or(9);
+        let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}"), Secret::new("k"));
+        config.max_retries = 2;
+        config.min_backoff = Duration::from_millis(1);
+        config.rate_limit = None;
+        let client = Client::new(config).expect("a client");
+        let seen: Arc<std::sync::Mutex<Vec<Retry>>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        client.observe_retries(Some(Arc::new(move |retry: &Retry| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(retry.clone());
+        })));
+        assert!(client.send(Method::GET, "/v1/checks", &[], None).await.is_err());
+        let seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+        let attempts: Vec<(usize, usize, bool)> =
+            seen.iter().map(|r| (r.attempt, r.max_retries, r.unanswered)).collect();
+        assert_eq!(attempts, [(1, 2, true), (2, 2, true)]);
+        assert!(
+            seen[0].error.starts_with("GET /v1/checks failed: could not connect"),
+            "{}",
+            seen[0].error
+        );
+    }
 }

@@ -18,7 +18,8 @@ mod resources;
 mod sessions;
 
 pub use client::{
-    Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Secret, SendOptions, describe as describe_transport,
+    Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Retry, RetryObserver, Secret, SendOptions,
+    describe as describe_transport,
 };
 pub use error::{Error, StatusError};
 pub use pace::{PaceStats, Wait, WaitObserver};

@@ -38,6 +38,10 @@ pub struct TestResult {
     /// Milliseconds, when the service says.
     pub response_time: Option<f64>,
     pub error_group_ids: Vec<String>,
+    /// Why the run did not pass, when the result says (the emulator's
+    /// does; the spec's result object has only `errorGroupIds`, see
+    /// [`Client::error_messages`]).
+    pub error: Option<String>,
 }
 
 impl TestResult {
@@ -55,6 +59,11 @@ impl TestResult {
                 .and_then(Value::as_array)
                 .map(|ids| ids.iter().map(id_text).collect())
                 .unwrap_or_default(),
+            error: body
+                .get("error")
+                .and_then(Value::as_str)
+                .filter(|e| !e.is_empty())
+                .map(str::to_owned),
         }
     }
 }
@@ -198,6 +207,32 @@ impl Client {
     /// The check's final results of the last 6 hours (the listing's
     /// window), newest first, at most `limit`; a 404 error for an unknown
     /// check.
+    /// The error groups of a check (spec 2.17, the latest 100): group id to
+    /// its message (the raw one, else the cleaned one). What a test
+    /// session's `errorGroupIds` point at: why its runs failed.
+    pub async fn error_messages(&self, check_id: &str) -> Result<Vec<(String, String)>, Error> {
+        let reply = self
+            .send(
+                Method::GET,
+                &format!("/v1/error-groups/checks/{check_id}"),
+                &[("limit", "100".to_owned())],
+                None,
+            )
+            .await?;
+        Ok(reply
+            .body
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|group| {
+                let message = ["rawErrorMessage", "cleanedErrorMessage"]
+                    .iter()
+                    .find_map(|field| group[*field].as_str().filter(|m| !m.is_empty()))?;
+                Some((id_text(&group["id"]), message.to_owned()))
+            })
+            .collect())
+    }
+
     pub async fn recent_results(&self, check_id: &str, limit: usize) -> Result<Vec<Value>, Error> {
         let reply = self
             .send(

@@ -26,6 +26,8 @@ const FREQUENCIES: [u32; 6] = [1, 5, 10, 15, 30, 60];
 pub struct Shape {
     pub checks: usize,
     pub groups: usize,
+    /// Check `n` is in group `n / checks_per_group`.
+    pub checks_per_group: usize,
     pub snippets: usize,
     pub alert_channels: usize,
     pub variables: usize,
@@ -39,10 +41,28 @@ impl Shape {
         Shape {
             checks,
             groups: checks.div_ceil(CHECKS_PER_GROUP),
+            checks_per_group: CHECKS_PER_GROUP,
             snippets: shared,
             alert_channels: shared,
             variables: shared,
             files: checks.div_ceil(CHECKS_PER_FILE) + 1,
+        }
+    }
+
+    /// The shape of issue 29's project: the checks in (about) `groups`
+    /// groups, with or without alert channels (without, no check or group
+    /// names one, and every check draws the linter's "alerts nobody").
+    pub fn with_groups(checks: usize, groups: usize, alert_channels: bool) -> Shape {
+        let checks_per_group = checks.div_ceil(groups.clamp(1, checks.max(1)));
+        Shape {
+            groups: checks.div_ceil(checks_per_group),
+            checks_per_group,
+            alert_channels: if alert_channels {
+                Shape::new(checks).alert_channels
+            } else {
+                0
+            },
+            ..Shape::new(checks)
         }
     }
 
@@ -76,7 +96,8 @@ pub fn generate(root: &Path, shape: &Shape, revision: u32) -> std::io::Result<us
         let first = file * CHECKS_PER_FILE;
         let last = (first + CHECKS_PER_FILE).min(shape.checks);
         let mut sections = Map::new();
-        let groups: Map<String, Value> = (first / CHECKS_PER_GROUP..last.div_ceil(CHECKS_PER_GROUP))
+        let per_group = shape.checks_per_group;
+        let groups: Map<String, Value> = (first / per_group..last.div_ceil(per_group))
             .map(|g| (group_id(g), group(g, shape)))
             .collect();
         sections.insert("groups".into(), Value::Object(groups));
@@ -123,13 +144,16 @@ fn snippet_id(s: usize) -> String {
 }
 
 fn group(g: usize, shape: &Shape) -> Value {
-    json!({
+    let mut group = json!({
         "name": format!("Group {g}"),
         "concurrency": 3,
         "locations": ["eu-west-1", "us-east-1"],
         "tags": [format!("team:{}", g % 8)],
-        "alertChannels": [channel_id(g % shape.alert_channels)],
-    })
+    });
+    if shape.alert_channels > 0 {
+        group["alertChannels"] = json!([channel_id(g % shape.alert_channels)]);
+    }
+    group
 }
 
 fn snippets(shape: &Shape) -> Value {
@@ -197,7 +221,9 @@ fn variables(shape: &Shape) -> Value {
 fn check(n: usize, shape: &Shape, revision: u32) -> Value {
     let check_type = CheckType::ALL[n % CheckType::ALL.len()];
     let renamed = revision > 0 && n % CHANGE_EVERY == CHANGED;
-    let channels: Vec<String> = if n.is_multiple_of(3) {
+    let channels: Vec<String> = if shape.alert_channels == 0 {
+        Vec::new()
+    } else if n.is_multiple_of(3) {
         vec![
             channel_id(n % shape.alert_channels),
             channel_id((n + 1) % shape.alert_channels),
@@ -208,10 +234,12 @@ fn check(n: usize, shape: &Shape, revision: u32) -> Value {
     let mut check = json!({
         "checkType": check_type.as_str(),
         "name": format!("{} check {n}{}", check_type.as_str().to_lowercase(), if renamed { " (renamed)" } else { "" }),
-        "group": group_id(n / CHECKS_PER_GROUP),
-        "alertChannels": channels,
+        "group": group_id(n / shape.checks_per_group),
         "tags": [format!("service:{}", n % 17), "bench"],
     });
+    if !channels.is_empty() {
+        check["alertChannels"] = json!(channels);
+    }
     if check_type != CheckType::Heartbeat {
         check["frequency"] = json!(FREQUENCIES[n % FREQUENCIES.len()]);
     }
@@ -256,5 +284,22 @@ mod tests {
             .count();
         assert_eq!(differing, shape.changed());
         assert_eq!(shape.changed(), 3);
+    }
+
+    #[test]
+    fn the_shape_of_issue_29_has_its_groups_and_no_alert_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let shape = Shape::with_groups(1_000, 200, false);
+        assert_eq!(
+            (shape.groups, shape.checks_per_group, shape.alert_channels),
+            (200, 5, 0)
+        );
+        generate(dir.path(), &shape, 0).unwrap();
+        let loaded = monform_config::load(dir.path(), &|_: &str| None);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics.first().map(|d| &d.message));
+        assert_eq!(loaded.desired.resources.len(), shape.resources());
+        let text = std::fs::read_to_string(dir.path().join("monitors/team-0/checks-000.yaml")).unwrap();
+        assert!(!text.contains("alertChannels"), "{text}");
+        assert!(text.contains("g-0019:"), "20 groups of 5 in a file of 100 checks");
     }
 }

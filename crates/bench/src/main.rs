@@ -22,10 +22,15 @@
 //!
 //! `cargo run --release -p monform-bench -- [--checks N]... [--runs R] [--out FILE]`
 
+mod child;
 mod generate;
 mod measure;
+mod offline;
+mod partial;
+mod reconcile;
 mod report;
 mod run;
+mod user_path;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,11 +62,24 @@ struct Args {
     /// (DIR/<checks> must not exist yet), e.g. for profiling afterwards.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// The `monform` binary of the user's path (default: the one next to
+    /// this bench's executable, e.g. target/release/monform).
+    #[arg(long, value_name = "PATH")]
+    monform: Option<PathBuf>,
+    /// Measure only the user's path (the binary against `monform serve`), not the in-process phases.
+    #[arg(long, conflicts_with = "no_user_path")]
+    user_path_only: bool,
+    /// Skip the user's path.
+    #[arg(long)]
+    no_user_path: bool,
     /// Internal: run one phase in this process: `noop-plan`; `generate` (only
     /// write the project of `--checks N` into `--dir`); `load-times`;
     /// `load-diff` (a `--keep` project and its emulator database).
     #[arg(long, hide = true)]
     phase: Option<String>,
+    /// Internal: reconcile intervals of `--phase reconcile`.
+    #[arg(long, hide = true, default_value_t = 100)]
+    intervals: usize,
     /// Internal: the prepared project of `--phase`.
     #[arg(long, hide = true)]
     dir: Option<PathBuf>,
@@ -82,11 +100,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         match phase.as_str() {
-            "noop-plan" => run::child_noop_plan(dir),
+            "noop-plan" => child::child_noop_plan(dir),
+            "reconcile" => reconcile::child_reconcile(dir, args.intervals),
             // For comparing builds of the loader.
-            "load-times" => run::child_load_times(dir, args.runs),
+            "load-times" => offline::child_load_times(dir, args.runs),
+            // The parse cache's loads (issue 29 item 4).
+            "cache-load-times" => partial::child_cache_load_times(&dir),
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
-            "load-diff" => run::child_load_diff(dir, args.runs),
+            "load-diff" => offline::child_load_diff(dir, args.runs),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
                 let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));
@@ -116,16 +137,43 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    let monform = if args.no_user_path {
+        None
+    } else {
+        // Absolute: the commands run in the project's folder.
+        let given = args.monform.clone().map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+        let found = given.or_else(user_path::sibling_binary);
+        if found.is_none() {
+            eprintln!(
+                "note: the user's path is skipped: no monform binary next to this one \
+                 (cargo build --release -p monform, or --monform PATH)"
+            );
+        }
+        found
+    };
     let mut sanity = run::Sanity::default();
     let mut reports = Vec::new();
     for &checks in &sizes {
-        reports.push(runtime.block_on(run::run_size(
-            checks,
-            args.runs,
-            args.baseline_max,
-            args.keep.as_deref(),
-            &mut sanity,
-        )));
+        let mut report = if args.user_path_only {
+            report::SizeReport::new(generate::Shape::new(checks), 0)
+        } else {
+            runtime.block_on(run::run_size(
+                checks,
+                args.runs,
+                args.baseline_max,
+                args.keep.as_deref(),
+                &mut sanity,
+            ))
+        };
+        if let Some(monform) = &monform {
+            for variant in user_path::variants(checks) {
+                match user_path::run(monform, &variant, &mut sanity) {
+                    Ok(measured) => report.user_path.push(measured),
+                    Err(e) => sanity.expect(false, format!("[{checks}, {}] user's path: {e}", variant.name)),
+                }
+            }
+        }
+        reports.push(report);
     }
     let targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
     print!("{}", report::markdown(&reports, &targets, rss_reset));

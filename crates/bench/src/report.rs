@@ -6,9 +6,11 @@ use monform_engine::Summary;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::child::ChildReport;
 use crate::generate::Shape;
 use crate::measure::Cost;
-use crate::run::{ChildReport, LoadAndDiff, StateFigures, ms};
+use crate::offline::LoadAndDiff;
+use crate::run::{StateFigures, ms};
 
 /// The real service's budget (spec 8): 600 requests per 60 s, so each
 /// request costs 0.1 s once the burst is spent.
@@ -85,6 +87,10 @@ pub struct SizeReport {
     pub baseline: Option<Phase>,
     pub change_summary: Option<Summary>,
     pub state: Option<StateFigures>,
+    /// The release binary against `monform serve`, per project shape.
+    pub user_path: Vec<crate::user_path::UserPathReport>,
+    /// `monform reconcile` intervals over the applied project (issue 30).
+    pub reconcile: Option<crate::reconcile::ReconcileReport>,
 }
 
 impl SizeReport {
@@ -100,6 +106,8 @@ impl SizeReport {
             baseline: None,
             change_summary: None,
             state: None,
+            user_path: Vec::new(),
+            reconcile: None,
         }
     }
 
@@ -139,6 +147,7 @@ impl SizeReport {
             "ratios": self.ratios(),
             "change_plan_summary": self.change_summary,
             "state": self.state,
+            "user_path": self.user_path,
         })
     }
 }
@@ -186,6 +195,39 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             pass,
         });
     };
+    if let Some(reconcile) = &size.reconcile {
+        add(
+            "reconcile_interval_requests",
+            format!("a reconcile interval of {n} unchanged checks: at most 110 requests (a no-op plan's)"),
+            reconcile.max_requests as f64,
+            110.0,
+            "requests",
+            reconcile.max_requests <= 110,
+        );
+        add(
+            "reconcile_rss",
+            format!(
+                "{} reconcile intervals of {n} checks: under 200 MB peak RSS",
+                reconcile.intervals
+            ),
+            reconcile.peak_rss_mb,
+            200.0,
+            "MB",
+            reconcile.peak_rss_mb < 200.0,
+        );
+        let growth = reconcile.rss_last_mb - reconcile.rss_first_mb;
+        add(
+            "reconcile_rss_growth",
+            format!(
+                "RSS growth from the first to the last of {} reconcile intervals: under 10 MB",
+                reconcile.intervals
+            ),
+            growth,
+            10.0,
+            "MB",
+            growth < 10.0,
+        );
+    }
     if n <= ISSUE_6_MAX {
         if let Some(noop) = size.phase("noop_plan") {
             add(
@@ -340,6 +382,8 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             ratios.requests >= 50.0,
         );
     }
+    targets.extend(crate::partial::targets(size));
+    targets.extend(crate::user_path::targets(size));
     targets
 }
 
@@ -359,6 +403,7 @@ pub fn json_report(sizes: &[SizeReport], targets: &[Target], sanity: &[String], 
             "In-process phases share the process with the emulator: cpu_ms includes the emulator's CPU and rss figures its memory.",
             "peak_rss_mb of an in-process phase is its own peak when rss_reset is true (VmHWM reset through /proc/self/clear_refs before the phase), else the process's monotonic high-water mark.",
             "noop_plan_isolated runs load + fetch + plan in a fresh child process against the same emulator: its peak_rss_mb and cpu_ms are monform's alone.",
+            "user_path: the monform binary, one child process per command, against monform serve in its own process (SQLite file, rate limits off); cpu_ms and peak_rss_mb from wait4's rusage of the monform process alone.",
             "modelled_seconds = requests x 0.1 s (600 requests / 60 s), bursts aside.",
         ],
         "sizes": sizes.iter().map(SizeReport::to_json).collect::<Vec<_>>(),
@@ -368,7 +413,7 @@ pub fn json_report(sizes: &[SizeReport], targets: &[Target], sanity: &[String], 
     })
 }
 
-fn int(x: u64) -> String {
+pub fn int(x: u64) -> String {
     let text = x.to_string();
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
@@ -380,7 +425,7 @@ fn int(x: u64) -> String {
     out
 }
 
-fn num(x: f64) -> String {
+pub fn num(x: f64) -> String {
     if x >= 100.0 {
         int(x.round() as u64)
     } else {
@@ -452,6 +497,7 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
             "the process's monotonic high-water mark"
         }
     ));
+    out.push_str(&crate::user_path::markdown(sizes));
     out.push_str(
         "\n### No-op plan vs a Terraform-style refresh (one GET per object)\n\n\
          | checks | objects | monform requests | baseline requests | ratio | monform wall ms | baseline wall ms | wall ratio | monform at 600/min, s | baseline at 600/min, s |\n\
@@ -525,7 +571,9 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
             }
         }
     }
-    out.push_str("\n### Targets (issue 6 item 4 up to 10,000 checks, issue 18 from 100,000)\n\n");
+    out.push_str(
+        "\n### Targets (issue 6 item 4 up to 10,000 checks, issue 18 from 100,000, issue 29 on the user's path)\n\n",
+    );
     for target in targets {
         out.push_str(&format!(
             "{} [{} checks] {}: {} {} (limit {} {})\n",

@@ -1,20 +1,20 @@
 //! The phases of one size, in one process against one in-process emulator
 //! (file-backed SQLite, rate limit off), plus the no-op plan again in a
-//! child process for its own peak RSS.
+//! child process for its own peak RSS (`child.rs`) and load + diff without
+//! network (`offline.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use monform_api::{Client, ClientConfig, Secret};
 use monform_config::{Loaded, Project};
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
-use monform_engine::stages::PlanOptions;
 use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, StateBackend, Summary};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::generate::{PROJECT, Shape, generate};
-use crate::measure::{Cost, Probe, Requests, cpu_time, peak_rss_mb, rss_mb};
+use crate::measure::{Cost, Probe, Requests};
 use crate::report::{Phase, SizeReport};
 
 /// Requests a Terraform-style refresh has in flight at once
@@ -23,6 +23,10 @@ pub const BASELINE_PARALLELISM: usize = 10;
 
 /// The hidden `--phase noop-plan` mode's environment: where the parent's
 /// emulator is and its key.
+/// Reconcile intervals measured per size, up to this many checks.
+const RECONCILE_INTERVALS: usize = 100;
+const RECONCILE_MAX_CHECKS: usize = 10_000;
+
 pub const ENV_URL: &str = "MONFORM_BENCH_URL";
 pub const ENV_KEY: &str = "MONFORM_BENCH_API_KEY";
 pub const ENV_ACCOUNT: &str = "MONFORM_BENCH_ACCOUNT";
@@ -31,7 +35,7 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
-fn client_for(url: &str, key: &str, account: &str) -> Client {
+pub(crate) fn client_for(url: &str, key: &str, account: &str) -> Client {
     let mut config = ClientConfig::new(url, Secret::new(key));
     config.rate_limit = None;
     config.account_id = Some(account.to_owned());
@@ -39,7 +43,7 @@ fn client_for(url: &str, key: &str, account: &str) -> Client {
 }
 
 /// Loads the project; a generated project must load without diagnostics.
-fn load(dir: &Path) -> Loaded {
+pub(crate) fn load(dir: &Path) -> Loaded {
     let loaded = monform_config::load(dir, &no_env);
     if !loaded.is_ok() {
         for diagnostic in loaded.diagnostics.iter().take(10) {
@@ -55,13 +59,13 @@ fn load(dir: &Path) -> Loaded {
     loaded
 }
 
-struct Bench {
-    server: monform_emulator::Server,
-    client: Client,
+pub(crate) struct Bench {
+    pub(crate) server: monform_emulator::Server,
+    pub(crate) client: Client,
 }
 
 impl Bench {
-    fn requests(&self) -> Requests {
+    pub(crate) fn requests(&self) -> Requests {
         let metrics = &self.server.app.metrics;
         Requests {
             served: metrics.total(None),
@@ -73,11 +77,11 @@ impl Bench {
         }
     }
 
-    fn probe(&self) -> Probe {
+    pub(crate) fn probe(&self) -> Probe {
         Probe::start(self.requests())
     }
 
-    fn finish(&self, probe: Probe) -> Cost {
+    pub(crate) fn finish(&self, probe: Probe) -> Cost {
         probe.finish(self.requests())
     }
 }
@@ -88,7 +92,7 @@ impl Bench {
 pub struct Sanity(pub Vec<String>);
 
 impl Sanity {
-    fn expect(&mut self, ok: bool, what: impl Into<String>) {
+    pub(crate) fn expect(&mut self, ok: bool, what: impl Into<String>) {
         if !ok {
             let what = what.into();
             eprintln!("warning: {what}");
@@ -155,7 +159,7 @@ fn session<'a>(bench: &'a Bench, project: &'a Project, loaded: &'a Loaded, backe
 }
 
 /// Plans as `monform plan` does.
-async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
+pub(crate) async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
     let project = project_of(loaded);
     let backend = LocalState::new(dir);
     ops::plan(&session(bench, &project, loaded, &backend), &PlanRequest::default())
@@ -163,7 +167,7 @@ async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
         .expect("the plan is made")
 }
 
-fn project_of(loaded: &Loaded) -> Project {
+pub(crate) fn project_of(loaded: &Loaded) -> Project {
     loaded.project.clone().expect("the project has a monform.toml")
 }
 
@@ -342,13 +346,19 @@ pub async fn run_size(
     // peak RSS that is the plan's alone.
     eprintln!("[{checks}] no-op plan, isolated process");
     let before = bench.requests();
-    let child = run_child(&bench, dir).await;
+    let child = crate::child::run_child(&bench, dir).await;
     let served = bench.requests() - before;
+    if checks <= RECONCILE_MAX_CHECKS {
+        eprintln!("[{checks}] {RECONCILE_INTERVALS} reconcile intervals, isolated process");
+        let figures = crate::reconcile::run_child(&bench.server, dir, RECONCILE_INTERVALS).await;
+        crate::reconcile::judge(checks, &figures, child.requests_sent, sanity);
+        report.reconcile = Some(figures);
+    }
     report.noop_isolated = Some(child.into_phase(served));
 
     // Load + diff without network, against the Actual fetched above.
     eprintln!("[{checks}] load + diff, offline ({runs} runs)");
-    let offline = load_and_diff(&bench, dir, &actual, runs);
+    let offline = crate::offline::load_and_diff(&bench, dir, &actual, runs);
     sanity.expect(
         offline.unchanged,
         format!("[{checks}] the offline load + diff has changes"),
@@ -417,6 +427,7 @@ pub async fn run_size(
         format!("[{checks}] the 1% apply failed: {:?}", applied.report.failed.first()),
     );
     drop(loaded);
+    crate::partial::pull_request(&bench.server, &bench.client, dir, &mut report, sanity).await;
 
     let Bench { server, .. } = bench;
     let _ = server.shutdown().await;
@@ -442,269 +453,15 @@ async fn refresh(client: &Client, actual: &Actual) -> usize {
         .await
 }
 
-/// The project's YAML files, read.
-fn yaml_texts(dir: &Path) -> Vec<String> {
-    fn walk(dir: &Path, texts: &mut Vec<String>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("readable folder")
-            .map(|e| e.expect("folder entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, texts);
-            } else if path.extension().is_some_and(|e| e == "yaml") {
-                texts.push(std::fs::read_to_string(&path).expect("readable file"));
-            }
-        }
-    }
-    let mut texts = Vec::new();
-    walk(&dir.join("monitors"), &mut texts);
-    texts
-}
-
-/// YAML parsing alone (the loader's `parse_yaml`, files already in memory):
-/// the share of `load` that is the YAML library's.
-fn parse_only(texts: &[String]) -> Duration {
-    let started = Instant::now();
-    for text in texts {
-        drop(monform_config::tree::parse_yaml(0, text).expect("valid YAML"));
-    }
-    started.elapsed()
-}
-
-/// The hidden `--phase load-times` mode: load and parse-only times of `dir`
-/// (`runs` each, after a warm-up), as JSON, for comparing builds.
-pub fn child_load_times(dir: PathBuf, runs: usize) {
-    let texts = yaml_texts(&dir);
-    drop(load(&dir));
-    let mut loads = Vec::new();
-    let mut parses = Vec::new();
-    for _ in 0..runs.max(1) {
-        let started = Instant::now();
-        let loaded = load(&dir);
-        loads.push(started.elapsed());
-        drop(loaded);
-        parses.push(parse_only(&texts));
-    }
-    let summary = |times: &mut Vec<Duration>| {
-        let median = ms(median(times));
-        serde_json::json!({ "min_ms": ms(times[0]), "median_ms": median })
-    };
-    let report = serde_json::json!({ "load": summary(&mut loads), "parse": summary(&mut parses) });
-    println!("{report}");
-}
-
-/// The hidden `--phase load-diff` mode: fetches once from the kept emulator
-/// database next to `dir`, then loads and diffs `runs` times, printing each.
-pub fn child_load_diff(dir: PathBuf, runs: usize) {
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let db = dir.parent().expect("a kept project folder").join("emulator.db");
-    let server = runtime
-        .block_on(monform_emulator::start_local(monform_emulator::Config {
-            db: Some(db),
-            rate_limit: None,
-            ..Default::default()
-        }))
-        .expect("emulator starts");
-    let client = client_for(&server.url(), &server.api_key, &server.account_id);
-    let bench = Bench { server, client };
-    let loaded = load(&dir);
-    let Planned { actual, .. } = runtime.block_on(fetch_and_plan(&bench, &dir, &loaded));
-    drop(loaded);
-    let offline = load_and_diff(&bench, &dir, &actual, runs);
-    println!("{}", serde_json::to_string(&offline).expect("a report is JSON"));
-}
-
-/// Load + plan with an already-fetched `Actual`, `runs` times.
-fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) -> LoadAndDiff {
-    let state = LocalState::new(dir).load(PROJECT).expect("state loads");
-    let mut total = Vec::new();
-    let mut loads = Vec::new();
-    let mut plans = Vec::new();
-    let mut last = Cost::default();
-    let mut unchanged = true;
-    let texts = yaml_texts(dir);
-    let mut parses = Vec::new();
-    for _ in 0..runs.max(1) {
-        let probe = bench.probe();
-        let started = Instant::now();
-        let loaded = load(dir);
-        let loaded_at = started.elapsed();
-        let plan = monform_engine::stages::plan(PROJECT, &loaded.desired, actual, &state, &PlanOptions::default());
-        let cost = bench.finish(probe);
-        loads.push(loaded_at);
-        plans.push(cost.wall - loaded_at);
-        total.push(cost.wall);
-        last = cost;
-        unchanged &= !plan.summary().has_changes();
-        drop((plan, loaded));
-        parses.push(parse_only(&texts));
-    }
-    LoadAndDiff {
-        unchanged,
-        runs: total.len(),
-        median_ms: ms(median(&mut total)),
-        min_ms: ms(total[0]),
-        max_ms: ms(total[total.len() - 1]),
-        load_median_ms: ms(median(&mut loads)),
-        parse_median_ms: ms(median(&mut parses)),
-        plan_median_ms: ms(median(&mut plans)),
-        cpu_ms: ms(last.cpu),
-        peak_rss_mb: last.peak_rss_mb,
-    }
-}
-
-/// Load + diff, offline: medians of several runs.
-#[derive(Debug, Clone, Serialize)]
-pub struct LoadAndDiff {
-    /// Every run's plan had no changes.
-    pub unchanged: bool,
-    pub runs: usize,
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    pub load_median_ms: f64,
-    /// Of which YAML parsing (`parse_yaml` of every file, measured apart).
-    pub parse_median_ms: f64,
-    pub plan_median_ms: f64,
-    /// Of the last run.
-    pub cpu_ms: f64,
-    pub peak_rss_mb: f64,
-}
-
-fn median(times: &mut [Duration]) -> Duration {
+pub(crate) fn median(times: &mut [Duration]) -> Duration {
     times.sort();
     times[times.len() / 2]
 }
 
-fn round1(x: f64) -> f64 {
+pub(crate) fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
 pub fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0 * 10.0).round() / 10.0
-}
-
-// ---- the isolated no-op plan ----
-
-/// What the child process reports on stdout (one JSON line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChildReport {
-    pub load_ms: f64,
-    pub fetch_ms: f64,
-    pub plan_ms: f64,
-    /// Fetch + plan.
-    pub wall_ms: f64,
-    /// CPU of fetch + plan.
-    pub cpu_ms: f64,
-    /// CPU of the whole process (start-up and load included).
-    pub process_cpu_ms: f64,
-    /// VmHWM at the end: the whole process's peak.
-    pub peak_rss_mb: f64,
-    /// (RSS, peak RSS) in MiB after load, after fetch and after plan: where
-    /// the memory goes.
-    pub rss_after_load_mb: (f64, f64),
-    pub rss_after_fetch_mb: (f64, f64),
-    pub rss_after_plan_mb: (f64, f64),
-    pub requests_sent: u64,
-    pub changes: usize,
-}
-
-impl ChildReport {
-    fn into_phase(self, served: Requests) -> Phase {
-        let cost = Cost {
-            wall: Duration::from_secs_f64(self.wall_ms / 1000.0),
-            cpu: Duration::from_secs_f64(self.cpu_ms / 1000.0),
-            rss_start_mb: 0.0,
-            peak_rss_mb: self.peak_rss_mb,
-            requests: Requests {
-                served: served.served,
-                sent: self.requests_sent,
-                writes: served.writes,
-            },
-        };
-        let mut phase = Phase::new(
-            "noop_plan_isolated",
-            "no-op plan, own process (load + fetch + plan)",
-            cost,
-        );
-        phase.isolated = Some(self);
-        phase
-    }
-}
-
-async fn run_child(bench: &Bench, dir: &Path) -> ChildReport {
-    let exe = std::env::current_exe().expect("own executable");
-    let output = tokio::process::Command::new(exe)
-        .args(["--phase", "noop-plan", "--dir"])
-        .arg(dir)
-        .env(ENV_URL, bench.server.url())
-        .env(ENV_KEY, &bench.server.api_key)
-        .env(ENV_ACCOUNT, &bench.server.account_id)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .await
-        .expect("the child process runs");
-    assert!(
-        output.status.success(),
-        "the no-op plan child failed: {}",
-        output.status
-    );
-    let text = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the child's report `{text}`: {e}"))
-}
-
-/// The hidden `--phase noop-plan` mode: load + fetch + plan of `dir`
-/// against the emulator named in the environment; prints a `ChildReport`.
-pub fn child_noop_plan(dir: PathBuf) {
-    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    let client = client_for(&var(ENV_URL), &var(ENV_KEY), &var(ENV_ACCOUNT));
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let started = Instant::now();
-    let loaded = load(&dir);
-    let load_ms = ms(started.elapsed());
-    let memory = || (round1(rss_mb()), round1(peak_rss_mb()));
-    let rss_after_load_mb = memory();
-    let project = project_of(&loaded);
-    let backend = LocalState::new(&dir);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client: &client,
-        backend: &backend,
-    };
-    let cpu = cpu_time();
-    let started = Instant::now();
-    // As `monform plan`: the engine's plan operation.
-    let Planned {
-        plan,
-        fetched_in: fetch,
-        ..
-    } = runtime
-        .block_on(ops::plan(&session, &PlanRequest::default()))
-        .expect("the plan is made");
-    let wall = started.elapsed();
-    // One operation now fetches and plans: this is after both.
-    let rss_after_fetch_mb = memory();
-    let rss_after_plan_mb = memory();
-    let report = ChildReport {
-        load_ms,
-        fetch_ms: ms(fetch),
-        plan_ms: ms(wall - fetch),
-        wall_ms: ms(wall),
-        cpu_ms: ms(cpu_time().saturating_sub(cpu)),
-        process_cpu_ms: ms(cpu_time()),
-        peak_rss_mb: peak_rss_mb(),
-        rss_after_load_mb,
-        rss_after_fetch_mb,
-        rss_after_plan_mb,
-        requests_sent: client.requests_sent(),
-        changes: plan
-            .changes
-            .iter()
-            .filter(|c| c.action != monform_engine::Action::Noop)
-            .count(),
-    };
-    println!("{}", serde_json::to_string(&report).expect("a report is JSON"));
 }

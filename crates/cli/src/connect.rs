@@ -1,21 +1,33 @@
 //! Which service to talk to, and with what credentials: `--api-url`, then
 //! `MONFORM_API_URL`, then `[api] url` of monform.toml. `local` runs the
-//! bundled emulator in-process on `.monform/local.db`. The key and account
+//! bundled emulator in-process on `.monform/local.db`, the database
+//! `monform serve` uses too (one service, whichever way it is reached). The key and account
 //! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`. The client
 //! paces itself at the budget the server states (600 per 60 s until it
 //! says); `--rate-limit N/SECS|off` or `MONFORM_RATE_LIMIT` sets a ceiling
 //! of one's own, or turns pacing off.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use monform_api::{Client, ClientConfig, Secret, Wait};
+use monform_api::{Client, ClientConfig, Retry, Secret, Wait};
 use monform_config::Project;
+use monform_engine::Target;
 
 /// A client, and the in-process emulator when the URL is `local`.
 pub struct Connection {
     pub client: Client,
     pub local: Option<monform_emulator::Server>,
+    /// Which service and account, as the state records them.
+    pub target: Target,
+}
+
+/// The database of the bundled emulator in the project `dir`: `url =
+/// "local"` runs it in-process there, and `monform serve` serves it by
+/// default, so switching between them shows the same objects.
+pub fn local_db(dir: &Path) -> PathBuf {
+    dir.join(".monform").join("local.db")
 }
 
 impl Connection {
@@ -26,17 +38,119 @@ impl Connection {
     }
 }
 
+/// The API a command talks to and where its URL came from, for the lines
+/// about retries and the hint after an error.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub url: String,
+    /// `--api-url`, `MONFORM_API_URL`, or `monform.toml:LINE`.
+    pub source: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (from {})", self.url, self.source)
+    }
+}
+
+/// The API of this run's connection (one per command), and whether it
+/// ever failed to answer: `settle` then names it under the error.
+static ORIGIN: OnceLock<Origin> = OnceLock::new();
+static UNANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// Where the retry lines go while a progress bar is drawn (apply): through
+/// it, so they do not tear it; else standard error.
+type Say = Arc<dyn Fn(String) + Send + Sync>;
+static SAY: std::sync::RwLock<Option<Say>> = std::sync::RwLock::new(None);
+
+/// Sends the retry lines to `say` until called again with `None`.
+pub fn route_lines(say: Option<Say>) {
+    *SAY.write().unwrap_or_else(|p| p.into_inner()) = say;
+}
+
+fn say(text: String) {
+    match SAY.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(say) => say(text),
+        None => eprintln!("{text}"),
+    }
+}
+
+/// The hint naming the API when the command's requests went unanswered.
+pub fn unanswered_hint() -> Option<String> {
+    let origin = ORIGIN.get()?;
+    UNANSWERED.load(Ordering::Relaxed).then(|| {
+        format!(
+            "hint: the API at {origin} did not answer; check that it runs and the URL is right (--api-url > MONFORM_API_URL > [api] url of monform.toml)"
+        )
+    })
+}
+
+/// The URL and its source: `--api-url`, then `MONFORM_API_URL`, then monform.toml.
+pub fn origin(dir: &Path, flag: Option<&str>, project: &Project) -> Option<Origin> {
+    if let Some(url) = flag {
+        return Some(Origin {
+            url: url.to_owned(),
+            source: "--api-url".into(),
+        });
+    }
+    if let Some(url) = std::env::var("MONFORM_API_URL").ok().filter(|u| !u.is_empty()) {
+        return Some(Origin {
+            url,
+            source: "MONFORM_API_URL".into(),
+        });
+    }
+    let url = project.api_url.clone()?;
+    let file = dir.join(monform_config::project::PROJECT_FILE);
+    let source = match std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| url_line(&text, &url))
+    {
+        Some(line) => format!("{}:{line}", file.display()),
+        None => file.display().to_string(),
+    };
+    Some(Origin { url, source })
+}
+
+/// The line of monform.toml setting `url` to `url` (the loader keeps no
+/// span for it); the last such line, as an environment's comes after `[api]`.
+fn url_line(text: &str, url: &str) -> Option<usize> {
+    let quoted = [format!("\"{url}\""), format!("'{url}'")];
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = line.trim_start();
+            line.starts_with("url") && quoted.iter().any(|q| line.contains(q.as_str()))
+        })
+        .map(|(index, _)| index + 1)
+        .last()
+}
+
+/// The line said before a retry, once per attempt number however many
+/// requests fail together (a fetch sends a dozen at once).
+pub fn retrying(origin: &Origin, retry: &Retry) -> String {
+    let what = if retry.unanswered {
+        "did not answer"
+    } else {
+        "answered with an error"
+    };
+    format!(
+        "the API at {origin} {what} ({}); retry {} of {} in {:.1} s",
+        retry.error,
+        retry.attempt,
+        retry.max_retries,
+        retry.delay.as_secs_f64()
+    )
+}
+
 pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Connection, String> {
-    let url = flag
-        .map(str::to_owned)
-        .or_else(|| std::env::var("MONFORM_API_URL").ok().filter(|u| !u.is_empty()))
-        .or_else(|| project.api_url.clone())
+    let origin = origin(dir, flag, project)
         .ok_or("no API URL: pass --api-url, set MONFORM_API_URL, or set [api] url in monform.toml (\"local\" runs the bundled emulator)")?;
+    let url = origin.url.clone();
     if url == "local" {
         let state_dir = dir.join(".monform");
         std::fs::create_dir_all(&state_dir).map_err(|e| format!("cannot create {}: {e}", state_dir.display()))?;
         let config = monform_emulator::Config {
-            db: Some(state_dir.join("local.db")),
+            db: Some(local_db(dir)),
             rate_limit: None,
             ..Default::default()
         };
@@ -47,16 +161,25 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
         client_config.rate_limit = None;
         client_config.account_id = Some(server.account_id.clone());
         let client = Client::new(client_config).map_err(|e| e.to_string())?;
+        let target = Target {
+            api_url: "local".into(),
+            account: Some(server.account_id.clone()),
+        };
         return Ok(Connection {
             client,
             local: Some(server),
+            target,
         });
     }
     let key = std::env::var("MONFORM_API_KEY").ok().filter(|k| !k.is_empty()).ok_or(
         "MONFORM_API_KEY is not set\n\nhint: export MONFORM_API_KEY (and MONFORM_ACCOUNT_ID); keys never live in files",
     )?;
+    let target = Target {
+        api_url: url.trim_end_matches('/').to_owned(),
+        account: std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty()),
+    };
     let mut config = ClientConfig::new(url, Secret::new(key));
-    config.account_id = std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty());
+    config.account_id = target.account.clone();
     let chosen = match RATE_LIMIT_FLAG.get().cloned().flatten() {
         Some(flag) => Some(("--rate-limit", flag)),
         None => std::env::var("MONFORM_RATE_LIMIT")
@@ -68,9 +191,41 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
         config.rate_limit = parse_rate_limit(&text).map_err(|e| format!("{source}: {e}"))?;
         config.rate_limit_chosen = true;
     }
-    let client = Client::new(config).map_err(|e| e.to_string())?;
+    let client = Client::new(config).map_err(|e| format!("{e} (from {})", origin.source))?;
     client.observe_waits(Some(Arc::new(|wait| eprintln!("{}", waiting(&wait)))));
-    Ok(Connection { client, local: None })
+    let _ = ORIGIN.set(origin.clone());
+    let said = AtomicUsize::new(0);
+    client.observe_retries(Some(Arc::new(move |retry: &Retry| {
+        if retry.unanswered {
+            UNANSWERED.store(true, Ordering::Relaxed);
+        }
+        if said.fetch_max(retry.attempt, Ordering::Relaxed) < retry.attempt {
+            say(retrying(&origin, retry));
+        }
+    })));
+    Ok(Connection {
+        client,
+        local: None,
+        target,
+    })
+}
+
+/// A connection that is never used: `plan --refresh=none` reads nothing,
+/// so it needs neither a URL nor a key. Its client points at the discard
+/// port of this machine, so a request sent by mistake goes nowhere.
+pub fn offline() -> Result<Connection, String> {
+    let config = ClientConfig::new("http://127.0.0.1:9", Secret::new(String::new()));
+    let client = Client::new(config).map_err(|e| e.to_string())?;
+    // Never recorded: a plan saves no state, and `apply` refuses `none`.
+    let target = Target {
+        api_url: "offline".into(),
+        account: None,
+    };
+    Ok(Connection {
+        client,
+        local: None,
+        target,
+    })
 }
 
 /// `--rate-limit`, set once by `main` before any command runs (a global
@@ -100,4 +255,18 @@ pub fn waiting(wait: &Wait) -> String {
         wait.limit,
         wait.window.as_secs()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_line_is_the_one_setting_that_url() {
+        let text =
+            "[project]\nname = \"a\"\n\n[api]\nurl = \"http://x:1\"\n[environments.prod.api]\nurl = 'http://y:2'\n";
+        assert_eq!(url_line(text, "http://x:1"), Some(5));
+        assert_eq!(url_line(text, "http://y:2"), Some(7));
+        assert_eq!(url_line(text, "http://z"), None);
+    }
 }

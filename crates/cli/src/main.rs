@@ -63,6 +63,9 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
     Destroy(commands::apply::RunArgs),
+    /// Keep the service in sync with the files: each interval, drift follows each resource's
+    /// lifecycle.drift policy and [reconcile] in monform.toml (--once: one interval)
+    Reconcile(commands::reconcile::ReconcileArgs),
     /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one into a new project (--all-unmanaged --out DIR)
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
@@ -79,10 +82,62 @@ enum Command {
     Schema(commands::schema::SchemaArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
-    /// Run the private-location agent: runs the checks of a private location from this network
-    /// (configured by MONFORM_API_URL, MONFORM_AGENT_KEY, AGENT_HEALTH_PORT, EXTERNAL_OBSERVABILITY,
-    /// MONFORM_AGENT_CONCURRENCY)
+    /// Run the private-location agent: runs the checks of a private location from this network,
+    /// configured by environment variables (see `monform agent --help`)
+    #[command(after_help = agent_environment())]
     Agent,
+}
+
+/// The agent's environment variables, one per line, for its `--help`.
+fn agent_environment() -> String {
+    let width = monform_agent::config::VARIABLES
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from("Environment variables:\n");
+    for (name, meaning) in monform_agent::config::VARIABLES {
+        text.push_str(&format!("  {name:width$}  {meaning}\n"));
+    }
+    text
+}
+
+/// The global options the agent does not read: hidden from its help, and
+/// refused when given (an agent is configured by its environment).
+const NOT_FOR_AGENT: [(&str, &str); 3] = [
+    ("dir", "--dir"),
+    ("environment", "--env"),
+    ("rate_limit", "--rate-limit"),
+];
+
+/// The command line's definition: `Cli`'s, with the agent's help showing only
+/// the options it reads. An option a subcommand defines itself is not
+/// propagated to it: the agent gets hidden ones of its own, to refuse them.
+fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command().mut_subcommand("agent", |agent| {
+        NOT_FOR_AGENT
+            .iter()
+            .fold(agent, |agent, (id, flag)| {
+                // The parent reads the value (as it reads a global one): same type.
+                let parser = match *id {
+                    "dir" => clap::value_parser!(PathBuf),
+                    _ => clap::value_parser!(String),
+                };
+                agent.arg(
+                    clap::Arg::new(*id)
+                        .long(&flag[2..])
+                        .hide(true)
+                        .value_name("VALUE")
+                        .value_parser(parser),
+                )
+            })
+            .arg(
+                clap::Arg::new("api_url")
+                    .long("api-url")
+                    .value_name("URL")
+                    .help("The service's URL (overrides MONFORM_API_URL)"),
+            )
+    })
 }
 
 /// Checks `--rate-limit` when parsing, so a typo fails before any work.
@@ -134,7 +189,29 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let mut cli = Cli::parse_from(terraform_spellings(std::env::args_os()));
+    let matches = command().get_matches_from(terraform_spellings(std::env::args_os()));
+    let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    if let Some(agent) = matches.subcommand_matches("agent") {
+        // Given on the command line, before or after `agent` (MONFORM_ENV in the
+        // environment is not a mistake: the agent ignores it).
+        let given = |id: &str| {
+            [agent, &matches]
+                .iter()
+                .any(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        };
+        if let Some((_, flag)) = NOT_FOR_AGENT.iter().find(|(id, _)| given(id)) {
+            eprintln!(
+                "error: monform agent does not take {flag}: it is configured by its environment (see `monform agent --help`)"
+            );
+            return ExitCode::FAILURE;
+        }
+        if let Some(url) = agent.get_one::<String>("api_url") {
+            cli.api_url = Some(url.clone());
+        }
+    }
     let dir = cli.dir.take().unwrap_or_else(project_folder);
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     let all_findings = match &cli.command {
@@ -151,6 +228,7 @@ fn main() -> ExitCode {
         Command::Show(args) => commands::show::run(args, &output),
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Reconcile(args) => commands::reconcile::run(&dir, cli.api_url.as_deref(), args),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),
@@ -159,6 +237,6 @@ fn main() -> ExitCode {
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
         Command::Serve(args) => commands::serve::run(&dir, args),
-        Command::Agent => commands::agent::run(cli.api_url.as_deref()),
+        Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
     }
 }

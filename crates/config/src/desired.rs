@@ -102,6 +102,17 @@ impl Desired {
         self.graph.neighbors(node).map(|n| &self.graph[n]).collect()
     }
 
+    /// What references `address` directly.
+    pub fn dependents(&self, address: &Address) -> Vec<&Address> {
+        let Some(&node) = self.nodes.get(address) else {
+            return Vec::new();
+        };
+        self.graph
+            .neighbors_directed(node, petgraph::Direction::Incoming)
+            .map(|n| &self.graph[n])
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.resources.len()
     }

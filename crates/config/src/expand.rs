@@ -1,5 +1,6 @@
 //! One resource definition into the resources it stands for: `forEach` (a
-//! map, or a list of strings) and `forEachFile` (a glob) make one resource
+//! map, a list of strings, a `${var:NAME}` holding one, or `{ file: PATH }`
+//! a data file's rows, `crate::data`) and `forEachFile` (a glob) make one resource
 //! per item, addressed `section.id[key]`; `environments` keeps a resource
 //! to some environments; then every substitution is made. Spans are kept:
 //! the fields point at the definition, substituted values at the item or
@@ -39,6 +40,8 @@ pub struct Context<'a> {
     pub environments: &'a [&'a str],
     /// The environment being loaded, if one is.
     pub environment: Option<&'a str>,
+    /// Data files `forEach: { file: }` read, to leave out of the resources.
+    pub data_files: &'a crate::data::DataFiles,
 }
 
 /// A resource made from a definition.
@@ -117,7 +120,19 @@ pub fn expand(
                 item: None,
             }];
         }
-        (Some(list), None) => items_of(&address, &list, diagnostics),
+        (Some(mut list), None) => {
+            // `forEach: "${var:NAME}"`: the items of `[vars]` (of the
+            // environment loaded), a list or a map, or `{ file: PATH }`.
+            if matches!(list.value.value, NodeValue::Str(_))
+                && !substitute(&mut list.value, None, context, budget, diagnostics).is_empty()
+            {
+                return Vec::new();
+            }
+            match crate::data::file_of(&list.value) {
+                Some((path, span)) => crate::data::items(&address, path, span, base, context, budget, diagnostics),
+                None => items_of(&address, &list, diagnostics),
+            }
+        }
         (None, Some(glob)) => files_of(&address, &glob, base, context.roots, diagnostics),
         (Some(list), Some(glob)) => {
             diagnostics.push(
@@ -291,7 +306,8 @@ fn items_of(address: &Address, entry: &Entry, diagnostics: &mut Vec<Diagnostic>)
                     entry.value.type_name()
                 ),
             )
-            .at(entry.value.span, "here"),
+            .at(entry.value.span, "here")
+            .help("or `${var:NAME}` naming such a list or map in [vars], or `{ file: data.csv }` (CSV, JSON or YAML rows)"),
         ),
     }
     items

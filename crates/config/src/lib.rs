@@ -6,6 +6,7 @@
 //! only through the lookup the caller passes in.
 
 pub mod budget;
+mod data;
 pub mod declare;
 pub mod desired;
 pub mod diagnostic;
@@ -17,6 +18,7 @@ mod load;
 pub mod paths;
 pub mod project;
 pub mod project_schema;
+pub mod shared;
 pub mod source;
 pub mod tree;
 
@@ -24,7 +26,7 @@ pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report, Severity};
 pub use expand::EnvLookup;
-pub use load::{Loaded, load, load_environment};
-pub use project::{Environment, Lint, LintLevel, Project, StateBackend};
+pub use load::{CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, load, load_environment, load_with_cache};
+pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 
 pub(crate) use monform_model::suggest;

@@ -12,7 +12,12 @@ use crate::project::{Lint, LintLevel};
 /// The code of every finding and note the linter makes, each switched by
 /// its own `[lint]` key. Commands not about the files (status, test,
 /// location-keys) leave them out.
-pub const CODES: &[&str] = &[UNROUTED, IGNORED_FIELD, GLOBAL_ALERT_SETTINGS];
+pub const CODES: &[&str] = &[
+    UNROUTED,
+    IGNORED_FIELD,
+    GLOBAL_ALERT_SETTINGS,
+    crate::shared::SHARED_OBJECT,
+];
 
 const UNROUTED: &str = "monform::unrouted-check";
 const IGNORED_FIELD: &str = "monform::ignored-field";

@@ -24,11 +24,13 @@ use crate::project::{PROJECT_FILE, Project, read_env_policy, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span, decode};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_within};
 
+mod cache;
 mod read;
 mod resource;
 #[cfg(test)]
 mod tests;
-use read::{ReadFile, read_file};
+pub use cache::{CACHE_DIR, CACHE_FORMAT, CacheStats};
+use read::{ReadFile, parse_text, read_file, read_text};
 use resource::{references, validate};
 
 /// Everything a load produced. The project is usable when `diagnostics` is empty.
@@ -43,6 +45,8 @@ pub struct Loaded {
     /// Worth saying but not wrong (a nested project skipped): they do not
     /// make the load fail.
     pub warnings: Vec<Diagnostic>,
+    /// How the parse cache fared (all zero without one).
+    pub cache: CacheStats,
 }
 
 impl Loaded {
@@ -65,6 +69,13 @@ pub fn load(root: &Path, env: EnvLookup<'_>) -> Loaded {
 /// references are resolved in parallel too. Everything else runs in file
 /// order, so the result and the diagnostics do not depend on the scheduling.
 pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Loaded {
+    load_with_cache(root, env, environment, None)
+}
+
+/// As [`load_environment`], with the parse cache in `cache` (usually
+/// `root/.monform/cache`, [`CACHE_DIR`]): a file loaded before with the
+/// same bytes and settings is not parsed again (`load/cache.rs`).
+pub fn load_with_cache(root: &Path, env: EnvLookup<'_>, environment: Option<&str>, cache: Option<&Path>) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
         diagnostics: Vec::new(),
@@ -139,10 +150,10 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         loader.diagnostics.push(diagnostic);
     }
     let files = discovered.files;
-    let resource_files = files.len();
     let defaults = project.as_ref().map(|p| p.defaults.as_slice()).unwrap_or_default();
     let environments = project.as_ref().map(Project::environment_names).unwrap_or_default();
     let default_policy = EnvPolicy::default();
+    let data_files = crate::data::DataFiles::default();
     let context = Context {
         env,
         policy: project.as_ref().map_or(&default_policy, |p| &p.env_policy),
@@ -150,8 +161,11 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         vars: project.as_ref().map(|p| p.vars.as_slice()).unwrap_or_default(),
         environments: &environments,
         environment: project.as_ref().and_then(|p| p.environment.as_deref()),
+        data_files: &data_files,
     };
-    let (items, declarations) = loader.read_resource_files(root, files, defaults, &context);
+    let cache = cache.map(|dir| cache::Cache::new(dir, defaults, &context));
+    let (items, declarations, resource_files, cache_stats) =
+        loader.read_resource_files(root, files, defaults, &context, cache.as_ref());
     // Defined, even when invalid: a declaration's check is about the address.
     let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
     let mut desired = loader.build_desired(items);
@@ -175,6 +189,7 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
         resource_files,
         diagnostics,
         warnings,
+        cache: cache_stats,
     }
 }
 
@@ -212,6 +227,8 @@ struct Validated {
     refs: Vec<(RefSite, Span)>,
     /// Fields holding text of a non-public `${env:}` (`DesiredResource::sensitive`).
     sensitive: Vec<FieldPath>,
+    /// It holds a script read from another file (`{ file: }`).
+    reads_files: bool,
 }
 
 impl Loader<'_> {
@@ -268,23 +285,38 @@ impl Loader<'_> {
 
     /// Reads, parses and interpolates each file, finds its resources and
     /// validates them (`[defaults]` merged into checks), a file per parallel
-    /// task; returns every resource found, in file order.
+    /// task; returns every resource found, in file order, and how many
+    /// files were resource files. A file some `forEach` read as data is
+    /// none: what its parse as a resource file found is dropped.
     fn read_resource_files(
         &mut self,
         root: &Path,
         paths: Vec<PathBuf>,
         defaults: &[Entry],
         context: &Context<'_>,
-    ) -> (Vec<Item>, Declarations) {
+        cache: Option<&cache::Cache>,
+    ) -> (Vec<Item>, Declarations, usize, CacheStats) {
         let first = self.sources.len();
-        let read: Vec<(ReadFile, Vec<Item>, Declarations)> = paths
+        let read: Vec<(ReadFile, Vec<Item>, Declarations, bool)> = paths
             .into_par_iter()
             .enumerate()
             .map(|(i, path)| {
+                let id = (first + i) as FileId;
                 // What the file may expand to: its parse, forEach copies and
                 // substitutions (`crate::budget`).
                 let budget = Budget::default();
-                let mut file = read_file(root, path, (first + i) as FileId, &budget);
+                let mut file = read_text(root, path, id);
+                let key = cache
+                    .filter(|_| file.diagnostics.is_empty())
+                    .and_then(|c| c.key(&file.source));
+                if let (Some(cache), Some(key)) = (cache, &key)
+                    && let Some(items) = cache.read(key, &file.source, id)
+                {
+                    return (file, items, Declarations::default(), true);
+                }
+                if file.diagnostics.is_empty() {
+                    parse_text(&mut file, id, &budget);
+                }
                 let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
                 let mut declarations = Declarations::default();
                 let found = match file.node.take() {
@@ -310,19 +342,37 @@ impl Loader<'_> {
                             own_fields,
                         }
                     })
-                    .collect();
-                (file, items, declarations)
+                    .collect::<Vec<Item>>();
+                if let (Some(cache), Some(key)) = (cache, &key) {
+                    cache.write(key, id, &file, &items, &declarations);
+                }
+                (file, items, declarations, false)
             })
             .collect();
         let mut items = Vec::new();
         let mut declarations = Declarations::default();
-        for (file, found, declared) in read {
+        let mut resource_files = 0;
+        let mut stats = CacheStats::default();
+        for (file, found, declared, hit) in read {
+            if cache.is_some() {
+                if hit { stats.hits += 1 } else { stats.parsed += 1 }
+            }
+            let data = file
+                .source
+                .path
+                .canonicalize()
+                .is_ok_and(|path| context.data_files.contains(&path));
+            // Added all the same: file ids are positions in the sources.
             self.sources.add(file.source);
+            if data {
+                continue;
+            }
+            resource_files += 1;
             self.diagnostics.extend(file.diagnostics);
             items.extend(found);
             declarations.extend(declared);
         }
-        (items, declarations)
+        (items, declarations, resource_files, stats)
     }
 
     fn build_desired(&mut self, items: Vec<Item>) -> Desired {
@@ -525,10 +575,19 @@ fn dedup(diagnostics: &mut Vec<Diagnostic>) {
     *diagnostics = kept;
 }
 
-/// Fills each `[defaults]` field the check does not set itself.
+/// Fills each `[defaults]` field the check does not set itself. A check
+/// that names private locations runs there only: the defaults' public
+/// `locations` would have it run from a data center too, against targets
+/// that are usually only reachable from inside the network (issue 27).
 fn merge_defaults(node: &mut Node, defaults: &[Entry]) {
     if let NodeValue::Map(entries) = &mut node.value {
+        let private = entries
+            .iter()
+            .any(|e| e.key == "privateLocations" && matches!(&e.value.value, NodeValue::Seq(l) if !l.is_empty()));
         for default in defaults {
+            if private && default.key == "locations" {
+                continue;
+            }
             if !entries.iter().any(|e| e.key == default.key) {
                 entries.push(default.clone());
             }

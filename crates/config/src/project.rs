@@ -6,6 +6,9 @@ use crate::interpolate::EnvPolicy;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 
+mod reconcile;
+pub use reconcile::{Reconcile, parse_duration};
+
 pub const PROJECT_FILE: &str = "monform.toml";
 
 /// Where state is kept (design decision 2).
@@ -43,6 +46,8 @@ pub struct Project {
     /// `[project] secret-env` and `public-env`: what `${env:}` may not read,
     /// and whose values plans may show.
     pub env_policy: EnvPolicy,
+    /// `[reconcile]`: what `monform reconcile` does (issue 30).
+    pub reconcile: Reconcile,
 }
 
 /// How a linter finding is reported (`[lint]` in monform.toml).
@@ -80,6 +85,9 @@ pub struct Lint {
     /// Routed checks alerting by the account's global alert settings, which
     /// monform cannot read (a note by default).
     pub global_alert_settings: LintLevel,
+    /// Environments in one account claiming one account-wide object
+    /// (`crate::shared`; an error by default).
+    pub shared_objects: LintLevel,
 }
 
 impl Default for Lint {
@@ -88,13 +96,19 @@ impl Default for Lint {
             unrouted_checks: LintLevel::Warn,
             ignored_fields: LintLevel::Warn,
             global_alert_settings: LintLevel::Note,
+            shared_objects: LintLevel::Error,
         }
     }
 }
 
 impl Lint {
     /// The `[lint]` keys, each with what it governs.
-    pub const KEYS: &[&str] = &["unrouted-checks", "ignored-fields", "global-alert-settings"];
+    pub const KEYS: &[&str] = &[
+        "unrouted-checks",
+        "ignored-fields",
+        "global-alert-settings",
+        "shared-objects",
+    ];
 }
 
 /// One `[environments.NAME]` table.
@@ -124,6 +138,7 @@ impl Project {
             max_runs_per_month: None,
             allow_paths: Vec::new(),
             env_policy: EnvPolicy::default(),
+            reconcile: Reconcile::default(),
         }
     }
 
@@ -176,6 +191,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("environments", &[]),
     ("lint", Lint::KEYS),
     ("budget", &["max-runs-per-month"]),
+    ("reconcile", reconcile::KEYS),
 ];
 
 pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
@@ -205,6 +221,10 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
             }
             "vars" => {
                 project.vars = read_vars(fields, diagnostics);
+                continue;
+            }
+            "reconcile" => {
+                reconcile::read(fields, &mut project.reconcile, diagnostics);
                 continue;
             }
             "environments" => {
@@ -276,12 +296,16 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                     ),
                 },
                 (
-                    "lint.unrouted-checks" | "lint.ignored-fields" | "lint.global-alert-settings",
+                    "lint.unrouted-checks"
+                    | "lint.ignored-fields"
+                    | "lint.global-alert-settings"
+                    | "lint.shared-objects",
                     NodeValue::Str(level),
                 ) => match LintLevel::parse(level) {
                     Some(level) => match path.as_str() {
                         "lint.unrouted-checks" => project.lint.unrouted_checks = level,
                         "lint.ignored-fields" => project.lint.ignored_fields = level,
+                        "lint.shared-objects" => project.lint.shared_objects = level,
                         _ => project.lint.global_alert_settings = level,
                     },
                     None => diagnostics.push(

@@ -73,6 +73,7 @@ fn project_schema() -> Value {
                     "unrouted-checks": { "enum": crate::project::LintLevel::NAMES, "description": "Activated, unmuted checks whose failure alerts reach no channel. Default \"warn\"." },
                     "ignored-fields": { "enum": crate::project::LintLevel::NAMES, "description": "A check's own fields its group overrides. Default \"warn\"." },
                     "global-alert-settings": { "enum": crate::project::LintLevel::NAMES, "description": "Routed checks that alert by the account's global alert settings, which monform cannot read. Default \"note\" (said by validate only)." },
+                    "shared-objects": { "enum": crate::project::LintLevel::NAMES, "description": "Environments in one account (the same API URL) claiming one variable, snippet, alert channel, status page, status page service or private location, which only one project can own; found by validate across the environments. Default \"error\"; \"off\" when the environments use different accounts." },
                 },
             },
             "budget": {
@@ -80,6 +81,17 @@ fn project_schema() -> Value {
                 "additionalProperties": false,
                 "properties": {
                     "max-runs-per-month": { "type": "integer", "minimum": 0, "description": "A plan whose checks would run more often than this in 30 days fails." },
+                },
+            },
+            "reconcile": {
+                "type": "object",
+                "additionalProperties": false,
+                "description": "What `monform reconcile` does.",
+                "properties": {
+                    "interval": { "type": "string", "pattern": "^([0-9]+[smh])+$", "description": "How often the service is compared with the files (\"30s\", \"5m\", \"1h\"). Default \"5m\"." },
+                    "drift": { "enum": ["revert", "notify", "ignore"], "description": "The drift policy of a resource whose lifecycle sets none. Default \"notify\"." },
+                    "apply-changes": { "type": "boolean", "description": "true: a change in the files is applied by the reconciler; false (default): only reported." },
+                    "notify": { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN }, "description": "Logical ids of this project's WEBHOOK and SLACK alert channels that get drift reports." },
                 },
             },
             "environments": {

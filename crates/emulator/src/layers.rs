@@ -44,7 +44,9 @@ pub async fn observe(State(app): State<AppState>, request: Request, next: Next) 
         Some(fault) => {
             tracing::info!(target: "monform::emulator", %method, %route, %status, fault = fault.name(), duration_ms, "request (injected fault)")
         }
-        None => tracing::info!(target: "monform::emulator", %method, %route, %status, duration_ms, "request"),
+        // Every request at info drowns what matters (start, faults, agents);
+        // RUST_LOG=debug shows them.
+        None => tracing::debug!(target: "monform::emulator", %method, %route, %status, duration_ms, "request"),
     }
     response
 }

@@ -3,8 +3,8 @@
 //! Session, result and alert records live there too, under their own kinds.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
@@ -77,13 +77,17 @@ CREATE TEMP TRIGGER IF NOT EXISTS page_starts_forget AFTER DELETE ON main.object
 END;
 ";
 
-/// The database, shared by all requests. Operations are short, so one
-/// connection behind a mutex is simpler and fast enough.
+/// The database, shared by all requests: one connection behind a mutex, so
+/// every transaction runs alone (no `SQLITE_BUSY`, no write skew between
+/// requests) and the per-connection page starts stay right. Handlers are
+/// async but take the mutex synchronously (`lock`): a request that has to
+/// wait for it waits on a blocking thread, never on one of the runtime's
+/// few workers (see `lock`).
 pub struct Store {
     connection: Mutex<Connection>,
     /// The first key of a database that kept keys in clear, read once when
     /// it was migrated to digests (`keys.rs`), for the development key.
-    legacy_first_key: Mutex<Option<String>>,
+    legacy_first_key: std::sync::Mutex<Option<String>>,
 }
 
 /// A stored object or record.
@@ -133,12 +137,35 @@ impl Store {
         )?;
         Ok(Store {
             connection: Mutex::new(connection),
-            legacy_first_key: Mutex::new(legacy_first_key),
+            legacy_first_key: std::sync::Mutex::new(legacy_first_key),
         })
     }
 
+    /// The connection, once no other request holds it. Uncontended, this is
+    /// a plain lock. Contended on a worker of a multi-thread runtime, the
+    /// wait (and the work done under the guard until the handler's next
+    /// `.await`) runs in `block_in_place`: the worker hands its queue to
+    /// another thread first, so requests waiting for the store never stall
+    /// the runtime (on 2 cores, two waiting requests used to stop every
+    /// other request, `/openapi.json` and new connections included, until
+    /// a slow transaction ended). A current-thread runtime cannot hand its
+    /// only worker over; there, and outside any runtime, the wait blocks.
+    /// parking_lot's mutex, not std's: it is eventually fair, so a waiting
+    /// request is not starved by a task that locks again at once (the
+    /// background settler, one session a transaction: behind it a trivial
+    /// request waited 14 s under an OpenAPI fuzzer).
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        if let Some(guard) = self.connection.try_lock() {
+            return guard;
+        }
+        let wait = || self.connection.lock();
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread {
+            tokio::task::block_in_place(wait)
+        } else {
+            wait()
+        }
     }
 
     /// Runs `f` in one transaction: all of it is written, or none.
@@ -155,6 +182,9 @@ impl Store {
         } else {
             tx.commit()?;
         }
+        // Handed to the longest waiter, if any: a caller running one
+        // transaction after another never starves the others.
+        MutexGuard::unlock_fair(connection);
         Ok(value)
     }
 

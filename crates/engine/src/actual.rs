@@ -9,6 +9,7 @@ use monform_model::{Address, Kind};
 
 use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, RECORD_PREFIX, is_record};
+use crate::refresh::Unrefreshed;
 
 /// What the account holds, and which of it is the project's.
 #[derive(Debug, Default)]
@@ -27,6 +28,10 @@ pub struct Actual {
     /// Objects the files would claim (by natural key or the state's id) that
     /// another project owns: the plan is refused.
     pub clashes: Vec<Clash>,
+    /// The state's objects a partial refresh did not read (`refresh.rs`):
+    /// believed to be as last applied, their drift unchecked. Never also
+    /// in `owned`.
+    pub unrefreshed: BTreeMap<Address, Unrefreshed>,
 }
 
 /// An object the project's files claim but another project owns.
@@ -62,6 +67,7 @@ impl Actual {
     /// (projects' ownership records are bookkeeping, not counted).
     pub fn count(&self, kind: Kind) -> usize {
         self.owned.keys().filter(|a| a.kind == kind).count()
+            + self.unrefreshed.keys().filter(|a| a.kind == kind).count()
             + self.duplicates.iter().filter(|(a, _)| a.kind == kind).count()
             + self
                 .others
@@ -75,6 +81,12 @@ impl Actual {
             .iter()
             .find(|(a, r)| a.kind == kind && r.id == remote_id)
             .map(|(a, _)| a)
+            .or_else(|| {
+                self.unrefreshed
+                    .iter()
+                    .find(|(a, u)| a.kind == kind && u.remote_id == remote_id)
+                    .map(|(a, _)| a)
+            })
     }
 }
 

@@ -72,7 +72,14 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     }
     for address in desired.resources.keys().filter(|a| a.kind == Kind::Check) {
         if let Some(check) = effective_check(desired, address) {
-            budget.add(address, &check["checkType"], runs_per_month(&check), true);
+            let runs = runs_per_month(&check);
+            budget.add(address, &check["checkType"], runs, true);
+            // Not read (`--refresh`): as applied, so as the files say (an
+            // offline plan does not know an edited check's runs before: the
+            // same, so the budget shows no change it cannot tell).
+            if actual.unrefreshed.contains_key(address) {
+                budget.add(address, &check["checkType"], runs, false);
+            }
         }
     }
     budget

@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use monform_api::Remote;
 use monform_config::{Desired, Target};
 use monform_model::facts::{facts, variant_of, variant_tag};
+use monform_model::lifecycle::is_ignored;
 use monform_model::sensitive::{mask_at, redact};
-use monform_model::{Address, FieldPath};
+use monform_model::{Address, AddressPattern, FieldPath};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -18,35 +19,63 @@ use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, manage
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
+mod exclude;
+mod offline;
 mod order;
 use order::{order, stable_topological, targeted};
 
 /// What to plan.
 #[derive(Debug, Clone, Default)]
-pub struct PlanOptions {
+pub struct PlanOptions<'a> {
     /// Only these addresses and what they depend on; empty means everything.
     pub targets: Vec<Address>,
+    /// Never these addresses, nor what depends on them.
+    pub excludes: Vec<AddressPattern>,
+    /// The files, for a destroy (planned against no desired resources):
+    /// what an excluded resource references must stay, so its deletion is
+    /// excluded too.
+    pub destroying: Option<&'a Desired>,
 }
 
 /// Compares the files with the account.
-pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions) -> Plan {
+pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions<'_>) -> Plan {
     let names = Names::new(actual);
     let being_created: BTreeSet<&Address> = desired
         .resources
         .keys()
-        .filter(|a| !actual.owned.contains_key(*a))
+        .filter(|a| !actual.owned.contains_key(*a) && !actual.unrefreshed.contains_key(*a))
         .collect();
     // Each resource is compared on its own, so in parallel.
     let mut changes: Vec<Change> = desired
         .resources
         .par_iter()
         .map(|(address, resource)| {
-            let desired_json = managed(address.kind, resource.resource.to_json());
+            // Trusted as applied (`--refresh=changed`): nothing to compare.
+            if let Some(unrefreshed) = actual.unrefreshed.get(address).filter(|u| !u.edited) {
+                return offline::trusted(address, unrefreshed);
+            }
+            let json = resource.resource.to_json();
+            let ignored = monform_model::lifecycle::of(&json).ignored_paths();
+            let desired_json = managed(address.kind, json);
+            let compare = |actual: &ActualView, remote: &Remote| {
+                compare(
+                    address,
+                    &desired_json,
+                    &resource.sensitive,
+                    &ignored,
+                    actual,
+                    remote,
+                    state,
+                )
+            };
             match actual.owned.get(address) {
+                None if actual.unrefreshed.contains_key(address) => {
+                    offline::unread(address, &desired_json, resource, &actual.unrefreshed[address], state)
+                }
                 None => match crate::declared::import_target(desired, actual, address) {
                     Some(remote) => {
                         let view = ActualView::new(address.kind, remote, &names);
-                        let mut change = compare(address, &desired_json, &resource.sensitive, &view, remote, state);
+                        let mut change = compare(&view, remote);
                         if change.action != Action::Replace {
                             change.action = Action::Import;
                             change.reason = Reason::Imported;
@@ -57,7 +86,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 },
                 Some(remote) => {
                     let actual = ActualView::new(address.kind, remote, &names);
-                    compare(address, &desired_json, &resource.sensitive, &actual, remote, state)
+                    compare(&actual, remote)
                 }
             }
         })
@@ -75,12 +104,21 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     for (address, remote) in &actual.duplicates {
         changes.push(removal(address, remote, Reason::Duplicate));
     }
+    for (address, unrefreshed) in &actual.unrefreshed {
+        if !desired.resources.contains_key(address) {
+            changes.push(offline::removal(address, unrefreshed, desired));
+        }
+    }
     reattach_dependents(&mut changes, desired);
     mark_moves(&mut changes, desired, actual, project);
     if !options.targets.is_empty() {
         let keep = targeted(desired, &options.targets);
         changes.retain(|c| keep.contains(&c.address));
     }
+    let excluded = match options.destroying {
+        Some(files) => exclude::exclude(&mut changes, files, &options.excludes, exclude::Keep::References),
+        None => exclude::exclude(&mut changes, desired, &options.excludes, exclude::Keep::Dependents),
+    };
     changes.sort_by(|a, b| a.address.cmp(&b.address).then(a.remote_id.cmp(&b.remote_id)));
     let suggested_moves = crate::renames::suggest_moves(&changes, desired, actual);
     let graph = order(&changes, desired, actual, &names);
@@ -111,6 +149,12 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
         suggested_moves,
         discarded: Default::default(),
         cycle,
+        // The mode is the caller's (`ops::plan`); the count is what was not read.
+        refreshed: crate::plan::Refreshed {
+            mode: crate::refresh::Refresh::All,
+            not_refreshed: actual.unrefreshed.len(),
+        },
+        excluded,
     }
 }
 
@@ -240,19 +284,24 @@ fn compare(
     address: &Address,
     desired: &Value,
     extra: &[FieldPath],
+    ignored: &[FieldPath],
     actual: &ActualView,
     remote: &Remote,
     state: &State,
 ) -> Change {
     let kind = address.kind;
     let facts = facts(kind, desired);
-    let sensitive = sensitive_paths(kind, desired, extra);
+    // `lifecycle.ignoreChanges`: never compared, so never a change or drift.
+    let mut sensitive = sensitive_paths(kind, desired, extra);
+    sensitive.retain(|p| !is_ignored(p, ignored));
+    let skip: Vec<FieldPath> = sensitive.iter().chain(ignored).cloned().collect();
     // The account's value is masked by what it holds too (a header it has
     // that the files do not), and where the files' value is secret.
     let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
     let key = address.to_string();
-    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &sensitive)
+    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &skip)
         .into_iter()
+        .filter(|d| !is_ignored(&d.path, ignored))
         // The service's own form of what was written is no difference.
         .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
         .map(|d| FieldChange {
@@ -271,6 +320,7 @@ fn compare(
             .get(name)
             .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
         if desired.get(name).is_none()
+            && !is_ignored(&FieldPath::root().key(name), ignored)
             && let Some(before) = before
         {
             fields.push(FieldChange {

@@ -34,6 +34,9 @@ pub struct ApplyOptions {
     pub parallelism: usize,
     /// Set to stop starting new changes (SIGINT); those in flight finish.
     pub stop: Arc<AtomicBool>,
+    /// The service and account applied to, recorded in the state when it
+    /// is another than the state's (`State::target`); `None` leaves it.
+    pub target: Option<crate::state::Target>,
 }
 
 impl Default for ApplyOptions {
@@ -41,6 +44,7 @@ impl Default for ApplyOptions {
         ApplyOptions {
             parallelism: 8,
             stop: Arc::new(AtomicBool::new(false)),
+            target: None,
         }
     }
 }
@@ -156,7 +160,24 @@ pub async fn apply(
     for (address, remote) in &actual.owned {
         ids.insert(address.clone(), remote_ref(address.kind, remote));
     }
+    // Objects a partial refresh trusted: their ids as the state has them.
+    for (address, unrefreshed) in &actual.unrefreshed {
+        ids.insert(address.clone(), unrefreshed.id_value(address.kind));
+    }
     let recorder = Recorder::start(backend.writer(&state)?);
+    let mut state = state;
+    if let Some(target) = options.target.as_ref().filter(|t| state.target.as_ref() != Some(*t)) {
+        // First, so that a plan made while this apply runs, or after it
+        // failed half-way, already compares with where it went.
+        state.serial += 1;
+        let delta = Delta {
+            serial: state.serial,
+            target: Some(target.clone()),
+            ..Delta::default()
+        };
+        state.apply(&delta);
+        recorder.record(delta)?;
+    }
     let shared = Shared {
         client,
         project: &plan.project,
@@ -401,6 +422,15 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
             let mut body = body_for(shared, resource).await;
             clear_removed_fields(shared, change, &mut body).await;
             let id = change.remote_id.clone().unwrap_or_default();
+            let ignored = resource.resource.lifecycle().ignored_paths();
+            if !ignored.is_empty() {
+                // One GET, only when a nested field or `tags` is ignored.
+                let remote = match crate::body::update_needs_remote(resource, &ignored) {
+                    true => shared.client.get(address.kind, &id).await?.map(|r| r.body()),
+                    false => None,
+                };
+                crate::body::drop_ignored(shared.project, resource, &ignored, &mut body, remote.as_ref());
+            }
             let remote = shared.client.update(address.kind, &id, &body).await?;
             record(shared, resource, &remote).await
         }
@@ -562,6 +592,7 @@ async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote
             .unwrap_or_default(),
     };
     let delta = Delta {
+        target: None,
         set: [(address.to_string(), entry)].into(),
         ..Delta::default()
     };
@@ -579,6 +610,7 @@ async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Resu
         .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
     {
         let delta = Delta {
+            target: None,
             remove: vec![key],
             ..Delta::default()
         };

@@ -77,6 +77,7 @@ pub fn save(backend: &dyn StateBackend, mut state: State, found: &[NormalForm]) 
         return Ok(state);
     }
     let delta = Delta {
+        target: None,
         serial: state.serial + 1,
         remove: Vec::new(),
         set,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use monform_api::Client;
 use monform_config::{Desired, Project};
-use monform_model::Address;
+use monform_model::{Address, AddressPattern};
 
 use crate::actual::Actual;
 use crate::budget::RunBudget;
@@ -20,8 +20,9 @@ use crate::differ::PlanOptions;
 use crate::execute::{ApplyOptions, Event, Report};
 use crate::lock::{Holder, LockGuard};
 use crate::plan::Plan;
+use crate::refresh::Refresh;
 use crate::saved::SavedPlan;
-use crate::state::{State, StateBackend, StateError};
+use crate::state::{State, StateBackend, StateError, Target};
 use crate::verify::Verification;
 
 mod export_ops;
@@ -73,8 +74,12 @@ impl<F: Fn(Event) + Sync> Observer for F {
 pub struct PlanRequest {
     /// Only these addresses and what they depend on; empty: everything.
     pub targets: Vec<Address>,
+    /// Never these (`--exclude`, globs) nor what depends on them.
+    pub excludes: Vec<AddressPattern>,
     /// Plan the removal of every object of the project (`destroy`).
     pub destroy: bool,
+    /// How much of the account to read (`--refresh`); a destroy reads all.
+    pub refresh: crate::refresh::Refresh,
 }
 
 /// A plan and what it was made from.
@@ -145,9 +150,12 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let idle_moves = declared.idle.iter().map(|entry| idle_warning(entry)).collect();
     let planning = crate::declared::moved_state(&state, &declared.moves);
     let started = Instant::now();
-    let actual = crate::fetch::fetch(session.client, project, session.desired, &planning)
-        .await
-        .map_err(Refusal::Fetch)?;
+    let refresh = if request.destroy { Refresh::All } else { request.refresh };
+    let actual = match refresh {
+        Refresh::All => crate::fetch::fetch(session.client, project, session.desired, &planning).await,
+        partial => crate::refresh::fetch_partial(session.client, project, session.desired, &planning, partial).await,
+    }
+    .map_err(Refusal::Fetch)?;
     let fetched_in = started.elapsed();
     refusal::clashes(project, session.desired, &actual)?;
     if !request.destroy {
@@ -158,12 +166,18 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     let desired = if request.destroy { &empty } else { session.desired };
     let options = PlanOptions {
         targets: request.targets.clone(),
+        excludes: request.excludes.clone(),
+        destroying: request.destroy.then_some(session.desired),
     };
     let mut plan = crate::differ::plan(project, desired, &actual, &planning, &options);
     if !plan.cycle.is_empty() {
         return Err(Refusal::Cycle(plan.cycle));
     }
-    plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    plan.refreshed.mode = refresh;
+    // Offline, what deletes discard is not asked either.
+    if refresh != Refresh::None {
+        plan.discarded = crate::discards::discarded(session.client, &plan, &actual).await;
+    }
     let runs_a_month = crate::budget::run_budget(desired, &actual);
     let over_budget = OverBudget::of(&runs_a_month, session.project.max_runs_per_month);
     Ok(Planned {
@@ -176,6 +190,45 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
         planned_in: started.elapsed().saturating_sub(fetched_in),
         idle_moves,
     })
+}
+
+/// A plan against another service or account than the state was applied
+/// to, which would create again objects the state has: most likely the
+/// wrong URL or key, not a project to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherTarget {
+    /// Where the state was applied.
+    pub recorded: Target,
+    /// Where this plan looked.
+    pub now: Target,
+    /// Objects of the state the plan creates (they are not there).
+    pub recreated: usize,
+    /// Objects in the state.
+    pub in_state: usize,
+}
+
+impl Planned {
+    /// [`OtherTarget`] when the plan is against `now`, another service
+    /// than the state's, and creates objects the state has. A state from
+    /// before targets were recorded, or a service holding the objects
+    /// (`monform serve` on the database `local` used), says nothing.
+    pub fn other_target(&self, now: &Target) -> Option<OtherTarget> {
+        let recorded = self.state.target.as_ref().filter(|t| *t != now)?;
+        let recreated = self
+            .plan
+            .changes
+            .iter()
+            .filter(|c| {
+                c.action == crate::plan::Action::Create && self.state.resources.contains_key(&c.address.to_string())
+            })
+            .count();
+        (recreated > 0).then(|| OtherTarget {
+            recorded: recorded.clone(),
+            now: now.clone(),
+            recreated,
+            in_state: self.state.resources.len(),
+        })
+    }
 }
 
 /// A `moved` entry that does nothing, in words.
@@ -232,6 +285,9 @@ impl Ready<'_> {
 /// checked and kept for [`execute`] to refuse on.
 pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) -> Result<Ready<'s>, Refusal> {
     let mut plan_request = request.plan;
+    if plan_request.refresh == Refresh::None && !plan_request.destroy {
+        return Err(Refusal::OfflineApply);
+    }
     if let Some(saved) = &request.saved {
         plan_request.targets = saved.addresses();
     }

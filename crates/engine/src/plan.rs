@@ -155,6 +155,52 @@ pub struct Plan {
     /// plan with any is refused (`ops::Refusal::Cycle`), never applied in
     /// some other order.
     pub cycle: Vec<Address>,
+    /// How much of the account it read (`--refresh`).
+    pub refreshed: Refreshed,
+    /// Changes `--exclude` left out, each with why (issue 30).
+    pub excluded: Vec<Excluded>,
+}
+
+/// A change `--exclude` left out of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Excluded {
+    pub address: Address,
+    pub action: Action,
+    pub by: ExcludedBy,
+}
+
+/// Why a change is excluded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ExcludedBy {
+    /// Its address matches this `--exclude` pattern.
+    Pattern(String),
+    /// It references this excluded resource (directly).
+    DependsOn(Address),
+    /// Destroying: an excluded resource references it, so it stays.
+    KeptBy(Address),
+}
+
+impl ExcludedBy {
+    /// In words, for every output format.
+    pub fn text(&self) -> String {
+        match self {
+            ExcludedBy::Pattern(pattern) => format!("--exclude {pattern}"),
+            ExcludedBy::DependsOn(address) => format!("depends on {address}, which is excluded"),
+            ExcludedBy::KeptBy(address) => format!("{address} uses it and is excluded"),
+        }
+    }
+}
+
+/// How much of the account a plan read, and what it therefore did not check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refreshed {
+    pub mode: crate::refresh::Refresh,
+    /// The state's objects it did not read: trusted to be as last applied,
+    /// their drift not checked.
+    pub not_refreshed: usize,
 }
 
 impl Plan {

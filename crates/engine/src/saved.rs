@@ -42,6 +42,14 @@ pub struct SavedPlan {
     /// fingerprints the same way.) Plans saved without one used the state's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub salt: Option<String>,
+    /// How much of the account the plan read: one made with a partial
+    /// refresh is checked again by reading what it changes (`changed`).
+    #[serde(default, skip_serializing_if = "is_all")]
+    pub refresh: crate::refresh::Refresh,
+}
+
+fn is_all(refresh: &crate::refresh::Refresh) -> bool {
+    *refresh == crate::refresh::Refresh::All
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -108,6 +116,7 @@ impl SavedPlan {
             changes: saved_changes(plan),
             secrets: secrets(plan, desired, &state.salt),
             salt: Some(state.salt.clone()),
+            refresh: plan.refreshed.mode,
         }
     }
 

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+#[cfg(test)]
+mod conformance;
 mod fingerprints;
 mod format;
 mod journal;
@@ -43,7 +45,31 @@ pub struct State {
     pub project: String,
     /// Salt of every fingerprint, random per state.
     pub salt: String,
+    /// The service and account it was last applied to: a plan against
+    /// another one warns before showing the project as new there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
     pub resources: BTreeMap<String, ResourceState>,
+}
+
+/// Which service and account a state was applied to. The URL is as the
+/// user chose it (`local` for the bundled emulator, whose port changes
+/// from run to run); the account is the one the requests were made for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    pub api_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.account {
+            Some(account) => write!(f, "{} (account {account})", self.api_url),
+            None => f.write_str(&self.api_url),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +112,7 @@ impl State {
             serial: 0,
             project: project.to_owned(),
             salt: uuid::Uuid::new_v4().simple().to_string(),
+            target: None,
             resources: BTreeMap::new(),
         }
     }
@@ -97,6 +124,9 @@ impl State {
 
     /// Applies one recorded change: its removals, then its entries.
     pub fn apply(&mut self, delta: &Delta) {
+        if let Some(target) = &delta.target {
+            self.target = Some(target.clone());
+        }
         for address in &delta.remove {
             self.resources.remove(address);
         }
@@ -133,6 +163,9 @@ pub struct Delta {
     pub remove: Vec<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub set: BTreeMap<String, ResourceState>,
+    /// A new service and account the state is applied to ([`State::target`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
 }
 
 impl Delta {
@@ -152,6 +185,7 @@ impl Delta {
                 .filter(|(a, e)| before.resources.get(*a) != Some(*e))
                 .map(|(a, e)| (a.clone(), e.clone()))
                 .collect(),
+            target: (before.target != after.target).then(|| after.target.clone()).flatten(),
         }
     }
 
@@ -165,6 +199,9 @@ impl Delta {
         }
         for (address, entry) in &next.set {
             self.set.insert(address.clone(), entry.clone());
+        }
+        if next.target.is_some() {
+            self.target = next.target.clone();
         }
         self.serial = next.serial;
     }
@@ -232,6 +269,12 @@ pub enum StateError {
         found: String,
         expected: String,
     },
+    /// A write based on an older state than the one stored: another
+    /// monform wrote it meanwhile.
+    #[error(
+        "refusing to overwrite a newer state {path}: it is at serial {stored}, this write is serial {writing}; plan again"
+    )]
+    Newer { path: String, stored: u64, writing: u64 },
     /// The PostgreSQL backend failed; `location` never holds the password.
     #[error("the state in {location}: {detail}")]
     Postgres { location: String, detail: String },
@@ -267,7 +310,8 @@ pub trait StateWriter: Send {
 pub trait StateBackend: Send + Sync {
     /// The state, or a fresh one when there is none yet.
     fn load(&self, project: &str) -> Result<State, StateError>;
-    /// Writes the state atomically: all of it or none.
+    /// Writes the state atomically: all of it or none. A state older than
+    /// the stored one (a lower serial) is refused.
     fn save(&self, state: &State) -> Result<(), StateError>;
     /// Where it lives, for messages.
     fn describe(&self) -> String;
@@ -327,6 +371,7 @@ mod tests {
         state.resources.insert("checks.a".into(), entry("1"));
         state.resources.insert("checks.b".into(), entry("2"));
         let delta = Delta {
+            target: None,
             serial: 4,
             remove: vec!["checks.a".into(), "checks.b".into()],
             set: BTreeMap::from([("checks.b".into(), entry("3")), ("groups.c".into(), entry("4"))]),

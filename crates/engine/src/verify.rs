@@ -157,15 +157,19 @@ fn mismatch(
     remote: &Remote,
     names: &Names,
 ) -> (Option<String>, Vec<Rewritten>) {
+    // Ignored fields are not the files' business after a create.
+    let ignored = monform_model::lifecycle::of(desired).ignored_paths();
     let want = managed(kind, desired.clone());
     let view = ActualView::new(kind, remote, names);
     // Secrets the service may not return are not compared; values the
     // loader marked are compared, and masked when named.
-    let sensitive = sensitive_paths(kind, &want, &[]);
+    let mut sensitive = sensitive_paths(kind, &want, &[]);
+    sensitive.extend(ignored.iter().cloned());
     let shown = sensitive_paths(kind, &want, marked);
     let show = |path: &FieldPath, value: &Value| mask_at(kind, &want, path, value, &shown);
     let (rewritten, lost): (Vec<_>, Vec<_>) = differences(&want, &|f| view.get(f), facts(kind, &want), &sensitive)
         .into_iter()
+        .filter(|d| !monform_model::lifecycle::is_ignored(&d.path, &ignored))
         .partition(|d| normal::equivalent(&d.after, &d.before));
     let fields: Vec<String> = lost
         .iter()

@@ -45,6 +45,19 @@ macro_rules! kinds {
                 Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_value(value)?),)+ })
             }
 
+            /// As `from_json`, from the JSON text (no `Value` on the way: the
+            /// loader's parse cache reads resources back this way).
+            pub fn from_json_str(kind: Kind, text: &str) -> Result<Resource, serde_json::Error> {
+                Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_str(text)?),)+ })
+            }
+
+            /// `to_json` as text.
+            pub fn to_json_string(&self) -> String {
+                let result = match self { $(Resource::$kind(r) => serde_json::to_string(r),)+ };
+                // Serializing plain data structs cannot fail.
+                result.unwrap_or_default()
+            }
+
             /// The canonical JSON form: every defaulted field present, unset optional fields absent.
             pub fn to_json(&self) -> Value {
                 let result = match self { $(Resource::$kind(r) => serde_json::to_value(r),)+ };

@@ -6,12 +6,14 @@
 //! here; none of them lists fields of its own.
 
 pub mod address;
+pub mod address_pattern;
 pub mod definitions;
 pub mod effective;
 pub mod endpoints;
 pub mod facts;
 pub mod group_rules;
 pub mod kind;
+pub mod lifecycle;
 pub mod path;
 pub mod quirks;
 pub mod reports;
@@ -27,8 +29,10 @@ pub mod validate;
 pub mod wire;
 
 pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_logical_id};
+pub use address_pattern::AddressPattern;
 pub use kind::{Identity, Kind, Resource};
 pub use path::{FieldPath, Segment};
+pub use resources::common::{DriftPolicy, Lifecycle};
 pub use status::RunStatus;
 
 pub use validate::{Violation, check_shape, check_shape_in, into_resource, suggest, validate_resource};

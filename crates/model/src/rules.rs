@@ -54,6 +54,9 @@ pub fn check(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool) -> Vec<Vi
         return violations;
     };
     script_sizes(kind, value, usable, &mut violations);
+    if usable("lifecycle") {
+        violations.extend(crate::lifecycle::check_ignore_changes(kind, value));
+    }
     let fields = Fields { map, usable };
     match kind {
         Kind::Check => check_rules(&fields, &mut violations),

@@ -166,10 +166,17 @@ fn add_expansion_fields(definition: &mut Map<String, Value>) {
     properties.insert(
         "forEach".into(),
         json!({
-            "description": "One resource per item, addressed `section.id[key]`: a map (key: value) or a list of strings (key = value). ${each.key}, ${each.value} and ${each.value.PATH} in any string.",
-            "oneOf": [
+            "description": "One resource per item, addressed `section.id[key]`: a map (key: value), a list of strings (key = value), \"${var:NAME}\" naming such a list or map in [vars] (per environment), or { file: PATH } a CSV, JSON or YAML data file whose rows are the items (key: the `key` column or field, else the first). ${each.key}, ${each.value} and ${each.value.PATH} in any string.",
+            "anyOf": [
                 { "type": "object", "propertyNames": { "pattern": LOGICAL_ID_PATTERN } },
                 { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN } },
+                { "type": "string", "pattern": "^\\$\\{var:[^}]+\\}$" },
+                {
+                    "type": "object",
+                    "properties": { "file": { "type": "string", "pattern": "\\.(csv|json|ya?ml)$" } },
+                    "required": ["file"],
+                    "additionalProperties": false,
+                },
             ],
         }),
     );

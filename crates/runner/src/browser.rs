@@ -130,6 +130,7 @@ async fn harness(
     mode: &str,
     target: Option<&Path>,
     files: &[(&str, &str)],
+    artifacts: Option<&Path>,
 ) -> Result<Report, String> {
     let dir = tempfile::Builder::new()
         .prefix("monform-run-")
@@ -152,9 +153,13 @@ async fn harness(
         .current_dir(dir.path())
         .env("MONFORM_RESULT_FILE", dir.path().join("result.json"))
         .env("MONFORM_IO_FILE", dir.path().join("io.json"))
+        .env_remove("MONFORM_ARTIFACTS")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     node_env(&mut command, setup, variables);
+    if let Some(artifacts) = artifacts {
+        command.env("MONFORM_ARTIFACTS", artifacts);
+    }
     let started = Instant::now();
     let child = command
         .process_group(0)
@@ -216,22 +221,46 @@ impl Drop for Group {
     }
 }
 
-/// Runs a BROWSER or MULTI_STEP script, or a PLAYWRIGHT suite.
-pub(crate) async fn probe(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Probe {
+/// Runs a BROWSER or MULTI_STEP script, or a PLAYWRIGHT suite. With
+/// `artifacts` (a folder of its own for this run), a failed test leaves its
+/// screenshot and Playwright trace there (`details.artifacts`); a failure's
+/// place in the script is `details.at` (`file`, `line`, `column`, `source`:
+/// the line's text).
+pub(crate) async fn probe(
+    check: &Value,
+    setup: &BrowserSetup,
+    variables: &Variables,
+    artifacts: Option<&Path>,
+) -> Probe {
     if let Some(missing) = setup.missing(true) {
         return Probe::error(missing);
     }
+    let script = check["script"].as_str().unwrap_or_default();
     let report = if check["checkType"] == "PLAYWRIGHT" {
-        suite(check, setup, variables).await
+        suite(check, setup, variables, artifacts).await
     } else {
-        let script = check["script"].as_str().unwrap_or_default();
-        harness(setup, variables, "script", None, &[("check.js", script)]).await
+        harness(setup, variables, "script", None, &[("check.js", script)], artifacts).await
     };
     let report = match report {
         Ok(report) => report,
         Err(message) => return Probe::error(message),
     };
-    let details = json!({ "tests": report.result["tests"], "output": report.output });
+    let mut at = report.result["at"].clone();
+    if let Some(line) = at["line"].as_u64().and_then(|l| usize::try_from(l).ok()) {
+        let source = if check["checkType"] == "PLAYWRIGHT" {
+            let bundle = Path::new(check["codeBundlePath"].as_str().unwrap_or_default());
+            std::fs::read_to_string(bundle.join(at["file"].as_str().unwrap_or_default())).unwrap_or_default()
+        } else {
+            script.to_owned()
+        };
+        if let Some(text) = source.lines().nth(line.saturating_sub(1)) {
+            at["source"] = json!(text.trim());
+        }
+    }
+    let details = json!({
+        "tests": report.result["tests"], "output": report.output,
+        "at": at, "artifacts": report.result["artifacts"],
+    });
     Probe {
         response_time: report.elapsed_ms,
         failure: (!report.ok).then(|| report.error.unwrap_or_else(|| "the script failed".into())),
@@ -243,14 +272,19 @@ pub(crate) async fn probe(check: &Value, setup: &BrowserSetup, variables: &Varia
 /// A PLAYWRIGHT check: `npx playwright test` (the default command) runs the
 /// suite's `*.spec.js` / `*.test.js` files in the harness; another command
 /// runs as written in `codeBundlePath` (`sh -c`).
-async fn suite(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Result<Report, String> {
+async fn suite(
+    check: &Value,
+    setup: &BrowserSetup,
+    variables: &Variables,
+    artifacts: Option<&Path>,
+) -> Result<Report, String> {
     let bundle = check["codeBundlePath"].as_str().unwrap_or_default();
     if bundle.is_empty() || !Path::new(bundle).is_dir() {
         return Err(format!("codeBundlePath {bundle:?} is not a folder"));
     }
     let command = check["testCommand"].as_str().unwrap_or("npx playwright test").trim();
     if command.starts_with("npx playwright test") || command.starts_with("playwright test") {
-        return harness(setup, variables, "suite", Some(Path::new(bundle)), &[]).await;
+        return harness(setup, variables, "suite", Some(Path::new(bundle)), &[], artifacts).await;
     }
     let started = Instant::now();
     let mut shell = tokio::process::Command::new("sh");
@@ -295,7 +329,15 @@ async fn api_script(
     variables: &Variables,
 ) -> Result<Value, String> {
     let io = io.to_string();
-    let report = harness(setup, variables, mode, None, &[("script.js", script), ("io.json", &io)]).await?;
+    let report = harness(
+        setup,
+        variables,
+        mode,
+        None,
+        &[("script.js", script), ("io.json", &io)],
+        None,
+    )
+    .await?;
     match report.error {
         Some(e) => Err(format!("the {mode} script failed: {e}")),
         None => Ok(report.result["io"].clone()),

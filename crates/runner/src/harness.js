@@ -5,7 +5,9 @@
 //
 // node harness.js MODE FILE   (MODE: script | suite | setup | teardown)
 // Environment: MONFORM_CHROMIUM (the browser), MONFORM_RESULT_FILE (where
-// the JSON result goes), NODE_PATH (where playwright-core is).
+// the JSON result goes), NODE_PATH (where playwright-core is),
+// MONFORM_ARTIFACTS (if set: a folder for a failed test's screenshot and
+// Playwright trace).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -13,7 +15,11 @@ const util = require('util');
 const Module = require('module');
 
 const [mode, target] = process.argv.slice(2);
-const result = { tests: [], error: null };
+const result = { tests: [], error: null, artifacts: [], at: null };
+const ARTIFACTS = process.env.MONFORM_ARTIFACTS || '';
+// A script runs as the body of an AsyncFunction: its line 1 is line 4 there
+// (the function's header, its parameters' closing line, and our `{`).
+const SCRIPT_LINE_OFFSET = 3;
 let finished = false;
 
 function fail(message) {
@@ -26,6 +32,26 @@ process.on('exit', () => {
 });
 process.on('unhandledRejection', (e) => { fail(describe(e)); process.exit(1); });
 process.on('uncaughtException', (e) => { fail(describe(e)); process.exit(1); });
+
+// Where in the user's code a failure happened: the first frame of a script
+// (an `eval at runScript` frame) or of a suite's file, from the expect()
+// call site when there is one (its own stack has only the harness's frames).
+function where(e) {
+  const stacks = [e && e.site, e && e.stack].filter(Boolean).join('\n').split('\n');
+  for (const frame of stacks) {
+    const script = /eval at runScript .*<anonymous>:(\d+):(\d+)\)/.exec(frame);
+    if (script && mode === 'script') {
+      return { file, line: Number(script[1]) - SCRIPT_LINE_OFFSET, column: Number(script[2]) };
+    }
+    if (mode === 'suite') {
+      const m = /\(?([^\s()]+):(\d+):(\d+)\)?$/.exec(frame.trim());
+      if (m && m[1].startsWith(path.resolve(target) + path.sep)) {
+        return { file: path.relative(target, m[1]), line: Number(m[2]), column: Number(m[3]) };
+      }
+    }
+  }
+  return null;
+}
 
 function describe(e) {
   if (e && e.message) return String(e.message).replace(/\x1b\[[0-9;]*m/g, '').split('\n').slice(0, 6).join('\n').trim();
@@ -58,22 +84,24 @@ function matches(actual, expected) {
 function show(v) { return util.inspect(v, { depth: 3, breakLength: Infinity }); }
 
 // Page and locator matchers poll, as Playwright's do.
-async function poll(read, ok, describeFailure, negate) {
+async function poll(read, ok, describeFailure, negate, site) {
   const deadline = Date.now() + POLL_MS;
   let actual;
   for (;;) {
     actual = await read();
     if (Boolean(ok(actual)) !== negate) return;
-    if (Date.now() > deadline) throw new ExpectError(describeFailure(actual));
+    if (Date.now() > deadline) throw Object.assign(new ExpectError(describeFailure(actual)), { site });
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 function expect(actual) {
+  const site = new Error().stack;
+  const failed = (message) => Object.assign(new ExpectError(message), { site });
   const build = (negate) => {
     const not = negate ? 'not ' : '';
     const check = (ok, message) => {
-      if (Boolean(ok) === negate) throw new ExpectError(message);
+      if (Boolean(ok) === negate) throw failed(message);
     };
     return {
       toBe: (e) => check(Object.is(actual, e), `expected ${show(actual)} ${not}to be ${show(e)}`),
@@ -90,17 +118,17 @@ function expect(actual) {
       toBeLessThan: (n) => check(actual < n, `expected ${show(actual)} ${not}to be less than ${n}`),
       toBeOK: async () => check(actual.ok(), `expected response ${actual.url()} ${not}to be OK, got status ${actual.status()}`),
       toHaveTitle: (e) => poll(() => actual.title(), (t) => matches(t, e),
-        (t) => `expected page title ${not}to be ${show(e)}, got ${show(t)}`, negate),
+        (t) => `expected page title ${not}to be ${show(e)}, got ${show(t)}`, negate, site),
       toHaveURL: (e) => poll(async () => actual.url(), (u) => matches(u, e),
-        (u) => `expected page URL ${not}to be ${show(e)}, got ${show(u)}`, negate),
+        (u) => `expected page URL ${not}to be ${show(e)}, got ${show(u)}`, negate, site),
       toBeVisible: () => poll(() => actual.isVisible(), (v) => v,
-        () => `expected ${actual} ${not}to be visible`, negate),
+        () => `expected ${actual} ${not}to be visible`, negate, site),
       toHaveText: (e) => poll(() => actual.textContent(), (t) => matches((t || '').trim(), e),
-        (t) => `expected ${actual} text ${not}to be ${show(e)}, got ${show(t)}`, negate),
+        (t) => `expected ${actual} text ${not}to be ${show(e)}, got ${show(t)}`, negate, site),
       toContainText: (e) => poll(() => actual.textContent(), (t) => (e instanceof RegExp ? e.test(t || '') : (t || '').includes(e)),
-        (t) => `expected ${actual} text ${not}to contain ${show(e)}, got ${show(t)}`, negate),
+        (t) => `expected ${actual} text ${not}to contain ${show(e)}, got ${show(t)}`, negate, site),
       toHaveCount: (n) => poll(() => actual.count(), (c) => c === n,
-        (c) => `expected ${actual} ${not}to have count ${n}, got ${c}`, negate),
+        (c) => `expected ${actual} ${not}to have count ${n}, got ${c}`, negate, site),
     };
   };
   const positive = build(false);
@@ -143,10 +171,28 @@ let browser = null;
 async function fixtures() {
   browser = browser || await core.chromium.launch();
   const context = await browser.newContext();
+  // Recorded for every test, kept only for a failed one (keep()).
+  if (ARTIFACTS) await context.tracing.start({ screenshots: true, snapshots: true }).catch(() => {});
   const page = await context.newPage();
   const request = await core.request.newContext();
   return { browser, context, page, request, baseURL: undefined };
 }
+// A failed test's screenshot and trace, into MONFORM_ARTIFACTS.
+async function keep(f, e) {
+  if (!result.at) result.at = where(e);
+  if (!ARTIFACTS || !f.context) return;
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const n = result.artifacts.length / 2 + 1;
+  const shot = path.join(ARTIFACTS, `screenshot-${n}.png`);
+  const trace = path.join(ARTIFACTS, `trace-${n}.zip`);
+  if (f.page && await f.page.screenshot({ path: shot, fullPage: true }).then(() => true, () => false)) {
+    result.artifacts.push({ kind: 'screenshot', path: shot });
+  }
+  if (await f.context.tracing.stop({ path: trace }).then(() => true, () => false)) {
+    result.artifacts.push({ kind: 'trace', path: trace });
+  }
+}
+
 async function release(f) {
   await f.context.close().catch(() => {});
   await f.request.dispose().catch(() => {});
@@ -163,6 +209,7 @@ async function runTests() {
       for (const fn of hooks.afterEach) await fn(f);
       result.tests.push({ name: t.name, file: t.file, passed: true, ms: Date.now() - started });
     } catch (e) {
+      await keep(f, e);
       result.tests.push({ name: t.name, file: t.file, passed: false, error: describe(e), ms: Date.now() - started });
       fail(`test '${t.name}': ${describe(e)}`);
     } finally {
@@ -194,6 +241,9 @@ async function runScript(scriptPath, extra) {
   const scope = { ...common, page: f.page, context: f.context, browser: f.browser, request: f.request };
   try {
     await new AsyncFunction(...Object.keys(scope), source)(...Object.values(scope));
+  } catch (e) {
+    await keep(f, e);
+    throw e;
   } finally {
     if (f.context) await release(f); else await f.request.dispose();
   }

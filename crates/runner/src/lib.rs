@@ -109,6 +109,9 @@ pub struct Job<'a> {
     pub location: &'a str,
 }
 
+/// Numbers the runs' artifact folders (`run-N`) in this process.
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Executes check runs. Cheap to clone; one per process is enough.
 #[derive(Debug, Clone, Default)]
 pub struct Runner {
@@ -116,11 +119,26 @@ pub struct Runner {
     /// Node.js and Chromium for browser-type checks and scripts; without
     /// them those are not executed.
     browser: Option<std::sync::Arc<BrowserSetup>>,
+    /// Where failed browser runs leave their screenshot and trace (a folder
+    /// of their own below it each); `None`: nowhere.
+    artifacts: Option<std::sync::Arc<std::path::PathBuf>>,
 }
 
 impl Runner {
     pub fn new(config: RunnerConfig) -> Runner {
-        Runner { config, browser: None }
+        Runner {
+            config,
+            browser: None,
+            artifacts: None,
+        }
+    }
+
+    /// This runner, keeping a screenshot and a Playwright trace of each
+    /// failed browser run in a new folder below `dir` (`run-N`, named
+    /// in the outcome's `details.artifacts`).
+    pub fn with_artifacts(mut self, dir: std::path::PathBuf) -> Runner {
+        self.artifacts = Some(std::sync::Arc::new(dir));
+        self
     }
 
     /// This runner, executing BROWSER, MULTI_STEP and PLAYWRIGHT checks and
@@ -148,7 +166,20 @@ impl Runner {
         if let Some(request) = resolved.get_mut("request") {
             substitute(request, job.variables.values());
         }
-        let outcome = execute_resolved(&resolved, job.heartbeats, self.browser.as_deref(), job.variables).await;
+        let artifacts = self.artifacts.as_deref().map(|dir| {
+            dir.join(format!(
+                "run-{}",
+                RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ))
+        });
+        let outcome = execute_resolved(
+            &resolved,
+            job.heartbeats,
+            self.browser.as_deref(),
+            job.variables,
+            artifacts.as_deref(),
+        )
+        .await;
         job.variables.mask(outcome)
     }
 
@@ -170,6 +201,7 @@ async fn execute_resolved(
     heartbeats: Option<&dyn Heartbeats>,
     browser: Option<&BrowserSetup>,
     variables: &Variables,
+    artifacts: Option<&std::path::Path>,
 ) -> Outcome {
     let max_ms = threshold(check, "maxResponseTime", DEFAULT_MAX_MS);
     let check_type = check["checkType"].as_str().unwrap_or_default();
@@ -190,7 +222,7 @@ async fn execute_resolved(
             "ICMP" => icmp::probe(check).await,
             "HEARTBEAT" => heartbeat::probe(check, heartbeats),
             "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => match browser {
-                Some(setup) => browser::probe(check, setup, variables).await,
+                Some(setup) => browser::probe(check, setup, variables, artifacts).await,
                 None => not_executed(check_type),
             },
             other => not_executed(other),

@@ -7,11 +7,16 @@ use std::process::ExitCode;
 use monform_agent::Config;
 
 /// Runs the agent; `api_url` (`--api-url`) overrides `MONFORM_API_URL`.
-pub fn run(api_url: Option<&str>) -> ExitCode {
+pub fn run(api_url: Option<&str>, color: crate::ColorChoice) -> ExitCode {
+    let ansi = match color {
+        crate::ColorChoice::Always => true,
+        crate::ColorChoice::Never => false,
+        crate::ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(ansi)
         .init();
     let config = Config::from_lookup(|name| match (name, api_url) {
         (monform_agent::config::API_URL, Some(url)) => Some(url.to_owned()),

@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
-use monform_engine::{ApplyOptions, Event, SavedPlan};
+use monform_engine::{ApplyOptions, Event, Refresh, SavedPlan};
 
 use super::context::{Stop, finish, open_backend, parse_targets, refused};
+use super::plan::RefreshArg;
 use crate::connect::connect;
 use crate::render::plan::{Style, human};
 use crate::render::progress::Progress;
@@ -25,6 +26,10 @@ pub struct ApplyArgs {
     /// Show every finding of the linter, not a summary past the first few of each rule
     #[arg(long)]
     pub all_findings: bool,
+    /// What to read from the service: `changed` reads only what the files changed (`none` is for plans);
+    /// a plan saved after a partial refresh is checked with `changed`
+    #[arg(long, value_enum)]
+    refresh: Option<RefreshArg>,
     #[command(flatten)]
     common: RunArgs,
 }
@@ -40,6 +45,9 @@ pub struct RunArgs {
     /// Only this address and what it depends on (repeatable)
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters, e.g. 'checks.api[*]')
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
     /// Allow deleting more than 10 objects and 30% of the project in one run
     #[arg(long)]
     allow_mass_delete: bool,
@@ -50,28 +58,45 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
         dir,
         api_url,
         args.common,
-        args.plan_file,
+        (args.plan_file, args.refresh),
         output,
         false,
     )))
 }
 
 pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Output) -> ExitCode {
-    finish(super::context::block_on(apply(dir, api_url, args, None, output, true)))
+    finish(super::context::block_on(apply(
+        dir,
+        api_url,
+        args,
+        (None, None),
+        output,
+        true,
+    )))
 }
 
 async fn apply(
     dir: &Path,
     api_url: Option<&str>,
     args: RunArgs,
-    plan_file: Option<PathBuf>,
+    (plan_file, refresh): (Option<PathBuf>, Option<RefreshArg>),
     output: &Output,
     destroy: bool,
 ) -> Result<ExitCode, Stop> {
     let saved = plan_file.as_deref().map(read_saved).transpose()?;
+    // A plan saved after a partial refresh is checked by reading what it changes.
+    let refresh = match (refresh, &saved) {
+        (Some(chosen), _) => chosen.engine(),
+        (None, Some(saved)) if saved.refresh != Refresh::All => Refresh::Changed,
+        (None, _) => Refresh::All,
+    };
     let targets = match &saved {
         Some(_) => Vec::new(),
         None => parse_targets(&args.targets)?,
+    };
+    let excludes = match &saved {
+        Some(_) => Vec::new(),
+        None => super::context::parse_excludes(&args.excludes)?,
     };
     // Destroy is not about the files' settings: the linter's findings are apply's.
     let findings = match destroy {
@@ -91,7 +116,12 @@ async fn apply(
     };
     let from_file = saved.is_some();
     let request = ApplyRequest {
-        plan: PlanRequest { targets, destroy },
+        plan: PlanRequest {
+            targets,
+            excludes,
+            destroy,
+            refresh,
+        },
         saved,
         allow_mass_delete: args.allow_mass_delete,
         command: command.to_owned(),
@@ -105,6 +135,7 @@ async fn apply(
     let plan = ready.plan();
     if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
+        super::context::warn_other_target(&ready.planned, &connection.target);
         print!(
             "{}{}",
             header,
@@ -164,13 +195,17 @@ async fn apply(
     let options = ApplyOptions {
         parallelism: args.parallelism,
         stop: stop.clone(),
+        target: Some(connection.target.clone()),
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| progress.event(event);
     let client = &connection.client;
     let shown = progress.clone();
     client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
+    let above = progress.clone();
+    crate::connect::route_lines(Some(Arc::new(move |text| above.line(text))));
     let result = ops::execute(ready, &options, &on_event).await;
+    crate::connect::route_lines(None);
     client.observe_waits(None);
     progress.finish();
     watcher.abort();

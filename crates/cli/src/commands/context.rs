@@ -39,8 +39,15 @@ pub fn environment() -> Option<&'static str> {
 
 /// Loads the project's files for the chosen environment (if any).
 pub fn load_files(dir: &Path) -> Loaded {
+    load_files_for(dir, environment())
+}
+
+/// Loads the project's files for `environment`, with the parse cache in
+/// `.monform/cache/` (a file unchanged since the last load is not parsed).
+pub fn load_files_for(dir: &Path, environment: Option<&str>) -> Loaded {
     let env = |name: &str| std::env::var(name).ok();
-    monform_config::load_environment(dir, &env, environment())
+    let cache = dir.join(monform_config::CACHE_DIR);
+    monform_config::load_with_cache(dir, &env, environment, Some(&cache))
 }
 
 /// The engine's rule (`ops::environment_chosen`), checked as soon as the
@@ -158,6 +165,14 @@ pub fn parse_targets(targets: &[String]) -> Result<Vec<Address>, Stop> {
         .collect()
 }
 
+/// `--exclude` patterns: addresses where `*` stands for any characters.
+pub fn parse_excludes(excludes: &[String]) -> Result<Vec<monform_model::AddressPattern>, Stop> {
+    excludes
+        .iter()
+        .map(|t| t.parse().map_err(|e| Stop::Message(format!("--exclude {t}: {e}"))))
+        .collect()
+}
+
 /// Where the URL of the PostgreSQL state comes from (never from files).
 pub const STATE_URL_VARIABLE: &str = "MONFORM_STATE_URL";
 
@@ -235,6 +250,23 @@ pub fn warn_idle_moves(planned: &monform_engine::ops::Planned, loaded: &Loaded) 
     }
 }
 
+/// Warns on standard error, before the plan, when it is against another
+/// service or account than the state was applied to and would create the
+/// state's objects again (`Planned::other_target`).
+pub fn warn_other_target(planned: &monform_engine::ops::Planned, now: &monform_engine::Target) {
+    let Some(other) = planned.other_target(now) else {
+        return;
+    };
+    let retry = match other.recorded.api_url.as_str() {
+        "local" => "--api-url local".to_owned(),
+        url => format!("--api-url {url} with that account's MONFORM_API_KEY and MONFORM_ACCOUNT_ID"),
+    };
+    eprintln!(
+        "warning: the state was applied to {}, this plan is against {}: {} of the state's {} objects are not here, so the plan creates them again\n\nhint: to plan against the service of the state pass {retry}; applying here makes this service the state's\n",
+        other.recorded, other.now, other.recreated, other.in_state
+    );
+}
+
 /// A command body's outcome as its value, or the exit code after saying
 /// why it stopped: the one place a `Stop` becomes an exit code.
 pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode> {
@@ -243,6 +275,9 @@ pub fn settle<T>(result: Result<Result<T, Stop>, String>) -> Result<T, ExitCode>
         Ok(Err(Stop::Reported)) => Err(ExitCode::FAILURE),
         Ok(Err(Stop::Message(message))) | Err(message) => {
             eprintln!("error: {message}");
+            if let Some(hint) = crate::connect::unanswered_hint().filter(|_| !message.contains("\nhint:")) {
+                eprintln!("\n{hint}");
+            }
             Err(ExitCode::FAILURE)
         }
     }

@@ -94,14 +94,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
                 if keys.is_empty() {
                     println!("{address} has no keys: create one with `monform location-keys create {address}`");
                 }
-                for key in keys {
-                    println!(
-                        "{:38}{:24}created {}",
-                        text(&key["id"]),
-                        text(&key["maskedKey"]),
-                        text(&key["created_at"])
-                    );
-                }
+                print!("{}", key_table(keys));
             }
             KeyAction::Revoke { key_id, .. } => println!("Key {key_id} of {address} revoked."),
         }
@@ -110,6 +103,59 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
     super::context::settle(result).map_or_else(|code| code, |()| ExitCode::SUCCESS)
 }
 
+/// The keys as a table: id (what `revoke` takes), the masked key and
+/// when it was made, in columns two spaces apart whatever their widths.
+fn key_table(keys: &[Value]) -> String {
+    if keys.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<[String; 3]> = keys
+        .iter()
+        .map(|key| [text(&key["id"]), text(&key["maskedKey"]), date(&key["created_at"])])
+        .collect();
+    let header = ["ID", "KEY", "CREATED"].map(str::to_owned);
+    let width = |column: usize| {
+        rows.iter()
+            .chain([&header])
+            .map(|row| row[column].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (id_w, key_w) = (width(0), width(1));
+    std::iter::once(&header)
+        .chain(&rows)
+        .map(|[id, key, created]| format!("{id:id_w$}  {key:key_w$}  {created}\n"))
+        .collect()
+}
+
+/// A service date as `2026-11-25 17:28 UTC`; as it came when it is not one.
+fn date(value: &Value) -> String {
+    let raw = text(value);
+    chrono::DateTime::parse_from_rfc3339(&raw).map_or(raw, |at| {
+        at.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string()
+    })
+}
+
 fn text(value: &Value) -> String {
     value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_masked_key_and_the_date_are_columns_apart() {
+        let keys = [
+            json!({"id": "k1", "maskedKey": "*******************************abcd", "created_at": "2026-11-25T17:28:03.123Z"}),
+            json!({"id": "k2-longer", "maskedKey": "***wxyz", "created_at": "later"}),
+        ];
+        assert_eq!(
+            key_table(&keys),
+            "ID         KEY                                  CREATED\n\
+             k1         *******************************abcd  2026-11-25 17:28 UTC\n\
+             k2-longer  ***wxyz                              later\n"
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use monform_engine::Refresh;
 use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
 
 use super::context::{PlanFormat as Format, Stop, block_on, open_backend, parse_targets, refused};
@@ -13,6 +14,27 @@ use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::shown::{KEY, Shown};
 use crate::render::{budget, effective};
+
+/// `--refresh`: how much of the account a plan reads.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RefreshArg {
+    /// Every object (drift anywhere is seen)
+    All,
+    /// Only the objects the files changed, created or removed since the last apply, one request each
+    Changed,
+    /// Nothing: plan from the state alone, offline
+    None,
+}
+
+impl RefreshArg {
+    pub fn engine(self) -> Refresh {
+        match self {
+            RefreshArg::All => Refresh::All,
+            RefreshArg::Changed => Refresh::Changed,
+            RefreshArg::None => Refresh::None,
+        }
+    }
+}
 
 #[derive(Args)]
 pub struct PlanArgs {
@@ -25,6 +47,9 @@ pub struct PlanArgs {
     /// Plan only this address and what it depends on (repeatable), e.g. checks.homepage
     #[arg(long = "target")]
     targets: Vec<String>,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters, e.g. 'checks.api[*]')
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
     /// Save the plan for `monform apply FILE` and `monform show FILE` (holds no secrets); also `-out FILE`
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
@@ -34,6 +59,9 @@ pub struct PlanArgs {
     /// Show every finding of the linter, not a summary past the first few of each rule
     #[arg(long)]
     pub all_findings: bool,
+    /// What to read from the service: `changed` trusts the state for what the files did not change (its drift is not checked)
+    #[arg(long, value_enum, default_value_t = RefreshArg::All)]
+    refresh: RefreshArg,
 }
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
@@ -63,10 +91,14 @@ struct Planned {
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
+        let excludes = super::context::parse_excludes(&args.excludes)?;
         let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
-        let connection = connect(dir, api_url, &project).await?;
+        let connection = match args.refresh {
+            RefreshArg::None => crate::connect::offline()?,
+            _ => connect(dir, api_url, &project).await?,
+        };
         let session = Session {
             project: &project,
             desired: &loaded.desired,
@@ -75,12 +107,15 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         };
         let request = PlanRequest {
             targets,
+            excludes,
             destroy: false,
+            refresh: args.refresh.engine(),
         };
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
         super::context::warn_idle_moves(&planned, &loaded);
+        super::context::warn_other_target(&planned, &connection.target);
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
         let runs = planned.runs_a_month.clone();
         let over = planned.over_budget.clone();

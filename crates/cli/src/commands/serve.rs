@@ -1,5 +1,6 @@
 //! `monform serve`: the bundled monitoring service, until SIGINT or SIGTERM.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,7 +14,8 @@ pub struct ServeArgs {
     /// Address to listen on
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
-    /// SQLite file holding the service's data [default: .monform/emulator.db in --dir]
+    /// SQLite file holding the service's data [default: .monform/local.db in --dir, the
+    /// database `url = "local"` uses]
     #[arg(long)]
     db: Option<PathBuf>,
     /// An API key to accept (repeatable); without it a development key is made once and reused
@@ -97,7 +99,18 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             args.fault_lost_writes
         ));
     }
-    let db = args.db.unwrap_or_else(|| dir.join(".monform").join("emulator.db"));
+    let db = args.db.unwrap_or_else(|| {
+        let db = crate::connect::local_db(dir);
+        let old = dir.join(".monform").join("emulator.db");
+        if old.exists() && !db.exists() {
+            eprintln!(
+                "note: {} (the default before) is no longer served: `--db {}` serves it, or rename it to local.db",
+                old.display(),
+                old.display()
+            );
+        }
+        db
+    });
     if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
@@ -125,9 +138,12 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             .map_or_else(monform_emulator::domain::sessions::pool::default_size, usize::from),
         ..Config::default()
     };
+    // Colours only for a person at a terminal: a log file or a journal
+    // would get escape codes. Each request is logged at debug (RUST_LOG=debug).
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
@@ -137,19 +153,60 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         let server = monform_emulator::start(config, listener)
             .await
             .map_err(|e| e.to_string())?;
-        eprintln!("monform emulator listening on {}", server.url());
-        eprintln!("  database: {}", db.display());
-        eprintln!("  account:  {}", server.account_id);
-        if generated_key {
-            // The development key is made for this database; printing it is how users get it.
-            eprintln!("  API key:  {}", server.api_key);
-        }
-        eprintln!(
-            "  try: curl -H \"Authorization: Bearer <key>\" {}/v1/checks",
-            server.url()
+        eprint!(
+            "{}",
+            ready_lines(
+                &server.url(),
+                &db,
+                &server.account_id,
+                generated_key.then_some(server.api_key.as_str())
+            )
         );
         super::context::shutdown_signal().await;
         eprintln!("shutting down: finishing requests in flight");
         server.shutdown().await.map_err(|e| e.to_string())
     })
+}
+
+/// What `serve` says once it listens: where, which database and account,
+/// and a line to paste into another shell to use it. `development_key` is
+/// the key serve made for this database (printed: it opens only this
+/// emulator, and printing it is how its user gets it); keys given with
+/// `--api-key` are never printed.
+fn ready_lines(url: &str, db: &Path, account: &str, development_key: Option<&str>) -> String {
+    let mut out = format!("monform emulator listening on {url}\n");
+    out.push_str(&format!("  database: {}\n", db.display()));
+    out.push_str(&format!("  account:  {account}\n"));
+    match development_key {
+        Some(key) => {
+            out.push_str(&format!("  API key:  {key}\n"));
+            out.push_str(&format!(
+                "export MONFORM_API_URL={url} MONFORM_ACCOUNT_ID={account} MONFORM_API_KEY={key}\n"
+            ));
+        }
+        None => {
+            out.push_str(&format!("export MONFORM_API_URL={url} MONFORM_ACCOUNT_ID={account}\n"));
+            out.push_str("  (and MONFORM_API_KEY: one of the --api-key values, not printed)\n");
+        }
+    }
+    out.push_str("  try: curl -H \"Authorization: Bearer $MONFORM_API_KEY\" \"$MONFORM_API_URL/v1/checks\"\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn given_keys_are_not_in_the_ready_lines() {
+        let text = ready_lines("http://127.0.0.1:1", Path::new("e.db"), "acme", None);
+        assert!(
+            text.contains("export MONFORM_API_URL=http://127.0.0.1:1 MONFORM_ACCOUNT_ID=acme\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("MONFORM_API_KEY=") && !text.contains("API key:"),
+            "{text}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use monform_model::reports::QuickRange;
 use super::context::{Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::status::{Row, human};
+use crate::render::status::{Row, Standing, human, summary_line};
 use crate::render::status_html::{self, Card};
 
 /// `--range`, under the analytics endpoints' names (`QuickRange`).
@@ -52,8 +52,17 @@ impl From<Range> for QuickRange {
 pub enum Format {
     Human,
     Json,
-    /// One self-contained HTML file (inline CSS and SVG): needs --out
+    /// One self-contained HTML file (inline CSS and SVG): to --out FILE, else standard output
     Html,
+}
+
+/// When `monform status` exits 1 (for CI).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// A check whose last run failed or timed out, or that was deleted outside monform
+    Failing,
+    /// As `failing`, and a check whose last run was degraded
+    Degraded,
 }
 
 #[derive(Args)]
@@ -64,14 +73,17 @@ pub struct StatusArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// Where `--format html` writes its file (atomically)
+    /// Where `--format html` writes its file (atomically); without it, standard output
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
+    /// Exit 1 when a check is failing (or also degraded), after printing the report
+    #[arg(long, value_enum, value_name = "failing|degraded")]
+    fail_on: Option<FailOn>,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
-    if (args.format == Format::Html) != args.out.is_some() {
-        eprintln!("error: --format html and --out FILE go together");
+    if args.out.is_some() && args.format != Format::Html {
+        eprintln!("error: --out FILE is where --format html writes its report; human and json go to standard output");
         return ExitCode::from(2);
     }
     let html = args.format == Format::Html;
@@ -109,32 +121,49 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             }
             rows.push(row);
         }
-        rows.sort_by(|a, b| a.address.cmp(&b.address));
+        crate::render::status::sort(&mut rows);
         Ok::<_, Stop>((rows, cards, project.name))
     });
     let (rows, cards, title) = match super::context::settle(result) {
         Ok(value) => value,
         Err(code) => return code,
     };
-    match (args.format, &args.out) {
-        (Format::Human, _) => print!("{}", human(&rows, output.stdout_color())),
-        (Format::Json, _) => println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default()),
-        (Format::Html, Some(out)) => {
-            let written = status_html::render(
+    match args.format {
+        Format::Human => print!("{}", human(&rows, output.stdout_color())),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default()),
+        Format::Html => {
+            let html = status_html::render(
                 &title,
                 QuickRange::from(args.range).analytics_name(),
                 &chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+                &summary_line(&rows),
                 cards,
             )
-            .map_err(|e| Stop::Message(format!("cannot render the report: {e}")))
-            .and_then(|html| write_atomically(out, &html));
+            .map_err(|e| Stop::Message(format!("cannot render the report: {e}")));
+            let written = match &args.out {
+                Some(out) => html.and_then(|html| write_atomically(out, &html)).map(|()| {
+                    eprintln!("wrote {} ({})", out.display(), summary_line(&rows));
+                }),
+                None => html.map(|html| print!("{html}")),
+            };
             if let Err(Stop::Message(message)) = written {
                 eprintln!("error: {message}");
                 return ExitCode::FAILURE;
             }
-            eprintln!("wrote {} ({} checks)", out.display(), rows.len());
         }
-        (Format::Html, None) => {}
+    }
+    let failing = |row: &Row| match args.fail_on {
+        Some(FailOn::Failing) => row.standing() == Standing::Failing,
+        Some(FailOn::Degraded) => matches!(row.standing(), Standing::Failing | Standing::Degraded),
+        None => false,
+    };
+    if rows.iter().any(failing) {
+        let flag = match args.fail_on {
+            Some(FailOn::Degraded) => "degraded",
+            _ => "failing",
+        };
+        eprintln!("error: {} (--fail-on {flag})", summary_line(&rows));
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }

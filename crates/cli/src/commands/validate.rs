@@ -1,5 +1,7 @@
 //! `monform validate`: load the project and report every problem. A project
-//! with environments is checked in the one chosen, or else in every one.
+//! with environments is checked in the one chosen, or else in every one,
+//! and then across them (`monform_config::shared`: objects two
+//! environments in one account would both claim).
 //! `--format json` writes every diagnostic as an object on stdout.
 
 use std::collections::HashMap;
@@ -38,10 +40,9 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         }
         _ => Vec::new(),
     };
-    let env = |name: &str| std::env::var(name).ok();
     let mut loads: Vec<Loaded> = environments
         .iter()
-        .map(|name| monform_config::load_environment(dir, &env, Some(name)))
+        .map(|name| super::context::load_files_for(dir, Some(name)))
         .collect();
     let (errors, ok, resources) = if loads.is_empty() {
         let ok = format!(
@@ -66,7 +67,13 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
             .zip(&loads)
             .map(|(name, loaded)| (name.clone(), json!(loaded.desired.len())))
             .collect();
-        (merge(&environments, &mut loads), ok, json!(resources))
+        // Across environments: objects two of them would claim in one account.
+        let named: Vec<(&str, &Loaded)> = environments.iter().map(String::as_str).zip(&loads).collect();
+        let (shared_warnings, shared_errors) = monform_config::shared::shared_objects(&named);
+        loaded.warnings.extend(shared_warnings);
+        let mut errors = merge(&environments, &mut loads);
+        errors.extend(shared_errors);
+        (errors, ok, json!(resources))
     };
     let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
     match args.format {

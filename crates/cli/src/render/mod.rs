@@ -84,6 +84,7 @@ pub mod lists;
 pub mod plan;
 pub mod progress;
 pub mod renames;
+pub mod run_detail;
 pub mod shown;
 pub mod status;
 pub mod status_html;

@@ -1,7 +1,7 @@
 //! A plan for people (Terraform-like), for machines (versioned JSON) and
 //! for pull requests (Markdown).
 
-use monform_engine::{Action, Change, FieldChange, Plan};
+use monform_engine::{Action, Change, FieldChange, Plan, Refresh};
 use serde_json::{Value, json};
 use similar::TextDiff;
 
@@ -79,6 +79,28 @@ pub fn summary_line(plan: &Plan) -> String {
     }
     line.push('.');
     line
+}
+
+/// What a partial refresh did not check, in a sentence; `None` when
+/// everything was read.
+pub fn refresh_note(plan: &Plan) -> Option<String> {
+    let n = plan.refreshed.not_refreshed;
+    let objects = if n == 1 {
+        "1 object".to_owned()
+    } else {
+        format!("{n} objects")
+    };
+    match plan.refreshed.mode {
+        Refresh::All => None,
+        Refresh::Changed if n == 0 => None,
+        Refresh::Changed => Some(format!(
+            "Not refreshed (--refresh=changed): {objects} the files did not change since the last apply {} not read from the service; their drift was not checked.",
+            if n == 1 { "was" } else { "were" }
+        )),
+        Refresh::None => Some(format!(
+            "Offline (--refresh=none): nothing was read from the service; {objects} planned from the state alone, their drift not checked (changed fields show only their new value)."
+        )),
+    }
 }
 
 fn show(value: &Value) -> String {
@@ -273,7 +295,30 @@ pub fn human(plan: &Plan, style: Style) -> String {
         out.push('\n');
     }
     out.push_str(&super::renames::human(plan));
+    out.push_str(&excluded_human(plan));
     out.push_str(&summary_line(plan));
+    out.push('\n');
+    if let Some(note) = refresh_note(plan) {
+        out.push_str(&style.paint(&note, "33"));
+        out.push('\n');
+    }
+    out
+}
+
+/// The changes `--exclude` left out, each with why (also in Markdown).
+fn excluded_human(plan: &Plan) -> String {
+    if plan.excluded.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("Excluded ({}), not planned:\n", plan.excluded.len());
+    for excluded in &plan.excluded {
+        out.push_str(&format!(
+            "  {} {} ({})\n",
+            symbol(excluded.action),
+            excluded.address,
+            excluded.by.text()
+        ));
+    }
     out.push('\n');
     out
 }
@@ -317,6 +362,22 @@ pub fn json(plan: &Plan) -> Value {
     });
     if let Some(discarded) = super::renames::json_discards(plan) {
         out["discardedResults"] = discarded;
+    }
+    // Only after a partial refresh: a full plan's JSON is as it was.
+    if plan.refreshed.mode != Refresh::All {
+        out["refresh"] = json!({
+            "mode": plan.refreshed.mode.as_str(),
+            "notRefreshed": plan.refreshed.not_refreshed,
+            "driftChecked": plan.refreshed.mode == Refresh::Changed && plan.refreshed.not_refreshed == 0,
+        });
+    }
+    if !plan.excluded.is_empty() {
+        let excluded: Vec<Value> = plan
+            .excluded
+            .iter()
+            .map(|e| json!({"address": e.address.to_string(), "action": e.action, "reason": e.by.text()}))
+            .collect();
+        out["excluded"] = Value::Array(excluded);
     }
     out
 }
@@ -371,8 +432,14 @@ pub fn markdown(plan: &Plan) -> String {
     ));
     head.push_str(&format!("| {} |\n\n", row(&|(_, count)| count.to_string())));
     head.push_str(&format!("**{}**\n", summary_line(plan)));
+    if let Some(note) = refresh_note(plan) {
+        head.push_str(&format!("\n> {note}\n"));
+    }
     head.push_str(&super::renames::markdown(plan));
     head.push_str(&super::renames::markdown_discards(plan));
+    if !plan.excluded.is_empty() {
+        head.push_str(&format!("\n```\n{}```\n", excluded_human(plan)));
+    }
     let mut blocks: Vec<(String, String)> = Vec::new();
     for group in GROUPS {
         for change in plan.changes.iter().filter(|c| c.action == group) {
@@ -493,6 +560,8 @@ mod tests {
             suggested_moves: Vec::new(),
             discarded: Default::default(),
             cycle: Vec::new(),
+            refreshed: Default::default(),
+            excluded: Vec::new(),
         }
     }
 

@@ -32,7 +32,8 @@ impl Progress {
         }
     }
 
-    fn line(&self, text: String) {
+    /// A line of its own, above the bar on a terminal.
+    pub fn line(&self, text: String) {
         match &self.bar {
             Some(bar) => bar.println(text),
             None => eprintln!("{text}"),
@@ -52,6 +53,15 @@ impl Progress {
             }
             Event::Done { address, action } => {
                 self.line(format!("{address}: {}", past(action)));
+                if address.kind == monform_model::Kind::PrivateLocation
+                    && matches!(action, monform_engine::Action::Create | monform_engine::Action::Replace)
+                {
+                    // A key the service makes with a location is shown only in
+                    // the reply, which apply does not print (it is a secret).
+                    self.line(format!(
+                        "  {address}: its agents need a key: `monform location-keys create {address}` prints one, once"
+                    ));
+                }
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
                 }

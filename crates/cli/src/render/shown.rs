@@ -22,6 +22,13 @@ pub struct Shown {
     /// list of references is checked against.
     unchanged: Vec<String>,
     suggested_moves: Vec<ShownMove>,
+    /// After a partial refresh, what it did not read (shown again by `show`).
+    #[serde(default, skip_serializing_if = "is_full")]
+    refreshed: monform_engine::Refreshed,
+}
+
+fn is_full(refreshed: &monform_engine::Refreshed) -> bool {
+    refreshed.mode == monform_engine::Refresh::All
 }
 
 #[derive(Serialize, Deserialize)]
@@ -69,6 +76,7 @@ impl Shown {
         };
         Shown {
             environment,
+            refreshed: plan.refreshed,
             changes: plan
                 .changes
                 .iter()
@@ -169,6 +177,8 @@ impl Shown {
             suggested_moves,
             discarded: Discarded::Nothing,
             cycle: Vec::new(),
+            refreshed: self.refreshed,
+            excluded: Vec::new(),
         })
     }
 }

@@ -20,6 +20,60 @@ pub struct Row {
     pub last_status: Option<String>,
 }
 
+/// How a check stands by its last status, worst first: the order of the
+/// table (failing checks first, whatever their address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Standing {
+    /// FAILED, TIMED_OUT, or MISSING (deleted outside monform).
+    Failing,
+    Degraded,
+    Passing,
+    /// No result in the last 6 hours.
+    Unknown,
+}
+
+impl Row {
+    pub fn standing(&self) -> Standing {
+        match self.last_status.as_deref() {
+            None => Standing::Unknown,
+            Some("PASSED") => Standing::Passing,
+            Some("DEGRADED") => Standing::Degraded,
+            Some(_) => Standing::Failing,
+        }
+    }
+}
+
+/// Failing checks first, then degraded ones, then the rest; by address within.
+pub fn sort(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        let rank = |r: &Row| match r.standing() {
+            Standing::Failing => 0,
+            Standing::Degraded => 1,
+            Standing::Passing | Standing::Unknown => 2,
+        };
+        (rank(a), &a.address).cmp(&(rank(b), &b.address))
+    });
+}
+
+/// `3 checks: 1 failing, 1 degraded, 1 passing` (and how many have no
+/// recent run), for the end of the table and the HTML report's header.
+pub fn summary_line(rows: &[Row]) -> String {
+    let count = |standing: Standing| rows.iter().filter(|r| r.standing() == standing).count();
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut text = format!(
+        "{}: {} failing, {} degraded, {} passing",
+        plural(rows.len(), "check", "checks"),
+        count(Standing::Failing),
+        count(Standing::Degraded),
+        count(Standing::Passing)
+    );
+    let unknown = count(Standing::Unknown);
+    if unknown > 0 {
+        text.push_str(&format!(", {} without a run in the last 6 hours", unknown));
+    }
+    text
+}
+
 fn percent(ratio: Option<f64>) -> String {
     ratio.map_or_else(|| "-".to_owned(), |r| format!("{:.2}%", r * 100.0))
 }
@@ -94,12 +148,43 @@ pub fn human(rows: &[Row], color: bool) -> String {
         ];
         push(refs, paint(&row[5], color));
     }
+    out.push('\n');
+    out.push_str(&summary_line(rows));
+    out.push('\n');
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn with_status(address: &str, status: Option<&str>) -> Row {
+        Row {
+            address: address.into(),
+            name: address.into(),
+            check_type: "API".into(),
+            success_ratio: None,
+            p95: None,
+            p99: None,
+            avg: None,
+            last_status: status.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn failing_checks_come_first_then_degraded() {
+        let mut rows = vec![
+            with_status("checks.a", Some("PASSED")),
+            with_status("checks.b", None),
+            with_status("checks.c", Some("DEGRADED")),
+            with_status("checks.d", Some("TIMED_OUT")),
+            with_status("checks.e", Some("FAILED")),
+        ];
+        sort(&mut rows);
+        let order: Vec<&str> = rows.iter().map(|r| r.address.as_str()).collect();
+        assert_eq!(order, ["checks.d", "checks.e", "checks.c", "checks.a", "checks.b"]);
+        assert_eq!(summary_line(&rows[..1]), "1 check: 1 failing, 0 degraded, 0 passing");
+    }
 
     #[test]
     fn aligns_columns_without_colour() {
@@ -128,7 +213,11 @@ mod tests {
         let text = human(&rows, false);
         assert!(!text.contains('\x1b'));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[4],
+            "2 checks: 0 failing, 0 degraded, 1 passing, 1 without a run in the last 6 hours"
+        );
         assert_eq!(lines[0].find("NAME"), lines[1].find("Home"));
         assert!(lines[1].contains("100.00%") && lines[1].contains("120 ms"));
         assert!(lines[2].ends_with('-'));

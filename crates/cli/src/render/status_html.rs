@@ -92,11 +92,21 @@ fn sparkline(series: &[Option<f64>]) -> (String, usize, Option<f64>) {
 }
 
 /// The whole HTML file.
-pub fn render(project: &str, range: &str, generated: &str, mut cards: Vec<Card>) -> Result<String, minijinja::Error> {
-    // Named groups in order, the checks of no group last.
+pub fn render(
+    project: &str,
+    range: &str,
+    generated: &str,
+    summary: &str,
+    mut cards: Vec<Card>,
+) -> Result<String, minijinja::Error> {
+    // Named groups in order, the checks of no group last; failing checks
+    // first within each.
     cards.sort_by(|a, b| (a.group.is_none(), &a.group).cmp(&(b.group.is_none(), &b.group)));
     for card in &mut cards {
-        card.checks.sort_by(|a, b| a.row.address.cmp(&b.row.address));
+        let mut rows: Vec<Row> = card.checks.iter().map(|c| c.row.clone()).collect();
+        super::status::sort(&mut rows);
+        card.checks
+            .sort_by_key(|c| rows.iter().position(|r| r.address == c.row.address));
     }
     let mut environment = Environment::new();
     environment.add_template("status_report.html", include_str!("../../templates/status_report.html"))?;
@@ -108,6 +118,7 @@ pub fn render(project: &str, range: &str, generated: &str, mut cards: Vec<Card>)
             range => range,
             cards => cards,
             total => total,
+            summary => summary,
             width => SPARK_WIDTH,
             height => SPARK_HEIGHT,
             generated => generated,
@@ -149,7 +160,7 @@ mod tests {
             Some(row("checks.a", Some(1.0))),
             vec![Some(1.0), Some(2.0)],
         );
-        let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", cards).unwrap();
+        let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", "2 checks", cards).unwrap();
         let web = html.find(">Web</h2>").unwrap();
         let none = html.find(">Checks without a group</h2>").unwrap();
         assert!(web < none, "{html}");

@@ -13,8 +13,11 @@ pub struct Line {
     pub status: RunStatus,
     /// Milliseconds.
     pub response_time: Option<f64>,
-    /// Why the run did not pass, when known (local runs).
+    /// Why the run did not pass, when known.
     pub error: Option<String>,
+    /// Files a failed browser run left (`test --local --artifacts DIR`):
+    /// its screenshot and Playwright trace.
+    pub artifacts: Vec<String>,
 }
 
 /// Counts by outcome.
@@ -150,15 +153,27 @@ pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
                 Some(error) => format!("{} in {}: {error}", line.status.as_str(), line.location),
                 None => format!("{} in {}", line.status.as_str(), line.location),
             };
+            let kept: String = line.artifacts.iter().map(|path| format!("\n{path}")).collect();
             out.push_str(&format!(
-                "{open}>\n      <failure message=\"{}\" type=\"{}\">{} {} ({}) {}</failure>\n    </testcase>\n",
+                "{open}>\n      <failure message=\"{}\" type=\"{}\">{} {} ({}) {}{}</failure>\n",
                 escape(&message),
                 line.status.as_str(),
                 escape(&line.address),
                 escape(&line.name),
                 escape(&line.location),
                 escape(&message),
+                escape(&kept),
             ));
+            // The attachment convention of Jenkins' and GitLab's JUnit readers.
+            if !line.artifacts.is_empty() {
+                let attachments: String = line
+                    .artifacts
+                    .iter()
+                    .map(|path| format!("[[ATTACHMENT|{}]]\n", escape(path)))
+                    .collect();
+                out.push_str(&format!("      <system-out>{attachments}</system-out>\n"));
+            }
+            out.push_str("    </testcase>\n");
         } else if line.status == RunStatus::Degraded {
             out.push_str(&format!(
                 "{open}>\n      <system-out>DEGRADED in {}</system-out>\n    </testcase>\n",
@@ -206,9 +221,23 @@ pub fn markdown(lines: &[Line], elapsed_ms: Option<f64>) -> String {
             if let Some(error) = &line.error {
                 out.push_str(&format!("  ```\n  {}\n  ```\n", error.replace('\n', "\n  ")));
             }
+            for path in &line.artifacts {
+                out.push_str(&format!("  - {}: `{path}`\n", artifact_kind(path)));
+            }
         }
     }
     out
+}
+
+/// What a kept file is, by its name.
+pub fn artifact_kind(path: &str) -> &'static str {
+    if path.ends_with(".png") {
+        "screenshot"
+    } else if path.ends_with(".zip") {
+        "trace (`npx playwright show-trace FILE`)"
+    } else {
+        "file"
+    }
 }
 
 /// The runs as JSON: `{runs: [...], summary: {...}}`.
@@ -218,9 +247,20 @@ pub fn json(lines: &[Line], elapsed_ms: Option<f64>) -> serde_json::Value {
         "runs": lines.iter().map(|l| serde_json::json!({
             "address": l.address, "name": l.name, "location": l.location,
             "status": l.status.as_str(), "responseTime": l.response_time, "error": l.error,
+            "artifacts": l.artifacts,
         })).collect::<Vec<_>>(),
         "summary": {"passed": summary.passed, "degraded": summary.degraded, "failed": summary.failed, "elapsedMs": elapsed_ms},
     })
+}
+
+/// A failed run's address, location and error, as `test --local` prints them.
+pub fn failure_detail(line: &Line) -> String {
+    let mut out = format!("\n{} ({}):\n", line.address, line.location);
+    match &line.error {
+        Some(error) => out.push_str(&format!("  error: {}\n", error.replace('\n', "\n    "))),
+        None => out.push_str("  error: the service gave no reason\n"),
+    }
+    out
 }
 
 #[cfg(test)]
@@ -235,6 +275,7 @@ mod tests {
             status,
             response_time: Some(123.4),
             error: (status != RunStatus::Passed).then(|| "expected 'a' <b>".into()),
+            artifacts: Vec::new(),
         }
     }
 
@@ -272,6 +313,7 @@ mod tests {
             status: result.status,
             response_time: result.response_time,
             error: None,
+            artifacts: Vec::new(),
         }];
         assert!(Summary::of(&lines).any_failed());
     }
@@ -293,5 +335,25 @@ mod tests {
         assert_eq!(xml.matches("<testcase ").count(), 2);
         assert_eq!(xml.matches("<failure ").count(), 1);
         assert!(xml.contains("failures=\"1\""));
+    }
+
+    #[test]
+    fn kept_files_are_attached_in_junit_and_listed_in_markdown() {
+        let mut failed = line("checks.b", RunStatus::Failed);
+        failed.artifacts = vec![
+            "out/checks.b-local/screenshot-1.png".into(),
+            "out/checks.b-local/trace-1.zip".into(),
+        ];
+        let xml = junit("shop", std::slice::from_ref(&failed), None);
+        assert!(xml.contains("<system-out>[[ATTACHMENT|out/checks.b-local/screenshot-1.png]]\n[[ATTACHMENT|out/checks.b-local/trace-1.zip]]\n</system-out>"), "{xml}");
+        let text = markdown(&[failed], None);
+        assert!(
+            text.contains("  - screenshot: `out/checks.b-local/screenshot-1.png`\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  - trace (`npx playwright show-trace FILE`): `out/checks.b-local/trace-1.zip`\n"),
+            "{text}"
+        );
     }
 }

@@ -13,6 +13,16 @@ pub(super) struct ReadFile {
 
 /// Reads and parses one file, charging its YAML aliases to `budget`.
 pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget) -> ReadFile {
+    let mut file = read_text(root, path, id);
+    if file.diagnostics.is_empty() {
+        parse_text(&mut file, id, budget);
+    }
+    file
+}
+
+/// Reads one file's text (not yet parsed: `parse_text`); a file that
+/// cannot be read as UTF-8 comes back with a diagnostic.
+pub(super) fn read_text(root: &Path, path: PathBuf, id: FileId) -> ReadFile {
     let name = display_name(root, &path);
     let format = Format::of(&path).unwrap_or(Format::Yaml);
     let mut diagnostics = Vec::new();
@@ -52,11 +62,27 @@ pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget)
             };
         }
     };
-    let parsed = match format {
-        Format::Yaml => parse_yaml_within(id, &text, budget).map_err(|e| vec![e]),
-        Format::Toml => parse_toml(id, &text),
+    let source = SourceFile {
+        name,
+        path,
+        text,
+        format,
     };
-    let node = match parsed {
+    ReadFile {
+        source,
+        node: None,
+        diagnostics,
+    }
+}
+
+/// Parses a file read by `read_text`, charging its YAML aliases to `budget`.
+pub(super) fn parse_text(file: &mut ReadFile, id: FileId, budget: &Budget) {
+    let text = &file.source.text;
+    let parsed = match file.source.format {
+        Format::Yaml => parse_yaml_within(id, text, budget).map_err(|e| vec![e]),
+        Format::Toml => parse_toml(id, text),
+    };
+    file.node = match parsed {
         Ok(node) => Some(node),
         Err(errors) => {
             for SyntaxError { message, span } in errors {
@@ -70,20 +96,9 @@ pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget)
                 if let Some(span) = span {
                     diagnostic = diagnostic.at(span, "here");
                 }
-                diagnostics.push(diagnostic);
+                file.diagnostics.push(diagnostic);
             }
             None
         }
     };
-    let source = SourceFile {
-        name,
-        path,
-        text,
-        format,
-    };
-    ReadFile {
-        source,
-        node,
-        diagnostics,
-    }
 }

@@ -130,6 +130,7 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         resource,
         refs,
         sensitive,
+        reads_files: !shape.scripts.is_empty(),
     }
 }
 

@@ -168,6 +168,9 @@ pub fn view(db: &Connection, account: &str, page: &Value, now: i64) -> rusqlite:
             .collect();
         let mut updates: Vec<Value> = incident["incidentUpdates"].as_array().cloned().unwrap_or_default();
         updates.reverse();
+        for update in &mut updates {
+            update["created_text"] = json!(when(&update["created_at"], now));
+        }
         json!({
             "id": incident["id"],
             "name": incident["name"],
@@ -175,6 +178,7 @@ pub fn view(db: &Connection, account: &str, page: &Value, now: i64) -> rusqlite:
             "severity_class": severity_class(&incident["severity"]),
             "services": services.join(", "),
             "created_at": incident["created_at"],
+            "created_text": when(&incident["created_at"], now),
             "duration": duration(incident["duration"].as_i64().unwrap_or(0)),
             "updates": updates,
         })
@@ -191,14 +195,23 @@ pub fn view(db: &Connection, account: &str, page: &Value, now: i64) -> rusqlite:
         .filter(|i| !is_open(i))
         .map(shown)
         .collect();
-    let summary = match incidents
+    // The banner says the worst open incident, in its severity's colour.
+    let (summary, summary_class) = match incidents
         .iter()
         .map(|r| &r.body)
         .filter(|i| is_open(i))
         .max_by_key(|i| rank(&i["severity"]))
     {
-        Some(worst) => format!("{}: {} open incident(s)", severity_text(&worst["severity"]), open.len()),
-        None => "All systems operational".to_owned(),
+        Some(worst) => (
+            format!(
+                "{}: {} open {}",
+                severity_text(&worst["severity"]),
+                open.len(),
+                if open.len() == 1 { "incident" } else { "incidents" }
+            ),
+            severity_class(&worst["severity"]),
+        ),
+        None => ("All systems operational".to_owned(), "operational".to_owned()),
     };
     let light = page["themeColors"]["light"].clone();
     let dark = page["themeColors"]["dark"].clone();
@@ -220,11 +233,31 @@ pub fn view(db: &Connection, account: &str, page: &Value, now: i64) -> rusqlite:
         "dark": dark,
         "color_scheme": scheme,
         "summary": summary,
+        "summary_class": summary_class,
         "cards": cards,
         "open_incidents": open,
         "past_incidents": past,
         "now": iso(now),
     }))
+}
+
+/// A date-time as people read it on a status page, `25 Nov 2026, 17:28 UTC
+/// (3 hours ago)`, at `now` (ms); as it came when it is not one.
+fn when(at: &Value, now: i64) -> String {
+    let text = at.as_str().unwrap_or_default();
+    let Some(time) = crate::clock::parse(text) else {
+        return text.to_owned();
+    };
+    let ago = (now - time.timestamp_millis()).max(0) / 1000;
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" });
+    let relative = match ago {
+        0..60 => "just now".to_owned(),
+        60..3600 => plural(ago / 60, "minute"),
+        3600..86_400 => plural(ago / 3600, "hour"),
+        86_400..172_800 => "yesterday".to_owned(),
+        _ => plural(ago / 86_400, "day"),
+    };
+    format!("{} ({relative})", time.format("%-d %b %Y, %H:%M UTC"))
 }
 
 /// `3,700` seconds as "1 h 1 min".
@@ -240,6 +273,20 @@ fn duration(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_dates_and_how_long_ago() {
+        let at = json!("2026-11-25T17:28:03.000Z");
+        let base = crate::clock::parse("2026-11-25T17:28:03.000Z")
+            .unwrap()
+            .timestamp_millis();
+        assert_eq!(when(&at, base + 5_000), "25 Nov 2026, 17:28 UTC (just now)");
+        assert_eq!(when(&at, base + 60_000), "25 Nov 2026, 17:28 UTC (1 minute ago)");
+        assert_eq!(when(&at, base + 3 * 3_600_000), "25 Nov 2026, 17:28 UTC (3 hours ago)");
+        assert_eq!(when(&at, base + 30 * 3_600_000), "25 Nov 2026, 17:28 UTC (yesterday)");
+        assert_eq!(when(&at, base + 5 * 86_400_000), "25 Nov 2026, 17:28 UTC (5 days ago)");
+        assert_eq!(when(&json!("soon"), base), "soon");
+    }
 
     #[test]
     fn durations_read_as_people_say_them() {

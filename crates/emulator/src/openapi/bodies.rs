@@ -190,6 +190,7 @@ fn shaped(kind: Kind, mut schema: Value, form: Form, tag: Option<&str>) -> Value
         );
         needed.push("key".into());
     }
+    wire_only_fields(kind, &mut properties);
     let check_type = tag.and_then(|t| CheckType::ALL.iter().copied().find(|c| c.as_str() == t));
     if kind == Kind::Check {
         free_form_fields(&mut properties, check_type);
@@ -226,6 +227,33 @@ fn shaped(kind: Kind, mut schema: Value, form: Form, tag: Option<&str>) -> Value
         object.insert("required".into(), json!(required));
     }
     schema
+}
+
+/// The reference's fields the model does not know and the server takes
+/// (`routes::hooks::take_wire_only`): an alert channel's `autoSubscribe`, a
+/// status page card's `id` and `statusPageId`.
+fn wire_only_fields(kind: Kind, properties: &mut Map<String, Value>) {
+    if kind == Kind::AlertChannel {
+        properties.insert(
+            "autoSubscribe".into(),
+            json!({ "type": "boolean", "default": false, "description": "Automatically subscribe newly created checks to this alert channel." }),
+        );
+    }
+    if kind == Kind::StatusPage
+        && let Some(items) = properties.get_mut("cards").and_then(|cards| cards.get_mut("items"))
+    {
+        let schemas = wire_schemas();
+        let mut card = schemas.resolve(items).clone();
+        if let Some(fields) = card.get_mut("properties").and_then(Value::as_object_mut) {
+            for field in ["id", "statusPageId"] {
+                fields.insert(
+                    field.into(),
+                    json!({ "type": "string", "description": "The reference's; accepted and ignored (a card is named by its position)." }),
+                );
+            }
+        }
+        *items = card;
+    }
 }
 
 /// The check quirk fields (`heartbeat`, `script`): any value where the type

@@ -102,6 +102,9 @@ pub fn server_fields(kind: Kind) -> &'static [&'static str] {
         Kind::StatusPageService => &["accountId"],
         // The reference's numeric `id` beside the `dashboardId` that names it.
         Kind::Dashboard => &["id"],
+        // Not in the model (monform's files do not write it): kept by an
+        // update that leaves it out, set by one that sends it (`wire_only`).
+        Kind::AlertChannel => &[AUTO_SUBSCRIBE],
         _ => &[],
     }
 }
@@ -120,6 +123,59 @@ pub fn editable(kind: Kind, stored: &Value) -> Value {
         heartbeat.remove("pingUrl");
     }
     body
+}
+
+const AUTO_SUBSCRIBE: &str = "autoSubscribe";
+
+/// Fields of request bodies the reference accepts and the model does not
+/// know, taken out of a body before the model checks it.
+#[derive(Debug, Default)]
+pub struct WireOnly {
+    /// An alert channel's `autoSubscribe`: new checks subscribe to it.
+    auto_subscribe: Option<bool>,
+}
+
+/// Takes the reference's fields the model does not know out of `body`: an
+/// alert channel's `autoSubscribe` (kept, see `keep_wire_only`), and a
+/// status page card's `id` and `statusPageId` (`StatusPageV2CardUpdate`;
+/// clients echo the cards they read). Card ids are derived from the page
+/// and the card's position (`shapes::present_cards`), so those are checked
+/// for type and dropped.
+pub fn take_wire_only(kind: Kind, body: &mut Value) -> ApiResult<WireOnly> {
+    let mut wire = WireOnly::default();
+    match kind {
+        Kind::AlertChannel => match body.as_object_mut().and_then(|o| o.remove(AUTO_SUBSCRIBE)) {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(flag)) => wire.auto_subscribe = Some(flag),
+            Some(_) => return Err(ApiError::invalid(AUTO_SUBSCRIBE, "must be a boolean")),
+        },
+        Kind::StatusPage => {
+            let cards = body.get_mut("cards").and_then(Value::as_array_mut);
+            for (index, card) in cards.into_iter().flatten().enumerate() {
+                let Some(card) = card.as_object_mut() else { continue };
+                for field in ["id", "statusPageId"] {
+                    match card.remove(field) {
+                        None | Some(Value::Null | Value::String(_)) => {}
+                        Some(_) => {
+                            return Err(ApiError::invalid(
+                                &format!("cards[{index}].{field}"),
+                                "must be a string",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(wire)
+}
+
+/// Puts what `take_wire_only` took back into the object to store.
+pub fn keep_wire_only(stored: &mut Value, wire: WireOnly) {
+    if let Some(flag) = wire.auto_subscribe {
+        stored[AUTO_SUBSCRIBE] = Value::Bool(flag);
+    }
 }
 
 /// Variables carry their key in the body; the model knows it as the logical id.
@@ -276,12 +332,36 @@ fn auto_assign(db: &Connection, account: &str, stored: &mut Value) -> ApiResult<
     Ok(())
 }
 
+/// Subscribes a new check to the channels whose `autoSubscribe` is on
+/// (the reference: "automatically subscribe newly created checks"), when
+/// `autoAssignAlerts` did not already subscribe it to every channel.
+fn subscribe_automatically(db: &Connection, account: &str, stored: &mut Value) -> ApiResult<()> {
+    let channels = db.find(account, Kind::AlertChannel.section(), "$.autoSubscribe", "1")?;
+    if channels.is_empty() {
+        return Ok(());
+    }
+    let mut subscriptions: Vec<Value> = stored["alertChannelSubscriptions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for channel in channels {
+        let id = channel.body["id"].clone();
+        if !subscriptions.iter().any(|s| s["alertChannelId"] == id) {
+            subscriptions.push(json!({ "alertChannelId": id, "activated": true }));
+        }
+    }
+    stored["alertChannelSubscriptions"] = Value::Array(subscriptions);
+    Ok(())
+}
+
 pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value, assign: bool) -> ApiResult<Created> {
     let mut created = Created::default();
     match kind {
         Kind::Check | Kind::Group => {
             if assign {
                 auto_assign(db, account, stored)?;
+            } else if kind == Kind::Check {
+                subscribe_automatically(db, account, stored)?;
             }
             if stored.get("alertChannelSubscriptions").is_none() {
                 stored["alertChannelSubscriptions"] = json!([]);
@@ -426,9 +506,9 @@ pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
         Kind::AlertChannel => {
             let id = id_text(&body["id"]);
             body["subscriptions"] = context.subscriptions.get(&id).cloned().unwrap_or_else(|| json!([]));
-            // Channels never subscribe new checks by themselves here:
-            // `autoAssignAlerts` on the check's create does (api-contract.md).
-            body["autoSubscribe"] = json!(false);
+            if body.get(AUTO_SUBSCRIBE).is_none() {
+                body[AUTO_SUBSCRIBE] = json!(false);
+            }
         }
         Kind::Group if body.get("apiCheckDefaults").is_none() => {
             body["apiCheckDefaults"] = json!({ "url": "", "headers": [], "queryParameters": [], "assertions": [] });

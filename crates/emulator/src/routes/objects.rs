@@ -50,11 +50,13 @@ pub fn create_object(
     free_form: FreeForm<'_>,
     auto_assign: bool,
 ) -> ApiResult<Value> {
-    let (key, body) = hooks::split_key(kind, body)?;
+    let (key, mut body) = hooks::split_key(kind, body)?;
+    let wire_only = hooks::take_wire_only(kind, &mut body)?;
     let mut stored = with_missing(
         canonical(kind, &body, free_form),
         hooks::missing_key(kind, key.as_deref()),
     )?;
+    hooks::keep_wire_only(&mut stored, wire_only);
     if app.config.normalise_urls && kind == Kind::Check {
         crate::domain::checks::normalise_url(&mut stored);
     }
@@ -123,7 +125,8 @@ pub fn update_object(
 ) -> ApiResult<Value> {
     app.store.transaction(|tx| {
         let stored = load(tx, &caller.account, kind, id)?;
-        let (_, body) = hooks::split_key(kind, &hooks::update_body(kind, &stored, body)?)?;
+        let (_, mut body) = hooks::split_key(kind, &hooks::update_body(kind, &stored, body)?)?;
+        let wire_only = hooks::take_wire_only(kind, &mut body)?;
         let merged = merge(&hooks::editable(kind, &stored), &body);
         // Required quirk fields must be in the request itself, not just stored.
         let missing: Vec<&str> = free_form
@@ -158,6 +161,7 @@ pub fn update_object(
             }
             object.insert("updated_at".into(), Value::String(clock::now_text()));
         }
+        hooks::keep_wire_only(&mut updated, wire_only);
         hooks::on_update(tx, &caller.account, kind, &stored, &mut updated, auto_assign)?;
         tx.replace(&caller.account, kind.section(), id, &updated)?;
         let context = hooks::Context::load(tx, &caller.account, kind, [&updated])?;

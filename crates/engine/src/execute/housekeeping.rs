@@ -22,6 +22,7 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
         .cloned()
         .collect();
     let mut delta = Delta {
+        target: None,
         remove,
         ..Delta::default()
     };
@@ -98,6 +99,7 @@ pub(super) async fn retag_moved(
                         ..entry.clone()
                     };
                     let delta = Delta {
+                        target: None,
                         set: [(key, entry)].into(),
                         ..Delta::default()
                     };

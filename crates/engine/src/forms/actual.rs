@@ -26,6 +26,11 @@ impl Names {
                 by_id.insert((Kind::PrivateLocation, slug), address.id.clone());
             }
         }
+        // Trusted objects keep their remote id in the state (a private
+        // location's slug is not there: `refresh.rs` reads those it needs).
+        for (address, unrefreshed) in &actual.unrefreshed {
+            by_id.insert((address.kind, unrefreshed.remote_id.clone()), address.id.clone());
+        }
         Names { by_id }
     }
 

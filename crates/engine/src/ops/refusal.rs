@@ -43,6 +43,11 @@ pub enum Refusal {
     /// Changes that wait on each other: no order applies them.
     #[error("the changes of {} wait on each other (a dependency cycle)", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
     Cycle(Vec<Address>),
+    /// An apply asked not to read the account (`--refresh=none`).
+    #[error(
+        "an apply reads what it changes: --refresh=none is for plans only\n\nhint: use --refresh=changed to read only what the files changed"
+    )]
+    OfflineApply,
     #[error("the saved plan is stale: {0}")]
     Stale(StalePlan),
     #[error("the plan runs checks {} times a month, over the budget of {}", .0.runs, .0.max)]

@@ -114,23 +114,58 @@ pub fn test_selection(desired: &Desired, state: &State, request: &TestRequest) -
     Ok(Selection { checks, by_location })
 }
 
-/// The public locations a check has in the files (defaults applied), or
+/// Where a check runs in the files (defaults applied): its public
+/// locations and its private locations (by slug: a managed location's
+/// `slugName`, else the name as written, the slug of a remote one), or
 /// [`DEFAULT_LOCATION`] when it names none (or is no longer in the files).
+/// A check of a private location runs there only, so a test of it is too.
 fn own_locations(desired: &Desired, address: &Address) -> Vec<String> {
-    let locations: Vec<String> = desired
-        .resources
-        .get(address)
-        .map(|d| d.resource.to_json())
-        .and_then(|v| {
-            v.get("locations")
-                .and_then(|l| l.as_array())
-                .map(|l| l.iter().filter_map(|x| x.as_str()).map(str::to_owned).collect())
-        })
-        .unwrap_or_default();
+    let resources = &desired.resources;
+    let check = resources.get(address).map(|d| d.resource.to_json());
+    let names = |field: &str| -> Vec<String> {
+        check
+            .as_ref()
+            .and_then(|v| v.get(field)?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut locations = names("locations");
+    for name in names("privateLocations") {
+        let managed = Address::new(Kind::PrivateLocation, name.clone());
+        let slug = resources
+            .get(&managed)
+            .and_then(|d| d.resource.to_json().get("slugName")?.as_str().map(str::to_owned));
+        locations.push(slug.unwrap_or(name));
+    }
     if locations.is_empty() {
         vec![DEFAULT_LOCATION.to_owned()]
     } else {
         locations
+    }
+}
+
+/// Why each failed run of the sessions failed: the error its result names,
+/// else the message of its error group (one error-group read per failing
+/// check; without it the run still says FAILED).
+async fn explain_failures(client: &Client, sessions: &mut [Result<Result<TestSession, String>, Refusal>]) {
+    let mut messages: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for session in sessions.iter_mut() {
+        let Ok(Ok(session)) = session else { continue };
+        for result in session.results.iter_mut() {
+            if !result.status.is_failure() || result.error.is_some() || result.error_group_ids.is_empty() {
+                continue;
+            }
+            if !messages.contains_key(&result.check_id) {
+                let groups = client.error_messages(&result.check_id).await.unwrap_or_default();
+                messages.insert(result.check_id.clone(), groups);
+            }
+            result.error = messages[&result.check_id]
+                .iter()
+                .find(|(id, _)| result.error_group_ids.contains(id))
+                .map(|(_, message)| message.clone());
+        }
     }
 }
 
@@ -143,6 +178,8 @@ pub struct TestRun {
     pub location: String,
     pub status: RunStatus,
     pub response_time: Option<f64>,
+    /// Why a failed run failed, when the service says.
+    pub error: Option<String>,
 }
 
 /// What the test sessions gave.
@@ -182,6 +219,8 @@ pub async fn run_test_sessions(
         await_session(client, &started.id, timeout).await.map(Ok)
     }))
     .await;
+    let mut sessions = sessions;
+    explain_failures(client, &mut sessions).await;
     let mut runs = Vec::new();
     let mut elapsed: Option<f64> = None;
     let mut ran = BTreeSet::new();
@@ -207,6 +246,7 @@ pub async fn run_test_sessions(
                 location: result.run_location,
                 status: result.status,
                 response_time: result.response_time,
+                error: result.error,
             });
         }
     }

@@ -64,6 +64,8 @@ struct File {
     project: String,
     salt: String,
     #[serde(default)]
+    target: Option<super::Target>,
+    #[serde(default)]
     field_sets: Vec<Vec<String>>,
     resources: BTreeMap<String, Entry<String, BTreeMap<String, String>>>,
 }
@@ -110,6 +112,11 @@ pub fn encode<'a>(state: &'a State) -> Vec<u8> {
         )
         .as_bytes(),
     );
+    if let Some(target) = &state.target {
+        // Before `fieldSets`: the header stays at the top of the file.
+        out.truncate(out.len() - b",\"fieldSets\":[".len());
+        out.extend_from_slice(format!(",\"target\":{},\"fieldSets\":[", json(target)).as_bytes());
+    }
     for (i, set) in order.iter().enumerate() {
         out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
         out.extend_from_slice(json(set).as_bytes());
@@ -188,6 +195,7 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
                 serial: file.serial,
                 project: file.project,
                 salt: file.salt,
+                target: file.target,
                 resources,
             })
         }
@@ -223,6 +231,10 @@ mod tests {
     fn a_snapshot_round_trips_and_shares_field_sets() {
         let mut state = State::new("shop");
         state.serial = 9;
+        state.target = Some(crate::state::Target {
+            api_url: "https://api.example.com".into(),
+            account: Some("acme".into()),
+        });
         state
             .resources
             .insert("checks.a".into(), entry("1", &["name", "frequency"]));

@@ -83,6 +83,7 @@ mod tests {
 
     fn delta(serial: u64) -> Delta {
         Delta {
+            target: None,
             serial,
             remove: vec![format!("checks.gone-{serial}")],
             set: BTreeMap::from([(

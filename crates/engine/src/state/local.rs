@@ -173,6 +173,16 @@ impl StateBackend for LocalState {
     }
 
     fn save(&self, state: &State) -> Result<(), StateError> {
+        // As PostgreSQL does: a serial never goes down, so a save based on
+        // a state read before another monform's write cannot undo it.
+        let stored = self.load(&state.project)?.serial;
+        if stored > state.serial {
+            return Err(StateError::Newer {
+                path: self.path.display().to_string(),
+                stored,
+                writing: state.serial,
+            });
+        }
         self.write_snapshot(state)
     }
 
@@ -286,6 +296,7 @@ mod tests {
 
     fn set(serial: u64, address: &str, id: &str) -> Delta {
         Delta {
+            target: None,
             serial,
             remove: Vec::new(),
             set: BTreeMap::from([(address.to_owned(), entry(id))]),
@@ -429,13 +440,19 @@ mod tests {
             state.apply(&delta);
             assert_eq!(state.serial, serial as u64 + 1);
         }
+        // The service applied to travels in the journal too (issue 27 item 5).
         let remove = Delta {
+            target: Some(crate::state::Target {
+                api_url: "local".into(),
+                account: Some("a1".into()),
+            }),
             serial: 3,
             remove: vec!["checks.a".into()],
             set: BTreeMap::new(),
         };
         writer.write(std::slice::from_ref(&remove)).unwrap();
         state.apply(&remove);
+        assert!(state.target.is_some());
         assert_eq!(files(dir.path()), ["state.journal", "state.json"]);
         // The snapshot is the empty state (its salt); the journal the rest.
         assert_eq!(backend.load("acme").unwrap(), state, "read = snapshot + journal");
@@ -544,6 +561,14 @@ mod tests {
         writer.finish(&grown).unwrap();
         assert_eq!(files(dir.path()), ["state.json"]);
         assert_eq!(backend.load("acme").unwrap(), grown);
+    }
+
+    #[test]
+    fn the_file_backend_passes_the_conformance_suite() {
+        use crate::state::conformance::{History, test_full};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_owned();
+        test_full("acme", History::None, &|_| Box::new(LocalState::new(&path)));
     }
 
     #[test]

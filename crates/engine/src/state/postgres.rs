@@ -397,6 +397,7 @@ impl StateBackend for PostgresState {
                 serial: state.serial,
                 project: state.project.clone(),
                 salt: state.salt.clone(),
+                target: state.target.clone(),
                 resources: Default::default(),
             },
             // Where the state row is when the apply starts (it has none when
@@ -542,6 +543,9 @@ impl StateWriter for RowWriter {
         let mut delta = first.clone();
         rest.iter().for_each(|next| delta.merge(next));
         self.header.serial = delta.serial;
+        if let Some(target) = &delta.target {
+            self.header.target = Some(target.clone());
+        }
         let inner = &self.inner;
         let expected = self.stored.map(|s| s as i64);
         let changes = rows::summarize(delta.describe(&|a| self.known.contains(a)));

@@ -147,6 +147,7 @@ mod tests {
 
     fn delta(serial: u64) -> Delta {
         Delta {
+            target: None,
             serial,
             ..Delta::default()
         }

@@ -293,3 +293,26 @@ impl JsonSchema for Script {
 /// A reference to another resource of the project by its logical id. The
 /// field it sits on says which section it points into (`x-ref`).
 pub type LogicalRef = String;
+
+string_enum! {
+    /// What `monform reconcile` does when the service changed and the files
+    /// did not (issue 30).
+    DriftPolicy { Revert = "revert", Notify = "notify", Ignore = "ignore" }
+}
+
+/// monform only, never sent: `lifecycle: { ignoreChanges, drift }` on any
+/// resource (issue 30).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Lifecycle {
+    /// Field paths as the plan writes them (`muted`, `request.headers`,
+    /// `alertSettings.reminders.amount`): sent on create, never compared,
+    /// never sent on update.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("uniqueItems" = true))]
+    pub ignore_changes: Vec<String>,
+    /// What `monform reconcile` does when the service changed and the files
+    /// did not; the default is `[reconcile] drift` in monform.toml.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftPolicy>,
+}

@@ -73,6 +73,10 @@ pub struct Dashboard {
     #[serde(default, skip_serializing_if = "is_false")]
     #[schemars(extend("x-meta" = true))]
     pub prevent_destroy: bool,
+    /// monform only: ignored fields and the drift policy (issue 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-meta" = true))]
+    pub lifecycle: Option<Lifecycle>,
 }
 
 fn default_width() -> DashboardWidth {

@@ -33,9 +33,12 @@ pub struct TestArgs {
     /// With --local: how to print the results
     #[arg(long, value_enum, default_value_t = Format::Human, requires = "local")]
     pub format: Format,
-    /// With --local: print every run's console output and notes
+    /// With --local: print every run's console output and notes, and an API check's request, response status and assertions
     #[arg(long, short, requires = "local")]
     pub verbose: bool,
+    /// With --local: keep a screenshot and a Playwright trace of each failed browser run in DIR (a folder per check and location)
+    #[arg(long, value_name = "DIR", requires = "local")]
+    pub artifacts: Option<PathBuf>,
 }
 
 /// How `monform test --local` prints its results.

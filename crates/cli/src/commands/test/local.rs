@@ -12,11 +12,13 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use monform_engine::ops::{self, LocalCheck};
+use monform_model::Address;
 use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables};
 
 use super::args::{Format, TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
+use crate::render::run_detail::{detail, failing_line};
 use crate::render::test::{Line, Summary, human, json as json_report, junit, markdown};
 
 /// The location local runs are labelled with when no `--location` is given.
@@ -49,7 +51,15 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                 check,
             })
             .collect();
-        let runner = Runner::new(RunnerConfig::default()).with_browser(BrowserSetup::discover(Some(dir)));
+        let mut runner = Runner::new(RunnerConfig::default()).with_browser(BrowserSetup::discover(Some(dir)));
+        if let Some(artifacts) = &args.artifacts {
+            std::fs::create_dir_all(artifacts)
+                .map_err(|e| Stop::Message(format!("--artifacts {}: {e}", artifacts.display())))?;
+            // Absolute: browser runs happen in temporary folders of their own.
+            let absolute = std::path::absolute(artifacts)
+                .map_err(|e| Stop::Message(format!("--artifacts {}: {e}", artifacts.display())))?;
+            runner = runner.with_artifacts(absolute);
+        }
         let locations = if args.locations.is_empty() {
             vec![LOCAL_LOCATION.to_owned()]
         } else {
@@ -60,6 +70,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
             .flat_map(|c| locations.iter().map(move |l| (c, l.as_str())))
             .collect();
         let total = runs.len();
+        let kept_in = args.artifacts.as_deref();
         let done = AtomicUsize::new(0);
         let progress = std::io::stderr().is_terminal();
         let mut ran: Vec<Ran> = futures_util::stream::iter(runs)
@@ -73,6 +84,10 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                         location,
                     };
                     let attempts = runner.run(job).await;
+                    // Only the run's outcome (its last attempt) keeps its files.
+                    for earlier in attempts.iter().rev().skip(1) {
+                        discard_artifacts(&earlier.outcome);
+                    }
                     let outcome = attempts
                         .last()
                         .map(|a| a.outcome.clone())
@@ -82,6 +97,13 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                         eprint!("\r\x1b[K[{finished}/{total}] {}", check.check.address);
                         let _ = std::io::stderr().flush();
                     }
+                    let error = match (&outcome.error, failing_line(&outcome)) {
+                        (Some(error), Some(at)) => Some(format!("{error}\n{at}")),
+                        (error, _) => error.clone(),
+                    };
+                    let artifacts = kept_in
+                        .map(|shown| keep_artifacts(&outcome, shown, &check.check.address, location))
+                        .unwrap_or_default();
                     Ran {
                         line: Line {
                             address: check.check.address.to_string(),
@@ -89,7 +111,8 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                             location: location.to_owned(),
                             status: outcome.status,
                             response_time: Some(outcome.response_time),
-                            error: outcome.error.clone(),
+                            error,
+                            artifacts,
                         },
                         outcome,
                     }
@@ -114,7 +137,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         Format::Human => {
             print!("{}", human(&lines, elapsed, output.stdout_color()));
             for r in ran.iter().filter(|r| r.line.status.is_failure() || args.verbose) {
-                print!("{}", detail(r, args.verbose));
+                print!("{}", detail(&r.line, &r.outcome, args.verbose));
             }
         }
         Format::Markdown => print!("{}", markdown(&lines, elapsed)),
@@ -133,23 +156,47 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
     }
 }
 
-/// A run's error (failures) and, with `--verbose`, its console output and
-/// notes; secrets are already masked by the runner.
-fn detail(ran: &Ran, verbose: bool) -> String {
-    let mut out = format!("\n{} ({}):\n", ran.line.address, ran.line.location);
-    if let Some(error) = &ran.outcome.error {
-        out.push_str(&format!("  error: {}\n", error.replace('\n', "\n    ")));
+/// Removes the folder of files an attempt left (one that was retried).
+fn discard_artifacts(outcome: &Outcome) {
+    let folder = outcome.details["artifacts"][0]["path"]
+        .as_str()
+        .and_then(|f| Path::new(f).parent().map(Path::to_path_buf));
+    if let Some(folder) = folder {
+        let _ = std::fs::remove_dir_all(folder);
     }
-    if verbose {
-        for note in &ran.outcome.notes {
-            out.push_str(&format!("  note: {note}\n"));
-        }
-        if let Some(console) = ran.outcome.details["output"].as_str().filter(|o| !o.trim().is_empty()) {
-            out.push_str("  output:\n");
-            for line in console.lines() {
-                out.push_str(&format!("    {line}\n"));
-            }
-        }
+}
+
+/// Moves the files a failed browser run left (in the runner's `run-N`
+/// folder) to a folder named after the check and location, and returns
+/// their paths below `shown` (`--artifacts` as the user wrote it); nothing
+/// for a run that left none.
+fn keep_artifacts(outcome: &Outcome, shown: &Path, address: &Address, location: &str) -> Vec<String> {
+    let files: Vec<std::path::PathBuf> = outcome.details["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["path"].as_str().map(std::path::PathBuf::from))
+        .collect();
+    let Some(run_dir) = files.first().and_then(|f| f.parent()).map(Path::to_path_buf) else {
+        return Vec::new();
+    };
+    let root = run_dir.parent().unwrap_or(Path::new("."));
+    let name = format!("{address}-{location}").replace(['/', '\\'], "_");
+    let mut folder = name.clone();
+    let mut n = 2;
+    while root.join(&folder).exists() {
+        folder = format!("{name}-{n}");
+        n += 1;
     }
-    out
+    if std::fs::rename(&run_dir, root.join(&folder)).is_err() {
+        folder = run_dir
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    files
+        .iter()
+        .filter_map(|f| f.file_name())
+        .map(|f| shown.join(&folder).join(f).display().to_string())
+        .collect()
 }

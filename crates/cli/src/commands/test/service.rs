@@ -13,7 +13,7 @@ use super::args::{TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::test::{Line, Summary, human, junit};
+use crate::render::test::{Line, Summary, failure_detail, human, junit};
 
 struct Outcome {
     lines: Vec<Line>,
@@ -44,7 +44,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
                 location: run.location,
                 status: run.status,
                 response_time: run.response_time,
-                error: None,
+                error: run.error,
+                artifacts: Vec::new(),
             })
             .collect();
         Ok::<_, Stop>(Outcome {
@@ -59,6 +60,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         Err(code) => return code,
     };
     print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
+    for line in outcome.lines.iter().filter(|l| l.status.is_failure()) {
+        print!("{}", failure_detail(line));
+    }
     for address in &outcome.not_run {
         eprintln!("note: {address} was not run (heartbeat or deactivated checks are not run by test sessions)");
     }

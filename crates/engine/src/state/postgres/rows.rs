@@ -51,6 +51,7 @@ pub fn header(state: &State) -> Value {
         "serial": state.serial,
         "project": state.project,
         "salt": state.salt,
+        "target": state.target,
     })
 }
 

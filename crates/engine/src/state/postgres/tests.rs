@@ -38,15 +38,10 @@ fn changes_name_what_was_added_changed_and_removed() {
     assert!(describe(&State::new("p"), &many).ends_with("and 5 more"));
 }
 
-/// The test database, or `None` (saying why) when there is none.
+/// The test database, or `None` (saying why) when there is none and
+/// `MONFORM_REQUIRE_POSTGRES` does not require one.
 fn database() -> Option<String> {
-    let url = std::env::var("MONFORM_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
-    }
-    url
+    monform_testkit::postgres_url()
 }
 
 fn unique_project() -> String {
@@ -58,53 +53,22 @@ fn open(url: &str, project: &str, command: &str) -> PostgresState {
 }
 
 #[test]
-fn postgres_state_round_trips_with_history_and_refuses_older_writes() {
+fn postgres_passes_the_conformance_suite() {
+    use crate::state::conformance::{History, test_full};
     let Some(url) = database() else { return };
     let project = unique_project();
-    let backend = open(&url, &project, "monform apply");
-    // Opening again finds the schema up to date.
-    drop(open(&url, &project, "monform plan"));
-    let mut state = backend.load(&project).unwrap();
-    assert_eq!((state.serial, state.resources.len()), (0, 0));
-    state.serial = 1;
-    state.resources.insert("checks.a".into(), entry("1"));
-    backend.save(&state).unwrap();
-    state.serial = 2;
-    state.resources.insert("groups.g".into(), entry("2"));
-    backend.save(&state).unwrap();
-
-    let other = open(&url, &project, "monform state rm");
-    assert_eq!(
-        other.load(&project).unwrap(),
-        state,
-        "another runner reads the same state"
-    );
-    assert!(matches!(other.load("someone-else"), Ok(s) if s.serial == 0));
-    let history = other.history(&project, 10).unwrap().unwrap();
-    let serials: Vec<u64> = history.iter().map(|h| h.serial).collect();
-    assert_eq!(serials, [2, 1]);
-    assert_eq!(history[0].command, "monform apply");
-    assert_eq!(history[0].changes, "+groups.g");
-    assert_eq!(history[1].changes, "+checks.a");
-    assert!(history[0].applied_by.contains('@'));
-    assert_eq!(history[0].applied_at.len(), 20, "{}", history[0].applied_at);
-
-    // A write based on an older state is refused, whoever makes it.
-    let mut stale = state.clone();
-    stale.resources.clear();
-    let refused = other.save(&stale).unwrap_err().to_string();
-    assert!(refused.contains("refusing to overwrite a newer state"), "{refused}");
-    assert_eq!(backend.load(&project).unwrap(), state);
-    stale.serial = 3;
-    other.save(&stale).unwrap();
-    assert_eq!(
-        other.history(&project, 1).unwrap().unwrap()[0].changes,
-        "-checks.a -groups.g"
-    );
+    test_full(&project, History::Kept, &|command| {
+        Box::new(open(&url, &project, command))
+    });
+    // Opening again finds the schema up to date, and the state of another
+    // project is a fresh one.
+    let again = open(&url, &project, "monform plan");
+    assert!(matches!(again.load("someone-else"), Ok(s) if s.serial == 0));
 }
 
 fn delta(serial: u64, remove: &[&str], set: &[(&str, &str)]) -> Delta {
     Delta {
+        target: None,
         serial,
         remove: remove.iter().map(|a| a.to_string()).collect(),
         set: set.iter().map(|(a, id)| (a.to_string(), entry(id))).collect(),

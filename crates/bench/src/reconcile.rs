@@ -1,0 +1,160 @@
+//! `monform reconcile` intervals (issue 30): in a fresh process, N
+//! intervals of the reconciler over an applied, unchanged project: each
+//! must cost no more requests than a no-op plan, and memory must not grow
+//! from one interval to the next.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use monform_config::{Desired, Project};
+use monform_engine::{LocalState, Plan};
+use monform_reconcile::{Context, Host, Log, LogFormat, Metrics, Outcome, Settings};
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{peak_rss_mb, rss_mb};
+use crate::run::{ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, load, round1};
+
+/// What the child reports.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReconcileReport {
+    pub intervals: usize,
+    /// Requests one interval sent: the most and the mean.
+    pub max_requests: u64,
+    pub mean_requests: f64,
+    pub mean_interval_ms: f64,
+    /// RSS after the first and after the last interval, and the peak.
+    pub rss_first_mb: f64,
+    pub rss_last_mb: f64,
+    pub peak_rss_mb: f64,
+    /// Intervals that were not in sync (the project is unchanged: none).
+    pub not_in_sync: usize,
+}
+
+struct BenchHost {
+    dir: PathBuf,
+}
+
+impl Host for BenchHost {
+    fn load(&self) -> Result<(Desired, Project), String> {
+        let loaded = load(&self.dir);
+        let project = loaded.project.ok_or("no project")?;
+        Ok((loaded.desired, project))
+    }
+
+    fn markdown(&self, _plan: &Plan) -> String {
+        String::new()
+    }
+}
+
+/// The hidden `--phase reconcile` mode: `intervals` intervals over `dir`.
+pub fn child_reconcile(dir: PathBuf, intervals: usize) {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
+    let client = client_for(&var(ENV_URL), &var(ENV_KEY), &var(ENV_ACCOUNT));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let host = BenchHost { dir: dir.clone() };
+    let (_, project) = host.load().expect("the project loads");
+    let backend = LocalState::new(&dir);
+    let settings = Settings {
+        dir: dir.clone(),
+        ..Settings::default()
+    };
+    let ctx = Context {
+        host: &host,
+        client: &client,
+        backend: &backend,
+        settings: &settings,
+        metrics: Arc::new(Metrics::default()),
+        log: Log {
+            format: LogFormat::Json,
+        },
+        events: monform_reconcile::report::Events::new(None),
+        http: reqwest_client(),
+        stop: Arc::new(AtomicBool::new(false)),
+        file_memory: Box::new(monform_reconcile::report::FileMemory::new(&dir, &project.name)),
+        interval: std::sync::Mutex::new(Duration::from_secs(1)),
+    };
+    let mut leadership = monform_reconcile::leader::try_local(&dir, &project.name)
+        .expect("the lock file")
+        .expect("no other reconciler");
+    let mut memory = Default::default();
+    let (mut max_requests, mut total_requests, mut not_in_sync) = (0, 0, 0);
+    let mut rss_first_mb = 0.0;
+    let started = Instant::now();
+    for i in 0..intervals {
+        let before = client.requests_sent();
+        let outcome = runtime.block_on(monform_reconcile::interval::run(&ctx, &mut leadership, &mut memory));
+        let sent = client.requests_sent() - before;
+        max_requests = max_requests.max(sent);
+        total_requests += sent;
+        if outcome != Outcome::InSync {
+            not_in_sync += 1;
+        }
+        if i == 0 {
+            rss_first_mb = round1(rss_mb());
+        }
+    }
+    let report = ReconcileReport {
+        intervals,
+        max_requests,
+        mean_requests: total_requests as f64 / intervals.max(1) as f64,
+        mean_interval_ms: started.elapsed().as_secs_f64() * 1000.0 / intervals.max(1) as f64,
+        rss_first_mb,
+        rss_last_mb: round1(rss_mb()),
+        peak_rss_mb: round1(peak_rss_mb()),
+        not_in_sync,
+    };
+    println!("{}", serde_json::to_string(&report).expect("a report is JSON"));
+}
+
+fn reqwest_client() -> monform_reconcile::deliver::HttpClient {
+    monform_reconcile::deliver::HttpClient::new()
+}
+
+/// Runs `--phase reconcile` in a child process against `server`.
+pub async fn run_child(server: &monform_emulator::Server, dir: &std::path::Path, intervals: usize) -> ReconcileReport {
+    let exe = std::env::current_exe().expect("own executable");
+    let output = tokio::process::Command::new(exe)
+        .args(["--phase", "reconcile", "--intervals", &intervals.to_string(), "--dir"])
+        .arg(dir)
+        .env(ENV_URL, server.url())
+        .env(ENV_KEY, &server.api_key)
+        .env(ENV_ACCOUNT, &server.account_id)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .await
+        .expect("the child process runs");
+    assert!(output.status.success(), "the reconcile child failed: {}", output.status);
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the child's report `{text}`: {e}"))
+}
+
+/// Sanity: an unchanged project stays in sync, and an interval costs what
+/// the no-op plan did (`noop_requests`, sent by its own process).
+pub fn judge(checks: usize, report: &ReconcileReport, noop_requests: u64, sanity: &mut crate::run::Sanity) {
+    eprintln!(
+        "[{checks}] reconcile: {} intervals, {} requests at most ({:.1} mean; no-op plan {noop_requests}), {:.0} ms mean, RSS {} -> {} MB (peak {})",
+        report.intervals,
+        report.max_requests,
+        report.mean_requests,
+        report.mean_interval_ms,
+        report.rss_first_mb,
+        report.rss_last_mb,
+        report.peak_rss_mb
+    );
+    sanity.expect(
+        report.not_in_sync == 0,
+        format!(
+            "[{checks}] {} reconcile intervals of an unchanged project were not in sync",
+            report.not_in_sync
+        ),
+    );
+    sanity.expect(
+        report.max_requests <= noop_requests,
+        format!(
+            "[{checks}] a reconcile interval sent {} requests, the no-op plan {noop_requests}",
+            report.max_requests
+        ),
+    );
+}

@@ -1,0 +1,420 @@
+//! The user's path (issue 29 item 2): the `monform` binary run as a user
+//! runs it, each command its own child process, against `monform serve` in
+//! a process of its own (SQLite file on disk, rate limits off on both
+//! sides). Per command: wall time, and CPU time and peak RSS of that one
+//! process from `wait4`'s rusage (the kernel's accounting when the process
+//! is reaped, not a poll that can miss a peak), and the requests `monform
+//! serve` counted (its `/-/metrics`).
+//!
+//! Steps, on a fresh project, database and state: `validate`, cold `apply
+//! --auto-approve`, no-op `plan --detailed-exitcode` (exit 0), and `plan
+//! --detailed-exitcode` after 1% of the checks changed in the files
+//! (exit 2). Two shapes per size (`variants`).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::generate::{Shape, generate};
+use crate::report::modelled_seconds;
+use crate::run::{Sanity, ms};
+
+/// The account `monform serve` is started with (any UUID).
+const ACCOUNT: &str = "11111111-2222-4333-8444-555555555555";
+
+/// A project shape the user's path is measured on.
+pub struct Variant {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub shape: Shape,
+}
+
+/// The bench's own shape (ten check types, groups of 50, alert channels)
+/// and issue 29's (2,000 groups, no alert channel yet: every check draws
+/// the linter's "alerts nobody", summarised).
+pub fn variants(checks: usize) -> Vec<Variant> {
+    vec![
+        Variant {
+            name: "channels",
+            title: "groups of 50, alert channels",
+            shape: Shape::new(checks),
+        },
+        Variant {
+            name: "no_channels_2000_groups",
+            title: "2,000 groups, no alert channel",
+            shape: Shape::with_groups(checks, 2_000, false),
+        },
+    ]
+}
+
+/// One command, measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub wall_ms: f64,
+    /// User + system CPU of the `monform` process alone.
+    pub cpu_ms: f64,
+    /// `ru_maxrss` of the `monform` process.
+    pub peak_rss_mb: f64,
+    /// Requests `monform serve` answered during the command.
+    pub requests: u64,
+    pub modelled_seconds: f64,
+    pub exit_code: i32,
+}
+
+/// The steps of one shape at one size.
+#[derive(Debug, Clone, Serialize)]
+pub struct UserPathReport {
+    pub variant: &'static str,
+    pub title: &'static str,
+    pub shape: Shape,
+    pub monform: PathBuf,
+    pub steps: Vec<Step>,
+}
+
+impl UserPathReport {
+    pub fn step(&self, name: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+}
+
+/// The `monform` binary next to the bench's own (`target/release/monform`
+/// beside `target/release/monform-bench`), if built.
+pub fn sibling_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.join("monform");
+    path.is_file().then_some(path)
+}
+
+/// `monform serve` as a child process, stopped when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> Result<SocketAddr, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free port: {e}"))?;
+    listener.local_addr().map_err(|e| e.to_string())
+}
+
+fn serve(monform: &Path, base: &Path, key: &str) -> Result<Serve, String> {
+    let addr = free_port()?;
+    let log = File::create(base.join("serve.log")).map_err(|e| e.to_string())?;
+    let child = Command::new(monform)
+        .arg("serve")
+        .args(["--listen", &addr.to_string(), "--api-key", key, "--account-id", ACCOUNT])
+        .args(["--rate-limit", "off", "--auth-failure-limit", "off", "--db"])
+        .arg(base.join("emulator.db"))
+        .current_dir(base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start {} serve: {e}", monform.display()))?;
+    let mut serve = Serve { child, addr };
+    // Ready once it accepts a connection.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(addr).is_err() {
+        if let Ok(Some(status)) = serve.child.try_wait() {
+            return Err(format!(
+                "monform serve exited ({status}); see {}",
+                base.join("serve.log").display()
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err("monform serve did not listen within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(serve)
+}
+
+/// Requests `monform serve` has answered, its own scrapes left out.
+fn requests_served(addr: SocketAddr) -> Result<u64, String> {
+    let mut stream = TcpStream::connect(addr).map_err(|e| format!("cannot reach monform serve: {e}"))?;
+    stream
+        .write_all(b"GET /-/metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).map_err(|e| e.to_string())?;
+    Ok(text
+        .lines()
+        .filter(|l| l.starts_with("monform_emulator_requests_total{") && !l.contains("route=\"/-/metrics\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum())
+}
+
+/// What `wait4` says of a finished child.
+struct Reaped {
+    exit_code: i32,
+    cpu: Duration,
+    peak_rss_mb: f64,
+}
+
+/// Waits for `pid` and takes its rusage: that process's own CPU and peak
+/// RSS (`ru_maxrss`, KiB on Linux).
+fn wait4(pid: libc::pid_t) -> Result<Reaped, String> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: wait4 only writes the status and the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: as above; `pid` is our own child, not yet reaped.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("wait4: {error}"));
+        }
+    }
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    let exit_code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    Ok(Reaped {
+        exit_code,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+    })
+}
+
+struct Runner<'a> {
+    monform: &'a Path,
+    project: &'a Path,
+    logs: &'a Path,
+    serve: &'a Serve,
+    key: &'a str,
+}
+
+impl Runner<'_> {
+    /// Runs `monform <args>` in the project as a user would (output to a
+    /// log file, no terminal) and measures it.
+    fn step(&self, name: &'static str, title: &'static str, args: &[&str]) -> Result<Step, String> {
+        let log = |suffix: &str| File::create(self.logs.join(format!("{name}.{suffix}"))).map_err(|e| e.to_string());
+        let before = requests_served(self.serve.addr)?;
+        let started = Instant::now();
+        let child = Command::new(self.monform)
+            .args(args)
+            .current_dir(self.project)
+            .env("MONFORM_API_URL", format!("http://{}", self.serve.addr))
+            .env("MONFORM_API_KEY", self.key)
+            .env("MONFORM_ACCOUNT_ID", ACCOUNT)
+            .env("MONFORM_RATE_LIMIT", "off")
+            .env("NO_COLOR", "1")
+            .env_remove("MONFORM_ENV")
+            .stdin(Stdio::null())
+            .stdout(log("stdout")?)
+            .stderr(log("stderr")?)
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", self.monform.display()))?;
+        let pid = libc::pid_t::try_from(child.id()).map_err(|e| e.to_string())?;
+        let reaped = wait4(pid)?;
+        let wall = started.elapsed();
+        // Reaped by wait4: the handle must not wait again (dropping it does not).
+        drop(child);
+        let requests = requests_served(self.serve.addr)?.saturating_sub(before);
+        Ok(Step {
+            name,
+            title,
+            wall_ms: ms(wall),
+            cpu_ms: ms(reaped.cpu),
+            peak_rss_mb: (reaped.peak_rss_mb * 10.0).round() / 10.0,
+            requests,
+            modelled_seconds: (modelled_seconds(requests) * 10.0).round() / 10.0,
+            exit_code: reaped.exit_code,
+        })
+    }
+}
+
+/// Every step of `variant`, in a temporary folder (project, database, logs).
+pub fn run(monform: &Path, variant: &Variant, sanity: &mut Sanity) -> Result<UserPathReport, String> {
+    let shape = variant.shape;
+    let n = shape.checks;
+    let temporary = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let base = temporary.path();
+    let project = base.join("project");
+    let logs = base.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+    generate(&project, &shape, 0).map_err(|e| format!("cannot write the project: {e}"))?;
+    // A throwaway key of a throwaway local service; never printed.
+    let key = format!("bench-{}", std::process::id());
+    let serve = serve(monform, base, &key)?;
+    let runner = Runner {
+        monform,
+        project: &project,
+        logs: &logs,
+        serve: &serve,
+        key: &key,
+    };
+    let mut steps = Vec::new();
+    let mut expect = |step: Step, code: i32, sanity: &mut Sanity| {
+        let tail = std::fs::read_to_string(logs.join(format!("{}.stderr", step.name))).unwrap_or_default();
+        let tail: String = tail.lines().rev().take(5).collect::<Vec<_>>().join(" / ");
+        sanity.expect(
+            step.exit_code == code,
+            format!(
+                "[{n}, {}] monform {} exited {} (expected {code}): {tail}",
+                variant.name, step.name, step.exit_code
+            ),
+        );
+        eprintln!(
+            "[{n}, {}] {}: {} ms wall, {} ms CPU, {} MiB peak",
+            variant.name, step.name, step.wall_ms, step.cpu_ms, step.peak_rss_mb
+        );
+        steps.push(step);
+    };
+    eprintln!("[{n}, {}] user's path: {}", variant.name, monform.display());
+    expect(runner.step("validate", "validate", &["validate"])?, 0, sanity);
+    let cold = runner.step("cold_apply", "cold apply", &["apply", "--auto-approve"])?;
+    expect(cold, 0, sanity);
+    let noop = runner.step("noop_plan", "no-op plan", &["plan", "--detailed-exitcode"])?;
+    expect(noop, 0, sanity);
+    generate(&project, &shape, 1).map_err(|e| format!("cannot edit the project: {e}"))?;
+    let change = runner.step(
+        "change_plan",
+        "plan after a 1% change",
+        &["plan", "--detailed-exitcode"],
+    )?;
+    // `--detailed-exitcode`: 2 when the plan has changes.
+    expect(change, 2, sanity);
+    drop(serve);
+    Ok(UserPathReport {
+        variant: variant.name,
+        title: variant.title,
+        shape,
+        monform: monform.to_owned(),
+        steps,
+    })
+}
+
+/// Issue 29's targets on the 2-core machine, in MB as the issue gives them.
+const LARGE_PEAK_MB: f64 = 600.0;
+const SMALL_PEAK_MB: f64 = 150.0;
+const MIB_PER_MB: f64 = 1e6 / 1_048_576.0;
+
+/// Issue 29 item 2: from 100,000 checks, no-op `plan` under 8 s, `validate`
+/// under 3 s and every command under 600 MB peak RSS; up to 10,000 checks,
+/// every command under 150 MB.
+pub fn targets(size: &crate::report::SizeReport) -> Vec<crate::report::Target> {
+    let n = size.shape.checks;
+    let mut targets = Vec::new();
+    for path in &size.user_path {
+        let mut add = |id, description: String, measured: f64, limit: f64, unit| {
+            targets.push(crate::report::Target {
+                checks: n,
+                id,
+                description: format!("user's path, {}: {description}", path.title),
+                measured,
+                limit,
+                unit,
+                pass: measured < limit,
+            });
+        };
+        if n >= crate::report::LARGE {
+            if let Some(plan) = path.step("noop_plan") {
+                add(
+                    "user_noop_plan_wall",
+                    format!("no-op plan of {n} checks under 8 s wall"),
+                    plan.wall_ms,
+                    8_000.0,
+                    "ms",
+                );
+            }
+            if let Some(validate) = path.step("validate") {
+                let text = format!("validate of {n} checks under 3 s wall");
+                add("user_validate_wall", text, validate.wall_ms, 3_000.0, "ms");
+            }
+        }
+        let peak_mb = match n {
+            n if n >= crate::report::LARGE => Some(LARGE_PEAK_MB),
+            n if n <= 10_000 => Some(SMALL_PEAK_MB),
+            _ => None,
+        };
+        if let Some(limit_mb) = peak_mb {
+            for step in &path.steps {
+                let text = format!("{} of {n} checks under {limit_mb} MB peak RSS", step.title);
+                add("user_peak_rss", text, step.peak_rss_mb, limit_mb * MIB_PER_MB, "MiB");
+            }
+        }
+    }
+    targets
+}
+
+/// The in-process figure beside a step, for the bench's own shape: load
+/// for `validate`, the phases for the others (the no-op plan's from its own
+/// process, load included).
+fn in_process_ms(size: &crate::report::SizeReport, step: &str) -> Option<f64> {
+    let phase = |name: &str| size.phase(name).map(|p| p.wall_ms);
+    match step {
+        "validate" => phase("load"),
+        "cold_apply" => phase("cold_apply").zip(phase("load")).map(|(a, l)| a + l),
+        "noop_plan" => {
+            let child = size.noop_isolated.as_ref()?.isolated.as_ref()?;
+            Some(child.load_ms + child.wall_ms)
+        }
+        "change_plan" => phase("change_plan").map(|p| p + size.reload_ms),
+        _ => None,
+    }
+}
+
+/// The user's path as a Markdown table, beside the in-process rows.
+pub fn markdown(sizes: &[crate::report::SizeReport]) -> String {
+    use crate::report::{int, num};
+    let mut out = String::new();
+    if sizes.iter().all(|s| s.user_path.is_empty()) {
+        return out;
+    }
+    out.push_str(
+        "\n### The user's path: the `monform` binary against `monform serve`, each in its own process\n\n\
+         | checks | shape | command | wall ms | CPU ms | peak RSS MiB | requests | at 600 req/min, s | in-process wall ms |\n\
+         |---:|---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for size in sizes {
+        for path in &size.user_path {
+            for step in &path.steps {
+                let beside = (path.variant == "channels")
+                    .then(|| in_process_ms(size, step.name))
+                    .flatten()
+                    .map_or_else(|| "".to_owned(), num);
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    int(size.shape.checks as u64),
+                    path.title,
+                    step.title,
+                    num(step.wall_ms),
+                    num(step.cpu_ms),
+                    num(step.peak_rss_mb),
+                    int(step.requests),
+                    num(step.modelled_seconds),
+                    beside,
+                ));
+            }
+        }
+    }
+    if let Some(path) = sizes.iter().flat_map(|s| &s.user_path).next() {
+        out.push_str(&format!(
+            "\nBinary: {}. SQLite file on disk, rate limits off (`serve --rate-limit off`, `MONFORM_RATE_LIMIT=off`); \
+             output to files. CPU and peak RSS are the `monform` process's own (`wait4`). The in-process column, for \
+             the bench's shape: load (validate), load + cold apply, the no-op plan's own process (load + fetch + plan), \
+             reload + the 1% plan.\n",
+            path.monform.display()
+        ));
+    }
+    out
+}

@@ -1,0 +1,103 @@
+//! `monform reconcile` (issue 30): arguments, the first load, connecting
+//! and the state backend; the loop itself is `monform-reconcile`'s.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use monform_config::{Desired, Project};
+use monform_engine::Plan;
+use monform_reconcile::{Host, LogFormat, Settings};
+
+use super::context::{Stop, block_on, finish, load_files, open_backend, parse_excludes, require_environment};
+use crate::connect::connect;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+pub struct ReconcileArgs {
+    /// One interval, then exit: 0 in sync, 2 changes found (acted on or reported), 1 error
+    #[arg(long)]
+    once: bool,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters)
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
+    /// Append an event a line (JSON) to FILE, for log shippers
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
+    /// Serve /metrics, /healthz and /readyz here (not with --once)
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    listen: SocketAddr,
+    /// Log lines on standard error as text or JSON
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    log_format: LogFormatArg,
+}
+
+/// Loads the files each interval, as `plan` would (without the linter's
+/// findings: a reconciler acts on what loads).
+struct CliHost<'a> {
+    dir: &'a Path,
+}
+
+impl Host for CliHost<'_> {
+    fn load(&self) -> Result<(Desired, Project), String> {
+        let loaded = load_files(self.dir);
+        let problems: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| !monform_config::lint::is_finding(d))
+            .map(|d| match d.location(&loaded.sources) {
+                Some(at) => format!("{at}: {}", d.message),
+                None => d.message.clone(),
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        let project = loaded.project.ok_or("monform.toml has no project")?;
+        Ok((loaded.desired, project))
+    }
+
+    fn markdown(&self, plan: &Plan) -> String {
+        crate::render::plan::markdown(plan)
+    }
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> ExitCode {
+    finish(block_on(reconcile(dir, api_url, args)))
+}
+
+async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Result<ExitCode, Stop> {
+    let excludes = parse_excludes(&args.excludes)?;
+    let host = CliHost { dir };
+    let (_, project) = host
+        .load()
+        .map_err(|why| Stop::Message(format!("the files do not load: {why}")))?;
+    require_environment(&project)?;
+    let backend = open_backend(dir, &project, "monform reconcile")?;
+    let connection = connect(dir, api_url, &project).await?;
+    let postgres_url = match project.state_backend {
+        monform_config::StateBackend::Postgres => std::env::var(super::context::STATE_URL_VARIABLE).ok(),
+        monform_config::StateBackend::Local => None,
+    };
+    let settings = Settings {
+        dir: dir.to_owned(),
+        once: args.once,
+        excludes,
+        events: args.events,
+        listen: (!args.once).then_some(args.listen),
+        log: match args.log_format {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        },
+        postgres_url,
+    };
+    let code = monform_reconcile::run(&host, &connection.client, backend.as_ref(), &project, settings).await;
+    connection.close().await;
+    Ok(ExitCode::from(code))
+}

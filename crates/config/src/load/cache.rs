@@ -1,0 +1,326 @@
+//! The parse cache (issue 29 item 4): each resource file's validated
+//! resources, under `.monform/cache/files/`, keyed by a digest of the
+//! file's bytes and everything else its load reads, so a plan after an
+//! edit to one file of a thousand parses and validates that one file.
+//!
+//! What a file's resources depend on besides its bytes: its name, the
+//! project's `[defaults]` and `[vars]`, the environments, and the
+//! `${env:}` policy; all are in the key (`Cache::new`). A value from the
+//! environment is never in the cache, not even as a digest in a key: a
+//! sensitive `[vars]` or `[defaults]` value enters the key as a marker only,
+//! and a file is cached only when none of its resources holds sensitive
+//! text (so one that used such a value is loaded afresh each time). A file
+//! that reads the environment itself (`${env:}`), other files (`{ file: }`
+//! scripts, `forEachFile`, `forEach: { file: }` data), declares `moved`/`import`/`removed` entries or
+//! has any problem is not cached either: it is loaded as without a cache.
+//!
+//! An entry is JSON written to a temporary file and renamed into place, so
+//! a reader sees all of it or none; one that does not parse, has another
+//! format version or another key (corrupt, foreign) is ignored and
+//! rewritten. No fsync: a torn entry after a crash is such an entry. The
+//! folder is safe to delete.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use monform_model::validate::RefSite;
+use monform_model::{Address, FieldPath, Kind, Resource};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use super::{Item, ReadFile, Validated};
+use crate::declare::Declarations;
+use crate::expand::Context;
+use crate::source::{FileId, Format, SourceFile, Span};
+use crate::tree::{Entry, Node, NodeValue};
+
+/// Changes whenever what an entry holds or means changes; entries of
+/// another version are never read.
+pub const CACHE_FORMAT: u32 = 1;
+
+/// The folder of the cache, below a project's root.
+pub const CACHE_DIR: &str = ".monform/cache";
+
+/// monform.toml is always the first source (`Loader::load_project`).
+const PROJECT_FILE_ID: FileId = 0;
+
+/// The cache of one load: where entries live and the digest of what every
+/// file's load reads besides the file.
+pub(super) struct Cache {
+    dir: PathBuf,
+    context: String,
+}
+
+/// How the cache fared in one load (for tests and the bench).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Files whose resources came from the cache.
+    pub hits: usize,
+    /// Files parsed and validated (and written to the cache when they may be).
+    pub parsed: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    format: u32,
+    key: String,
+    /// The file's name: an entry is for one file of one project.
+    file: String,
+    resources: Vec<StoredResource>,
+}
+
+/// A span as `[origin, start, len]`: origin 0 is the file itself, 1 is
+/// monform.toml (where `[defaults]` come from).
+type StoredSpan = (u8, usize, usize);
+
+#[derive(Serialize, Deserialize)]
+struct StoredResource {
+    address: String,
+    key: StoredSpan,
+    item: Option<StoredSpan>,
+    /// The typed resource's JSON form, which `Resource::from_json_str`
+    /// reads back (kept as text: no `Value` is built for it).
+    json: Box<RawValue>,
+    refs: Vec<StoredRef>,
+    own: Vec<(String, StoredSpan)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredRef {
+    path: String,
+    target: String,
+    id: String,
+    soft: bool,
+    span: StoredSpan,
+}
+
+impl Cache {
+    /// The cache under `dir` for a load in `context` with `defaults`.
+    pub(super) fn new(dir: &Path, defaults: &[Entry], context: &Context<'_>) -> Cache {
+        let mut hasher = Sha256::new();
+        hasher.update(format!("monform {} cache {CACHE_FORMAT}\n", env!("CARGO_PKG_VERSION")));
+        hasher.update(format!("{:?}\n", masked(defaults)));
+        hasher.update(format!("{:?}\n", masked(context.vars)));
+        hasher.update(format!("{:?}\n{:?}\n", context.environments, context.environment));
+        hasher.update(format!("{:?}\n", context.policy));
+        Cache {
+            dir: dir.join("files"),
+            context: hex(&hasher.finalize()),
+        }
+    }
+
+    /// The key of a file, or `None` when the file may not be cached for
+    /// what its text says (it reads the environment or other files).
+    pub(super) fn key(&self, source: &SourceFile) -> Option<String> {
+        let text = &source.text;
+        // `forEach: { file: }` and `forEachFile` read other files, whose
+        // bytes are not in this key (a test: `a_data_file_edit_is_seen`).
+        let reads_files = text.contains("forEach") && text.contains("file");
+        if text.contains("${env:") || reads_files {
+            return None;
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(&self.context);
+        hasher.update([0]);
+        hasher.update(source.name.as_bytes());
+        hasher.update([0, matches!(source.format, Format::Toml) as u8, 0]);
+        hasher.update(text.as_bytes());
+        Some(hex(&hasher.finalize()))
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.json"))
+    }
+
+    /// The file's resources as cached under `key`, with spans in file `id`;
+    /// `None` when there is no entry or it cannot be used.
+    pub(super) fn read(&self, key: &str, source: &SourceFile, id: FileId) -> Option<Vec<Item>> {
+        let text = std::fs::read(self.path(key)).ok()?;
+        let stored: Stored = serde_json::from_slice(&text).ok()?;
+        if stored.format != CACHE_FORMAT || stored.key != key || stored.file != source.name {
+            return None;
+        }
+        stored.resources.into_iter().map(|r| item(r, id)).collect()
+    }
+
+    /// Writes the file's resources under `key` if they may be cached (see
+    /// the module's comment). Failing to write is no error: the cache is
+    /// only a cache.
+    pub(super) fn write(&self, key: &str, id: FileId, file: &ReadFile, items: &[Item], declared: &Declarations) {
+        if !file.diagnostics.is_empty() || !declared.is_empty() {
+            return;
+        }
+        let Some(resources) = items.iter().map(|i| stored(i, id)).collect::<Option<Vec<_>>>() else {
+            return;
+        };
+        let stored = Stored {
+            format: CACHE_FORMAT,
+            key: key.to_owned(),
+            file: file.source.name.clone(),
+            resources,
+        };
+        let Ok(text) = serde_json::to_vec(&stored) else { return };
+        let _ = write_atomically(&self.dir, &self.path(key), &text);
+    }
+}
+
+/// Entries with every sensitive value replaced: what a key may hold.
+fn masked(entries: &[Entry]) -> Vec<Entry> {
+    fn mask(node: &mut Node) {
+        if node.sensitive {
+            node.value = NodeValue::Str("(sensitive)".into());
+            return;
+        }
+        match &mut node.value {
+            NodeValue::Seq(items) => items.iter_mut().for_each(mask),
+            NodeValue::Map(entries) => entries.iter_mut().for_each(|e| mask(&mut e.value)),
+            _ => {}
+        }
+    }
+    let mut entries = entries.to_vec();
+    entries.iter_mut().for_each(|e| mask(&mut e.value));
+    entries
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn store_span(span: Span, id: FileId) -> Option<StoredSpan> {
+    match span.file {
+        file if file == id => Some((0, span.start, span.len)),
+        PROJECT_FILE_ID => Some((1, span.start, span.len)),
+        _ => None,
+    }
+}
+
+fn load_span((origin, start, len): StoredSpan, id: FileId) -> Option<Span> {
+    match origin {
+        0 => Some(Span::new(id, start, len)),
+        1 => Some(Span::new(PROJECT_FILE_ID, start, len)),
+        _ => None,
+    }
+}
+
+/// An item as an entry holds it, or `None` when it may not be cached: it
+/// is invalid, has something to say, holds sensitive text or read a
+/// script, or would not read back as itself.
+fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
+    let Validated {
+        resource: Some(resource),
+        refs,
+        sensitive,
+        reads_files: false,
+    } = &item.validated
+    else {
+        return None;
+    };
+    if !item.diagnostics.is_empty() || !sensitive.is_empty() {
+        return None;
+    }
+    let json = resource.to_json_string();
+    if Resource::from_json_str(item.address.kind, &json).ok().as_ref() != Some(resource) {
+        return None;
+    }
+    let json = RawValue::from_string(json).ok()?;
+    let refs = refs
+        .iter()
+        .map(|(site, span)| {
+            let path = site.path.to_string();
+            (FieldPath::parse(&path) == site.path).then_some(())?;
+            Some(StoredRef {
+                path,
+                target: site.target.section().to_owned(),
+                id: site.id.clone(),
+                soft: site.soft,
+                span: store_span(*span, id)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let own = item
+        .own_fields
+        .iter()
+        .map(|(field, span)| Some(((*field).to_owned(), store_span(*span, id)?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(StoredResource {
+        address: item.address.to_string(),
+        key: store_span(item.key_span, id)?,
+        item: match item.item {
+            Some(span) => Some(store_span(span, id)?),
+            None => None,
+        },
+        json,
+        refs,
+        own,
+    })
+}
+
+fn item(stored: StoredResource, id: FileId) -> Option<Item> {
+    let address: Address = stored.address.parse().ok()?;
+    let resource = Resource::from_json_str(address.kind, stored.json.get()).ok()?;
+    let refs = stored
+        .refs
+        .into_iter()
+        .map(|r| {
+            let site = RefSite {
+                path: FieldPath::parse(&r.path),
+                target: Kind::from_section(&r.target)?,
+                id: r.id,
+                soft: r.soft,
+            };
+            Some((site, load_span(r.span, id)?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let own_fields = stored
+        .own
+        .into_iter()
+        .map(|(field, span)| {
+            let field = monform_model::group_rules::GROUP_OVERRIDES
+                .iter()
+                .find(|f| **f == field)?;
+            Some((*field, load_span(span, id)?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Item {
+        address,
+        key_span: load_span(stored.key, id)?,
+        item: match stored.item {
+            Some(span) => Some(load_span(span, id)?),
+            None => None,
+        },
+        validated: Validated {
+            resource: Some(resource),
+            refs,
+            sensitive: Vec::new(),
+            reads_files: false,
+        },
+        diagnostics: Vec::new(),
+        own_fields,
+    })
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it there:
+/// readers see the old entry, the new one, or none, never part of one.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::File::create(&temporary).and_then(|mut file| file.write_all(bytes));
+    match written.and_then(|()| std::fs::rename(&temporary, path)) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(error)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

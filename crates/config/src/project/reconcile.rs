@@ -1,0 +1,126 @@
+//! `[reconcile]` in monform.toml (issue 30): how often `monform reconcile`
+//! compares the service with the files, the default drift policy, whether
+//! it applies changes made in the files, and which alert channels of the
+//! project get its drift reports.
+
+use std::time::Duration;
+
+use monform_model::DriftPolicy;
+
+use super::{unknown, wrong_type};
+use crate::diagnostic::Diagnostic;
+use crate::source::Span;
+use crate::tree::{Entry, NodeValue};
+
+/// The `[reconcile]` settings; each has a default, so the table is optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconcile {
+    /// `interval`: between two comparisons (default 5 minutes).
+    pub interval: Duration,
+    /// `drift`: the policy of a resource whose `lifecycle` sets none.
+    pub drift: DriftPolicy,
+    /// `apply-changes`: a change in the files is applied (true) or reported.
+    pub apply_changes: bool,
+    /// `notify`: logical ids of the project's WEBHOOK and SLACK channels,
+    /// each with where it is written.
+    pub notify: Vec<(String, Span)>,
+}
+
+impl Default for Reconcile {
+    fn default() -> Reconcile {
+        Reconcile {
+            interval: Duration::from_secs(300),
+            drift: DriftPolicy::Notify,
+            apply_changes: false,
+            notify: Vec::new(),
+        }
+    }
+}
+
+pub(crate) const KEYS: &[&str] = &["interval", "drift", "apply-changes", "notify"];
+
+/// Reads the `[reconcile]` table's `fields` into `settings`.
+pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut Vec<Diagnostic>) {
+    for field in fields {
+        let path = format!("reconcile.{}", field.key);
+        match (field.key.as_str(), &field.value.value) {
+            ("interval", NodeValue::Str(text)) => match parse_duration(text) {
+                Some(interval) if interval >= Duration::from_secs(1) => settings.interval = interval,
+                _ => diagnostics.push(
+                    Diagnostic::new(
+                        "monform::reconcile",
+                        format!("reconcile.interval `{text}` is not a duration of 1s or more"),
+                    )
+                    .at(field.value.span, "here")
+                    .help("write a number and a unit: \"30s\", \"5m\", \"1h\""),
+                ),
+            },
+            ("interval", _) => diagnostics.push(wrong_type(&path, &field.value, "a duration such as \"5m\"")),
+            ("drift", NodeValue::Str(text)) => match DriftPolicy::ALL.iter().find(|p| p.as_str() == text) {
+                Some(policy) => settings.drift = *policy,
+                None => diagnostics.push(
+                    Diagnostic::new("monform::reconcile", format!("reconcile.drift `{text}` is not known"))
+                        .at(field.value.span, "expected \"revert\", \"notify\" or \"ignore\""),
+                ),
+            },
+            ("drift", _) => diagnostics.push(wrong_type(&path, &field.value, "\"revert\", \"notify\" or \"ignore\"")),
+            ("apply-changes", NodeValue::Bool(apply)) => settings.apply_changes = *apply,
+            ("apply-changes", _) => diagnostics.push(wrong_type(&path, &field.value, "true or false")),
+            ("notify", NodeValue::Seq(items)) => {
+                for item in items {
+                    match &item.value {
+                        NodeValue::Str(id) if monform_model::is_valid_logical_id(id) => {
+                            settings.notify.push((id.clone(), item.span));
+                        }
+                        _ => diagnostics.push(wrong_type(
+                            "reconcile.notify[]",
+                            item,
+                            "the logical id of an alert channel of this project",
+                        )),
+                    }
+                }
+            }
+            ("notify", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of alert channel ids")),
+            _ => diagnostics.push(unknown(&field.key, field.key_span, KEYS.iter().copied(), "field")),
+        }
+    }
+}
+
+/// `90s`, `5m`, `1h`, `1h30m`: a whole number before each unit.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let mut total = 0u64;
+    let mut number = String::new();
+    let mut any = false;
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            _ => return None,
+        };
+        let n: u64 = number.parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        number.clear();
+        any = true;
+    }
+    (any && number.is_empty()).then(|| Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2s"), Some(Duration::from_secs(2)));
+        for bad in ["", "5", "m", "5x", "5m3"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+}

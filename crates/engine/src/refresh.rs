@@ -1,0 +1,215 @@
+//! How much of the account a plan reads (`--refresh`): everything (the
+//! fetcher, `fetch.rs`), only what the files changed since the last apply
+//! (one GET by remote id each), or nothing (offline, from the state).
+//!
+//! The state records each resource's fingerprint as applied (`applied`,
+//! and the salted fingerprints of its secrets). A resource whose files say
+//! the same today is trusted to be as applied: it is neither read nor
+//! compared, and its drift goes unseen. What the files changed, created
+//! or removed is read, so a pull request's plan costs a request per object
+//! it touches rather than a listing of the whole account.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures_util::StreamExt;
+use monform_api::{Client, Error, Remote};
+use monform_config::{Desired, Target};
+use monform_model::wire::IdType;
+use monform_model::{Address, Kind};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actual::Actual;
+use crate::forms::{managed, secret_fingerprints};
+use crate::identity::{remote_owner, uses_tags};
+use crate::ownership::{Owners, record_key};
+use crate::state::State;
+
+/// How much of the account a plan reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Refresh {
+    /// Every kind listed (today's behaviour): every drift is seen.
+    #[default]
+    All,
+    /// Only the objects the files changed, created or removed since the
+    /// last apply, one GET each; the rest is trusted to be as applied.
+    Changed,
+    /// Nothing: the plan is made from the state alone (offline).
+    None,
+}
+
+impl Refresh {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refresh::All => "all",
+            Refresh::Changed => "changed",
+            Refresh::None => "none",
+        }
+    }
+}
+
+/// An object of the state the plan did not read: believed to be as last
+/// applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrefreshed {
+    pub remote_id: String,
+    /// `updated_at` as the state recorded it.
+    pub version: Option<String>,
+    /// The files changed it since it was applied (only with
+    /// `--refresh=none`: `changed` reads those).
+    pub edited: bool,
+}
+
+impl Unrefreshed {
+    /// The id as the service's bodies hold it: a number for kinds with
+    /// integer ids, as references in a request body must be.
+    pub fn id_value(&self, kind: Kind) -> Value {
+        match (kind.id_type(), self.remote_id.parse::<serde_json::Number>()) {
+            (IdType::Integer, Ok(number)) => Value::Number(number),
+            _ => Value::String(self.remote_id.clone()),
+        }
+    }
+}
+
+/// The addresses a partial refresh reads, and those it trusts.
+#[derive(Debug, Default)]
+struct Selection {
+    /// (address, remote id) to GET.
+    read: Vec<(Address, String)>,
+    trusted: BTreeMap<Address, Unrefreshed>,
+}
+
+/// Whether the files changed a resource since it was applied: its
+/// fingerprint, or any secret's, differs from the state's.
+fn edited(desired: &Desired, address: &Address, state: &State, key: &str) -> bool {
+    let (Some(resource), Some(entry)) = (desired.resources.get(address), state.resources.get(key)) else {
+        return true;
+    };
+    let json = managed(address.kind, resource.resource.to_json());
+    if state.fingerprint(&json) != entry.applied {
+        return true;
+    }
+    secret_fingerprints(address.kind, &json, &resource.sensitive, state) != entry.secrets
+}
+
+/// Splits the state's objects into those to read and those to trust.
+fn select(desired: &Desired, state: &State, mode: Refresh) -> Selection {
+    let moved_to: BTreeSet<Address> = desired.declarations.moved.iter().map(|m| m.to.clone()).collect();
+    let entries: Vec<(&String, &crate::state::ResourceState)> = state.resources.iter().collect();
+    // Fingerprinting every resource is most of a partial refresh's own
+    // work at 100,000: in parallel.
+    let judged: Vec<(Address, Unrefreshed)> = entries
+        .par_iter()
+        .filter_map(|(key, entry)| {
+            let address = key.parse::<Address>().ok()?;
+            // A moved resource's tag still names its old address: read, so
+            // the apply rewrites it.
+            let changed = !desired.resources.contains_key(&address)
+                || moved_to.contains(&address)
+                || edited(desired, &address, state, key);
+            let unrefreshed = Unrefreshed {
+                remote_id: entry.remote_id.clone(),
+                version: entry.version.clone(),
+                edited: changed,
+            };
+            Some((address, unrefreshed))
+        })
+        .collect();
+    let mut selection = Selection::default();
+    for (address, unrefreshed) in judged {
+        if unrefreshed.edited && mode == Refresh::Changed {
+            selection.read.push((address, unrefreshed.remote_id));
+        } else {
+            selection.trusted.insert(address, unrefreshed);
+        }
+    }
+    if mode == Refresh::Changed {
+        read_private_locations(desired, &mut selection);
+    }
+    selection
+}
+
+/// References to private locations are written with their slug, which the
+/// state does not hold: a private location that a read or created resource
+/// references is read too (there are few).
+fn read_private_locations(desired: &Desired, selection: &mut Selection) {
+    let reading: BTreeSet<Address> = selection.read.iter().map(|(a, _)| a.clone()).collect();
+    let mut wanted = BTreeSet::new();
+    for (address, resource) in &desired.resources {
+        if selection.trusted.contains_key(address) {
+            continue;
+        }
+        for reference in &resource.references {
+            if let Target::Managed(target) = &reference.target
+                && target.kind == Kind::PrivateLocation
+                && !reading.contains(target)
+            {
+                wanted.insert(target.clone());
+            }
+        }
+    }
+    for address in wanted {
+        if let Some(trusted) = selection.trusted.remove(&address) {
+            selection.read.push((address, trusted.remote_id));
+        }
+    }
+}
+
+/// The actual state from a partial refresh: the selected objects read one
+/// by one (with the project's ownership record, which an apply rewrites),
+/// the others trusted from the state. `Refresh::None` reads nothing.
+pub async fn fetch_partial(
+    client: &Client,
+    project: &str,
+    desired: &Desired,
+    state: &State,
+    mode: Refresh,
+) -> Result<Actual, Error> {
+    let Selection { read, trusted } = select(desired, state, mode);
+    let mut actual = Actual {
+        unrefreshed: trusted,
+        ..Actual::default()
+    };
+    if mode == Refresh::None {
+        return Ok(actual);
+    }
+    let mut wanted: Vec<(Kind, String, Option<Address>)> =
+        read.into_iter().map(|(a, id)| (a.kind, id, Some(a))).collect();
+    for import in &desired.declarations.imports {
+        wanted.push((import.to.kind, import.id.clone(), None));
+    }
+    wanted.push((Kind::Variable, record_key(project), None));
+    // A few at a time, as the executor sends its changes.
+    let read: Vec<(Option<Address>, Option<Remote>)> = futures_util::stream::iter(wanted)
+        .map(|(kind, id, address)| async move { client.get(kind, &id).await.map(|remote| (address, remote)) })
+        .buffer_unordered(8)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    let mut others: Vec<Remote> = Vec::new();
+    for (address, remote) in read {
+        let Some(remote) = remote else { continue };
+        match address {
+            // An object tagged as another project's (or none) is not this
+            // project's, as the full fetch has it: its address is created.
+            Some(address)
+                if !uses_tags(address.kind) || remote_owner(&remote).is_some_and(|(owner, _)| owner == project) =>
+            {
+                actual.owned.insert(address, remote);
+            }
+            Some(_) => {}
+            None => others.push(remote),
+        }
+    }
+    actual.owners = Owners::new(others.iter());
+    for remote in others {
+        actual.others.entry(remote.kind).or_default().push(remote);
+    }
+    Ok(actual)
+}
+
+#[cfg(test)]
+mod tests;

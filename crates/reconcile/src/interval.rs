@@ -1,0 +1,290 @@
+//! One interval: load the files, plan, judge each change by its policy,
+//! apply what is to be applied through the engine's `ops` (the same lock,
+//! budget and safety guards as `monform apply`), and report what is new.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use monform_engine::ops::{self, ApplyRequest, PlanRequest, Refusal, Session};
+use monform_engine::{ApplyOptions, Event, Refresh};
+use monform_model::Address;
+use serde_json::{Value, json};
+
+use crate::leader::Leadership;
+use crate::policy::{Decision, Origin, Verdict};
+use crate::report::{Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, slack_text};
+use crate::{Context, deliver};
+
+/// How an interval ended (the exit code of `--once`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing to do: the service and the files agree (0).
+    InSync,
+    /// The plan had changes: drift or file changes, acted on or reported (2).
+    Changes,
+    /// The files did not load, the service could not be read, a guard
+    /// refused, or an apply failed (1).
+    Error { api: bool },
+}
+
+impl Outcome {
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::InSync => 0,
+            Outcome::Changes => 2,
+            Outcome::Error { .. } => 1,
+        }
+    }
+}
+
+/// Runs one interval.
+pub async fn run(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memory) -> Outcome {
+    let started = Instant::now();
+    let outcome = inner(ctx, leadership, memory).await;
+    let seconds = started.elapsed().as_secs_f64();
+    ctx.metrics.update(|f| {
+        f.duration_sum += seconds;
+        f.duration_count += 1;
+        let result = match outcome {
+            Outcome::InSync => "in_sync",
+            Outcome::Changes => "changes",
+            Outcome::Error { .. } => "error",
+        };
+        *f.runs.entry(result).or_default() += 1;
+        match outcome {
+            Outcome::Error { api: true } => f.api_errors += 1,
+            Outcome::Error { api: false } => {}
+            _ => f.last_success = Some(chrono::Utc::now().timestamp_millis() as f64 / 1000.0),
+        }
+    });
+    outcome
+}
+
+async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memory) -> Outcome {
+    let (desired, project) = match ctx.host.load() {
+        Ok(loaded) => loaded,
+        Err(why) => return ctx.failed("load_failed", "the files do not load; nothing was changed", &why, false),
+    };
+    *ctx.interval.lock().unwrap_or_else(|e| e.into_inner()) = project.reconcile.interval;
+    let channels = match deliver::channels(&desired, &project.reconcile) {
+        Ok(channels) => channels,
+        Err(why) => {
+            return ctx.failed(
+                "load_failed",
+                "the settings do not hold; nothing was changed",
+                &why,
+                false,
+            );
+        }
+    };
+    let session = Session {
+        project: &project,
+        desired: &desired,
+        client: ctx.client,
+        backend: ctx.backend,
+    };
+    let request = PlanRequest {
+        targets: Vec::new(),
+        excludes: ctx.settings.excludes.clone(),
+        destroy: false,
+        // Drift is what a reconcile looks for: every object is read.
+        refresh: Refresh::All,
+    };
+    let planned = match ops::plan(&session, &request).await {
+        Ok(planned) => planned,
+        Err(refusal) => return ctx.refused(&refusal),
+    };
+    let decisions = crate::policy::decide(&planned.plan, &desired, &project.reconcile);
+    let mut drifted_kinds = std::collections::BTreeMap::new();
+    for decision in decisions.iter().filter(|d| d.origin != Origin::Files) {
+        *drifted_kinds
+            .entry(decision.address.kind.section().to_owned())
+            .or_insert(0) += 1;
+    }
+    ctx.metrics.update(|f| f.drifted = drifted_kinds);
+    for decision in &decisions {
+        ctx.event("change", describe(decision));
+        let verdict = match decision.verdict {
+            Verdict::Apply => "applying",
+            Verdict::Report => "reported",
+            Verdict::Ignore => "ignored",
+        };
+        let origin = match decision.origin {
+            Origin::Drift => format!("drift ({})", decision.policy),
+            Origin::Files => "file change".to_owned(),
+            Origin::Both => format!("file change and drift ({})", decision.policy),
+        };
+        ctx.log
+            .info(&format!("{}: {origin}: {verdict}", decision.address), json!({}));
+    }
+    let mut outcome = if decisions.is_empty() {
+        Outcome::InSync
+    } else {
+        Outcome::Changes
+    };
+    let to_apply: Vec<Address> = decisions
+        .iter()
+        .filter(|d| d.verdict == Verdict::Apply)
+        .map(|d| d.address.clone())
+        .collect();
+    if !to_apply.is_empty()
+        && !ctx.stop.load(Ordering::SeqCst)
+        && let Some(error) = apply(ctx, &session, to_apply).await
+    {
+        outcome = error;
+    }
+    // Drift a person is to hear of: `notify` resources whose drift is not applied.
+    let drifted: Vec<Drifted> = decisions
+        .iter()
+        .filter(|d| d.origin != Origin::Files && d.verdict == Verdict::Report)
+        .filter_map(|d| {
+            let change = planned.plan.changes.iter().find(|c| c.address == d.address)?;
+            Some(Drifted::of(change, d.policy))
+        })
+        .collect();
+    let before = memory.clone();
+    let news = memory.news(drifted);
+    if news.drifted.is_empty() && news.resolved.is_empty() {
+        return outcome;
+    }
+    let subject = Subject {
+        project: &project.name,
+        environment: project.environment.as_deref(),
+    };
+    // Remembered before sending: a leader killed between the two loses a
+    // report rather than sending it twice (its successor reads this).
+    if let Err(why) = leadership
+        .save_memory(&project.name, memory, ctx.file_memory.as_ref())
+        .await
+    {
+        *memory = before;
+        return ctx.failed(
+            "report_failed",
+            "cannot record the drift reports; none sent",
+            &why,
+            false,
+        );
+    }
+    let mut failures = Vec::new();
+    if !news.drifted.is_empty() {
+        let markdown = ctx.host.markdown(&drift_only(&planned.plan, &news.drifted));
+        let body = drift_body(&subject, &news.drifted, &markdown);
+        let slack = slack_text(&subject, &news.drifted, &[]);
+        failures.extend(send_all(ctx, &channels, &body, &slack).await);
+        ctx.event("drift", json!({ "drifted": news.drifted }));
+        let addresses: Vec<&str> = news.drifted.iter().map(|d| d.address.as_str()).collect();
+        ctx.log
+            .warn("changed outside monform", json!({ "addresses": addresses.join(", ") }));
+    }
+    if !news.resolved.is_empty() {
+        let body = in_sync_body(&subject, &news.resolved);
+        let slack = slack_text(&subject, &[], &news.resolved);
+        failures.extend(send_all(ctx, &channels, &body, &slack).await);
+        ctx.event("in_sync", json!({ "resolved": news.resolved }));
+        ctx.log
+            .info("back in sync", json!({ "addresses": news.resolved.join(", ") }));
+    }
+    if !failures.is_empty() {
+        // Not delivered: forgotten, so the next interval reports it again.
+        *memory = before;
+        let _ = leadership
+            .save_memory(&project.name, memory, ctx.file_memory.as_ref())
+            .await;
+        return ctx.failed(
+            "report_failed",
+            "a drift report was not delivered",
+            &failures.join("; "),
+            false,
+        );
+    }
+    outcome
+}
+
+async fn send_all(ctx: &Context<'_>, channels: &[deliver::Channel], body: &Value, slack: &Value) -> Vec<String> {
+    let mut failures = Vec::new();
+    for channel in channels {
+        let message = match channel.kind {
+            deliver::ChannelKind::Webhook => body,
+            deliver::ChannelKind::Slack => slack,
+        };
+        match deliver::send(&ctx.http, channel, message).await {
+            Ok(()) => ctx.metrics.update(|f| f.reports += 1),
+            Err(why) => failures.push(why),
+        }
+    }
+    failures
+}
+
+/// Applies `targets` as `monform apply --target` would; `Some` on failure.
+async fn apply(ctx: &Context<'_>, session: &Session<'_>, targets: Vec<Address>) -> Option<Outcome> {
+    let request = ApplyRequest {
+        plan: PlanRequest {
+            targets,
+            excludes: ctx.settings.excludes.clone(),
+            destroy: false,
+            refresh: Refresh::All,
+        },
+        saved: None,
+        allow_mass_delete: false,
+        command: "monform reconcile".to_owned(),
+    };
+    let ready = match ops::prepare_apply(session, request).await {
+        Ok(ready) => ready,
+        Err(Refusal::Lock(error)) => {
+            ctx.log.warn(
+                "another apply holds the lock; trying again next interval",
+                json!({ "lock": error.to_string() }),
+            );
+            return None;
+        }
+        Err(refusal) => return Some(ctx.refused(&refusal)),
+    };
+    if let Some(refusal) = ready.refusal() {
+        let outcome = ctx.refused(refusal);
+        return Some(outcome);
+    }
+    let options = ApplyOptions {
+        parallelism: 8,
+        stop: Arc::clone(&ctx.stop),
+        // The state keeps the service it was first applied to.
+        target: None,
+    };
+    let observer = |event: Event| {
+        if let Event::Done { address, action } = &event {
+            ctx.event("applied", json!({ "address": address.to_string(), "action": action }));
+            ctx.log
+                .info("applied", json!({ "address": address.to_string(), "action": action }));
+        }
+        if let Event::Failed { address, action, error } = &event {
+            ctx.event(
+                "apply_failed",
+                json!({ "address": address.to_string(), "action": action, "error": error }),
+            );
+            ctx.log.error(
+                "apply failed",
+                json!({ "address": address.to_string(), "error": error }),
+            );
+        }
+    };
+    match ops::execute(ready, &options, &observer).await {
+        Ok(applied) => {
+            let done = applied.report.done.len() as u64;
+            ctx.metrics.update(|f| f.applied += done);
+            (!applied.is_complete()).then_some(Outcome::Error {
+                api: applied.report.unreachable,
+            })
+        }
+        Err(refusal) => Some(ctx.refused(&refusal)),
+    }
+}
+
+fn describe(decision: &Decision) -> Value {
+    json!({
+        "address": decision.address.to_string(),
+        "action": decision.action,
+        "origin": decision.origin,
+        "policy": decision.policy.as_str(),
+        "verdict": decision.verdict,
+    })
+}

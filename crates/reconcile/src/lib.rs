@@ -1,0 +1,275 @@
+//! `monform reconcile` (issue 30): a long-running process (or `--once`)
+//! that keeps the service and the files in sync. Each interval it loads
+//! the files, plans through `monform_engine::ops`, and per change follows
+//! the resource's drift policy (`policy.rs`), applies through the same
+//! `ops` operations as `monform apply` (lock, budget, `preventDestroy`,
+//! mass-delete threshold), reports new drift and its end to the project's
+//! WEBHOOK and SLACK channels (`report.rs`, `deliver.rs`), writes
+//! `--events FILE`, and serves `/metrics`, `/healthz`, `/readyz`
+//! (`metrics.rs`). One process leads per project (`leader.rs`).
+//!
+//! **Architecture invariant:** no terminal rendering and no file loading of
+//! its own: the front end (the CLI) passes a [`Host`] that loads the files
+//! and renders a plan as Markdown.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use monform_api::Client;
+use monform_config::{Desired, Project};
+use monform_engine::ops::Refusal;
+use monform_engine::{Plan, StateBackend};
+use monform_model::AddressPattern;
+use serde_json::{Value, json};
+
+pub mod deliver;
+pub mod interval;
+pub mod leader;
+pub mod log;
+pub mod metrics;
+pub mod policy;
+pub mod report;
+
+pub use interval::Outcome;
+pub use log::{Log, LogFormat};
+pub use metrics::Metrics;
+
+/// What the front end provides.
+pub trait Host: Sync {
+    /// Loads and validates the files; `Err`: the problems in words.
+    fn load(&self) -> Result<(Desired, Project), String>;
+    /// A plan as Markdown, for drift reports.
+    fn markdown(&self, plan: &Plan) -> String;
+}
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// The project's folder (local leadership and drift memory live in its `.monform/`).
+    pub dir: PathBuf,
+    pub once: bool,
+    pub excludes: Vec<AddressPattern>,
+    pub events: Option<PathBuf>,
+    pub listen: Option<SocketAddr>,
+    pub log: LogFormat,
+    /// The PostgreSQL state's URL: leadership and drift memory go there.
+    pub postgres_url: Option<String>,
+}
+
+/// What an interval works with.
+pub struct Context<'a> {
+    pub host: &'a dyn Host,
+    pub client: &'a Client,
+    pub backend: &'a dyn StateBackend,
+    pub settings: &'a Settings,
+    pub metrics: Arc<Metrics>,
+    pub log: Log,
+    pub events: report::Events,
+    pub http: reqwest::Client,
+    /// Set by SIGTERM: no new change starts, those in flight finish.
+    pub stop: Arc<AtomicBool>,
+    pub file_memory: Box<dyn report::MemoryStore>,
+    /// `[reconcile] interval` as the last load said.
+    pub interval: std::sync::Mutex<Duration>,
+}
+
+impl Context<'_> {
+    fn event(&self, event: &str, fields: Value) {
+        if let Err(why) = self.events.emit(event, fields) {
+            self.log.error("cannot write the events file", json!({ "error": why }));
+        }
+    }
+
+    fn failed(&self, event: &str, message: &str, why: &str, api: bool) -> Outcome {
+        self.event(event, json!({ "message": message, "error": why }));
+        self.log.error(message, json!({ "error": why }));
+        Outcome::Error { api }
+    }
+
+    fn refused(&self, refusal: &Refusal) -> Outcome {
+        let api = matches!(refusal, Refusal::Fetch(_));
+        let detail = match refusal {
+            Refusal::Unsafe(problems) => problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+            Refusal::Clashes(problems) => problems.join("; "),
+            other => other.to_string(),
+        };
+        let message = if api {
+            "cannot read the service; nothing was changed"
+        } else {
+            "refused; nothing was changed"
+        };
+        self.failed(if api { "api_error" } else { "refused" }, message, &detail, api)
+    }
+}
+
+/// Runs until SIGTERM (exit 0) or, with `--once`, one interval (its
+/// outcome's code). `project` is the first load's, for the interval and
+/// the leadership's name.
+pub async fn run(
+    host: &dyn Host,
+    client: &Client,
+    backend: &dyn StateBackend,
+    project: &Project,
+    settings: Settings,
+) -> u8 {
+    let log = Log { format: settings.log };
+    let metrics = Arc::new(Metrics::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let wake = Arc::new(tokio::sync::Notify::new());
+    watch_signals(Arc::clone(&stop), Arc::clone(&wake));
+    if let Some(address) = settings.listen {
+        match metrics::serve(address, Arc::clone(&metrics)).await {
+            Ok(bound) => log.info(
+                "serving /metrics, /healthz and /readyz",
+                json!({ "listen": bound.to_string() }),
+            ),
+            Err(why) => {
+                log.error("cannot serve metrics", json!({ "error": why }));
+                return 1;
+            }
+        }
+    }
+    let ctx = Context {
+        host,
+        client,
+        backend,
+        settings: &settings,
+        metrics: Arc::clone(&metrics),
+        log,
+        events: report::Events::new(settings.events.clone()),
+        http: reqwest::Client::new(),
+        stop: Arc::clone(&stop),
+        file_memory: Box::new(report::FileMemory::new(&settings.dir, &project.name)),
+        interval: std::sync::Mutex::new(project.reconcile.interval),
+    };
+    metrics.update(|f| f.ready = true);
+    loop {
+        let Some(mut leadership) = lead(&ctx, &project.name, &wake).await else {
+            return if ctx.settings.once { 1 } else { 0 };
+        };
+        metrics.update(|f| f.leader = true);
+        log.info("leading the reconciliation", json!({ "project": project.name }));
+        let mut memory = match leadership.load_memory(&project.name, ctx.file_memory.as_ref()).await {
+            Ok(memory) => memory,
+            Err(why) => {
+                log.error("cannot read the drift memory", json!({ "error": why }));
+                return 1;
+            }
+        };
+        let mut api_errors: u32 = 0;
+        loop {
+            if !leadership.holds().await {
+                log.warn("lost the leadership; waiting to lead again", json!({}));
+                metrics.update(|f| f.leader = false);
+                break;
+            }
+            let outcome = interval::run(&ctx, &mut leadership, &mut memory).await;
+            if ctx.settings.once {
+                return outcome.code();
+            }
+            if stop.load(Ordering::SeqCst) {
+                log.info("stopped", json!({}));
+                return 0;
+            }
+            let interval = *ctx.interval.lock().unwrap_or_else(|e| e.into_inner());
+            api_errors = match outcome {
+                Outcome::Error { api: true } => api_errors.saturating_add(1),
+                _ => 0,
+            };
+            // The service failing (or rate-limiting past the client's own
+            // retries): wait 2, 4, then 8 intervals, at most an hour.
+            let wait = interval
+                .saturating_mul(1 << api_errors.min(3))
+                .min(Duration::from_secs(3600).max(interval));
+            if sleep_or_stop(wait, &stop, &wake).await {
+                log.info("stopped", json!({}));
+                return 0;
+            }
+        }
+    }
+}
+
+/// Waits to lead; `None` when stopped first (or, `--once`, when another leads).
+async fn lead(ctx: &Context<'_>, project: &str, wake: &tokio::sync::Notify) -> Option<leader::Leadership> {
+    let mut said = false;
+    let mut waiting_connection = None;
+    loop {
+        let attempt = match &ctx.settings.postgres_url {
+            None => leader::try_local(&ctx.settings.dir, project),
+            Some(url) => {
+                let connection = match waiting_connection.take() {
+                    Some(connection) => Ok(connection),
+                    None => leader::connect(url).await,
+                };
+                match connection {
+                    Ok(connection) => match leader::try_postgres(connection, project).await {
+                        Ok(Ok(leadership)) => Ok(Some(leadership)),
+                        Ok(Err(connection)) => {
+                            waiting_connection = Some(connection);
+                            Ok(None)
+                        }
+                        Err(why) => Err(why),
+                    },
+                    Err(why) => Err(why),
+                }
+            }
+        };
+        match attempt {
+            Ok(Some(leadership)) => return Some(leadership),
+            Ok(None) if ctx.settings.once => {
+                ctx.log.error(
+                    "another monform reconcile of this project is running",
+                    json!({ "project": project }),
+                );
+                return None;
+            }
+            Ok(None) if !said => {
+                ctx.log
+                    .info("another replica leads; waiting", json!({ "project": project }));
+                said = true;
+            }
+            Ok(None) => {}
+            Err(why) => {
+                ctx.log.error("cannot take the leadership", json!({ "error": why }));
+                if ctx.settings.once {
+                    return None;
+                }
+            }
+        }
+        if sleep_or_stop(leader::POLL, &ctx.stop, wake).await {
+            return None;
+        }
+    }
+}
+
+/// Sleeps `duration`; true when a stop signal came first.
+async fn sleep_or_stop(duration: Duration, stop: &AtomicBool, wake: &tokio::sync::Notify) -> bool {
+    if stop.load(Ordering::SeqCst) {
+        return true;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(duration) => stop.load(Ordering::SeqCst),
+        _ = wake.notified() => true,
+    }
+}
+
+/// SIGTERM and SIGINT set `stop` (the change in flight finishes) and wake
+/// the loop.
+fn watch_signals(stop: Arc<AtomicBool>, wake: Arc<tokio::sync::Notify>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return;
+    };
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        stop.store(true, Ordering::SeqCst);
+        wake.notify_waiters();
+        wake.notify_one();
+    });
+}

@@ -1,0 +1,178 @@
+//! `/metrics` (Prometheus text format 0.0.4), `/healthz` and `/readyz` on
+//! `--listen` (issue 30 item 4).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+/// The reconciler's figures.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    inner: Mutex<Figures>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Figures {
+    /// Drifted resources now, by section (`checks`, `groups`...).
+    pub drifted: BTreeMap<String, u64>,
+    /// Unix time of the last interval that planned (and acted) without error.
+    pub last_success: Option<f64>,
+    pub duration_sum: f64,
+    pub duration_count: u64,
+    /// Intervals by result: `in_sync`, `changes`, `error`.
+    pub runs: BTreeMap<&'static str, u64>,
+    /// Failed API requests (an interval that could not read or write the service).
+    pub api_errors: u64,
+    /// Changes the reconciler applied.
+    pub applied: u64,
+    /// Drift reports sent (each channel counts).
+    pub reports: u64,
+    pub leader: bool,
+    pub ready: bool,
+}
+
+impl Metrics {
+    pub fn update(&self, change: impl FnOnce(&mut Figures)) {
+        let mut figures = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        change(&mut figures);
+    }
+
+    pub fn figures(&self) -> Figures {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let f = self.figures();
+        let mut out = String::new();
+        let mut metric = |name: &str, kind: &str, help: &str, samples: Vec<(String, String)>| {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            for (labels, value) in samples {
+                let _ = writeln!(out, "{name}{labels} {value}");
+            }
+        };
+        let drifted = f
+            .drifted
+            .iter()
+            .map(|(kind, n)| (format!("{{kind=\"{kind}\"}}"), n.to_string()))
+            .collect();
+        metric(
+            "monform_reconcile_drifted_resources",
+            "gauge",
+            "Resources changed outside monform at the last interval, by kind.",
+            drifted,
+        );
+        metric(
+            "monform_reconcile_last_success_timestamp_seconds",
+            "gauge",
+            "Unix time of the last interval that completed without error (0: none yet).",
+            vec![(String::new(), f.last_success.unwrap_or(0.0).to_string())],
+        );
+        metric(
+            "monform_reconcile_duration_seconds",
+            "summary",
+            "How long intervals took.",
+            // A summary's samples are `NAME_sum` and `NAME_count`.
+            vec![
+                ("_sum".to_owned(), f.duration_sum.to_string()),
+                ("_count".to_owned(), f.duration_count.to_string()),
+            ],
+        );
+        let runs = f
+            .runs
+            .iter()
+            .map(|(result, n)| (format!("{{result=\"{result}\"}}"), n.to_string()))
+            .collect();
+        metric("monform_reconcile_runs_total", "counter", "Intervals by result.", runs);
+        metric(
+            "monform_reconcile_api_errors_total",
+            "counter",
+            "Intervals that failed to read or write the service.",
+            vec![(String::new(), f.api_errors.to_string())],
+        );
+        metric(
+            "monform_reconcile_applied_changes_total",
+            "counter",
+            "Changes the reconciler applied.",
+            vec![(String::new(), f.applied.to_string())],
+        );
+        metric(
+            "monform_reconcile_reports_total",
+            "counter",
+            "Drift and back-in-sync reports delivered, per channel.",
+            vec![(String::new(), f.reports.to_string())],
+        );
+        metric(
+            "monform_reconcile_leader",
+            "gauge",
+            "1 when this process leads the project's reconciliation.",
+            vec![(String::new(), u8::from(f.leader).to_string())],
+        );
+        out
+    }
+}
+
+/// Serves the three endpoints until the process ends.
+pub async fn serve(address: SocketAddr, metrics: Arc<Metrics>) -> Result<SocketAddr, String> {
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let app = Router::new()
+        .route("/metrics", get(metrics_page))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .with_state(metrics);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(bound)
+}
+
+async fn metrics_page(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        metrics.render(),
+    )
+}
+
+async fn ready(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    if metrics.figures().ready {
+        (StatusCode::OK, "ready\n")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "starting\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_names_each_family_once_with_its_type() {
+        let metrics = Metrics::default();
+        metrics.update(|f| {
+            f.drifted.insert("checks".into(), 2);
+            f.duration_sum = 1.5;
+            f.duration_count = 3;
+        });
+        let text = metrics.render();
+        assert!(
+            text.contains("monform_reconcile_drifted_resources{kind=\"checks\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("monform_reconcile_duration_seconds_sum 1.5\n"), "{text}");
+        assert!(
+            text.contains("# TYPE monform_reconcile_duration_seconds summary\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! What the test harnesses of the workspace share, so that each does not
+//! keep its own copy (dev-only; never a dependency of a shipped crate):
+//!
+//! - [`Emulator`]: the real emulator on a loopback port, on a runtime of
+//!   its own, for blocking tests;
+//! - [`targets`]: loopback HTTP and TCP targets that record what they got;
+//! - [`Seed`] and [`kill_randomly`]: the random kill loop, replayable with
+//!   `MONFORM_TEST_SEED=<n>` (the seed is printed when a test fails);
+//! - [`redact_ids`]: remote ids and UUIDs out of output, for snapshots;
+//! - [`postgres_url`]: the test database, which `MONFORM_REQUIRE_POSTGRES=1`
+//!   makes mandatory.
+
+mod emulator;
+mod postgres;
+mod redact;
+mod seed;
+pub mod targets;
+
+pub use emulator::Emulator;
+pub use postgres::postgres_url;
+pub use redact::redact_ids;
+pub use seed::{Lcg, Seed, kill_randomly};

@@ -1,0 +1,39 @@
+//! The end-to-end tests: the real `monform` binary, most of them against
+//! the real emulator on a loopback port. One test binary (as uv and jj keep
+//! theirs), so the crates are linked once instead of once per file.
+
+mod common;
+
+mod agent;
+mod apply;
+mod budget;
+mod declare;
+mod declare_for_each;
+mod environments;
+mod examples;
+mod exclude;
+mod for_each_data;
+mod import_export;
+mod lifecycle;
+mod lint;
+mod location_keys;
+mod ownership;
+mod plan;
+mod rate_limit;
+mod reconcile;
+mod refresh;
+mod reliability;
+mod renames;
+mod review;
+mod schema;
+mod secrets;
+mod serve;
+mod state;
+mod status_report;
+mod targets;
+mod test_local;
+mod test_status;
+mod unreachable;
+mod untrusted_files;
+mod validate;
+mod verify;

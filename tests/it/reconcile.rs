@@ -1,0 +1,365 @@
+//! `monform reconcile` (issue 30), end to end: the real binary against the
+//! real emulator, a loopback webhook receiver for the drift reports, the
+//! `/metrics` page read with a Prometheus text-format parser.
+
+use crate::common;
+
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::receiver::Receiver;
+use common::*;
+use serde_json::{Value, json};
+
+fn project(interval: &str, reconcile_extra: &str, hook: &str, checks: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        format!(
+            "[project]\nname = \"recon\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n\n[reconcile]\ninterval = \"{interval}\"\nnotify = [\"ops-webhook\"]\n{reconcile_extra}"
+        ),
+    )
+    .unwrap();
+    let channels = format!(
+        "alertChannels:\n  ops-webhook:\n    type: WEBHOOK\n    config: {{ name: ops, url: \"{hook}\" }}\n    sendRecovery: false\n    sendFailure: false\n    sendDegraded: false\n"
+    );
+    std::fs::write(dir.path().join("monitors.yaml"), format!("{checks}{channels}")).unwrap();
+    dir
+}
+
+const CHECKS: &str = r#"checks:
+  homepage:
+    checkType: URL
+    name: Homepage
+    frequency: 5
+    request: { url: "https://example.com/" }
+  api:
+    checkType: URL
+    name: API
+    frequency: 5
+    request: { url: "https://example.com/api" }
+    lifecycle: { drift: revert }
+  status:
+    checkType: URL
+    name: Status
+    frequency: 5
+    request: { url: "https://example.com/status" }
+    lifecycle: { ignoreChanges: [frequency] }
+"#;
+
+fn check(emulator: &Emulator, name: &str) -> Value {
+    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
+    checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no check {name}"))
+}
+
+fn ui_edit(emulator: &Emulator, name: &str, body: Value) {
+    let id = check(emulator, name)["id"].as_str().unwrap().to_owned();
+    emulator.call("PUT", &format!("/v1/checks/url/{id}"), Some(body));
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn reconcile(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Child {
+    let mut command = emulator.background(dir, &[]);
+    command.arg("reconcile").args(args).stderr(std::process::Stdio::piped());
+    command.spawn().expect("monform reconcile starts")
+}
+
+fn metrics(port: u16) -> prometheus_parse::Scrape {
+    let text = reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics"))
+        .and_then(|r| r.text())
+        .expect("metrics page");
+    prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("valid Prometheus text")
+}
+
+fn sample(scrape: &prometheus_parse::Scrape, name: &str, label: Option<(&str, &str)>) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+        .and_then(|s| match s.value {
+            prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Untyped(v) => Some(v),
+            _ => None,
+        })
+}
+
+#[test]
+fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let project = project("1s", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    let applied = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+
+    let events = dir.join("events.jsonl");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = reconcile(
+        &emulator,
+        dir,
+        &[
+            "--events",
+            events.to_str().unwrap(),
+            "--listen",
+            &listen,
+            "--log-format",
+            "json",
+        ],
+    );
+    wait_until("/readyz", Duration::from_secs(30), || {
+        reqwest::blocking::get(format!("http://127.0.0.1:{port}/readyz")).is_ok_and(|r| r.status().is_success())
+    });
+
+    // Edits in the UI: a notify check, a revert check, an ignored field.
+    ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    ui_edit(&emulator, "Status", json!({"frequency": 30}));
+
+    wait_until("the drift report", Duration::from_secs(20), || {
+        !receiver.reports().is_empty()
+    });
+    let report = receiver.reports()[0].clone();
+    assert_eq!(report["type"], "drift", "{report}");
+    assert_eq!(report["project"], "recon", "{report}");
+    let drifted = report["drifted"].as_array().unwrap();
+    assert_eq!(drifted.len(), 1, "only the notify check: {report}");
+    assert_eq!(drifted[0]["address"], "checks.homepage");
+    assert_eq!(drifted[0]["fields"][0]["path"], "frequency");
+    assert_eq!(drifted[0]["fields"][0]["before"], 10);
+    assert_eq!(drifted[0]["fields"][0]["after"], 5);
+    assert!(
+        report["markdown"].as_str().unwrap().contains("checks.homepage"),
+        "{report}"
+    );
+
+    // The revert check holds the files' value again; the ignored field keeps the UI's.
+    wait_until("the revert", Duration::from_secs(10), || {
+        check(&emulator, "API")["frequency"] == 5
+    });
+    assert_eq!(check(&emulator, "Status")["frequency"], 30);
+    assert_eq!(check(&emulator, "Homepage")["frequency"], 10, "notify changes nothing");
+
+    // Several intervals later: still one report.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(receiver.reports().len(), 1, "{:?}", receiver.reports());
+    let scrape = metrics(port);
+    assert_eq!(
+        sample(&scrape, "monform_reconcile_drifted_resources", Some(("kind", "checks"))),
+        Some(1.0)
+    );
+    assert!(sample(&scrape, "monform_reconcile_last_success_timestamp_seconds", None).unwrap() > 0.0);
+    assert!(sample(&scrape, "monform_reconcile_applied_changes_total", None).unwrap() >= 1.0);
+    assert_eq!(sample(&scrape, "monform_reconcile_leader", None), Some(1.0));
+
+    // Put back by hand: one back-in-sync report.
+    ui_edit(&emulator, "Homepage", json!({"frequency": 5}));
+    wait_until("the back-in-sync report", Duration::from_secs(20), || {
+        receiver.reports().len() == 2
+    });
+    let back = receiver.reports()[1].clone();
+    assert_eq!(back["type"], "in-sync", "{back}");
+    assert_eq!(back["resolved"], json!(["checks.homepage"]), "{back}");
+
+    // SIGTERM: exits 0.
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut log = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    for line in log.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|_| panic!("not a JSON log line: {line}"));
+    }
+    let events = std::fs::read_to_string(&events).unwrap();
+    assert!(events.lines().any(|l| l.contains("\"event\":\"drift\"")), "{events}");
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains("\"event\":\"applied\"") && l.contains("checks.api")),
+        "{events}"
+    );
+    assert!(
+        !events.contains("checks.status"),
+        "an ignored field is no change: {events}"
+    );
+    assert_eq!(receiver.reports().len(), 2);
+}
+
+#[test]
+fn once_exits_as_plan_detailed_exitcode_and_a_broken_file_changes_nothing() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let project = project("1m", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    let applied = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let once = |dir: &Path| emulator.monform(dir).args(["reconcile", "--once"]).output().unwrap();
+
+    let output = once(dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    let output = once(dir);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(check(&emulator, "API")["frequency"], 5, "reverted");
+
+    // A broken file: nothing changes, and the reason is given.
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    edit(
+        dir,
+        "monitors.yaml",
+        "frequency: 5\n    request: { url: \"https://example.com/api\" }",
+        "frequency: fast\n    request: { url: \"https://example.com/api\" }",
+    );
+    let output = once(dir);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("monitors.yaml:"), "{}", stderr(&output));
+    assert_eq!(check(&emulator, "API")["frequency"], 15, "nothing changed");
+}
+
+#[test]
+fn the_mass_delete_threshold_stops_a_reconcile_whose_files_lost_most_resources() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let mut checks = String::from("checks:\n");
+    for i in 0..12 {
+        checks.push_str(&format!(
+            "  c{i}:\n    checkType: URL\n    name: C{i}\n    request: {{ url: \"https://example.com/{i}\" }}\n"
+        ));
+    }
+    let project = project("1m", "apply-changes = true\n", &receiver.url, &checks);
+    let dir = project.path();
+    let applied = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let text = std::fs::read_to_string(dir.join("monitors.yaml")).unwrap();
+    std::fs::write(
+        dir.join("monitors.yaml"),
+        text.replace(
+            &checks,
+            "checks:\n  c0:\n    checkType: URL\n    name: C0\n    request: { url: \"https://example.com/0\" }\n",
+        ),
+    )
+    .unwrap();
+    let output = emulator.monform(dir).args(["reconcile", "--once"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--allow-mass-delete"), "{}", stderr(&output));
+    assert_eq!(
+        emulator
+            .call("GET", "/v1/checks?limit=100", None)
+            .as_array()
+            .map(Vec::len),
+        Some(12)
+    );
+}
+
+/// Two replicas on the PostgreSQL state: one leads; SIGKILLed, the other
+/// takes over within two intervals, and the receiver saw each drift once.
+#[test]
+fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
+    let Some(url) = postgres() else { return };
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let name = unique("recon");
+    let project = project("2s", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    edit(
+        dir,
+        "monform.toml",
+        "name = \"recon\"",
+        &format!("name = \"{name}\"\n\n[state]\nbackend = \"postgres\""),
+    );
+    let applied = emulator
+        .monform(dir)
+        .env("MONFORM_STATE_URL", &url)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+
+    let ports = [free_port(), free_port()];
+    let mut replicas: Vec<std::process::Child> = ports
+        .iter()
+        .map(|port| {
+            let listen = format!("127.0.0.1:{port}");
+            let mut command = emulator.background(dir, &["reconcile", "--listen", &listen]);
+            command.env("MONFORM_STATE_URL", &url);
+            command.spawn().expect("a replica starts")
+        })
+        .collect();
+    let leader_of = |port: u16| -> Option<bool> {
+        let text = reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics"))
+            .ok()?
+            .text()
+            .ok()?;
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).ok()?;
+        sample(&scrape, "monform_reconcile_leader", None).map(|v| v == 1.0)
+    };
+    let mut leader = None;
+    wait_until("a leader", Duration::from_secs(30), || {
+        let states = [leader_of(ports[0]), leader_of(ports[1])];
+        leader = states.iter().position(|s| *s == Some(true));
+        leader.is_some() && states.iter().all(Option::is_some)
+    });
+    let leader = leader.unwrap();
+    assert_eq!(leader_of(ports[1 - leader]), Some(false), "one leader only");
+
+    ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
+    wait_until("the drift report", Duration::from_secs(20), || {
+        !receiver.reports().is_empty()
+    });
+
+    // Mid-interval: killed without a chance to clean up.
+    std::thread::sleep(Duration::from_millis(700));
+    replicas[leader].kill().unwrap();
+    replicas[leader].wait().unwrap();
+    let killed = Instant::now();
+    wait_until("the takeover", Duration::from_secs(30), || {
+        leader_of(ports[1 - leader]) == Some(true)
+    });
+    assert!(
+        killed.elapsed() < Duration::from_secs(4),
+        "within two intervals: {:?}",
+        killed.elapsed()
+    );
+
+    // The new leader acts (reverts) and does not report the old drift again.
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    wait_until("the revert", Duration::from_secs(10), || {
+        check(&emulator, "API")["frequency"] == 5
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "each drift once: {reports:?}");
+    let survivor = &mut replicas[1 - leader];
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(survivor.id() as i32, libc::SIGTERM) };
+    assert_eq!(survivor.wait().unwrap().code(), Some(0));
+}

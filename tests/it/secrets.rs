@@ -1,0 +1,241 @@
+//! A pull request cannot read a secret out of monform (issue 25): a project
+//! whose every secret-like value is a unique marker goes through every
+//! output (plans in three formats with and without `--effective`, the saved
+//! plan, apply, a drifted plan, export, the state and its commands, JUnit,
+//! the emulator's debug log), and no marker comes out.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Each secret-like value of the project; none may appear in any output.
+const MARKERS: &[&str] = &[
+    "zq-marker-env-1",
+    "zq-marker-2",
+    "zq-marker-3",
+    "zq-marker-4",
+    "zq-marker-5",
+    "zq-marker-6",
+    "zq-marker-7",
+    "zq-marker-8",
+    "zq-marker-9",
+    "zq-marker-10",
+    "zq-marker-11",
+    "zq-marker-drift-12",
+    "zq-marker-drift-13",
+    "zq-marker-env-14",
+];
+
+const PROJECT: &str = r#"
+variables:
+  API_TOKEN: { value: "${env:MF_SECRET_ONE}", secret: true }
+groups:
+  prod:
+    name: Production
+    concurrency: 1
+    locations: [eu-west-1]
+    apiCheckDefaults:
+      url: "http://127.0.0.1:9"
+      basicAuth: { username: ops, password: "zq-marker-2" }
+      headers: [{ key: X-Auth-Token, value: "zq-marker-3" }]
+    environmentVariables:
+      - { key: GROUP_SECRET, value: "zq-marker-4", secret: true }
+alertChannels:
+  hook:
+    type: WEBHOOK
+    config:
+      name: hook
+      url: "http://127.0.0.1:9/hook"
+      headers:
+        - { key: X-Api-Key, value: "zq-marker-5" }
+        - { key: X-Tenant, value: "zq-marker-6", secret: true }
+      webhookSecret: "zq-marker-7"
+checks:
+  api:
+    checkType: API
+    name: Secret API
+    group: prod
+    frequency: 10
+    locations: [eu-west-1]
+    request:
+      method: GET
+      url: "http://127.0.0.1:9/api"
+      headers:
+        - { key: Accept, value: application/json }
+        - { key: Authorization, value: "Bearer zq-marker-8" }
+        - { key: Cookie, value: "sid=zq-marker-9" }
+      basicAuth: { username: u, password: "zq-marker-10" }
+    alertChannels: [hook]
+  browser:
+    checkType: BROWSER
+    name: "Secret browser ${env:MF_SECRET_NAME}"
+    frequency: 10
+    locations: [eu-west-1]
+    activated: false
+    script: "console.log(process.env.CHECK_SECRET.length)"
+    environmentVariables:
+      - { key: CHECK_SECRET, value: "zq-marker-11", secret: true }
+"#;
+
+struct Walk {
+    served: Served,
+    project: tempfile::TempDir,
+    /// Every output seen, named by where it came from.
+    seen: Vec<(String, String)>,
+}
+
+impl Walk {
+    fn monform(&self, args: &[&str]) -> std::process::Output {
+        monform()
+            .arg("--dir")
+            .arg(self.project.path())
+            .args(["--api-url", &self.served.url, "--color", "never"])
+            .args(args)
+            .env("MONFORM_API_KEY", self.served.key.as_deref().unwrap_or_default())
+            .env("MONFORM_ACCOUNT_ID", &self.served.account)
+            .env("MF_SECRET_ONE", "zq-marker-env-1")
+            .env("MF_SECRET_NAME", "zq-marker-env-14")
+            .env("RUST_LOG", "debug")
+            .output()
+            .expect("monform runs")
+    }
+
+    /// Runs monform and keeps what it printed, failing on an unexpected exit.
+    fn run(&mut self, args: &[&str], codes: &[i32]) -> String {
+        let output = self.monform(args);
+        let (out, err) = (stdout(&output), stderr(&output));
+        let code = output.status.code().unwrap_or(-1);
+        assert!(codes.contains(&code), "monform {args:?} exited {code}\n{out}\n{err}");
+        self.seen
+            .push((format!("monform {} (stdout)", args.join(" ")), out.clone()));
+        self.seen.push((format!("monform {} (stderr)", args.join(" ")), err));
+        out
+    }
+
+    fn file(&mut self, path: &Path) {
+        let text = String::from_utf8_lossy(&std::fs::read(path).expect("file written")).into_owned();
+        self.seen.push((path.display().to_string(), text));
+    }
+
+    fn folder(&mut self, dir: &Path) {
+        for entry in std::fs::read_dir(dir).expect("folder") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                self.folder(&path);
+            } else {
+                self.file(&path);
+            }
+        }
+    }
+}
+
+#[test]
+fn no_secret_reaches_any_output() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (served, _) = serve_logging(&dir.path().join("emulator.db"), &["--rate-limit", "off"], "debug");
+    let project = tempfile::tempdir().expect("temporary folder");
+    std::fs::write(
+        project.path().join("monform.toml"),
+        "[project]\nname = \"secrets-walk\"\n",
+    )
+    .expect("write");
+    std::fs::write(project.path().join("monitors.yaml"), PROJECT).expect("write");
+    let mut walk = Walk {
+        served,
+        project,
+        seen: Vec::new(),
+    };
+
+    for format in ["human", "json", "markdown"] {
+        walk.run(&["plan", "--format", format], &[0]);
+        walk.run(&["plan", "--format", format, "--effective"], &[0]);
+    }
+    let saved = walk.project.path().join("reviewed.plan");
+    walk.run(&["plan", "--out", saved.to_str().expect("utf-8")], &[0]);
+    walk.file(&saved);
+    walk.run(&["apply", "--auto-approve", saved.to_str().expect("utf-8")], &[0]);
+    walk.run(&["plan", "--format", "json", "--detailed-exitcode"], &[0]);
+
+    // Changed behind monform's back, as in the service's UI: the plan shows
+    // the account's old values, which must be masked by what they hold.
+    let checks: serde_json::Value = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/checks", walk.served.url))
+        .bearer_auth(walk.served.key.as_deref().unwrap_or_default())
+        .header("X-Service-Account", &walk.served.account)
+        .send()
+        .and_then(|r| r.json())
+        .expect("checks listed");
+    let check = checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == "Secret API")
+        .expect("the API check")
+        .clone();
+    let mut body = serde_json::json!({
+        "checkType": "API", "name": check["name"], "request": check["request"], "heartbeat": {}, "script": "",
+    });
+    body["request"]["headers"] = serde_json::json!([
+        {"key": "Authorization", "value": "Bearer zq-marker-drift-12"},
+        {"key": "Cookie", "value": "sid=zq-marker-drift-13"}
+    ]);
+    let response = reqwest::blocking::Client::new()
+        .put(format!(
+            "{}/v1/checks/{}",
+            walk.served.url,
+            check["id"].as_str().expect("id")
+        ))
+        .bearer_auth(walk.served.key.as_deref().unwrap_or_default())
+        .header("X-Service-Account", &walk.served.account)
+        .json(&body)
+        .send()
+        .expect("updated");
+    let status = response.status();
+    assert!(status.is_success(), "{status}: {}", response.text().unwrap_or_default());
+    for format in ["human", "json", "markdown"] {
+        let out = walk.run(&["plan", "--format", format, "--detailed-exitcode"], &[2]);
+        assert!(out.contains("request"), "the drift is shown: {out}");
+    }
+
+    let exported = walk.project.path().join("exported");
+    walk.run(&["export", "--out", exported.to_str().expect("utf-8")], &[0]);
+    walk.folder(&exported);
+    walk.run(&["state", "list"], &[0]);
+    walk.run(&["state", "show", "checks.api"], &[0]);
+    walk.folder(&walk.project.path().join(".monform"));
+    let junit = walk.project.path().join("junit.xml");
+    walk.run(&["test", "--junit", junit.to_str().expect("utf-8")], &[0, 1]);
+    walk.file(&junit);
+
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let log = walk.served.log.lock().expect("log").clone();
+    assert!(
+        log.contains("/v1/checks"),
+        "the emulator logged requests at debug: {log}"
+    );
+    walk.seen.push(("monform serve (debug log)".into(), log));
+
+    let leaks: Vec<String> = walk
+        .seen
+        .iter()
+        .flat_map(|(place, text)| {
+            MARKERS
+                .iter()
+                .filter(|m| text.contains(**m))
+                .map(move |m| format!("{m} in {place}"))
+        })
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "secrets leaked:\n{}\n\nfirst leaking output:\n{}",
+        leaks.join("\n"),
+        walk.seen
+            .iter()
+            .find(|(_, t)| MARKERS.iter().any(|m| t.contains(m)))
+            .map(|(p, t)| format!("{p}:\n{t}"))
+            .unwrap_or_default()
+    );
+    assert!(walk.seen.len() > 30, "every output was read");
+}
