@@ -11,8 +11,8 @@ use std::path::Path;
 use monform_api::Client;
 use monform_config::Loaded;
 use monform_engine::LocalState;
-use monform_engine::ops::{self, PlanRequest, Session};
 use monform_engine::Refresh;
+use monform_engine::ops::{self, PlanRequest, Session};
 
 use crate::generate::CHECKS_PER_FILE;
 use crate::measure::{Probe, Requests};
