@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use monform_api::Remote;
+use monform_model::wire::IdType;
 use monform_model::{Address, Kind};
+use serde_json::Value;
 
 use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, RECORD_PREFIX, is_record};
-use crate::refresh::Unrefreshed;
 
 /// What the account holds, and which of it is the project's.
 #[derive(Debug, Default)]
@@ -115,5 +116,28 @@ impl Actual {
                 })
             })
             .collect()
+    }
+}
+
+/// An object of the state the plan did not read: believed to be as last
+/// applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrefreshed {
+    pub remote_id: String,
+    /// `updated_at` as the state recorded it.
+    pub version: Option<String>,
+    /// The files changed it since it was applied (only with
+    /// `--refresh=none`: `changed` reads those).
+    pub edited: bool,
+}
+
+impl Unrefreshed {
+    /// The id as the service's bodies hold it: a number for kinds with
+    /// integer ids, as references in a request body must be.
+    pub fn id_value(&self, kind: Kind) -> Value {
+        match (kind.id_type(), self.remote_id.parse::<serde_json::Number>()) {
+            (IdType::Integer, Ok(number)) => Value::Number(number),
+            _ => Value::String(self.remote_id.clone()),
+        }
     }
 }

@@ -14,13 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures_util::StreamExt;
 use monform_api::{Client, Error, Remote};
 use monform_config::{Desired, Target};
-use monform_model::wire::IdType;
 use monform_model::{Address, Kind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::actual::Actual;
+pub use crate::actual::Unrefreshed;
 use crate::forms::{managed, secret_fingerprints};
 use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owners, record_key};
@@ -46,29 +45,6 @@ impl Refresh {
             Refresh::All => "all",
             Refresh::Changed => "changed",
             Refresh::None => "none",
-        }
-    }
-}
-
-/// An object of the state the plan did not read: believed to be as last
-/// applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unrefreshed {
-    pub remote_id: String,
-    /// `updated_at` as the state recorded it.
-    pub version: Option<String>,
-    /// The files changed it since it was applied (only with
-    /// `--refresh=none`: `changed` reads those).
-    pub edited: bool,
-}
-
-impl Unrefreshed {
-    /// The id as the service's bodies hold it: a number for kinds with
-    /// integer ids, as references in a request body must be.
-    pub fn id_value(&self, kind: Kind) -> Value {
-        match (kind.id_type(), self.remote_id.parse::<serde_json::Number>()) {
-            (IdType::Integer, Ok(number)) => Value::Number(number),
-            _ => Value::String(self.remote_id.clone()),
         }
     }
 }

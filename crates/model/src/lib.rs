@@ -25,6 +25,7 @@ pub mod schema;
 pub mod sensitive;
 pub mod snippets;
 pub mod status;
+pub mod suggest;
 pub mod validate;
 pub mod wire;
 
@@ -35,4 +36,5 @@ pub use path::{FieldPath, Segment};
 pub use resources::common::{DriftPolicy, Lifecycle};
 pub use status::RunStatus;
 
-pub use validate::{Violation, check_shape, check_shape_in, into_resource, suggest, validate_resource};
+pub use suggest::suggest;
+pub use validate::{Violation, check_shape, check_shape_in, into_resource, validate_resource};

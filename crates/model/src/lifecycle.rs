@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::facts::variant_tag;
 use crate::resources::common::Lifecycle;
 use crate::schema::{Schemas, schemas};
-use crate::validate::suggest;
+use crate::suggest::suggest;
 use crate::{FieldPath, Kind, Resource, Violation};
 
 /// The lifecycle of a resource given in its files' JSON form (default when

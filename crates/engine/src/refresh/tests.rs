@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::Value;
 
 /// A project of three checks and one group, loaded from files.
 fn project(edit: &str) -> Desired {

@@ -5,7 +5,8 @@
 pub(crate) mod compiled;
 mod shape;
 
-pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in, suggest};
+pub use crate::suggest::suggest;
+pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in};
 
 use serde_json::Value;
 

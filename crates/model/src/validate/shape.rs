@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::Violation;
 use super::compiled::{Additional, Alternatives, Node, NodeId};
 use crate::schema::{Schemas, schemas};
+use crate::suggest::suggest;
 use crate::{FieldPath, Kind, Segment};
 
 /// A reference to another resource by logical id, found at `path`.
@@ -354,16 +355,6 @@ fn unknown_field<'a>(path: FieldPath, key: &str, known: impl Iterator<Item = &'a
             violation.with_help(format!("expected one of {}", names.join(", ")))
         }
     }
-}
-
-/// The closest candidate, if close enough to be a likely typo.
-pub fn suggest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let given_lower = given.to_lowercase();
-    candidates
-        .map(|c| (strsim::jaro_winkler(&given_lower, &c.to_lowercase()), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 fn json_type_name(value: &Value) -> String {
