@@ -426,9 +426,10 @@ fn two_runners_share_one_postgres_state() {
     assert_ok(&history);
     let text = stdout(&history);
     let rows: Vec<&str> = text.lines().skip(1).collect();
-    // Writes are coalesced, but every change advances the serial (31 creates
-    // and B's update) and every address shows in some row.
-    assert!(rows[0].trim_start().starts_with("32 "), "{text}");
+    // Writes are coalesced, but every change advances the serial (the
+    // service and account the state is applied to, recorded first; 31
+    // creates; B's update) and every address shows in some row.
+    assert!(rows[0].trim_start().starts_with("33 "), "{text}");
     for i in 0..30 {
         assert!(
             text.contains(&format!("+checks.check-{i} ")) || text.contains(&format!("+checks.check-{i}\n")),
