@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::actual::Actual;
 use crate::compare::differences;
-use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, managed, sensitive_paths};
+use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, managed, secret_changed, sensitive_paths};
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
@@ -336,10 +336,7 @@ fn compare(
     }
     for path in &sensitive {
         let Some(value) = lookup(desired, path) else { continue };
-        let same = recorded
-            .and_then(|r| r.secrets.get(&path.to_string()))
-            .is_some_and(|f| *f == state.fingerprint(value));
-        if !same {
+        if secret_changed(path, value, recorded, state) {
             fields.push(FieldChange {
                 path: path.to_string(),
                 before: None,

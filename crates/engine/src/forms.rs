@@ -9,7 +9,7 @@ use monform_model::sensitive::redact;
 use monform_model::{FieldPath, Kind, Segment};
 use serde_json::Value;
 
-use crate::state::{Fingerprints, State};
+use crate::state::{Fingerprints, ResourceState, State};
 
 mod actual;
 pub(crate) use actual::ActualView;
@@ -68,6 +68,15 @@ pub fn field_fingerprints(kind: Kind, desired: &Value, extra: &[FieldPath], stat
             (path.to_string(), print)
         })
         .collect()
+}
+
+/// Whether the secret `value` at `path` differs from what the state
+/// recorded at the last apply (by salted fingerprint: secrets are never
+/// read back).
+pub(crate) fn secret_changed(path: &FieldPath, value: &Value, recorded: Option<&ResourceState>, state: &State) -> bool {
+    recorded
+        .and_then(|r| r.secrets.get(&path.to_string()))
+        .is_none_or(|f| *f != state.fingerprint(value))
 }
 
 /// The fingerprints of a desired value's secrets, by path.

@@ -138,7 +138,7 @@ impl Summary {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Plan {
     pub project: String,
     /// Every address, noops included, sorted by address.

@@ -125,13 +125,7 @@ mod tests {
         Plan {
             project: "p".into(),
             changes,
-            order: Default::default(),
-            state_serial: 0,
-            suggested_moves: Vec::new(),
-            discarded: Default::default(),
-            cycle: Vec::new(),
-            excluded: Vec::new(),
-            refreshed: Default::default(),
+            ..Plan::default()
         }
     }
 

@@ -555,13 +555,7 @@ mod tests {
         Plan {
             project: "big".into(),
             changes,
-            order: Default::default(),
-            state_serial: 0,
-            suggested_moves: Vec::new(),
-            discarded: Default::default(),
-            cycle: Vec::new(),
-            refreshed: Default::default(),
-            excluded: Vec::new(),
+            ..Plan::default()
         }
     }
 

@@ -11,7 +11,7 @@ use monform_model::sensitive::redact;
 use monform_model::{Address, FieldPath};
 use serde_json::Value;
 
-use crate::forms::{field_fingerprints, leaves, lookup, sensitive_paths};
+use crate::forms::{field_fingerprints, leaves, lookup, secret_changed, sensitive_paths};
 use crate::plan::{Action, Change, FieldChange, Reason};
 use crate::refresh::Unrefreshed;
 use crate::state::State;
@@ -86,10 +86,7 @@ pub(super) fn unread(
     }
     for path in &sensitive {
         let Some(value) = lookup(desired, path) else { continue };
-        let same = recorded
-            .and_then(|r| r.secrets.get(&path.to_string()))
-            .is_some_and(|f| *f == state.fingerprint(value));
-        if !same {
+        if secret_changed(path, value, recorded, state) {
             change.fields.push(FieldChange {
                 sensitive: true,
                 ..field(path.to_string(), None, false)
