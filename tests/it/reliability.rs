@@ -252,13 +252,29 @@ fn an_apply_whose_service_goes_away_stops_and_resumes_later() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut pipe = child.stderr.take().unwrap();
+    let pipe = child.stderr.take().unwrap();
+    // The service goes away after a few dozen objects exist, not after a
+    // fixed time: on a fast machine the whole apply fit in 2.5 seconds.
+    let (created_tx, created_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut err = String::new();
-        let _ = std::io::Read::read_to_string(&mut pipe, &mut err);
+        let mut created = 0;
+        for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)) {
+            let Ok(line) = line else { break };
+            if line.ends_with(": created") {
+                created += 1;
+                if created == 30 {
+                    let _ = created_tx.send(());
+                }
+            }
+            err.push_str(&line);
+            err.push('\n');
+        }
         err
     });
-    std::thread::sleep(Duration::from_millis(2500));
+    created_rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the apply creates objects");
     let (key, account) = (served.key.clone(), served.account.clone());
     drop(served);
     // Bounded: without the breaker the apply retried every object for minutes.

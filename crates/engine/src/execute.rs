@@ -281,11 +281,14 @@ pub async fn apply(
         }
     }
     drop(running);
-    if pending.is_empty() {
+    // Checked whether or not changes were left: the service may go away
+    // while the last ones are in flight, and the user must hear why they
+    // failed all the same.
+    report.unreachable = client.unreachable() && !options.stop.load(Ordering::SeqCst);
+    if pending.is_empty() && !report.unreachable {
         delete_retired(&shared, &mut report).await;
     } else {
         report.interrupted = true;
-        report.unreachable = client.unreachable() && !options.stop.load(Ordering::SeqCst);
         let because = if report.unreachable {
             "not started: the service is unreachable"
         } else {
