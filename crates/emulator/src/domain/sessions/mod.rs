@@ -134,11 +134,13 @@ pub fn matching_checks(db: &Connection, account: &str, target: &Target) -> ApiRe
     let mut matched = Vec::new();
     let mut skipped = Vec::new();
     for row in db.all(account, Kind::Check.section())? {
-        let check = effective_check(db, account, row.body)?;
         let named = target.check_ids.as_ref().map(|ids| ids.contains(&row.id));
         if named == Some(false) {
             continue;
         }
+        // Only for the checks that can match: it reads the group and the
+        // snippets, and a trigger holds the store while it runs.
+        let check = effective_check(db, account, row.body)?;
         if let Some(groups) = &target.match_tags
             && !groups.is_empty()
             && !groups.iter().any(|g| has_tags(&check, g))
