@@ -8,6 +8,7 @@
 //! `application/x-www-form-urlencoded`, RAW sends the body as it is (no
 //! type), NONE sends no body, unless the check's headers set the type.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -18,6 +19,31 @@ use super::{Probe, assertions};
 const READ_LIMIT: usize = 1 << 20;
 /// Body characters kept in the result.
 const KEEP_LIMIT: usize = 16 * 1024;
+
+/// The client for one combination of `followRedirects` and `skipSSL`,
+/// built once: building one parses every system root certificate, which
+/// cost a trigger of a few hundred checks seconds of CPU. Idle
+/// connections are never kept, so each run still opens its own connection
+/// (and its timings include it), as a fresh probe of the service would.
+fn client(follow: bool, skip_ssl: bool) -> Result<reqwest::Client, String> {
+    static CLIENTS: [OnceLock<Result<reqwest::Client, String>>; 4] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    CLIENTS[usize::from(follow) * 2 + usize::from(skip_ssl)]
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(if follow {
+                    reqwest::redirect::Policy::limited(10)
+                } else {
+                    reqwest::redirect::Policy::none()
+                })
+                .tls_danger_accept_invalid_certs(skip_ssl)
+                .no_proxy()
+                .pool_max_idle_per_host(0)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+}
 
 /// `[{key, value}]` (headers, query parameters) as pairs; entries without a key are dropped.
 pub fn pairs(list: &Value) -> Vec<(String, String)> {
@@ -85,16 +111,7 @@ pub(crate) async fn probe(check: &Value) -> Probe {
         notes,
         ..Probe::default()
     };
-    let client = reqwest::Client::builder()
-        .redirect(if follow {
-            reqwest::redirect::Policy::limited(10)
-        } else {
-            reqwest::redirect::Policy::none()
-        })
-        .tls_danger_accept_invalid_certs(skip_ssl)
-        .no_proxy()
-        .build();
-    let client = match client {
+    let client = match client(follow, skip_ssl) {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot build the HTTP client: {e}"), notes),
     };
