@@ -1,0 +1,425 @@
+//! `monform codify` (issue 33): the service's changes written back into the
+//! project's files, as a reviewer would have written them. From a plan's
+//! drift (`monform_engine::ops::drifted`) and the files as written, each
+//! drifted value goes where it comes from: the resource's own line, its
+//! `forEach` item's entry, a variable (`--edit-vars`), or a new field on the
+//! resource when `[defaults]`, an anchor or the service's default gave it.
+//! Only the edited values' text changes; everything else stays byte for
+//! byte. What the files cannot say (interpolated text, `forEachFile`) is
+//! listed as a hand edit, and secrets are never written.
+//!
+//! **Architecture invariant:** no network and no terminal: the CLI renders
+//! [`Codified`]; [`write`] and [`git`] are the only writes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use monform_config::Loaded;
+use monform_config::source::{FileId, Format};
+use monform_config::tree::{Node, parse_toml, parse_yaml};
+use monform_engine::ops::Drifted;
+use monform_model::{Address, FieldPath};
+use serde_json::Value;
+
+pub mod git;
+mod locate;
+mod render;
+mod text;
+
+use locate::{Edit, Site, Vars, locate};
+
+/// What to codify.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A `${var:NAME}` used by this one resource only: change the variable
+    /// in monform.toml rather than give the resource a literal.
+    pub edit_vars: bool,
+}
+
+/// The files edited and what was not done.
+#[derive(Debug, Default)]
+pub struct Codified {
+    /// Each edited file, before and after.
+    pub files: Vec<FileChange>,
+    /// Each field written, with a note when it went elsewhere than its own line.
+    pub fields: Vec<Field>,
+    /// Fields the files cannot take as they are: a person edits them.
+    pub hand_edits: Vec<HandEdit>,
+    /// Secret fields that drifted: listed, never written.
+    pub secrets: Vec<Field>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileChange {
+    /// Relative to the project root, as users see it.
+    pub name: String,
+    pub path: PathBuf,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub address: Address,
+    pub path: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandEdit {
+    pub address: Address,
+    /// `None`: the whole resource (deleted in the service).
+    pub path: Option<String>,
+    /// The service's value (never a secret's).
+    pub service: Option<Value>,
+    pub why: String,
+}
+
+impl Codified {
+    pub fn has_changes(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    /// The edits as one unified diff (`a/NAME`, `b/NAME`).
+    pub fn diff(&self) -> String {
+        self.files
+            .iter()
+            .map(|file| {
+                similar::TextDiff::from_lines(&file.before, &file.after)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{}", file.name), &format!("b/{}", file.name))
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
+/// Why a file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write {name}: {source}")]
+    Io {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name} changed since it was read: run codify again")]
+    Changed { name: String },
+}
+
+/// Writes every edited file, each whole or not at all (`durable`), after
+/// checking none changed since it was read.
+pub fn write(codified: &Codified) -> Result<(), WriteError> {
+    for file in &codified.files {
+        let now = std::fs::read_to_string(&file.path).map_err(|source| WriteError::Io {
+            name: file.name.clone(),
+            source,
+        })?;
+        if now != file.before {
+            return Err(WriteError::Changed {
+                name: file.name.clone(),
+            });
+        }
+    }
+    for file in &codified.files {
+        monform_engine::durable::write(&file.path, file.after.as_bytes()).map_err(|source| WriteError::Io {
+            name: file.name.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// An edit and the field it writes.
+struct Planned {
+    edit: Edit,
+    owners: Vec<(Address, String)>,
+    /// The service's value, for a hand edit if it cannot be made.
+    service: Value,
+}
+
+/// The edits that write `drifted` into the files of `loaded`.
+pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codified {
+    let mut out = Codified::default();
+    let mut trees: HashMap<FileId, Option<Node>> = HashMap::new();
+    let text_of = |id: FileId| loaded.sources.get(id).text.clone();
+    let project_file = loaded
+        .project
+        .as_ref()
+        .and_then(|p| p.vars.first().or(p.defaults.first()))
+        .map(|e| e.value.span.file)
+        .or_else(|| (0..loaded.sources.len() as FileId).find(|id| loaded.sources.get(*id).name == "monform.toml"));
+    let project_text = project_file.map(text_of);
+    let uses = |name: &str| -> usize {
+        let whole = format!("${{var:{name}}}");
+        let with_default = format!("${{var:{name}:-");
+        loaded
+            .sources
+            .iter()
+            .map(|f| f.text.matches(&whole).count() + f.text.matches(&with_default).count())
+            .sum()
+    };
+    let no_entries = Vec::new();
+    let vars = Vars {
+        file: project_file.zip(project_text.as_deref()),
+        entries: loaded.project.as_ref().map_or(&no_entries, |p| &p.vars),
+        uses: &uses,
+        edit: options.edit_vars,
+    };
+    let defaults: Vec<String> = loaded
+        .project
+        .as_ref()
+        .map(|p| p.defaults.iter().map(|e| e.key.clone()).collect())
+        .unwrap_or_default();
+    let mut planned: Vec<Planned> = Vec::new();
+    for resource in drifted {
+        let address = &resource.address;
+        let hand = |path: Option<String>, service: Option<Value>, why: String| HandEdit {
+            address: address.clone(),
+            path,
+            service,
+            why,
+        };
+        if resource.deleted {
+            out.hand_edits.push(hand(
+                None,
+                None,
+                "deleted in the service: remove it from the files or apply to create it again".into(),
+            ));
+            continue;
+        }
+        let Some(desired) = loaded.desired.resources.get(address) else {
+            for field in &resource.fields {
+                out.hand_edits.push(hand(
+                    Some(field.path.clone()),
+                    field.service.clone(),
+                    "not in the files".into(),
+                ));
+            }
+            continue;
+        };
+        let file = desired.span.file;
+        let source = loaded.sources.get(file);
+        let tree = trees
+            .entry(file)
+            .or_insert_with(|| parse(&source.text, source.format, file));
+        let (definition_id, item) = match address.id.split_once('[') {
+            Some((id, rest)) => (id, Some(rest.trim_end_matches(']'))),
+            None => (address.id.as_str(), None),
+        };
+        let definition = tree
+            .as_ref()
+            .and_then(|t| t.get(address.kind.section()))
+            .and_then(|s| s.value.get(definition_id))
+            .map(|d| &d.value);
+        for field in &resource.fields {
+            let path = FieldPath::parse(&field.path);
+            let secret = desired
+                .sensitive
+                .iter()
+                .any(|s| path.0.starts_with(&s.0) || s.0.starts_with(&path.0));
+            let Some(service) = field.service.as_ref().filter(|_| !secret) else {
+                out.secrets.push(Field {
+                    address: address.clone(),
+                    path: field.path.clone(),
+                    note: None,
+                });
+                continue;
+            };
+            let Some(definition) = definition else {
+                out.hand_edits.push(hand(
+                    Some(field.path.clone()),
+                    Some(service.clone()),
+                    format!("its definition was not found in {}", source.name),
+                ));
+                continue;
+            };
+            let site = Site {
+                file,
+                text: &source.text,
+                format: source.format,
+                root: vec![address.kind.section().to_owned(), definition_id.to_owned()],
+                definition,
+                item,
+                vars: &vars,
+                defaults: if address.kind == monform_model::Kind::Check {
+                    &defaults
+                } else {
+                    &[]
+                },
+            };
+            match locate(&site, &path, service) {
+                Ok(edit) => planned.push(Planned {
+                    edit,
+                    owners: vec![(address.clone(), field.path.clone())],
+                    service: service.clone(),
+                }),
+                Err(why) => out
+                    .hand_edits
+                    .push(hand(Some(field.path.clone()), Some(service.clone()), why)),
+            }
+        }
+    }
+    let planned = settle_shared(planned, loaded, &mut out.hand_edits);
+    apply(planned, loaded, &mut out);
+    out
+}
+
+fn parse(text: &str, format: Format, file: FileId) -> Option<Node> {
+    match format {
+        Format::Yaml => parse_yaml(file, text).ok(),
+        Format::Toml => parse_toml(file, text).ok(),
+    }
+}
+
+/// Edits to a `forEach` definition change every item: made once when every
+/// item drifted to the same value, else each is a hand edit.
+fn settle_shared(planned: Vec<Planned>, loaded: &Loaded, hand_edits: &mut Vec<HandEdit>) -> Vec<Planned> {
+    let (shared, mut own): (Vec<Planned>, Vec<Planned>) = planned.into_iter().partition(|p| p.edit.shared);
+    let mut groups: BTreeMap<(FileId, usize, usize), Vec<Planned>> = BTreeMap::new();
+    for p in shared {
+        groups
+            .entry((p.edit.file, p.edit.start, p.edit.end))
+            .or_default()
+            .push(p);
+    }
+    for (_, group) in groups {
+        let first = &group[0];
+        let (kind, id) = (&first.owners[0].0.kind, &first.owners[0].0.id);
+        let prefix = format!("{}[", id.split('[').next().unwrap_or(id));
+        let items = loaded
+            .desired
+            .resources
+            .keys()
+            .filter(|a| a.kind == *kind && a.id.starts_with(&prefix))
+            .count();
+        let same = group.iter().all(|p| p.edit.text == first.edit.text);
+        let mut addresses: Vec<&Address> = group.iter().map(|p| &p.owners[0].0).collect();
+        addresses.dedup();
+        if same && addresses.len() == items {
+            let mut group = group.into_iter();
+            let Some(mut one) = group.next() else { continue };
+            one.owners.extend(group.flat_map(|p| p.owners));
+            own.push(one);
+        } else {
+            for p in group {
+                let (address, path) = p.owners[0].clone();
+                hand_edits.push(HandEdit {
+                    address,
+                    path: Some(path),
+                    service: Some(p.service),
+                    why: "written once for every item of its forEach, and the service changed it for some items only"
+                        .into(),
+                });
+            }
+        }
+    }
+    own
+}
+
+/// Makes the edits file by file; an edit whose result does not read back
+/// as the service's value (or overlaps another) becomes a hand edit.
+fn apply(planned: Vec<Planned>, loaded: &Loaded, out: &mut Codified) {
+    let mut by_file: BTreeMap<FileId, Vec<Planned>> = BTreeMap::new();
+    for p in planned {
+        by_file.entry(p.edit.file).or_default().push(p);
+    }
+    for (file, mut edits) in by_file {
+        let source = loaded.sources.get(file);
+        edits.sort_by_key(|p| (p.edit.start, p.edit.end));
+        // Overlapping edits (one value reached two ways): the first wins.
+        let mut kept: Vec<Planned> = Vec::new();
+        for p in edits {
+            match kept.last() {
+                Some(last) if p.edit.start < last.edit.end => {
+                    reject(out, p, "another drifted field is written at the same place");
+                }
+                _ => kept.push(p),
+            }
+        }
+        loop {
+            let after = splice(&source.text, &kept);
+            let tree = parse(&after, source.format, file);
+            let wrong = kept.iter().position(|p| {
+                tree.as_ref()
+                    .and_then(|t| walk(t, &p.edit.check))
+                    .is_none_or(|n| !same_value(&n.to_json(), &p.edit.expected))
+            });
+            match wrong {
+                Some(i) => {
+                    let p = kept.remove(i);
+                    reject(out, p, "the edit would not read back as the service's value");
+                }
+                None => {
+                    for p in &kept {
+                        for (address, path) in &p.owners {
+                            out.fields.push(Field {
+                                address: address.clone(),
+                                path: path.clone(),
+                                note: p.edit.note.clone(),
+                            });
+                        }
+                    }
+                    if !kept.is_empty() {
+                        out.files.push(FileChange {
+                            name: source.name.clone(),
+                            path: source.path.clone(),
+                            before: source.text.to_string(),
+                            after,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    out.fields
+        .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
+    out.hand_edits
+        .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
+    out.secrets
+        .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
+}
+
+fn reject(out: &mut Codified, p: Planned, why: &str) {
+    for (address, path) in p.owners {
+        out.hand_edits.push(HandEdit {
+            address,
+            path: Some(path),
+            service: Some(p.service.clone()),
+            why: why.into(),
+        });
+    }
+}
+
+fn splice(text: &str, edits: &[Planned]) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for p in edits {
+        out.push_str(&text[at..p.edit.start]);
+        out.push_str(&p.edit.text);
+        at = p.edit.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+fn walk<'a>(node: &'a Node, path: &[String]) -> Option<&'a Node> {
+    path.iter().try_fold(node, |n, key| n.get(key).map(|e| &e.value))
+}
+
+/// Equal as JSON, numbers by value (`5` and `5.0`).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests;
