@@ -9,7 +9,7 @@ use monform_model::{FieldPath, Segment};
 use serde_json::Value;
 
 use crate::render::{self, Style};
-use crate::text::{column, extent, is_flow, next_line};
+use crate::text::{anchor_before, column, extent, is_alias, is_flow, next_line};
 
 /// A text edit: `text` replaces `[start, end)` of a file (an insertion
 /// when they are equal). `check` is the path from the file's root where
@@ -142,8 +142,17 @@ pub fn replace(
 ) -> Located {
     let (start, end) = extent(node, text, format);
     let written = &text[start..end];
+    if format == Format::Yaml
+        && let Some(anchor) = anchor_before(text, start)
+    {
+        return Err(format!(
+            "anchored (`&{anchor}`): the aliases of the anchor share the value"
+        ));
+    }
     let is_collection = matches!(node.value, NodeValue::Map(_) | NodeValue::Seq(_));
-    let style = if is_collection && !is_flow(node, text) {
+    let style = if is_alias(node, text) {
+        Style::Flow
+    } else if is_collection && !is_flow(node, text) {
         Style::Block(column(text, start))
     } else {
         Style::of(written, column(text, start))

@@ -10,7 +10,8 @@ use monform_config::tree::{Node, NodeValue};
 pub fn extent(node: &Node, text: &str, format: Format) -> (usize, usize) {
     let start = node.span.start;
     let is_collection = matches!(node.value, NodeValue::Map(_) | NodeValue::Seq(_));
-    if format == Format::Toml || !is_collection {
+    // An alias's span is the alias (`*name`), whatever it stands for.
+    if format == Format::Toml || !is_collection || is_alias(node, text) {
         return (start, start + node.span.len);
     }
     if text[start..].starts_with(['[', '{']) {
@@ -90,6 +91,18 @@ pub fn column(text: &str, offset: usize) -> usize {
 /// The start of the line after the one holding `offset`.
 pub fn next_line(text: &str, offset: usize) -> usize {
     text[offset..].find('\n').map_or(text.len(), |i| offset + i + 1)
+}
+
+/// Whether `node` is a YAML alias (`*name`).
+pub fn is_alias(node: &Node, text: &str) -> bool {
+    text[node.span.start..].starts_with('*')
+}
+
+/// The anchor written before the value at `start` (`&name`), if any.
+pub fn anchor_before(text: &str, start: usize) -> Option<&str> {
+    let before = text[..start].trim_end();
+    let token = before.rsplit([' ', '\n', '\t']).next()?;
+    token.strip_prefix('&')
 }
 
 /// Whether `node` is a flow collection (`[..]`, `{..}`) or an inline TOML one.

@@ -1,0 +1,304 @@
+//! `monform codify` (issue 33): changes made in the service written back
+//! into the files, as a reviewer would write them.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::common::{Emulator, Monform, assert_run, stderr, stdout};
+
+const PROJECT: &str = r#"[project]
+name = "codify"
+
+[defaults]
+locations = ["eu-west-1"]
+
+[vars]
+cart_url = "https://shop.example.com/cart"
+"#;
+
+const CHECKS: &str = r#"# Shop monitors. Comments, order, quoting and anchors stay as written.
+checks:
+  homepage:
+    checkType: URL      # the front door
+    name: 'Homepage'
+    frequency: 5
+    tags: &shop [shop, web]
+    request:
+      url: https://www.example.com/
+      followRedirects: true   # the CDN redirects
+
+  cart:
+    checkType: API
+    name: "Cart API"
+    group: shop
+    tags: *shop
+    request: { method: GET, url: "${var:cart_url}" }
+
+  login:
+    checkType: API
+    name: Login
+    request: { method: POST, url: https://shop.example.com/login }
+
+  api:
+    forEach:
+      orders: { path: /orders, frequency: 5 }
+      users: { path: /users, frequency: 10 }
+    checkType: API
+    name: "API ${each.key}"
+    frequency: ${each.value.frequency}
+    request: { method: GET, url: "https://api.example.com${each.value.path}" }
+
+  ping:
+    forEach: [alpha, beta]
+    checkType: ICMP
+    name: "Ping ${each.key}"
+    request: { hostname: "${each.key}.example.com" }
+
+groups:
+  shop:
+    name: Shop
+    locations: [us-east-1]   # the group's locations override its checks'
+"#;
+
+const INFRA: &str = r#"# Infrastructure, in TOML.
+[checks.db]
+checkType = "TCP"
+name = 'Database'   # the primary
+frequency = 10
+request = { hostname = "db.example.com", port = 5432 }
+"#;
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), PROJECT).unwrap();
+    std::fs::write(dir.path().join("checks.yaml"), CHECKS).unwrap();
+    std::fs::write(dir.path().join("infra.toml"), INFRA).unwrap();
+    dir
+}
+
+fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
+    emulator.monform(dir).args(args).output().unwrap()
+}
+
+/// The check named `name` in the service.
+fn check(emulator: &Emulator, name: &str) -> Value {
+    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
+    checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no check {name}"))
+}
+
+/// Changes the check named `name` in the service, as the web UI would.
+fn edit_check(emulator: &Emulator, name: &str, change: impl FnOnce(&Value) -> Value) {
+    let current = check(emulator, name);
+    let id = current["id"]
+        .as_str()
+        .map_or_else(|| current["id"].to_string(), str::to_owned);
+    let path = format!(
+        "/v1/checks/{}/{id}",
+        current["checkType"].as_str().unwrap().to_lowercase()
+    );
+    emulator.call("PUT", &path, Some(change(&current)));
+}
+
+/// Every kind of drift the fixture has, made through the API.
+fn drift(emulator: &Emulator) {
+    edit_check(emulator, "Homepage", |c| {
+        let mut request = c["request"].clone();
+        request["followRedirects"] = json!(false);
+        json!({"name": "Homepage (EU)", "frequency": 10, "muted": true, "request": request,
+               "locations": ["eu-west-1", "us-east-1"]})
+    });
+    edit_check(emulator, "Cart API", |c| {
+        let mut tags = c["tags"].clone();
+        tags.as_array_mut().unwrap().push(json!("cart"));
+        let mut request = c["request"].clone();
+        request["url"] = json!("https://shop.example.com/basket");
+        json!({"tags": tags, "request": request})
+    });
+    edit_check(emulator, "Login", |c| {
+        let mut request = c["request"].clone();
+        request["headers"] = json!([{"key": "Authorization", "value": "Bearer ui-secret-token"}]);
+        json!({"request": request})
+    });
+    edit_check(emulator, "API users", |_| json!({"frequency": 30}));
+    edit_check(emulator, "API orders", |c| {
+        let mut request = c["request"].clone();
+        request["url"] = json!("https://api.example.com/orders/v2");
+        json!({"request": request})
+    });
+    edit_check(
+        emulator,
+        "Database",
+        |_| json!({"name": "Database (primary)", "muted": true}),
+    );
+}
+
+#[test]
+fn codify_writes_each_drifted_value_where_it_comes_from() {
+    let emulator = Emulator::start();
+    let project = project();
+    let dir = project.path();
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let clean = run(&emulator, dir, &["codify", "--check"]);
+    assert_eq!(clean.status.code(), Some(0), "{}{}", stdout(&clean), stderr(&clean));
+    drift(&emulator);
+
+    // The diff, the notes and the hand edits; exit 3 for the hand edits.
+    let checked = assert_run!("check", emulator.monform(dir).args(["codify", "--check"]));
+    assert_eq!(checked.status.code(), Some(3));
+    assert!(!stdout(&checked).contains("ui-secret-token") && !stderr(&checked).contains("ui-secret-token"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("checks.yaml")).unwrap(),
+        CHECKS,
+        "--check writes nothing"
+    );
+
+    let written = run(&emulator, dir, &["codify", "--write"]);
+    assert_eq!(written.status.code(), Some(3), "{}", stderr(&written));
+    // Byte for byte the files outside the edited values.
+    let expected = CHECKS
+        .replacen("name: 'Homepage'", "name: 'Homepage (EU)'", 1)
+        .replacen("frequency: 5\n", "frequency: 10\n", 1)
+        .replacen("followRedirects: true   #", "followRedirects: false   #", 1)
+        .replacen(
+            "the CDN redirects\n",
+            "the CDN redirects\n    muted: true\n    locations: [eu-west-1, us-east-1]\n",
+            1,
+        )
+        .replacen("tags: *shop", "tags: [shop, web, cart]", 1)
+        .replacen(
+            "url: \"${var:cart_url}\"",
+            "url: \"https://shop.example.com/basket\"",
+            1,
+        )
+        .replacen(
+            "users: { path: /users, frequency: 10 }",
+            "users: { path: /users, frequency: 30 }",
+            1,
+        );
+    assert_eq!(std::fs::read_to_string(dir.join("checks.yaml")).unwrap(), expected);
+    let infra = INFRA
+        .replacen("name = 'Database'", "name = 'Database (primary)'", 1)
+        .replacen("port = 5432 }\n", "port = 5432 }\nmuted = true\n", 1);
+    assert_eq!(std::fs::read_to_string(dir.join("infra.toml")).unwrap(), infra);
+    assert_eq!(std::fs::read_to_string(dir.join("monform.toml")).unwrap(), PROJECT);
+
+    // What was codified is no change any more; what needs a person still is.
+    let planned = run(
+        &emulator,
+        dir,
+        &[
+            "plan",
+            "--detailed-exitcode",
+            "--exclude",
+            "checks.login",
+            "--exclude",
+            "checks.api[orders]",
+        ],
+    );
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+    let again = run(&emulator, dir, &["codify", "--check"]);
+    assert_eq!(again.status.code(), Some(3));
+    assert!(stdout(&again).is_empty(), "{}", stdout(&again));
+}
+
+#[test]
+fn target_exclude_and_edit_vars() {
+    let emulator = Emulator::start();
+    let project = project();
+    let dir = project.path();
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    drift(&emulator);
+    let only = run(&emulator, dir, &["codify", "--check", "--target", "checks.db"]);
+    assert_eq!(only.status.code(), Some(2), "{}", stderr(&only));
+    assert!(stdout(&only).contains("+++ b/infra.toml") && !stdout(&only).contains("checks.yaml"));
+    let excluded = run(
+        &emulator,
+        dir,
+        &[
+            "codify",
+            "--check",
+            "--exclude",
+            "checks.login",
+            "--exclude",
+            "checks.api[*]",
+        ],
+    );
+    assert_eq!(excluded.status.code(), Some(2), "{}", stderr(&excluded));
+    // The variable used by `cart` alone takes the service's value.
+    let vars = run(
+        &emulator,
+        dir,
+        &["codify", "--write", "--edit-vars", "--target", "checks.cart"],
+    );
+    assert_eq!(vars.status.code(), Some(0), "{}", stderr(&vars));
+    let toml = std::fs::read_to_string(dir.join("monform.toml")).unwrap();
+    assert_eq!(toml, PROJECT.replace("/cart\"", "/basket\""));
+    assert!(
+        std::fs::read_to_string(dir.join("checks.yaml"))
+            .unwrap()
+            .contains("\"${var:cart_url}\"")
+    );
+    let planned = run(
+        &emulator,
+        dir,
+        &["plan", "--detailed-exitcode", "--target", "checks.cart"],
+    );
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+}
+
+#[test]
+fn branch_makes_one_commit_listing_addresses_and_fields() {
+    let emulator = Emulator::start();
+    let project = project();
+    let dir = project.path();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    git(&["init", "--quiet", "--initial-branch", "main"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    std::fs::write(dir.join(".gitignore"), ".monform/\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "start"]);
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    drift(&emulator);
+    let branched = run(
+        &emulator,
+        dir,
+        &[
+            "codify",
+            "--branch",
+            "codify/ui-fixes",
+            "--target",
+            "checks.db",
+            "--target",
+            "checks.homepage",
+        ],
+    );
+    assert_eq!(branched.status.code(), Some(0), "{}", stderr(&branched));
+    assert_eq!(git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "codify/ui-fixes");
+    assert_eq!(git(&["rev-list", "--count", "main..HEAD"]).trim(), "1");
+    insta::assert_snapshot!("branch_commit", git(&["log", "-1", "--format=%an <%ae>%n%B", "--stat"]));
+    assert_eq!(git(&["status", "--porcelain"]), "", "everything edited is committed");
+}
