@@ -137,6 +137,9 @@ fn drift(emulator: &Emulator) {
         "Database",
         |_| json!({"name": "Database (primary)", "muted": true}),
     );
+    // Every item of a list forEach alike: the definition takes it once.
+    edit_check(emulator, "Ping alpha", |_| json!({"muted": true}));
+    edit_check(emulator, "Ping beta", |_| json!({"muted": true}));
 }
 
 #[test]
@@ -181,6 +184,11 @@ fn codify_writes_each_drifted_value_where_it_comes_from() {
         .replacen(
             "users: { path: /users, frequency: 10 }",
             "users: { path: /users, frequency: 30 }",
+            1,
+        )
+        .replacen(
+            "request: { hostname: \"${each.key}.example.com\" }\n",
+            "request: { hostname: \"${each.key}.example.com\" }\n    muted: true\n",
             1,
         );
     assert_eq!(std::fs::read_to_string(dir.join("checks.yaml")).unwrap(), expected);
@@ -301,4 +309,92 @@ fn branch_makes_one_commit_listing_addresses_and_fields() {
     assert_eq!(git(&["rev-list", "--count", "main..HEAD"]).trim(), "1");
     insta::assert_snapshot!("branch_commit", git(&["log", "-1", "--format=%an <%ae>%n%B", "--stat"]));
     assert_eq!(git(&["status", "--porcelain"]), "", "everything edited is committed");
+}
+
+/// The field each kind's drift changes in `every_kind_and_check_type...`,
+/// and how: a name for most, what else for the kinds without one.
+fn ui_edit(kind: monform_model::Kind, object: &Value) -> Option<(String, Value)> {
+    use monform_model::Kind;
+    let renamed = |field: &str| {
+        let name = object[field].as_str()?;
+        Some((field.to_owned(), json!(format!("{name} (from the UI)"))))
+    };
+    match kind {
+        Kind::Dashboard => renamed("header"),
+        // The secret one cannot be seen; the other takes a new value.
+        Kind::Variable if object["secret"] == json!(true) => None,
+        Kind::Variable => Some(("value".into(), json!("https://www2.example.com"))),
+        // Not written in the files: a new field on the resource.
+        Kind::AlertChannel => Some(("sendRecovery".into(), json!(false))),
+        _ => renamed("name"),
+    }
+}
+
+/// Every kind and every check type (examples/full): each object changed
+/// through the API, `codify --write`, then `plan` shows no change.
+#[test]
+fn every_kind_and_check_type_plans_clean_after_codify_write() {
+    use monform_model::Kind;
+    let emulator = Emulator::start();
+    let project = crate::common::copy_example("full");
+    let dir = project.path();
+    let with_secrets = |args: &[&str]| {
+        let mut command = emulator.monform(dir);
+        command.args(args);
+        for (name, value) in crate::common::FULL_EXAMPLE_SECRETS {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    };
+    let applied = with_secrets(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let mut changed = Vec::new();
+    for kind in Kind::ALL {
+        let endpoints = kind.endpoints();
+        let listed = emulator.call("GET", &format!("{}?limit=100", endpoints.list), None);
+        let objects = listed.get("entries").cloned().unwrap_or(listed);
+        for object in objects.as_array().into_iter().flatten() {
+            let Some((field, value)) = ui_edit(*kind, object) else {
+                continue;
+            };
+            let id = &object[kind.id_field()];
+            let id = id.as_str().map_or_else(|| id.to_string(), str::to_owned);
+            let check_type = object["checkType"]
+                .as_str()
+                .and_then(|t| serde_json::from_value(json!(t)).ok());
+            let path = monform_model::endpoints::path(endpoints.update, Some(&id), check_type);
+            emulator.call("PUT", &path, Some(json!({ field.as_str(): value })));
+            changed.push(format!("{kind}/{field}"));
+        }
+    }
+    for kind in Kind::ALL {
+        assert!(
+            changed.iter().any(|c| c.starts_with(&format!("{kind}/"))),
+            "no {kind} changed: {changed:?}"
+        );
+    }
+    let drifted = with_secrets(&["plan", "--detailed-exitcode"]);
+    assert_eq!(drifted.status.code(), Some(2), "{}", stdout(&drifted));
+    let written = with_secrets(&["codify", "--write"]);
+    assert_eq!(
+        written.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&written),
+        stderr(&written)
+    );
+    let planned = with_secrets(&["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
+    // Each check type's object was among those changed.
+    let types = emulator.call("GET", "/v1/checks?limit=100", None);
+    let mut types: Vec<&str> = types
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.ends_with("(from the UI)")))
+        .filter_map(|c| c["checkType"].as_str())
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    assert_eq!(types.len(), 10, "{types:?}");
 }

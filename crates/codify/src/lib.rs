@@ -301,6 +301,11 @@ fn settle_shared(planned: Vec<Planned>, loaded: &Loaded, hand_edits: &mut Vec<Ha
             let mut group = group.into_iter();
             let Some(mut one) = group.next() else { continue };
             one.owners.extend(group.flat_map(|p| p.owners));
+            let shared = "written once in the forEach definition, for every item";
+            one.edit.note = Some(match one.edit.note.take() {
+                Some(note) => format!("{note}; {shared}"),
+                None => shared.to_owned(),
+            });
             own.push(one);
         } else {
             for p in group {

@@ -222,3 +222,39 @@ fn secrets_are_listed_never_written() {
     assert!(codified.files.is_empty());
     assert_eq!(codified.secrets.len(), 1);
 }
+
+#[test]
+fn an_anchored_value_is_a_hand_edit_and_an_alias_becomes_a_literal() {
+    let yaml = "checks:\n  a:\n    checkType: API\n    name: A\n    tags: &t [x, y]\n    request: { method: GET, url: https://a }\n  b:\n    checkType: API\n    name: B\n    tags: *t   # shared\n    request: { method: GET, url: https://b }\n";
+    let dir = project(&[("monform.toml", TOML), ("checks.yaml", yaml)]);
+    let loaded = load(&dir);
+    let drifted = [
+        drift(Kind::Check, "a", &[("tags", json!(["x"]))]),
+        drift(Kind::Check, "b", &[("tags", json!(["x", "y", "z"]))]),
+    ];
+    let codified = codify(&loaded, &drifted, &Options::default());
+    assert_eq!(codified.files[0].after, yaml.replace("tags: *t ", "tags: [x, y, z] "));
+    assert_eq!(codified.hand_edits.len(), 1, "{:?}", codified.hand_edits);
+    assert!(codified.hand_edits[0].why.contains("anchored (`&t`)"));
+}
+
+#[test]
+fn block_lists_are_rewritten_in_block_style_at_their_column() {
+    let yaml = "checks:\n  a:\n    checkType: API\n    name: A\n    request:\n      method: GET\n      url: https://a\n      assertions:\n        - source: STATUS_CODE\n          comparison: EQUALS\n          target: \"200\"\n    frequency: 5\n";
+    let dir = project(&[("monform.toml", TOML), ("checks.yaml", yaml)]);
+    let loaded = load(&dir);
+    let assertions = json!([
+        {"source": "STATUS_CODE", "comparison": "EQUALS", "target": "201"},
+        {"source": "RESPONSE_TIME", "comparison": "LESS_THAN", "target": "500"}
+    ]);
+    let drifted = [drift(Kind::Check, "a", &[("request.assertions", assertions)])];
+    let codified = codify(&loaded, &drifted, &Options::default());
+    assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
+    assert_eq!(
+        codified.files[0].after,
+        yaml.replace(
+            "          target: \"200\"\n",
+            "          target: \"201\"\n        - source: RESPONSE_TIME\n          comparison: LESS_THAN\n          target: \"500\"\n"
+        )
+    );
+}
