@@ -119,7 +119,8 @@ fn drift(emulator: &Emulator) {
         tags.as_array_mut().unwrap().push(json!("cart"));
         let mut request = c["request"].clone();
         request["url"] = json!("https://shop.example.com/basket");
-        json!({"tags": tags, "request": request})
+        // The group overrides it: written, with a note.
+        json!({"tags": tags, "request": request, "locations": ["ap-southeast-2"]})
     });
     edit_check(emulator, "Login", |c| {
         let mut request = c["request"].clone();
@@ -177,8 +178,8 @@ fn codify_writes_each_drifted_value_where_it_comes_from() {
         )
         .replacen("tags: *shop", "tags: [shop, web, cart]", 1)
         .replacen(
-            "url: \"${var:cart_url}\"",
-            "url: \"https://shop.example.com/basket\"",
+            "url: \"${var:cart_url}\" }\n",
+            "url: \"https://shop.example.com/basket\" }\n    locations: [ap-southeast-2]\n",
             1,
         )
         .replacen(

@@ -250,8 +250,16 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
                 },
             };
             match locate(&site, &path, service) {
-                Ok(edit) => planned.push(Planned {
-                    edit,
+                Ok(mut edit) => planned.push(Planned {
+                    edit: {
+                        if let Some(group) = group_note(loaded, &desired.resource, &path) {
+                            edit.note = Some(match edit.note.take() {
+                                Some(note) => format!("{note}; {group}"),
+                                None => group,
+                            });
+                        }
+                        edit
+                    },
                     owners: vec![(address.clone(), field.path.clone())],
                     service: service.clone(),
                 }),
@@ -264,6 +272,24 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
     let planned = settle_shared(planned, loaded, &mut out.hand_edits);
     apply(planned, loaded, &mut out);
     out
+}
+
+/// A note when the check's group overrides the field: the files now say
+/// the service's value for the check, and the service runs the group's.
+fn group_note(loaded: &Loaded, resource: &monform_model::Resource, path: &FieldPath) -> Option<String> {
+    let monform_model::Resource::Check(check) = resource else {
+        return None;
+    };
+    let group_id = check.common().group.as_ref()?;
+    let group = loaded
+        .desired
+        .resources
+        .get(&Address::new(monform_model::Kind::Group, group_id.as_str()))?;
+    let Some(monform_model::Segment::Key(field)) = path.segments().first() else {
+        return None;
+    };
+    monform_model::group_rules::group_overrides(&group.resource.to_json(), field)
+        .then(|| format!("group `{group_id}` sets {field} too: the service runs the group's value"))
 }
 
 fn parse(text: &str, format: Format, file: FileId) -> Option<Node> {
