@@ -258,3 +258,27 @@ fn block_lists_are_rewritten_in_block_style_at_their_column() {
         )
     );
 }
+
+#[test]
+fn for_each_file_and_data_file_items_are_hand_edits() {
+    let yaml = "checks:\n  e2e:\n    forEachFile: \"e2e/*.spec.js\"\n    checkType: BROWSER\n    name: \"E2E ${each.key}\"\n    script: { file: \"${each.value}\" }\n  rows:\n    forEach: { file: rows.json }\n    checkType: API\n    name: \"Row ${each.key}\"\n    frequency: ${each.value.freq}\n    request: { method: GET, url: https://rows }\n";
+    let dir = project(&[
+        ("monform.toml", TOML),
+        ("checks.yaml", yaml),
+        ("rows.json", "[{\"key\": \"first\", \"freq\": 5}]"),
+    ]);
+    std::fs::create_dir(dir.path().join("e2e")).unwrap();
+    std::fs::write(dir.path().join("e2e/login.spec.js"), "// login\n").unwrap();
+    let loaded = load(&dir);
+    let drifted = [
+        drift(Kind::Check, "e2e[login]", &[("frequency", json!(30))]),
+        drift(Kind::Check, "rows[first]", &[("frequency", json!(30))]),
+    ];
+    let codified = codify(&loaded, &drifted, &Options::default());
+    assert!(codified.files.is_empty());
+    let whys: Vec<&str> = codified.hand_edits.iter().map(|h| h.why.as_str()).collect();
+    assert_eq!(whys.len(), 2, "{whys:?}");
+    assert!(whys[0].contains("forEachFile"), "{whys:?}");
+    assert!(whys[1].contains("data file"), "{whys:?}");
+    assert_eq!(codified.hand_edits[1].service, Some(json!(30)));
+}
