@@ -399,3 +399,42 @@ fn every_kind_and_check_type_plans_clean_after_codify_write() {
     types.dedup();
     assert_eq!(types.len(), 10, "{types:?}");
 }
+
+/// Objects made in the service that no project owns: new files with
+/// `import` entries; the next apply adopts them and the plan is clean.
+#[test]
+fn include_unmanaged_writes_new_files_with_import_entries() {
+    let emulator = Emulator::start();
+    let project = project();
+    let dir = project.path();
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.call(
+        "POST",
+        "/v1/checks/api?autoAssignAlerts=false",
+        Some(json!({"name": "Made in the UI", "locations": ["eu-west-1"],
+                    "request": {"method": "GET", "url": "https://ui.example.com/"}})),
+    );
+    emulator.call(
+        "POST",
+        "/v1/snippets",
+        Some(json!({"name": "UI helper", "script": "console.log(1)"})),
+    );
+    let checked = assert_run!(
+        "include_unmanaged",
+        emulator.monform(dir).args(["codify", "--check", "--include-unmanaged"])
+    );
+    assert_eq!(checked.status.code(), Some(2));
+    assert!(!dir.join("unmanaged").exists(), "--check writes nothing");
+    let written = run(&emulator, dir, &["codify", "--write", "--include-unmanaged"]);
+    assert_eq!(written.status.code(), Some(0), "{}", stderr(&written));
+    let planned = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(planned.status.code(), Some(2), "{}", stdout(&planned));
+    assert!(stdout(&planned).contains("import"), "{}", stdout(&planned));
+    let adopted = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert!(adopted.status.success(), "{}", stderr(&adopted));
+    let clean = run(&emulator, dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    let again = run(&emulator, dir, &["codify", "--check", "--include-unmanaged"]);
+    assert_eq!(again.status.code(), Some(0), "{}{}", stdout(&again), stderr(&again));
+}

@@ -26,11 +26,18 @@ pub fn message(codified: &Codified) -> String {
     }
     let mut text = format!(
         "Codify changes made in the service ({} resource{})\n\n",
-        by_address.len(),
-        if by_address.len() == 1 { "" } else { "s" }
+        by_address.len() + codified.adopted.len(),
+        if by_address.len() + codified.adopted.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     );
     for (address, paths) in by_address {
         text.push_str(&format!("- {address}: {}\n", paths.join(", ")));
+    }
+    for (address, id) in &codified.adopted {
+        text.push_str(&format!("- {address}: new, imported (id {id})\n"));
     }
     text.push_str("\nWritten by `monform codify`.\n");
     text

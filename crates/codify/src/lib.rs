@@ -25,6 +25,7 @@ pub mod git;
 mod locate;
 mod render;
 mod text;
+pub mod unmanaged;
 
 use locate::{Edit, Site, Vars, locate};
 
@@ -47,6 +48,11 @@ pub struct Codified {
     pub hand_edits: Vec<HandEdit>,
     /// Secret fields that drifted: listed, never written.
     pub secrets: Vec<Field>,
+    /// Objects written with an `import` entry (`--include-unmanaged`):
+    /// address and remote id.
+    pub adopted: Vec<(Address, String)>,
+    /// What else a reviewer should know (objects left out, secrets to set).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +62,8 @@ pub struct FileChange {
     pub path: PathBuf,
     pub before: String,
     pub after: String,
+    /// A file that did not exist (`--include-unmanaged`).
+    pub new: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +96,14 @@ impl Codified {
                 similar::TextDiff::from_lines(&file.before, &file.after)
                     .unified_diff()
                     .context_radius(3)
-                    .header(&format!("a/{}", file.name), &format!("b/{}", file.name))
+                    .header(
+                        &if file.new {
+                            "/dev/null".to_owned()
+                        } else {
+                            format!("a/{}", file.name)
+                        },
+                        &format!("b/{}", file.name),
+                    )
                     .to_string()
             })
             .collect()
@@ -112,6 +127,14 @@ pub enum WriteError {
 /// checking none changed since it was read.
 pub fn write(codified: &Codified) -> Result<(), WriteError> {
     for file in &codified.files {
+        if file.new {
+            if file.path.exists() {
+                return Err(WriteError::Changed {
+                    name: file.name.clone(),
+                });
+            }
+            continue;
+        }
         let now = std::fs::read_to_string(&file.path).map_err(|source| WriteError::Io {
             name: file.name.clone(),
             source,
@@ -123,6 +146,12 @@ pub fn write(codified: &Codified) -> Result<(), WriteError> {
         }
     }
     for file in &codified.files {
+        if let Some(parent) = file.path.parent().filter(|_| file.new) {
+            std::fs::create_dir_all(parent).map_err(|source| WriteError::Io {
+                name: file.name.clone(),
+                source,
+            })?;
+        }
         monform_engine::durable::write(&file.path, file.after.as_bytes()).map_err(|source| WriteError::Io {
             name: file.name.clone(),
             source,
@@ -412,6 +441,7 @@ fn apply(planned: Vec<Planned>, loaded: &Loaded, out: &mut Codified) {
                             path: source.path.clone(),
                             before: source.text.to_string(),
                             after,
+                            new: false,
                         });
                     }
                     break;

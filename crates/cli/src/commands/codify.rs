@@ -39,6 +39,9 @@ pub struct CodifyArgs {
     /// Write the edits on a new git branch NAME, in one commit listing the addresses and fields (implies --write)
     #[arg(long, value_name = "NAME")]
     branch: Option<String>,
+    /// Also write objects made in the service that no project owns, as new files under unmanaged/ with `import` entries (the rules of `import --all-unmanaged`)
+    #[arg(long)]
+    include_unmanaged: bool,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::render::Output) -> ExitCode {
@@ -64,12 +67,39 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
+        let unmanaged = if args.include_unmanaged {
+            Some(
+                ops::find_unmanaged_for(&connection.client, &planned.state, &loaded.desired)
+                    .await
+                    .map_err(|refusal| refused(&refusal, &loaded))?,
+            )
+        } else {
+            None
+        };
         connection.close().await;
         let drifted = ops::drifted(&planned.plan);
         let options = Options {
             edit_vars: args.edit_vars,
         };
-        Ok::<_, Stop>(monform_codify::codify(&loaded, &drifted, &options))
+        let mut codified = monform_codify::codify(&loaded, &drifted, &options);
+        if let Some((found, clashing)) = unmanaged {
+            monform_codify::unmanaged::add(&mut codified, dir, &found.exported).map_err(Stop::Message)?;
+            for (remote, owner) in &found.unknown {
+                codified.notes.push(format!(
+                    "{} left out: it {} (adopt it with an import entry by hand if it is this project's)",
+                    ops::include_name(remote),
+                    owner.describe()
+                ));
+            }
+            for (address, remote) in &clashing {
+                codified.notes.push(format!(
+                    "{} (id {}) left out: the files already use the logical id {address}",
+                    ops::include_name(remote),
+                    remote.id
+                ));
+            }
+        }
+        Ok::<_, Stop>(codified)
     });
     let codified = match super::context::settle(result) {
         Ok(codified) => codified,
@@ -108,7 +138,12 @@ fn plural(n: usize) -> &'static str {
 /// What was codified, with notes, and what was not: for standard error.
 fn summary(codified: &Codified) -> String {
     let mut text = String::new();
-    if codified.fields.is_empty() && codified.hand_edits.is_empty() && codified.secrets.is_empty() {
+    if codified.fields.is_empty()
+        && codified.hand_edits.is_empty()
+        && codified.secrets.is_empty()
+        && codified.adopted.is_empty()
+        && codified.notes.is_empty()
+    {
         return "No drift: the files say what the service has.\n".into();
     }
     if !codified.fields.is_empty() {
@@ -138,6 +173,19 @@ fn summary(codified: &Codified) -> String {
                 .unwrap_or_default();
             text.push_str(&format!("  {at}{value}\n    {}\n", hand.why));
         }
+    }
+    if !codified.adopted.is_empty() {
+        text.push_str(&format!(
+            "New in {}/, imported by the next apply ({}):\n",
+            monform_codify::unmanaged::FOLDER,
+            codified.adopted.len()
+        ));
+        for (address, id) in &codified.adopted {
+            text.push_str(&format!("  {address} (id {id})\n"));
+        }
+    }
+    for note in &codified.notes {
+        text.push_str(&format!("note: {note}\n"));
     }
     if !codified.secrets.is_empty() {
         text.push_str("Secrets changed in the service, not written (set them where they come from):\n");
