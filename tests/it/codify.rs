@@ -438,3 +438,74 @@ fn include_unmanaged_writes_new_files_with_import_entries() {
     let again = run(&emulator, dir, &["codify", "--check", "--include-unmanaged"]);
     assert_eq!(again.status.code(), Some(0), "{}{}", stdout(&again), stderr(&again));
 }
+
+/// The reconciler's drift policy `codify`: the service's values committed
+/// on a new branch (working tree, index and HEAD left alone), the drift
+/// reported with the branch's name.
+#[test]
+fn reconcile_codify_policy_commits_drift_on_a_branch() {
+    let emulator = Emulator::start();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("monform.toml"),
+        "[project]\nname = \"rec\"\n\n[reconcile]\ndrift = \"codify\"\n",
+    )
+    .unwrap();
+    let checks = "checks:\n  web:\n    checkType: API\n    name: Web   # shown on the page\n    frequency: 5\n    locations: [eu-west-1]\n    request: { method: GET, url: https://example.com/ }\n";
+    std::fs::write(root.join("checks.yaml"), checks).unwrap();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    git(&["init", "--quiet", "--initial-branch", "main"]);
+    git(&["config", "user.name", "Reconciler"]);
+    git(&["config", "user.email", "rec@example.com"]);
+    std::fs::write(root.join(".gitignore"), ".monform/\nevents.jsonl\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "start"]);
+    let applied = run(&emulator, root, &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    edit_check(&emulator, "Web", |_| json!({"frequency": 15}));
+
+    let events = root.join("events.jsonl");
+    let once = run(
+        &emulator,
+        root,
+        &["reconcile", "--once", "--events", events.to_str().unwrap()],
+    );
+    assert_eq!(once.status.code(), Some(2), "{}", stderr(&once));
+    let events = std::fs::read_to_string(&events).unwrap();
+    let codified: Value = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "codified")
+        .unwrap_or_else(|| panic!("no codified event: {events}"));
+    let branch = codified["branch"].as_str().unwrap().to_owned();
+    assert!(branch.starts_with("monform/codify-rec-"), "{branch}");
+    let drift = events.lines().find(|l| l.contains("\"event\":\"drift\"")).unwrap();
+    assert!(drift.contains(&format!("\"codifiedBranch\":\"{branch}\"")), "{drift}");
+    assert_eq!(
+        git(&["show", &format!("{branch}:checks.yaml")]),
+        checks.replace("frequency: 5", "frequency: 15")
+    );
+    assert!(git(&["log", "-1", "--format=%B", &branch]).contains("- checks.web: frequency"));
+    // Nothing here moved: the files, the branch checked out, the index.
+    assert_eq!(std::fs::read_to_string(root.join("checks.yaml")).unwrap(), checks);
+    assert_eq!(git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "main");
+    assert_eq!(git(&["status", "--porcelain"]), "");
+    // Reported once: the next interval makes no second branch.
+    let again = run(&emulator, root, &["reconcile", "--once"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(git(&["branch", "--list", "monform/*"]).lines().count(), 1);
+}
