@@ -228,18 +228,36 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
             }
             continue;
         };
-        let file = desired.span.file;
-        let source = loaded.sources.get(file);
-        let tree = trees
-            .entry(file)
-            .or_insert_with(|| parse(&source.text, source.format, file));
         let (definition_id, item) = match address.id.split_once('[') {
             Some((id, rest)) => (id, Some(rest.trim_end_matches(']'))),
             None => (address.id.as_str(), None),
         };
-        let definition = tree
-            .as_ref()
-            .and_then(|t| t.get(address.kind.section()))
+        let section = address.kind.section();
+        let find = |tree: &Option<Node>| -> bool {
+            tree.as_ref()
+                .and_then(|t| t.get(section))
+                .and_then(|s| s.value.get(definition_id))
+                .is_some()
+        };
+        // Its span's file, unless that is where its items came from (a
+        // `forEach: "${var:}"` points into monform.toml): then the file
+        // that defines it.
+        let file = std::iter::once(desired.span.file)
+            .chain(0..loaded.sources.len() as FileId)
+            .find(|id| {
+                let source = loaded.sources.get(*id);
+                find(
+                    trees
+                        .entry(*id)
+                        .or_insert_with(|| parse(&source.text, source.format, *id)),
+                )
+            })
+            .unwrap_or(desired.span.file);
+        let source = loaded.sources.get(file);
+        let definition = trees
+            .get(&file)
+            .and_then(Option::as_ref)
+            .and_then(|t| t.get(section))
             .and_then(|s| s.value.get(definition_id))
             .map(|d| &d.value);
         for field in &resource.fields {

@@ -193,7 +193,8 @@ fn substitution(site: &Site<'_>, node: &Node, s: &str, value: &Value, check: Vec
     if let Some(var) = inner.strip_prefix("var:") {
         let name = var.split(":-").next().unwrap_or(var);
         if site.vars.edit && (site.vars.uses)(name) == 1 {
-            return variable(site, name, value);
+            // In a forEach definition every item reads the variable.
+            return variable(site, name, value).map(|edit| Edit { shared, ..edit });
         }
         let note = format!("was `${{var:{name}}}`: the resource now has the value, the variable is unchanged");
         return replace(
@@ -220,8 +221,10 @@ fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
     let Some(for_each) = site.definition.get("forEach") else {
         return Err("`${each.value}` outside a forEach".into());
     };
-    let NodeValue::Map(items) = &for_each.value.value else {
-        return Err("the items of a list forEach are their keys, part of their addresses".into());
+    let items = match &for_each.value.value {
+        NodeValue::Map(items) => items,
+        NodeValue::Str(_) => return Err("the items come from a variable: edit it in monform.toml".into()),
+        _ => return Err("the items of a list forEach are their keys, part of their addresses".into()),
     };
     if for_each.value.get("file").is_some() && items.len() == 1 {
         return Err("the items come from a data file: edit that file".into());

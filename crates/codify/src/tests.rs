@@ -282,3 +282,62 @@ fn for_each_file_and_data_file_items_are_hand_edits() {
     assert!(whys[1].contains("data file"), "{whys:?}");
     assert_eq!(codified.hand_edits[1].service, Some(json!(30)));
 }
+
+#[test]
+fn toml_for_each_items_and_variables() {
+    let checks = "[checks.api]\ncheckType = \"API\"\nname = \"API ${each.key}\"\nfrequency = \"${each.value.freq}\"\nrequest = { method = \"GET\", url = \"${var:base}\" }\n\n[checks.api.forEach]\norders = { path = \"/orders\", freq = 5 }  # busy\nusers = { path = \"/users\", freq = 10 }\n";
+    let dir = project(&[("monform.toml", TOML), ("checks.toml", checks)]);
+    let loaded = load(&dir);
+    let drifted = [
+        drift(Kind::Check, "api[orders]", &[("frequency", json!(1))]),
+        drift(Kind::Check, "api[users]", &[("request.url", json!("https://v2"))]),
+    ];
+    let codified = codify(&loaded, &drifted, &Options { edit_vars: true });
+    // One item's URL changed, and both items read the variable: not for
+    // the variable, nor for the definition they share.
+    assert_eq!(codified.hand_edits.len(), 1, "{:?}", codified.hand_edits);
+    assert_eq!(codified.files.len(), 1);
+    assert_eq!(
+        codified.files[0].after,
+        checks.replace("freq = 5 }  # busy", "freq = 1 }  # busy")
+    );
+    let both = [
+        drift(Kind::Check, "api[orders]", &[("request.url", json!("https://v2"))]),
+        drift(Kind::Check, "api[users]", &[("request.url", json!("https://v2"))]),
+    ];
+    let codified = codify(&loaded, &both, &Options { edit_vars: true });
+    assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
+    let names: Vec<&str> = codified.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["monform.toml"]);
+    assert_eq!(
+        codified.files[0].after,
+        TOML.replace("base = \"https://example.com\"", "base = \"https://v2\"")
+    );
+}
+
+#[test]
+fn items_from_a_variable_are_found_in_their_definition() {
+    let toml = format!("{TOML}regions = {{ eu = {{ freq = 5 }} }}\n");
+    let yaml = "checks:\n  r:\n    forEach: \"${var:regions}\"\n    checkType: API\n    name: \"R ${each.key}\"\n    frequency: ${each.value.freq}\n    request: { method: GET, url: https://r }\n";
+    let dir = project(&[("monform.toml", &toml), ("checks.yaml", yaml)]);
+    let loaded = load(&dir);
+    let drifted = [drift(
+        Kind::Check,
+        "r[eu]",
+        &[("frequency", json!(1)), ("activated", json!(false))],
+    )];
+    let codified = codify(&loaded, &drifted, &Options::default());
+    // The shared definition takes the field every item (one) changed.
+    assert_eq!(codified.files[0].name, "checks.yaml");
+    assert!(
+        codified.files[0]
+            .after
+            .ends_with("url: https://r }\n    activated: false\n")
+    );
+    assert_eq!(codified.hand_edits.len(), 1, "{:?}", codified.hand_edits);
+    assert!(
+        codified.hand_edits[0].why.contains("variable"),
+        "{:?}",
+        codified.hand_edits
+    );
+}
