@@ -7,6 +7,7 @@ mod common;
 mod agent;
 mod apply;
 mod budget;
+mod codify;
 mod declare;
 mod declare_for_each;
 mod environments;

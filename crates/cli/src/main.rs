@@ -66,6 +66,8 @@ enum Command {
     /// Keep the service in sync with the files: each interval, drift follows each resource's
     /// lifecycle.drift policy and [reconcile] in monform.toml (--once: one interval)
     Reconcile(commands::reconcile::ReconcileArgs),
+    /// Write the service's changes (drift) back into the files: a diff (--check) or the edits (--write, --branch NAME)
+    Codify(commands::codify::CodifyArgs),
     /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one into a new project (--all-unmanaged --out DIR)
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
@@ -229,6 +231,7 @@ fn main() -> ExitCode {
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
         Command::Reconcile(args) => commands::reconcile::run(&dir, cli.api_url.as_deref(), args),
+        Command::Codify(args) => commands::codify::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),

@@ -89,7 +89,7 @@ fn project_schema() -> Value {
                 "description": "What `monform reconcile` does.",
                 "properties": {
                     "interval": { "type": "string", "pattern": "^([0-9]+[smh])+$", "description": "How often the service is compared with the files (\"30s\", \"5m\", \"1h\"). Default \"5m\"." },
-                    "drift": { "enum": ["revert", "notify", "ignore"], "description": "The drift policy of a resource whose lifecycle sets none. Default \"notify\"." },
+                    "drift": { "enum": ["revert", "notify", "ignore", "codify"], "description": "The drift policy of a resource whose lifecycle sets none. Default \"notify\"." },
                     "apply-changes": { "type": "boolean", "description": "true: a change in the files is applied by the reconciler; false (default): only reported." },
                     "notify": { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN }, "description": "Logical ids of this project's WEBHOOK and SLACK alert channels that get drift reports." },
                 },

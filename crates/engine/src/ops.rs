@@ -25,6 +25,7 @@ use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError, Target};
 use crate::verify::Verification;
 
+mod drift_ops;
 mod export_ops;
 mod import_ops;
 mod refusal;
@@ -32,10 +33,11 @@ mod state_ops;
 mod status_ops;
 mod test_ops;
 pub use crate::identity::uses_tags;
+pub use drift_ops::{Drifted, DriftedField, drifted};
 pub use export_ops::{
     Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, KnownSecrets, Owner, SplitBy, Unmanaged,
-    adopt_unmanaged, check_out, export_account, find_unmanaged, include_name, known_secrets, new_project_name,
-    write_project,
+    adopt_unmanaged, check_out, export_account, find_unmanaged, find_unmanaged_for, include_name, known_secrets,
+    new_project_name, write_project,
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
 pub use refusal::{OverBudget, Refusal};

@@ -166,6 +166,8 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             false,
         );
     }
+    let mut news = news;
+    codify(ctx, &planned.plan, &mut news.drifted);
     let mut failures = Vec::new();
     if !news.drifted.is_empty() {
         let markdown = ctx.host.markdown(&drift_only(&planned.plan, &news.drifted));
@@ -199,6 +201,45 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         );
     }
     outcome
+}
+
+/// New drift whose policy is `codify`: written on a branch by the host,
+/// and the branch named in each one's report.
+fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) {
+    let policy = monform_model::DriftPolicy::Codify.as_str();
+    let addresses: Vec<&str> = news
+        .iter()
+        .filter(|d| d.policy == policy)
+        .map(|d| d.address.as_str())
+        .collect();
+    if addresses.is_empty() {
+        return;
+    }
+    let drifted: Vec<ops::Drifted> = ops::drifted(plan)
+        .into_iter()
+        .filter(|d| addresses.contains(&d.address.to_string().as_str()))
+        .collect();
+    match ctx.host.codify(&drifted) {
+        Ok(Some(branch)) => {
+            ctx.event("codified", json!({ "branch": branch, "addresses": addresses }));
+            ctx.log.info(
+                "drift written to a branch",
+                json!({ "branch": branch, "addresses": addresses.join(", ") }),
+            );
+            for drift in news.iter_mut().filter(|d| d.policy == policy) {
+                drift.codified_branch = Some(branch.clone());
+            }
+        }
+        Ok(None) => ctx.log.warn(
+            "drift to codify needs a hand edit; reported only",
+            json!({ "addresses": addresses.join(", ") }),
+        ),
+        Err(why) => {
+            ctx.event("codify_failed", json!({ "error": why, "addresses": addresses }));
+            ctx.log
+                .error("cannot codify drift; reported only", json!({ "error": why }));
+        }
+    }
 }
 
 async fn send_all(ctx: &Context<'_>, channels: &[deliver::Channel], body: &Value, slack: &Value) -> Vec<String> {

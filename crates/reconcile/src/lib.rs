@@ -43,6 +43,13 @@ pub trait Host: Sync {
     fn load(&self) -> Result<(Desired, Project), String>;
     /// A plan as Markdown, for drift reports.
     fn markdown(&self, plan: &Plan) -> String;
+    /// Writes drift whose policy is `codify` into the files on a new git
+    /// branch, leaving the working tree alone: the branch's name, `None`
+    /// when nothing could be written, `Err` why not.
+    fn codify(&self, drifted: &[monform_engine::ops::Drifted]) -> Result<Option<String>, String> {
+        let _ = drifted;
+        Err("this host cannot codify".into())
+    }
 }
 
 /// How to run.

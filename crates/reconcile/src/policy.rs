@@ -66,7 +66,8 @@ pub fn decide(plan: &Plan, desired: &Desired, settings: &Reconcile) -> Vec<Decis
             let origin = origin(change);
             let drift_verdict = match policy {
                 DriftPolicy::Revert => Verdict::Apply,
-                DriftPolicy::Notify => Verdict::Report,
+                // Codified on a branch, then reported with its name.
+                DriftPolicy::Notify | DriftPolicy::Codify => Verdict::Report,
                 DriftPolicy::Ignore => Verdict::Ignore,
             };
             let files_verdict = match settings.apply_changes {
@@ -180,5 +181,13 @@ mod tests {
             ..Reconcile::default()
         };
         assert_eq!(verdicts(&notify_apply)[2], (Origin::Both, Verdict::Report));
+        // Codify: never applied; reported (with the branch it is written to).
+        let codify = Reconcile {
+            drift: DriftPolicy::Codify,
+            apply_changes: true,
+            ..Reconcile::default()
+        };
+        assert_eq!(verdicts(&codify)[0], (Origin::Drift, Verdict::Report));
+        assert_eq!(verdicts(&codify)[2], (Origin::Both, Verdict::Report));
     }
 }

@@ -36,6 +36,10 @@ pub struct Drifted {
     pub reason: String,
     pub policy: String,
     pub fields: Vec<Field>,
+    /// The git branch holding the service's values (policy `codify`),
+    /// `codifiedBranch` in the WEBHOOK body; absent otherwise.
+    #[serde(rename = "codifiedBranch", skip_serializing_if = "Option::is_none")]
+    pub codified_branch: Option<String>,
 }
 
 /// A field of a drifted resource: before is the service's value, after the files'.
@@ -67,6 +71,7 @@ impl Drifted {
                     sensitive: f.sensitive,
                 })
                 .collect(),
+            codified_branch: None,
         }
     }
 
@@ -293,6 +298,7 @@ mod tests {
                 after: Some(json!(after)),
                 sensitive: false,
             }],
+            codified_branch: None,
         }
     }
 

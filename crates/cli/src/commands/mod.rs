@@ -1,5 +1,6 @@
 pub mod agent;
 pub mod apply;
+pub mod codify;
 pub mod context;
 pub mod export;
 pub mod import;

@@ -66,6 +66,24 @@ impl Host for CliHost<'_> {
     fn markdown(&self, plan: &Plan) -> String {
         crate::render::plan::markdown(plan)
     }
+
+    fn codify(&self, drifted: &[monform_engine::ops::Drifted]) -> Result<Option<String>, String> {
+        let loaded = load_files(self.dir);
+        if !loaded.is_ok() {
+            return Err("the files do not load".into());
+        }
+        let codified = monform_codify::codify(&loaded, drifted, &monform_codify::Options::default());
+        if !codified.has_changes() {
+            return Ok(None);
+        }
+        let project = loaded.project.as_ref().map_or("project", |p| p.name.as_str());
+        let branch = format!(
+            "monform/codify-{project}-{}",
+            chrono::Utc::now().format("%Y%m%d-%H%M%S")
+        );
+        monform_codify::git::commit_to_branch(self.dir, &branch, &codified).map_err(|e| e.to_string())?;
+        Ok(Some(branch))
+    }
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> ExitCode {

@@ -59,11 +59,17 @@ pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut
             ("drift", NodeValue::Str(text)) => match DriftPolicy::ALL.iter().find(|p| p.as_str() == text) {
                 Some(policy) => settings.drift = *policy,
                 None => diagnostics.push(
-                    Diagnostic::new("monform::reconcile", format!("reconcile.drift `{text}` is not known"))
-                        .at(field.value.span, "expected \"revert\", \"notify\" or \"ignore\""),
+                    Diagnostic::new("monform::reconcile", format!("reconcile.drift `{text}` is not known")).at(
+                        field.value.span,
+                        "expected \"revert\", \"notify\", \"ignore\" or \"codify\"",
+                    ),
                 ),
             },
-            ("drift", _) => diagnostics.push(wrong_type(&path, &field.value, "\"revert\", \"notify\" or \"ignore\"")),
+            ("drift", _) => diagnostics.push(wrong_type(
+                &path,
+                &field.value,
+                "\"revert\", \"notify\", \"ignore\" or \"codify\"",
+            )),
             ("apply-changes", NodeValue::Bool(apply)) => settings.apply_changes = *apply,
             ("apply-changes", _) => diagnostics.push(wrong_type(&path, &field.value, "true or false")),
             ("notify", NodeValue::Seq(items)) => {

@@ -157,6 +157,47 @@ pub async fn find_unmanaged(
     })
 }
 
+/// The objects of the account no project owns, as files the current
+/// project adopts with `import` entries (`codify --include-unmanaged`): the
+/// ownership rules of [`find_unmanaged`], the project's own objects
+/// (`current`) never among them. An object whose logical id the files
+/// already use is left out (in `clashing`), so no file claims it twice.
+pub async fn find_unmanaged_for(
+    client: &Client,
+    current: &State,
+    desired: &monform_config::Desired,
+) -> Result<(Unmanaged, Vec<(Address, Remote)>), Refusal> {
+    let everything = list_everything(client).await.map_err(Refusal::Fetch)?;
+    let owners = Owners::new(everything.iter());
+    let mut found = unmanaged(everything, &owners, Some(current), &[]);
+    let mut clashing = Vec::new();
+    // Leaving one out may change the ids of the others (ids are made
+    // unique among the exported): export again until none clashes.
+    loop {
+        let exported = export(found.objects.clone(), SplitBy::Kind, &Default::default());
+        let clash: Vec<(Address, Remote)> = exported
+            .objects
+            .iter()
+            .filter(|(address, _)| desired.resources.contains_key(*address))
+            .map(|(a, r)| (a.clone(), r.clone()))
+            .collect();
+        if clash.is_empty() {
+            return Ok((
+                Unmanaged {
+                    exported,
+                    unknown: found.unknown,
+                    others: found.others,
+                },
+                clashing,
+            ));
+        }
+        found
+            .objects
+            .retain(|r| !clash.iter().any(|(_, c)| c.kind == r.kind && c.id == r.id));
+        clashing.extend(clash);
+    }
+}
+
 /// What adopting the unmanaged objects did.
 #[derive(Debug)]
 pub struct Adopted {

@@ -296,8 +296,9 @@ pub type LogicalRef = String;
 
 string_enum! {
     /// What `monform reconcile` does when the service changed and the files
-    /// did not (issue 30).
-    DriftPolicy { Revert = "revert", Notify = "notify", Ignore = "ignore" }
+    /// did not (issue 30); `codify` writes the service's values into the
+    /// files on a git branch and reports it (issue 33).
+    DriftPolicy { Revert = "revert", Notify = "notify", Ignore = "ignore", Codify = "codify" }
 }
 
 /// monform only, never sent: `lifecycle: { ignoreChanges, drift }` on any

@@ -1,0 +1,197 @@
+//! `monform codify`: the service's changes (drift) written back into the
+//! files (issue 33). Parses flags and renders; `monform-codify` decides
+//! where each value goes and writes.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use monform_codify::{Codified, Options};
+use monform_engine::Refresh;
+use monform_engine::ops::{self, PlanRequest, Session};
+
+use super::context::{Findings, Stop, block_on, open_backend, parse_excludes, parse_targets, refused};
+use crate::connect::connect;
+
+/// Exit code when the diff is not empty under `--check`.
+const EXIT_DIFF: u8 = 2;
+/// Exit code when a drifted field needs a person (a hand edit or a secret).
+const EXIT_HAND_EDIT: u8 = 3;
+
+#[derive(Args)]
+pub struct CodifyArgs {
+    /// Only print the diff; exit 2 when there is one (3 when a field needs a hand edit)
+    #[arg(long, conflicts_with_all = ["write", "branch"])]
+    check: bool,
+    /// Write the edited files (each whole or not at all)
+    #[arg(long)]
+    write: bool,
+    /// Codify only this address and what it depends on (repeatable)
+    #[arg(long = "target")]
+    targets: Vec<String>,
+    /// Leave out this address and what depends on it (repeatable; `*` matches any characters)
+    #[arg(long = "exclude")]
+    excludes: Vec<String>,
+    /// A `${var:NAME}` used by this one resource only: change the variable in monform.toml, not the resource
+    #[arg(long)]
+    edit_vars: bool,
+    /// Write the edits on a new git branch NAME, in one commit listing the addresses and fields (implies --write)
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
+    /// Also write objects made in the service that no project owns, as new files under unmanaged/ with `import` entries (the rules of `import --all-unmanaged`)
+    #[arg(long)]
+    include_unmanaged: bool,
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::render::Output) -> ExitCode {
+    let result = block_on(async {
+        let targets = parse_targets(&args.targets)?;
+        let excludes = parse_excludes(&args.excludes)?;
+        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
+        let backend = open_backend(dir, &project, "monform codify")?;
+        let connection = connect(dir, api_url, &project).await?;
+        let session = Session {
+            project: &project,
+            desired: &loaded.desired,
+            client: &connection.client,
+            backend: backend.as_ref(),
+        };
+        let request = PlanRequest {
+            targets,
+            excludes,
+            destroy: false,
+            // Drift is only seen in what is read.
+            refresh: Refresh::All,
+        };
+        let planned = ops::plan(&session, &request)
+            .await
+            .map_err(|refusal| refused(&refusal, &loaded))?;
+        let unmanaged = if args.include_unmanaged {
+            Some(
+                ops::find_unmanaged_for(&connection.client, &planned.state, &loaded.desired)
+                    .await
+                    .map_err(|refusal| refused(&refusal, &loaded))?,
+            )
+        } else {
+            None
+        };
+        connection.close().await;
+        let drifted = ops::drifted(&planned.plan);
+        let options = Options {
+            edit_vars: args.edit_vars,
+        };
+        let mut codified = monform_codify::codify(&loaded, &drifted, &options);
+        if let Some((found, clashing)) = unmanaged {
+            monform_codify::unmanaged::add(&mut codified, dir, &found.exported).map_err(Stop::Message)?;
+            for (remote, owner) in &found.unknown {
+                codified.notes.push(format!(
+                    "{} left out: it {} (adopt it with an import entry by hand if it is this project's)",
+                    ops::include_name(remote),
+                    owner.describe()
+                ));
+            }
+            for (address, remote) in &clashing {
+                codified.notes.push(format!(
+                    "{} (id {}) left out: the files already use the logical id {address}",
+                    ops::include_name(remote),
+                    remote.id
+                ));
+            }
+        }
+        Ok::<_, Stop>(codified)
+    });
+    let codified = match super::context::settle(result) {
+        Ok(codified) => codified,
+        Err(code) => return code,
+    };
+    print!("{}", codified.diff());
+    eprint!("{}", summary(&codified));
+    let write = args.write || args.branch.is_some();
+    if write && codified.has_changes() {
+        if let Err(e) = monform_codify::write(&codified) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("Wrote {} file{}.", codified.files.len(), plural(codified.files.len()));
+        if let Some(branch) = &args.branch {
+            if let Err(e) = monform_codify::git::commit_on_branch(dir, branch, &codified) {
+                eprintln!("error: {e}\n\nhint: the files are written; commit them by hand");
+                return ExitCode::FAILURE;
+            }
+            eprintln!("Committed on branch {branch}.");
+        }
+    }
+    if !codified.hand_edits.is_empty() || !codified.secrets.is_empty() {
+        ExitCode::from(EXIT_HAND_EDIT)
+    } else if args.check && codified.has_changes() {
+        ExitCode::from(EXIT_DIFF)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What was codified, with notes, and what was not: for standard error.
+fn summary(codified: &Codified) -> String {
+    let mut text = String::new();
+    if codified.fields.is_empty()
+        && codified.hand_edits.is_empty()
+        && codified.secrets.is_empty()
+        && codified.adopted.is_empty()
+        && codified.notes.is_empty()
+    {
+        return "No drift: the files say what the service has.\n".into();
+    }
+    if !codified.fields.is_empty() {
+        text.push_str(&format!(
+            "Codified {} field{}:\n",
+            codified.fields.len(),
+            plural(codified.fields.len())
+        ));
+        for field in &codified.fields {
+            text.push_str(&format!("  {}.{}\n", field.address, field.path));
+            if let Some(note) = &field.note {
+                text.push_str(&format!("    note: {note}\n"));
+            }
+        }
+    }
+    if !codified.hand_edits.is_empty() {
+        text.push_str(&format!("Needs a hand edit ({}):\n", codified.hand_edits.len()));
+        for hand in &codified.hand_edits {
+            let at = match &hand.path {
+                Some(path) => format!("{}.{path}", hand.address),
+                None => hand.address.to_string(),
+            };
+            let value = hand
+                .service
+                .as_ref()
+                .map(|v| format!(" = {}", serde_json::to_string(v).unwrap_or_default()))
+                .unwrap_or_default();
+            text.push_str(&format!("  {at}{value}\n    {}\n", hand.why));
+        }
+    }
+    if !codified.adopted.is_empty() {
+        text.push_str(&format!(
+            "New in {}/, imported by the next apply ({}):\n",
+            monform_codify::unmanaged::FOLDER,
+            codified.adopted.len()
+        ));
+        for (address, id) in &codified.adopted {
+            text.push_str(&format!("  {address} (id {id})\n"));
+        }
+    }
+    for note in &codified.notes {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    if !codified.secrets.is_empty() {
+        text.push_str("Secrets changed in the service, not written (set them where they come from):\n");
+        for secret in &codified.secrets {
+            text.push_str(&format!("  {}.{}\n", secret.address, secret.path));
+        }
+    }
+    text
+}

@@ -1,0 +1,344 @@
+//! `monform codify` (issue 33): the service's changes written back into the
+//! project's files, as a reviewer would have written them. From a plan's
+//! drift (`monform_engine::ops::drifted`) and the files as written, each
+//! drifted value goes where it comes from: the resource's own line, its
+//! `forEach` item's entry, a variable (`--edit-vars`), or a new field on the
+//! resource when `[defaults]`, an anchor or the service's default gave it.
+//! Only the edited values' text changes; everything else stays byte for
+//! byte. What the files cannot say (interpolated text, `forEachFile`) is
+//! listed as a hand edit, and secrets are never written.
+//!
+//! **Architecture invariant:** no network and no terminal: the CLI renders
+//! [`Codified`]; [`write`] and [`git`] are the only writes.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use monform_config::Loaded;
+use monform_config::source::{FileId, Format};
+use monform_config::tree::{Node, parse_toml, parse_yaml};
+use monform_engine::ops::Drifted;
+use monform_model::{Address, FieldPath};
+use serde_json::Value;
+
+mod apply;
+pub mod git;
+mod locate;
+mod render;
+mod text;
+pub mod unmanaged;
+
+use apply::{Planned, apply, settle_shared};
+use locate::{Site, Vars, locate};
+
+/// What to codify.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A `${var:NAME}` used by this one resource only: change the variable
+    /// in monform.toml rather than give the resource a literal.
+    pub edit_vars: bool,
+}
+
+/// The files edited and what was not done.
+#[derive(Debug, Default)]
+pub struct Codified {
+    /// Each edited file, before and after.
+    pub files: Vec<FileChange>,
+    /// Each field written, with a note when it went elsewhere than its own line.
+    pub fields: Vec<Field>,
+    /// Fields the files cannot take as they are: a person edits them.
+    pub hand_edits: Vec<HandEdit>,
+    /// Secret fields that drifted: listed, never written.
+    pub secrets: Vec<Field>,
+    /// Objects written with an `import` entry (`--include-unmanaged`):
+    /// address and remote id.
+    pub adopted: Vec<(Address, String)>,
+    /// What else a reviewer should know (objects left out, secrets to set).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileChange {
+    /// Relative to the project root, as users see it.
+    pub name: String,
+    pub path: PathBuf,
+    pub before: String,
+    pub after: String,
+    /// A file that did not exist (`--include-unmanaged`).
+    pub new: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub address: Address,
+    pub path: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandEdit {
+    pub address: Address,
+    /// `None`: the whole resource (deleted in the service).
+    pub path: Option<String>,
+    /// The service's value (never a secret's).
+    pub service: Option<Value>,
+    pub why: String,
+}
+
+impl Codified {
+    pub fn has_changes(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    /// The edits as one unified diff (`a/NAME`, `b/NAME`).
+    pub fn diff(&self) -> String {
+        self.files
+            .iter()
+            .map(|file| {
+                similar::TextDiff::from_lines(&file.before, &file.after)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        &if file.new {
+                            "/dev/null".to_owned()
+                        } else {
+                            format!("a/{}", file.name)
+                        },
+                        &format!("b/{}", file.name),
+                    )
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
+/// Why a file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write {name}: {source}")]
+    Io {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name} changed since it was read: run codify again")]
+    Changed { name: String },
+}
+
+/// Writes every edited file, each whole or not at all (`durable`), after
+/// checking none changed since it was read.
+pub fn write(codified: &Codified) -> Result<(), WriteError> {
+    for file in &codified.files {
+        if file.new {
+            if file.path.exists() {
+                return Err(WriteError::Changed {
+                    name: file.name.clone(),
+                });
+            }
+            continue;
+        }
+        let now = std::fs::read_to_string(&file.path).map_err(|source| WriteError::Io {
+            name: file.name.clone(),
+            source,
+        })?;
+        if now != file.before {
+            return Err(WriteError::Changed {
+                name: file.name.clone(),
+            });
+        }
+    }
+    for file in &codified.files {
+        if let Some(parent) = file.path.parent().filter(|_| file.new) {
+            std::fs::create_dir_all(parent).map_err(|source| WriteError::Io {
+                name: file.name.clone(),
+                source,
+            })?;
+        }
+        monform_engine::durable::write(&file.path, file.after.as_bytes()).map_err(|source| WriteError::Io {
+            name: file.name.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The edits that write `drifted` into the files of `loaded`.
+pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codified {
+    let mut out = Codified::default();
+    let mut trees: HashMap<FileId, Option<Node>> = HashMap::new();
+    let text_of = |id: FileId| loaded.sources.get(id).text.clone();
+    let project_file = loaded
+        .project
+        .as_ref()
+        .and_then(|p| p.vars.first().or(p.defaults.first()))
+        .map(|e| e.value.span.file)
+        .or_else(|| (0..loaded.sources.len() as FileId).find(|id| loaded.sources.get(*id).name == "monform.toml"));
+    let project_text = project_file.map(text_of);
+    let uses = |name: &str| -> usize {
+        let whole = format!("${{var:{name}}}");
+        let with_default = format!("${{var:{name}:-");
+        loaded
+            .sources
+            .iter()
+            .map(|f| f.text.matches(&whole).count() + f.text.matches(&with_default).count())
+            .sum()
+    };
+    let no_entries = Vec::new();
+    let vars = Vars {
+        file: project_file.zip(project_text.as_deref()),
+        entries: loaded.project.as_ref().map_or(&no_entries, |p| &p.vars),
+        uses: &uses,
+        edit: options.edit_vars,
+    };
+    let defaults: Vec<String> = loaded
+        .project
+        .as_ref()
+        .map(|p| p.defaults.iter().map(|e| e.key.clone()).collect())
+        .unwrap_or_default();
+    let mut planned: Vec<Planned> = Vec::new();
+    for resource in drifted {
+        let address = &resource.address;
+        let hand = |path: Option<String>, service: Option<Value>, why: String| HandEdit {
+            address: address.clone(),
+            path,
+            service,
+            why,
+        };
+        if resource.deleted {
+            out.hand_edits.push(hand(
+                None,
+                None,
+                "deleted in the service: remove it from the files or apply to create it again".into(),
+            ));
+            continue;
+        }
+        let Some(desired) = loaded.desired.resources.get(address) else {
+            for field in &resource.fields {
+                out.hand_edits.push(hand(
+                    Some(field.path.clone()),
+                    field.service.clone(),
+                    "not in the files".into(),
+                ));
+            }
+            continue;
+        };
+        let (definition_id, item) = match address.id.split_once('[') {
+            Some((id, rest)) => (id, Some(rest.trim_end_matches(']'))),
+            None => (address.id.as_str(), None),
+        };
+        let section = address.kind.section();
+        let find = |tree: &Option<Node>| -> bool {
+            tree.as_ref()
+                .and_then(|t| t.get(section))
+                .and_then(|s| s.value.get(definition_id))
+                .is_some()
+        };
+        // Its span's file, unless that is where its items came from (a
+        // `forEach: "${var:}"` points into monform.toml): then the file
+        // that defines it.
+        let file = std::iter::once(desired.span.file)
+            .chain(0..loaded.sources.len() as FileId)
+            .find(|id| {
+                let source = loaded.sources.get(*id);
+                find(
+                    trees
+                        .entry(*id)
+                        .or_insert_with(|| parse(&source.text, source.format, *id)),
+                )
+            })
+            .unwrap_or(desired.span.file);
+        let source = loaded.sources.get(file);
+        let definition = trees
+            .get(&file)
+            .and_then(Option::as_ref)
+            .and_then(|t| t.get(section))
+            .and_then(|s| s.value.get(definition_id))
+            .map(|d| &d.value);
+        for field in &resource.fields {
+            let path = FieldPath::parse(&field.path);
+            let secret = desired
+                .sensitive
+                .iter()
+                .any(|s| path.0.starts_with(&s.0) || s.0.starts_with(&path.0));
+            let Some(service) = field.service.as_ref().filter(|_| !secret) else {
+                out.secrets.push(Field {
+                    address: address.clone(),
+                    path: field.path.clone(),
+                    note: None,
+                });
+                continue;
+            };
+            let Some(definition) = definition else {
+                out.hand_edits.push(hand(
+                    Some(field.path.clone()),
+                    Some(service.clone()),
+                    format!("its definition was not found in {}", source.name),
+                ));
+                continue;
+            };
+            let site = Site {
+                file,
+                text: &source.text,
+                format: source.format,
+                root: vec![address.kind.section().to_owned(), definition_id.to_owned()],
+                definition,
+                item,
+                vars: &vars,
+                defaults: if address.kind == monform_model::Kind::Check {
+                    &defaults
+                } else {
+                    &[]
+                },
+            };
+            match locate(&site, &path, service) {
+                Ok(mut edit) => planned.push(Planned {
+                    edit: {
+                        if let Some(group) = group_note(loaded, &desired.resource, &path) {
+                            edit.note = Some(match edit.note.take() {
+                                Some(note) => format!("{note}; {group}"),
+                                None => group,
+                            });
+                        }
+                        edit
+                    },
+                    owners: vec![(address.clone(), field.path.clone())],
+                    service: service.clone(),
+                }),
+                Err(why) => out
+                    .hand_edits
+                    .push(hand(Some(field.path.clone()), Some(service.clone()), why)),
+            }
+        }
+    }
+    let planned = settle_shared(planned, loaded, &mut out.hand_edits);
+    apply(planned, loaded, &mut out);
+    out
+}
+
+/// A note when the check's group overrides the field: the files now say
+/// the service's value for the check, and the service runs the group's.
+fn group_note(loaded: &Loaded, resource: &monform_model::Resource, path: &FieldPath) -> Option<String> {
+    let monform_model::Resource::Check(check) = resource else {
+        return None;
+    };
+    let group_id = check.common().group.as_ref()?;
+    let group = loaded
+        .desired
+        .resources
+        .get(&Address::new(monform_model::Kind::Group, group_id.as_str()))?;
+    let Some(monform_model::Segment::Key(field)) = path.segments().first() else {
+        return None;
+    };
+    monform_model::group_rules::group_overrides(&group.resource.to_json(), field)
+        .then(|| format!("group `{group_id}` sets {field} too: the service runs the group's value"))
+}
+
+fn parse(text: &str, format: Format, file: FileId) -> Option<Node> {
+    match format {
+        Format::Yaml => parse_yaml(file, text).ok(),
+        Format::Toml => parse_toml(file, text).ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,401 @@
+//! Where one drifted field's value is written: the resource's own line, a
+//! `forEach` item's entry, a variable, or nowhere yet (a new field on the
+//! resource). Works on the file's tree as written (before `forEach` and
+//! substitutions), so `${...}` is still text to recognise.
+
+use monform_config::source::{FileId, Format};
+use monform_config::tree::{Entry, Node, NodeValue};
+use monform_model::{FieldPath, Segment};
+use serde_json::Value;
+
+use crate::render::{self, Style};
+use crate::text::{anchor_before, column, extent, is_alias, is_flow, next_line};
+
+/// A text edit: `text` replaces `[start, end)` of a file (an insertion
+/// when they are equal). `check` is the path from the file's root where
+/// the edited file must then hold `expected`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edit {
+    pub file: FileId,
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    pub check: Vec<String>,
+    pub expected: Value,
+    /// The edit is to a `forEach` definition: every item shares it.
+    pub shared: bool,
+    pub note: Option<String>,
+}
+
+/// What the definition is read with.
+pub struct Site<'a> {
+    pub file: FileId,
+    pub text: &'a str,
+    pub format: Format,
+    /// Path of the definition from the file's root: `[section, id]`.
+    pub root: Vec<String>,
+    pub definition: &'a Node,
+    /// The `forEach` item this resource is, if any.
+    pub item: Option<&'a str>,
+    pub vars: &'a Vars<'a>,
+    /// Top-level keys `[defaults]` sets (for checks).
+    pub defaults: &'a [String],
+}
+
+/// `[vars]` in monform.toml, and how often each is used in the project.
+pub struct Vars<'a> {
+    pub file: Option<(FileId, &'a str)>,
+    pub entries: &'a [Entry],
+    pub uses: &'a dyn Fn(&str) -> usize,
+    pub edit: bool,
+}
+
+pub type Located = Result<Edit, String>;
+
+/// Where `value`, the service's value of `path`, goes.
+pub fn locate(site: &Site<'_>, path: &FieldPath, value: &Value) -> Located {
+    if site.definition.get("forEachFile").is_some() {
+        return Err("made by forEachFile from files: the files cannot say which item to edit".into());
+    }
+    let shared = site.definition.get("forEach").is_some();
+    let mut node = site.definition;
+    let mut check = site.root.clone();
+    let segments = path.segments();
+    for (i, segment) in segments.iter().enumerate() {
+        match segment {
+            Segment::Key(key) => match node.get(key) {
+                Some(entry) if own(entry, site.text) => {
+                    node = &entry.value;
+                    check.push(key.clone());
+                }
+                Some(_) => {
+                    let note = format!("{path} overrides the value merged from an anchor, which is unchanged");
+                    return insert(site, node, &segments[i..], value, check, shared, Some(note));
+                }
+                None => {
+                    let note = added_note(site, path);
+                    return insert(site, node, &segments[i..], value, check, shared, Some(note));
+                }
+            },
+            Segment::Index(_) => return Err("an item of a list the files write in part".into()),
+        }
+    }
+    if let NodeValue::Map(entries) = &node.value
+        && entries.len() == 1
+        && entries[0].key == "file"
+        && value.is_string()
+    {
+        return Err("read from a file (`{ file: }`): edit that file".into());
+    }
+    if let NodeValue::Str(s) = &node.value
+        && s.contains("${")
+    {
+        return substitution(site, node, s, value, check, shared);
+    }
+    if holds_substitution(node) {
+        return Err("holds substitutions: the files cannot take the service's value as it is".into());
+    }
+    replace(site.file, site.text, site.format, node, value, check, shared, None)
+}
+
+/// A note for a field the resource did not write.
+fn added_note(site: &Site<'_>, path: &FieldPath) -> String {
+    let top = match path.segments().first() {
+        Some(Segment::Key(key)) => key.as_str(),
+        _ => "",
+    };
+    if path.segments().len() == 1 && site.defaults.iter().any(|d| d == top) {
+        format!("{path} came from [defaults], which is unchanged: the resource now sets its own")
+    } else {
+        format!("{path} was not written in the files (the service's default): the resource now sets it")
+    }
+}
+
+/// Whether an entry is written in this map (not merged from an anchor).
+fn own(entry: &Entry, text: &str) -> bool {
+    let written = text
+        .get(entry.key_span.start..entry.key_span.start + entry.key_span.len)
+        .unwrap_or_default();
+    written.trim_matches(['"', '\'']) == entry.key
+}
+
+fn holds_substitution(node: &Node) -> bool {
+    match &node.value {
+        NodeValue::Str(s) => s.contains("${"),
+        NodeValue::Seq(items) => items.iter().any(holds_substitution),
+        NodeValue::Map(entries) => entries.iter().any(|e| holds_substitution(&e.value)),
+        _ => false,
+    }
+}
+
+/// The value's text replaced by `value`, in the style it was written.
+#[allow(clippy::too_many_arguments)]
+pub fn replace(
+    file: FileId,
+    text: &str,
+    format: Format,
+    node: &Node,
+    value: &Value,
+    check: Vec<String>,
+    shared: bool,
+    note: Option<String>,
+) -> Located {
+    let (start, end) = extent(node, text, format);
+    let written = &text[start..end];
+    if format == Format::Yaml
+        && let Some(anchor) = anchor_before(text, start)
+    {
+        return Err(format!(
+            "anchored (`&{anchor}`): the aliases of the anchor share the value"
+        ));
+    }
+    let is_collection = matches!(node.value, NodeValue::Map(_) | NodeValue::Seq(_));
+    let style = if is_alias(node, text) {
+        Style::Flow
+    } else if is_collection && !is_flow(node, text) {
+        Style::Block(column(text, start))
+    } else {
+        Style::of(written, column(text, start))
+    };
+    let new = match format {
+        Format::Yaml => render::yaml(value, style),
+        Format::Toml => render::toml(value, style).ok_or("TOML cannot write null")?,
+    };
+    Ok(Edit {
+        file,
+        start,
+        end,
+        text: new,
+        check,
+        expected: value.clone(),
+        shared,
+        note,
+    })
+}
+
+/// A value the whole of which is one `${...}`.
+fn substitution(site: &Site<'_>, node: &Node, s: &str, value: &Value, check: Vec<String>, shared: bool) -> Located {
+    let inner = s
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .filter(|r| !r.contains("${") && !r.contains('}'));
+    let Some(inner) = inner else {
+        return Err(format!(
+            "made by interpolation (`{s}`): the files cannot say which part changed"
+        ));
+    };
+    if inner == "each.key" {
+        return Err("`${each.key}` is the item's key, part of its address".into());
+    }
+    if inner == "each.value" || inner.starts_with("each.value.") {
+        return item_value(site, inner.strip_prefix("each.value").unwrap_or_default(), value);
+    }
+    if let Some(var) = inner.strip_prefix("var:") {
+        let name = var.split(":-").next().unwrap_or(var);
+        if site.vars.edit && (site.vars.uses)(name) == 1 {
+            // In a forEach definition every item reads the variable.
+            return variable(site, name, value).map(|edit| Edit { shared, ..edit });
+        }
+        let note = format!("was `${{var:{name}}}`: the resource now has the value, the variable is unchanged");
+        return replace(
+            site.file,
+            site.text,
+            site.format,
+            node,
+            value,
+            check,
+            shared,
+            Some(note),
+        );
+    }
+    Err(format!(
+        "made by substitution (`{s}`): the files cannot hold the service's value there"
+    ))
+}
+
+/// The `forEach` item's entry: `rest` is `""` (the item's value) or `.X.Y`.
+fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
+    let Some(key) = site.item else {
+        return Err("`${each.value}` outside a forEach".into());
+    };
+    let Some(for_each) = site.definition.get("forEach") else {
+        return Err("`${each.value}` outside a forEach".into());
+    };
+    let items = match &for_each.value.value {
+        NodeValue::Map(items) => items,
+        NodeValue::Str(_) => return Err("the items come from a variable: edit it in monform.toml".into()),
+        _ => return Err("the items of a list forEach are their keys, part of their addresses".into()),
+    };
+    if for_each.value.get("file").is_some() && items.len() == 1 {
+        return Err("the items come from a data file: edit that file".into());
+    }
+    let Some(item) = items.iter().find(|e| e.key == key) else {
+        return Err("the forEach item is not written in this file".into());
+    };
+    let mut check = site.root.clone();
+    check.extend(["forEach".to_owned(), key.to_owned()]);
+    let mut node = &item.value;
+    let path = FieldPath::parse(rest.trim_start_matches('.'));
+    let segments = path.segments();
+    for (i, segment) in segments.iter().enumerate() {
+        let Segment::Key(k) = segment else {
+            return Err("an item of a list inside a forEach item".into());
+        };
+        match node.get(k) {
+            Some(entry) if own(entry, site.text) => {
+                node = &entry.value;
+                check.push(k.clone());
+            }
+            _ => return insert(site, node, &segments[i..], value, check, false, None),
+        }
+    }
+    if holds_substitution(node) {
+        return Err("the forEach item holds substitutions".into());
+    }
+    replace(site.file, site.text, site.format, node, value, check, false, None)
+}
+
+/// `[vars] NAME` in monform.toml, used by this resource only (`--edit-vars`).
+fn variable(site: &Site<'_>, name: &str, value: &Value) -> Located {
+    let (Some((file, text)), Some(entry)) = (site.vars.file, site.vars.entries.iter().find(|e| e.key == name)) else {
+        return Err(format!("`${{var:{name}}}` is not set in monform.toml's [vars]"));
+    };
+    if entry.value.span.file != file || holds_substitution(&entry.value) {
+        return Err(format!("`${{var:{name}}}` is not written as a value in [vars]"));
+    }
+    let note = format!("the variable `{name}` (used only here) now holds the service's value");
+    replace(
+        file,
+        text,
+        Format::Toml,
+        &entry.value,
+        value,
+        vec!["vars".into(), name.into()],
+        false,
+        Some(note),
+    )
+}
+
+/// A new entry in `map` for `segments` (keys), holding `value`.
+fn insert(
+    site: &Site<'_>,
+    map: &Node,
+    segments: &[Segment],
+    value: &Value,
+    mut check: Vec<String>,
+    shared: bool,
+    note: Option<String>,
+) -> Located {
+    let mut keys = Vec::new();
+    for segment in segments {
+        match segment {
+            Segment::Key(k) => keys.push(k.clone()),
+            Segment::Index(_) => return Err("an item of a list the files do not write".into()),
+        }
+    }
+    let Some((first, rest)) = keys.split_first() else {
+        return Err("nothing to write".into());
+    };
+    let NodeValue::Map(entries) = &map.value else {
+        return Err("the files write this field as something other than a map".into());
+    };
+    let nested = rest.iter().rev().fold(value.clone(), |v, k| {
+        Value::Object([(k.clone(), v)].into_iter().collect())
+    });
+    check.extend(keys.iter().cloned());
+    let text = site.text;
+    let (at, new) = match site.format {
+        Format::Yaml if is_flow(map, text) => {
+            let (_, end) = extent(map, text, Format::Yaml);
+            let close = text[..end - 1].trim_end().len();
+            let sep = if entries.is_empty() { " " } else { ", " };
+            (
+                close,
+                format!("{sep}{}: {}", key_yaml(first), render::yaml_flow(&nested)),
+            )
+        }
+        Format::Yaml => {
+            let Some(first_entry) = entries.first() else {
+                return Err("an empty map: nowhere to add the field".into());
+            };
+            let indent = column(text, first_entry.key_span.start);
+            let (_, end) = extent(map, text, Format::Yaml);
+            let at = next_line(text, end);
+            let value_text = match &nested {
+                Value::Object(m) if !m.is_empty() => {
+                    format!(
+                        "\n{}{}",
+                        " ".repeat(indent + 2),
+                        render::yaml(&nested, Style::Block(indent + 2))
+                    )
+                }
+                Value::Array(a) if a.iter().any(|v| v.is_object() || v.is_array()) => {
+                    format!(
+                        "\n{}{}",
+                        " ".repeat(indent + 2),
+                        render::yaml(&nested, Style::Block(indent + 2))
+                    )
+                }
+                _ => format!(" {}", render::yaml_flow(&nested)),
+            };
+            let lead = if at == text.len() && !text.ends_with('\n') {
+                "\n"
+            } else {
+                ""
+            };
+            (
+                at,
+                format!("{lead}{}{}:{value_text}\n", " ".repeat(indent), key_yaml(first)),
+            )
+        }
+        Format::Toml => {
+            let rendered = render::toml(&nested, Style::DoubleQuoted).ok_or("TOML cannot write null")?;
+            let key = render::toml_key(first);
+            if is_flow(map, text) && !is_header(map, text) {
+                let (_, end) = extent(map, text, Format::Toml);
+                let close = text[..end - 1].trim_end().len();
+                let sep = if entries.is_empty() { " " } else { ", " };
+                (close, format!("{sep}{key} = {rendered}"))
+            } else {
+                let end = entries
+                    .iter()
+                    .filter(|e| !is_header(&e.value, text))
+                    .map(|e| extent(&e.value, text, Format::Toml).1)
+                    .max()
+                    .unwrap_or(map.span.start + map.span.len);
+                let at = next_line(text, end);
+                let lead = if at == text.len() && !text.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                };
+                (at, format!("{lead}{key} = {rendered}\n"))
+            }
+        }
+    };
+    Ok(Edit {
+        file: site.file,
+        start: at,
+        end: at,
+        text: new,
+        check,
+        expected: value.clone(),
+        shared,
+        note,
+    })
+}
+
+fn key_yaml(key: &str) -> String {
+    match render::yaml_flow(&Value::String(key.to_owned())) {
+        plain if !plain.starts_with('"') => plain,
+        quoted => quoted,
+    }
+}
+
+/// A TOML table written as a `[header]` (its span is the header).
+fn is_header(node: &Node, text: &str) -> bool {
+    let start = node.span.start;
+    matches!(node.value, NodeValue::Map(_) | NodeValue::Seq(_))
+        && text[start..].starts_with('[')
+        && text[..start].rsplit('\n').next().is_some_and(|l| l.trim().is_empty())
+}
