@@ -17,6 +17,7 @@ mod import_export;
 mod lifecycle;
 mod lint;
 mod location_keys;
+mod lsp;
 mod ownership;
 mod plan;
 mod rate_limit;

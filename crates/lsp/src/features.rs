@@ -1,0 +1,83 @@
+//! The requests: each read from the load of the document's project as its
+//! documents are now (`Server::analysis`).
+
+use lsp_server::Request;
+use lsp_types::request::{DocumentSymbolRequest, GotoDefinition, References, Request as _, WorkspaceSymbolRequest};
+use lsp_types::{DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities, WorkspaceSymbolResponse};
+use serde_json::Value;
+
+use crate::Error;
+use crate::navigate;
+use crate::server::Server;
+
+/// The capabilities of the features below.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+fn params<P: serde::de::DeserializeOwned>(request: &Request) -> Result<P, Error> {
+    Ok(serde_json::from_value(request.params.clone())?)
+}
+
+fn json(value: impl serde::Serialize) -> Result<Value, Error> {
+    Ok(serde_json::to_value(value)?)
+}
+
+/// Answers one request (`null` when the document is in no project).
+pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value, Error> {
+    match request.method.as_str() {
+        GotoDefinition::METHOD => {
+            let params: lsp_types::GotoDefinitionParams = params(&request)?;
+            let at = params.text_document_position_params;
+            let Some(analysis) = server.analysis(&at.text_document.uri)? else {
+                return Ok(Value::Null);
+            };
+            let found = navigate::definition(&analysis, &at.text_document.uri, at.position);
+            json(GotoDefinitionResponse::Array(found))
+        }
+        References::METHOD => {
+            let params: lsp_types::ReferenceParams = params(&request)?;
+            let at = params.text_document_position;
+            let Some(analysis) = server.analysis(&at.text_document.uri)? else {
+                return Ok(Value::Null);
+            };
+            json(navigate::references(
+                &analysis,
+                &at.text_document.uri,
+                at.position,
+                params.context.include_declaration,
+            ))
+        }
+        DocumentSymbolRequest::METHOD => {
+            let params: lsp_types::DocumentSymbolParams = params(&request)?;
+            let uri = params.text_document.uri;
+            let Some(analysis) = server.analysis(&uri)? else {
+                return Ok(Value::Null);
+            };
+            let Some((file, _)) = analysis.file(&uri) else {
+                return Ok(Value::Null);
+            };
+            json(DocumentSymbolResponse::Flat(navigate::symbols(
+                &analysis,
+                Some(file),
+                "",
+            )))
+        }
+        WorkspaceSymbolRequest::METHOD => {
+            let params: lsp_types::WorkspaceSymbolParams = params(&request)?;
+            let symbols = server
+                .analyses()
+                .iter()
+                .flat_map(|analysis| navigate::symbols(analysis, None, &params.query))
+                .collect();
+            json(WorkspaceSymbolResponse::Flat(symbols))
+        }
+        _ => Err(Error::UnknownMethod(request.method)),
+    }
+}

@@ -1,0 +1,187 @@
+//! `monform lsp` end to end (issue 31): the real binary over stdio, spoken
+//! to with lsp-types messages by `common::lsp::Client`.
+
+use std::path::Path;
+
+use lsp_types::{DiagnosticSeverity, NumberOrString};
+
+use crate::common::lsp::{Client, range_of};
+
+/// Checks alerting nobody are fine here: the findings' test turns it on.
+const PROJECT: &str = "[project]\nname = \"editor\"\n\n[lint]\nunrouted-checks = \"off\"\n";
+
+const GROUPS: &str = "groups:\n  production:\n    name: Production\n    locations: [eu-west-1]\n";
+
+const CHECKS: &str = "checks:
+  homepage:
+    checkType: API
+    name: Homepage
+    group: production
+    frequency: 5
+    request:
+      url: https://example.com
+      method: GET
+";
+
+/// A project of three files in a fresh folder.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    write(dir.path(), "monform.toml", PROJECT);
+    write(dir.path(), "monitors/groups.yaml", GROUPS);
+    write(dir.path(), "monitors/checks.yaml", CHECKS);
+    dir
+}
+
+fn write(root: &Path, name: &str, text: &str) {
+    let path = root.join(name);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder");
+    std::fs::write(path, text).expect("write");
+}
+
+fn code(diagnostic: &lsp_types::Diagnostic) -> &str {
+    match &diagnostic.code {
+        Some(NumberOrString::String(code)) => code,
+        _ => "",
+    }
+}
+
+/// Item 1: a mistake typed (not saved) is reported at its range with the
+/// code and help `validate` gives; a reference broken by an edit of
+/// another file is re-checked; closing that file unsaved clears it.
+#[test]
+fn typed_mistakes_are_diagnosed_at_their_range() {
+    let dir = project();
+    let mut client = Client::start(&[]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    assert!(client.diagnostics_until(&checks, |_| true).is_empty());
+
+    client.edit(&checks, range_of(CHECKS, "frequency", 0), "frequncy");
+    let diagnostics = client.diagnostics_until(&checks, |d| !d.is_empty());
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    let typo = &diagnostics[0];
+    let typed = range_of(CHECKS, "frequency", 0);
+    assert_eq!(
+        (typo.range.start, typo.range.end.character),
+        (typed.start, typed.start.character + 8)
+    );
+    assert_eq!(code(typo), "monform::invalid");
+    assert_eq!(typo.severity, Some(DiagnosticSeverity::ERROR));
+    assert!(
+        typo.message.contains("help: did you mean `frequency`?"),
+        "{}",
+        typo.message
+    );
+
+    // Across files: the group renamed in the editor leaves the check's reference dangling.
+    let groups = client.open(&dir.path().join("monitors/groups.yaml"));
+    client.edit(&groups, range_of(GROUPS, "production", 0), "prod");
+    let diagnostics = client.diagnostics_until(&checks, |d| d.iter().any(|d| code(d) == "monform::dangling-reference"));
+    let dangling = diagnostics
+        .iter()
+        .find(|d| code(d) == "monform::dangling-reference")
+        .expect("a dangling reference");
+    assert_eq!(dangling.range, range_of(CHECKS, "production", 0));
+
+    // Closed unsaved: the disk's group again.
+    client.close(&groups);
+    let diagnostics = client.diagnostics_until(&checks, |d| d.iter().all(|d| code(d) != "monform::dangling-reference"));
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+}
+
+/// Item 1: lint findings come as warnings, and a file that is not open
+/// gets its diagnostics too (the whole project is checked).
+#[test]
+fn findings_and_closed_files_are_published() {
+    let dir = project();
+    write(dir.path(), "monform.toml", "[project]\nname = \"editor\"\n");
+    write(
+        dir.path(),
+        "monitors/broken.yaml",
+        "checks:\n  other:\n    checkType: HEARTBEAT\n    name: Other\n    heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours }\n    colour: red\n",
+    );
+    let mut client = Client::start(&[]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    let broken = crate::common::lsp::uri(&dir.path().join("monitors/broken.yaml"));
+    let diagnostics = client.diagnostics_until(&broken, |d| !d.is_empty());
+    assert!(
+        diagnostics.iter().any(|d| d.message.contains("colour")),
+        "{diagnostics:#?}"
+    );
+    // The API check alerts nobody: a lint finding, a warning.
+    let own = client.diagnostics_until(&checks, |d| !d.is_empty());
+    assert_eq!(own.len(), 1, "{own:#?}");
+    assert_eq!(code(&own[0]), "monform::unrouted-check");
+    assert_eq!(own[0].severity, Some(DiagnosticSeverity::WARNING));
+}
+
+fn at(uri: &lsp_types::Url, position: lsp_types::Position) -> lsp_types::TextDocumentPositionParams {
+    lsp_types::TextDocumentPositionParams::new(lsp_types::TextDocumentIdentifier::new(uri.clone()), position)
+}
+
+/// Item 4: go to definition across files, find references, the outline and
+/// workspace symbols.
+#[test]
+fn definitions_references_and_symbols_span_files() {
+    use crate::common::lsp::position_of;
+    let dir = project();
+    let mut client = Client::start(&[]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    let groups = crate::common::lsp::uri(&dir.path().join("monitors/groups.yaml"));
+    let found: Option<lsp_types::GotoDefinitionResponse> =
+        client.request::<lsp_types::request::GotoDefinition>(lsp_types::GotoDefinitionParams {
+            text_document_position_params: at(&checks, position_of(CHECKS, "production", 0, 3)),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+    let Some(lsp_types::GotoDefinitionResponse::Array(locations)) = found else {
+        panic!("no definition: {found:?}");
+    };
+    assert_eq!(
+        locations,
+        vec![lsp_types::Location::new(
+            groups.clone(),
+            range_of(GROUPS, "production", 0)
+        )]
+    );
+
+    let references = client
+        .request::<lsp_types::request::References>(lsp_types::ReferenceParams {
+            text_document_position: at(&groups, position_of(GROUPS, "production", 0, 0)),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+            context: lsp_types::ReferenceContext {
+                include_declaration: false,
+            },
+        })
+        .expect("references");
+    assert_eq!(
+        references,
+        vec![lsp_types::Location::new(
+            checks.clone(),
+            range_of(CHECKS, "production", 0)
+        )]
+    );
+
+    let outline = client.request::<lsp_types::request::DocumentSymbolRequest>(lsp_types::DocumentSymbolParams {
+        text_document: lsp_types::TextDocumentIdentifier::new(checks.clone()),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    let Some(lsp_types::DocumentSymbolResponse::Flat(symbols)) = outline else {
+        panic!("no outline: {outline:?}");
+    };
+    let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["checks.homepage"]);
+    assert_eq!(symbols[0].location.range, range_of(CHECKS, "homepage", 0));
+
+    let everything = client.request::<lsp_types::request::WorkspaceSymbolRequest>(lsp_types::WorkspaceSymbolParams {
+        query: "PROD".into(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    let Some(lsp_types::WorkspaceSymbolResponse::Flat(symbols)) = everything else {
+        panic!("no symbols: {everything:?}");
+    };
+    let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["groups.production"]);
+}
