@@ -185,3 +185,106 @@ fn definitions_references_and_symbols_span_files() {
     let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["groups.production"]);
 }
+
+/// The completion list at `|` in `text` (written to `name` in the project
+/// first), one `label  detail` line per item.
+fn completions(client: &mut Client, root: &Path, name: &str, text: &str) -> String {
+    let offset = text.find('|').expect("a cursor");
+    let clean = text.replace('|', "");
+    write(root, name, &clean);
+    let uri = client.open(&root.join(name));
+    let position = crate::common::lsp::position_of(text, "|", 0, 0);
+    let answer = client.request::<lsp_types::request::Completion>(lsp_types::CompletionParams {
+        text_document_position: at(&uri, position),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: None,
+    });
+    let items = match answer {
+        Some(lsp_types::CompletionResponse::Array(items)) => items,
+        Some(lsp_types::CompletionResponse::List(list)) => list.items,
+        None => Vec::new(),
+    };
+    assert!(offset <= clean.len());
+    items
+        .iter()
+        .map(|item| {
+            let insert = item
+                .insert_text
+                .as_ref()
+                .map(|t| format!(" (inserts {t})"))
+                .unwrap_or_default();
+            format!("{}{insert}  {}", item.label, item.detail.clone().unwrap_or_default())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Item 2: completion at six places: an API check's fields, the check
+/// types, a group reference, a TOML URL request's fields, a method enum
+/// in TOML, a `${var:` name.
+#[test]
+fn completion_lists_follow_the_model() {
+    let dir = project();
+    write(
+        dir.path(),
+        "monform.toml",
+        &format!("{PROJECT}\n[vars]\nbase = \"https://example.com\"\nregion = \"eu-west-1\"\n"),
+    );
+    let root = dir.path();
+    let mut client = Client::start(&[]);
+    insta::assert_snapshot!(
+        "completion_api_check_fields",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.yaml",
+            "checks:\n  api:\n    checkType: API\n    name: Api\n    |\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "completion_check_types",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.yaml",
+            "checks:\n  api:\n    checkType: |\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "completion_group_reference",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.yaml",
+            "checks:\n  api:\n    checkType: HEARTBEAT\n    group: |\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "completion_toml_url_request_fields",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.toml",
+            "[checks.site]\ncheckType = \"URL\"\nname = \"Site\"\n\n[checks.site.request]\n|\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "completion_toml_method_values",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.toml",
+            "[checks.site]\ncheckType = \"API\"\nname = \"Site\"\n\n[checks.site.request]\nmethod = |\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "completion_var_names",
+        completions(
+            &mut client,
+            root,
+            "monitors/new.yaml",
+            "checks:\n  api:\n    checkType: API\n    request: { url: \"${var:|\" }\n"
+        )
+    );
+}

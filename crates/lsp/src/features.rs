@@ -2,22 +2,41 @@
 //! documents are now (`Server::analysis`).
 
 use lsp_server::Request;
-use lsp_types::request::{DocumentSymbolRequest, GotoDefinition, References, Request as _, WorkspaceSymbolRequest};
-use lsp_types::{DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities, WorkspaceSymbolResponse};
+use lsp_types::request::{
+    Completion, DocumentSymbolRequest, GotoDefinition, References, Request as _, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities,
+    WorkspaceSymbolResponse,
+};
 use serde_json::Value;
 
-use crate::Error;
-use crate::navigate;
+use monform_config::source::Format;
+
+use crate::documents::LineIndex;
 use crate::server::Server;
+use crate::{Error, completion, navigate};
 
 /// The capabilities of the features below.
 pub fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some([":", " ", "[", "{", ".", "-", "="].map(String::from).to_vec()),
+            ..CompletionOptions::default()
+        }),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         ..ServerCapabilities::default()
+    }
+}
+
+/// YAML unless the file is TOML.
+pub(crate) fn format_of(uri: &lsp_types::Url) -> Format {
+    match uri.path().ends_with(".toml") {
+        true => Format::Toml,
+        false => Format::Yaml,
     }
 }
 
@@ -77,6 +96,19 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
                 .flat_map(|analysis| navigate::symbols(analysis, None, &params.query))
                 .collect();
             json(WorkspaceSymbolResponse::Flat(symbols))
+        }
+        Completion::METHOD => {
+            let params: lsp_types::CompletionParams = params(&request)?;
+            let at = params.text_document_position;
+            let uri = at.text_document.uri;
+            let Some(text) = server.text(&uri) else {
+                return Ok(Value::Null);
+            };
+            let format = format_of(&uri);
+            let offset = LineIndex::new(&text).offset(&text, at.position);
+            let analysis = server.recent_analysis(&uri)?;
+            let items = completion::complete(analysis.as_deref(), format, &text, offset);
+            json(CompletionResponse::Array(items))
         }
         _ => Err(Error::UnknownMethod(request.method)),
     }

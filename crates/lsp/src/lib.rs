@@ -20,8 +20,11 @@
 //! The CLI's `monform lsp` only calls [`run_stdio`].
 
 mod analysis;
+mod completion;
+mod cursor;
 mod documents;
 mod features;
+mod fields;
 mod index;
 mod navigate;
 mod server;

@@ -244,6 +244,28 @@ impl<'c> Server<'c> {
         Ok(Some(analysis))
     }
 
+    /// The last load of the project holding `uri`, even if a change is not
+    /// in it yet (what completion reads: ids and names, not positions).
+    pub(crate) fn recent_analysis(&mut self, uri: &Url) -> Result<Option<Arc<Analysis>>, Error> {
+        let root = uri.to_file_path().ok().and_then(|path| project_root(&path));
+        if let Some((_, analysis)) = root
+            .as_ref()
+            .and_then(|root| self.projects.get(root))
+            .and_then(|p| p.analysis.as_ref())
+        {
+            return Ok(Some(analysis.clone()));
+        }
+        self.analysis(uri)
+    }
+
+    /// The text of a document: the editor's when open, else the disk's.
+    pub(crate) fn text(&self, uri: &Url) -> Option<String> {
+        match self.documents.get(uri) {
+            Some(document) => Some(document.text.clone()),
+            None => std::fs::read_to_string(uri.to_file_path().ok()?).ok(),
+        }
+    }
+
     /// The analyses of every project the server knows, for workspace symbols.
     pub(crate) fn analyses(&self) -> Vec<Arc<Analysis>> {
         self.projects
