@@ -288,3 +288,83 @@ fn completion_lists_follow_the_model() {
         )
     );
 }
+
+fn hover_text(client: &mut Client, uri: &lsp_types::Url, position: lsp_types::Position) -> String {
+    let answer = client.request::<lsp_types::request::HoverRequest>(lsp_types::HoverParams {
+        text_document_position_params: at(uri, position),
+        work_done_progress_params: Default::default(),
+    });
+    match answer.map(|h| h.contents) {
+        Some(lsp_types::HoverContents::Markup(markup)) => markup.value,
+        other => format!("{other:?}"),
+    }
+}
+
+/// Item 3: hover on a field shows its documentation; on an applied check,
+/// what the service holds (remote id, drift) once the background refresh
+/// has read it; never a secret value nor the API key.
+#[test]
+fn hover_shows_field_docs_and_live_facts() {
+    use crate::common::Monform;
+    use crate::common::lsp::position_of;
+    const SECRET: &str = "lsp-secret-value-9731";
+    let emulator = crate::common::Emulator::start();
+    let dir = project();
+    write(
+        dir.path(),
+        "monitors/variables.yaml",
+        "variables:\n  API_TOKEN: { value: \"${env:LSP_TOKEN}\", secret: true }\n",
+    );
+    let applied = emulator
+        .monform(dir.path())
+        .env("LSP_TOKEN", SECRET)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .expect("apply runs");
+    assert!(applied.status.success(), "{}", crate::common::stderr(&applied));
+    // Changed outside monform: drift.
+    let checks_listed = emulator.call("GET", "/v1/checks?limit=100", None);
+    let id = checks_listed[0]["id"].as_str().expect("an id").to_owned();
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/api/{id}"),
+        Some(serde_json::json!({"frequency": 30})),
+    );
+
+    let url = emulator.url();
+    let key = emulator.server.api_key.clone();
+    let account = emulator.server.account_id.clone();
+    let mut client = Client::start(&[
+        ("MONFORM_API_URL", url.as_str()),
+        ("MONFORM_API_KEY", key.as_str()),
+        ("MONFORM_ACCOUNT_ID", account.as_str()),
+        ("LSP_TOKEN", SECRET),
+    ]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+
+    let field = hover_text(&mut client, &checks, position_of(CHECKS, "frequency", 0, 2));
+    assert!(field.contains("**frequency**"), "{field}");
+    assert!(field.contains("Minutes between runs"), "{field}");
+    assert!(field.contains("default: `10`"), "{field}");
+
+    let started = std::time::Instant::now();
+    let live = loop {
+        let text = hover_text(&mut client, &checks, position_of(CHECKS, "homepage", 0, 1));
+        if text.contains("In the service") || started.elapsed() > std::time::Duration::from_secs(30) {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(live.contains("**checks.homepage** (API)"), "{live}");
+    assert!(live.contains(&format!("remote id: {id}")), "{live}");
+    assert!(live.contains("drifted: frequency"), "{live}");
+
+    let variables = client.open(&dir.path().join("monitors/variables.yaml"));
+    let text = std::fs::read_to_string(dir.path().join("monitors/variables.yaml")).expect("text");
+    let variable = hover_text(&mut client, &variables, position_of(&text, "API_TOKEN", 0, 1));
+    assert!(variable.contains("variables.API_TOKEN"), "{variable}");
+    for shown in [&live, &variable, &field] {
+        assert!(!shown.contains(SECRET), "{shown}");
+        assert!(!shown.contains(&key), "{shown}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use lsp_server::Request;
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, GotoDefinition, References, Request as _, WorkspaceSymbolRequest,
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, References, Request as _, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities,
@@ -15,7 +15,7 @@ use monform_config::source::Format;
 
 use crate::documents::LineIndex;
 use crate::server::Server;
-use crate::{Error, completion, navigate};
+use crate::{Error, completion, hover, navigate};
 
 /// The capabilities of the features below.
 pub fn capabilities() -> ServerCapabilities {
@@ -24,6 +24,7 @@ pub fn capabilities() -> ServerCapabilities {
             trigger_characters: Some([":", " ", "[", "{", ".", "-", "="].map(String::from).to_vec()),
             ..CompletionOptions::default()
         }),
+        hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
@@ -109,6 +110,21 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
             let analysis = server.recent_analysis(&uri)?;
             let items = completion::complete(analysis.as_deref(), format, &text, offset);
             json(CompletionResponse::Array(items))
+        }
+        HoverRequest::METHOD => {
+            let params: lsp_types::HoverParams = params(&request)?;
+            let at = params.text_document_position_params;
+            let uri = at.text_document.uri;
+            let Some(analysis) = server.analysis(&uri)? else {
+                return Ok(Value::Null);
+            };
+            json(hover::hover(
+                &analysis,
+                &server.live,
+                format_of(&uri),
+                &uri,
+                at.position,
+            ))
         }
         _ => Err(Error::UnknownMethod(request.method)),
     }

@@ -25,7 +25,9 @@ mod cursor;
 mod documents;
 mod features;
 mod fields;
+mod hover;
 mod index;
+mod live;
 mod navigate;
 mod server;
 

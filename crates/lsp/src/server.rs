@@ -57,6 +57,7 @@ pub(crate) struct Server<'c> {
     jobs: Sender<Job>,
     done: Receiver<Done>,
     config: Config,
+    pub(crate) live: crate::live::Live,
 }
 
 impl<'c> Server<'c> {
@@ -72,6 +73,7 @@ impl<'c> Server<'c> {
             jobs,
             done,
             config,
+            live: crate::live::Live::from_environment(),
         }
     }
 
@@ -205,6 +207,7 @@ impl<'c> Server<'c> {
         for uri in stale {
             self.publish(uri, Vec::new())?;
         }
+        self.live.watch(&analysis);
         Ok(())
     }
 
