@@ -368,3 +368,87 @@ fn hover_shows_field_docs_and_live_facts() {
         assert!(!shown.contains(&key), "{shown}");
     }
 }
+
+/// Item 5: renaming a check from its definition and a group from a
+/// reference renames every occurrence and appends the `moved` entries;
+/// written to disk, the plan moves both objects and deletes nothing.
+#[test]
+fn rename_edits_every_file_and_plans_a_move() {
+    use crate::common::Monform;
+    use crate::common::lsp::{apply_edit, position_of};
+    let emulator = crate::common::Emulator::start();
+    let dir = project();
+    let applied = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .expect("apply runs");
+    assert!(applied.status.success(), "{}", crate::common::stderr(&applied));
+
+    let mut client = Client::start(&[]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    let prepared =
+        client.request::<lsp_types::request::PrepareRenameRequest>(at(&checks, position_of(CHECKS, "homepage", 0, 2)));
+    assert_eq!(
+        prepared,
+        Some(lsp_types::PrepareRenameResponse::RangeWithPlaceholder {
+            range: range_of(CHECKS, "homepage", 0),
+            placeholder: "homepage".into()
+        })
+    );
+    let rename = |client: &mut Client, needle: &str, to: &str| {
+        client
+            .request::<lsp_types::request::Rename>(lsp_types::RenameParams {
+                text_document_position: at(&checks, position_of(CHECKS, needle, 0, 1)),
+                new_name: to.into(),
+                work_done_progress_params: Default::default(),
+            })
+            .expect("an edit")
+    };
+    let check_edit = rename(&mut client, "homepage", "home");
+    let group_edit = rename(&mut client, "production", "prod");
+    let mut files: Vec<String> = group_edit
+        .changes
+        .iter()
+        .flatten()
+        .map(|(uri, edits)| format!("{} {}", uri.path().rsplit('/').next().unwrap_or_default(), edits.len()))
+        .collect();
+    files.sort();
+    // groups.yaml: the definition and the moved entry; checks.yaml: the reference.
+    assert_eq!(files, ["checks.yaml 1", "groups.yaml 2"]);
+    apply_edit(&check_edit);
+    apply_edit(&group_edit);
+    let groups = std::fs::read_to_string(dir.path().join("monitors/groups.yaml")).expect("groups");
+    assert!(groups.contains("  prod:\n"), "{groups}");
+    assert!(
+        groups.contains("moved:\n  - { from: \"groups.production\", to: \"groups.prod\" }\n"),
+        "{groups}"
+    );
+    let checks_text = std::fs::read_to_string(dir.path().join("monitors/checks.yaml")).expect("checks");
+    assert!(
+        checks_text.contains("  home:\n") && checks_text.contains("group: prod\n"),
+        "{checks_text}"
+    );
+
+    let planned = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .output()
+        .expect("plan runs");
+    assert!(planned.status.success(), "{}", crate::common::stderr(&planned));
+    let plan: serde_json::Value = serde_json::from_slice(&planned.stdout).expect("a JSON plan");
+    let mut actions: Vec<String> = plan["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["action"].as_str().unwrap_or_default(),
+                c["address"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    actions.sort();
+    assert_eq!(actions, ["move checks.home", "move groups.prod"], "{plan:#}");
+}

@@ -3,7 +3,8 @@
 
 use lsp_server::Request;
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, References, Request as _, WorkspaceSymbolRequest,
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
+    Request as _, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities,
@@ -15,7 +16,7 @@ use monform_config::source::Format;
 
 use crate::documents::LineIndex;
 use crate::server::Server;
-use crate::{Error, completion, hover, navigate};
+use crate::{Error, completion, hover, navigate, rename};
 
 /// The capabilities of the features below.
 pub fn capabilities() -> ServerCapabilities {
@@ -26,6 +27,10 @@ pub fn capabilities() -> ServerCapabilities {
         }),
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(lsp_types::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
         references_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
@@ -125,6 +130,26 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
                 &uri,
                 at.position,
             ))
+        }
+        PrepareRenameRequest::METHOD => {
+            let params: lsp_types::TextDocumentPositionParams = params(&request)?;
+            let Some(analysis) = server.analysis(&params.text_document.uri)? else {
+                return Ok(Value::Null);
+            };
+            match rename::prepare(&analysis, &params.text_document.uri, params.position) {
+                Ok(response) => json(response),
+                Err(_) => Ok(Value::Null),
+            }
+        }
+        Rename::METHOD => {
+            let params: lsp_types::RenameParams = params(&request)?;
+            let at = params.text_document_position;
+            let Some(analysis) = server.analysis(&at.text_document.uri)? else {
+                return Ok(Value::Null);
+            };
+            rename::rename(&analysis, &at.text_document.uri, at.position, &params.new_name)
+                .map_err(|e| Error::Refused(e.to_string()))
+                .and_then(json)
         }
         _ => Err(Error::UnknownMethod(request.method)),
     }

@@ -29,6 +29,7 @@ mod hover;
 mod index;
 mod live;
 mod navigate;
+mod rename;
 mod server;
 
 use lsp_types::{

@@ -213,3 +213,28 @@ pub fn range_of(text: &str, needle: &str, nth: usize) -> Range {
     let start = position_of(text, needle, nth, 0);
     Range::new(start, Position::new(start.line, start.character + needle.len() as u32))
 }
+
+/// Writes a workspace edit's text edits to the files (ASCII text).
+pub fn apply_edit(edit: &lsp_types::WorkspaceEdit) {
+    for (uri, edits) in edit.changes.iter().flatten() {
+        let path = uri.to_file_path().expect("a file");
+        let mut text = std::fs::read_to_string(&path).expect("the file");
+        let mut edits = edits.clone();
+        edits.sort_by_key(|e| std::cmp::Reverse((e.range.start.line, e.range.start.character)));
+        for edit in edits {
+            let start = offset(&text, edit.range.start);
+            let end = offset(&text, edit.range.end);
+            text.replace_range(start..end, &edit.new_text);
+        }
+        std::fs::write(&path, text).expect("write");
+    }
+}
+
+fn offset(text: &str, position: Position) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(position.line as usize)
+        .map(str::len)
+        .sum();
+    (line_start + position.character as usize).min(text.len())
+}
