@@ -452,3 +452,128 @@ fn rename_edits_every_file_and_plans_a_move() {
     actions.sort();
     assert_eq!(actions, ["move checks.home", "move groups.prod"], "{plan:#}");
 }
+
+fn code_actions(
+    client: &mut Client,
+    uri: &lsp_types::Url,
+    range: lsp_types::Range,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+) -> Vec<lsp_types::CodeAction> {
+    let answer = client.request::<lsp_types::request::CodeActionRequest>(lsp_types::CodeActionParams {
+        text_document: lsp_types::TextDocumentIdentifier::new(uri.clone()),
+        range,
+        context: lsp_types::CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: None,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    answer
+        .into_iter()
+        .flatten()
+        .filter_map(|a| match a {
+            lsp_types::CodeActionOrCommand::CodeAction(action) => Some(action),
+            lsp_types::CodeActionOrCommand::Command(_) => None,
+        })
+        .collect()
+}
+
+/// Item 6: a typo's diagnostic comes with its did-you-mean fix.
+#[test]
+fn did_you_mean_is_a_quick_fix() {
+    let dir = project();
+    let mut client = Client::start(&[]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    client.edit(&checks, range_of(CHECKS, "frequency", 0), "frequncy");
+    let diagnostics = client.diagnostics_until(&checks, |d| !d.is_empty());
+    let range = diagnostics[0].range;
+    let actions = code_actions(&mut client, &checks, range, diagnostics);
+    let titles: Vec<&str> = actions.iter().map(|a| a.title.as_str()).collect();
+    assert_eq!(titles, ["Change to `frequency`"]);
+    let edits = &actions[0]
+        .edit
+        .as_ref()
+        .and_then(|e| e.changes.as_ref())
+        .expect("changes")[&checks];
+    assert_eq!(edits, &vec![lsp_types::TextEdit::new(range, "frequency".into())]);
+}
+
+/// Item 6 against the service: a group renamed by hand gets "add a moved
+/// entry", a field changed outside monform "ignore its drift"; with both
+/// written, the plan only moves the group.
+#[test]
+fn moved_and_ignore_drift_actions_come_from_the_plan() {
+    use crate::common::Monform;
+    use crate::common::lsp::{apply_edit, position_of};
+    let emulator = crate::common::Emulator::start();
+    let dir = project();
+    let applied = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .expect("apply runs");
+    assert!(applied.status.success(), "{}", crate::common::stderr(&applied));
+    let listed = emulator.call("GET", "/v1/checks?limit=100", None);
+    let id = listed[0]["id"].as_str().expect("an id").to_owned();
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/api/{id}"),
+        Some(serde_json::json!({"frequency": 30})),
+    );
+    let groups_text = GROUPS.replace("production:", "prod:");
+    let checks_text = CHECKS.replace("group: production", "group: prod");
+    write(dir.path(), "monitors/groups.yaml", &groups_text);
+    write(dir.path(), "monitors/checks.yaml", &checks_text);
+
+    let url = emulator.url();
+    let key = emulator.server.api_key.clone();
+    let account = emulator.server.account_id.clone();
+    let mut client = Client::start(&[
+        ("MONFORM_API_URL", url.as_str()),
+        ("MONFORM_API_KEY", key.as_str()),
+        ("MONFORM_ACCOUNT_ID", account.as_str()),
+    ]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    let groups = client.open(&dir.path().join("monitors/groups.yaml"));
+    let started = std::time::Instant::now();
+    while !hover_text(&mut client, &checks, position_of(&checks_text, "homepage", 0, 1)).contains("In the service") {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "no live facts");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let at_group = range_of(&groups_text, "prod", 0);
+    let moved = code_actions(&mut client, &groups, at_group, Vec::new());
+    let titles: Vec<&str> = moved.iter().map(|a| a.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        ["Add `moved: { from: groups.production, to: groups.prod }` (keep the object and its results)"]
+    );
+    let at_frequency = range_of(&checks_text, "frequency", 0);
+    let ignore = code_actions(&mut client, &checks, at_frequency, Vec::new());
+    let titles: Vec<&str> = ignore.iter().map(|a| a.title.as_str()).collect();
+    assert_eq!(titles, ["Ignore drift of `frequency` (lifecycle.ignoreChanges)"]);
+    for action in moved.iter().chain(&ignore) {
+        apply_edit(action.edit.as_ref().expect("an edit"));
+    }
+    let planned = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .output()
+        .expect("plan runs");
+    assert!(planned.status.success(), "{}", crate::common::stderr(&planned));
+    let plan: serde_json::Value = serde_json::from_slice(&planned.stdout).expect("a JSON plan");
+    let actions: Vec<String> = plan["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["action"].as_str().unwrap_or_default(),
+                c["address"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(actions, ["move groups.prod"], "{plan:#}");
+}

@@ -3,8 +3,8 @@
 
 use lsp_server::Request;
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
-    Request as _, WorkspaceSymbolRequest,
+    CodeActionRequest, Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest,
+    References, Rename, Request as _, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities,
@@ -16,7 +16,7 @@ use monform_config::source::Format;
 
 use crate::documents::LineIndex;
 use crate::server::Server;
-use crate::{Error, completion, hover, navigate, rename};
+use crate::{Error, actions, completion, hover, navigate, rename};
 
 /// The capabilities of the features below.
 pub fn capabilities() -> ServerCapabilities {
@@ -27,6 +27,7 @@ pub fn capabilities() -> ServerCapabilities {
         }),
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
         rename_provider: Some(OneOf::Right(lsp_types::RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -150,6 +151,24 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
             rename::rename(&analysis, &at.text_document.uri, at.position, &params.new_name)
                 .map_err(|e| Error::Refused(e.to_string()))
                 .and_then(json)
+        }
+        CodeActionRequest::METHOD => {
+            let params: lsp_types::CodeActionParams = params(&request)?;
+            let uri = params.text_document.uri;
+            let Some(analysis) = server.analysis(&uri)? else {
+                return Ok(Value::Null);
+            };
+            let Some((_, file)) = analysis.file(&uri) else {
+                return Ok(Value::Null);
+            };
+            json(actions::actions(
+                &analysis,
+                &server.live,
+                &uri,
+                &file.text,
+                params.range,
+                &params.context.diagnostics,
+            ))
         }
         _ => Err(Error::UnknownMethod(request.method)),
     }

@@ -19,6 +19,7 @@
 //!
 //! The CLI's `monform lsp` only calls [`run_stdio`].
 
+mod actions;
 mod analysis;
 mod completion;
 mod cursor;

@@ -39,6 +39,9 @@ pub struct Fact {
     /// The latest result's status and start time.
     pub last_status: Option<String>,
     pub last_time: Option<String>,
+    /// The plan takes this new resource for a rename of that one (a delete
+    /// and a create of near-equal objects): a `moved` entry would keep it.
+    pub renamed_from: Option<Address>,
 }
 
 /// The facts of one project, from one refresh.
@@ -182,6 +185,9 @@ async fn read(analysis: &Analysis, access: &Access) -> Result<Facts, String> {
             .filter(|f| f.drift)
             .map(|f| f.path.clone())
             .collect();
+    }
+    for suggested in &planned.plan.suggested_moves {
+        facts.resources.entry(suggested.to.clone()).or_default().renamed_from = Some(suggested.from.clone());
     }
     let request = StatusRequest {
         range: QuickRange::Last24Hours,

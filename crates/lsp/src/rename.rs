@@ -86,7 +86,7 @@ pub fn rename(analysis: &Analysis, uri: &Url, position: Position, new_id: &str) 
 }
 
 /// The edit adding `{ from: OLD, to: NEW }` to the file's `moved` list.
-fn moved_entry(file: &SourceFile, old: &Address, new: &Address) -> TextEdit {
+pub(crate) fn moved_entry(file: &SourceFile, old: &Address, new: &Address) -> TextEdit {
     let text = &file.text;
     let index = LineIndex::new(text);
     let end = index.position(text, text.len());
