@@ -48,7 +48,16 @@ pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
         }
     };
     for resource in loaded.desired.resources.values() {
-        push(&mut found, &resource.address, resource.span, Role::Definition);
+        // An item of a `forEach` points at its item: its definition's key
+        // is the last line above it naming the definition's id.
+        let span = match resource.address.id.split_once('[') {
+            Some((id, _)) => match definition_key(loaded, resource.span, id) {
+                Some(span) => span,
+                None => continue,
+            },
+            None => resource.span,
+        };
+        push(&mut found, &resource.address, span, Role::Definition);
     }
     for resource in loaded.desired.resources.values() {
         for reference in &resource.references {
@@ -72,8 +81,39 @@ pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
     found
 }
 
+/// The key `id:` (YAML) or the header `[section.id]` / key `id =` (TOML)
+/// last written before `item`, in its file.
+fn definition_key(loaded: &Loaded, item: Span, id: &str) -> Option<Span> {
+    let file = loaded.sources.get(item.file);
+    let before = file.text.get(..item.start)?;
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(before.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    for &start in starts.iter().rev() {
+        let line = before[start..].lines().next().unwrap_or_default();
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let unquoted = trimmed.trim_start_matches(['"', '\'']);
+        let quote = trimmed.len() - unquoted.len();
+        let named = unquoted
+            .strip_prefix(id)
+            .is_some_and(|rest| rest.starts_with([':', '"', '\'', ' ', '=']));
+        if named {
+            return Some(Span::new(item.file, start + indent + quote, id.len()));
+        }
+        if trimmed.starts_with('[') && trimmed.trim_end().ends_with(&format!(".{id}]")) {
+            let at = line.rfind(id)?;
+            return Some(Span::new(item.file, start + at, id.len()));
+        }
+    }
+    None
+}
+
 /// An address written out (`checks.old`) inside a declaration's entry.
-fn declared(loaded: &Loaded, found: &mut Vec<Occurrence>, address: &Address, entry: Span) {
+fn declared(loaded: &Loaded, found: &mut Vec<Occurrence>, address: &Address, at: Span) {
+    let Some(entry) = entry_extent(loaded, at) else {
+        return;
+    };
     let Some(text) = text(loaded, entry) else {
         return;
     };
@@ -93,6 +133,42 @@ fn declared(loaded: &Loaded, found: &mut Vec<Occurrence>, address: &Address, ent
             });
         }
     }
+}
+
+/// The whole entry a declaration's span starts (the loader's span of a
+/// map may be its first character): in YAML its line and the lines
+/// indented below it, in TOML up to the next table.
+fn entry_extent(loaded: &Loaded, at: Span) -> Option<Span> {
+    if at.file as usize >= loaded.sources.len() {
+        return None;
+    }
+    let file = loaded.sources.get(at.file);
+    let text = &file.text;
+    let start = at.start.min(text.len());
+    let end = match file.format {
+        monform_config::source::Format::Toml => text[start..].find("\n[").map_or(text.len(), |i| start + i),
+        monform_config::source::Format::Yaml => {
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let line = &text[line_start..];
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let mut end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+            while end < text.len() {
+                let next = &text[end + 1..];
+                let line = next.lines().next().unwrap_or_default();
+                let own = line.len() - line.trim_start_matches(' ').len();
+                if !line.trim().is_empty() && own <= indent {
+                    break;
+                }
+                end = (end + 1 + line.len()).min(text.len());
+            }
+            end
+        }
+    };
+    Some(Span::new(
+        at.file,
+        start,
+        end.max(start + at.len).min(text.len()) - start,
+    ))
 }
 
 fn text(loaded: &Loaded, span: Span) -> Option<&str> {
@@ -129,4 +205,54 @@ pub fn at(occurrences: &[Occurrence], file: u32, offset: usize) -> Option<&Occur
     occurrences
         .iter()
         .find(|o| o.span.file == file && o.span.start <= offset && offset <= o.span.start + o.span.len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, Loaded) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let loaded = monform_config::load(dir.path(), &|_| None);
+        (dir, loaded)
+    }
+
+    fn shown(loaded: &Loaded) -> Vec<String> {
+        let mut all: Vec<String> = occurrences(loaded)
+            .iter()
+            .map(|o| {
+                let text = &loaded.sources.get(o.span.file).text[o.span.start..o.span.start + o.span.len];
+                format!("{:?} {} {text}", o.role, o.address)
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// A `forEach` definition is defined at its own key, and references to
+    /// its items and `moved` entries naming it are its occurrences.
+    #[test]
+    fn for_each_items_and_declarations_point_at_the_definition() {
+        let (_dir, loaded) = load(&[
+            ("monform.toml", "[project]\nname = \"p\"\n"),
+            (
+                "a.yaml",
+                "groups:\n  \"team\":\n    forEach: [eu, us]\n    name: \"Team ${each.key}\"\n    locations: [eu-west-1]\nchecks:\n  beat:\n    checkType: HEARTBEAT\n    name: Beat\n    group: \"team[eu]\"\n    heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours }\nmoved:\n  - { from: groups.crew, to: groups.team }\n",
+            ),
+        ]);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+        assert_eq!(
+            shown(&loaded),
+            [
+                "Declaration groups.crew crew",
+                "Declaration groups.team team",
+                "Definition checks.beat beat",
+                "Definition groups.team team",
+                "Reference groups.team team",
+            ]
+        );
+    }
 }
