@@ -17,7 +17,8 @@
 //!   every diagnostic `validate` gives, by file;
 //! - `server`: the loop, debounced loads on a worker thread.
 //!
-//! The CLI's `monform lsp` only calls [`run_stdio`].
+//! The CLI's `monform lsp` only calls [`run_stdio`]; the benchmark serves
+//! an in-memory connection with [`serve`].
 
 mod actions;
 mod analysis;
@@ -79,10 +80,16 @@ pub struct Config {
 /// Serves one editor over standard input and output until it says `exit`.
 pub fn run_stdio(config: Config) -> Result<(), Error> {
     let (connection, io_threads) = lsp_server::Connection::stdio();
-    let capabilities = serde_json::to_value(capabilities())?;
-    connection.initialize(capabilities)?;
-    server::Server::new(&connection, config).run()?;
+    serve(&connection, config)?;
     drop(connection);
     io_threads.join()?;
     Ok(())
+}
+
+/// Serves one editor over `connection` (stdio, or in memory for the
+/// benchmark): the `initialize` handshake, then every message until `exit`.
+pub fn serve(connection: &lsp_server::Connection, config: Config) -> Result<(), Error> {
+    let capabilities = serde_json::to_value(capabilities())?;
+    connection.initialize(capabilities)?;
+    server::Server::new(connection, config).run()
 }

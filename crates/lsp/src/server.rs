@@ -2,7 +2,7 @@
 //! project on a worker thread (debounced: one load per pause in typing),
 //! and the requests, each answered from the latest load.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,8 +44,10 @@ struct ProjectState {
     /// Counts the changes to its documents.
     generation: u64,
     analysis: Option<(u64, Arc<Analysis>)>,
-    /// Files given diagnostics, to clear those no longer loaded.
-    published: HashSet<Url>,
+    /// What each file was last told, to clear files no longer loaded and
+    /// to tell a closed file only when its diagnostics change (a keystroke
+    /// in a 1,000-file project is then a few messages, not 1,000).
+    published: HashMap<Url, Vec<lsp_types::Diagnostic>>,
     /// When a load is due (a change waiting for typing to pause).
     due: Option<Instant>,
 }
@@ -195,12 +197,20 @@ impl<'c> Server<'c> {
         }
         project.analysis = Some((generation, analysis.clone()));
         let before = std::mem::take(&mut project.published);
-        let mut published = HashSet::new();
+        let mut published = HashMap::new();
         for (uri, diagnostics) in &analysis.diagnostics {
-            published.insert(uri.clone());
-            self.publish(uri.clone(), diagnostics.clone())?;
+            // An open document is always told (with its version): the
+            // editor learns its text was checked.
+            if self.documents.get(uri).is_some() || before.get(uri) != Some(diagnostics) {
+                self.publish(uri.clone(), diagnostics.clone())?;
+            }
+            published.insert(uri.clone(), diagnostics.clone());
         }
-        let stale: Vec<Url> = before.difference(&published).cloned().collect();
+        let stale: Vec<Url> = before
+            .keys()
+            .filter(|uri| !published.contains_key(*uri))
+            .cloned()
+            .collect();
         if let Some(project) = self.projects.get_mut(&root) {
             project.published = published;
         }
