@@ -577,3 +577,40 @@ fn moved_and_ignore_drift_actions_come_from_the_plan() {
         .collect();
     assert_eq!(actions, ["move groups.prod"], "{plan:#}");
 }
+
+/// Item 4: `${var:NAME}` goes to its `[vars]` entry, `{ file: }` to the script.
+#[test]
+fn variables_and_scripts_have_definitions() {
+    use crate::common::lsp::position_of;
+    let dir = project();
+    let toml = format!("{PROJECT}\n[vars]\nbase = \"https://example.com\"\n");
+    write(dir.path(), "monform.toml", &toml);
+    write(dir.path(), "scripts/setup.js", "// setup\n");
+    let snippets = "snippets:\n  setup: { name: Setup, script: { file: ../scripts/setup.js } }\nchecks:\n  site:\n    checkType: API\n    name: Site\n    request: { url: \"${var:base}/health\", method: GET }\n";
+    write(dir.path(), "monitors/more.yaml", snippets);
+    let mut client = Client::start(&[]);
+    let more = client.open(&dir.path().join("monitors/more.yaml"));
+    let definition = |client: &mut Client, position| match client.request::<lsp_types::request::GotoDefinition>(
+        lsp_types::GotoDefinitionParams {
+            text_document_position_params: at(&more, position),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        },
+    ) {
+        Some(lsp_types::GotoDefinitionResponse::Array(locations)) => locations,
+        other => panic!("no definition: {other:?}"),
+    };
+    let var = definition(&mut client, position_of(snippets, "base}", 0, 2));
+    let project_file = crate::common::lsp::uri(&dir.path().join("monform.toml"));
+    assert_eq!(
+        var,
+        vec![lsp_types::Location::new(project_file, range_of(&toml, "base", 0))]
+    );
+    let script = definition(&mut client, position_of(snippets, "setup.js", 0, 1));
+    let script_file = crate::common::lsp::uri(&dir.path().join("scripts/setup.js"));
+    assert_eq!(script.len(), 1, "{script:?}");
+    assert_eq!(
+        script[0].uri.to_file_path().ok().and_then(|p| p.canonicalize().ok()),
+        script_file.to_file_path().ok().and_then(|p| p.canonicalize().ok())
+    );
+}

@@ -94,9 +94,11 @@ pub fn substitution_at<'l>(line: &'l str, column: usize, opener: &str) -> Option
 
 /// The path of a `{ file: PATH }` (or `file: PATH` on its own line).
 fn script_at(line: &str) -> Option<&str> {
-    let rest = line.split_once("file:")?.1.trim();
-    let rest = rest.trim_end_matches('}').trim().trim_end_matches(',');
-    let path = rest.trim_matches(['"', '\'']);
+    let rest = line.split_once("file:")?.1.trim_start();
+    let path = match rest.strip_prefix(['"', '\'']) {
+        Some(quoted) => quoted.split(['"', '\'']).next()?,
+        None => rest.split([' ', ',', '}', '#']).next()?,
+    };
     (!path.is_empty()).then_some(path)
 }
 
