@@ -18,6 +18,7 @@ mod lifecycle;
 mod lint;
 mod location_keys;
 mod lsp;
+mod lsp_live;
 mod ownership;
 mod plan;
 mod rate_limit;

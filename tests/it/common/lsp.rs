@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use lsp_server::{Message, Notification, Request, RequestId};
 use lsp_types::notification::Notification as _;
-use lsp_types::{Position, PublishDiagnosticsParams, Range, Url};
+use lsp_types::{NumberOrString, Position, PublishDiagnosticsParams, Range, Url};
 
 /// How long a test waits for an answer before failing.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -237,4 +237,86 @@ fn offset(text: &str, position: Position) -> usize {
         .map(str::len)
         .sum();
     (line_start + position.character as usize).min(text.len())
+}
+
+// What the language server's tests share: a small project and requests.
+
+/// Checks alerting nobody are fine here: the findings' test turns it on.
+pub const PROJECT: &str = "[project]\nname = \"editor\"\n\n[lint]\nunrouted-checks = \"off\"\n";
+
+pub const GROUPS: &str = "groups:\n  production:\n    name: Production\n    locations: [eu-west-1]\n";
+
+pub const CHECKS: &str = "checks:
+  homepage:
+    checkType: API
+    name: Homepage
+    group: production
+    frequency: 5
+    request:
+      url: https://example.com
+      method: GET
+";
+
+/// A project of three files in a fresh folder.
+pub fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    write(dir.path(), "monform.toml", PROJECT);
+    write(dir.path(), "monitors/groups.yaml", GROUPS);
+    write(dir.path(), "monitors/checks.yaml", CHECKS);
+    dir
+}
+
+pub fn write(root: &Path, name: &str, text: &str) {
+    let path = root.join(name);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder");
+    std::fs::write(path, text).expect("write");
+}
+
+pub fn code(diagnostic: &lsp_types::Diagnostic) -> &str {
+    match &diagnostic.code {
+        Some(NumberOrString::String(code)) => code,
+        _ => "",
+    }
+}
+
+pub fn at(uri: &lsp_types::Url, position: lsp_types::Position) -> lsp_types::TextDocumentPositionParams {
+    lsp_types::TextDocumentPositionParams::new(lsp_types::TextDocumentIdentifier::new(uri.clone()), position)
+}
+
+pub fn hover_text(client: &mut Client, uri: &lsp_types::Url, position: lsp_types::Position) -> String {
+    let answer = client.request::<lsp_types::request::HoverRequest>(lsp_types::HoverParams {
+        text_document_position_params: at(uri, position),
+        work_done_progress_params: Default::default(),
+    });
+    match answer.map(|h| h.contents) {
+        Some(lsp_types::HoverContents::Markup(markup)) => markup.value,
+        other => format!("{other:?}"),
+    }
+}
+
+pub fn code_actions(
+    client: &mut Client,
+    uri: &lsp_types::Url,
+    range: lsp_types::Range,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+) -> Vec<lsp_types::CodeAction> {
+    let answer = client.request::<lsp_types::request::CodeActionRequest>(lsp_types::CodeActionParams {
+        text_document: lsp_types::TextDocumentIdentifier::new(uri.clone()),
+        range,
+        context: lsp_types::CodeActionContext {
+            diagnostics,
+            only: None,
+            trigger_kind: None,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    answer
+        .into_iter()
+        .flatten()
+        .filter_map(|a| match a {
+            lsp_types::CodeActionOrCommand::CodeAction(action) => Some(action),
+            lsp_types::CodeActionOrCommand::Command(_) => None,
+        })
+        .collect()
 }
