@@ -79,13 +79,21 @@ pub fn load_with_cache(root: &Path, env: EnvLookup<'_>, environment: Option<&str
     load_inner(root, env, environment, cache, &Unsaved::default())
 }
 
-/// As [`load_environment`], reading the files `unsaved` holds from there
+/// As [`load_with_cache`], reading the files `unsaved` holds from there
 /// instead of the disk: an editor's text not yet saved (`monform lsp`).
 /// Only files the project reads anyway are taken from it; every rule about
-/// which paths the files may name stays. No parse cache: the text is not
-/// the disk's.
-pub fn load_unsaved(root: &Path, env: EnvLookup<'_>, environment: Option<&str>, unsaved: &Unsaved) -> Loaded {
-    load_inner(root, env, environment, None, unsaved)
+/// which paths the files may name stays. The parse cache is read for every
+/// file (its entries are keyed by the text's bytes) but written only for
+/// files read from the disk: text being typed would fill it with entries
+/// of texts never saved.
+pub fn load_unsaved(
+    root: &Path,
+    env: EnvLookup<'_>,
+    environment: Option<&str>,
+    cache: Option<&Path>,
+    unsaved: &Unsaved,
+) -> Loaded {
+    load_inner(root, env, environment, cache, unsaved)
 }
 
 fn load_inner(
@@ -369,7 +377,9 @@ impl Loader<'_> {
                         }
                     })
                     .collect::<Vec<Item>>();
-                if let (Some(cache), Some(key)) = (cache, &key) {
+                if let (Some(cache), Some(key)) = (cache, &key)
+                    && !unsaved.contains_key(&file.source.name)
+                {
                     cache.write(key, id, &file, &items, &declarations);
                 }
                 (file, items, declarations, false)

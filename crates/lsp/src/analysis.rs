@@ -47,7 +47,10 @@ impl Analysis {
     /// `unsaved` instead of the disk where it has a file.
     pub fn load(root: &Path, unsaved: &Unsaved, chosen: Option<&str>) -> Analysis {
         let env = |name: &str| std::env::var(name).ok();
-        let loaded = monform_config::load_unsaved(root, &env, chosen, unsaved);
+        // The parse cache `monform` keeps (`.monform/cache/`): a keystroke
+        // parses the file typed in, the others come from their entries.
+        let cache = root.join(monform_config::CACHE_DIR);
+        let loaded = monform_config::load_unsaved(root, &env, chosen, Some(&cache), unsaved);
         let mut all: Vec<(&Diagnostic, &Loaded)> = Vec::new();
         all.extend(loaded.warnings.iter().map(|d| (d, &loaded)));
         let names: Vec<String> = match (&loaded.project, chosen) {
@@ -56,7 +59,7 @@ impl Analysis {
         };
         let loads: Vec<Loaded> = names
             .iter()
-            .map(|name| monform_config::load_unsaved(root, &env, Some(name), unsaved))
+            .map(|name| monform_config::load_unsaved(root, &env, Some(name), Some(&cache), unsaved))
             .collect();
         // As validate: with environments, their errors (each once), not
         // those of a load in none of them.

@@ -381,7 +381,7 @@ fn unsaved_text_replaces_the_disk() {
         "checks:\n  a: { checkType: HEARTBEAT, name: A, frequncy: 5 }\n".into(),
     );
     unsaved.insert("../elsewhere.yaml".into(), "checks: {".into());
-    let loaded = load_unsaved(dir.path(), &env, None, &unsaved);
+    let loaded = load_unsaved(dir.path(), &env, None, None, &unsaved);
     let unknown = loaded
         .diagnostics
         .iter()
@@ -393,10 +393,30 @@ fn unsaved_text_replaces_the_disk() {
     assert!(messages(&loaded).iter().all(|m| !m.contains("elsewhere")));
 
     unsaved.insert("monform.toml".into(), "[project]\nname = 5\n".into());
-    let loaded = load_unsaved(dir.path(), &env, None, &unsaved);
+    let loaded = load_unsaved(dir.path(), &env, None, None, &unsaved);
     assert!(
         loaded.diagnostics.iter().any(|d| d.span.is_some_and(|s| s.file == 0)),
         "{:?}",
         messages(&loaded)
     );
+}
+
+/// Issue 31: the parse cache serves an editor's loads, but the text being
+/// typed is never written to it.
+#[test]
+fn unsaved_text_is_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join(".monform/cache");
+    let beat = "checks:\n  a: { checkType: HEARTBEAT, name: A, heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours } }\n";
+    write(&dir.path().join("monform.toml"), b"[project]\nname = \"p\"\n");
+    write(&dir.path().join("a.yaml"), beat.as_bytes());
+    write(&dir.path().join("b.yaml"), beat.replace("a:", "b:").as_bytes());
+    let entries = || std::fs::read_dir(&cache).map_or(0, |d| d.count());
+    let mut unsaved = Unsaved::default();
+    unsaved.insert("a.yaml".into(), beat.replace("name: A", "name: A2").into());
+    let first = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);
+    assert!(first.is_ok(), "{:?}", messages(&first));
+    assert_eq!((first.cache.hits, first.cache.parsed, entries()), (0, 2, 1));
+    let again = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);
+    assert_eq!((again.cache.hits, again.cache.parsed, entries()), (1, 1, 1));
 }
