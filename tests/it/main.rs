@@ -18,6 +18,8 @@ mod import_export;
 mod lifecycle;
 mod lint;
 mod location_keys;
+mod lsp;
+mod lsp_live;
 mod ownership;
 mod plan;
 mod rate_limit;

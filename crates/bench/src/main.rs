@@ -24,6 +24,7 @@
 
 mod child;
 mod generate;
+mod lsp;
 mod measure;
 mod offline;
 mod partial;
@@ -72,6 +73,13 @@ struct Args {
     /// Skip the user's path.
     #[arg(long)]
     no_user_path: bool,
+    /// Resource files of the language server's project (`monform lsp`:
+    /// diagnostics after a keystroke); 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    lsp_files: usize,
+    /// Keystrokes measured in the language server's project (the median is reported).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    lsp_keystrokes: usize,
     /// Internal: run one phase in this process: `noop-plan`; `generate` (only
     /// write the project of `--checks N` into `--dir`); `load-times`;
     /// `load-diff` (a `--keep` project and its emulator database).
@@ -175,8 +183,16 @@ fn main() -> ExitCode {
         }
         reports.push(report);
     }
-    let targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
+    let mut targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
+    let lsp = (args.lsp_files > 0 && args.lsp_keystrokes > 0)
+        .then(|| lsp::report(&lsp::keystrokes(args.lsp_files, args.lsp_keystrokes)));
+    if let Some((_, target)) = &lsp {
+        targets.push(target.clone());
+    }
     print!("{}", report::markdown(&reports, &targets, rss_reset));
+    if let Some((text, _)) = &lsp {
+        print!("{text}");
+    }
     for problem in &sanity.0 {
         println!("FAIL sanity: {problem}");
     }

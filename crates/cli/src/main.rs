@@ -82,6 +82,9 @@ enum Command {
     LocationKeys(commands::location_keys::LocationKeysArgs),
     /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml)
     Schema(commands::schema::SchemaArgs),
+    /// Run the language server (LSP over stdio) for editors: diagnostics, completion, hover,
+    /// navigation, rename and code actions on the unsaved text of the project's files
+    Lsp,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
     /// Run the private-location agent: runs the checks of a private location from this network,
@@ -239,6 +242,7 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Lsp => commands::lsp::run(),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
     }

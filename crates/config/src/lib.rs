@@ -26,7 +26,9 @@ pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report, Severity};
 pub use expand::EnvLookup;
-pub use load::{CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, load, load_environment, load_with_cache};
+pub use load::{
+    CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Unsaved, load, load_environment, load_unsaved, load_with_cache,
+};
 pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 
 pub(crate) use monform_model::suggest;

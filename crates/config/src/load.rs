@@ -76,10 +76,38 @@ pub fn load_environment(root: &Path, env: EnvLookup<'_>, environment: Option<&st
 /// `root/.monform/cache`, [`CACHE_DIR`]): a file loaded before with the
 /// same bytes and settings is not parsed again (`load/cache.rs`).
 pub fn load_with_cache(root: &Path, env: EnvLookup<'_>, environment: Option<&str>, cache: Option<&Path>) -> Loaded {
+    load_inner(root, env, environment, cache, &Unsaved::default())
+}
+
+/// As [`load_with_cache`], reading the files `unsaved` holds from there
+/// instead of the disk: an editor's text not yet saved (`monform lsp`).
+/// Only files the project reads anyway are taken from it; every rule about
+/// which paths the files may name stays. The parse cache is read for every
+/// file (its entries are keyed by the text's bytes) but written only for
+/// files read from the disk: text being typed would fill it with entries
+/// of texts never saved.
+pub fn load_unsaved(
+    root: &Path,
+    env: EnvLookup<'_>,
+    environment: Option<&str>,
+    cache: Option<&Path>,
+    unsaved: &Unsaved,
+) -> Loaded {
+    load_inner(root, env, environment, cache, unsaved)
+}
+
+fn load_inner(
+    root: &Path,
+    env: EnvLookup<'_>,
+    environment: Option<&str>,
+    cache: Option<&Path>,
+    unsaved: &Unsaved,
+) -> Loaded {
     let mut loader = Loader {
         sources: Sources::default(),
         diagnostics: Vec::new(),
         env,
+        unsaved,
     };
     // A root that cannot be made canonical has no monform.toml either:
     // loading stops at that.
@@ -197,6 +225,7 @@ struct Loader<'e> {
     sources: Sources,
     diagnostics: Vec<Diagnostic>,
     env: EnvLookup<'e>,
+    unsaved: &'e Unsaved,
 }
 
 /// A resource found in a file, before validation.
@@ -231,6 +260,10 @@ struct Validated {
     reads_files: bool,
 }
 
+/// Files' text to read instead of the disk, by name relative to the project
+/// root with `/` separators (`monitors/web.yaml`, `monform.toml`).
+pub type Unsaved = FxHashMap<String, Arc<str>>;
+
 impl Loader<'_> {
     fn load_project(&mut self, root: &Path, roots: &Roots) -> Option<Project> {
         let path = root.join(PROJECT_FILE);
@@ -255,7 +288,7 @@ impl Loader<'_> {
             return None;
         }
         let budget = Budget::default();
-        let mut file = read_file(root, path, self.sources.len() as FileId, &budget);
+        let mut file = read_file(root, path, self.sources.len() as FileId, &budget, self.unsaved);
         let mut policy = EnvPolicy::default();
         if let Some(node) = &mut file.node {
             // What ${env:} may read is settled before monform.toml's own
@@ -297,6 +330,7 @@ impl Loader<'_> {
         cache: Option<&cache::Cache>,
     ) -> (Vec<Item>, Declarations, usize, CacheStats) {
         let first = self.sources.len();
+        let unsaved = self.unsaved;
         let read: Vec<(ReadFile, Vec<Item>, Declarations, bool)> = paths
             .into_par_iter()
             .enumerate()
@@ -305,7 +339,7 @@ impl Loader<'_> {
                 // What the file may expand to: its parse, forEach copies and
                 // substitutions (`crate::budget`).
                 let budget = Budget::default();
-                let mut file = read_text(root, path, id);
+                let mut file = read_text(root, path, id, unsaved);
                 let key = cache
                     .filter(|_| file.diagnostics.is_empty())
                     .and_then(|c| c.key(&file.source));
@@ -343,7 +377,9 @@ impl Loader<'_> {
                         }
                     })
                     .collect::<Vec<Item>>();
-                if let (Some(cache), Some(key)) = (cache, &key) {
+                if let (Some(cache), Some(key)) = (cache, &key)
+                    && !unsaved.contains_key(&file.source.name)
+                {
                     cache.write(key, id, &file, &items, &declarations);
                 }
                 (file, items, declarations, false)

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod lsp;
 pub mod receiver;
 
 /// The repository root.

@@ -5,6 +5,7 @@ pub mod context;
 pub mod export;
 pub mod import;
 pub mod location_keys;
+pub mod lsp;
 pub mod plan;
 pub mod reconcile;
 pub mod schema;

@@ -12,8 +12,8 @@ pub(super) struct ReadFile {
 }
 
 /// Reads and parses one file, charging its YAML aliases to `budget`.
-pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget) -> ReadFile {
-    let mut file = read_text(root, path, id);
+pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget, unsaved: &Unsaved) -> ReadFile {
+    let mut file = read_text(root, path, id, unsaved);
     if file.diagnostics.is_empty() {
         parse_text(&mut file, id, budget);
     }
@@ -21,11 +21,26 @@ pub(super) fn read_file(root: &Path, path: PathBuf, id: FileId, budget: &Budget)
 }
 
 /// Reads one file's text (not yet parsed: `parse_text`); a file that
-/// cannot be read as UTF-8 comes back with a diagnostic.
-pub(super) fn read_text(root: &Path, path: PathBuf, id: FileId) -> ReadFile {
+/// cannot be read as UTF-8 comes back with a diagnostic. An editor's
+/// unsaved text of the file, when `unsaved` has it, is read instead of the
+/// disk (only for a file the project already reads: the path rules stay).
+pub(super) fn read_text(root: &Path, path: PathBuf, id: FileId, unsaved: &Unsaved) -> ReadFile {
     let name = display_name(root, &path);
     let format = Format::of(&path).unwrap_or(Format::Yaml);
     let mut diagnostics = Vec::new();
+    if let Some(text) = unsaved.get(&name) {
+        let source = SourceFile {
+            name,
+            path,
+            text: text.clone(),
+            format,
+        };
+        return ReadFile {
+            source,
+            node: None,
+            diagnostics,
+        };
+    }
     let text: Arc<str> = match std::fs::read(&path).map(decode) {
         Ok(Ok(text)) => text.into(),
         Ok(Err(error)) => {

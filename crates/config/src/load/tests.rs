@@ -362,3 +362,61 @@ fn expansion_is_bounded_by_the_budget() {
             .is_some_and(|l| l.starts_with("c.yaml:3:"))
     );
 }
+
+/// Issue 31 item 1: an editor's unsaved text is loaded instead of the
+/// disk's, for monform.toml and resource files alike; a name the project
+/// does not read (outside it) is never read from the map either.
+#[test]
+fn unsaved_text_replaces_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("monform.toml"), b"[project]\nname = \"p\"\n");
+    write(
+        &dir.path().join("checks.yaml"),
+        b"checks:\n  a: { checkType: HEARTBEAT, name: A, heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours } }\n",
+    );
+    assert!(load(dir.path(), &env).is_ok());
+    let mut unsaved = Unsaved::default();
+    unsaved.insert(
+        "checks.yaml".into(),
+        "checks:\n  a: { checkType: HEARTBEAT, name: A, frequncy: 5 }\n".into(),
+    );
+    unsaved.insert("../elsewhere.yaml".into(), "checks: {".into());
+    let loaded = load_unsaved(dir.path(), &env, None, None, &unsaved);
+    let unknown = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("unknown field"))
+        .unwrap_or_else(|| panic!("no unknown field: {:?}", messages(&loaded)));
+    let span = unknown.span.unwrap();
+    let text = &loaded.sources.get(span.file).text;
+    assert_eq!(&text[span.start..span.start + span.len], "frequncy");
+    assert!(messages(&loaded).iter().all(|m| !m.contains("elsewhere")));
+
+    unsaved.insert("monform.toml".into(), "[project]\nname = 5\n".into());
+    let loaded = load_unsaved(dir.path(), &env, None, None, &unsaved);
+    assert!(
+        loaded.diagnostics.iter().any(|d| d.span.is_some_and(|s| s.file == 0)),
+        "{:?}",
+        messages(&loaded)
+    );
+}
+
+/// Issue 31: the parse cache serves an editor's loads, but the text being
+/// typed is never written to it.
+#[test]
+fn unsaved_text_is_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join(".monform/cache");
+    let beat = "checks:\n  a: { checkType: HEARTBEAT, name: A, heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours } }\n";
+    write(&dir.path().join("monform.toml"), b"[project]\nname = \"p\"\n");
+    write(&dir.path().join("a.yaml"), beat.as_bytes());
+    write(&dir.path().join("b.yaml"), beat.replace("a:", "b:").as_bytes());
+    let entries = || std::fs::read_dir(&cache).map_or(0, |d| d.count());
+    let mut unsaved = Unsaved::default();
+    unsaved.insert("a.yaml".into(), beat.replace("name: A", "name: A2").into());
+    let first = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);
+    assert!(first.is_ok(), "{:?}", messages(&first));
+    assert_eq!((first.cache.hits, first.cache.parsed, entries()), (0, 2, 1));
+    let again = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);
+    assert_eq!((again.cache.hits, again.cache.parsed, entries()), (1, 1, 1));
+}

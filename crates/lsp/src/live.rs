@@ -1,0 +1,210 @@
+//! Live facts for hover: what the service holds of each resource (its
+//! remote id, the fields that drifted, its last result), kept in a cache
+//! that a background thread refreshes through the engine's front door
+//! (`ops::plan`, `ops::status`). Hover reads the cache and never waits on
+//! the network. Only ids, field names, statuses and times are kept: never
+//! a value, so no secret can reach the editor.
+//!
+//! Enabled when the API is known and a key is set (`MONFORM_API_KEY`, the
+//! URL from `MONFORM_API_URL` or `[api] url`, the account from
+//! `MONFORM_ACCOUNT_ID`), as for `monform plan`; `url = "local"` (an
+//! emulator started in-process) is not started by the editor.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use monform_api::{Client, ClientConfig, Secret};
+use monform_engine::ops::{self, PlanRequest, Session, StatusRequest};
+use monform_engine::{Action, LocalState};
+use monform_model::Address;
+use monform_model::reports::QuickRange;
+
+use crate::analysis::Analysis;
+
+/// How often a project's facts are read at most: each load after a change
+/// asks, and typing should not become a stream of plans.
+pub const MIN_INTERVAL: Duration = Duration::from_secs(5);
+
+/// What the service holds of one resource.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fact {
+    pub remote_id: Option<String>,
+    /// What a plan would do (`Noop` when in sync).
+    pub action: Option<Action>,
+    /// Fields changed outside monform, by path.
+    pub drifted: Vec<String>,
+    /// The latest result's status and start time.
+    pub last_status: Option<String>,
+    pub last_time: Option<String>,
+    /// The plan takes this new resource for a rename of that one (a delete
+    /// and a create of near-equal objects): a `moved` entry would keep it.
+    pub renamed_from: Option<Address>,
+}
+
+/// The facts of one project, from one refresh.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub resources: HashMap<Address, Fact>,
+    /// When they were read (for the hover's "as of").
+    pub read_at: Option<std::time::SystemTime>,
+    /// Why the last refresh failed, in words without secrets.
+    pub error: Option<String>,
+}
+
+type Cache = Arc<Mutex<HashMap<PathBuf, Facts>>>;
+
+/// The cache and the thread that fills it.
+pub struct Live {
+    requests: Option<Sender<Arc<Analysis>>>,
+    cache: Cache,
+}
+
+/// How to reach the service, from the environment.
+#[derive(Clone)]
+struct Access {
+    url: Option<String>,
+    key: String,
+    account: Option<String>,
+}
+
+impl Live {
+    /// Live facts when `MONFORM_API_KEY` is set; none otherwise.
+    pub fn from_environment() -> Live {
+        let cache: Cache = Arc::default();
+        let key = std::env::var("MONFORM_API_KEY").ok().filter(|k| !k.is_empty());
+        let requests = key.map(|key| {
+            let access = Access {
+                url: std::env::var("MONFORM_API_URL").ok().filter(|u| !u.is_empty()),
+                key,
+                account: std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty()),
+            };
+            let (sender, receiver) = crossbeam_channel::unbounded();
+            let filled = cache.clone();
+            std::thread::spawn(move || refresher(receiver, access, filled));
+            sender
+        });
+        Live { requests, cache }
+    }
+
+    /// Asks for the facts of a freshly loaded project (files without
+    /// errors only: a plan refuses the others).
+    pub fn watch(&self, analysis: &Arc<Analysis>) {
+        if let Some(requests) = &self.requests
+            && analysis.loaded.is_ok()
+        {
+            let _ = requests.send(analysis.clone());
+        }
+    }
+
+    /// The facts of a resource as last read, without waiting.
+    pub fn fact(&self, analysis: &Analysis, address: &Address) -> Option<(Fact, Facts)> {
+        let cache = self.cache.lock().ok()?;
+        let facts = cache.get(&analysis.root)?;
+        let fact = facts.resources.get(address).cloned().unwrap_or_default();
+        Some((
+            fact,
+            Facts {
+                resources: HashMap::new(),
+                read_at: facts.read_at,
+                error: facts.error.clone(),
+            },
+        ))
+    }
+}
+
+fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    let mut last: HashMap<PathBuf, Instant> = HashMap::new();
+    while let Ok(first) = requests.recv() {
+        let mut latest: HashMap<PathBuf, Arc<Analysis>> = HashMap::new();
+        latest.insert(first.root.clone(), first);
+        for analysis in requests.try_iter() {
+            latest.insert(analysis.root.clone(), analysis);
+        }
+        for (root, analysis) in latest {
+            if last.get(&root).is_some_and(|at| at.elapsed() < MIN_INTERVAL) {
+                continue;
+            }
+            last.insert(root.clone(), Instant::now());
+            let facts = runtime
+                .block_on(read(&analysis, &access))
+                .unwrap_or_else(|error| Facts {
+                    error: Some(error),
+                    ..Facts::default()
+                });
+            if let Ok(mut cache) = cache.lock() {
+                cache.insert(root, facts);
+            }
+        }
+    }
+}
+
+/// One refresh: a plan (remote ids, drift) and the applied checks' last results.
+async fn read(analysis: &Analysis, access: &Access) -> Result<Facts, String> {
+    let Some(project) = &analysis.loaded.project else {
+        return Err("monform.toml has no project".into());
+    };
+    let url = access
+        .url
+        .clone()
+        .or_else(|| project.api_url.clone())
+        .filter(|url| url != "local")
+        .ok_or("no API URL (MONFORM_API_URL or [api] url)")?;
+    let mut config = ClientConfig::new(url, Secret::new(access.key.clone()));
+    config.account_id = access.account.clone();
+    let client = Client::new(config).map_err(|e| e.to_string())?;
+    let backend = match &project.environment {
+        Some(environment) => LocalState::for_environment(&analysis.root, environment),
+        None => LocalState::new(&analysis.root),
+    };
+    let session = Session {
+        project,
+        desired: &analysis.loaded.desired,
+        client: &client,
+        backend: &backend,
+    };
+    let planned = ops::plan(&session, &PlanRequest::default())
+        .await
+        .map_err(|refusal| refusal.to_string())?;
+    let mut facts = Facts {
+        read_at: Some(std::time::SystemTime::now()),
+        ..Facts::default()
+    };
+    for change in &planned.plan.changes {
+        let fact = facts.resources.entry(change.address.clone()).or_default();
+        fact.remote_id = change.remote_id.clone();
+        fact.action = Some(change.action);
+        fact.drifted = change
+            .fields
+            .iter()
+            .filter(|f| f.drift)
+            .map(|f| f.path.clone())
+            .collect();
+    }
+    for suggested in &planned.plan.suggested_moves {
+        facts.resources.entry(suggested.to.clone()).or_default().renamed_from = Some(suggested.from.clone());
+    }
+    let request = StatusRequest {
+        range: QuickRange::Last24Hours,
+        sparklines: false,
+    };
+    if let Ok(statuses) = ops::status(&client, &analysis.loaded.desired, &planned.state, request).await {
+        for status in statuses {
+            facts.resources.entry(status.address.clone()).or_default().last_status = status.last_status;
+        }
+    }
+    // The time of the latest result, for the checks that have one.
+    for (id, address) in ops::applied_checks(&planned.state) {
+        if let Ok(results) = client.recent_results(&id, 1).await
+            && let Some(time) = results.first().and_then(|r| r["startedAt"].as_str())
+        {
+            facts.resources.entry(address).or_default().last_time = Some(time.to_owned());
+        }
+    }
+    Ok(facts)
+}
