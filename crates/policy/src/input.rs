@@ -3,7 +3,8 @@
 //! - `resources`: every resource of the files after `forEach`, the
 //!   environment and `[defaults]`, a check as it runs after its group,
 //!   each with `address`, `kind` (its section), `id`, `file`, `line` and
-//!   `fields` (the files' field names);
+//!   `fields` (the files' field names) and `ownFields` (the fields a group
+//!   can override that the resource's own entry writes);
 //! - `project`: the name (the environment's ownership scope when one is
 //!   chosen) and the environments monform.toml declares;
 //! - `environment`: the chosen one, or null;
@@ -61,6 +62,8 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<Value> {
                 "file": file.name,
                 "line": lines.line(sources, resource.span.file, resource.span.start),
                 "fields": fields,
+                // What a group would override, where the entry writes it itself.
+                "ownFields": resource.own_fields.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
             })
         })
         .collect()

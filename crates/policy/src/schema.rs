@@ -20,7 +20,7 @@ pub fn input_schema() -> Value {
                 "description": format!("Every resource of the files after forEach, the environment and [defaults]; a check as it runs after its group. {sensitive}"),
                 "items": {
                     "type": "object",
-                    "required": ["address", "kind", "id", "file", "line", "fields"],
+                    "required": ["address", "kind", "id", "file", "line", "fields", "ownFields"],
                     "additionalProperties": false,
                     "properties": {
                         "address": { "type": "string", "description": "`<section>.<logical-id>`, e.g. `checks.home` or `checks.api[eu]`." },
@@ -29,6 +29,7 @@ pub fn input_schema() -> Value {
                         "file": { "type": "string", "description": "The file that declares it, relative to the project root." },
                         "line": { "type": "integer", "minimum": 1, "description": "The line of its logical id in that file." },
                         "fields": { "type": "object", "description": "Its fields by the files' names (camelCase, references as logical ids)." },
+                        "ownFields": { "type": "array", "items": { "type": "string" }, "description": "The fields a group can override (locations, privateLocations, runtimeId, alertSettings, retryStrategy) that its own entry writes, not [defaults]." },
                     },
                 },
             },

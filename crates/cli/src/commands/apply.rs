@@ -30,6 +30,9 @@ pub struct ApplyArgs {
     /// a plan saved after a partial refresh is checked with `changed`
     #[arg(long, value_enum)]
     refresh: Option<RefreshArg>,
+    /// Let a policy's `deny` pass for this run (a package, e.g. monform.slo_deletes, or one rule of it; repeatable)
+    #[arg(long = "policy-override", value_name = "RULE")]
+    policy_overrides: Vec<String>,
     #[command(flatten)]
     common: RunArgs,
 }
@@ -58,7 +61,7 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
         dir,
         api_url,
         args.common,
-        (args.plan_file, args.refresh),
+        (args.plan_file, args.refresh, args.policy_overrides),
         output,
         false,
     )))
@@ -69,7 +72,7 @@ pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Ou
         dir,
         api_url,
         args,
-        (None, None),
+        (None, None, Vec::new()),
         output,
         true,
     )))
@@ -79,7 +82,7 @@ async fn apply(
     dir: &Path,
     api_url: Option<&str>,
     args: RunArgs,
-    (plan_file, refresh): (Option<PathBuf>, Option<RefreshArg>),
+    (plan_file, refresh, policy_overrides): (Option<PathBuf>, Option<RefreshArg>, Vec<String>),
     output: &Output,
     destroy: bool,
 ) -> Result<ExitCode, Stop> {
@@ -103,7 +106,12 @@ async fn apply(
         true => super::context::Findings::Hide,
         false => super::context::Findings::Show,
     };
-    let (loaded, project) = super::context::load(dir, output, findings)?;
+    let (mut loaded, project) = super::context::load(dir, output, findings)?;
+    // A destroy is not about the files: their policies are apply's.
+    let policies = match destroy {
+        true => None,
+        false => Some(super::policy::load(dir, &mut loaded, &project, output)?),
+    };
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &project, command)?;
     let header = super::context::plan_header(&project);
@@ -126,9 +134,19 @@ async fn apply(
         allow_mass_delete: args.allow_mass_delete,
         command: command.to_owned(),
     };
-    let ready = ops::prepare_apply(&session, request)
+    let mut ready = ops::prepare_apply(&session, request)
         .await
         .map_err(|refusal| refused(&refusal, &loaded))?;
+    // The engine refuses a plan the policies deny; their findings are shown first.
+    if let Some(policies) = policies.as_ref().filter(|p| !p.policies.is_empty()) {
+        let check = ops::PolicyCheck {
+            policies: &policies.policies,
+            files: &policies.files,
+            overrides: &policy_overrides,
+        };
+        let outcome = ready.check_policies(&check).clone();
+        output.diagnostics(&super::policy::diagnostics(&outcome, &loaded), &loaded.sources);
+    }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
     }

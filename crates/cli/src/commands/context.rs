@@ -229,6 +229,21 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
             format!("the saved plan is stale: {stale}\n\nhint: run `monform plan --out FILE` again and review it")
         }
         Refusal::OverBudget(over) => format!("refusing to apply: {}", crate::render::budget::over(over)),
+        Refusal::Policy(outcome) => {
+            let blocking: Vec<String> = outcome
+                .findings
+                .iter()
+                .filter(|f| f.blocks())
+                .map(|f| f.rule.to_owned())
+                .chain(outcome.errors.iter().map(|e| format!("a policy that cannot run: {e}")))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            format!(
+                "refusing to apply: the project's policies deny the plan (shown above); nothing was changed\n{}\n\nhint: fix what they find, or override a rule for this run with --policy-override RULE",
+                list(blocking)
+            )
+        }
         Refusal::NoEnvironment { .. } => format!("{refusal} with --env NAME or MONFORM_ENV"),
         Refusal::Unsafe(problems) => format!(
             "refusing to apply:\n{}",

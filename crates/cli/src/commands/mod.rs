@@ -5,6 +5,7 @@ pub mod export;
 pub mod import;
 pub mod location_keys;
 pub mod plan;
+pub mod policy;
 pub mod reconcile;
 pub mod schema;
 pub mod serve;

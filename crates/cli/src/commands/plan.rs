@@ -62,6 +62,10 @@ pub struct PlanArgs {
     /// What to read from the service: `changed` trusts the state for what the files did not change (its drift is not checked)
     #[arg(long, value_enum, default_value_t = RefreshArg::All)]
     refresh: RefreshArg,
+    /// Let a policy's `deny` pass for this run (a package, e.g. monform.slo_deletes, or one rule of it;
+    /// repeatable); recorded in the plan's JSON and Markdown
+    #[arg(long = "policy-override", value_name = "RULE")]
+    pub policy_overrides: Vec<String>,
 }
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
@@ -86,13 +90,16 @@ struct Planned {
     max_runs: Option<u64>,
     over: Option<OverBudget>,
     effective: Vec<effective::Effective>,
+    policy: Option<ops::PolicyOutcome>,
+    loaded: monform_config::Loaded,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let excludes = super::context::parse_excludes(&args.excludes)?;
-        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
+        let (mut loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
+        let policies = super::policy::load(dir, &mut loaded, &project, output)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
         let connection = match args.refresh {
@@ -114,6 +121,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
+        let policy = (!policies.policies.is_empty()).then(|| {
+            let check = ops::PolicyCheck {
+                policies: &policies.policies,
+                files: &policies.files,
+                overrides: &args.policy_overrides,
+            };
+            ops::check_policies(&planned, &check)
+        });
         super::context::warn_idle_moves(&planned, &loaded);
         super::context::warn_other_target(&planned, &connection.target);
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
@@ -138,6 +153,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             max_runs: project.max_runs_per_month,
             over,
             effective,
+            policy,
+            loaded,
         };
         Ok::<_, Stop>(planned)
     });
@@ -149,10 +166,15 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         max_runs,
         over,
         effective,
+        policy,
+        loaded,
     } = match super::context::settle(result) {
         Ok(value) => value,
         Err(code) => return code,
     };
+    if let Some(policy) = &policy {
+        output.diagnostics(&super::policy::diagnostics(policy, &loaded), &loaded.sources);
+    }
     // A plan without changes changes no runs: it stays one line.
     let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
     match args.format {
@@ -176,13 +198,26 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 object.insert("runsPerMonth".into(), budget::json(&runs, max_runs));
             }
             effective::into_json(&mut json, &effective);
+            if let (Some(policy), Some(object)) = (&policy, json.as_object_mut()) {
+                object.insert("policy".into(), super::policy::json(policy, &loaded));
+            }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
         Format::Markdown => print!(
-            "{}{}",
+            "{}{}{}",
             markdown(&plan),
-            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default()
+            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
+            policy
+                .as_ref()
+                .map(|p| super::policy::markdown(p, &loaded))
+                .unwrap_or_default()
         ),
+    }
+    if policy.as_ref().is_some_and(ops::PolicyOutcome::blocks) {
+        eprintln!(
+            "error: the plan breaks the project's policies: apply would refuse it\n\nhint: fix what they find, or override a rule for one run with --policy-override RULE"
+        );
+        return ExitCode::FAILURE;
     }
     if let Some(over) = over {
         eprintln!("error: {}", budget::over(&over));

@@ -85,6 +85,7 @@ pub mod plan;
 pub mod progress;
 pub mod renames;
 pub mod run_detail;
+pub mod sarif;
 pub mod shown;
 pub mod status;
 pub mod status_html;
