@@ -19,6 +19,7 @@ mod lint;
 mod location_keys;
 mod ownership;
 mod plan;
+mod policy;
 mod rate_limit;
 mod reconcile;
 mod refresh;
