@@ -94,32 +94,27 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         errors.extend(shared_errors);
         (errors, ok, json!(resources))
     };
+    // Policy warnings of the environments are merged with their errors: apart again.
     let mut errors = errors;
-    let (mut warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) = {
-        errors.extend(policy_problems);
-        let (warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) =
-            errors.into_iter().partition(|d| d.severity != Severity::Error);
-        (warnings, errors)
-    };
+    errors.extend(policy_problems);
+    let (mut warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        errors.into_iter().partition(|d| d.severity != Severity::Error);
     let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
     match args.format {
         Format::Sarif | Format::Github => {
-            let mut all = loaded.warnings.clone();
-            // The environments' findings are in their own load's sources.
-            if !loads.is_empty() {
-                all.clear();
-            }
+            // The linter's warnings of the base load point into its own
+            // sources; with environments, each environment's are merged.
+            let mut all = if loads.is_empty() { loaded.warnings.clone() } else { Vec::new() };
             all.extend(warnings.iter().cloned());
             all.extend(errors.iter().cloned());
-            let shown = if loads.is_empty() { &loaded.sources } else { sources };
             match args.format {
-                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&all, shown)),
-                _ => print!("{}", crate::render::sarif::github(&all, shown)),
+                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&all, sources)),
+                _ => print!("{}", crate::render::sarif::github(&all, sources)),
             }
-            return match errors.is_empty() {
+            match errors.is_empty() {
                 true => ExitCode::SUCCESS,
                 false => ExitCode::FAILURE,
-            };
+            }
         }
         Format::Human => {
             output.diagnostics(&warnings, sources);
