@@ -6,6 +6,7 @@ mod common;
 
 mod agent;
 mod apply;
+mod apply_json;
 mod budget;
 mod declare;
 mod declare_for_each;

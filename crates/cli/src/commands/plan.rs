@@ -8,7 +8,7 @@ use clap::Args;
 use monform_engine::Refresh;
 use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
 
-use super::context::{PlanFormat as Format, Stop, block_on, open_backend, parse_targets, refused};
+use super::context::{Stop, block_on, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
@@ -34,6 +34,19 @@ impl RefreshArg {
             RefreshArg::None => Refresh::None,
         }
     }
+}
+
+/// How `plan` writes: the plan (human, JSON, Markdown), or the findings of
+/// the linter and the policies on it (SARIF, GitHub workflow commands).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+    /// The linter's and the policies' findings as SARIF 2.1.0 (code scanning)
+    Sarif,
+    /// The linter's and the policies' findings as GitHub Actions workflow commands
+    Github,
 }
 
 #[derive(Args)]
@@ -172,7 +185,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         Ok(value) => value,
         Err(code) => return code,
     };
-    if let Some(policy) = &policy {
+    if let Some(policy) = policy
+        .as_ref()
+        .filter(|_| matches!(args.format, Format::Human | Format::Json | Format::Markdown))
+    {
         output.diagnostics(&super::policy::diagnostics(policy, &loaded), &loaded.sources);
     }
     // A plan without changes changes no runs: it stays one line.
@@ -202,6 +218,21 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 object.insert("policy".into(), super::policy::json(policy, &loaded));
             }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
+        }
+        Format::Sarif | Format::Github => {
+            let mut found: Vec<monform_config::Diagnostic> = loaded
+                .warnings
+                .iter()
+                .filter(|d| d.severity != monform_config::Severity::Note)
+                .cloned()
+                .collect();
+            if let Some(policy) = &policy {
+                found.extend(super::policy::diagnostics(policy, &loaded));
+            }
+            match args.format {
+                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&found, &loaded.sources)),
+                _ => print!("{}", crate::render::sarif::github(&found, &loaded.sources)),
+            }
         }
         Format::Markdown => print!(
             "{}{}{}",

@@ -104,7 +104,11 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         Format::Sarif | Format::Github => {
             // The linter's warnings of the base load point into its own
             // sources; with environments, each environment's are merged.
-            let mut all = if loads.is_empty() { loaded.warnings.clone() } else { Vec::new() };
+            let mut all = if loads.is_empty() {
+                loaded.warnings.clone()
+            } else {
+                Vec::new()
+            };
             all.extend(warnings.iter().cloned());
             all.extend(errors.iter().cloned());
             match args.format {

@@ -76,6 +76,7 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
     }
 }
 
+pub mod apply_output;
 pub mod budget;
 pub mod effective;
 pub mod export;
