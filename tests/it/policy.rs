@@ -213,6 +213,18 @@ fn apply_refuses_on_a_deny_and_writes_nothing_unless_overridden() {
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
     assert_eq!(plan["summary"]["create"], 2, "nothing was created: {plan}");
     assert_eq!(plan["policy"]["blocks"], true);
+    let github = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "github"])
+        .output()
+        .unwrap();
+    assert_eq!(github.status.code(), Some(1));
+    assert!(
+        stdout(&github)
+            .contains("::error file=monitors.yaml,line=2,col=3,title=monform.owner_tag.deny::checks.home has no owner"),
+        "{}",
+        stdout(&github)
+    );
 
     // Overridden: recorded in the plan's JSON and Markdown, and applied.
     let overridden = ["--policy-override", "monform.owner_tag"];
