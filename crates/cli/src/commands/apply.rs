@@ -148,7 +148,7 @@ async fn apply(
     // A destroy is not about the files: their policies are apply's.
     let policies = match destroy {
         true => None,
-        false => Some(super::policy::load(dir, &mut loaded, &project, output)?),
+        false => Some(super::context::load_policies(dir, &mut loaded, &project, output)?),
     };
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &project, command)?;
@@ -183,7 +183,7 @@ async fn apply(
             overrides: &policy_overrides,
         };
         let outcome = ready.check_policies(&check).clone();
-        output.diagnostics(&super::policy::diagnostics(&outcome, &loaded), &loaded.sources);
+        output.diagnostics(&crate::render::policy::diagnostics(&outcome, &loaded), &loaded.sources);
     }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");

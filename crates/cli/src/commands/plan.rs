@@ -112,7 +112,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let targets = parse_targets(&args.targets)?;
         let excludes = super::context::parse_excludes(&args.excludes)?;
         let (mut loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
-        let policies = super::policy::load(dir, &mut loaded, &project, output)?;
+        let policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
         let connection = match args.refresh {
@@ -189,7 +189,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         .as_ref()
         .filter(|_| matches!(args.format, Format::Human | Format::Json | Format::Markdown))
     {
-        output.diagnostics(&super::policy::diagnostics(policy, &loaded), &loaded.sources);
+        output.diagnostics(&crate::render::policy::diagnostics(policy, &loaded), &loaded.sources);
     }
     // A plan without changes changes no runs: it stays one line.
     let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
@@ -215,7 +215,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             }
             effective::into_json(&mut json, &effective);
             if let (Some(policy), Some(object)) = (&policy, json.as_object_mut()) {
-                object.insert("policy".into(), super::policy::json(policy, &loaded));
+                object.insert("policy".into(), crate::render::policy::json(policy, &loaded));
             }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
@@ -227,7 +227,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 .cloned()
                 .collect();
             if let Some(policy) = &policy {
-                found.extend(super::policy::diagnostics(policy, &loaded));
+                found.extend(crate::render::policy::diagnostics(policy, &loaded));
             }
             match args.format {
                 Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&found, &loaded.sources)),
@@ -240,7 +240,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
             policy
                 .as_ref()
-                .map(|p| super::policy::markdown(p, &loaded))
+                .map(|p| crate::render::policy::markdown(p, &loaded))
                 .unwrap_or_default()
         ),
     }

@@ -1,90 +1,16 @@
-//! The project's Rego policies (issue 32): loading them for validate, plan
-//! and apply (a broken policy stops the command, at its file:line), and
-//! `monform policy test`.
+//! `monform policy test` (issue 32): the policies' `test_*` rules, with a
+//! pass/fail summary and exit code.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use monform_config::{Diagnostic, Loaded, Project};
-use monform_engine::ops::PolicyOutcome;
-use monform_policy::{Policies, TestOutcome};
+use monform_config::Diagnostic;
+use monform_policy::TestOutcome;
 use serde_json::{Value, json};
 
-use super::context::Stop;
 use crate::render::Output;
 use crate::render::sarif::{github, sarif};
-
-/// The project's policies and the input of its files.
-pub struct ProjectPolicies {
-    pub policies: Policies,
-    pub files: Value,
-}
-
-/// Loads the policies into `loaded`'s sources; a policy that does not
-/// parse (or a `[policy] paths` entry outside the project) is reported and
-/// stops the command: a rule the team wrote is never silently skipped.
-pub fn load(dir: &Path, loaded: &mut Loaded, project: &Project, output: &Output) -> Result<ProjectPolicies, Stop> {
-    let (policies, problems) = monform_policy::load(dir, project, &mut loaded.sources);
-    if !problems.is_empty() {
-        output.diagnostics(&problems, &loaded.sources);
-        eprintln!(
-            "error: {} in the policies; nothing was checked",
-            super::validate::plural(problems.len(), "problem")
-        );
-        return Err(Stop::Reported);
-    }
-    let files = if policies.is_empty() {
-        Value::Null
-    } else {
-        monform_policy::input::files(&loaded.desired, project, &loaded.sources)
-    };
-    Ok(ProjectPolicies { policies, files })
-}
-
-/// An outcome's findings and errors as diagnostics at their file:line.
-pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> {
-    let mut found = monform_policy::diagnostics(&outcome.findings, &loaded.desired, &loaded.sources);
-    found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
-    found
-}
-
-/// The policies' part of a plan's JSON: findings, errors and overrides.
-pub fn json(outcome: &PolicyOutcome, loaded: &Loaded) -> Value {
-    let mut locator = crate::render::findings::Locator::default();
-    let findings: Vec<Value> = diagnostics(outcome, loaded)
-        .iter()
-        .map(|d| crate::render::findings::to_json(d, &loaded.sources, &mut locator))
-        .collect();
-    json!({
-        "overrides": outcome.overrides,
-        "blocks": outcome.blocks(),
-        "findings": findings,
-    })
-}
-
-/// The policies' part of a plan in Markdown: overrides first (a reviewer
-/// must see them), then each finding.
-pub fn markdown(outcome: &PolicyOutcome, loaded: &Loaded) -> String {
-    let found = diagnostics(outcome, loaded);
-    if found.is_empty() && outcome.overrides.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n### Policies\n\n");
-    for rule in &outcome.overrides {
-        out.push_str(&format!("- **overridden for this run:** `{rule}`\n"));
-    }
-    for diagnostic in &found {
-        let at = diagnostic.location(&loaded.sources).unwrap_or_default();
-        let level = crate::render::findings::severity_name(diagnostic.severity);
-        out.push_str(&format!(
-            "- {level} `{}` at `{at}`: {}\n",
-            diagnostic.code,
-            diagnostic.message.replace('\n', " ")
-        ));
-    }
-    out
-}
 
 #[derive(Args)]
 pub struct PolicyArgs {
@@ -146,12 +72,11 @@ pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
                 };
                 println!("{at}: {}: {verdict}", case.name);
             }
-            println!(
-                "{}: {} passed, {} failed",
-                super::validate::plural(report.cases.len(), "test"),
-                report.passed(),
-                report.failed()
-            );
+            let tests = match report.cases.len() {
+                1 => "1 test".to_owned(),
+                n => format!("{n} tests"),
+            };
+            println!("{tests}: {} passed, {} failed", report.passed(), report.failed());
             if report.cases.is_empty() {
                 eprintln!(
                     "error: no test_* rules found in the policies\n\nhint: write them beside the policies, e.g. policies/<name>_test.rego"

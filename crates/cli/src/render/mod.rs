@@ -83,6 +83,7 @@ pub mod export;
 pub mod findings;
 pub mod lists;
 pub mod plan;
+pub mod policy;
 pub mod progress;
 pub mod renames;
 pub mod run_detail;
