@@ -212,48 +212,98 @@ impl Policies {
     /// that fails at run time (a conflict, a builtin's error) is an error at
     /// its file:line; the other rules still run.
     pub fn evaluate(&self, input: Value, overrides: &[String]) -> (Vec<Finding>, Vec<EvalError>) {
-        let mut findings = Vec::new();
-        let mut errors = Vec::new();
-        if self.modules.iter().all(|m| m.rules.is_empty()) {
-            return (findings, errors);
-        }
-        let mut engine = self.engine.clone();
-        engine.set_input(regorus::Value::from(input));
         // A package split over files is one rule: evaluated once.
-        let mut done: HashSet<(&str, Level)> = HashSet::new();
+        let mut jobs: Vec<(&str, Level, Span)> = Vec::new();
         for module in &self.modules {
             for &(level, rule_at) in &module.rules {
-                if !done.insert((module.package.as_str(), level)) {
-                    continue;
-                }
-                let rule = intern(format!("{}.{}", module.package, level.rule()));
-                match engine.eval_rule(format!("data.{rule}")) {
-                    Ok(value) => {
-                        for result in results(value) {
-                            let (message, address, field) = result_parts(&result);
-                            let mut finding = Finding {
-                                rule,
-                                package: module.package.clone(),
-                                level,
-                                message,
-                                address,
-                                field,
-                                overridden: false,
-                                rule_at,
-                            };
-                            finding.overridden = overrides.iter().any(|o| finding.overridden_by(o));
-                            findings.push(finding);
-                        }
-                    }
-                    Err(error) => errors.push(EvalError {
-                        message: format!("{rule}: {}", located(&error.to_string()).2),
-                        span: Some(rule_at),
-                    }),
+                if !jobs.iter().any(|(p, l, _)| *p == module.package && *l == level) {
+                    jobs.push((module.package.as_str(), level, rule_at));
                 }
             }
         }
+        if jobs.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        // Converted once; each engine's copy shares it.
+        let input = regorus::Value::from(input);
+        // Rules are independent: spread over the cores, each thread with
+        // its own engine (cheap clones), results kept in rule order.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len());
+        let chunk = jobs.len().div_ceil(threads);
+        let outcomes: Vec<(Vec<Finding>, Vec<EvalError>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .chunks(chunk)
+                .map(|jobs| {
+                    let mut engine = self.engine.clone();
+                    let input = input.clone();
+                    scope.spawn(move || {
+                        engine.set_input(input);
+                        evaluate_rules(&mut engine, jobs, overrides)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            Vec::new(),
+                            vec![EvalError {
+                                message: "a policy's evaluation panicked".into(),
+                                span: None,
+                            }],
+                        )
+                    })
+                })
+                .collect()
+        });
+        let mut findings = Vec::new();
+        let mut errors = Vec::new();
+        for (found, failed) in outcomes {
+            findings.extend(found);
+            errors.extend(failed);
+        }
         (findings, errors)
     }
+}
+
+/// Evaluates `jobs` (package, level, where the rule is) on one engine.
+fn evaluate_rules(
+    engine: &mut regorus::Engine,
+    jobs: &[(&str, Level, Span)],
+    overrides: &[String],
+) -> (Vec<Finding>, Vec<EvalError>) {
+    let mut findings = Vec::new();
+    let mut errors = Vec::new();
+    for &(package, level, rule_at) in jobs {
+        let rule = intern(format!("{package}.{}", level.rule()));
+        match engine.eval_rule(format!("data.{rule}")) {
+            Ok(value) => {
+                for result in results(value) {
+                    let (message, address, field) = result_parts(&result);
+                    let mut finding = Finding {
+                        rule,
+                        package: package.to_owned(),
+                        level,
+                        message,
+                        address,
+                        field,
+                        overridden: false,
+                        rule_at,
+                    };
+                    finding.overridden = overrides.iter().any(|o| finding.overridden_by(o));
+                    findings.push(finding);
+                }
+            }
+            Err(error) => errors.push(EvalError {
+                message: format!("{rule}: {}", located(&error.to_string()).2),
+                span: Some(rule_at),
+            }),
+        }
+    }
+    (findings, errors)
 }
 
 /// A regorus error at the file:line it names (its first `--> file:line:col`).
