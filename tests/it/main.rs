@@ -6,6 +6,7 @@ mod common;
 
 mod agent;
 mod apply;
+mod apply_json;
 mod budget;
 mod codify;
 mod declare;
@@ -22,6 +23,7 @@ mod lsp;
 mod lsp_live;
 mod ownership;
 mod plan;
+mod policy;
 mod rate_limit;
 mod reconcile;
 mod refresh;

@@ -28,6 +28,7 @@ mod lsp;
 mod measure;
 mod offline;
 mod partial;
+mod policies;
 mod reconcile;
 mod report;
 mod run;
@@ -116,6 +117,8 @@ fn main() -> ExitCode {
             "cache-load-times" => partial::child_cache_load_times(&dir),
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
             "load-diff" => offline::child_load_diff(dir, args.runs),
+            // Ten Rego policies over `--checks N` generated checks (issue 32).
+            "policies" => policies::child_policies(&dir, args.checks.first().copied().unwrap_or(100_000)),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
                 let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));

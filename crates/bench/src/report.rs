@@ -195,6 +195,16 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             pass,
         });
     };
+    if let Some(policies) = size.phase("policies") {
+        add(
+            "policies",
+            format!("10 Rego policies over {n} checks: under 2 s (input and evaluation)"),
+            policies.wall_ms,
+            2_000.0,
+            "ms",
+            policies.wall_ms < 2_000.0,
+        );
+    }
     if let Some(reconcile) = &size.reconcile {
         add(
             "reconcile_interval_requests",

@@ -271,12 +271,28 @@ pub async fn run_size(
     // Load (no network).
     eprintln!("[{checks}] load");
     let probe = bench.probe();
-    let loaded = load(dir);
+    let mut loaded = load(dir);
     report.push(Phase::new(
         "load",
         "load (files → desired, offline)",
         bench.finish(probe),
     ));
+
+    // Ten Rego policies over the files (issue 32), as `validate` runs them.
+    eprintln!("[{checks}] policies");
+    crate::policies::write(dir);
+    let probe = bench.probe();
+    let figures = crate::policies::measure(dir, &mut loaded);
+    report.push(Phase::new(
+        "policies",
+        "10 Rego policies over the files (input + evaluation)",
+        bench.finish(probe),
+    ));
+    crate::policies::remove(dir);
+    sanity.expect(
+        figures.findings > 0,
+        format!("[{checks}] the policies found nothing in the generated project"),
+    );
     sanity.expect(
         loaded.desired.len() == shape.resources(),
         format!(

@@ -80,7 +80,9 @@ enum Command {
     Status(commands::status::StatusArgs),
     /// Keys of a private location (ADDRESS) for its agents: create (printed once), list (masked), revoke
     LocationKeys(commands::location_keys::LocationKeysArgs),
-    /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml)
+    /// The project's Rego policies: `policy test` runs their test_* rules
+    Policy(commands::policy::PolicyArgs),
+    /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml; --policy-input: of the policies' input)
     Schema(commands::schema::SchemaArgs),
     /// Run the language server (LSP over stdio) for editors: diagnostics, completion, hover,
     /// navigation, rename and code actions on the unsaved text of the project's files
@@ -241,6 +243,7 @@ fn main() -> ExitCode {
         Command::Test(args) => commands::test::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Policy(args) => commands::policy::run(&dir, args, &output),
         Command::Schema(args) => commands::schema::run(args),
         Command::Lsp => commands::lsp::run(),
         Command::Serve(args) => commands::serve::run(&dir, args),

@@ -87,6 +87,7 @@ impl Diagnostic {
             let language = match file.format {
                 crate::source::Format::Yaml => "yaml",
                 crate::source::Format::Toml => "toml",
+                crate::source::Format::Rego => "rego",
             };
             Excerpt::new(
                 file.name.clone(),

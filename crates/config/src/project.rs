@@ -48,6 +48,10 @@ pub struct Project {
     pub env_policy: EnvPolicy,
     /// `[reconcile]`: what `monform reconcile` does (issue 30).
     pub reconcile: Reconcile,
+    /// `[policy] paths`: where the Rego policies are (folders or files,
+    /// relative to the root, each with where it is written); empty means
+    /// `policies/` (issue 32).
+    pub policy_paths: Vec<(String, Span)>,
 }
 
 /// How a linter finding is reported (`[lint]` in monform.toml).
@@ -139,6 +143,7 @@ impl Project {
             allow_paths: Vec::new(),
             env_policy: EnvPolicy::default(),
             reconcile: Reconcile::default(),
+            policy_paths: Vec::new(),
         }
     }
 
@@ -192,6 +197,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("lint", Lint::KEYS),
     ("budget", &["max-runs-per-month"]),
     ("reconcile", reconcile::KEYS),
+    ("policy", &["paths"]),
 ];
 
 pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
@@ -274,6 +280,12 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                             _ => diagnostics.push(wrong_type("project.include[]", item, "a string")),
                         }
                     }
+                }
+                ("policy.paths", NodeValue::Seq(items)) => {
+                    project.policy_paths = strings(&path, items, diagnostics);
+                }
+                ("policy.paths", _) => {
+                    diagnostics.push(wrong_type(&path, &field.value, "a list of folders or .rego files"))
                 }
                 ("project.allow-paths", NodeValue::Seq(items)) => {
                     project.allow_paths = strings(&path, items, diagnostics);

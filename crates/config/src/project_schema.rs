@@ -83,6 +83,14 @@ fn project_schema() -> Value {
                     "max-runs-per-month": { "type": "integer", "minimum": 0, "description": "A plan whose checks would run more often than this in 30 days fails." },
                 },
             },
+            "policy": {
+                "type": "object",
+                "additionalProperties": false,
+                "description": "The Rego policies validate, plan and apply evaluate (issue 32).",
+                "properties": {
+                    "paths": { "type": "array", "items": { "type": "string" }, "description": "Folders (every *.rego below them) or .rego files, inside the project. Default [\"policies\"]." },
+                },
+            },
             "reconcile": {
                 "type": "object",
                 "additionalProperties": false,

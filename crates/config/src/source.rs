@@ -24,6 +24,9 @@ impl Span {
 pub enum Format {
     Yaml,
     Toml,
+    /// A Rego policy (issue 32): never a resource file, added to a load's
+    /// sources so a policy's findings and errors point into it.
+    Rego,
 }
 
 impl Format {

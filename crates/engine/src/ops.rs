@@ -28,6 +28,7 @@ use crate::verify::Verification;
 mod drift_ops;
 mod export_ops;
 mod import_ops;
+mod policy_ops;
 mod refusal;
 mod state_ops;
 mod status_ops;
@@ -40,6 +41,7 @@ pub use export_ops::{
     new_project_name, write_project,
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
+pub use policy_ops::{PolicyCheck, PolicyOutcome, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
@@ -269,6 +271,8 @@ pub struct Ready<'s> {
     /// Why it may not run (over the budget, unsafe): found before any
     /// confirmation, so a front end shows the plan and then the refusal.
     refused: Option<Refusal>,
+    /// The policies' findings, once [`Ready::check_policies`] ran.
+    pub policy: Option<PolicyOutcome>,
 }
 
 impl Ready<'_> {
@@ -325,6 +329,7 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
         runs,
         destroy: plan_request.destroy,
         refused,
+        policy: None,
     })
 }
 

@@ -30,8 +30,30 @@ pub struct ApplyArgs {
     /// a plan saved after a partial refresh is checked with `changed`
     #[arg(long, value_enum)]
     refresh: Option<RefreshArg>,
+    /// Let a policy's `deny` pass for this run (a package, e.g. monform.slo_deletes, or one rule of it; repeatable)
+    #[arg(long = "policy-override", value_name = "RULE")]
+    policy_overrides: Vec<String>,
+    /// Output: human, json (one JSON object per line on stdout: the plan, each event, verification, and last
+    /// a result object) or markdown (a summary of what was applied, failed and skipped, for a pull request)
+    #[arg(long, value_enum, default_value_t = ApplyFormat::Human)]
+    format: ApplyFormat,
     #[command(flatten)]
     common: RunArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApplyFormat {
+    Human,
+    Json,
+    Markdown,
+}
+
+/// What `apply` takes besides the run's arguments (`destroy` takes none of it).
+struct ApplyExtras {
+    plan_file: Option<PathBuf>,
+    refresh: Option<RefreshArg>,
+    policy_overrides: Vec<String>,
+    format: ApplyFormat,
 }
 
 #[derive(Args)]
@@ -54,24 +76,37 @@ pub struct RunArgs {
 }
 
 pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Output) -> ExitCode {
-    finish(super::context::block_on(apply(
-        dir,
-        api_url,
-        args.common,
-        (args.plan_file, args.refresh),
-        output,
-        false,
-    )))
+    let format = args.format;
+    let extras = ApplyExtras {
+        plan_file: args.plan_file,
+        refresh: args.refresh,
+        policy_overrides: args.policy_overrides,
+        format,
+    };
+    let result = super::context::block_on(apply(dir, api_url, args.common, extras, output, false));
+    if format == ApplyFormat::Json {
+        // Pipelines read the last line: an apply that never started ends with a result too.
+        let refused = match &result {
+            Ok(Err(Stop::Reported)) => Some("the files or the policies have problems (on standard error)".to_owned()),
+            Ok(Err(Stop::Message(message))) | Err(message) => Some(message.clone()),
+            Ok(Ok(_)) => None,
+        };
+        if let Some(message) = refused {
+            println!("{}", crate::render::apply_output::refused_line(&message));
+        }
+    }
+    finish(result)
 }
 
 pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Output) -> ExitCode {
+    let extras = ApplyExtras {
+        plan_file: None,
+        refresh: None,
+        policy_overrides: Vec::new(),
+        format: ApplyFormat::Human,
+    };
     finish(super::context::block_on(apply(
-        dir,
-        api_url,
-        args,
-        (None, None),
-        output,
-        true,
+        dir, api_url, args, extras, output, true,
     )))
 }
 
@@ -79,10 +114,16 @@ async fn apply(
     dir: &Path,
     api_url: Option<&str>,
     args: RunArgs,
-    (plan_file, refresh): (Option<PathBuf>, Option<RefreshArg>),
+    extras: ApplyExtras,
     output: &Output,
     destroy: bool,
 ) -> Result<ExitCode, Stop> {
+    let ApplyExtras {
+        plan_file,
+        refresh,
+        policy_overrides,
+        format,
+    } = extras;
     let saved = plan_file.as_deref().map(read_saved).transpose()?;
     // A plan saved after a partial refresh is checked by reading what it changes.
     let refresh = match (refresh, &saved) {
@@ -103,7 +144,12 @@ async fn apply(
         true => super::context::Findings::Hide,
         false => super::context::Findings::Show,
     };
-    let (loaded, project) = super::context::load(dir, output, findings)?;
+    let (mut loaded, project) = super::context::load(dir, output, findings)?;
+    // A destroy is not about the files: their policies are apply's.
+    let policies = match destroy {
+        true => None,
+        false => Some(super::context::load_policies(dir, &mut loaded, &project, output)?),
+    };
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &project, command)?;
     let header = super::context::plan_header(&project);
@@ -126,14 +172,30 @@ async fn apply(
         allow_mass_delete: args.allow_mass_delete,
         command: command.to_owned(),
     };
-    let ready = ops::prepare_apply(&session, request)
+    let mut ready = ops::prepare_apply(&session, request)
         .await
         .map_err(|refusal| refused(&refusal, &loaded))?;
+    // The engine refuses a plan the policies deny; their findings are shown first.
+    if let Some(policies) = policies.as_ref().filter(|p| !p.policies.is_empty()) {
+        let check = ops::PolicyCheck {
+            policies: &policies.policies,
+            files: &policies.files,
+            overrides: &policy_overrides,
+        };
+        let outcome = ready.check_policies(&check).clone();
+        output.diagnostics(&crate::render::policy::diagnostics(&outcome, &loaded), &loaded.sources);
+    }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
     }
     let plan = ready.plan();
-    if !from_file {
+    if format == ApplyFormat::Json {
+        println!("{}", crate::render::apply_output::plan_line(plan));
+    }
+    // JSON and Markdown keep stdout for themselves: the plan goes to stderr.
+    if !from_file && format != ApplyFormat::Human {
+        eprint!("{}", human(plan, Style { color: false }));
+    } else if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
         super::context::warn_other_target(&ready.planned, &connection.target);
         print!(
@@ -198,12 +260,19 @@ async fn apply(
         target: Some(connection.target.clone()),
     };
     let progress = Progress::new(plan.ordered().len());
-    let on_event = |event: Event| progress.event(event);
+    let on_event = |event: Event| {
+        if format == ApplyFormat::Json {
+            println!("{}", crate::render::apply_output::event_line(&event));
+        }
+        progress.event(event)
+    };
     let client = &connection.client;
     let shown = progress.clone();
     client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
     let above = progress.clone();
     crate::connect::route_lines(Some(Arc::new(move |text| above.line(text))));
+    // JSON and Markdown report per address after the apply, which takes the plan.
+    let plan_copy = (format != ApplyFormat::Human).then(|| plan.clone());
     let result = ops::execute(ready, &options, &on_event).await;
     crate::connect::route_lines(None);
     client.observe_waits(None);
@@ -212,6 +281,16 @@ async fn apply(
     let api_url = client.base_url().to_owned();
     connection.close().await;
     let applied = result.map_err(|refusal| refused(&refusal, &loaded))?;
+    if format != ApplyFormat::Human {
+        return Ok(machine_output(
+            format,
+            plan_copy.as_ref(),
+            &applied,
+            backend.as_ref(),
+            &project.name,
+            &stop,
+        ));
+    }
     let report = &applied.report;
     if !has_changes {
         // Only tag moves (after `state mv`) can have failed.
@@ -258,6 +337,49 @@ async fn apply(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `apply --format json|markdown` after the changes: verification and the
+/// result line, or the summary; the exit code as the human output has it.
+fn machine_output(
+    format: ApplyFormat,
+    plan: Option<&monform_engine::Plan>,
+    applied: &ops::Applied,
+    backend: &dyn monform_engine::StateBackend,
+    project: &str,
+    stop: &AtomicBool,
+) -> ExitCode {
+    use crate::render::apply_output;
+    let report = &applied.report;
+    let complete = applied.is_complete();
+    let code: u8 = if report.unreachable {
+        1
+    } else if report.interrupted || stop.load(Ordering::SeqCst) {
+        130
+    } else if complete {
+        0
+    } else {
+        1
+    };
+    // The remote ids the apply recorded (the state holds no secret).
+    let state = backend.load(project).ok();
+    let empty = monform_engine::Plan::default();
+    let plan = plan.unwrap_or(&empty);
+    match format {
+        ApplyFormat::Json => {
+            if let Some(verification) = &applied.verification {
+                for line in apply_output::verified_lines(report, verification) {
+                    println!("{line}");
+                }
+            }
+            println!(
+                "{}",
+                apply_output::result_line(plan, report, state.as_ref(), complete, code)
+            );
+        }
+        _ => print!("{}", apply_output::markdown(plan, report, state.as_ref(), complete)),
+    }
+    ExitCode::from(code)
 }
 
 /// Prints what reading back found, and whether the service's normal forms

@@ -106,6 +106,39 @@ pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, 
     Ok((loaded, project))
 }
 
+/// The project's policies and the input of its files.
+pub struct ProjectPolicies {
+    pub policies: monform_policy::Policies,
+    pub files: serde_json::Value,
+}
+
+/// Loads the policies into `loaded`'s sources; a policy that does not
+/// parse (or a `[policy] paths` entry outside the project) is reported and
+/// stops the command: a rule the team wrote is never silently skipped.
+pub fn load_policies(
+    dir: &Path,
+    loaded: &mut Loaded,
+    project: &Project,
+    output: &Output,
+) -> Result<ProjectPolicies, Stop> {
+    let (policies, problems) = monform_policy::load(dir, project, &mut loaded.sources);
+    if !problems.is_empty() {
+        output.diagnostics(&problems, &loaded.sources);
+        let count = match problems.len() {
+            1 => "1 problem".to_owned(),
+            n => format!("{n} problems"),
+        };
+        eprintln!("error: {count} in the policies; nothing was checked");
+        return Err(Stop::Reported);
+    }
+    let files = if policies.is_empty() {
+        serde_json::Value::Null
+    } else {
+        monform_policy::input::files(&loaded.desired, project, &loaded.sources)
+    };
+    Ok(ProjectPolicies { policies, files })
+}
+
 /// How `export` and `import --all-unmanaged` split the resource files.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Split {
@@ -229,6 +262,21 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
             format!("the saved plan is stale: {stale}\n\nhint: run `monform plan --out FILE` again and review it")
         }
         Refusal::OverBudget(over) => format!("refusing to apply: {}", crate::render::budget::over(over)),
+        Refusal::Policy(outcome) => {
+            let blocking: Vec<String> = outcome
+                .findings
+                .iter()
+                .filter(|f| f.blocks())
+                .map(|f| f.rule.to_owned())
+                .chain(outcome.errors.iter().map(|e| format!("a policy that cannot run: {e}")))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            format!(
+                "refusing to apply: the project's policies deny the plan (shown above); nothing was changed\n{}\n\nhint: fix what they find, or override a rule for this run with --policy-override RULE",
+                list(blocking)
+            )
+        }
         Refusal::NoEnvironment { .. } => format!("{refusal} with --env NAME or MONFORM_ENV"),
         Refusal::Unsafe(problems) => format!(
             "refusing to apply:\n{}",

@@ -7,6 +7,7 @@ pub mod import;
 pub mod location_keys;
 pub mod lsp;
 pub mod plan;
+pub mod policy;
 pub mod reconcile;
 pub mod schema;
 pub mod serve;

@@ -8,7 +8,7 @@ use clap::Args;
 use monform_engine::Refresh;
 use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
 
-use super::context::{PlanFormat as Format, Stop, block_on, open_backend, parse_targets, refused};
+use super::context::{Stop, block_on, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
@@ -34,6 +34,19 @@ impl RefreshArg {
             RefreshArg::None => Refresh::None,
         }
     }
+}
+
+/// How `plan` writes: the plan (human, JSON, Markdown), or the findings of
+/// the linter and the policies on it (SARIF, GitHub workflow commands).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+    /// The linter's and the policies' findings as SARIF 2.1.0 (code scanning)
+    Sarif,
+    /// The linter's and the policies' findings as GitHub Actions workflow commands
+    Github,
 }
 
 #[derive(Args)]
@@ -62,6 +75,10 @@ pub struct PlanArgs {
     /// What to read from the service: `changed` trusts the state for what the files did not change (its drift is not checked)
     #[arg(long, value_enum, default_value_t = RefreshArg::All)]
     refresh: RefreshArg,
+    /// Let a policy's `deny` pass for this run (a package, e.g. monform.slo_deletes, or one rule of it;
+    /// repeatable); recorded in the plan's JSON and Markdown
+    #[arg(long = "policy-override", value_name = "RULE")]
+    pub policy_overrides: Vec<String>,
 }
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
@@ -86,13 +103,16 @@ struct Planned {
     max_runs: Option<u64>,
     over: Option<OverBudget>,
     effective: Vec<effective::Effective>,
+    policy: Option<ops::PolicyOutcome>,
+    loaded: monform_config::Loaded,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -> ExitCode {
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let excludes = super::context::parse_excludes(&args.excludes)?;
-        let (loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
+        let (mut loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
+        let policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
         let connection = match args.refresh {
@@ -114,6 +134,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, &loaded))?;
+        let policy = (!policies.policies.is_empty()).then(|| {
+            let check = ops::PolicyCheck {
+                policies: &policies.policies,
+                files: &policies.files,
+                overrides: &args.policy_overrides,
+            };
+            ops::check_policies(&planned, &check)
+        });
         super::context::warn_idle_moves(&planned, &loaded);
         super::context::warn_other_target(&planned, &connection.target);
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
@@ -138,6 +166,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             max_runs: project.max_runs_per_month,
             over,
             effective,
+            policy,
+            loaded,
         };
         Ok::<_, Stop>(planned)
     });
@@ -149,10 +179,18 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         max_runs,
         over,
         effective,
+        policy,
+        loaded,
     } = match super::context::settle(result) {
         Ok(value) => value,
         Err(code) => return code,
     };
+    if let Some(policy) = policy
+        .as_ref()
+        .filter(|_| matches!(args.format, Format::Human | Format::Json | Format::Markdown))
+    {
+        output.diagnostics(&crate::render::policy::diagnostics(policy, &loaded), &loaded.sources);
+    }
     // A plan without changes changes no runs: it stays one line.
     let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
     match args.format {
@@ -176,13 +214,41 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 object.insert("runsPerMonth".into(), budget::json(&runs, max_runs));
             }
             effective::into_json(&mut json, &effective);
+            if let (Some(policy), Some(object)) = (&policy, json.as_object_mut()) {
+                object.insert("policy".into(), crate::render::policy::json(policy, &loaded));
+            }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
+        Format::Sarif | Format::Github => {
+            let mut found: Vec<monform_config::Diagnostic> = loaded
+                .warnings
+                .iter()
+                .filter(|d| d.severity != monform_config::Severity::Note)
+                .cloned()
+                .collect();
+            if let Some(policy) = &policy {
+                found.extend(crate::render::policy::diagnostics(policy, &loaded));
+            }
+            match args.format {
+                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&found, &loaded.sources)),
+                _ => print!("{}", crate::render::sarif::github(&found, &loaded.sources)),
+            }
+        }
         Format::Markdown => print!(
-            "{}{}",
+            "{}{}{}",
             markdown(&plan),
-            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default()
+            runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
+            policy
+                .as_ref()
+                .map(|p| crate::render::policy::markdown(p, &loaded))
+                .unwrap_or_default()
         ),
+    }
+    if policy.as_ref().is_some_and(ops::PolicyOutcome::blocks) {
+        eprintln!(
+            "error: the plan breaks the project's policies: apply would refuse it\n\nhint: fix what they find, or override a rule for one run with --policy-override RULE"
+        );
+        return ExitCode::FAILURE;
     }
     if let Some(over) = over {
         eprintln!("error: {}", budget::over(&over));

@@ -7,10 +7,15 @@ pub struct SchemaArgs {
     /// Print the schema of monform.toml instead
     #[arg(long)]
     pub project: bool,
+    /// Print the schema of the input Rego policies get instead
+    #[arg(long, conflicts_with = "project")]
+    pub policy_input: bool,
 }
 
 pub fn run(args: SchemaArgs) -> ExitCode {
-    if args.project {
+    if args.policy_input {
+        println!("{:#}", monform_policy::schema::input_schema());
+    } else if args.project {
         print!("{}", monform_config::project_schema::project_schema_text());
     } else {
         print!("{}", monform_model::schema::document_text());

@@ -20,11 +20,16 @@ use crate::render::findings::{Locator, to_json};
 pub enum Format {
     Human,
     Json,
+    /// SARIF 2.1.0 on stdout, for GitHub code scanning
+    Sarif,
+    /// GitHub Actions workflow commands on stdout, for pull-request annotations
+    Github,
 }
 
 #[derive(Args)]
 pub struct ValidateArgs {
-    /// Output format: human (diagnostics on stderr) or json (every diagnostic as an object, and counts, on stdout)
+    /// Output format: human (diagnostics on stderr), json (every diagnostic as an object, and counts, on stdout),
+    /// sarif (SARIF 2.1.0) or github (workflow commands)
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// Show every finding, not a summary past the first few of each rule
@@ -34,6 +39,7 @@ pub struct ValidateArgs {
 
 pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
     let mut loaded = super::context::load_files(dir);
+    let mut policy_problems = Vec::new();
     let environments: Vec<String> = match &loaded.project {
         Some(project) if super::context::environment().is_none() => {
             project.environment_names().into_iter().map(str::to_owned).collect()
@@ -44,6 +50,19 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         .iter()
         .map(|name| super::context::load_files_for(dir, Some(name)))
         .collect();
+    // The policies over the files: of the one load, or of each environment's
+    // (merged below as the loader's diagnostics are).
+    if loads.is_empty() {
+        let (warnings, errors) = policy_findings(dir, &mut loaded, &mut policy_problems);
+        loaded.warnings.extend(warnings);
+        loaded.diagnostics.extend(errors);
+    } else {
+        for load in &mut loads {
+            let (warnings, errors) = policy_findings(dir, load, &mut policy_problems);
+            load.diagnostics.extend(warnings);
+            load.diagnostics.extend(errors);
+        }
+    }
     let (errors, ok, resources) = if loads.is_empty() {
         let ok = format!(
             "{} in {}: OK",
@@ -75,9 +94,35 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         errors.extend(shared_errors);
         (errors, ok, json!(resources))
     };
+    // Policy warnings of the environments are merged with their errors: apart again.
+    let mut errors = errors;
+    errors.extend(policy_problems);
+    let (mut warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        errors.into_iter().partition(|d| d.severity != Severity::Error);
     let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
     match args.format {
+        Format::Sarif | Format::Github => {
+            // The linter's warnings of the base load point into its own
+            // sources; with environments, each environment's are merged.
+            let mut all = if loads.is_empty() {
+                loaded.warnings.clone()
+            } else {
+                Vec::new()
+            };
+            all.extend(warnings.iter().cloned());
+            all.extend(errors.iter().cloned());
+            match args.format {
+                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&all, sources)),
+                _ => print!("{}", crate::render::sarif::github(&all, sources)),
+            }
+            match errors.is_empty() {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::FAILURE,
+            }
+        }
         Format::Human => {
+            output.diagnostics(&warnings, sources);
+            warnings.clear();
             output.diagnostics(&loaded.warnings, &loaded.sources);
             report(&errors, sources, &ok, output)
         }
@@ -90,11 +135,17 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
                 .collect();
             // The environments' loads have their own sources.
             let mut locator = Locator::default();
-            diagnostics.extend(errors.iter().map(|d| to_json(d, sources, &mut locator)));
+            diagnostics.extend(
+                warnings
+                    .iter()
+                    .chain(&errors)
+                    .map(|d| to_json(d, sources, &mut locator)),
+            );
             let count = |severity: Severity| {
                 loaded
                     .warnings
                     .iter()
+                    .chain(&warnings)
                     .chain(&errors)
                     .filter(|d| d.severity == severity)
                     .count()
@@ -117,6 +168,30 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
             }
         }
     }
+}
+
+/// The policies' findings on one load's files, as (warnings, errors); a
+/// policy that does not load or run is a problem (once, not per environment).
+fn policy_findings(
+    dir: &Path,
+    loaded: &mut Loaded,
+    problems: &mut Vec<Diagnostic>,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let Some(project) = loaded.project.clone() else {
+        return (Vec::new(), Vec::new());
+    };
+    let (policies, broken) = monform_policy::load(dir, &project, &mut loaded.sources);
+    if problems.is_empty() {
+        problems.extend(broken);
+    }
+    if policies.is_empty() || !loaded.is_ok() {
+        return (Vec::new(), Vec::new());
+    }
+    let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
+    let (findings, errors) = policies.evaluate(input, &[]);
+    let mut found = monform_policy::diagnostics(&findings, &loaded.desired, &loaded.sources);
+    found.extend(errors.iter().map(|e| e.to_diagnostic()));
+    found.into_iter().partition(|d| d.severity != Severity::Error)
 }
 
 /// Every environment's diagnostics, once each: one found in every

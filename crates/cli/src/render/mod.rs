@@ -76,15 +76,18 @@ fn color_for(choice: ColorChoice, terminal: bool) -> bool {
     }
 }
 
+pub mod apply_output;
 pub mod budget;
 pub mod effective;
 pub mod export;
 pub mod findings;
 pub mod lists;
 pub mod plan;
+pub mod policy;
 pub mod progress;
 pub mod renames;
 pub mod run_detail;
+pub mod sarif;
 pub mod shown;
 pub mod status;
 pub mod status_html;

@@ -96,6 +96,11 @@ pub(super) fn parse_text(file: &mut ReadFile, id: FileId, budget: &Budget) {
     let parsed = match file.source.format {
         Format::Yaml => parse_yaml_within(id, text, budget).map_err(|e| vec![e]),
         Format::Toml => parse_toml(id, text),
+        // Discovery reads only YAML and TOML files as resource files.
+        Format::Rego => Err(vec![SyntaxError {
+            message: "a Rego policy is not a resource file".into(),
+            span: None,
+        }]),
     };
     file.node = match parsed {
         Ok(node) => Some(node),

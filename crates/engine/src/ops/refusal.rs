@@ -50,6 +50,9 @@ pub enum Refusal {
     OfflineApply,
     #[error("the saved plan is stale: {0}")]
     Stale(StalePlan),
+    /// The project's policies deny the plan (or cannot be evaluated).
+    #[error("the plan breaks the project's policies")]
+    Policy(super::PolicyOutcome),
     #[error("the plan runs checks {} times a month, over the budget of {}", .0.runs, .0.max)]
     OverBudget(OverBudget),
     /// Deletes the guards stop: `preventDestroy`, the mass-delete threshold.

@@ -1,0 +1,116 @@
+//! Ten Rego policies over the generated project (issue 32): the seven of
+//! `examples/policies/` and three more, evaluated over the input of the
+//! loaded files as `monform validate` does. Target: under 2 s at 100,000
+//! checks. The hidden `--phase policies --dir DIR --checks N` measures it
+//! alone, without the emulator.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use monform_config::Loaded;
+
+const POLICIES: [(&str, &str); 10] = [
+    (
+        "unrouted_checks.rego",
+        include_str!("../../../examples/policies/unrouted_checks.rego"),
+    ),
+    (
+        "ignored_fields.rego",
+        include_str!("../../../examples/policies/ignored_fields.rego"),
+    ),
+    (
+        "min_locations.rego",
+        include_str!("../../../examples/policies/min_locations.rego"),
+    ),
+    (
+        "frequency_by_tag.rego",
+        include_str!("../../../examples/policies/frequency_by_tag.rego"),
+    ),
+    (
+        "browser_max_response_time.rego",
+        include_str!("../../../examples/policies/browser_max_response_time.rego"),
+    ),
+    (
+        "slo_deletes.rego",
+        include_str!("../../../examples/policies/slo_deletes.rego"),
+    ),
+    (
+        "owner_tag.rego",
+        include_str!("../../../examples/policies/owner_tag.rego"),
+    ),
+    (
+        "name_length.rego",
+        "package monform.name_length\n\nwarn contains {\"msg\": \"name over 60 characters\", \"address\": r.address, \"field\": \"name\"} if {\n\tsome r in input.resources\n\tcount(object.get(r.fields, \"name\", \"\")) > 60\n}\n",
+    ),
+    (
+        "slowest_frequency.rego",
+        "package monform.slowest_frequency\n\ndeny contains {\"msg\": \"runs less than once a day\", \"address\": r.address, \"field\": \"frequency\"} if {\n\tsome r in input.resources\n\tr.kind == \"checks\"\n\tobject.get(r.fields, \"frequency\", 10) > 1440\n}\n",
+    ),
+    (
+        "tag_count.rego",
+        "package monform.tag_count\n\nwarn contains {\"msg\": \"more than 20 tags\", \"address\": r.address, \"field\": \"tags\"} if {\n\tsome r in input.resources\n\tcount(object.get(r.fields, \"tags\", [])) > 20\n}\n",
+    ),
+];
+
+/// What one evaluation of the ten policies took.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PolicyFigures {
+    pub policies: usize,
+    pub resources: usize,
+    /// Building `input` from the loaded files (masking included).
+    pub input_ms: f64,
+    /// Evaluating every `deny`, `violation` and `warn`.
+    pub evaluate_ms: f64,
+    pub findings: usize,
+}
+
+/// Writes the ten policies into `dir/policies/`.
+pub fn write(dir: &Path) {
+    let folder = dir.join(monform_policy::DEFAULT_DIR);
+    std::fs::create_dir_all(&folder).expect("policies folder");
+    for (name, text) in POLICIES {
+        std::fs::write(folder.join(name), text).expect("policy written");
+    }
+}
+
+/// Removes them again: the phases after this one run `monform` on the
+/// project, which would evaluate them too.
+pub fn remove(dir: &Path) {
+    std::fs::remove_dir_all(dir.join(monform_policy::DEFAULT_DIR)).expect("policies removed");
+}
+
+/// Loads the policies of `dir` and evaluates them over `loaded`.
+pub fn measure(dir: &Path, loaded: &mut Loaded) -> PolicyFigures {
+    let project = loaded.project.clone().expect("a project");
+    let (policies, problems) = monform_policy::load(dir, &project, &mut loaded.sources);
+    assert!(problems.is_empty(), "the bench's policies load: {problems:?}");
+    let started = Instant::now();
+    let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
+    let input_took = started.elapsed();
+    let started = Instant::now();
+    let (findings, errors) = policies.evaluate(input, &[]);
+    let evaluate_took = started.elapsed();
+    assert!(errors.is_empty(), "the bench's policies run: {errors:?}");
+    PolicyFigures {
+        policies: policies.len(),
+        resources: loaded.desired.len(),
+        input_ms: ms(input_took),
+        evaluate_ms: ms(evaluate_took),
+        findings: findings.len(),
+    }
+}
+
+fn ms(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+/// The hidden `--phase policies` mode: generates `checks` checks into
+/// `dir`, loads them and prints the figures as JSON.
+pub fn child_policies(dir: &Path, checks: usize) {
+    let shape = crate::generate::Shape::new(checks);
+    crate::generate::generate(dir, &shape, 0).expect("project written");
+    write(dir);
+    let mut loaded = crate::run::load(dir);
+    let figures = measure(dir, &mut loaded);
+    println!("{}", serde_json::to_string(&figures).expect("JSON"));
+}

@@ -1,0 +1,113 @@
+//! `monform policy test` (issue 32): the policies' `test_*` rules, with a
+//! pass/fail summary and exit code.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+use monform_config::Diagnostic;
+use monform_policy::TestOutcome;
+use serde_json::{Value, json};
+
+use crate::render::Output;
+use crate::render::sarif::{github, sarif};
+
+#[derive(Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    command: PolicyCommand,
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Run the policies' `test_*` rules (each with its own input, as `opa test`); exit 1 if any fails
+    Test {
+        #[arg(long, value_enum, default_value_t = TestFormat::Human)]
+        format: TestFormat,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TestFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
+    let PolicyCommand::Test { format } = args.command;
+    // The tests need the policies, not valid resource files.
+    let mut loaded = super::context::load_files(dir);
+    let Some(project) = loaded.project.clone() else {
+        output.diagnostics(&loaded.diagnostics, &loaded.sources);
+        eprintln!("error: monform.toml could not be read");
+        return ExitCode::FAILURE;
+    };
+    let (policies, problems) = monform_policy::load(dir, &project, &mut loaded.sources);
+    let report = policies.test();
+    // A failed test is a finding at its rule, for SARIF and annotations.
+    let mut found = problems.clone();
+    for case in &report.cases {
+        let message = match &case.outcome {
+            TestOutcome::Pass => continue,
+            TestOutcome::Fail => format!("test {} failed", case.name),
+            TestOutcome::Error(error) => format!("test {} could not run: {error}", case.name),
+        };
+        found.push(Diagnostic::new("monform::policy-test", message).at(case.at, "this test"));
+    }
+    let ok = problems.is_empty() && report.is_success();
+    match format {
+        TestFormat::Human => {
+            output.diagnostics(&problems, &loaded.sources);
+            for case in &report.cases {
+                let at = Diagnostic::new("monform::policy-test", "")
+                    .at(case.at, "")
+                    .location(&loaded.sources)
+                    .unwrap_or_default();
+                let verdict = match &case.outcome {
+                    TestOutcome::Pass => "PASS".to_owned(),
+                    TestOutcome::Fail => "FAIL".to_owned(),
+                    TestOutcome::Error(error) => format!("ERROR: {error}"),
+                };
+                println!("{at}: {}: {verdict}", case.name);
+            }
+            let tests = match report.cases.len() {
+                1 => "1 test".to_owned(),
+                n => format!("{n} tests"),
+            };
+            println!("{tests}: {} passed, {} failed", report.passed(), report.failed());
+            if report.cases.is_empty() {
+                eprintln!(
+                    "error: no test_* rules found in the policies\n\nhint: write them beside the policies, e.g. policies/<name>_test.rego"
+                );
+            }
+        }
+        TestFormat::Json => {
+            let cases: Vec<Value> = report
+                .cases
+                .iter()
+                .map(|case| {
+                    let (file, line, _) = crate::render::findings::Locator::default().locate(&loaded.sources, case.at);
+                    let (outcome, error) = match &case.outcome {
+                        TestOutcome::Pass => ("pass", None),
+                        TestOutcome::Fail => ("fail", None),
+                        TestOutcome::Error(error) => ("error", Some(error)),
+                    };
+                    json!({"name": case.name, "file": file, "line": line, "outcome": outcome, "error": error})
+                })
+                .collect();
+            let mut locator = crate::render::findings::Locator::default();
+            let problems: Vec<Value> = problems
+                .iter()
+                .map(|d| crate::render::findings::to_json(d, &loaded.sources, &mut locator))
+                .collect();
+            let value = json!({"ok": ok, "passed": report.passed(), "failed": report.failed(),
+                               "tests": cases, "diagnostics": problems});
+            println!("{value:#}");
+        }
+        TestFormat::Sarif => println!("{:#}", sarif(&found, &loaded.sources)),
+        TestFormat::Github => print!("{}", github(&found, &loaded.sources)),
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

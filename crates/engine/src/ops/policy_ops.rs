@@ -1,0 +1,114 @@
+//! The project's Rego policies over a plan (issue 32): the engine's rule
+//! that an apply does not start while a `deny` (or `violation`) holds that
+//! no `--policy-override` names, or while a policy cannot be evaluated
+//! (whether it would deny is not known).
+
+use monform_model::sensitive::MASK;
+use monform_policy::{EvalError, Finding, Policies};
+use serde_json::{Value, json};
+
+use super::{Planned, Ready, Refusal};
+use crate::actual::Actual;
+use crate::identity::is_ownership_tag;
+use crate::plan::{Action, Plan};
+
+/// What to evaluate: the policies, the input of the files
+/// (`monform_policy::input::files`) and the rules overridden for this run.
+#[derive(Debug, Clone)]
+pub struct PolicyCheck<'a> {
+    pub policies: &'a Policies,
+    pub files: &'a Value,
+    pub overrides: &'a [String],
+}
+
+/// The policies' findings on a plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyOutcome {
+    pub findings: Vec<Finding>,
+    pub errors: Vec<EvalError>,
+    /// The rules overridden for this run (`--policy-override`), as given.
+    pub overrides: Vec<String>,
+}
+
+impl PolicyOutcome {
+    /// Whether an apply must not start.
+    pub fn blocks(&self) -> bool {
+        !self.errors.is_empty() || self.findings.iter().any(Finding::blocks)
+    }
+}
+
+/// Evaluates the policies over the files and the plan (`input.plan`).
+pub fn check_policies(planned: &Planned, check: &PolicyCheck<'_>) -> PolicyOutcome {
+    let mut input = check.files.clone();
+    if let Some(object) = input.as_object_mut() {
+        object.insert("plan".into(), plan_input(&planned.plan, &planned.actual));
+    }
+    let (findings, errors) = check.policies.evaluate(input, check.overrides);
+    PolicyOutcome {
+        findings,
+        errors,
+        overrides: check.overrides.to_vec(),
+    }
+}
+
+impl Ready<'_> {
+    /// Evaluates the policies over this apply's plan; one that blocks
+    /// makes [`super::execute`] refuse (after any refusal found before).
+    pub fn check_policies(&mut self, check: &PolicyCheck<'_>) -> &PolicyOutcome {
+        let outcome = check_policies(&self.planned, check);
+        if outcome.blocks() && self.refused.is_none() {
+            self.refused = Some(Refusal::Policy(outcome.clone()));
+        }
+        self.policy.insert(outcome)
+    }
+}
+
+/// `input.plan`: the changes as `plan --format json` has them (no-ops left
+/// out), each with whether it reverts drift and, for what the service
+/// holds, its tags (a delete's are what the files no longer say).
+pub fn plan_input(plan: &Plan, actual: &Actual) -> Value {
+    let changes: Vec<Value> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::Noop)
+        .map(|change| {
+            let fields: Vec<Value> = change
+                .fields
+                .iter()
+                .map(|f| {
+                    let shown = |v: &Option<Value>| match (f.sensitive, v) {
+                        (true, Some(_)) => json!(MASK),
+                        (_, v) => v.clone().unwrap_or(Value::Null),
+                    };
+                    json!({"path": f.path, "before": shown(&f.before), "after": shown(&f.after),
+                           "sensitive": f.sensitive, "drift": f.drift})
+                })
+                .collect();
+            let mut value = json!({
+                "address": change.address.to_string(),
+                "action": change.action,
+                "remoteId": change.remote_id,
+                "reason": change.reason.text(),
+                "drift": change.reason.is_drift() || change.fields.iter().any(|f| f.drift),
+                "fields": fields,
+            });
+            if let Some(from) = &change.from {
+                value["from"] = json!(from.to_string());
+            }
+            let tags = actual
+                .owned
+                .get(&change.address)
+                .and_then(|remote| remote.field("tags"))
+                .and_then(|tags| tags.as_array().cloned());
+            if let Some(tags) = tags {
+                let tags: Vec<Value> = tags
+                    .into_iter()
+                    .filter(|t| t.as_str().is_some_and(|t| !is_ownership_tag(t)))
+                    .collect();
+                value["tags"] = Value::Array(tags);
+            }
+            value
+        })
+        .collect();
+    json!({ "summary": plan.summary(), "changes": changes })
+}

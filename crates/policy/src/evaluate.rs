@@ -1,0 +1,486 @@
+//! Loading policies into regorus and running their `deny`, `warn` and
+//! `violation` rules (conftest's conventions) over an input.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use monform_config::project::Project;
+use monform_config::source::{FileId, Format, SourceFile, Sources, Span};
+use monform_config::{Diagnostic, source};
+use regex::Regex;
+use serde_json::Value;
+
+use crate::PACKAGE_ROOT;
+
+/// What a rule's results are: conftest's `deny` and `violation` (errors,
+/// `apply` refuses) and `warn` (shown, never blocking).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    Deny,
+    Violation,
+    Warn,
+}
+
+impl Level {
+    pub const ALL: [Level; 3] = [Level::Deny, Level::Violation, Level::Warn];
+
+    /// The rule's name in a policy.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Level::Deny => "deny",
+            Level::Violation => "violation",
+            Level::Warn => "warn",
+        }
+    }
+
+    /// Whether a finding of this level stops an apply (unless overridden).
+    pub fn blocks(self) -> bool {
+        self != Level::Warn
+    }
+}
+
+/// One result of a policy rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// `package.rule`, e.g. `monform.locations.deny`: the finding's code.
+    pub rule: &'static str,
+    /// The package without `data.`, e.g. `monform.locations`.
+    pub package: String,
+    pub level: Level,
+    pub message: String,
+    /// The resource it is about (`checks.home`), when the result names one.
+    pub address: Option<String>,
+    /// The field of that resource (`locations`, `request.url`).
+    pub field: Option<String>,
+    /// Named by `--policy-override`: shown, but it does not block.
+    pub overridden: bool,
+    /// Where the rule is written, for findings about no resource of the files.
+    pub rule_at: Span,
+}
+
+impl Finding {
+    /// Whether it stops an apply.
+    pub fn blocks(&self) -> bool {
+        self.level.blocks() && !self.overridden
+    }
+
+    /// Whether `--policy-override name` names this finding's rule: the
+    /// whole package (`monform.slo`) or one rule of it (`monform.slo.deny`).
+    pub fn overridden_by(&self, name: &str) -> bool {
+        self.package == name || self.rule == name
+    }
+}
+
+/// A policy that could not run on this input, at its file:line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct EvalError {
+    pub message: String,
+    pub span: Option<Span>,
+}
+
+impl EvalError {
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let diagnostic = Diagnostic::new("monform::policy-error", format!("policy: {}", self.message));
+        match self.span {
+            Some(span) => diagnostic.at(span, "here"),
+            None => diagnostic,
+        }
+    }
+}
+
+/// One loaded policy file.
+#[derive(Debug, Clone)]
+pub(crate) struct Module {
+    /// Without `data.`: `monform.locations`.
+    pub package: String,
+    /// The levels it declares, each with where.
+    pub rules: Vec<(Level, Span)>,
+    /// Its `test_*` rules, each with where.
+    pub tests: Vec<(String, Span)>,
+}
+
+/// The project's policies, ready to evaluate.
+#[derive(Clone, Default)]
+pub struct Policies {
+    pub(crate) engine: regorus::Engine,
+    pub(crate) modules: Vec<Module>,
+}
+
+impl std::fmt::Debug for Policies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policies").field("modules", &self.modules).finish()
+    }
+}
+
+/// Reads the project's policy files into `sources` (so findings and errors
+/// point into them) and compiles them. Every file that does not parse, or
+/// whose package is not under `monform.`, is a diagnostic at its line; the
+/// others are kept.
+pub fn load(root: &Path, project: &Project, sources: &mut Sources) -> (Policies, Vec<Diagnostic>) {
+    let (files, mut diagnostics) = crate::discover::policy_files(root, project);
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let mut policies = Policies::default();
+    for path in files {
+        let shown = path
+            .strip_prefix(&canonical_root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = match std::fs::read(&path).map(source::decode) {
+            Ok(Ok(text)) => text,
+            Ok(Err(not_utf8)) => {
+                diagnostics.push(Diagnostic::new(
+                    "monform::policy-error",
+                    format!("{shown} {}", not_utf8.message()),
+                ));
+                continue;
+            }
+            Err(error) => {
+                diagnostics.push(Diagnostic::new(
+                    "monform::policy-error",
+                    format!("cannot read {shown}: {error}"),
+                ));
+                continue;
+            }
+        };
+        let file = sources.add(SourceFile {
+            name: shown.clone(),
+            path: path.clone(),
+            text: text.clone().into(),
+            format: Format::Rego,
+        });
+        if let Err(diagnostic) = policies.add(file, &shown, &text) {
+            diagnostics.push(*diagnostic);
+        }
+    }
+    (policies, diagnostics)
+}
+
+impl Policies {
+    /// Adds one policy file (already in the sources as `file`).
+    pub(crate) fn add(&mut self, file: FileId, name: &str, text: &str) -> Result<(), Box<Diagnostic>> {
+        let broken = |error: &dyn std::fmt::Display| Box::new(error_at(file, text, &error.to_string()).to_diagnostic());
+        // Parsed on a copy first: a broken file leaves the others usable.
+        let mut engine = self.engine.clone();
+        let package = engine
+            .add_policy(name.to_owned(), text.to_owned())
+            .map_err(|e| broken(&e))?;
+        let package = package.strip_prefix("data.").unwrap_or(&package).to_owned();
+        if package != PACKAGE_ROOT && !package.starts_with(&format!("{PACKAGE_ROOT}.")) {
+            let at = first_match(text, r"(?m)^\s*package\b").unwrap_or(0);
+            return Err(Box::new(
+                Diagnostic::new(
+                    "monform::policy-error",
+                    format!("policy package `{package}` is not under `{PACKAGE_ROOT}.`: monform would never run it"),
+                )
+                .at(Span::new(file, at, "package".len()), "this package")
+                .help(format!("name it `package {PACKAGE_ROOT}.{package}`")),
+            ));
+        }
+        let mut rules = Vec::new();
+        for level in Level::ALL {
+            if engine.has_declared_rule_rooted_at(name, level.rule()).unwrap_or(false) {
+                let at = first_match(text, &format!(r"(?m)^\s*{}\b", level.rule())).unwrap_or(0);
+                rules.push((level, Span::new(file, at, level.rule().len())));
+            }
+        }
+        let mut tests: Vec<(String, Span)> = Vec::new();
+        for found in test_rule().captures_iter(text) {
+            let Some(rule) = found.get(1) else { continue };
+            if !tests.iter().any(|(name, _)| name == rule.as_str()) {
+                tests.push((rule.as_str().to_owned(), Span::new(file, rule.start(), rule.len())));
+            }
+        }
+        self.engine = engine;
+        self.modules.push(Module { package, rules, tests });
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.modules.is_empty()
+    }
+
+    /// How many policy files are loaded.
+    pub fn len(&self) -> usize {
+        self.modules.len()
+    }
+
+    /// Runs every `deny`, `violation` and `warn` rule over `input`; the
+    /// findings of rules `overrides` names are marked overridden. A rule
+    /// that fails at run time (a conflict, a builtin's error) is an error at
+    /// its file:line; the other rules still run.
+    pub fn evaluate(&self, input: Value, overrides: &[String]) -> (Vec<Finding>, Vec<EvalError>) {
+        // A package split over files is one rule: evaluated once.
+        let mut jobs: Vec<(&str, Level, Span)> = Vec::new();
+        for module in &self.modules {
+            for &(level, rule_at) in &module.rules {
+                if !jobs.iter().any(|(p, l, _)| *p == module.package && *l == level) {
+                    jobs.push((module.package.as_str(), level, rule_at));
+                }
+            }
+        }
+        if jobs.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        // Converted once; each engine's copy shares it.
+        let input = regorus::Value::from(input);
+        // Rules are independent: spread over the cores, each thread with
+        // its own engine (cheap clones), results kept in rule order.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len());
+        let chunk = jobs.len().div_ceil(threads);
+        let outcomes: Vec<(Vec<Finding>, Vec<EvalError>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .chunks(chunk)
+                .map(|jobs| {
+                    let mut engine = self.engine.clone();
+                    let input = input.clone();
+                    scope.spawn(move || {
+                        engine.set_input(input);
+                        evaluate_rules(&mut engine, jobs, overrides)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            Vec::new(),
+                            vec![EvalError {
+                                message: "a policy's evaluation panicked".into(),
+                                span: None,
+                            }],
+                        )
+                    })
+                })
+                .collect()
+        });
+        let mut findings = Vec::new();
+        let mut errors = Vec::new();
+        for (found, failed) in outcomes {
+            findings.extend(found);
+            errors.extend(failed);
+        }
+        (findings, errors)
+    }
+}
+
+/// Evaluates `jobs` (package, level, where the rule is) on one engine.
+fn evaluate_rules(
+    engine: &mut regorus::Engine,
+    jobs: &[(&str, Level, Span)],
+    overrides: &[String],
+) -> (Vec<Finding>, Vec<EvalError>) {
+    let mut findings = Vec::new();
+    let mut errors = Vec::new();
+    for &(package, level, rule_at) in jobs {
+        let rule = intern(format!("{package}.{}", level.rule()));
+        match engine.eval_rule(format!("data.{rule}")) {
+            Ok(value) => {
+                for result in results(value) {
+                    let (message, address, field) = result_parts(&result);
+                    let mut finding = Finding {
+                        rule,
+                        package: package.to_owned(),
+                        level,
+                        message,
+                        address,
+                        field,
+                        overridden: false,
+                        rule_at,
+                    };
+                    finding.overridden = overrides.iter().any(|o| finding.overridden_by(o));
+                    findings.push(finding);
+                }
+            }
+            Err(error) => errors.push(EvalError {
+                message: format!("{rule}: {}", located(&error.to_string()).2),
+                span: Some(rule_at),
+            }),
+        }
+    }
+    (findings, errors)
+}
+
+/// A regorus error at the file:line it names (its first `--> file:line:col`).
+pub(crate) fn error_at(file: FileId, text: &str, message: &str) -> EvalError {
+    let (line, column, message) = located(message);
+    let span = line.map(|line| {
+        let start: usize = text
+            .split_inclusive('\n')
+            .take(line.saturating_sub(1))
+            .map(str::len)
+            .sum();
+        let column = column.unwrap_or(1).saturating_sub(1);
+        let rest = &text[start.min(text.len())..];
+        let offset = rest.char_indices().nth(column).map_or(0, |(i, _)| i);
+        Span::new(file, (start + offset).min(text.len()), 1)
+    });
+    EvalError {
+        message,
+        span: span.or(Some(Span::new(file, 0, 0))),
+    }
+}
+
+/// The line, column and last line (`error: ...`) of a regorus message,
+/// which draws the source line with a caret in between.
+fn located(message: &str) -> (Option<usize>, Option<usize>, String) {
+    static AT: OnceLock<Regex> = OnceLock::new();
+    let at = AT.get_or_init(|| Regex::new(r"--> .*?:(\d+):(\d+)").expect("a constant pattern"));
+    let (line, column) = match at.captures(message) {
+        Some(found) => (
+            found.get(1).and_then(|m| m.as_str().parse().ok()),
+            found.get(2).and_then(|m| m.as_str().parse().ok()),
+        ),
+        None => (None, None),
+    };
+    let last = message
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(message)
+        .trim();
+    let last = last.strip_prefix("error: ").unwrap_or(last).to_owned();
+    (line, column, last)
+}
+
+fn test_rule() -> &'static Regex {
+    static TEST: OnceLock<Regex> = OnceLock::new();
+    TEST.get_or_init(|| Regex::new(r"(?m)^\s*(test_[A-Za-z0-9_]+)\b").expect("a constant pattern"))
+}
+
+fn first_match(text: &str, pattern: &str) -> Option<usize> {
+    let found = Regex::new(pattern).ok()?.find(text)?;
+    // Past the leading blanks the pattern allows.
+    Some(found.start() + (found.as_str().len() - found.as_str().trim_start().len()))
+}
+
+/// A rule's value as its results: each member of a set (or array); a
+/// single value is one result; undefined (no result) none.
+fn results(value: regorus::Value) -> Vec<Value> {
+    match value {
+        regorus::Value::Undefined | regorus::Value::Null => Vec::new(),
+        regorus::Value::Bool(false) => Vec::new(),
+        regorus::Value::Set(items) => items.iter().filter_map(|v| serde_json::to_value(v).ok()).collect(),
+        regorus::Value::Array(items) => items.iter().filter_map(|v| serde_json::to_value(v).ok()).collect(),
+        other => serde_json::to_value(&other).ok().into_iter().collect(),
+    }
+}
+
+/// A result's message, address and field: a string is the message; an
+/// object `{msg, address, field}` (conftest's `violation` shape) names
+/// the resource and field too; anything else is shown as JSON.
+fn result_parts(result: &Value) -> (String, Option<String>, Option<String>) {
+    let text = |key: &str| result.get(key).and_then(Value::as_str).map(str::to_owned);
+    match result {
+        Value::String(message) => (message.clone(), None, None),
+        Value::Object(_) => (
+            text("msg").unwrap_or_else(|| result.to_string()),
+            text("address"),
+            text("field"),
+        ),
+        other => (other.to_string(), None, None),
+    }
+}
+
+/// A rule's name as a diagnostic code, which is `&'static str`: each
+/// distinct name (a project has a few dozen) is leaked once per process.
+fn intern(name: String) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(known) = names.get(name.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policies(files: &[(&str, &str)]) -> (Policies, Vec<Diagnostic>, Sources) {
+        let mut sources = Sources::default();
+        let mut policies = Policies::default();
+        let mut problems = Vec::new();
+        for (name, text) in files {
+            let file = sources.add(SourceFile {
+                name: (*name).into(),
+                path: (*name).into(),
+                text: (*text).into(),
+                format: Format::Rego,
+            });
+            if let Err(problem) = policies.add(file, name, text) {
+                problems.push(*problem);
+            }
+        }
+        (policies, problems, sources)
+    }
+
+    #[test]
+    fn strings_and_objects_are_findings_and_overrides_unblock() {
+        let (policies, problems, _) = policies(&[(
+            "p.rego",
+            "package monform.freq\n\ndeny contains {\"msg\": \"too slow\", \"address\": r.address, \"field\": \"frequency\"} if {\n  some r in input.resources\n  r.fields.frequency > 10\n}\n\nwarn contains \"be careful\" if { input.environment == \"prod\" }\n",
+        )]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let input = json!({"environment": "prod", "resources": [
+            {"address": "checks.a", "fields": {"frequency": 60}},
+            {"address": "checks.b", "fields": {"frequency": 1}}]});
+        let (findings, errors) = policies.evaluate(input.clone(), &[]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(findings.len(), 2, "{findings:?}");
+        let deny = findings.iter().find(|f| f.level == Level::Deny).unwrap();
+        assert_eq!(
+            (deny.rule, deny.address.as_deref(), deny.field.as_deref()),
+            ("monform.freq.deny", Some("checks.a"), Some("frequency"))
+        );
+        assert!(deny.blocks());
+        let (findings, _) = policies.evaluate(input, &["monform.freq".into()]);
+        assert!(findings.iter().all(|f| !f.blocks()), "{findings:?}");
+    }
+
+    #[test]
+    fn a_broken_policy_is_a_diagnostic_at_its_line() {
+        let (policies, problems, sources) = policies(&[
+            (
+                "good.rego",
+                "package monform.good\n\ndeny contains \"x\" if { false }\n",
+            ),
+            (
+                "bad.rego",
+                "package monform.bad\n\ndeny contains msg if {\n  msg := \n}\n",
+            ),
+            ("other.rego", "package team.rules\n\ndeny contains \"x\" if { true }\n"),
+        ]);
+        assert_eq!(policies.len(), 1);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let at = problems[0].location(&sources).unwrap();
+        assert!(at.starts_with("bad.rego:5:") || at.starts_with("bad.rego:4:"), "{at}");
+        assert_eq!(problems[1].location(&sources).unwrap(), "other.rego:1:1");
+    }
+
+    #[test]
+    fn a_rule_that_fails_at_run_time_is_an_error_at_its_rule() {
+        let (policies, problems, sources) = policies(&[(
+            "conflict.rego",
+            "package monform.c\n\ndeny := \"a\" if { true }\ndeny := \"b\" if { true }\n",
+        )]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let (_, errors) = policies.evaluate(json!({}), &[]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].to_diagnostic().location(&sources).unwrap(),
+            "conflict.rego:3:1"
+        );
+    }
+}

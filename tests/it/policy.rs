@@ -1,0 +1,301 @@
+//! Rego policies (issue 32) with the real binary: the example library
+//! through `monform policy test`, findings at file:line in every format of
+//! `validate`, a broken policy, and `apply` refusing on a `deny` (nothing
+//! written) unless `--policy-override` names it, recorded in the plan.
+
+use std::path::Path;
+
+use crate::common;
+
+use common::*;
+
+/// Violates frequency_by_tag (line 5), owner_tag (tags, line 6),
+/// min_locations in production and browser_max_response_time (line 9),
+/// and unrouted_checks (a warning).
+const MONITORS: &str = "checks:
+  home:
+    checkType: TCP
+    name: Home
+    frequency: 10
+    tags: [critical]
+    locations: [eu-west-1]
+    request: { hostname: example.com, port: 443 }
+  login:
+    checkType: BROWSER
+    name: Login
+    tags: [owner:web]
+    locations: [eu-west-1, us-east-1]
+    script: \"await page.goto('https://example.com')\"
+";
+
+/// A project with the example policies in `policies/`.
+fn project(monitors: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    for entry in std::fs::read_dir(repo_root().join("examples/policies")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), policies.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"rules\"\n").unwrap();
+    std::fs::write(dir.path().join("monitors.yaml"), monitors).unwrap();
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    monform().arg("--dir").arg(dir).args(args).output().unwrap()
+}
+
+#[test]
+fn the_example_policies_pass_their_tests() {
+    let dir = project(MONITORS);
+    let output = run(dir.path(), &["policy", "test"]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stdout(&output).ends_with("20 tests: 20 passed, 0 failed\n"),
+        "{}",
+        stdout(&output)
+    );
+
+    // A test that fails makes the run fail, at its file:line.
+    std::fs::write(
+        dir.path().join("policies/extra_test.rego"),
+        "package monform.owner_tag\n\ntest_wrong if {\n\tcount(deny) == 5 with input as {\"resources\": []}\n}\n",
+    )
+    .unwrap();
+    let output = run(dir.path(), &["policy", "test"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("policies/extra_test.rego:3:1: monform.owner_tag.test_wrong: FAIL"),
+        "{}",
+        stdout(&output)
+    );
+    let github = stdout(&run(dir.path(), &["policy", "test", "--format", "github"]));
+    assert!(
+        github.starts_with("::error file=policies/extra_test.rego,line=3,"),
+        "{github}"
+    );
+}
+
+#[test]
+fn findings_are_at_their_file_and_line_in_every_format() {
+    let dir = project(MONITORS);
+    let human = assert_run!("validate_human", monform().arg("--dir").arg(dir.path()).arg("validate"));
+    assert_eq!(human.status.code(), Some(1));
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(dir.path(), &["validate", "--format", "json"]).stdout).unwrap();
+    let at: Vec<(String, String, u64)> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"].as_str().unwrap().starts_with("monform."))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_owned(),
+                d["file"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("monform.browser_max_response_time.deny", "monitors.yaml", 9),
+        ("monform.frequency_by_tag.deny", "monitors.yaml", 5),
+        ("monform.owner_tag.deny", "monitors.yaml", 6),
+        ("monform.unrouted_checks.warn", "monitors.yaml", 2),
+    ];
+    for (code, file, line) in expected {
+        assert!(
+            at.iter().any(|(c, f, l)| c == code && f == file && *l == line),
+            "{code} at {file}:{line} in {at:?}"
+        );
+    }
+
+    let github = stdout(&run(dir.path(), &["validate", "--format", "github"]));
+    assert!(
+        github.contains("::error file=monitors.yaml,line=5,col=5,title=monform.frequency_by_tag.deny::checks.home is tagged critical"),
+        "{github}"
+    );
+    assert!(
+        github.contains("::warning file=monitors.yaml,line=2,col=3,title=monform.unrouted_checks.warn::"),
+        "{github}"
+    );
+
+    let sarif = run(dir.path(), &["validate", "--format", "sarif"]);
+    assert_eq!(sarif.status.code(), Some(1));
+    let sarif: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    // The published schema's `language` pattern has a stray `]`, a literal
+    // in ECMA 262 that Rust's regex rejects: escaped, same meaning.
+    let text = std::fs::read_to_string(repo_root().join("tests/fixtures/sarif/sarif-2.1.0-rtm.5.json"))
+        .unwrap()
+        .replace(r#"{2}-[a-zA-Z]{2}]?$""#, r#"{2}-[a-zA-Z]{2}\\]?$""#);
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::draft4::new(&schema).unwrap_or_else(|e| panic!("the SARIF schema: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let result = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "monform.owner_tag.deny")
+        .unwrap();
+    let region = &result["locations"][0]["physicalLocation"];
+    assert_eq!(region["artifactLocation"]["uri"], "monitors.yaml");
+    assert_eq!(region["region"]["startLine"], 6);
+}
+
+#[test]
+fn a_broken_policy_is_a_diagnostic_at_its_line() {
+    let dir = project(MONITORS);
+    std::fs::write(
+        dir.path().join("policies/broken.rego"),
+        "package monform.broken\n\ndeny contains msg if {\n\tmsg := \n}\n",
+    )
+    .unwrap();
+    let output = run(dir.path(), &["validate"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(text.contains("policies/broken.rego:"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(dir.path(), &["validate", "--format", "json"]).stdout).unwrap();
+    let broken = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "monform::policy-error")
+        .unwrap();
+    assert_eq!(broken["file"], "policies/broken.rego");
+    assert!(matches!(broken["line"].as_u64(), Some(4 | 5)), "{broken}");
+}
+
+/// Passes every example policy but owner_tag.
+const ALMOST: &str = "checks:
+  home:
+    checkType: TCP
+    name: Home
+    frequency: 10
+    locations: [eu-west-1]
+    alertChannels: [oncall]
+    request: { hostname: example.com, port: 443 }
+alertChannels:
+  oncall: { type: EMAIL, config: { address: oncall@example.com } }
+";
+
+#[test]
+fn apply_refuses_on_a_deny_and_writes_nothing_unless_overridden() {
+    let emulator = Emulator::start();
+    let dir = project(ALMOST);
+    let output = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(
+        text.contains("refusing to apply: the project's policies deny the plan"),
+        "{text}"
+    );
+    assert!(text.contains("monform.owner_tag.deny"), "{text}");
+    assert!(
+        !dir.path().join(".monform/state.json").exists(),
+        "the state was written"
+    );
+    let plan = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(plan["summary"]["create"], 2, "nothing was created: {plan}");
+    assert_eq!(plan["policy"]["blocks"], true);
+    let github = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "github"])
+        .output()
+        .unwrap();
+    assert_eq!(github.status.code(), Some(1));
+    assert!(
+        stdout(&github)
+            .contains("::error file=monitors.yaml,line=2,col=3,title=monform.owner_tag.deny::checks.home has no owner"),
+        "{}",
+        stdout(&github)
+    );
+
+    // Overridden: recorded in the plan's JSON and Markdown, and applied.
+    let overridden = ["--policy-override", "monform.owner_tag"];
+    let plan = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .args(overridden)
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(plan["policy"]["overrides"], serde_json::json!(["monform.owner_tag"]));
+    assert_eq!(plan["policy"]["blocks"], false);
+    let markdown = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "markdown"])
+        .args(overridden)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&markdown).contains("- **overridden for this run:** `monform.owner_tag`"),
+        "{}",
+        stdout(&markdown)
+    );
+    let output = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .args(overridden)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(dir.path().join(".monform/state.json").exists());
+}
+
+#[test]
+fn deleting_an_slo_check_needs_an_override() {
+    let emulator = Emulator::start();
+    let dir = project(&ALMOST.replace(
+        "    locations: [eu-west-1]\n",
+        "    locations: [eu-west-1]\n    tags: [slo, owner:web]\n",
+    ));
+    let output = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    edit(
+        dir.path(),
+        "monitors.yaml",
+        "  home:\n",
+        "  other:\n    checkType: TCP\n    name: Other\n    locations: [eu-west-1]\n    request: { hostname: example.org, port: 443 }\n    alertChannels: [oncall]\n    tags: [owner:web]\n  old-home:\n",
+    );
+    let text = std::fs::read_to_string(dir.path().join("monitors.yaml")).unwrap();
+    // `home` is no longer in the files: the plan deletes it.
+    assert!(!text.contains("\n  home:"), "{text}");
+    let output = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("checks.home: checks.home is tagged slo"),
+        "{}",
+        stderr(&output)
+    );
+    let output = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve", "--policy-override", "monform.slo_deletes"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
