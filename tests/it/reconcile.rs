@@ -4,6 +4,8 @@
 
 use crate::common;
 
+mod recovery;
+
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};

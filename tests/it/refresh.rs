@@ -310,3 +310,57 @@ fn the_parse_cache_survives_a_corrupt_or_foreign_entry() {
     let edited = stdout(&emulator.monform(dir).arg("plan").output().unwrap());
     assert!(edited.contains("~ name = \"Edited\" -> \"Edited again\""), "{edited}");
 }
+
+/// `apply --refresh=changed` of two edited checks in a project of 250
+/// (three pages): the plan reads the two by id, the apply writes them, and
+/// the verification reads back those two, not the whole kind nor a kind
+/// the project does not use (private locations).
+#[test]
+fn apply_changed_reads_back_only_what_it_changed() {
+    let emulator = Emulator::start();
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    std::fs::write(
+        dir.join("monform.toml"),
+        "[project]\nname = \"refresh\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n\n[lint]\nunrouted-checks = \"off\"\n",
+    )
+    .unwrap();
+    let mut checks = String::from("checks:\n");
+    for i in 0..250 {
+        checks.push_str(&format!(
+            "  c{i}:\n    checkType: ICMP\n    name: C{i}\n    request: {{ hostname: h{i}.example.com }}\n"
+        ));
+    }
+    std::fs::write(dir.join("checks.yaml"), checks).unwrap();
+    let output = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    edit(dir, "checks.yaml", "name: C7\n", "name: Seven\n");
+    edit(dir, "checks.yaml", "name: C200\n", "name: Two hundred\n");
+
+    let before = requests(&emulator);
+    let output = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve", "--refresh=changed"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+    let sent = since(&before, &requests(&emulator));
+    // Plan: the two checks and the ownership record by id; apply: the two
+    // updates; verification: the two checks by id again.
+    assert_eq!(
+        sent,
+        [
+            ("GET /v1/checks/{id}".to_owned(), 4),
+            ("GET /v1/variables/{id}".to_owned(), 1),
+            ("PUT /v1/checks/icmp/{id}".to_owned(), 2),
+        ],
+        "{sent:?}"
+    );
+    let id = remote_id(dir, "checks.c200");
+    let held = emulator.call("GET", &format!("/v1/checks/{id}"), None);
+    assert_eq!(held["name"], "Two hundred");
+}

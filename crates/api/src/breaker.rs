@@ -5,6 +5,13 @@
 //! every [`PROBE_EVERY`] so a service that comes back is noticed. Any
 //! answer from the service, even an error status, closes it again.
 //!
+//! While a probe is in flight, other requests wait for its outcome
+//! ([`Breaker::admit`]) instead of failing at once: a caller reading
+//! several lists at once (a plan's fetch) fails on the first error and
+//! drops the rest, so a probe whose siblings failed at once was always
+//! cancelled before its answer could close the breaker, and a
+//! long-running `monform reconcile` never noticed the service was back.
+//!
 //! Written here rather than taken from a crate: it is twenty lines over
 //! the client's own retry loop (backon), which a breaker crate would
 //! have to wrap anyway.
@@ -24,6 +31,21 @@ pub(crate) struct Breaker {
     last_probe: Mutex<Option<Instant>>,
     /// Set by [`Breaker::stop`]: no request is retried any more.
     stopped: AtomicBool,
+    /// Held by the probe in flight while the breaker is open.
+    probe: tokio::sync::Mutex<()>,
+}
+
+/// Whether a request may be sent, from [`Breaker::admit`].
+#[derive(Debug)]
+pub(crate) enum Admission<'a> {
+    /// The breaker is closed.
+    Send,
+    /// The breaker is open and this request is its probe: others wait
+    /// until the guard is dropped (the probe answered, failed or was
+    /// cancelled).
+    Probe(tokio::sync::MutexGuard<'a, ()>),
+    /// Open, and the last probe was too recent.
+    Refused,
 }
 
 impl Breaker {
@@ -62,6 +84,23 @@ impl Breaker {
         true
     }
 
+    /// Whether a request may be sent now, waiting for a probe in flight:
+    /// when it answered, the breaker is closed and the request is sent.
+    pub async fn admit(&self) -> Admission<'_> {
+        if !self.is_open() {
+            return Admission::Send;
+        }
+        let guard = self.probe.lock().await;
+        if !self.is_open() {
+            return Admission::Send;
+        }
+        if self.may_send() {
+            Admission::Probe(guard)
+        } else {
+            Admission::Refused
+        }
+    }
+
     /// Whether a failed request may be tried again.
     pub fn may_retry(&self) -> bool {
         !self.is_open() && !self.stopped.load(Ordering::Relaxed)
@@ -91,5 +130,38 @@ mod tests {
         assert!(!breaker.is_open() && breaker.may_send() && breaker.may_retry());
         breaker.stop();
         assert!(!breaker.may_retry());
+    }
+
+    #[tokio::test]
+    async fn requests_wait_for_the_probe_in_flight_and_go_once_it_answered() {
+        let breaker = std::sync::Arc::new(Breaker::default());
+        for _ in 0..LIMIT {
+            breaker.unreachable();
+        }
+        let Admission::Probe(probe) = breaker.admit().await else {
+            panic!("the first request is the probe");
+        };
+        let waiting = {
+            let breaker = std::sync::Arc::clone(&breaker);
+            tokio::spawn(async move { matches!(breaker.admit().await, Admission::Send) })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "waits for the probe's outcome");
+        breaker.answered();
+        drop(probe);
+        assert!(waiting.await.unwrap(), "sent once the probe answered");
+    }
+
+    #[tokio::test]
+    async fn a_failed_probe_refuses_the_requests_that_waited_for_it() {
+        let breaker = Breaker::default();
+        for _ in 0..LIMIT {
+            breaker.unreachable();
+        }
+        let probe = breaker.admit().await;
+        assert!(matches!(probe, Admission::Probe(_)));
+        breaker.unreachable();
+        drop(probe);
+        assert!(matches!(breaker.admit().await, Admission::Refused));
     }
 }

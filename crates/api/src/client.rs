@@ -9,7 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::Error;
-use crate::breaker::Breaker;
+use crate::breaker::{Admission, Breaker};
 use crate::pace::{PaceStats, Pacer, WaitObserver};
 
 /// A credential that never shows in `Debug` output or logs.
@@ -304,18 +304,24 @@ impl Client {
         body: Option<&Value>,
         timeout: Option<Duration>,
     ) -> Result<RawReply, Error> {
-        if !self.breaker.may_send() {
-            return Err(Error::Transport {
-                method: method.to_string(),
-                path: path.to_owned(),
-                detail: format!(
-                    "not sent: the service at {} did not answer the last {} requests",
-                    self.base_url(),
-                    self.breaker.streak()
-                ),
-                connect: true,
-            });
-        }
+        // Held until this attempt ends: while it is the open breaker's
+        // probe, the other requests wait for its outcome.
+        let _probe = match self.breaker.admit().await {
+            Admission::Send => None,
+            Admission::Probe(guard) => Some(guard),
+            Admission::Refused => {
+                return Err(Error::Transport {
+                    method: method.to_string(),
+                    path: path.to_owned(),
+                    detail: format!(
+                        "not sent: the service at {} did not answer the last {} requests",
+                        self.base_url(),
+                        self.breaker.streak()
+                    ),
+                    connect: true,
+                });
+            }
+        };
         if let Some(pacer) = &self.pacer {
             pacer.acquire().await;
         }

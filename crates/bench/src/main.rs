@@ -23,6 +23,7 @@
 //! `cargo run --release -p monform-bench -- [--checks N]... [--runs R] [--out FILE]`
 
 mod child;
+mod contention;
 mod generate;
 mod lsp;
 mod measure;

@@ -91,6 +91,8 @@ pub struct SizeReport {
     pub user_path: Vec<crate::user_path::UserPathReport>,
     /// `monform reconcile` intervals over the applied project (issue 30).
     pub reconcile: Option<crate::reconcile::ReconcileReport>,
+    /// `GET /v1/checks?limit=100` while writers run (issue 28).
+    pub list_under_load: Option<crate::contention::ListUnderLoad>,
 }
 
 impl SizeReport {
@@ -108,6 +110,7 @@ impl SizeReport {
             state: None,
             user_path: Vec::new(),
             reconcile: None,
+            list_under_load: None,
         }
     }
 
@@ -203,6 +206,20 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
             2_000.0,
             "ms",
             policies.wall_ms < 2_000.0,
+        );
+    }
+    if let Some(list) = &size.list_under_load {
+        add(
+            "list_p99_under_load",
+            format!(
+                "a list request of {n} checks while {} writers run: p99 under {} ms",
+                list.writers,
+                crate::contention::P99_TARGET_MS
+            ),
+            list.p99_ms,
+            crate::contention::P99_TARGET_MS,
+            "ms",
+            list.p99_ms < crate::contention::P99_TARGET_MS,
         );
     }
     if let Some(reconcile) = &size.reconcile {
@@ -507,6 +524,21 @@ pub fn markdown(sizes: &[SizeReport], targets: &[Target], rss_reset: bool) -> St
             "the process's monotonic high-water mark"
         }
     ));
+    for size in sizes {
+        if let Some(list) = &size.list_under_load {
+            out.push_str(&format!(
+                "\nA list request (`GET /v1/checks?limit=100`, every 20 ms) of {} checks while {} writers create and delete \
+                 variables ({} writes): p50 {} ms, p99 {} ms, worst {} ms over {} lists.\n",
+                int(size.shape.checks as u64),
+                list.writers,
+                int(list.writes),
+                num(list.p50_ms),
+                num(list.p99_ms),
+                num(list.max_ms),
+                list.lists,
+            ));
+        }
+    }
     out.push_str(&crate::user_path::markdown(sizes));
     out.push_str(
         "\n### No-op plan vs a Terraform-style refresh (one GET per object)\n\n\

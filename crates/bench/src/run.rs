@@ -372,6 +372,22 @@ pub async fn run_size(
     }
     report.noop_isolated = Some(child.into_phase(served));
 
+    // A list while writers run (issue 28): the store's fair lock.
+    eprintln!(
+        "[{checks}] a list request while {} writers run",
+        crate::contention::WRITERS
+    );
+    let writer = client_for(&bench.server.url(), &bench.server.api_key, &bench.server.account_id);
+    let contention = crate::contention::measure(&bench.client, &writer).await;
+    sanity.expect(
+        contention.errors == 0,
+        format!(
+            "[{checks}] {} requests failed while measuring a list under load",
+            contention.errors
+        ),
+    );
+    report.list_under_load = Some(contention);
+
     // Load + diff without network, against the Actual fetched above.
     eprintln!("[{checks}] load + diff, offline ({runs} runs)");
     let offline = crate::offline::load_and_diff(&bench, dir, &actual, runs);

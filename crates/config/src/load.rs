@@ -194,6 +194,9 @@ fn load_inner(
     let cache = cache.map(|dir| cache::Cache::new(dir, defaults, &context));
     let (items, declarations, resource_files, cache_stats) =
         loader.read_resource_files(root, files, defaults, &context, cache.as_ref());
+    if let Some(cache) = &cache {
+        cache.prune();
+    }
     // Defined, even when invalid: a declaration's check is about the address.
     let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
     let mut desired = loader.build_desired(items);

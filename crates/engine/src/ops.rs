@@ -152,7 +152,12 @@ pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planne
     };
     refusal::moved_conflicts(&declared.conflicts)?;
     let idle_moves = declared.idle.iter().map(|entry| idle_warning(entry)).collect();
-    let planning = crate::declared::moved_state(&state, &declared.moves);
+    // A copy only when entries move: the state of 10,000 checks is 8 MB.
+    let planning = if declared.moves.is_empty() {
+        std::borrow::Cow::Borrowed(&state)
+    } else {
+        std::borrow::Cow::Owned(crate::declared::moved_state(&state, &declared.moves))
+    };
     let started = Instant::now();
     let refresh = if request.destroy { Refresh::All } else { request.refresh };
     let actual = match refresh {

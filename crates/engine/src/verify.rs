@@ -51,8 +51,18 @@ pub async fn verify(
         .filter(|(_, action)| !matches!(action, Action::Noop | Action::Move | Action::Forget))
         .collect();
     let mut kinds: BTreeSet<Kind> = changed.iter().map(|(a, _)| a.kind).collect();
-    // Checks name private locations by slug: their list maps slugs to ids.
-    if !kinds.is_empty() {
+    // Checks and groups name private locations by slug: their list maps
+    // slugs to ids, read only when a changed object names one the state
+    // records (else it is a request per apply for nothing).
+    let names_locations = changed.iter().any(|(address, _)| {
+        desired.resources.get(address).is_some_and(|r| {
+            r.resource.to_json()["privateLocations"]
+                .as_array()
+                .is_some_and(|l| !l.is_empty())
+        })
+    });
+    let section = format!("{}.", Kind::PrivateLocation.section());
+    if names_locations && state.resources.keys().any(|k| k.starts_with(&section)) {
         kinds.insert(Kind::PrivateLocation);
     }
     // Each changed object's remote id: a delete's from the plan, the

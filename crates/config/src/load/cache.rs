@@ -19,13 +19,23 @@
 //! format version or another key (corrupt, foreign) is ignored and
 //! rewritten. No fsync: a torn entry after a crash is such an entry. The
 //! folder is safe to delete.
+//!
+//! An entry's name is `FILE-CONTEXT-KEY.json` (digests of the file's name
+//! and of the context, then the key), so each load prunes by names alone
+//! (`Cache::prune`): entries of files that no longer exist, and of this
+//! context's files whose text changed, are removed; entries of other
+//! contexts (another environment, the `[defaults]` before an edit) are
+//! kept, at most [`OTHER_CONTEXTS`] per file of the project, the oldest
+//! removed first; temporary files a crash left behind go after an hour.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use monform_model::validate::RefSite;
 use monform_model::{Address, FieldPath, Kind, Resource};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
@@ -46,11 +56,25 @@ pub const CACHE_DIR: &str = ".monform/cache";
 /// monform.toml is always the first source (`Loader::load_project`).
 const PROJECT_FILE_ID: FileId = 0;
 
+/// Entries of other contexts kept per file of the project: switching
+/// between a few environments (or undoing a `[defaults]` edit) still hits.
+pub const OTHER_CONTEXTS: usize = 3;
+
+/// How old a temporary file must be to be taken for a crash's leftover
+/// rather than a write in progress.
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Hex digits of a digest in an entry's name (collisions cost a re-parse).
+const NAME_DIGITS: usize = 16;
+
 /// The cache of one load: where entries live and the digest of what every
 /// file's load reads besides the file.
 pub(super) struct Cache {
     dir: PathBuf,
     context: String,
+    /// Each file this load asked a key for, by its name's digest: its key,
+    /// `None` when it may not be cached. For `prune`.
+    seen: Mutex<FxHashMap<String, Option<String>>>,
 }
 
 /// How the cache fared in one load (for tests and the bench).
@@ -108,12 +132,23 @@ impl Cache {
         Cache {
             dir: dir.join("files"),
             context: hex(&hasher.finalize()),
+            seen: Mutex::default(),
         }
     }
 
     /// The key of a file, or `None` when the file may not be cached for
     /// what its text says (it reads the environment or other files).
     pub(super) fn key(&self, source: &SourceFile) -> Option<String> {
+        let key = self.key_of(source);
+        let file = hex(&Sha256::digest(source.name.as_bytes()))[..NAME_DIGITS].to_owned();
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(file, key.clone());
+        key
+    }
+
+    fn key_of(&self, source: &SourceFile) -> Option<String> {
         let text = &source.text;
         // `forEach: { file: }` and `forEachFile` read other files, whose
         // bytes are not in this key (a test: `a_data_file_edit_is_seen`).
@@ -127,7 +162,72 @@ impl Cache {
         hasher.update(source.name.as_bytes());
         hasher.update([0, matches!(source.format, Format::Toml) as u8, 0]);
         hasher.update(text.as_bytes());
-        Some(hex(&hasher.finalize()))
+        let file = hex(&Sha256::digest(source.name.as_bytes()));
+        Some(format!(
+            "{}-{}-{}",
+            &file[..NAME_DIGITS],
+            &self.context[..NAME_DIGITS],
+            hex(&hasher.finalize())
+        ))
+    }
+
+    /// Removes the entries this load shows to be of no further use (see
+    /// the module's comment). Called once the load read every file; a
+    /// failure to list or remove is no error.
+    pub(super) fn prune(&self) {
+        let Ok(listing) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let context = &self.context[..NAME_DIGITS];
+        let mut others = Vec::new();
+        for entry in listing.flatten() {
+            let path = entry.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name.ends_with(".tmp") {
+                let age = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok());
+                if age.is_some_and(|age| age > STALE_TEMPORARY) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".json") else {
+                continue;
+            };
+            let mut parts = stem.splitn(3, '-');
+            let useful = match (parts.next(), parts.next(), parts.next()) {
+                (Some(file), Some(entry_context), Some(_)) => match seen.get(file) {
+                    // Its file is gone.
+                    None => false,
+                    // This context's entry of a file whose text changed.
+                    Some(key) if entry_context == context => key.as_deref() == Some(stem),
+                    // Another context's: kept within the bound below.
+                    Some(_) => {
+                        let modified = entry.metadata().and_then(|m| m.modified()).ok();
+                        others.push((modified, path));
+                        continue;
+                    }
+                },
+                // An entry of an older layout: never read again.
+                _ => false,
+            };
+            if !useful {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        let keep = seen.len().saturating_mul(OTHER_CONTEXTS);
+        if others.len() > keep {
+            others.sort();
+            for (_, path) in &others[..others.len() - keep] {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 
     fn path(&self, key: &str) -> PathBuf {

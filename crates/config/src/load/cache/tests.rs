@@ -172,3 +172,93 @@ fn a_data_file_edit_is_seen() {
     let second = cached(root, &no_env);
     assert_eq!(second.desired.resources.len(), 6);
 }
+
+/// The entries' files, by the digest of the file name they are for.
+fn entries_of(root: &Path, file: &str) -> Vec<PathBuf> {
+    let digest = hex(&Sha256::digest(file.as_bytes()));
+    entries(root)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&digest[..NAME_DIGITS]))
+        })
+        .collect()
+}
+
+#[test]
+fn entries_of_removed_or_edited_files_are_pruned() {
+    let dir = project();
+    let root = dir.path();
+    cached(root, &no_env);
+    let old_a = entries_of(root, "a.yaml");
+    assert_eq!(old_a.len(), 1);
+    // An entry of an older layout, and a temporary file a crash left.
+    std::fs::write(
+        root.join(CACHE_DIR)
+            .join("files")
+            .join(format!("{}.json", "0".repeat(64))),
+        b"{}",
+    )
+    .unwrap();
+    let leftover = root.join(CACHE_DIR).join("files").join(".x.json.1.0.tmp");
+    std::fs::write(&leftover, b"{").unwrap();
+    let fresh = root.join(CACHE_DIR).join("files").join(".y.json.1.0.tmp");
+    std::fs::write(&fresh, b"{").unwrap();
+    let past = std::time::SystemTime::now() - STALE_TEMPORARY - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&leftover)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+
+    std::fs::remove_file(root.join("b.toml")).unwrap();
+    std::fs::write(
+        root.join("a.yaml"),
+        format!("checks:\n{}{}", check("a1", "A1 edited"), check("a2", "A2")),
+    )
+    .unwrap();
+    let loaded = cached(root, &no_env);
+    assert_eq!(loaded.cache, CacheStats { hits: 1, parsed: 1 });
+    assert!(entries_of(root, "b.toml").is_empty(), "{:?}", entries(root));
+    let new_a = entries_of(root, "a.yaml");
+    assert_eq!(new_a.len(), 1, "{:?}", entries(root));
+    assert_ne!(new_a, old_a, "the edited file's old entry is gone");
+    assert!(!leftover.exists(), "a crash's leftover is removed");
+    assert!(fresh.exists(), "a write in progress is not");
+    // Only the two files' entries and the fresh temporary file are left.
+    assert_eq!(entries(root).len(), 3, "{:?}", entries(root));
+}
+
+#[test]
+fn other_contexts_are_kept_within_a_bound() {
+    let dir = project();
+    let root = dir.path();
+    let defaults = |frequency: u32| {
+        std::fs::write(
+            root.join("monform.toml"),
+            format!("[project]\nname = \"p\"\n\n[defaults]\nfrequency = {frequency}\n"),
+        )
+        .unwrap();
+    };
+    cached(root, &no_env);
+    defaults(5);
+    cached(root, &no_env);
+    assert_eq!(entries(root).len(), 6, "the other context's entries are kept");
+    defaults(10);
+    assert_eq!(
+        cached(root, &no_env).cache,
+        CacheStats { hits: 3, parsed: 0 },
+        "switching back hits"
+    );
+    for frequency in [1, 2, 15, 30, 60] {
+        defaults(frequency);
+        cached(root, &no_env);
+    }
+    // Three files: this context's three entries and at most three per file of others.
+    assert_eq!(entries(root).len(), 3 + 3 * OTHER_CONTEXTS, "{:?}", entries(root));
+    // The most recent other context is among those kept.
+    defaults(30);
+    assert_eq!(cached(root, &no_env).cache.hits, 3);
+}
