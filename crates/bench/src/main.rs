@@ -24,12 +24,14 @@
 
 mod child;
 mod generate;
+mod harness;
 mod measure;
 mod offline;
 mod partial;
 mod reconcile;
 mod report;
 mod run;
+mod summary;
 mod user_path;
 
 use std::path::PathBuf;
@@ -151,7 +153,7 @@ fn main() -> ExitCode {
         }
         found
     };
-    let mut sanity = run::Sanity::default();
+    let mut sanity = harness::Sanity::default();
     let mut reports = Vec::new();
     for &checks in &sizes {
         let mut report = if args.user_path_only {
@@ -175,12 +177,12 @@ fn main() -> ExitCode {
         }
         reports.push(report);
     }
-    let targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
-    print!("{}", report::markdown(&reports, &targets, rss_reset));
+    let targets: Vec<report::Target> = reports.iter().flat_map(summary::targets).collect();
+    print!("{}", summary::markdown(&reports, &targets, rss_reset));
     for problem in &sanity.0 {
         println!("FAIL sanity: {problem}");
     }
-    let json = report::json_report(&reports, &targets, &sanity.0, rss_reset);
+    let json = summary::json_report(&reports, &targets, &sanity.0, rss_reset);
     let out = args.out.unwrap_or_else(default_out);
     let written = out
         .parent()

@@ -8,8 +8,11 @@
 //!   `MONFORM_TEST_SEED=<n>` (the seed is printed when a test fails);
 //! - [`redact_ids`]: remote ids and UUIDs out of output, for snapshots;
 //! - [`postgres_url`]: the test database, which `MONFORM_REQUIRE_POSTGRES=1`
-//!   makes mandatory.
+//!   makes mandatory;
+//! - [`circles`]: import circles between the modules of a crate, and the
+//!   test that holds every crate of the workspace to none.
 
+pub mod circles;
 mod emulator;
 mod postgres;
 mod redact;
