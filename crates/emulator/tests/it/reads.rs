@@ -50,6 +50,21 @@ fn seed(ts: &TestServer, kind: &str, id: &str, parent: Option<&str>, at: i64, bo
         .unwrap();
 }
 
+/// Passing results of `check_id` in eu-west-1 with the ids `ids`, a
+/// second apart from `from` (seconds).
+fn seed_passes(ts: &TestServer, check_id: &str, ids: impl Iterator<Item = String>, from: i64) {
+    for (at, id) in (from..).zip(ids) {
+        seed(
+            ts,
+            "checkResults",
+            &id,
+            Some(check_id),
+            at,
+            result_record(check_id, &id, "eu-west-1", false),
+        );
+    }
+}
+
 fn result_record(check_id: &str, id: &str, location: &str, failed: bool) -> Value {
     json!({
         "id": id, "name": "seeded", "checkId": check_id, "hasFailures": failed, "hasErrors": false,

@@ -110,17 +110,7 @@ async fn result_listing_paging_edges() {
     let ts = TestServer::start().await;
     let id = api_check(&ts, "paged", json!({})).await;
     let now = now_s();
-    for i in 0..12 {
-        let rid = format!("r{i:02}");
-        seed(
-            &ts,
-            "checkResults",
-            &rid,
-            Some(&id),
-            now - 100 + i,
-            result_record(&id, &rid, "eu-west-1", false),
-        );
-    }
+    seed_passes(&ts, &id, (0..12).map(|i| format!("r{i:02}")), now - 100);
     let base = format!("/v1/check-results/{id}");
     assert_invalid(&ts, &format!("{base}?limit=0"), "limit").await;
     assert_invalid(&ts, &format!("{base}?limit=101"), "limit").await;
@@ -217,17 +207,7 @@ async fn v2_result_listing_uses_a_cursor_and_projects_fields() {
     let ts = TestServer::start().await;
     let id = api_check(&ts, "cursor", json!({})).await;
     let now = now_s();
-    for i in 0..7 {
-        let rid = format!("r{i}");
-        seed(
-            &ts,
-            "checkResults",
-            &rid,
-            Some(&id),
-            now - 100 + i,
-            result_record(&id, &rid, "eu-west-1", false),
-        );
-    }
+    seed_passes(&ts, &id, (0..7).map(|i| format!("r{i}")), now - 100);
     let base = format!("/v2/check-results/{id}");
     let (_, first) = parts(ts.get(&format!("{base}?limit=3")).await).await;
     assert_eq!(first["length"], 3);
