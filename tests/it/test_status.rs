@@ -117,6 +117,17 @@ fn redact_timings(text: &str) -> String {
     seconds.replace_all(&text, " in [t] s").into_owned()
 }
 
+/// A run's transcript (`assert_run!`'s) with the padding before the
+/// timing column collapsed: its width follows the figures, which vary.
+fn steady_run(mut command: assert_cmd::Command) -> String {
+    let output = command.output().expect("monform runs");
+    let text = transcript(&output);
+    regex::Regex::new(r"\s+\[n\] ms")
+        .unwrap()
+        .replace_all(&text, " [n] ms")
+        .into_owned()
+}
+
 /// Minimal well-formedness: every element opened is closed in order.
 fn assert_well_formed(xml: &str) {
     let tag = regex::Regex::new(r"<(/?)([A-Za-z-]+)[^>]*?(/?)>").unwrap();
@@ -173,21 +184,18 @@ fn test_runs_every_applied_check_and_writes_junit() {
 #[test]
 fn target_and_tags_limit_the_session() {
     let (emulator, project) = applied();
-    let (code, out, err) = run(&emulator, project.path(), &["test", "--target", "checks.home"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(out.contains("checks.home") && out.contains("eu-west-1"), "{out}");
+    let mut test = emulator.monform(project.path());
+    test.args(["test", "--target", "checks.home"]);
+    insta::assert_snapshot!("target_one_check", steady_run(test));
 
     // Without --location, each check runs in its own locations.
-    let (code, out, err) = run(&emulator, project.path(), &["test", "--target", "checks.login-api"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out.lines().count(), 3, "{out}");
-    assert!(out.contains("eu-west-1") && out.contains("us-east-1"), "{out}");
+    let mut test = emulator.monform(project.path());
+    test.args(["test", "--target", "checks.login-api"]);
+    insta::assert_snapshot!("target_a_check_in_its_locations", steady_run(test));
 
-    let (code, out, err) = run(&emulator, project.path(), &["test", "--tags", "smoke", "--tags", "api"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(out.contains("checks.orders-api"), "{out}");
+    let mut test = emulator.monform(project.path());
+    test.args(["test", "--tags", "smoke", "--tags", "api"]);
+    insta::assert_snapshot!("tags_select_the_checks", steady_run(test));
 
     let mut test = emulator.monform(project.path());
     assert_run!("no_check_with_the_tags", test.args(["test", "--tags", "nope"]));
@@ -198,22 +206,17 @@ fn target_and_tags_limit_the_session() {
 #[test]
 fn two_locations_give_a_line_per_check_and_location() {
     let (emulator, project) = applied();
-    let (code, out, err) = run(
-        &emulator,
-        project.path(),
-        &[
-            "test",
-            "--target",
-            "checks.home",
-            "--location",
-            "eu-west-1",
-            "--location",
-            "us-east-1",
-        ],
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(out.lines().count(), 3, "{out}");
-    assert!(out.contains("0 failed (2 runs)"), "{out}");
+    let mut test = emulator.monform(project.path());
+    test.args([
+        "test",
+        "--target",
+        "checks.home",
+        "--location",
+        "eu-west-1",
+        "--location",
+        "us-east-1",
+    ]);
+    insta::assert_snapshot!("two_locations", steady_run(test));
 }
 
 #[test]

@@ -2,61 +2,14 @@
 //! (`--phase noop-plan`), for a peak RSS and CPU that are the plan's alone.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use monform_engine::LocalState;
 use monform_engine::ops::{self, PlanRequest, Planned, Session};
-use serde::{Deserialize, Serialize};
 
-use crate::measure::{Cost, Requests, cpu_time, peak_rss_mb, rss_mb};
-use crate::report::Phase;
-use crate::run::{Bench, ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, load, ms, project_of, round1};
-
-/// What the child process reports on stdout (one JSON line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChildReport {
-    pub load_ms: f64,
-    pub fetch_ms: f64,
-    pub plan_ms: f64,
-    /// Fetch + plan.
-    pub wall_ms: f64,
-    /// CPU of fetch + plan.
-    pub cpu_ms: f64,
-    /// CPU of the whole process (start-up and load included).
-    pub process_cpu_ms: f64,
-    /// VmHWM at the end: the whole process's peak.
-    pub peak_rss_mb: f64,
-    /// (RSS, peak RSS) in MiB after load, after fetch and after plan: where
-    /// the memory goes.
-    pub rss_after_load_mb: (f64, f64),
-    pub rss_after_fetch_mb: (f64, f64),
-    pub rss_after_plan_mb: (f64, f64),
-    pub requests_sent: u64,
-    pub changes: usize,
-}
-
-impl ChildReport {
-    pub fn into_phase(self, served: Requests) -> Phase {
-        let cost = Cost {
-            wall: Duration::from_secs_f64(self.wall_ms / 1000.0),
-            cpu: Duration::from_secs_f64(self.cpu_ms / 1000.0),
-            rss_start_mb: 0.0,
-            peak_rss_mb: self.peak_rss_mb,
-            requests: Requests {
-                served: served.served,
-                sent: self.requests_sent,
-                writes: served.writes,
-            },
-        };
-        let mut phase = Phase::new(
-            "noop_plan_isolated",
-            "no-op plan, own process (load + fetch + plan)",
-            cost,
-        );
-        phase.isolated = Some(self);
-        phase
-    }
-}
+use crate::harness::{Bench, ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, load, project_of};
+use crate::measure::{cpu_time, ms, peak_rss_mb, round1, rss_mb};
+use crate::report::ChildReport;
 
 pub async fn run_child(bench: &Bench, dir: &Path) -> ChildReport {
     let exe = std::env::current_exe().expect("own executable");

@@ -25,6 +25,7 @@
 mod child;
 mod contention;
 mod generate;
+mod harness;
 mod lsp;
 mod measure;
 mod offline;
@@ -33,6 +34,7 @@ mod policies;
 mod reconcile;
 mod report;
 mod run;
+mod summary;
 mod user_path;
 
 use std::path::PathBuf;
@@ -163,7 +165,7 @@ fn main() -> ExitCode {
         }
         found
     };
-    let mut sanity = run::Sanity::default();
+    let mut sanity = harness::Sanity::default();
     let mut reports = Vec::new();
     for &checks in &sizes {
         let mut report = if args.user_path_only {
@@ -187,20 +189,20 @@ fn main() -> ExitCode {
         }
         reports.push(report);
     }
-    let mut targets: Vec<report::Target> = reports.iter().flat_map(report::targets).collect();
+    let mut targets: Vec<report::Target> = reports.iter().flat_map(summary::targets).collect();
     let lsp = (args.lsp_files > 0 && args.lsp_keystrokes > 0)
         .then(|| lsp::report(&lsp::keystrokes(args.lsp_files, args.lsp_keystrokes)));
     if let Some((_, target)) = &lsp {
         targets.push(target.clone());
     }
-    print!("{}", report::markdown(&reports, &targets, rss_reset));
+    print!("{}", summary::markdown(&reports, &targets, rss_reset));
     if let Some((text, _)) = &lsp {
         print!("{text}");
     }
     for problem in &sanity.0 {
         println!("FAIL sanity: {problem}");
     }
-    let json = report::json_report(&reports, &targets, &sanity.0, rss_reset);
+    let json = summary::json_report(&reports, &targets, &sanity.0, rss_reset);
     let out = args.out.unwrap_or_else(default_out);
     let written = out
         .parent()

@@ -119,6 +119,22 @@ impl Probe {
     }
 }
 
+/// The middle of `times` (sorted in place).
+pub(crate) fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// `x` to a tenth: the figures are noisier than that.
+pub(crate) fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// `d` in milliseconds, to a tenth.
+pub fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0 * 10.0).round() / 10.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use monform_engine::ops::Planned;
 use monform_engine::stages::PlanOptions;
 use monform_engine::{Actual, LocalState, StateBackend};
-use serde::Serialize;
 
 use crate::generate::PROJECT;
+use crate::harness::{Bench, client_for, fetch_and_plan, load};
 use crate::measure::Cost;
-use crate::run::{Bench, client_for, fetch_and_plan, load, median, ms};
+use crate::measure::{median, ms};
+use crate::report::LoadAndDiff;
 
 /// The project's YAML files, read.
 fn yaml_texts(dir: &Path) -> Vec<String> {
@@ -124,22 +125,4 @@ pub fn load_and_diff(bench: &Bench, dir: &Path, actual: &Actual, runs: usize) ->
         cpu_ms: ms(last.cpu),
         peak_rss_mb: last.peak_rss_mb,
     }
-}
-
-/// Load + diff, offline: medians of several runs.
-#[derive(Debug, Clone, Serialize)]
-pub struct LoadAndDiff {
-    /// Every run's plan had no changes.
-    pub unchanged: bool,
-    pub runs: usize,
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    pub load_median_ms: f64,
-    /// Of which YAML parsing (`parse_yaml` of every file, measured apart).
-    pub parse_median_ms: f64,
-    pub plan_median_ms: f64,
-    /// Of the last run.
-    pub cpu_ms: f64,
-    pub peak_rss_mb: f64,
 }

@@ -15,9 +15,9 @@ use monform_engine::Refresh;
 use monform_engine::ops::{self, PlanRequest, Session};
 
 use crate::generate::CHECKS_PER_FILE;
+use crate::harness::Sanity;
 use crate::measure::{Probe, Requests};
 use crate::report::{Phase, SizeReport, Target};
-use crate::run::Sanity;
 
 /// Checks a pull request changes.
 pub const PR_CHECKS: usize = 10;
@@ -185,7 +185,7 @@ pub fn child_cache_load_times(dir: &Path) {
     let time = |load: &dyn Fn() -> Loaded| {
         let started = std::time::Instant::now();
         let loaded = load();
-        let elapsed = crate::run::ms(started.elapsed());
+        let elapsed = crate::measure::ms(started.elapsed());
         (elapsed, loaded.cache, loaded.desired.len())
     };
     let _ = std::fs::remove_dir_all(dir.join(monform_config::CACHE_DIR));

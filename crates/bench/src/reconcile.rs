@@ -11,26 +11,11 @@ use std::time::{Duration, Instant};
 use monform_config::{Desired, Project};
 use monform_engine::{LocalState, Plan};
 use monform_reconcile::{Context, Host, Log, LogFormat, Metrics, Outcome, Settings};
-use serde::{Deserialize, Serialize};
 
+use crate::harness::{ENV_ACCOUNT, ENV_KEY, ENV_URL, Sanity, client_for, load};
+use crate::measure::round1;
 use crate::measure::{peak_rss_mb, rss_mb};
-use crate::run::{ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, load, round1};
-
-/// What the child reports.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ReconcileReport {
-    pub intervals: usize,
-    /// Requests one interval sent: the most and the mean.
-    pub max_requests: u64,
-    pub mean_requests: f64,
-    pub mean_interval_ms: f64,
-    /// RSS after the first and after the last interval, and the peak.
-    pub rss_first_mb: f64,
-    pub rss_last_mb: f64,
-    pub peak_rss_mb: f64,
-    /// Intervals that were not in sync (the project is unchanged: none).
-    pub not_in_sync: usize,
-}
+use crate::report::ReconcileReport;
 
 struct BenchHost {
     dir: PathBuf,
@@ -132,7 +117,7 @@ pub async fn run_child(server: &monform_emulator::Server, dir: &std::path::Path,
 
 /// Sanity: an unchanged project stays in sync, and an interval costs what
 /// the no-op plan did (`noop_requests`, sent by its own process).
-pub fn judge(checks: usize, report: &ReconcileReport, noop_requests: u64, sanity: &mut crate::run::Sanity) {
+pub fn judge(checks: usize, report: &ReconcileReport, noop_requests: u64, sanity: &mut Sanity) {
     eprintln!(
         "[{checks}] reconcile: {} intervals, {} requests at most ({:.1} mean; no-op plan {noop_requests}), {:.0} ms mean, RSS {} -> {} MB (peak {})",
         report.intervals,

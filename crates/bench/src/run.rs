@@ -4,102 +4,26 @@
 //! network (`offline.rs`).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::StreamExt;
-use monform_api::{Client, ClientConfig, Secret};
-use monform_config::{Loaded, Project};
-use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
+use monform_api::Client;
+use monform_config::Loaded;
+use monform_engine::ops::{self, ApplyRequest, Planned, Session};
 use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, StateBackend, Summary};
-use serde::Serialize;
 
 use crate::generate::{PROJECT, Shape, generate};
-use crate::measure::{Cost, Probe, Requests};
-use crate::report::{Phase, SizeReport};
+use crate::harness::{Bench, Sanity, client_for, fetch_and_plan, load, project_of, session};
+use crate::measure::{median, ms, round1};
+use crate::report::{Phase, SizeReport, StateFigures};
 
 /// Requests a Terraform-style refresh has in flight at once
 /// (`terraform -parallelism` defaults to 10).
 pub const BASELINE_PARALLELISM: usize = 10;
 
-/// The hidden `--phase noop-plan` mode's environment: where the parent's
-/// emulator is and its key.
 /// Reconcile intervals measured per size, up to this many checks.
 const RECONCILE_INTERVALS: usize = 100;
 const RECONCILE_MAX_CHECKS: usize = 10_000;
-
-pub const ENV_URL: &str = "MONFORM_BENCH_URL";
-pub const ENV_KEY: &str = "MONFORM_BENCH_API_KEY";
-pub const ENV_ACCOUNT: &str = "MONFORM_BENCH_ACCOUNT";
-
-fn no_env(_: &str) -> Option<String> {
-    None
-}
-
-pub(crate) fn client_for(url: &str, key: &str, account: &str) -> Client {
-    let mut config = ClientConfig::new(url, Secret::new(key));
-    config.rate_limit = None;
-    config.account_id = Some(account.to_owned());
-    Client::new(config).expect("a valid client configuration")
-}
-
-/// Loads the project; a generated project must load without diagnostics.
-pub(crate) fn load(dir: &Path) -> Loaded {
-    let loaded = monform_config::load(dir, &no_env);
-    if !loaded.is_ok() {
-        for diagnostic in loaded.diagnostics.iter().take(10) {
-            eprintln!(
-                "{}: {} [{}]",
-                diagnostic.location(&loaded.sources).unwrap_or_default(),
-                diagnostic.message,
-                diagnostic.code
-            );
-        }
-        panic!("the generated project has {} diagnostics", loaded.diagnostics.len());
-    }
-    loaded
-}
-
-pub(crate) struct Bench {
-    pub(crate) server: monform_emulator::Server,
-    pub(crate) client: Client,
-}
-
-impl Bench {
-    pub(crate) fn requests(&self) -> Requests {
-        let metrics = &self.server.app.metrics;
-        Requests {
-            served: metrics.total(None),
-            sent: self.client.requests_sent(),
-            writes: ["POST", "PUT", "PATCH", "DELETE"]
-                .iter()
-                .map(|m| metrics.total(Some(m)))
-                .sum(),
-        }
-    }
-
-    pub(crate) fn probe(&self) -> Probe {
-        Probe::start(self.requests())
-    }
-
-    pub(crate) fn finish(&self, probe: Probe) -> Cost {
-        probe.finish(self.requests())
-    }
-}
-
-/// Problems that make the figures meaningless (an apply that failed, a
-/// no-op plan with changes); reported, and the run fails.
-#[derive(Default)]
-pub struct Sanity(pub Vec<String>);
-
-impl Sanity {
-    pub(crate) fn expect(&mut self, ok: bool, what: impl Into<String>) {
-        if !ok {
-            let what = what.into();
-            eprintln!("warning: {what}");
-            self.0.push(what);
-        }
-    }
-}
 
 fn describe_changes(plan: &Plan, limit: usize) -> String {
     plan.changes
@@ -148,48 +72,11 @@ async fn execute(ready: ops::Ready<'_>) -> ops::Applied {
         .expect("the state can be written")
 }
 
-/// The session of the bench's project against its emulator.
-fn session<'a>(bench: &'a Bench, project: &'a Project, loaded: &'a Loaded, backend: &'a LocalState) -> Session<'a> {
-    Session {
-        project,
-        desired: &loaded.desired,
-        client: &bench.client,
-        backend,
-    }
-}
-
-/// Plans as `monform plan` does.
-pub(crate) async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
-    let project = project_of(loaded);
-    let backend = LocalState::new(dir);
-    ops::plan(&session(bench, &project, loaded, &backend), &PlanRequest::default())
-        .await
-        .expect("the plan is made")
-}
-
-pub(crate) fn project_of(loaded: &Loaded) -> Project {
-    loaded.project.clone().expect("the project has a monform.toml")
-}
-
 fn summary_text(s: &Summary) -> String {
     format!(
         "{} to create, {} to update, {} to replace, {} to delete, {} unchanged",
         s.create, s.update, s.replace, s.delete, s.noop
     )
-}
-
-/// What the state costs after the cold apply.
-#[derive(Debug, Clone, Serialize)]
-pub struct StateFigures {
-    pub entries: usize,
-    /// `state.json` as written (format version 2).
-    pub bytes: u64,
-    pub bytes_per_entry: f64,
-    /// The same state as version 1 wrote it (pretty JSON, every entry with
-    /// its field names, 32-digit fingerprints): the format before.
-    pub version_1_bytes_per_entry: f64,
-    /// `LocalState::load` (median of 3).
-    pub load_ms: f64,
 }
 
 fn state_figures(dir: &Path) -> StateFigures {
@@ -483,17 +370,4 @@ async fn refresh(client: &Client, actual: &Actual) -> usize {
         .filter(|found| std::future::ready(*found))
         .count()
         .await
-}
-
-pub(crate) fn median(times: &mut [Duration]) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
-pub(crate) fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
-}
-
-pub fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0 * 10.0).round() / 10.0
 }

@@ -18,11 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::generate::{Shape, generate};
-use crate::report::modelled_seconds;
-use crate::run::{Sanity, ms};
+use crate::harness::Sanity;
+use crate::measure::ms;
+use crate::report::{Step, UserPathReport, modelled_seconds};
 
 /// The account `monform serve` is started with (any UUID).
 const ACCOUNT: &str = "11111111-2222-4333-8444-555555555555";
@@ -50,38 +49,6 @@ pub fn variants(checks: usize) -> Vec<Variant> {
             shape: Shape::with_groups(checks, 2_000, false),
         },
     ]
-}
-
-/// One command, measured.
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub wall_ms: f64,
-    /// User + system CPU of the `monform` process alone.
-    pub cpu_ms: f64,
-    /// `ru_maxrss` of the `monform` process.
-    pub peak_rss_mb: f64,
-    /// Requests `monform serve` answered during the command.
-    pub requests: u64,
-    pub modelled_seconds: f64,
-    pub exit_code: i32,
-}
-
-/// The steps of one shape at one size.
-#[derive(Debug, Clone, Serialize)]
-pub struct UserPathReport {
-    pub variant: &'static str,
-    pub title: &'static str,
-    pub shape: Shape,
-    pub monform: PathBuf,
-    pub steps: Vec<Step>,
-}
-
-impl UserPathReport {
-    pub fn step(&self, name: &str) -> Option<&Step> {
-        self.steps.iter().find(|s| s.name == name)
-    }
 }
 
 /// The `monform` binary next to the bench's own (`target/release/monform`

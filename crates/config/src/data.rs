@@ -18,9 +18,8 @@ use monform_model::Address;
 
 use crate::budget::Budget;
 use crate::diagnostic::Diagnostic;
-use crate::expand::Context;
 use crate::interpolate::Each;
-use crate::paths::{OUTSIDE_HELP, PathError};
+use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue, parse_yaml_within};
 
@@ -57,18 +56,18 @@ impl DataFiles {
     }
 }
 
-/// The items of the data file `path` (relative to `base`), or nothing
-/// after a diagnostic at `span` (the path's).
+/// The items of the data file `path` (relative to `base`, inside
+/// `roots`), or nothing after a diagnostic at `span` (the path's). The
+/// file is recorded in `read`.
 pub fn items(
     address: &Address,
-    path: &str,
-    span: Span,
+    (path, span): (&str, Span),
     base: &Path,
-    context: &Context<'_>,
+    roots: &Roots,
+    read: &DataFiles,
     budget: &Budget,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Each> {
-    let (roots, read) = (context.roots, context.data_files);
     let error = |message: String| {
         Diagnostic::new("monform::for-each", format!("{address}.forEach.file: {message}")).at(span, "this file")
     };

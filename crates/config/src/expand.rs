@@ -129,7 +129,15 @@ pub fn expand(
                 return Vec::new();
             }
             match crate::data::file_of(&list.value) {
-                Some((path, span)) => crate::data::items(&address, path, span, base, context, budget, diagnostics),
+                Some(file) => crate::data::items(
+                    &address,
+                    file,
+                    base,
+                    context.roots,
+                    context.data_files,
+                    budget,
+                    diagnostics,
+                ),
                 None => items_of(&address, &list, diagnostics),
             }
         }

@@ -90,7 +90,7 @@ pub struct Lint {
     /// monform cannot read (a note by default).
     pub global_alert_settings: LintLevel,
     /// Environments in one account claiming one account-wide object
-    /// (`crate::shared`; an error by default).
+    /// (the `shared` module's finding; an error by default).
     pub shared_objects: LintLevel,
 }
 

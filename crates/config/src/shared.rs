@@ -26,7 +26,7 @@ type Identity<'a> = (Option<&'a str>, Kind, String);
 type Claim<'a> = (&'a str, &'a str, &'a crate::DesiredResource);
 
 /// The finding's code: a `[lint]` key (`shared-objects`) sets its level.
-pub const SHARED_OBJECT: &str = "monform::shared-object";
+pub use crate::lint::SHARED_OBJECT;
 
 /// The findings over `loads` (each environment's load, by name), at the
 /// level of the project's `[lint] shared-objects` (default "error"): the

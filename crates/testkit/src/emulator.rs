@@ -1,4 +1,43 @@
-//! The real emulator on a loopback port, for blocking tests.
+//! The real emulator on a loopback port: [`Emulator`] for blocking tests
+//! (a runtime of its own), [`start_emulator`] for async ones; a client of
+//! it, and the requests it served while something ran.
+
+use std::future::Future;
+
+use monform_api::{Client, ClientConfig, Secret};
+use monform_emulator::Server;
+
+/// The emulator on `127.0.0.1` in the caller's runtime, rate limiting off
+/// (tests make requests much faster than users do).
+pub async fn start_emulator() -> Server {
+    monform_emulator::start_local(monform_emulator::Config {
+        rate_limit: None,
+        ..Default::default()
+    })
+    .await
+    .expect("emulator starts")
+}
+
+/// A client of `server`: its development key and account, no rate limit.
+pub fn client_for(server: &Server) -> Client {
+    let mut config = ClientConfig::new(server.url(), Secret::new(server.api_key.clone()));
+    config.rate_limit = None;
+    config.account_id = Some(server.account_id.clone());
+    Client::new(config).expect("a valid client configuration")
+}
+
+/// The requests `server` served: of `method`, or all.
+pub fn served(server: &Server, method: Option<&str>) -> u64 {
+    server.app.metrics.total(method)
+}
+
+/// What `run` gave, and the requests (of `method`, or all) `server`
+/// served while it ran.
+pub async fn served_during<T>(server: &Server, method: Option<&str>, run: impl Future<Output = T>) -> (T, u64) {
+    let before = served(server, method);
+    let value = run.await;
+    (value, served(server, method) - before)
+}
 
 /// The emulator on `127.0.0.1`, served by a runtime of its own (dropped with it).
 pub struct Emulator {
@@ -29,6 +68,11 @@ impl Emulator {
 
     pub fn url(&self) -> String {
         self.server.url()
+    }
+
+    /// A client of this emulator (`client_for`).
+    pub fn client(&self) -> Client {
+        client_for(&self.server)
     }
 
     /// A direct API call with the development key, for changes "behind

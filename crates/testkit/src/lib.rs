@@ -2,21 +2,26 @@
 //! keep its own copy (dev-only; never a dependency of a shipped crate):
 //!
 //! - [`Emulator`]: the real emulator on a loopback port, on a runtime of
-//!   its own, for blocking tests;
+//!   its own, for blocking tests; [`start_emulator`] for async ones,
+//!   [`client_for`] a client of it, [`served_during`] the requests it
+//!   served while something ran;
 //! - [`targets`]: loopback HTTP and TCP targets that record what they got;
 //! - [`Seed`] and [`kill_randomly`]: the random kill loop, replayable with
 //!   `MONFORM_TEST_SEED=<n>` (the seed is printed when a test fails);
 //! - [`redact_ids`]: remote ids and UUIDs out of output, for snapshots;
 //! - [`postgres_url`]: the test database, which `MONFORM_REQUIRE_POSTGRES=1`
-//!   makes mandatory.
+//!   makes mandatory;
+//! - [`circles`]: import circles between the modules of a crate, and the
+//!   test that holds every crate of the workspace to none.
 
+pub mod circles;
 mod emulator;
 mod postgres;
 mod redact;
 mod seed;
 pub mod targets;
 
-pub use emulator::Emulator;
+pub use emulator::{Emulator, client_for, served, served_during, start_emulator};
 pub use postgres::postgres_url;
 pub use redact::redact_ids;
 pub use seed::{Lcg, Seed, kill_randomly};

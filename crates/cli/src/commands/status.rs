@@ -12,7 +12,7 @@ use monform_model::reports::QuickRange;
 use super::context::{Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::status::{Row, Standing, human, summary_line};
+use crate::render::status::{Standing, human, json_text, standing, summary_line};
 use crate::render::status_html::{self, Card};
 
 /// `--range`, under the analytics endpoints' names (`QuickRange`).
@@ -103,23 +103,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
         let figures = ops::status(&connection.client, &loaded.desired, &state, request).await;
         connection.close().await;
         let figures = figures.map_err(|refusal| Stop::Message(refusal.to_string()))?;
-        let mut rows = Vec::new();
+        let mut rows = figures;
         let mut cards: Vec<Card> = Vec::new();
-        for check in figures {
-            let row = Row {
-                address: check.address.to_string(),
-                name: check.name,
-                check_type: check.check_type,
-                success_ratio: check.success_ratio,
-                p95: check.p95,
-                p99: check.p99,
-                avg: check.avg,
-                last_status: check.last_status,
-            };
-            if html {
-                status_html::place(&mut cards, check.group, Some(row.clone()), check.series);
+        if html {
+            for check in &rows {
+                status_html::place(&mut cards, check.clone());
             }
-            rows.push(row);
         }
         crate::render::status::sort(&mut rows);
         Ok::<_, Stop>((rows, cards, project.name))
@@ -130,7 +119,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
     };
     match args.format {
         Format::Human => print!("{}", human(&rows, output.stdout_color())),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default()),
+        Format::Json => println!("{}", json_text(&rows)),
         Format::Html => {
             let html = status_html::render(
                 &title,
@@ -152,9 +141,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             }
         }
     }
-    let failing = |row: &Row| match args.fail_on {
-        Some(FailOn::Failing) => row.standing() == Standing::Failing,
-        Some(FailOn::Degraded) => matches!(row.standing(), Standing::Failing | Standing::Degraded),
+    let failing = |row: &ops::CheckStatus| match args.fail_on {
+        Some(FailOn::Failing) => standing(row) == Standing::Failing,
+        Some(FailOn::Degraded) => matches!(standing(row), Standing::Failing | Standing::Degraded),
         None => false,
     };
     if rows.iter().any(failing) {

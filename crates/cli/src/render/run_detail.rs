@@ -4,10 +4,11 @@
 //! assertions, the console output and the notes. Secret variables are
 //! masked by the runner already; credential headers are hidden here.
 
+use monform_engine::ops::TestRun;
 use monform_runner::Outcome;
 use serde_json::Value;
 
-use super::test::{Line, artifact_kind};
+use super::test::artifact_kind;
 
 /// Header names whose values are credentials, whatever the check says.
 fn is_credential(name: &str) -> bool {
@@ -105,7 +106,7 @@ fn exchange(api: &Value) -> String {
 
 /// A run's error (failures), the files it left, and with `verbose` what
 /// it exchanged, its notes and console output.
-pub fn detail(line: &Line, outcome: &Outcome, verbose: bool) -> String {
+pub fn detail(line: &TestRun, outcome: &Outcome, verbose: bool) -> String {
     let mut out = format!("\n{} ({}):\n", line.address, line.location);
     if let Some(error) = &line.error {
         out.push_str(&format!("  error: {}\n", error.replace('\n', "\n    ")));

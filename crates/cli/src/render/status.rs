@@ -1,24 +1,9 @@
-//! `monform status` output: a table of the project's checks, or JSON.
+//! `monform status` output: a table of the project's checks, or JSON. It
+//! renders the engine's `ops::CheckStatus` as it comes (no copy of its
+//! own); the JSON output's shape is written here.
 
-use serde::Serialize;
-
-/// One check of the project with its figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Row {
-    pub address: String,
-    pub name: String,
-    pub check_type: String,
-    /// Fraction 0..1; `None` when the report does not list the check.
-    pub success_ratio: Option<f64>,
-    /// Milliseconds.
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-    pub avg: Option<f64>,
-    /// PASSED, FAILED, DEGRADED, ...; `None` without a recent result;
-    /// `MISSING` when the check no longer exists remotely.
-    pub last_status: Option<String>,
-}
+use monform_engine::ops::CheckStatus;
+use serde_json::{Value, json};
 
 /// How a check stands by its last status, worst first: the order of the
 /// table (failing checks first, whatever their address).
@@ -32,33 +17,56 @@ pub enum Standing {
     Unknown,
 }
 
-impl Row {
-    pub fn standing(&self) -> Standing {
-        match self.last_status.as_deref() {
-            None => Standing::Unknown,
-            Some("PASSED") => Standing::Passing,
-            Some("DEGRADED") => Standing::Degraded,
-            Some(_) => Standing::Failing,
-        }
+/// How `check` stands: `last_status` is PASSED, FAILED, DEGRADED, ...;
+/// `None` without a recent result; `MISSING` when the check no longer
+/// exists remotely.
+pub fn standing(check: &CheckStatus) -> Standing {
+    match check.last_status.as_deref() {
+        None => Standing::Unknown,
+        Some("PASSED") => Standing::Passing,
+        Some("DEGRADED") => Standing::Degraded,
+        Some(_) => Standing::Failing,
     }
 }
 
-/// Failing checks first, then degraded ones, then the rest; by address within.
-pub fn sort(rows: &mut [Row]) {
-    rows.sort_by(|a, b| {
-        let rank = |r: &Row| match r.standing() {
+/// Failing checks first, then degraded ones, then the rest; by address
+/// (as written) within.
+pub fn sort(checks: &mut [CheckStatus]) {
+    checks.sort_by_cached_key(|check| {
+        let rank = match standing(check) {
             Standing::Failing => 0,
             Standing::Degraded => 1,
             Standing::Passing | Standing::Unknown => 2,
         };
-        (rank(a), &a.address).cmp(&(rank(b), &b.address))
+        (rank, check.address.to_string())
     });
+}
+
+/// One check as `--format json` and the HTML report's template show it:
+/// success ratio a fraction 0..1 (`null` when the report does not list
+/// the check), times in milliseconds.
+pub fn json_value(check: &CheckStatus) -> Value {
+    json!({
+        "address": check.address.to_string(),
+        "name": check.name,
+        "checkType": check.check_type,
+        "successRatio": check.success_ratio,
+        "p95": check.p95,
+        "p99": check.p99,
+        "avg": check.avg,
+        "lastStatus": check.last_status,
+    })
+}
+
+/// `--format json`: every check, as `json_value`.
+pub fn json_text(checks: &[CheckStatus]) -> String {
+    serde_json::to_string_pretty(&checks.iter().map(json_value).collect::<Vec<_>>()).unwrap_or_default()
 }
 
 /// `3 checks: 1 failing, 1 degraded, 1 passing` (and how many have no
 /// recent run), for the end of the table and the HTML report's header.
-pub fn summary_line(rows: &[Row]) -> String {
-    let count = |standing: Standing| rows.iter().filter(|r| r.standing() == standing).count();
+pub fn summary_line(rows: &[CheckStatus]) -> String {
+    let count = |wanted: Standing| rows.iter().filter(|r| standing(r) == wanted).count();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut text = format!(
         "{}: {} failing, {} degraded, {} passing",
@@ -96,7 +104,7 @@ fn paint(status: &str, color: bool) -> String {
 }
 
 /// An aligned table with a header line.
-pub fn human(rows: &[Row], color: bool) -> String {
+pub fn human(rows: &[CheckStatus], color: bool) -> String {
     if rows.is_empty() {
         return "The project has no applied checks.\n".to_owned();
     }
@@ -105,7 +113,7 @@ pub fn human(rows: &[Row], color: bool) -> String {
         .iter()
         .map(|r| {
             [
-                r.address.clone(),
+                r.address.to_string(),
                 r.name.clone(),
                 r.check_type.clone(),
                 percent(r.success_ratio),
@@ -158,9 +166,9 @@ pub fn human(rows: &[Row], color: bool) -> String {
 mod tests {
     use super::*;
 
-    fn with_status(address: &str, status: Option<&str>) -> Row {
-        Row {
-            address: address.into(),
+    fn with_status(address: &str, status: Option<&str>) -> CheckStatus {
+        CheckStatus {
+            address: address.parse().expect("an address"),
             name: address.into(),
             check_type: "API".into(),
             success_ratio: None,
@@ -168,6 +176,8 @@ mod tests {
             p99: None,
             avg: None,
             last_status: status.map(str::to_owned),
+            group: None,
+            series: Vec::new(),
         }
     }
 
@@ -181,7 +191,7 @@ mod tests {
             with_status("checks.e", Some("FAILED")),
         ];
         sort(&mut rows);
-        let order: Vec<&str> = rows.iter().map(|r| r.address.as_str()).collect();
+        let order: Vec<String> = rows.iter().map(|r| r.address.to_string()).collect();
         assert_eq!(order, ["checks.d", "checks.e", "checks.c", "checks.a", "checks.b"]);
         assert_eq!(summary_line(&rows[..1]), "1 check: 1 failing, 0 degraded, 0 passing");
     }
@@ -189,8 +199,8 @@ mod tests {
     #[test]
     fn aligns_columns_without_colour() {
         let rows = [
-            Row {
-                address: "checks.home".into(),
+            CheckStatus {
+                address: "checks.home".parse().expect("an address"),
                 name: "Home".into(),
                 check_type: "URL".into(),
                 success_ratio: Some(1.0),
@@ -198,9 +208,11 @@ mod tests {
                 p99: Some(130.0),
                 avg: Some(100.0),
                 last_status: Some("PASSED".into()),
+                group: None,
+                series: Vec::new(),
             },
-            Row {
-                address: "checks.orders-api".into(),
+            CheckStatus {
+                address: "checks.orders-api".parse().expect("an address"),
                 name: "Orders API".into(),
                 check_type: "API".into(),
                 success_ratio: None,
@@ -208,6 +220,8 @@ mod tests {
                 p99: None,
                 avg: None,
                 last_status: None,
+                group: None,
+                series: Vec::new(),
             },
         ];
         let text = human(&rows, false);

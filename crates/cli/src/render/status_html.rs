@@ -5,9 +5,8 @@
 //! auto-escaped); the SVG geometry is computed here.
 
 use minijinja::Environment;
+use monform_engine::ops::CheckStatus;
 use serde::Serialize;
-
-use super::status::Row;
 
 /// The sparkline's box, in SVG user units.
 const SPARK_WIDTH: f64 = 160.0;
@@ -22,8 +21,12 @@ pub struct Card {
 
 #[derive(Debug, Serialize)]
 pub struct Item {
+    /// The check as `--format json` shows it (`status::json_value`).
     #[serde(flatten)]
-    pub row: Row,
+    pub row: serde_json::Value,
+    /// The check, for ordering the card.
+    #[serde(skip)]
+    pub check: CheckStatus,
     /// Success ratio in percent, for the bar (0 without figures).
     pub percent: f64,
     pub bar_class: &'static str,
@@ -33,20 +36,21 @@ pub struct Item {
     pub max_ms: Option<f64>,
 }
 
-/// Adds `row` (with its response-time `series`, oldest first) to the card
-/// of `group`.
-pub fn place(cards: &mut Vec<Card>, group: Option<String>, row: Option<Row>, series: Vec<Option<f64>>) {
-    let Some(row) = row else { return };
-    let percent = row.success_ratio.map_or(0.0, |r| (r * 100.0).clamp(0.0, 100.0));
-    let bar_class = match row.success_ratio {
+/// Adds `check` (with its response-time `series`, oldest first) to the
+/// card of its group.
+pub fn place(cards: &mut Vec<Card>, check: CheckStatus) {
+    let percent = check.success_ratio.map_or(0.0, |r| (r * 100.0).clamp(0.0, 100.0));
+    let bar_class = match check.success_ratio {
         Some(r) if r >= 0.99 => "good",
         Some(r) if r >= 0.95 => "fair",
         Some(_) => "poor",
         None => "none",
     };
-    let (points, samples, max_ms) = sparkline(&series);
+    let (points, samples, max_ms) = sparkline(&check.series);
+    let group = check.group.clone();
     let item = Item {
-        row,
+        row: super::status::json_value(&check),
+        check,
         percent,
         bar_class,
         points,
@@ -103,10 +107,10 @@ pub fn render(
     // first within each.
     cards.sort_by(|a, b| (a.group.is_none(), &a.group).cmp(&(b.group.is_none(), &b.group)));
     for card in &mut cards {
-        let mut rows: Vec<Row> = card.checks.iter().map(|c| c.row.clone()).collect();
+        let mut rows: Vec<CheckStatus> = card.checks.iter().map(|c| c.check.clone()).collect();
         super::status::sort(&mut rows);
         card.checks
-            .sort_by_key(|c| rows.iter().position(|r| r.address == c.row.address));
+            .sort_by_key(|c| rows.iter().position(|r| r.address == c.check.address));
     }
     let mut environment = Environment::new();
     environment.add_template("status_report.html", include_str!("../../templates/status_report.html"))?;
@@ -129,9 +133,9 @@ pub fn render(
 mod tests {
     use super::*;
 
-    fn row(address: &str, ratio: Option<f64>) -> Row {
-        Row {
-            address: address.into(),
+    fn row(address: &str, ratio: Option<f64>, group: Option<&str>, series: Vec<Option<f64>>) -> CheckStatus {
+        CheckStatus {
+            address: address.parse().expect("an address"),
             name: format!("Check {address}"),
             check_type: "API".into(),
             success_ratio: ratio,
@@ -139,6 +143,8 @@ mod tests {
             p99: None,
             avg: None,
             last_status: Some("PASSED".into()),
+            group: group.map(str::to_owned),
+            series,
         }
     }
 
@@ -153,12 +159,10 @@ mod tests {
     #[test]
     fn checks_are_grouped_named_groups_first() {
         let mut cards = Vec::new();
-        place(&mut cards, None, Some(row("checks.b", Some(0.5))), vec![]);
+        place(&mut cards, row("checks.b", Some(0.5), None, vec![]));
         place(
             &mut cards,
-            Some("Web".into()),
-            Some(row("checks.a", Some(1.0))),
-            vec![Some(1.0), Some(2.0)],
+            row("checks.a", Some(1.0), Some("Web"), vec![Some(1.0), Some(2.0)]),
         );
         let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", "2 checks", cards).unwrap();
         let web = html.find(">Web</h2>").unwrap();

@@ -1,24 +1,8 @@
-//! `monform test` output: one line per check and location, a summary, and
-//! JUnit XML.
+//! `monform test` output: one line per check and location (the engine's
+//! `ops::TestRun`, the service's or `--local`'s), a summary, and JUnit XML.
 
 use monform_api::RunStatus;
-
-/// One run of one check in one location, with the check's address.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    /// `checks.<id>`, or the remote id when the state does not know it.
-    pub address: String,
-    pub name: String,
-    pub location: String,
-    pub status: RunStatus,
-    /// Milliseconds.
-    pub response_time: Option<f64>,
-    /// Why the run did not pass, when known.
-    pub error: Option<String>,
-    /// Files a failed browser run left (`test --local --artifacts DIR`):
-    /// its screenshot and Playwright trace.
-    pub artifacts: Vec<String>,
-}
+use monform_engine::ops::TestRun;
 
 /// Counts by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,7 +13,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn of(lines: &[Line]) -> Summary {
+    pub fn of(lines: &[TestRun]) -> Summary {
         let mut summary = Summary::default();
         for line in lines {
             match line.status {
@@ -65,8 +49,8 @@ fn timing(ms: Option<f64>) -> String {
 }
 
 /// The lines, aligned, then the summary line.
-pub fn human(lines: &[Line], elapsed_ms: Option<f64>, color: bool) -> String {
-    let width = |f: &dyn Fn(&Line) -> usize| lines.iter().map(f).max().unwrap_or(0);
+pub fn human(lines: &[TestRun], elapsed_ms: Option<f64>, color: bool) -> String {
+    let width = |f: &dyn Fn(&TestRun) -> usize| lines.iter().map(f).max().unwrap_or(0);
     let status_w = width(&|l| l.status.as_str().len());
     let address_w = width(&|l| l.address.len());
     let location_w = width(&|l| l.location.len());
@@ -89,7 +73,7 @@ pub fn human(lines: &[Line], elapsed_ms: Option<f64>, color: bool) -> String {
     out
 }
 
-pub fn summary_line(lines: &[Line], elapsed_ms: Option<f64>) -> String {
+pub fn summary_line(lines: &[TestRun], elapsed_ms: Option<f64>) -> String {
     let summary = Summary::of(lines);
     let mut text = format!(
         "{} passed, {} degraded, {} failed ({} runs)",
@@ -123,7 +107,7 @@ fn escape(text: &str) -> String {
 
 /// JUnit XML: one testsuite, one testcase per check and location, a
 /// `<failure>` for every run that did not pass.
-pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
+pub fn junit(suite: &str, lines: &[TestRun], elapsed_ms: Option<f64>) -> String {
     let summary = Summary::of(lines);
     let seconds = |ms: Option<f64>| format!("{:.3}", ms.unwrap_or(0.0) / 1000.0);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -189,7 +173,7 @@ pub fn junit(suite: &str, lines: &[Line], elapsed_ms: Option<f64>) -> String {
 
 /// A Markdown table for a pull-request comment, the summary, then each
 /// failure with its error.
-pub fn markdown(lines: &[Line], elapsed_ms: Option<f64>) -> String {
+pub fn markdown(lines: &[TestRun], elapsed_ms: Option<f64>) -> String {
     let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
     let mut out = String::from("| Status | Check | Location | Time | Name |\n|---|---|---|---:|---|\n");
     for line in lines {
@@ -208,7 +192,7 @@ pub fn markdown(lines: &[Line], elapsed_ms: Option<f64>) -> String {
         ));
     }
     out.push_str(&format!("\n**{}**\n", summary_line(lines, elapsed_ms)));
-    let failures: Vec<&Line> = lines.iter().filter(|l| l.status.is_failure()).collect();
+    let failures: Vec<&TestRun> = lines.iter().filter(|l| l.status.is_failure()).collect();
     if !failures.is_empty() {
         out.push_str("\n### Failures\n");
         for line in failures {
@@ -241,7 +225,7 @@ pub fn artifact_kind(path: &str) -> &'static str {
 }
 
 /// The runs as JSON: `{runs: [...], summary: {...}}`.
-pub fn json(lines: &[Line], elapsed_ms: Option<f64>) -> serde_json::Value {
+pub fn json(lines: &[TestRun], elapsed_ms: Option<f64>) -> serde_json::Value {
     let summary = Summary::of(lines);
     serde_json::json!({
         "runs": lines.iter().map(|l| serde_json::json!({
@@ -254,7 +238,7 @@ pub fn json(lines: &[Line], elapsed_ms: Option<f64>) -> serde_json::Value {
 }
 
 /// A failed run's address, location and error, as `test --local` prints them.
-pub fn failure_detail(line: &Line) -> String {
+pub fn failure_detail(line: &TestRun) -> String {
     let mut out = format!("\n{} ({}):\n", line.address, line.location);
     match &line.error {
         Some(error) => out.push_str(&format!("  error: {}\n", error.replace('\n', "\n    "))),
@@ -267,8 +251,8 @@ pub fn failure_detail(line: &Line) -> String {
 mod tests {
     use super::*;
 
-    fn line(address: &str, status: RunStatus) -> Line {
-        Line {
+    fn line(address: &str, status: RunStatus) -> TestRun {
+        TestRun {
             address: address.into(),
             name: format!("{address} <&>"),
             location: "eu-west-1".into(),
@@ -306,7 +290,7 @@ mod tests {
             "checkId": "c", "name": "n", "runLocation": "eu-west-1",
             "hasFailures": true, "hasErrors": false, "isDegraded": false
         }));
-        let lines = [Line {
+        let lines = [TestRun {
             address: "checks.c".into(),
             name: result.name,
             location: result.run_location,

@@ -169,7 +169,8 @@ async fn explain_failures(client: &Client, sessions: &mut [Result<Result<TestSes
     }
 }
 
-/// One run of a test session.
+/// One run of one check in one location: of a test session, or of
+/// `test --local`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestRun {
     /// The check's address (its remote id when the state does not know it).
@@ -177,9 +178,13 @@ pub struct TestRun {
     pub name: String,
     pub location: String,
     pub status: RunStatus,
+    /// Milliseconds.
     pub response_time: Option<f64>,
-    /// Why a failed run failed, when the service says.
+    /// Why a failed run failed, when the service (or the local runner) says.
     pub error: Option<String>,
+    /// Files a failed browser run left (`test --local --artifacts DIR`):
+    /// its screenshot and Playwright trace. None from the service.
+    pub artifacts: Vec<String>,
 }
 
 /// What the test sessions gave.
@@ -247,6 +252,7 @@ pub async fn run_test_sessions(
                 status: result.status,
                 response_time: result.response_time,
                 error: result.error,
+                artifacts: Vec::new(),
             });
         }
     }

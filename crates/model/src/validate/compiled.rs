@@ -264,7 +264,7 @@ impl Node {
         if names.is_empty() {
             "a value".to_owned()
         } else {
-            super::shape::join_or(&names)
+            crate::suggest::join_or(&names)
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::Violation;
 use super::compiled::{Additional, Alternatives, Node, NodeId};
 use crate::schema::{Schemas, schemas};
-use crate::suggest::suggest;
+use crate::suggest::{join_or, suggest};
 use crate::{FieldPath, Kind, Segment};
 
 /// A reference to another resource by logical id, found at `path`.
@@ -373,14 +373,6 @@ fn truncate(text: &str, max: usize) -> String {
         text.to_owned()
     } else {
         format!("{}…", text.chars().take(max).collect::<String>())
-    }
-}
-
-pub(crate) fn join_or(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use futures_util::StreamExt;
-use monform_engine::ops::{self, LocalCheck};
+use monform_engine::ops::{self, LocalCheck, TestRun};
 use monform_model::Address;
 use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables};
 
@@ -19,7 +19,7 @@ use super::args::{Format, TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
 use crate::render::run_detail::{detail, failing_line};
-use crate::render::test::{Line, Summary, human, json as json_report, junit, markdown};
+use crate::render::test::{Summary, human, json as json_report, junit, markdown};
 
 /// The location local runs are labelled with when no `--location` is given.
 pub const LOCAL_LOCATION: &str = "local";
@@ -31,7 +31,7 @@ struct Planned {
 }
 
 struct Ran {
-    line: Line,
+    line: TestRun,
     outcome: Outcome,
 }
 
@@ -105,7 +105,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                         .map(|shown| keep_artifacts(&outcome, shown, &check.check.address, location))
                         .unwrap_or_default();
                     Ran {
-                        line: Line {
+                        line: TestRun {
                             address: check.check.address.to_string(),
                             name: check.check.name.clone(),
                             location: location.to_owned(),
@@ -132,7 +132,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         Err(code) => return code,
     };
     let elapsed = Some(started.elapsed().as_secs_f64() * 1000.0);
-    let lines: Vec<Line> = ran.iter().map(|r| r.line.clone()).collect();
+    let lines: Vec<TestRun> = ran.iter().map(|r| r.line.clone()).collect();
     match args.format {
         Format::Human => {
             print!("{}", human(&lines, elapsed, output.stdout_color()));

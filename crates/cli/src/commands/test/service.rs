@@ -6,17 +6,17 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use monform_engine::ops;
+use monform_engine::ops::{self, TestRun};
 use monform_model::Address;
 
 use super::args::{TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::test::{Line, Summary, failure_detail, human, junit};
+use crate::render::test::{Summary, failure_detail, human, junit};
 
 struct Outcome {
-    lines: Vec<Line>,
+    lines: Vec<TestRun>,
     elapsed_ms: Option<f64>,
     not_run: Vec<Address>,
     project: String,
@@ -35,19 +35,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
             ops::run_test_sessions(&connection.client, &project.name, &selection, &request.tags, timeout).await;
         connection.close().await;
         let tested = tested.map_err(refused)?;
-        let lines = tested
-            .runs
-            .into_iter()
-            .map(|run| Line {
-                address: run.address,
-                name: run.name,
-                location: run.location,
-                status: run.status,
-                response_time: run.response_time,
-                error: run.error,
-                artifacts: Vec::new(),
-            })
-            .collect();
+        let lines = tested.runs;
         Ok::<_, Stop>(Outcome {
             lines,
             elapsed_ms: tested.elapsed_ms,

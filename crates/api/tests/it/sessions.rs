@@ -7,21 +7,12 @@ use std::time::{Duration, Instant};
 use monform_api::{Client, ClientConfig, RunStatus, Secret, TestSessionRequest};
 use monform_emulator::{Config, start_local};
 use monform_model::Kind;
+use monform_testkit::targets::{HttpTarget, Reply};
 use serde_json::json;
 
 /// A loopback HTTP server answering 200 to everything.
 fn target() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut buffer = [0u8; 8192];
-            let _ = stream.read(&mut buffer);
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-        }
-    });
-    base
+    HttpTarget::start(|_| Reply::new("200 OK", "text/plain", "ok")).url()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,11 +13,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use monform_api::{Client, ClientConfig, Remote, Secret};
+use monform_api::{Client, Remote};
 use monform_config::Desired;
 use monform_engine::stages::{PlanOptions, ownership_tag, wire_body};
 use monform_engine::{Action, State};
 use monform_model::{Address, Kind};
+use monform_testkit::{client_for, served_during, start_emulator};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "bulk";
@@ -26,13 +27,6 @@ const GROUPS: usize = 5;
 const RENAMED: &[usize] = &[0, 21, 149];
 /// Checks not created: planned as creates.
 const MISSING: &[usize] = &[17, 148];
-
-fn client_for(server: &monform_emulator::Server) -> Client {
-    let mut config = ClientConfig::new(server.url(), Secret::new(server.api_key.clone()));
-    config.rate_limit = None;
-    config.account_id = Some(server.account_id.clone());
-    Client::new(config).expect("client")
-}
 
 fn check_id(n: usize) -> String {
     format!("check-{n:05}")
@@ -181,12 +175,7 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
         checks
     );
 
-    let server = monform_emulator::start_local(monform_emulator::Config {
-        rate_limit: None,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let server = start_emulator().await;
     let client = client_for(&server);
 
     // Fill the account, dependencies first.
@@ -220,14 +209,16 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
 
     // Measure the fetch.
     let state = State::new(PROJECT);
-    let before = server.app.metrics.total(None);
     let sent = client.requests_sent();
     let started = Instant::now();
-    let actual = monform_engine::stages::fetch(&client, PROJECT, desired, &state)
-        .await
-        .unwrap();
+    let (actual, requests) = served_during(
+        &server,
+        None,
+        monform_engine::stages::fetch(&client, PROJECT, desired, &state),
+    )
+    .await;
+    let actual = actual.unwrap();
     timings.insert("fetch", started.elapsed());
-    let requests = server.app.metrics.total(None) - before;
     assert_eq!(client.requests_sent() - sent, requests, "no retries, nothing dropped");
 
     let objects: usize = Kind::ALL.iter().map(|&k| actual.count(k)).sum();
@@ -291,13 +282,16 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
         "version": 1, "serial": 1, "project": PROJECT, "salt": "s", "resources": resources,
     }))
     .expect("a state");
-    let before = server.app.metrics.total(None);
     let started = Instant::now();
-    let again = monform_engine::stages::fetch(&client, PROJECT, desired, &state)
-        .await
-        .unwrap();
+    let (again, served) = served_during(
+        &server,
+        None,
+        monform_engine::stages::fetch(&client, PROJECT, desired, &state),
+    )
+    .await;
+    let again = again.unwrap();
     timings.insert("fetch with a full state", started.elapsed());
-    assert_eq!(server.app.metrics.total(None) - before, requests);
+    assert_eq!(served, requests);
     assert_eq!(again.owned.len(), actual.owned.len());
     let replan = monform_engine::stages::plan(PROJECT, desired, &again, &state, &PlanOptions::default());
     assert_eq!(replan.summary(), summary);

@@ -1,0 +1,137 @@
+//! What a completed change leaves behind: its entry in the state (or the
+//! entry's removal), the fields the service did not keep, and its remote
+//! id for the changes that refer to it.
+
+use super::*;
+
+/// Saves what was applied, and reports fields the API did not keep.
+pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote) -> Result<(), RunError> {
+    let address = &resource.address;
+    shared
+        .ids
+        .lock()
+        .await
+        .insert(address.clone(), remote_ref(address.kind, remote));
+    let desired = managed(address.kind, resource.resource.to_json());
+    let mut state = shared.state.lock().await;
+    let secrets = secret_fingerprints(address.kind, &desired, &resource.sensitive, &state);
+    {
+        let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
+        let secret_paths: Vec<monform_model::FieldPath> =
+            secrets.keys().map(|p| monform_model::FieldPath::parse(p)).collect();
+        let lost: Vec<String> = differences(
+            &desired,
+            &|field| returned.get(field),
+            facts(address.kind, &desired),
+            &secret_paths,
+        )
+        .into_iter()
+        // A value the service rewrote (case, order) is kept: verification
+        // records it as the service's normal form.
+        .filter(|d| !crate::normal::equivalent(&d.after, &d.before))
+        .map(|d| d.path.to_string())
+        .collect();
+        if !lost.is_empty() {
+            (shared.on_event)(Event::NotKept {
+                address: address.clone(),
+                fields: lost,
+            });
+        }
+    }
+    let entry = ResourceState {
+        remote_id: remote.id.clone(),
+        version: remote.version(),
+        applied: state.fingerprint(&desired),
+        secrets,
+        prevent_destroy: resource.resource.prevent_destroy(),
+        managed: managed_names(&desired),
+        fields: field_fingerprints(address.kind, &desired, &resource.sensitive, &state),
+        // The service rewrites as before: verification records anew.
+        normal: state
+            .resources
+            .get(&address.to_string())
+            .map(|e| e.normal.clone())
+            .unwrap_or_default(),
+    };
+    let delta = Delta {
+        target: None,
+        set: [(address.to_string(), entry)].into(),
+        ..Delta::default()
+    };
+    persist(shared, &mut state, delta)?;
+    Ok(())
+}
+
+pub(super) async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Result<(), RunError> {
+    let mut state = shared.state.lock().await;
+    let key = address.to_string();
+    // A duplicate's delete must not drop the state of the object that stays.
+    if state
+        .resources
+        .get(&key)
+        .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
+    {
+        let delta = Delta {
+            target: None,
+            remove: vec![key],
+            ..Delta::default()
+        };
+        persist(shared, &mut state, delta)?;
+    }
+    drop(state);
+    if change.reason != crate::plan::Reason::Duplicate {
+        shared.ids.lock().await.remove(address);
+    }
+    Ok(())
+}
+
+/// The top-level fields of a desired value.
+pub(super) fn managed_names(desired: &Value) -> FieldSet {
+    desired
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// How other objects refer to this one: its id, or a private location's slug.
+pub(super) fn remote_ref(kind: Kind, remote: &Remote) -> Value {
+    if kind == Kind::PrivateLocation
+        && let Some(slug) = remote.field("slugName")
+    {
+        return slug;
+    }
+    remote.id_value()
+}
+
+/// Remote ids by address, and the reverse (logical ids by remote id), kept
+/// together as changes finish: reading a returned object in the files' form
+/// never rebuilds the reverse map (that made a large apply quadratic).
+#[derive(Default)]
+pub(super) struct Ids {
+    by_address: HashMap<Address, Value>,
+    names: Names,
+}
+
+impl Ids {
+    pub(super) fn get(&self, address: &Address) -> Option<&Value> {
+        self.by_address.get(address)
+    }
+
+    pub(super) fn insert(&mut self, address: Address, id: Value) {
+        if let Some(old) = self.by_address.get(&address) {
+            self.names.remove(address.kind, old, &address.id);
+        }
+        self.names.insert(address.kind, &id, address.id.clone());
+        self.by_address.insert(address, id);
+    }
+
+    pub(super) fn remove(&mut self, address: &Address) -> Option<Value> {
+        let old = self.by_address.remove(address)?;
+        self.names.remove(address.kind, &old, &address.id);
+        Some(old)
+    }
+
+    pub(super) fn names(&self) -> &Names {
+        &self.names
+    }
+}

@@ -1,0 +1,6 @@
+//! The engine's integration tests against the in-process emulator. One
+//! test binary (as the root's and the emulator's), so the crate and its
+//! dependencies are linked once.
+
+mod converge;
+mod request_count;
