@@ -110,7 +110,7 @@ pub fn child_policies(dir: &Path, checks: usize) {
     let shape = crate::generate::Shape::new(checks);
     crate::generate::generate(dir, &shape, 0).expect("project written");
     write(dir);
-    let mut loaded = crate::run::load(dir);
+    let mut loaded = crate::harness::load(dir);
     let figures = measure(dir, &mut loaded);
     println!("{}", serde_json::to_string(&figures).expect("JSON"));
 }

@@ -337,6 +337,8 @@ fn parse(text: &str, format: Format, file: FileId) -> Option<Node> {
     match format {
         Format::Yaml => parse_yaml(file, text).ok(),
         Format::Toml => parse_toml(file, text).ok(),
+        // Policies hold no resources.
+        Format::Rego => None,
     }
 }
 

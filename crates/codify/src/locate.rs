@@ -160,6 +160,7 @@ pub fn replace(
     let new = match format {
         Format::Yaml => render::yaml(value, style),
         Format::Toml => render::toml(value, style).ok_or("TOML cannot write null")?,
+        Format::Rego => return Err("a policy file holds no resources".into()),
     };
     Ok(Edit {
         file,
@@ -372,6 +373,7 @@ fn insert(
                 (at, format!("{lead}{key} = {rendered}\n"))
             }
         }
+        Format::Rego => return Err("a policy file holds no resources".into()),
     };
     Ok(Edit {
         file: site.file,

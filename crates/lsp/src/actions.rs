@@ -107,6 +107,8 @@ fn ignore_drift(analysis: &Analysis, live: &Live, uri: &Url, text: &str, range: 
     let cursor = match format {
         Format::Yaml => cursor::yaml(text, offset),
         Format::Toml => cursor::toml(text, offset),
+        // Policies are never edited as resource files.
+        Format::Rego => return None,
     };
     let (Some(section), Some(id)) = (cursor.path.first(), cursor.path.get(1)) else {
         return None;
@@ -177,11 +179,13 @@ fn ignore_edit(format: Format, text: &str, key: usize, section: &str, id: &str, 
             let end = text[start..].find("\n[").map_or(text.len(), |i| start + i + 1);
             (start, end, 0)
         }
+        Format::Rego => return None,
     };
     let block = &text[block_start..block_end];
     let quoted = match format {
         Format::Yaml => field.to_owned(),
         Format::Toml => format!("\"{field}\""),
+        Format::Rego => return None,
     };
     if let Some(list) = block.find("ignoreChanges") {
         let open = block[list..].find('[')? + list;
@@ -204,6 +208,7 @@ fn ignore_edit(format: Format, text: &str, key: usize, section: &str, id: &str, 
             " ".repeat(child_indent)
         ),
         Format::Toml => format!("lifecycle = {{ ignoreChanges = [{quoted}] }}\n"),
+        Format::Rego => return None,
     };
     let at = index.position(text, block_start);
     Some(TextEdit::new(Range::new(at, at), line))

@@ -25,6 +25,7 @@ pub fn complete(analysis: Option<&Analysis>, format: Format, text: &str, offset:
     let cursor = match format {
         Format::Yaml => cursor::yaml(text, offset),
         Format::Toml => cursor::toml(text, offset),
+        Format::Rego => return Vec::new(),
     };
     let Some(section) = cursor.path.first() else {
         return top_level();
@@ -244,10 +245,12 @@ fn each_members(format: Format, text: &str, offset: usize) -> Vec<String> {
     let cursor = match format {
         Format::Yaml => cursor::yaml(text, offset),
         Format::Toml => cursor::toml(text, offset),
+        Format::Rego => return Vec::new(),
     };
     let parsed = match format {
         Format::Yaml => monform_config::tree::parse_yaml(0, text).ok(),
         Format::Toml => monform_config::tree::parse_toml(0, text).ok(),
+        Format::Rego => None,
     };
     let Some(tree) = parsed else {
         return Vec::new();

@@ -46,6 +46,7 @@ fn field_docs(format: Format, text: &str, offset: usize) -> Option<String> {
     let cursor = match format {
         Format::Yaml => cursor::yaml(text, offset),
         Format::Toml => cursor::toml(text, offset),
+        Format::Rego => return None,
     };
     let section = cursor
         .path

@@ -147,6 +147,7 @@ fn entry_extent(loaded: &Loaded, at: Span) -> Option<Span> {
     let start = at.start.min(text.len());
     let end = match file.format {
         monform_config::source::Format::Toml => text[start..].find("\n[").map_or(text.len(), |i| start + i),
+        monform_config::source::Format::Rego => return None,
         monform_config::source::Format::Yaml => {
             let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
             let line = &text[line_start..];

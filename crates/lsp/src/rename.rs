@@ -96,7 +96,8 @@ pub(crate) fn moved_entry(file: &SourceFile, old: &Address, new: &Address) -> Te
         "\n"
     };
     match file.format {
-        Format::Toml => TextEdit::new(
+        // A definition's file is a resource file: never a policy.
+        Format::Toml | Format::Rego => TextEdit::new(
             lsp_types::Range::new(end, end),
             format!("{newline}\n[[moved]]\nfrom = \"{old}\"\nto = \"{new}\"\n"),
         ),
