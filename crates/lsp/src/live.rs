@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use monform_api::{Client, ClientConfig, Secret};
 use monform_engine::ops::{self, PlanRequest, Session, StatusRequest};
-use monform_engine::{Action, LocalState};
+use monform_engine::{Action, Actor, LocalState, PostgresState, StateBackend};
 use monform_model::Address;
 use monform_model::reports::QuickRange;
 
@@ -158,15 +158,27 @@ async fn read(analysis: &Analysis, access: &Access) -> Result<Facts, String> {
     let mut config = ClientConfig::new(url, Secret::new(access.key.clone()));
     config.account_id = access.account.clone();
     let client = Client::new(config).map_err(|e| e.to_string())?;
-    let backend = match &project.environment {
-        Some(environment) => LocalState::for_environment(&analysis.root, environment),
-        None => LocalState::new(&analysis.root),
+    let backend: Box<dyn StateBackend> = match project.state_backend {
+        monform_config::StateBackend::Local => Box::new(match &project.environment {
+            Some(environment) => LocalState::for_environment(&analysis.root, environment),
+            None => LocalState::new(&analysis.root),
+        }),
+        monform_config::StateBackend::Postgres => {
+            let url = std::env::var("MONFORM_STATE_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .ok_or("MONFORM_STATE_URL is not set: the PostgreSQL state backend needs it")?;
+            // Its error may name the URL, whose password the editor must not show.
+            let state = PostgresState::open(&url, &project.name, Actor::current("monform lsp"))
+                .map_err(|_| "cannot open the PostgreSQL state at MONFORM_STATE_URL")?;
+            Box::new(state)
+        }
     };
     let session = Session {
         project,
         desired: &analysis.loaded.desired,
         client: &client,
-        backend: &backend,
+        backend: backend.as_ref(),
     };
     let planned = ops::plan(&session, &PlanRequest::default())
         .await
