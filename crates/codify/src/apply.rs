@@ -91,20 +91,26 @@ pub(crate) fn apply(planned: Vec<Planned>, loaded: &Loaded, out: &mut Codified) 
                 _ => kept.push(p),
             }
         }
-        // Each edit alone first, so one that breaks the file is found as such.
-        let reads_back = |edits: &[Planned], p: &Planned| {
-            let after = splice(&source.text, edits);
-            parse(&after, source.format, file)
-                .as_ref()
-                .and_then(|t| walk(t, &p.edit.check))
-                .is_some_and(|n| same_value(&n.to_json(), &p.edit.expected))
+        let all_read_back = |edits: &[Planned]| {
+            let tree = parse(&splice(&source.text, edits), source.format, file);
+            edits.iter().all(|p| {
+                tree.as_ref()
+                    .and_then(|t| walk(t, &p.edit.check))
+                    .is_some_and(|n| same_value(&n.to_json(), &p.edit.expected))
+            })
         };
-        let (good, bad): (Vec<Planned>, Vec<Planned>) =
-            kept.into_iter().partition(|p| reads_back(std::slice::from_ref(p), p));
-        for p in bad {
-            reject(out, p, "the edit would not read back as the service's value");
-        }
-        let mut kept = good;
+        // One parse when every edit reads back (the usual case); else each
+        // edit alone, so one that breaks the file is found as such.
+        let mut kept = if all_read_back(&kept) {
+            kept
+        } else {
+            let (good, bad): (Vec<Planned>, Vec<Planned>) =
+                kept.into_iter().partition(|p| all_read_back(std::slice::from_ref(p)));
+            for p in bad {
+                reject(out, p, "the edit would not read back as the service's value");
+            }
+            good
+        };
         loop {
             let after = splice(&source.text, &kept);
             let tree = parse(&after, source.format, file);

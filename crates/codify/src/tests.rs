@@ -341,3 +341,21 @@ fn items_from_a_variable_are_found_in_their_definition() {
         codified.hand_edits
     );
 }
+
+#[test]
+fn an_edit_that_would_not_read_back_is_a_hand_edit_and_the_others_are_made() {
+    // A dotted key's table has no text of its own to add an entry to.
+    let checks = "[checks.web]\ncheckType = \"API\"\nname = \"Web\"\nrequest.method = \"GET\"\nrequest.url = \"https://example.com\"\n";
+    let dir = project(&[("monform.toml", TOML), ("checks.toml", checks)]);
+    let loaded = load(&dir);
+    let drifted = [drift(
+        Kind::Check,
+        "web",
+        &[("name", json!("Web 2")), ("request.followRedirects", json!(false))],
+    )];
+    let codified = codify(&loaded, &drifted, &Options::default());
+    assert_eq!(codified.files[0].after, checks.replace("\"Web\"", "\"Web 2\""));
+    assert_eq!(codified.hand_edits.len(), 1, "{:?}", codified.hand_edits);
+    assert_eq!(codified.hand_edits[0].path.as_deref(), Some("request.followRedirects"));
+    assert!(codified.hand_edits[0].why.contains("read back"));
+}
