@@ -368,6 +368,14 @@ pub async fn execute(ready: Ready<'_>, options: &ApplyOptions, observer: &dyn Ob
         ..
     } = ready;
     let has_changes = planned.plan.summary().has_changes();
+    // The front end has shown the plan; the executor reads the fields of
+    // updates only (what they clear). A create's field list is the whole
+    // object again: 60 MB for a cold apply of 10,000 checks.
+    for change in &mut planned.plan.changes {
+        if change.action == crate::plan::Action::Create {
+            change.fields = Vec::new();
+        }
+    }
     // A destroy wants nothing: the files only guard it (preventDestroy).
     let nothing = Desired::default();
     let desired = if destroy { &nothing } else { session.desired };
@@ -384,9 +392,9 @@ pub async fn execute(ready: Ready<'_>, options: &ApplyOptions, observer: &dyn Ob
     let (report, state) = crate::execute::apply(input, state, options, &on_event)
         .await
         .map_err(Refusal::Apply)?;
-    // The read-back needs the changes' addresses and ids only: the fields'
-    // values (most of a cold apply's memory: 60 MB at 10,000 checks) and
-    // the account as fetched go before it reads the objects back.
+    // The read-back needs the changes' addresses and ids only: the
+    // remaining fields and the account as fetched go before it reads the
+    // objects back.
     planned.actual = Actual::default();
     for change in &mut planned.plan.changes {
         change.fields = Vec::new();
