@@ -15,9 +15,21 @@ pub const FOLDER: &str = "unmanaged";
 
 /// Adds the exported objects' files to `codified`, each resource file
 /// with an `import` entry per object. Refuses to replace a file.
-pub fn add(codified: &mut Codified, root: &Path, exported: &Exported) -> Result<(), String> {
+/// `include` is monform.toml's `[project] include`: a new file it would
+/// not read is refused, as the next apply would not adopt its objects.
+pub fn add(codified: &mut Codified, root: &Path, include: &[String], exported: &Exported) -> Result<(), String> {
+    let mut globs = globset::GlobSetBuilder::new();
+    for pattern in include {
+        globs.add(globset::Glob::new(pattern).map_err(|e| format!("[project] include `{pattern}`: {e}"))?);
+    }
+    let globs = globs.build().map_err(|e| e.to_string())?;
     for (relative, text) in &exported.files {
         let name = format!("{FOLDER}/{relative}");
+        if !include.is_empty() && !globs.is_match(&name) {
+            return Err(format!(
+                "{name} would not be read: monform.toml's [project] include does not match it (add \"{FOLDER}/**\" to include)"
+            ));
+        }
         let path = root.join(&name);
         if path.exists() {
             return Err(format!(
@@ -63,4 +75,31 @@ pub fn add(codified: &mut Codified, root: &Path, exported: &Exported) -> Result<
         codified.notes.push(warning.clone());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exported() -> Exported {
+        let mut exported = Exported::default();
+        exported.files.insert(
+            "snippets.yaml".into(),
+            "snippets:\n  s: { name: S, script: x }\n".into(),
+        );
+        exported
+    }
+
+    #[test]
+    fn a_file_the_include_patterns_leave_out_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let include = vec!["monitors/**".to_owned()];
+        let error = add(&mut Codified::default(), root.path(), &include, &exported()).unwrap_err();
+        assert!(error.contains("unmanaged/snippets.yaml would not be read"), "{error}");
+        let mut codified = Codified::default();
+        let include = vec!["monitors/**".to_owned(), "unmanaged/**".to_owned()];
+        add(&mut codified, root.path(), &include, &exported()).unwrap();
+        add(&mut Codified::default(), root.path(), &[], &exported()).unwrap();
+        assert_eq!(codified.files.len(), 1);
+    }
 }

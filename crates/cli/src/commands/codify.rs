@@ -83,7 +83,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
         };
         let mut codified = monform_codify::codify(&loaded, &drifted, &options);
         if let Some((found, clashing)) = unmanaged {
-            monform_codify::unmanaged::add(&mut codified, dir, &found.exported).map_err(Stop::Message)?;
+            let include = loaded.project.as_ref().map_or(&[][..], |p| p.include.as_slice());
+            monform_codify::unmanaged::add(&mut codified, dir, include, &found.exported).map_err(Stop::Message)?;
             for (remote, owner) in &found.unknown {
                 codified.notes.push(format!(
                     "{} left out: it {} (adopt it with an import entry by hand if it is this project's)",
