@@ -18,14 +18,9 @@ pub const FOLDER: &str = "unmanaged";
 /// `include` is monform.toml's `[project] include`: a new file it would
 /// not read is refused, as the next apply would not adopt its objects.
 pub fn add(codified: &mut Codified, root: &Path, include: &[String], exported: &Exported) -> Result<(), String> {
-    let mut globs = globset::GlobSetBuilder::new();
-    for pattern in include {
-        globs.add(globset::Glob::new(pattern).map_err(|e| format!("[project] include `{pattern}`: {e}"))?);
-    }
-    let globs = globs.build().map_err(|e| e.to_string())?;
     for (relative, text) in &exported.files {
         let name = format!("{FOLDER}/{relative}");
-        if !include.is_empty() && !globs.is_match(&name) {
+        if !monform_config::included(include, &name) {
             return Err(format!(
                 "{name} would not be read: monform.toml's [project] include does not match it (add \"{FOLDER}/**\" to include)"
             ));

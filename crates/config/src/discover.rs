@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSetBuilder};
+use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::paths::Roots;
 use crate::project::PROJECT_FILE;
@@ -43,12 +43,8 @@ pub enum Unreadable {
     Io(String),
 }
 
-/// Every resource file below `root`, sorted: those matching `include`, or
-/// by default every YAML and TOML file except `monform.toml`. A folder
-/// with its own `monform.toml` is another project and is not entered.
-/// Symbolic links are followed when they stay inside `roots`: a resource
-/// file skipped without a word would make `plan` delete what it defines.
-pub fn discover(root: &Path, include: &[String], roots: &Roots) -> std::io::Result<Discovered> {
+/// `[project] include` as one matcher of paths relative to the root.
+fn include_set(include: &[String]) -> Result<GlobSet, globset::Error> {
     let mut builder = GlobSetBuilder::new();
     for pattern in include {
         // Patterns were checked when monform.toml was read.
@@ -56,7 +52,22 @@ pub fn discover(root: &Path, include: &[String], roots: &Roots) -> std::io::Resu
             builder.add(glob);
         }
     }
-    let globs = builder.build().map_err(std::io::Error::other)?;
+    builder.build()
+}
+
+/// Whether discovery reads the resource file at `relative` (to the root,
+/// `/` separators) under `[project] include`: every one when it is empty.
+pub fn included(include: &[String], relative: &str) -> bool {
+    include.is_empty() || include_set(include).is_ok_and(|globs| globs.is_match(relative))
+}
+
+/// Every resource file below `root`, sorted: those matching `include`, or
+/// by default every YAML and TOML file except `monform.toml`. A folder
+/// with its own `monform.toml` is another project and is not entered.
+/// Symbolic links are followed when they stay inside `roots`: a resource
+/// file skipped without a word would make `plan` delete what it defines.
+pub fn discover(root: &Path, include: &[String], roots: &Roots) -> std::io::Result<Discovered> {
+    let globs = include_set(include).map_err(std::io::Error::other)?;
     let mut files = Vec::new();
     let mut nested = Vec::new();
     let mut unreadable = Vec::new();

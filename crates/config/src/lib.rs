@@ -25,6 +25,7 @@ pub mod tree;
 pub use declare::{Declarations, Import, Moved, Removed};
 pub use desired::{Desired, DesiredResource, Reference, Target};
 pub use diagnostic::{Diagnostic, Report, Severity};
+pub use discover::included;
 pub use expand::EnvLookup;
 pub use load::{
     CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Unsaved, load, load_environment, load_unsaved, load_with_cache,
