@@ -159,13 +159,16 @@ fn wait4(pid: libc::pid_t) -> Result<Reaped, String> {
     let reaped = reap(pid);
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let peak_kib = sampler.join().unwrap_or(0);
-    reaped.map(|mut r| {
-        r.peak_rss_mb = peak_kib as f64 / 1024.0;
-        r
+    let (exit_code, cpu) = reaped?;
+    Ok(Reaped {
+        exit_code,
+        cpu,
+        peak_rss_mb: peak_kib as f64 / 1024.0,
     })
 }
 
-fn reap(pid: libc::pid_t) -> Result<Reaped, String> {
+/// Waits for `pid`: its exit code and its own CPU time.
+fn reap(pid: libc::pid_t) -> Result<(i32, Duration), String> {
     let mut status: libc::c_int = 0;
     // SAFETY: wait4 only writes the status and the struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -186,11 +189,7 @@ fn reap(pid: libc::pid_t) -> Result<Reaped, String> {
     } else {
         -libc::WTERMSIG(status)
     };
-    Ok(Reaped {
-        exit_code,
-        cpu: time(usage.ru_utime) + time(usage.ru_stime),
-        peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
-    })
+    Ok((exit_code, time(usage.ru_utime) + time(usage.ru_stime)))
 }
 
 struct Runner<'a> {
