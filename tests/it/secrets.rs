@@ -1,8 +1,10 @@
 //! A pull request cannot read a secret out of monform (issue 25): a project
 //! whose every secret-like value is a unique marker goes through every
-//! output (plans in three formats with and without `--effective`, the saved
-//! plan, apply, a drifted plan, export, the state and its commands, JUnit,
-//! the emulator's debug log), and no marker comes out.
+//! output (plans in three formats with and without `--effective`, validate
+//! and plan as SARIF and GitHub annotations, the saved plan, apply, a
+//! drifted plan, `codify --check` of that drift, `apply --format json` and
+//! `markdown`, export, the state and its commands, JUnit, the emulator's
+//! debug log), and no marker comes out.
 
 use crate::common;
 
@@ -152,6 +154,10 @@ fn no_secret_reaches_any_output() {
         walk.run(&["plan", "--format", format], &[0]);
         walk.run(&["plan", "--format", format, "--effective"], &[0]);
     }
+    for format in ["sarif", "github"] {
+        walk.run(&["validate", "--format", format], &[0]);
+        walk.run(&["plan", "--format", format], &[0]);
+    }
     let saved = walk.project.path().join("reviewed.plan");
     walk.run(&["plan", "--out", saved.to_str().expect("utf-8")], &[0]);
     walk.file(&saved);
@@ -198,6 +204,10 @@ fn no_secret_reaches_any_output() {
         let out = walk.run(&["plan", "--format", format, "--detailed-exitcode"], &[2]);
         assert!(out.contains("request"), "the drift is shown: {out}");
     }
+    // Writing the drift back lists the secret header, never shows it.
+    walk.run(&["codify", "--check"], &[3]);
+    walk.run(&["apply", "--auto-approve", "--format", "json"], &[0]);
+    walk.run(&["apply", "--auto-approve", "--format", "markdown"], &[0]);
 
     let exported = walk.project.path().join("exported");
     walk.run(&["export", "--out", exported.to_str().expect("utf-8")], &[0]);
