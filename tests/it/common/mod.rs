@@ -228,8 +228,40 @@ pub fn transcript(output: &std::process::Output) -> String {
     )
 }
 
+/// [`steady`] text with the padding before a `[n] ms` timing column
+/// collapsed: its width follows the figures, which vary.
+pub fn steady_columns(text: &str) -> String {
+    let padded = regex::Regex::new(r" +\[n\] ms").expect("valid pattern");
+    padded.replace_all(text, " [n] ms").into_owned()
+}
+
+/// The part of `text` from `marker` on (failing when it is absent): for
+/// output whose start varies (progress lines in the order work finished)
+/// but whose end does not.
+pub fn tail_from<'a>(text: &'a str, marker: &str) -> &'a str {
+    let at = text.find(marker).unwrap_or_else(|| panic!("no {marker:?} in:\n{text}"));
+    &text[at..]
+}
+
+/// The lock holder `monform` names, `(pid N on HOST, started TIME)`, with
+/// the parts that vary replaced; checks that the pid is `pid`'s.
+pub fn steady_holder(text: &str, pid: u32) -> String {
+    let holder = regex::Regex::new(r"\(pid ([0-9]+) on [^,]+, started [^)]+\)").expect("valid pattern");
+    let found = holder.captures(text).map(|c| c[1].to_owned());
+    assert_eq!(found, Some(pid.to_string()), "the holder is not pid {pid}: {text}");
+    holder
+        .replace(text, "(pid [holder] on [host], started [time])")
+        .into_owned()
+}
+
+/// A JUnit report as [`steady`] text, its durations (`time="0.12"`) replaced.
+pub fn steady_junit(xml: &str) -> String {
+    let time = regex::Regex::new(r#" time="[0-9.]+""#).expect("valid pattern");
+    time.replace_all(&steady(xml), r#" time="[t]""#).into_owned()
+}
+
 /// `text` with the parts that differ between runs replaced.
-fn steady(text: &str) -> String {
+pub fn steady(text: &str) -> String {
     use std::sync::LazyLock;
     static PATTERNS: LazyLock<Vec<(regex::Regex, &str)>> = LazyLock::new(|| {
         let temp = std::env::temp_dir();
