@@ -43,7 +43,14 @@ fn project(monitors: &str) -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    monform().arg("--dir").arg(dir).args(args).output().unwrap()
+    command(dir, args).output().unwrap()
+}
+
+/// As [`run`], not yet run: for `assert_run!`.
+fn command(dir: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut command = monform();
+    command.arg("--dir").arg(dir).args(args);
+    command
 }
 
 #[test]
@@ -63,17 +70,11 @@ fn the_example_policies_pass_their_tests() {
         "package monform.owner_tag\n\ntest_wrong if {\n\tcount(deny) == 5 with input as {\"resources\": []}\n}\n",
     )
     .unwrap();
-    let output = run(dir.path(), &["policy", "test"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stdout(&output).contains("policies/extra_test.rego:3:1: monform.owner_tag.test_wrong: FAIL"),
-        "{}",
-        stdout(&output)
-    );
-    let github = stdout(&run(dir.path(), &["policy", "test", "--format", "github"]));
-    assert!(
-        github.starts_with("::error file=policies/extra_test.rego,line=3,"),
-        "{github}"
+    // Exit 1, the failing test at policies/extra_test.rego:3:1.
+    assert_run!("policy_test_fails", command(dir.path(), &["policy", "test"]));
+    assert_run!(
+        "policy_test_fails_github",
+        command(dir.path(), &["policy", "test", "--format", "github"])
     );
 }
 
@@ -111,14 +112,9 @@ fn findings_are_at_their_file_and_line_in_every_format() {
         );
     }
 
-    let github = stdout(&run(dir.path(), &["validate", "--format", "github"]));
-    assert!(
-        github.contains("::error file=monitors.yaml,line=5,col=5,title=monform.frequency_by_tag.deny::checks.home is tagged critical"),
-        "{github}"
-    );
-    assert!(
-        github.contains("::warning file=monitors.yaml,line=2,col=3,title=monform.unrouted_checks.warn::"),
-        "{github}"
+    assert_run!(
+        "validate_github",
+        command(dir.path(), &["validate", "--format", "github"])
     );
 
     let sarif = run(dir.path(), &["validate", "--format", "sarif"]);
@@ -155,11 +151,8 @@ fn a_broken_policy_is_a_diagnostic_at_its_line() {
         "package monform.broken\n\ndeny contains msg if {\n\tmsg := \n}\n",
     )
     .unwrap();
-    let output = run(dir.path(), &["validate"]);
-    assert_eq!(output.status.code(), Some(1));
-    let text = stderr(&output);
-    assert!(text.contains("policies/broken.rego:"), "{text}");
-    assert!(!text.contains("panicked"), "{text}");
+    // Exit 1, a diagnostic at policies/broken.rego (no panic).
+    assert_run!("broken_policy", command(dir.path(), &["validate"]));
     let json: serde_json::Value =
         serde_json::from_slice(&run(dir.path(), &["validate", "--format", "json"]).stdout).unwrap();
     let broken = json["diagnostics"]
@@ -189,18 +182,8 @@ alertChannels:
 fn apply_refuses_on_a_deny_and_writes_nothing_unless_overridden() {
     let emulator = Emulator::start();
     let dir = project(ALMOST);
-    let output = emulator
-        .monform(dir.path())
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let text = stderr(&output);
-    assert!(
-        text.contains("refusing to apply: the project's policies deny the plan"),
-        "{text}"
-    );
-    assert!(text.contains("monform.owner_tag.deny"), "{text}");
+    let mut apply = emulator.monform(dir.path());
+    assert_run!("apply_denied", apply.args(["apply", "--auto-approve"]));
     assert!(
         !dir.path().join(".monform/state.json").exists(),
         "the state was written"
@@ -213,18 +196,8 @@ fn apply_refuses_on_a_deny_and_writes_nothing_unless_overridden() {
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
     assert_eq!(plan["summary"]["create"], 2, "nothing was created: {plan}");
     assert_eq!(plan["policy"]["blocks"], true);
-    let github = emulator
-        .monform(dir.path())
-        .args(["plan", "--format", "github"])
-        .output()
-        .unwrap();
-    assert_eq!(github.status.code(), Some(1));
-    assert!(
-        stdout(&github)
-            .contains("::error file=monitors.yaml,line=2,col=3,title=monform.owner_tag.deny::checks.home has no owner"),
-        "{}",
-        stdout(&github)
-    );
+    let mut github = emulator.monform(dir.path());
+    assert_run!("plan_denied_github", github.args(["plan", "--format", "github"]));
 
     // Overridden: recorded in the plan's JSON and Markdown, and applied.
     let overridden = ["--policy-override", "monform.owner_tag"];
@@ -238,17 +211,9 @@ fn apply_refuses_on_a_deny_and_writes_nothing_unless_overridden() {
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
     assert_eq!(plan["policy"]["overrides"], serde_json::json!(["monform.owner_tag"]));
     assert_eq!(plan["policy"]["blocks"], false);
-    let markdown = emulator
-        .monform(dir.path())
-        .args(["plan", "--format", "markdown"])
-        .args(overridden)
-        .output()
-        .unwrap();
-    assert!(
-        stdout(&markdown).contains("- **overridden for this run:** `monform.owner_tag`"),
-        "{}",
-        stdout(&markdown)
-    );
+    let mut markdown = emulator.monform(dir.path());
+    markdown.args(["plan", "--format", "markdown"]).args(overridden);
+    assert_run!("plan_overridden_markdown", markdown);
     let output = emulator
         .monform(dir.path())
         .args(["apply", "--auto-approve"])
@@ -281,17 +246,8 @@ fn deleting_an_slo_check_needs_an_override() {
     let text = std::fs::read_to_string(dir.path().join("monitors.yaml")).unwrap();
     // `home` is no longer in the files: the plan deletes it.
     assert!(!text.contains("\n  home:"), "{text}");
-    let output = emulator
-        .monform(dir.path())
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("checks.home: checks.home is tagged slo"),
-        "{}",
-        stderr(&output)
-    );
+    let mut apply = emulator.monform(dir.path());
+    assert_run!("slo_delete_denied", apply.args(["apply", "--auto-approve"]));
     let output = emulator
         .monform(dir.path())
         .args(["apply", "--auto-approve", "--policy-override", "monform.slo_deletes"])
