@@ -348,13 +348,9 @@ fn a_second_apply_fails_fast_naming_the_first() {
         started.elapsed() < Duration::from_secs(5),
         "the second apply failed fast"
     );
-    assert_eq!(second.status.code(), Some(1));
-    let message = stderr(&second);
-    assert!(
-        message.contains("another monform is applying this project"),
-        "{message}"
-    );
-    assert!(message.contains(&format!("pid {}", first.id())), "{message}");
+    // Refused, naming the first apply (its pid; the host and time vary).
+    let refused = steady_holder(&transcript(&second), first.id());
+    insta::assert_snapshot!("lock_held", refused);
     assert!(first.wait().unwrap().success());
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(project.path().join(".monform/state.json")).unwrap()).unwrap();
@@ -422,23 +418,10 @@ fn a_failure_stops_its_dependents_not_its_siblings() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
+    // The progress lines come in the order the work finished: the summary
+    // after them does not.
     let text = stderr(&output);
-    assert!(
-        text.contains("Apply incomplete: 2 done, 1 failed, 1 skipped."),
-        "{text}"
-    );
-    assert!(
-        text.contains("failed:  groups.broken: POST /v2/check-groups failed: 400 Bad Request"),
-        "{text}"
-    );
-    assert!(
-        text.contains("privateLocations[0]: private location no-such-slug does not exist"),
-        "{text}"
-    );
-    assert!(
-        text.contains("skipped: checks.in-broken: groups.broken failed"),
-        "{text}"
-    );
+    insta::assert_snapshot!("partial_summary", tail_from(&text, "Apply incomplete"));
     assert_eq!(count_checks(&emulator), (1, 1));
 }
 
@@ -509,7 +492,7 @@ fn the_project_is_found_from_a_subfolder_and_yes_can_be_piped() {
 
     let piped = from_subfolder().arg("apply").write_stdin("yes\n").output().unwrap();
     assert_ok(&piped);
-    assert!(stderr(&piped).contains("Apply complete:"), "{}", stderr(&piped));
+    insta::assert_snapshot!("piped_summary", tail_from(&stderr(&piped), "Apply complete"));
     assert!(
         project.path().join(".monform/state.json").exists(),
         "the state is the project's"
