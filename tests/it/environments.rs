@@ -59,8 +59,7 @@ fn staging_and_production_stay_apart_in_one_account() {
     assert!(dir.join(".monform/state.production.json").is_file());
     assert!(!dir.join(".monform/state.json").exists());
     for environment in ["staging", "production"] {
-        let plan = plan(&emulator, dir, environment);
-        assert!(plan.contains("No changes."), "{environment}:\n{plan}");
+        assert_clean(&emulator, dir, environment);
     }
     let owners = check_owners(&emulator);
     // 12 API + 1 home + 1 seed in staging; 12 API + 3 home + 3 e2e in production.
@@ -91,8 +90,7 @@ fn staging_and_production_stay_apart_in_one_account() {
         "{owners:?}"
     );
     assert_eq!(owners.len(), 18);
-    let production = plan(&emulator, dir, "production");
-    assert!(production.contains("No changes."), "{production}");
+    assert_clean(&emulator, dir, "production");
 }
 
 #[test]
@@ -139,7 +137,7 @@ fn removing_one_item_deletes_exactly_that_object() {
     assert_run!("removed_item_plan", production_plan(&emulator, dir, &[]));
     run(&emulator, dir, &["--env", "production", "apply", "--auto-approve"]);
     assert_eq!(check_owners(&emulator).len(), 17);
-    assert!(plan_is_clean(&emulator, dir, "production"));
+    assert_clean(&emulator, dir, "production");
 }
 
 #[test]
@@ -156,11 +154,12 @@ fn a_changed_var_updates_exactly_the_objects_that_use_it() {
     // (BASE_URL) are updated, nothing else.
     assert_run!("changed_var_plan", production_plan(&emulator, dir, &[]));
     run(&emulator, dir, &["--env", "production", "apply", "--auto-approve"]);
-    assert!(plan_is_clean(&emulator, dir, "production"));
+    assert_clean(&emulator, dir, "production");
 }
 
-fn plan_is_clean(emulator: &Emulator, dir: &Path, environment: &str) -> bool {
-    plan(emulator, dir, environment).contains("No changes.")
+/// The environment's plan is "No changes." (one snapshot per environment).
+fn assert_clean(emulator: &Emulator, dir: &Path, environment: &str) {
+    insta::assert_snapshot!(format!("clean_{environment}"), plan(emulator, dir, environment));
 }
 
 #[test]
@@ -234,18 +233,14 @@ fn each_environment_has_its_own_postgres_state() {
         postgres(&["--env", environment, "apply", "--auto-approve"]);
     }
     assert!(!dir.join(".monform/state.staging.json").exists());
-    let staging = postgres(&["--env", "staging", "state", "list"]);
-    let production = postgres(&["--env", "production", "state", "list"]);
-    assert!(
-        staging.contains("checks.seed-data") && !staging.contains("checks.e2e[login]"),
-        "{staging}"
-    );
-    assert!(
-        production.contains("checks.e2e[login]") && !production.contains("checks.seed-data"),
-        "{production}"
-    );
+    // Each environment's own addresses (the remote ids after them vary).
     for environment in ["staging", "production"] {
-        assert!(postgres(&["--env", environment, "plan"]).contains("No changes."));
+        let listed = postgres(&["--env", environment, "state", "list"]);
+        let addresses: Vec<&str> = listed.lines().filter_map(|l| l.split_whitespace().next()).collect();
+        insta::assert_snapshot!(format!("postgres_{environment}_addresses"), addresses.join("\n"));
+        // The project's name is unique to this run.
+        let plan = postgres(&["--env", environment, "plan"]).replace(&name, "[project]");
+        insta::assert_snapshot!(format!("postgres_clean_{environment}"), plan);
     }
 }
 
