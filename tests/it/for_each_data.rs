@@ -98,13 +98,7 @@ vars = { endpoints = { users = { path = "/v2/users" }, billing = { path = "/bill
         "monform.toml",
         "[project]\nname = \"per-env\"\n\n[vars]\nendpoints = \"users\"\n",
     );
-    let output = monform().arg("--dir").arg(dir).arg("validate").output().unwrap();
-    assert!(!output.status.success());
-    let text = stderr(&output);
-    assert!(
-        text.contains("checks.api.forEach: expected a map or a list of strings, found a string"),
-        "{text}"
-    );
+    assert_run!("not_a_list_or_map", monform().arg("--dir").arg(dir).arg("validate"));
 }
 
 #[test]
@@ -193,11 +187,8 @@ fn for_each_reads_data_files_which_are_not_resource_files() {
         "monitors/checks.yaml",
         "checks:\n  api:\n    forEach: { file: ../../outside.csv }\n    checkType: URL\n    name: API ${each.key}\n    request: { url: \"https://shop.example.com/\" }\n",
     );
-    let output = monform().arg("--dir").arg(dir).arg("validate").output().unwrap();
-    assert!(!output.status.success());
-    let text = stderr(&output);
-    assert!(
-        text.contains("checks.api.forEach.file: `../../outside.csv` is outside the project"),
-        "{text}"
+    assert_run!(
+        "file_outside_the_project",
+        monform().arg("--dir").arg(dir).arg("validate")
     );
 }

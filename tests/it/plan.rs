@@ -133,7 +133,6 @@ fn changes_made_through_the_api_are_drift() {
     let (code, human, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("drift_human", human);
-    assert!(human.contains("changed outside monform (drift)"));
 }
 
 /// A UI edit and a file edit of the same check: each field says which it is.
@@ -218,8 +217,8 @@ fn secret_values_are_never_printed() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
+    // What the plan shows (`(sensitive value changed)`) is snapshotted below.
     let human = stdout(&output);
-    assert!(human.contains("value = (sensitive value changed)"), "{human}");
     for format in ["json", "markdown"] {
         let output = emulator
             .monform(dir)
