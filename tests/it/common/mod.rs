@@ -76,6 +76,9 @@ pub trait Monform {
     /// Starts `monform ARGS` in the background and SIGKILLs it after
     /// `min_ms` plus a random part of `spread_ms`.
     fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64);
+    /// `monform apply --auto-approve` on `project`, which must succeed: the
+    /// set-up most tests against the service start with.
+    fn applied(&self, project: &Path) -> std::process::Output;
 }
 
 impl Monform for Emulator {
@@ -107,6 +110,60 @@ impl Monform for Emulator {
     fn kill_randomly(&self, project: &Path, args: &[&str], random: &mut Lcg, min_ms: u64, spread_ms: u64) {
         monform_testkit::kill_randomly(&mut self.background(project, args), random, min_ms, spread_ms);
     }
+
+    fn applied(&self, project: &Path) -> std::process::Output {
+        let output = self
+            .monform(project)
+            .args(["apply", "--auto-approve"])
+            .output()
+            .expect("monform runs");
+        assert!(
+            output.status.success(),
+            "apply failed:\n{}\n{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        output
+    }
+}
+
+/// The account's check named `name` (as the service shows it).
+pub fn check_named(emulator: &Emulator, name: &str) -> serde_json::Value {
+    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
+    checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no check {name}"))
+}
+
+/// `git ARGS` in `dir`, which must succeed; its standard output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `dir` made a git repository on `main` whose one commit holds every file
+/// but what `ignored` (a .gitignore) leaves out, committed by `who`.
+pub fn git_repository(dir: &Path, who: (&str, &str), ignored: &str) {
+    git(dir, &["init", "--quiet", "--initial-branch", "main"]);
+    git(dir, &["config", "user.name", who.0]);
+    git(dir, &["config", "user.email", who.1]);
+    std::fs::write(dir.join(".gitignore"), ignored).expect("write .gitignore");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "start"]);
 }
 
 /// A copy of `tests/fixtures/<name>` in a fresh temporary folder.
