@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::{Emulator, Monform, assert_run, stderr, stdout};
+use crate::common::check_named as check;
+
+use crate::common::{Emulator, Monform, assert_run, git_repository, stderr, stdout};
 
 const PROJECT: &str = r#"[project]
 name = "codify"
@@ -82,16 +84,6 @@ fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The check named `name` in the service.
-fn check(emulator: &Emulator, name: &str) -> Value {
-    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
-    checks
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no check {name}"))
-}
 
 /// Changes the check named `name` in the service, as the web UI would.
 fn edit_check(emulator: &Emulator, name: &str, change: impl FnOnce(&Value) -> Value) {
@@ -148,8 +140,7 @@ fn codify_writes_each_drifted_value_where_it_comes_from() {
     let emulator = Emulator::start();
     let project = project();
     let dir = project.path();
-    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     let clean = run(&emulator, dir, &["codify", "--check"]);
     assert_eq!(clean.status.code(), Some(0), "{}{}", stdout(&clean), stderr(&clean));
     drift(&emulator);
@@ -223,8 +214,7 @@ fn target_exclude_and_edit_vars() {
     let emulator = Emulator::start();
     let project = project();
     let dir = project.path();
-    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     drift(&emulator);
     // Exit 2, a diff of infra.toml alone (not checks.yaml).
     let mut only = emulator.monform(dir);
@@ -269,28 +259,9 @@ fn branch_makes_one_commit_listing_addresses_and_fields() {
     let emulator = Emulator::start();
     let project = project();
     let dir = project.path();
-    let git = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    git(&["init", "--quiet", "--initial-branch", "main"]);
-    git(&["config", "user.name", "Test"]);
-    git(&["config", "user.email", "test@example.com"]);
-    std::fs::write(dir.join(".gitignore"), ".monform/\n").unwrap();
-    git(&["add", "."]);
-    git(&["commit", "--quiet", "-m", "start"]);
-    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    git_repository(dir, ("Test", "test@example.com"), ".monform/\n");
+    let git = |args: &[&str]| crate::common::git(dir, args);
+    emulator.applied(dir);
     drift(&emulator);
     let branched = run(
         &emulator,
@@ -407,8 +378,7 @@ fn include_unmanaged_writes_new_files_with_import_entries() {
     let emulator = Emulator::start();
     let project = project();
     let dir = project.path();
-    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     emulator.call(
         "POST",
         "/v1/checks/api?autoAssignAlerts=false",
@@ -454,28 +424,9 @@ fn reconcile_codify_policy_commits_drift_on_a_branch() {
     .unwrap();
     let checks = "checks:\n  web:\n    checkType: API\n    name: Web   # shown on the page\n    frequency: 5\n    locations: [eu-west-1]\n    request: { method: GET, url: https://example.com/ }\n";
     std::fs::write(root.join("checks.yaml"), checks).unwrap();
-    let git = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    git(&["init", "--quiet", "--initial-branch", "main"]);
-    git(&["config", "user.name", "Reconciler"]);
-    git(&["config", "user.email", "rec@example.com"]);
-    std::fs::write(root.join(".gitignore"), ".monform/\nevents.jsonl\n").unwrap();
-    git(&["add", "."]);
-    git(&["commit", "--quiet", "-m", "start"]);
-    let applied = run(&emulator, root, &["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    git_repository(root, ("Reconciler", "rec@example.com"), ".monform/\nevents.jsonl\n");
+    let git = |args: &[&str]| crate::common::git(root, args);
+    emulator.applied(root);
     edit_check(&emulator, "Web", |_| json!({"frequency": 15}));
 
     let events = root.join("events.jsonl");

@@ -79,12 +79,7 @@ fn rename_edits_every_file_and_plans_a_move() {
     use crate::common::lsp::{apply_edit, position_of};
     let emulator = crate::common::Emulator::start();
     let dir = project();
-    let applied = emulator
-        .monform(dir.path())
-        .args(["apply", "--auto-approve"])
-        .output()
-        .expect("apply runs");
-    assert!(applied.status.success(), "{}", crate::common::stderr(&applied));
+    emulator.applied(dir.path());
 
     let mut client = Client::start(&[]);
     let checks = client.open(&dir.path().join("monitors/checks.yaml"));
@@ -156,12 +151,7 @@ fn moved_and_ignore_drift_actions_come_from_the_plan() {
     use crate::common::lsp::{apply_edit, position_of};
     let emulator = crate::common::Emulator::start();
     let dir = project();
-    let applied = emulator
-        .monform(dir.path())
-        .args(["apply", "--auto-approve"])
-        .output()
-        .expect("apply runs");
-    assert!(applied.status.success(), "{}", crate::common::stderr(&applied));
+    emulator.applied(dir.path());
     let listed = emulator.call("GET", "/v1/checks?limit=100", None);
     let id = listed[0]["id"].as_str().expect("an id").to_owned();
     emulator.call(

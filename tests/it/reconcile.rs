@@ -10,6 +10,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::check_named as check;
 use common::receiver::Receiver;
 use common::*;
 use serde_json::{Value, json};
@@ -49,17 +50,6 @@ const CHECKS: &str = r#"checks:
     request: { url: "https://example.com/status" }
     lifecycle: { ignoreChanges: [frequency] }
 "#;
-
-fn check(emulator: &Emulator, name: &str) -> Value {
-    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
-    checks
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no check {name}"))
-}
 
 fn ui_edit(emulator: &Emulator, name: &str, body: Value) {
     let id = check(emulator, name)["id"].as_str().unwrap().to_owned();
@@ -106,12 +96,7 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
     let receiver = Receiver::start();
     let project = project("1s", "", &receiver.url, CHECKS);
     let dir = project.path();
-    let applied = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
 
     let events = dir.join("events.jsonl");
     let port = free_port();
@@ -210,12 +195,7 @@ fn once_exits_as_plan_detailed_exitcode_and_a_broken_file_changes_nothing() {
     let receiver = Receiver::start();
     let project = project("1m", "", &receiver.url, CHECKS);
     let dir = project.path();
-    let applied = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     let once = |dir: &Path| emulator.monform(dir).args(["reconcile", "--once"]).output().unwrap();
 
     let output = once(dir);
@@ -250,12 +230,7 @@ fn the_mass_delete_threshold_stops_a_reconcile_whose_files_lost_most_resources()
     }
     let project = project("1m", "apply-changes = true\n", &receiver.url, &checks);
     let dir = project.path();
-    let applied = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     let text = std::fs::read_to_string(dir.join("monitors.yaml")).unwrap();
     std::fs::write(
         dir.join("monitors.yaml"),

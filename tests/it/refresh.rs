@@ -30,23 +30,24 @@ checks:
     request: { hostname: d.example.com }
 ";
 
-/// Four checks and a group, applied.
-fn applied() -> (Emulator, tempfile::TempDir) {
-    let emulator = Emulator::start();
+/// A project `refresh` in eu-west-1 by default (no files of resources yet).
+fn project() -> tempfile::TempDir {
     let project = tempfile::tempdir().unwrap();
-    let dir = project.path();
     std::fs::write(
-        dir.join("monform.toml"),
+        project.path().join("monform.toml"),
         "[project]\nname = \"refresh\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n\n[lint]\nunrouted-checks = \"off\"\n",
     )
     .unwrap();
+    project
+}
+
+/// Four checks and a group, applied.
+fn applied() -> (Emulator, tempfile::TempDir) {
+    let emulator = Emulator::start();
+    let project = project();
+    let dir = project.path();
     std::fs::write(dir.join("checks.yaml"), FILES).unwrap();
-    let output = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    emulator.applied(dir);
     (emulator, project)
 }
 
@@ -287,13 +288,8 @@ fn the_parse_cache_survives_a_corrupt_or_foreign_entry() {
 #[test]
 fn apply_changed_reads_back_only_what_it_changed() {
     let emulator = Emulator::start();
-    let project = tempfile::tempdir().unwrap();
+    let project = project();
     let dir = project.path();
-    std::fs::write(
-        dir.join("monform.toml"),
-        "[project]\nname = \"refresh\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n\n[lint]\nunrouted-checks = \"off\"\n",
-    )
-    .unwrap();
     let mut checks = String::from("checks:\n");
     for i in 0..250 {
         checks.push_str(&format!(
@@ -301,12 +297,7 @@ fn apply_changed_reads_back_only_what_it_changed() {
         ));
     }
     std::fs::write(dir.join("checks.yaml"), checks).unwrap();
-    let output = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    emulator.applied(dir);
     edit(dir, "checks.yaml", "name: C7\n", "name: Seven\n");
     edit(dir, "checks.yaml", "name: C200\n", "name: Two hundred\n");
 

@@ -113,12 +113,7 @@ fn sigterm_during_an_apply_finishes_the_changes_in_flight_and_exits_0() {
     // The state knows exactly those: the next apply creates only the rest
     // (of the 40 checks and the alert channel).
     let applied_before = of(&events(&events_file), "applied").len();
-    let applied = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    let applied = emulator.applied(dir);
     assert!(
         stdout(&applied).contains(&format!("Plan: {} to create,", 41 - applied_before)),
         "{applied_before} created before: {}",
@@ -218,12 +213,7 @@ fn exclude_leaves_the_excluded_resources_drift_alone() {
     let receiver = Receiver::start();
     let project = project("1m", "", &receiver.url, CHECKS);
     let dir = project.path();
-    let applied = emulator
-        .monform(dir)
-        .args(["apply", "--auto-approve"])
-        .output()
-        .unwrap();
-    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.applied(dir);
     ui_edit(&emulator, "API", json!({"frequency": 15}));
     ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
 
