@@ -138,3 +138,123 @@ fn symbolic_links_are_followed_inside_the_project_only() {
     assert_no_secret(&output);
     insta::assert_snapshot!(stderr(&output));
 }
+
+/// Issue 25 item 1: a value read from `${env:}` is `(sensitive)` in every
+/// plan format, also through `[vars]`, unless `[project] public-env` lists
+/// the variable: then it shows as it is.
+#[test]
+fn environment_values_show_only_when_public_env_lists_them() {
+    const PUBLIC: &str = "zq-public-region";
+    const HIDDEN: [&str; 2] = ["zq-owner-hidden", "zq-token-hidden"];
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("monform.toml"),
+        "[project]\nname = \"public-env\"\npublic-env = [\"MF_REGION\"]\n\n[vars]\nshown = \"${env:MF_REGION}\"\nhidden = \"${env:MF_TOKEN}\"\n",
+    );
+    write(
+        &dir.path().join("monitors.yaml"),
+        r#"checks:
+  api:
+    checkType: API
+    name: "API in ${env:MF_REGION}"
+    description: "owner ${env:MF_OWNER}"
+    locations: [eu-west-1]
+    tags: ["${var:shown}", "${var:hidden}"]
+    request: { method: GET, url: "https://example.com/${env:MF_REGION}" }
+"#,
+    );
+    let plan = |format: &str| {
+        let output = monform()
+            .args([
+                "plan",
+                "--refresh",
+                "none",
+                "--color",
+                "never",
+                "--format",
+                format,
+                "--dir",
+            ])
+            .arg(dir.path())
+            .env("MF_REGION", PUBLIC)
+            .env("MF_OWNER", HIDDEN[0])
+            .env("MF_TOKEN", HIDDEN[1])
+            .env_remove("MONFORM_ENV")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let all = format!("{}{}", stdout(&output), stderr(&output));
+        for hidden in HIDDEN {
+            assert!(!all.contains(hidden), "{format}: {hidden} shown:\n{all}");
+        }
+        stdout(&output)
+    };
+    let json: serde_json::Value = serde_json::from_str(&plan("json")).unwrap();
+    let fields = json["changes"][0]["fields"].as_array().unwrap();
+    let field = |path: &str| {
+        fields
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("no {path} in {fields:?}"))
+    };
+    assert_eq!(field("name")["after"], "API in zq-public-region");
+    assert_eq!(field("name")["sensitive"], false);
+    assert_eq!(field("request.url")["after"], "https://example.com/zq-public-region");
+    // A whole field masked is `null` and `sensitive` in JSON.
+    assert_eq!(field("description")["after"], serde_json::Value::Null);
+    assert_eq!(field("description")["sensitive"], true);
+    assert_eq!(field("tags")["after"], serde_json::json!([PUBLIC, "(sensitive)"]));
+    let human = plan("human");
+    assert!(
+        human.contains(r#"name                    = "API in zq-public-region""#),
+        "{human}"
+    );
+    assert!(human.contains("description             = (sensitive)"), "{human}");
+    let markdown = plan("markdown");
+    assert!(markdown.contains(PUBLIC), "{markdown}");
+    assert!(markdown.contains("(sensitive)"), "{markdown}");
+
+    // Without public-env the same value is sensitive: public-env is what shows it.
+    write(
+        &dir.path().join("monform.toml"),
+        "[project]\nname = \"public-env\"\n\n[vars]\nshown = \"${env:MF_REGION}\"\nhidden = \"${env:MF_TOKEN}\"\n",
+    );
+    let json = plan("json");
+    assert!(!json.contains(PUBLIC), "{json}");
+}
+
+/// Issue 25 item 6: a diagnostic past column 65,535 of a one-line file of
+/// more than 100 KB renders (miette panicked there) a window of the line,
+/// with its true column, not the 100 KB.
+#[test]
+fn a_diagnostic_on_a_100_kb_line_shows_a_window_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("monform.toml"), "[project]\nname = \"long\"\n");
+    let snippets: Vec<String> = (0..1_700)
+        .map(|i| format!("s{i}: {{name: \"Snippet number {i} with a fairly long name\", script: x}}"))
+        .collect();
+    let text = format!(
+        "{{snippets: {{{}, last: {{name: L, script: x, colour: red}}}}}}\n",
+        snippets.join(", ")
+    );
+    assert!(text.len() > 100_000);
+    write(&dir.path().join("long.yaml"), &text);
+    let column = text.find("colour").unwrap() + 1;
+    assert!(column > 65_535);
+    let output = validate(dir.path());
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.len() < 2_000, "{} bytes printed", stderr.len());
+    assert!(
+        stderr.contains("snippets.last.colour: unknown field `colour`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("long.yaml:1:{column}")), "{stderr}");
+    assert!(
+        stderr.contains(
+            "…et number 1699 with a fairly long name\", script: x}, last: {name: L, script: x, colour: red}}}"
+        ),
+        "{stderr}"
+    );
+}
