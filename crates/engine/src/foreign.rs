@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use monform_api::Remote;
-use monform_model::facts::{Step, facts};
+use monform_model::facts::reference_target;
 use monform_model::{Address, FieldPath, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,21 +40,6 @@ pub enum Whose {
 
 /// `(kind, remote id)` of each such object to what it is.
 pub type ForeignObjects = BTreeMap<(Kind, String), Foreign>;
-
-/// The kind a list field of `kind` references, when it is a list of references.
-pub fn reference_target(kind: Kind, path: &str) -> Option<Kind> {
-    let path = FieldPath::parse(path);
-    facts(kind, &Value::Null)
-        .refs
-        .iter()
-        .filter(|r| r.many)
-        .find(|r| {
-            let mut pattern = r.parent.clone();
-            pattern.push(Step::Key(r.name.clone()));
-            monform_model::facts::matches(&pattern, &path)
-        })
-        .map(|r| r.target)
-}
 
 /// Every item of the changes' lists of references that names no address of
 /// the plan but an object in the account: only those items, so a plan of

@@ -43,7 +43,7 @@ pub use actual::Actual;
 pub use budget::{RunBudget, Runs, masked_effective_check};
 pub use discards::{Discard, Discarded, RANGE as DISCARD_RANGE};
 pub use execute::{ApplyError, ApplyOptions, Event, Report};
-pub use foreign::{Foreign, ForeignObjects, Whose, reference_target};
+pub use foreign::{Foreign, ForeignObjects, Whose};
 pub use lock::{Holder, LockError};
 pub use normal::NormalForm;
 pub use plan::{Action, Change, Excluded, ExcludedBy, FieldChange, Plan, Reason, Refreshed, Summary};

@@ -258,6 +258,22 @@ pub fn matches(pattern: &Pattern, path: &FieldPath) -> bool {
             })
 }
 
+/// The kind a list field of `kind` references, when it is a list of
+/// references (`alertChannels` of a check: alert channels).
+pub fn reference_target(kind: Kind, path: &str) -> Option<Kind> {
+    let path = FieldPath::parse(path);
+    facts(kind, &Value::Null)
+        .refs
+        .iter()
+        .filter(|r| r.many)
+        .find(|r| {
+            let mut pattern = r.parent.clone();
+            pattern.push(Step::Key(r.name.clone()));
+            matches(&pattern, &path)
+        })
+        .map(|r| r.target)
+}
+
 /// The natural key of an object (file or API form) of a kind identified by
 /// one: the kind's variant tag, if any, and the key fields' values.
 pub fn natural_key(kind: Kind, value: &Value) -> Option<String> {

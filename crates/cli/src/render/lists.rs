@@ -118,7 +118,7 @@ pub fn changed_fields(before: &Value, after: &Value) -> (Vec<(char, String)>, us
     (out, same)
 }
 
-pub use monform_engine::reference_target;
+pub use monform_model::facts::reference_target;
 
 /// A note for an item of a list of references that names no object of the
 /// project: the account's list holds a remote id monform cannot name by a
