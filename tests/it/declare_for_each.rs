@@ -123,3 +123,71 @@ fn an_entry_that_moves_nothing_onto_an_address_without_state_is_warned_about_wit
         command(&emulator, dir, &["plan", "--detailed-exitcode"])
     );
 }
+
+/// Issue 27 item 6: the apply's summary counts what a pull request of
+/// refactorings did: the moves of a renamed `forEach` (which make no API
+/// call), an import, a delete and a forget; it said "3 done" for these
+/// six, leaving every move out.
+#[test]
+fn the_apply_summary_counts_moves_imports_deletes_and_forgets() {
+    let emulator = Emulator::start();
+    let project = copy_fixture("plan-project");
+    let dir = project.path();
+    std::fs::write(dir.join("api.yaml"), api_yaml("api", "")).unwrap();
+    assert_ok(&run(&emulator, dir, &["apply", "--auto-approve"]));
+
+    // A check made by hand, to import.
+    let made = emulator.call(
+        "POST",
+        "/v1/checks/icmp?autoAssignAlerts=false",
+        Some(serde_json::json!({
+            "name": "Legacy", "request": {"hostname": "legacy.example.org"}, "heartbeat": {}, "script": ""
+        })),
+    );
+    let legacy = made["id"]
+        .as_str()
+        .map_or_else(|| made["id"].to_string(), str::to_owned);
+    std::fs::write(
+        dir.join("api.yaml"),
+        api_yaml(
+            "backend-api",
+            &format!(
+                "  legacy:\n    checkType: ICMP\n    name: Legacy\n    request: {{ hostname: legacy.example.org }}\n\
+                 moved:\n  - {{ from: checks.api, to: checks.backend-api }}\n\
+                 import:\n  - {{ to: checks.legacy, id: \"{legacy}\" }}\n\
+                 removed:\n  - {{ from: variables.API_TOKEN, destroy: false }}\n"
+            ),
+        ),
+    )
+    .unwrap();
+    // The staging group leaves the files (a delete), the variable is forgotten.
+    edit(dir, "monitors.yaml", "  staging: { name: Staging }\n", "");
+    edit(
+        dir,
+        "monitors.yaml",
+        "variables:\n  API_TOKEN: { value: \"${env:SHOP_API_TOKEN}\", secret: true }\n",
+        "",
+    );
+    let plan = run(&emulator, dir, &["plan"]);
+    assert_ok(&plan);
+    assert!(
+        stdout(&plan)
+            .contains("Plan: 0 to create, 0 to update, 1 to delete, 0 to replace, 1 to import, 3 moved, 1 to forget."),
+        "{}",
+        stdout(&plan)
+    );
+
+    let applied = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert_ok(&applied);
+    let text = stderr(&applied);
+    assert!(text.contains("Apply complete: 6 done, 0 failed, 0 skipped."), "{text}");
+    // What was done is said as the files name it.
+    for line in [
+        "checks.legacy: imported",
+        "groups.staging: deleted",
+        "variables.API_TOKEN: forgotten",
+        "checks.backend-api[users]: ownership tag moved (was checks.api[users])",
+    ] {
+        assert!(text.contains(line), "no `{line}`:\n{text}");
+    }
+}

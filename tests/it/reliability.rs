@@ -332,3 +332,205 @@ fn an_apply_whose_service_goes_away_stops_and_resumes_later() {
         .unwrap();
     assert_eq!(replan.status.code(), Some(0), "{}", stdout(&replan));
 }
+
+/// A load balancer in front of the service: it forwards connections until
+/// the service behind it goes down, then answers every request 503, so
+/// each request is answered (the client's breaker stays closed) and
+/// retried with growing pauses.
+struct Gateway {
+    url: String,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Gateway {
+    fn start(upstream: &str) -> Gateway {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let upstream = upstream.trim_start_matches("http://").to_owned();
+        let gateway = Gateway {
+            url,
+            down: Default::default(),
+            open: Default::default(),
+        };
+        let (down, open) = (gateway.down.clone(), gateway.open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if down.load(Ordering::SeqCst) {
+                    std::thread::spawn(move || unavailable(client));
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) else {
+                    continue;
+                };
+                open.lock().unwrap().extend([c, s]);
+                if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
+                    pipe(c, s);
+                }
+                pipe(server, client);
+            }
+        });
+        gateway
+    }
+
+    /// The service behind goes away: open connections are cut, new ones 503.
+    fn go_down(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+/// Reads one request (head and body) and answers 503, closing the connection.
+fn unavailable(mut client: std::net::TcpStream) {
+    use std::io::{Read, Write};
+    let _ = client.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match client.read(&mut buffer) {
+            Ok(n) if n > 0 => request.extend_from_slice(&buffer[..n]),
+            _ => return,
+        }
+    };
+    let head = String::from_utf8_lossy(&request[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    while request.len() < head_end + length {
+        match client.read(&mut buffer) {
+            Ok(n) if n > 0 => request.extend_from_slice(&buffer[..n]),
+            _ => break,
+        }
+    }
+    let body = r#"{"statusCode":503,"error":"Service Unavailable","message":"no healthy upstream"}"#;
+    let _ = write!(
+        client,
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Issue 25 item 11: SIGINT while the service is down ends an apply within
+/// seconds. Behind a load balancer a down service answers 503, so nothing
+/// opens the breaker and each update is retried with pauses growing to
+/// seconds; the interrupt ends those pauses and sends no retry.
+#[test]
+fn sigint_while_the_service_is_down_exits_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (served, _) = serve(
+        &dir.path().join("emulator.db"),
+        &["--rate-limit", "off", "--latency-ms", "40"],
+    );
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("monform.toml"), "[project]\nname = \"down\"\n").unwrap();
+    let checks = |name: &str| {
+        let mut yaml = String::from("checks:\n");
+        for i in 0..60 {
+            yaml.push_str(&format!(
+                "  c{i}: {{ checkType: ICMP, name: {name} {i}, activated: false, request: {{ hostname: h{i}.example.com }} }}\n"
+            ));
+        }
+        std::fs::write(project.path().join("checks.yaml"), yaml).unwrap();
+    };
+    let apply = |url: &str| {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"));
+        command
+            .arg("--dir")
+            .arg(project.path())
+            .args(["--api-url", url, "--color", "never", "apply", "--auto-approve"])
+            .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+            .env("MONFORM_ACCOUNT_ID", &served.account);
+        command
+    };
+    checks("Check");
+    let created = apply(&served.url).output().unwrap();
+    assert!(created.status.success(), "{}", stderr(&created));
+
+    checks("Renamed");
+    let gateway = Gateway::start(&served.url);
+    let mut child = apply(&gateway.url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = child.stderr.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)).map_while(Result::ok) {
+            all.push_str(&line);
+            all.push('\n');
+            let _ = lines_tx.send(line);
+        }
+        all
+    });
+    let next = |what: &str| loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no line with {what}"));
+        if line.contains(what) {
+            break line;
+        }
+    };
+    for _ in 0..5 {
+        next(": updated");
+    }
+    gateway.go_down();
+    // The last retry's pause is 6.4 s or more: without the interrupt
+    // ending it, the apply could not exit sooner.
+    let announced = next("retry 6 of 6 in");
+    let interrupted = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-s", "INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = interrupted + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "apply still running 30 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = interrupted.elapsed();
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        took < Duration::from_secs(4),
+        "SIGINT took {took:?} after `{announced}`:\n{err}"
+    );
+    assert!(err.contains("answered with an error (PUT"), "{err}");
+    eprintln!("SIGINT during a {announced:?} pause: exited in {took:?}");
+
+    // Once the service is back, the same apply finishes the renames.
+    let resumed = apply(&served.url).output().unwrap();
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let replan = monform()
+        .arg("--dir")
+        .arg(project.path())
+        .args(["--api-url", &served.url, "plan", "--detailed-exitcode"])
+        .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+        .env("MONFORM_ACCOUNT_ID", &served.account)
+        .output()
+        .unwrap();
+    assert_eq!(replan.status.code(), Some(0), "{}", stdout(&replan));
+}

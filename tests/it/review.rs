@@ -127,10 +127,62 @@ fn lists_are_diffed_item_by_item_and_unknown_ids_are_named() {
     assert_eq!(assertions["items"][0]["change"], "changed", "{assertions:#}");
     assert_eq!(assertions["items"][1]["change"], "added", "{assertions:#}");
     let channels = fields.iter().find(|f| f["path"] == "alertChannels").unwrap();
+    // Which channel it is and whose (issue 27 item 8): made by hand, no project's.
     assert_eq!(
         channels["items"][0]["unknownId"],
-        json!({"kind": "alertChannels", "id": channel_id}),
+        json!({"kind": "alertChannels", "id": channel_id, "label": "EMAIL someone@example.com", "owner": "nobody"}),
         "{channels:#}"
+    );
+
+    // A saved plan names it as the plan did.
+    let saved = dir.join("lists.plan");
+    let live = ok(run(&emulator, dir, &["plan", "--out", saved.to_str().unwrap()]));
+    let shown = ok(monform()
+        .args(["--color", "never", "show"])
+        .arg(&saved)
+        .output()
+        .unwrap());
+    assert!(shown.contains("(EMAIL someone@example.com), of no project"), "{shown}");
+    let live: Vec<&str> = live.lines().filter(|l| !l.contains("Check runs a month")).collect();
+    assert_eq!(shown.trim_end(), live.join("\n").trim_end());
+}
+
+/// Issue 27 item 8, "whose": a channel another project manages, subscribed
+/// to one of this project's checks by hand, is named with that project.
+#[test]
+fn an_unknown_id_in_a_list_names_the_project_that_owns_it() {
+    let (emulator, project) = applied_fixture();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("monform.toml"), "[project]\nname = \"payments\"\n").unwrap();
+    std::fs::write(
+        other.path().join("channels.yaml"),
+        "alertChannels:\n  pager: { type: EMAIL, config: { address: pager@example.com } }\n",
+    )
+    .unwrap();
+    let applied = run(&emulator, other.path(), &["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let channels = emulator.call("GET", "/v1/alert-channels", None);
+    let pager = channels
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["config"]["address"] == "pager@example.com")
+        .map(|c| c["id"].clone())
+        .unwrap();
+    let check = check_id(&emulator, "Orders API");
+    emulator.call(
+        "PUT",
+        &format!("/v1/alert-channels/{pager}/subscriptions"),
+        Some(json!({"checkId": check, "activated": true})),
+    );
+    let human = stdout(&run(&emulator, project.path(), &["plan"]));
+    let note = human
+        .lines()
+        .find(|l| l.contains(&format!("remote id {pager} ")))
+        .unwrap_or_else(|| panic!("no note on the channel:\n{human}"));
+    assert!(
+        note.ends_with("of the account's alertChannels (EMAIL pager@example.com), of project `payments`: no object of this project has it"),
+        "{note}"
     );
 }
 

@@ -28,6 +28,7 @@ const MARKERS: &[&str] = &[
     "zq-marker-drift-12",
     "zq-marker-drift-13",
     "zq-marker-env-14",
+    "zq-marker-15",
 ];
 
 const PROJECT: &str = r#"
@@ -68,6 +69,7 @@ checks:
         - { key: Accept, value: application/json }
         - { key: Authorization, value: "Bearer zq-marker-8" }
         - { key: Cookie, value: "sid=zq-marker-9" }
+        - { key: X-Api-Token, value: "zq-marker-15" }
       basicAuth: { username: u, password: "zq-marker-10" }
     alertChannels: [hook]
   browser:
@@ -80,6 +82,30 @@ checks:
     environmentVariables:
       - { key: CHECK_SECRET, value: "zq-marker-11", secret: true }
 "#;
+
+/// The value a JSON plan shows for the header named `header` in the list
+/// at `path` of the resource created at `address`.
+fn header_value(plan: &serde_json::Value, address: &str, path: &str, header: &str) -> String {
+    let change = plan["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["address"] == address)
+        .unwrap_or_else(|| panic!("no change of {address}: {plan}"));
+    let list = change["fields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no {path} in {change}"));
+    let item = list["after"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["key"] == header)
+        .unwrap_or_else(|| panic!("no {header} in {list}"));
+    item["value"].as_str().unwrap_or_default().to_owned()
+}
 
 struct Walk {
     served: Served,
@@ -154,6 +180,25 @@ fn no_secret_reaches_any_output() {
         walk.run(&["plan", "--format", format], &[0]);
         walk.run(&["plan", "--format", format, "--effective"], &[0]);
     }
+    // Masked, not left out: each credential header is there, `(sensitive)`.
+    let plan: serde_json::Value =
+        serde_json::from_str(&walk.run(&["plan", "--format", "json"], &[0])).expect("JSON plan");
+    for (address, path, header) in [
+        ("checks.api", "request.headers", "Authorization"),
+        ("checks.api", "request.headers", "X-Api-Token"),
+        ("alertChannels.hook", "config.headers", "X-Api-Key"),
+        ("alertChannels.hook", "config.headers", "X-Tenant"),
+    ] {
+        assert_eq!(
+            header_value(&plan, address, path, header),
+            "(sensitive)",
+            "{address} {header}"
+        );
+    }
+    assert_eq!(
+        header_value(&plan, "checks.api", "request.headers", "Accept"),
+        "application/json"
+    );
     for format in ["sarif", "github"] {
         walk.run(&["validate", "--format", format], &[0]);
         walk.run(&["plan", "--format", format], &[0]);
@@ -161,6 +206,25 @@ fn no_secret_reaches_any_output() {
     let saved = walk.project.path().join("reviewed.plan");
     walk.run(&["plan", "--out", saved.to_str().expect("utf-8")], &[0]);
     walk.file(&saved);
+    // The saved plan keeps salted fingerprints of the secrets it would
+    // write, headers by name or by `secret: true` among them, so a secret
+    // changed after review makes it stale.
+    let saved_plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).expect("saved plan")).expect("JSON");
+    for (address, path) in [
+        ("checks.api", "request.headers[1].value"),
+        ("checks.api", "request.headers[3].value"),
+        ("alertChannels.hook", "config.headers[0].value"),
+        ("alertChannels.hook", "config.headers[1].value"),
+        ("variables.API_TOKEN", "value"),
+    ] {
+        let print = &saved_plan["secrets"][address][path];
+        assert!(
+            print.as_str().is_some_and(|p| !p.is_empty()),
+            "no fingerprint of {address} {path}: {}",
+            saved_plan["secrets"]
+        );
+    }
     walk.run(&["apply", "--auto-approve", saved.to_str().expect("utf-8")], &[0]);
     walk.run(&["plan", "--format", "json", "--detailed-exitcode"], &[0]);
 

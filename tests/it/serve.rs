@@ -421,3 +421,46 @@ fn a_ready_export_line_and_plain_logs_without_every_request() {
     );
     assert!(!rest.contains('\x1b'), "no colours in a pipe:\n{rest}");
 }
+
+/// Issue 25 item 7: the connection limits are flags `monform serve --help`
+/// explains with their defaults, and every flag of `serve` has its row in
+/// the README's table (`--fault-rate P`, `--fault-seed N` share one).
+#[test]
+fn help_and_readme_document_every_serve_flag_and_the_connection_limits() {
+    let output = monform().args(["serve", "--help"]).output().unwrap();
+    assert!(output.status.success());
+    let help = stdout(&output);
+    for (flag, default) in [
+        ("--header-read-timeout <SECS>", "[default: 10]"),
+        ("--body-timeout <SECS>", "[default: 30]"),
+        ("--idle-timeout <SECS>", "[default: 60]"),
+        ("--max-connections <N>", "[default: 512]"),
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(flag))
+            .unwrap_or_else(|| panic!("{flag} not in serve --help:\n{help}"));
+        assert!(line.ends_with(default), "{line}");
+    }
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let global = ["--dir", "--api-url", "--env", "--color", "--help"];
+    let flags: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.trim_start().split_once("--"))
+        .filter(|(short, _)| short.is_empty() || short.ends_with(", "))
+        .filter_map(|(_, rest)| rest.split([' ', '=']).next())
+        .collect();
+    assert!(flags.len() > 15, "{flags:?}");
+    for flag in flags {
+        let flag = format!("--{flag}");
+        if global.contains(&flag.as_str()) {
+            continue;
+        }
+        assert!(
+            readme.contains(&format!("| `{flag} "))
+                || readme.contains(&format!("| `{flag}`"))
+                || readme.contains(&format!(", `{flag} ")),
+            "README's serve table has no row for {flag}"
+        );
+    }
+}

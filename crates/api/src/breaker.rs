@@ -31,6 +31,8 @@ pub(crate) struct Breaker {
     last_probe: Mutex<Option<Instant>>,
     /// Set by [`Breaker::stop`]: no request is retried any more.
     stopped: AtomicBool,
+    /// Wakes the pauses between retries when [`Breaker::stop`] is called.
+    stopping: tokio::sync::Notify,
     /// Held by the probe in flight while the breaker is open.
     probe: tokio::sync::Mutex<()>,
 }
@@ -103,11 +105,36 @@ impl Breaker {
 
     /// Whether a failed request may be tried again.
     pub fn may_retry(&self) -> bool {
-        !self.is_open() && !self.stopped.load(Ordering::Relaxed)
+        !self.is_open() && !self.is_stopped()
     }
 
+    /// No request is retried from now on, and the pauses before retries
+    /// end at once: a retry pausing for seconds would hold an interrupted
+    /// run that long (a service answering 503 never opens the breaker).
     pub fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
+        self.stopped.store(true, Ordering::SeqCst);
+        self.stopping.notify_waiters();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// The pause before a retry: `delay`, or less once [`Breaker::stop`]
+    /// is called.
+    pub async fn pause(&self, delay: Duration) {
+        let stopping = self.stopping.notified();
+        tokio::pin!(stopping);
+        // Registered before the flag is read, so a stop between the two
+        // still wakes this pause.
+        stopping.as_mut().enable();
+        if self.is_stopped() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = stopping => {}
+        }
     }
 }
 
@@ -130,6 +157,26 @@ mod tests {
         assert!(!breaker.is_open() && breaker.may_send() && breaker.may_retry());
         breaker.stop();
         assert!(!breaker.may_retry());
+    }
+
+    #[tokio::test]
+    async fn stop_ends_the_pauses_before_retries() {
+        let breaker = std::sync::Arc::new(Breaker::default());
+        let pausing = {
+            let breaker = std::sync::Arc::clone(&breaker);
+            tokio::spawn(async move { breaker.pause(Duration::from_secs(60)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!pausing.is_finished(), "pauses while not stopped");
+        breaker.stop();
+        tokio::time::timeout(Duration::from_secs(5), pausing)
+            .await
+            .expect("the pause ended")
+            .expect("joined");
+        // A pause after the stop does not wait at all.
+        tokio::time::timeout(Duration::from_secs(5), breaker.pause(Duration::from_secs(60)))
+            .await
+            .expect("no pause once stopped");
     }
 
     #[tokio::test]

@@ -283,17 +283,39 @@ impl Client {
                 });
             }
         };
-        (|| self.attempt(method.clone(), path, query, body, options.timeout))
-            .retry(backoff)
-            .when(|e: &Error| {
-                self.breaker.may_retry()
-                    && e.is_transient()
-                    && (!is_create || e.certainly_not_applied())
-                    && !(options.no_retry_on_408 && e.status() == Some(408))
-            })
-            .adjust(|e: &Error, delay| e.retry_after().or(delay))
-            .notify(notify)
-            .await
+        let tries = AtomicUsize::new(0);
+        let breaker = Arc::clone(&self.breaker);
+        (|| {
+            let method = method.clone();
+            let retry = tries.fetch_add(1, Ordering::Relaxed) > 0;
+            async move {
+                // The run was interrupted during the pause before this
+                // retry (which `Breaker::stop` ended): it is not sent.
+                if retry && self.breaker.is_stopped() {
+                    return Err(Error::Transport {
+                        method: method.to_string(),
+                        path: path.to_owned(),
+                        detail: "not retried: the run was interrupted".into(),
+                        connect: true,
+                    });
+                }
+                self.attempt(method, path, query, body, options.timeout).await
+            }
+        })
+        .retry(backoff)
+        .sleep(move |delay| {
+            let breaker = Arc::clone(&breaker);
+            async move { breaker.pause(delay).await }
+        })
+        .when(|e: &Error| {
+            self.breaker.may_retry()
+                && e.is_transient()
+                && (!is_create || e.certainly_not_applied())
+                && !(options.no_retry_on_408 && e.status() == Some(408))
+        })
+        .adjust(|e: &Error, delay| e.retry_after().or(delay))
+        .notify(notify)
+        .await
     }
 
     async fn attempt(

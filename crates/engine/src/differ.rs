@@ -141,8 +141,10 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             (),
         );
     }
+    let foreign = crate::foreign::foreign_objects(&changes, actual);
     Plan {
         project: project.to_owned(),
+        foreign,
         changes,
         order: ordered,
         state_serial: state.serial,

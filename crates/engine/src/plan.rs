@@ -159,6 +159,9 @@ pub struct Plan {
     pub refreshed: Refreshed,
     /// Changes `--exclude` left out, each with why (issue 30).
     pub excluded: Vec<Excluded>,
+    /// The account's objects the changes' lists of references name that
+    /// are no object of the project: what each is and whose (`foreign.rs`).
+    pub foreign: crate::foreign::ForeignObjects,
 }
 
 /// A change `--exclude` left out of the plan.

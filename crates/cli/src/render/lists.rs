@@ -7,9 +7,8 @@
 //! already its mask on both sides, and a field change marked sensitive never
 //! reaches this module.
 
-use monform_engine::{Change, FieldChange, Plan};
-use monform_model::facts::{Step, facts};
-use monform_model::{Address, FieldPath, Kind};
+use monform_engine::{Change, FieldChange, Plan, Whose};
+use monform_model::{Address, Kind};
 use serde_json::{Value, json};
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
@@ -119,33 +118,37 @@ pub fn changed_fields(before: &Value, after: &Value) -> (Vec<(char, String)>, us
     (out, same)
 }
 
-/// The kind a list field of `kind` references, when it is a list of references.
-pub fn reference_target(kind: Kind, path: &str) -> Option<Kind> {
-    let path = FieldPath::parse(path);
-    facts(kind, &Value::Null)
-        .refs
-        .iter()
-        .filter(|r| r.many)
-        .find(|r| {
-            let mut pattern = r.parent.clone();
-            pattern.push(Step::Key(r.name.clone()));
-            monform_model::facts::matches(&pattern, &path)
-        })
-        .map(|r| r.target)
-}
+pub use monform_engine::reference_target;
 
 /// A note for an item of a list of references that names no object of the
-/// project: the account's list holds a remote id monform cannot name.
+/// project: the account's list holds a remote id monform cannot name by a
+/// logical id, so the note says which object it is and whose, when the
+/// account has it (`Plan::foreign`).
 pub fn unknown_reference(plan: &Plan, target: Option<Kind>, item: &Value) -> Option<String> {
     let target = target?;
     let id = item.as_str()?;
     let known = plan.changes.iter().any(|c| c.address == Address::new(target, id));
-    (!known).then(|| {
-        format!(
+    (!known).then(|| match plan.foreign.get(&(target, id.to_owned())) {
+        Some(foreign) => format!(
+            "  # remote id {id} of the account's {}{}, {}: no object of this project has it",
+            target.section(),
+            foreign.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default(),
+            whose(&foreign.owner)
+        ),
+        None => format!(
             "  # remote id {id} of the account's {}: no object of this project has it",
             target.section()
-        )
+        ),
     })
+}
+
+/// Whose an object of the account is, in words.
+fn whose(owner: &Whose) -> String {
+    match owner {
+        Whose::Project(project) => format!("of project `{project}`"),
+        Whose::Nobody => "of no project (made by hand)".to_owned(),
+        Whose::Unknown => "whose owner cannot be told".to_owned(),
+    }
 }
 
 /// The item-level detail of a list field for the plan's JSON, or `None`
@@ -165,6 +168,14 @@ pub fn json_items(plan: &Plan, change: &Change, field: &FieldChange) -> Option<V
                         && unknown_reference(plan, target, v).is_some()
                     {
                         entry["unknownId"] = json!({"kind": kind.section(), "id": id});
+                        if let Some(foreign) = plan.foreign.get(&(kind, id.to_owned())) {
+                            entry["unknownId"]["label"] = json!(foreign.label);
+                            entry["unknownId"]["owner"] = match &foreign.owner {
+                                Whose::Project(project) => json!({"project": project}),
+                                Whose::Nobody => json!("nobody"),
+                                Whose::Unknown => json!("unknown"),
+                            };
+                        }
                     }
                     entry
                 }

@@ -47,7 +47,7 @@ impl Progress {
                     let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
                     match waiting.as_ref().filter(|(until, _)| Instant::now() < *until) {
                         Some((_, text)) => bar.set_message(text.clone()),
-                        None => bar.set_message(format!("{} {address}", format!("{action:?}").to_lowercase())),
+                        None => bar.set_message(started(action, &address)),
                     }
                 }
             }
@@ -107,6 +107,13 @@ impl Progress {
     }
 }
 
+/// The bar's line for an operation in flight: the verb in lower case, the
+/// address as the files write it (`alertChannels.oncall`, not
+/// `alertchannels.oncall`: it is what a user searches their files for).
+fn started(action: Action, address: &monform_model::Address) -> String {
+    format!("{} {address}", format!("{action:?}").to_lowercase())
+}
+
 /// An action in the past tense, as a done change is reported.
 pub fn past(action: Action) -> &'static str {
     match action {
@@ -118,5 +125,20 @@ pub fn past(action: Action) -> &'static str {
         Action::Import => "imported",
         Action::Forget => "forgotten",
         Action::Noop => "unchanged",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use monform_model::{Address, Kind};
+
+    use super::*;
+
+    #[test]
+    fn the_line_in_flight_keeps_the_address_as_written() {
+        let channel = Address::new(Kind::AlertChannel, "oncall");
+        assert_eq!(started(Action::Create, &channel), "create alertChannels.oncall");
+        let variable = Address::new(Kind::Variable, "API_TOKEN");
+        assert_eq!(started(Action::Update, &variable), "update variables.API_TOKEN");
     }
 }

@@ -80,7 +80,10 @@ pub fn advice(plan: &Plan) -> Vec<Advice<'_>> {
     out
 }
 
-/// A group's sentence and its YAML block (without fences or indentation).
+/// A group's sentence and its YAML block (without fences or indentation):
+/// one entry naming both definitions, which moves every item
+/// (`checks.api[k]` to `checks.backend-api[k]`), as a Terraform user writes
+/// it for a `for_each` resource; ten renamed items are one line, not ten.
 fn every(from: &Address, to: &Address, members: &[&SuggestedMove]) -> (String, Vec<String>) {
     let keep = if to.kind == Kind::Check {
         "to keep their results"
@@ -88,13 +91,11 @@ fn every(from: &Address, to: &Address, members: &[&SuggestedMove]) -> (String, V
         "to update them in place"
     };
     let sentence = format!(
-        "every item of `{from}` ({}) looks renamed to the same item of `{to}` ({}): add these `moved` entries {keep}",
+        "every item of `{from}` ({}) looks renamed to the same item of `{to}` ({}): add this `moved` entry, which moves every item, {keep}",
         members.len(),
         members[0].reason
     );
-    let mut yaml = vec!["moved:".to_owned()];
-    yaml.extend(members.iter().map(|s| format!("  - {}", entry(&s.from, &s.to))));
-    (sentence, yaml)
+    (sentence, vec!["moved:".to_owned(), format!("  - {}", entry(from, to))])
 }
 
 /// What the deletes of checks discard, one sentence each.

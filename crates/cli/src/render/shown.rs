@@ -25,6 +25,19 @@ pub struct Shown {
     /// After a partial refresh, what it did not read (shown again by `show`).
     #[serde(default, skip_serializing_if = "is_full")]
     refreshed: monform_engine::Refreshed,
+    /// The account's objects its lists of references name that are no
+    /// object of the project: which and whose, as `plan` named them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    foreign: Vec<ShownForeign>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ShownForeign {
+    /// The kind's section (`alertChannels`).
+    kind: String,
+    id: String,
+    #[serde(flatten)]
+    foreign: monform_engine::Foreign,
 }
 
 fn is_full(refreshed: &monform_engine::Refreshed) -> bool {
@@ -77,6 +90,15 @@ impl Shown {
         Shown {
             environment,
             refreshed: plan.refreshed,
+            foreign: plan
+                .foreign
+                .iter()
+                .map(|((kind, id), foreign)| ShownForeign {
+                    kind: kind.section().to_owned(),
+                    id: id.clone(),
+                    foreign: foreign.clone(),
+                })
+                .collect(),
             changes: plan
                 .changes
                 .iter()
@@ -179,6 +201,12 @@ impl Shown {
             cycle: Vec::new(),
             refreshed: self.refreshed,
             excluded: Vec::new(),
+            // A kind this version does not know names nothing it shows.
+            foreign: self
+                .foreign
+                .into_iter()
+                .filter_map(|f| Some(((monform_model::Kind::from_section(&f.kind)?, f.id), f.foreign)))
+                .collect(),
         })
     }
 }

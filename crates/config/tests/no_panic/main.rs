@@ -96,9 +96,9 @@ fn load_project(project: &[u8], files: &[(String, Vec<u8>)]) -> Loaded {
     loaded
 }
 
-/// `load_project` for files with lines longer than miette's renderer can
-/// lay out (columns past 65,535 panic in it: the CLI clips such lines
-/// before rendering, issue 25 item 6): spans are checked, not rendered.
+/// `load_project` without rendering, for the expansion bombs: rendering
+/// their many diagnostics in files of megabyte lines costs more than the
+/// load (the long-line shapes are rendered: issue 25 item 6).
 fn load_project_unrendered(project: &[u8], files: &[(String, Vec<u8>)]) -> Loaded {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
