@@ -83,8 +83,6 @@ fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
     emulator.monform(dir).args(args).output().unwrap()
 }
 
-/// The check named `name` in the service.
-
 /// Changes the check named `name` in the service, as the web UI would.
 fn edit_check(emulator: &Emulator, name: &str, change: impl FnOnce(&Value) -> Value) {
     let current = check(emulator, name);

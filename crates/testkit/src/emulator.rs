@@ -10,12 +10,17 @@ use monform_emulator::Server;
 /// The emulator on `127.0.0.1` in the caller's runtime, rate limiting off
 /// (tests make requests much faster than users do).
 pub async fn start_emulator() -> Server {
-    monform_emulator::start_local(monform_emulator::Config {
+    start_emulator_with(monform_emulator::Config {
         rate_limit: None,
         ..Default::default()
     })
     .await
-    .expect("emulator starts")
+}
+
+/// The emulator on `127.0.0.1` in the caller's runtime, as `config` says
+/// (a database file, quick sessions, checks not executed...).
+pub async fn start_emulator_with(config: monform_emulator::Config) -> Server {
+    monform_emulator::start_local(config).await.expect("emulator starts")
 }
 
 /// A client of `server`: its development key and account, no rate limit.
@@ -60,9 +65,7 @@ impl Emulator {
             .enable_all()
             .build()
             .expect("runtime");
-        let server = runtime
-            .block_on(monform_emulator::start_local(config))
-            .expect("emulator starts");
+        let server = runtime.block_on(start_emulator_with(config));
         Emulator { server, runtime }
     }
 

@@ -13,6 +13,10 @@
 //!   makes mandatory;
 //! - [`circles`]: import circles between the modules of a crate, and the
 //!   test that holds every crate of the workspace to none.
+//!
+//! [`start_emulator_with`] starts the emulator as a given configuration
+//! says, in the caller's runtime: the emulator's own async tests
+//! (`TestServer`) and the API client's start theirs with it.
 
 pub mod circles;
 mod emulator;
@@ -21,7 +25,7 @@ mod redact;
 mod seed;
 pub mod targets;
 
-pub use emulator::{Emulator, client_for, served, served_during, start_emulator};
+pub use emulator::{Emulator, client_for, served, served_during, start_emulator, start_emulator_with};
 pub use postgres::postgres_url;
 pub use redact::redact_ids;
 pub use seed::{Lcg, Seed, kill_randomly};

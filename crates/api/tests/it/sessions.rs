@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use monform_api::{Client, ClientConfig, RunStatus, Secret, TestSessionRequest};
-use monform_emulator::{Config, start_local};
+use monform_api::{RunStatus, TestSessionRequest};
+use monform_emulator::Config;
 use monform_model::Kind;
 use monform_testkit::targets::{HttpTarget, Reply};
 use serde_json::json;
@@ -17,17 +17,13 @@ fn target() -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn await_returns_none_on_408_then_the_final_session() {
-    let server = start_local(Config {
+    let server = monform_testkit::start_emulator_with(Config {
         rate_limit: None,
         session_duration: Duration::from_millis(1500),
         ..Config::default()
     })
-    .await
-    .expect("emulator starts");
-    let mut config = ClientConfig::new(server.url(), Secret::new(server.api_key.clone()));
-    config.rate_limit = None;
-    config.account_id = Some(server.account_id.clone());
-    let client = Client::new(config).expect("client");
+    .await;
+    let client = monform_testkit::client_for(&server);
     let check = client
         .create(
             Kind::Check,

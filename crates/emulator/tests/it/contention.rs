@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use monform_emulator::{Config, Server, start_local};
+use monform_emulator::{Config, Server};
 
 /// Far longer than any answer needs: only a hang guard. Before the fix the
 /// request below was never answered while the store was held.
@@ -25,13 +25,11 @@ fn two_worker_runtime() -> tokio::runtime::Runtime {
 #[test]
 fn a_request_is_answered_while_the_store_is_held_and_others_wait_for_it() {
     let server_runtime = two_worker_runtime();
-    let server: Server = server_runtime
-        .block_on(start_local(Config {
-            rate_limit: None,
-            execute_checks: false,
-            ..Config::default()
-        }))
-        .expect("emulator starts");
+    let server: Server = server_runtime.block_on(monform_testkit::start_emulator_with(Config {
+        rate_limit: None,
+        execute_checks: false,
+        ..Config::default()
+    }));
     // The client on a runtime of its own: the server's workers are what is tested.
     let client_runtime = two_worker_runtime();
     let client = reqwest::Client::new();

@@ -6,7 +6,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use monform_emulator::{Config, start_local};
+use monform_emulator::Config;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -412,11 +412,7 @@ async fn sessions_survive_a_restart() {
     first.server.shutdown().await.unwrap();
 
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let server = start_local(config).await.unwrap();
-    let second = TestServer {
-        server,
-        client: reqwest::Client::new(),
-    };
+    let second = TestServer::with(config).await;
     let (status, body) = parts(
         second
             .get(&format!("/v2/check-sessions/{session}/completion?maxWaitSeconds=1"))

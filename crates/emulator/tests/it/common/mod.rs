@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use monform_emulator::{Config, Server, start_local};
+use monform_emulator::{Config, Server};
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
 
@@ -27,8 +27,10 @@ impl TestServer {
         .await
     }
 
+    /// The emulator as `config` says, started by testkit (the one home of
+    /// the emulator's start-up for every harness).
     pub async fn with(config: Config) -> TestServer {
-        let server = start_local(config).await.expect("emulator starts");
+        let server = monform_testkit::start_emulator_with(config).await;
         TestServer {
             server,
             client: reqwest::Client::new(),
