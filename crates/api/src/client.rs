@@ -50,7 +50,18 @@ pub struct ClientConfig {
     pub max_retries: usize,
     /// First backoff delay; doubles each attempt, with jitter.
     pub min_backoff: Duration,
+    /// Requests in flight at once, over every caller of the client (the
+    /// others wait for a slot before they are sent, so the wait is not
+    /// part of their timeout). Each request in flight holds a connection:
+    /// unbounded, the read-back of 1,000 changed checks opened 1,000, more
+    /// than the service serves at once (the emulator's 512), and those past
+    /// its limit waited unanswered until they timed out.
+    pub max_in_flight: usize,
 }
+
+/// More than monform sends at once by its own design (a plan's fetch: 15
+/// kinds, 4 pages each), an eighth of the connections the emulator serves.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 
 /// The service's documented budget (spec 8): 600 requests per 60 s.
 pub const DEFAULT_RATE_LIMIT: (u32, Duration) = (600, Duration::from_secs(60));
@@ -66,6 +77,7 @@ impl ClientConfig {
             timeout: Duration::from_secs(30),
             max_retries: 6,
             min_backoff: Duration::from_millis(200),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -132,6 +144,8 @@ pub struct Client {
     sent: Arc<AtomicU64>,
     breaker: Arc<Breaker>,
     retries: Arc<RwLock<Option<RetryObserver>>>,
+    /// A permit per request in flight (`ClientConfig::max_in_flight`).
+    in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Client {
@@ -156,11 +170,14 @@ impl Client {
             // after the whole request's timeout.
             .connect_timeout(config.timeout.min(CONNECT_TIMEOUT))
             .user_agent(concat!("monform/", env!("CARGO_PKG_VERSION")))
+            // No more idle connections kept than can be in use at once.
+            .pool_max_idle_per_host(config.max_in_flight.max(1))
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
         let pacer = config
             .rate_limit
             .map(|(requests, window)| Arc::new(Pacer::new(requests, window, config.rate_limit_chosen)));
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(config.max_in_flight.max(1)));
         Ok(Client {
             http,
             config: Arc::new(config),
@@ -168,6 +185,7 @@ impl Client {
             sent: Arc::new(AtomicU64::new(0)),
             breaker: Arc::default(),
             retries: Arc::default(),
+            in_flight,
         })
     }
 
@@ -347,6 +365,9 @@ impl Client {
         if let Some(pacer) = &self.pacer {
             pacer.acquire().await;
         }
+        // Held until the body is read: the connection is in use until then.
+        // Never closed, so acquiring cannot fail.
+        let _slot = self.in_flight.acquire().await.ok();
         self.sent.fetch_add(1, Ordering::Relaxed);
         let url = format!("{}{path}", self.base_url());
         let mut request = self

@@ -18,7 +18,7 @@ mod resources;
 mod sessions;
 
 pub use client::{
-    Client, ClientConfig, DEFAULT_RATE_LIMIT, Reply, Retry, RetryObserver, Secret, SendOptions,
+    Client, ClientConfig, DEFAULT_MAX_IN_FLIGHT, DEFAULT_RATE_LIMIT, Reply, Retry, RetryObserver, Secret, SendOptions,
     describe as describe_transport,
 };
 pub use error::{Error, StatusError};

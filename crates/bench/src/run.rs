@@ -72,6 +72,46 @@ async fn execute(ready: ops::Ready<'_>) -> ops::Applied {
         .expect("the state can be written")
 }
 
+/// What an apply did, in one line: whether each change was done, failed
+/// or skipped (the first of each named), whether it was cut short, and
+/// what reading back found (its error, or the first object that did not
+/// hold what was written): an incomplete apply says which part failed.
+fn outcome(applied: &ops::Applied) -> String {
+    let report = &applied.report;
+    let first = |list: &[(monform_model::Address, monform_engine::Action, String)]| {
+        list.first()
+            .map(|(address, action, why)| format!(" (first: {action:?} {address}: {why})"))
+            .unwrap_or_default()
+    };
+    let mut text = format!(
+        "{} done, {} failed{}, {} skipped{}",
+        report.done.len(),
+        report.failed.len(),
+        first(&report.failed),
+        report.skipped.len(),
+        first(&report.skipped),
+    );
+    if report.interrupted {
+        text.push_str(", interrupted");
+    }
+    if report.unreachable {
+        text.push_str(", the service stopped answering");
+    }
+    text.push_str(&match &applied.verification {
+        None => "; not read back (nothing changed)".to_owned(),
+        Some(Err(error)) => format!("; reading back failed: {error}"),
+        Some(Ok(v)) => match v.failures.first() {
+            None => format!("; {} of {} read back as written", v.verified(), v.checked),
+            Some((address, problem)) => format!(
+                "; {} of {} read back as written, first not: {address}: {problem}",
+                v.verified(),
+                v.checked
+            ),
+        },
+    });
+    text
+}
+
 fn summary_text(s: &Summary) -> String {
     format!(
         "{} to create, {} to update, {} to replace, {} to delete, {} unchanged",
@@ -199,20 +239,9 @@ pub async fn run_size(
         "cold apply (fetch + plan + apply + verify)",
         cost,
     ));
-    let done = &applied.report;
     sanity.expect(
-        applied.is_complete() && done.done.len() == shape.resources(),
-        format!(
-            "[{checks}] cold apply: {} done, {} failed (first: {:?}), {} skipped, verified: {:?}",
-            done.done.len(),
-            done.failed.len(),
-            done.failed.first(),
-            done.skipped.len(),
-            applied
-                .verification
-                .as_ref()
-                .map(|v| v.as_ref().map(|v| v.failures.len()))
-        ),
+        applied.is_complete() && applied.report.done.len() == shape.resources(),
+        format!("[{checks}] cold apply: {}", outcome(&applied)),
     );
     drop(applied);
     report.state = Some(state_figures(dir));
@@ -343,7 +372,7 @@ pub async fn run_size(
     ));
     sanity.expect(
         applied.is_complete(),
-        format!("[{checks}] the 1% apply failed: {:?}", applied.report.failed.first()),
+        format!("[{checks}] the 1% apply is not complete: {}", outcome(&applied)),
     );
     drop(loaded);
     crate::partial::pull_request(&bench.server, &bench.client, dir, &mut report, sanity).await;
@@ -370,4 +399,50 @@ async fn refresh(client: &Client, actual: &Actual) -> usize {
         .filter(|found| std::future::ready(*found))
         .count()
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use monform_engine::Report;
+    use monform_engine::ops::Applied;
+
+    use super::outcome;
+
+    fn applied(verification: Option<Result<monform_engine::Verification, monform_api::Error>>) -> Applied {
+        Applied {
+            report: Report {
+                done: vec![("checks.a".parse().unwrap(), monform_engine::Action::Update)],
+                ..Report::default()
+            },
+            verification,
+            normal_forms_saved: None,
+        }
+    }
+
+    #[test]
+    fn an_incomplete_apply_says_that_reading_back_failed_and_why() {
+        let error = monform_api::Error::Transport {
+            method: "GET".into(),
+            path: "/v1/checks/x".into(),
+            detail: "timed out".into(),
+            connect: false,
+        };
+        assert_eq!(
+            outcome(&applied(Some(Err(error)))),
+            "1 done, 0 failed, 0 skipped; reading back failed: GET /v1/checks/x failed: timed out"
+        );
+    }
+
+    #[test]
+    fn an_incomplete_apply_names_the_first_object_not_held_as_written() {
+        let verification = monform_engine::Verification {
+            checked: 1,
+            failures: vec![("checks.a".parse().unwrap(), "the change did not land".into())],
+            normal_forms: Vec::new(),
+        };
+        assert_eq!(
+            outcome(&applied(Some(Ok(verification)))),
+            "1 done, 0 failed, 0 skipped; 0 of 1 read back as written, first not: checks.a: the change did not land"
+        );
+    }
 }

@@ -222,3 +222,48 @@ async fn errors_name_method_path_status_message_and_attributes() {
     assert!(!format!("{:?}", ClientConfig::new("http://x", Secret::new("wrong-key"))).contains("wrong-key"));
     let _ = server.shutdown().await;
 }
+
+/// However many requests its callers start at once, the client keeps at
+/// most `max_in_flight` connections busy: a service serving no more
+/// connections than that answers every one. Unbounded, the 256 GETs below
+/// opened 256 connections; those past the server's limit waited in its
+/// backlog unanswered until they timed out (the read-back of a 1% apply of
+/// 100,000 checks, 1,000 GETs at once against the emulator's 512).
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_in_flight_stay_within_the_connections_a_service_serves() {
+    let server = monform_emulator::start_local(monform_emulator::Config {
+        rate_limit: None,
+        connections: monform_emulator::listen::Limits {
+            max_connections: monform_api::DEFAULT_MAX_IN_FLIGHT,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .expect("emulator starts");
+    let mut config = ClientConfig::new(server.url(), Secret::new(server.api_key.clone()));
+    config.rate_limit = None;
+    config.account_id = Some(server.account_id.clone());
+    // A request left waiting fails, rather than being retried on a
+    // connection another request has freed meanwhile.
+    config.timeout = std::time::Duration::from_secs(5);
+    config.max_retries = 0;
+    let gets = 4 * monform_api::DEFAULT_MAX_IN_FLIGHT;
+    let client = Client::new(config.clone()).unwrap();
+    let created = client
+        .create(Kind::Snippet, &json!({ "name": "shared", "script": "x" }))
+        .await
+        .unwrap();
+    let found = try_join_all((0..gets).map(|_| client.get(Kind::Snippet, &created.id)))
+        .await
+        .expect("every GET answered");
+    assert_eq!(found.iter().flatten().count(), gets);
+    // The same GETs from a client without the bound: some are never served.
+    config.max_in_flight = gets;
+    let unbounded = Client::new(config).unwrap();
+    let error = try_join_all((0..gets).map(|_| unbounded.get(Kind::Snippet, &created.id)))
+        .await
+        .expect_err("more connections than the service serves");
+    assert!(error.to_string().contains("timed out"), "{error}");
+    let _ = server.shutdown().await;
+}

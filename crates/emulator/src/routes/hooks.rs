@@ -336,7 +336,7 @@ fn auto_assign(db: &Connection, account: &str, stored: &mut Value) -> ApiResult<
 /// (the reference: "automatically subscribe newly created checks"), when
 /// `autoAssignAlerts` did not already subscribe it to every channel.
 fn subscribe_automatically(db: &Connection, account: &str, stored: &mut Value) -> ApiResult<()> {
-    let channels = db.find(account, Kind::AlertChannel.section(), "$.autoSubscribe", "1")?;
+    let channels = db.auto_subscribing_channels(account)?;
     if channels.is_empty() {
         return Ok(());
     }

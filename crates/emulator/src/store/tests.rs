@@ -222,3 +222,49 @@ fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
         [(json!(7), json!({"alertChannelId": 2, "activated": true}))]
     );
 }
+
+#[test]
+fn auto_subscribing_channels_come_from_their_own_index() {
+    let store = Store::in_memory().unwrap();
+    let db = store.lock();
+    let section = monform_model::Kind::AlertChannel.section();
+    let on = json!({"type": "EMAIL", "autoSubscribe": true});
+    db.insert("acc", section, "1", None, 0, &on).unwrap();
+    db.insert(
+        "acc",
+        section,
+        "2",
+        None,
+        0,
+        &json!({"type": "EMAIL", "autoSubscribe": false}),
+    )
+    .unwrap();
+    db.insert("acc", section, "3", None, 0, &json!({"type": "EMAIL"}))
+        .unwrap();
+    db.insert("acc", section, "4", None, 0, &on).unwrap();
+    db.insert("other", section, "5", None, 0, &on).unwrap();
+    db.insert("acc", "checks", "6", None, 0, &on).unwrap();
+    let ids: Vec<String> = db
+        .auto_subscribing_channels("acc")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, ["1", "4"]);
+    // Turned off by an update: the index follows the body.
+    db.replace("acc", section, "1", &json!({"type": "EMAIL", "autoSubscribe": false}))
+        .unwrap();
+    assert_eq!(db.auto_subscribing_channels("acc").unwrap().len(), 1);
+    // No other channel's body is read: the plan walks the partial index.
+    let plan: Vec<String> = db
+        .prepare(&format!("EXPLAIN QUERY PLAN {AUTO_SUBSCRIBING}"))
+        .unwrap()
+        .query_map(["acc"], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(
+        plan.iter().any(|step| step.contains("objects_auto_subscribe")),
+        "{plan:?}"
+    );
+}
