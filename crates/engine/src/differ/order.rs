@@ -51,6 +51,9 @@ pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> (V
     (sequence, stuck)
 }
 
+/// A unique field's path and value (`unique_values`).
+type UniqueValues = Vec<(String, Value)>;
+
 /// The DAG over `changes`.
 ///
 /// Linear in the changes and the account's objects: what the rules compare
@@ -71,7 +74,7 @@ pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, name
         .collect();
     // The deletes of each kind with the unique values their objects hold, in
     // change order.
-    let mut freed: HashMap<Kind, Vec<(usize, Vec<(String, Value)>)>> = HashMap::new();
+    let mut freed: HashMap<Kind, Vec<(usize, UniqueValues)>> = HashMap::new();
     if !deletes.is_empty() {
         let removed = Removed::new(actual);
         for &j in &deletes {
