@@ -95,6 +95,16 @@ struct Args {
     /// Internal: the prepared project of `--phase`.
     #[arg(long, hide = true)]
     dir: Option<PathBuf>,
+    /// Internal: `--phase generate` in this many groups (the user's path's
+    /// second shape, for profiling it by hand).
+    #[arg(long, hide = true, value_name = "N")]
+    groups: Option<usize>,
+    /// Internal: `--phase generate` without alert channels.
+    #[arg(long, hide = true)]
+    no_alert_channels: bool,
+    /// Internal: `--phase generate` at this revision (1: the 1% change).
+    #[arg(long, hide = true, default_value_t = 0)]
+    revision: u32,
 }
 
 fn default_out() -> PathBuf {
@@ -124,8 +134,15 @@ fn main() -> ExitCode {
             "policies" => policies::child_policies(&dir, args.checks.first().copied().unwrap_or(100_000)),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {
-                let shape = generate::Shape::new(args.checks.first().copied().unwrap_or(10_000));
-                generate::generate(&dir, &shape, 0).expect("project written");
+                let checks = args.checks.first().copied().unwrap_or(10_000);
+                let shape = match args.groups {
+                    Some(groups) => generate::Shape::with_groups(checks, groups, !args.no_alert_channels),
+                    None if args.no_alert_channels => {
+                        generate::Shape::with_groups(checks, checks.div_ceil(generate::CHECKS_PER_GROUP), false)
+                    }
+                    None => generate::Shape::new(checks),
+                };
+                generate::generate(&dir, &shape, args.revision).expect("project written");
             }
             _ => {
                 eprintln!("error: unknown phase `{phase}`");

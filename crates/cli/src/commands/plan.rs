@@ -158,6 +158,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         if let Some((path, Ok(saved))) = saved {
             write_saved(path, &saved, Shown::of(&planned.plan, project.environment.clone()))?;
         }
+        // The account's objects and the state are not needed again: see `exit_without_freeing`.
+        super::context::exit_without_freeing((planned.actual, planned.state));
         let planned = Planned {
             plan: planned.plan,
             header: format!("{header}{moved}"),
@@ -244,19 +246,19 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 .unwrap_or_default()
         ),
     }
-    if policy.as_ref().is_some_and(ops::PolicyOutcome::blocks) {
+    let code = if policy.as_ref().is_some_and(ops::PolicyOutcome::blocks) {
         eprintln!(
             "error: the plan breaks the project's policies: apply would refuse it\n\nhint: fix what they find, or override a rule for one run with --policy-override RULE"
         );
-        return ExitCode::FAILURE;
-    }
-    if let Some(over) = over {
+        ExitCode::FAILURE
+    } else if let Some(over) = over {
         eprintln!("error: {}", budget::over(&over));
-        return ExitCode::FAILURE;
-    }
-    if args.detailed_exitcode && plan.summary().has_changes() {
+        ExitCode::FAILURE
+    } else if args.detailed_exitcode && plan.summary().has_changes() {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
-    }
+    };
+    super::context::exit_without_freeing((plan, loaded));
+    code
 }

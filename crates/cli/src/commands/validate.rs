@@ -100,7 +100,7 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
     let (mut warnings, errors): (Vec<Diagnostic>, Vec<Diagnostic>) =
         errors.into_iter().partition(|d| d.severity != Severity::Error);
     let sources = loads.first().map_or(&loaded.sources, |l| &l.sources);
-    match args.format {
+    let code = match args.format {
         Format::Sarif | Format::Github => {
             // The linter's warnings of the base load point into its own
             // sources; with environments, each environment's are merged.
@@ -167,7 +167,9 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
                 false => ExitCode::FAILURE,
             }
         }
-    }
+    };
+    super::context::exit_without_freeing((loaded, loads));
+    code
 }
 
 /// The policies' findings on one load's files, as (warnings, errors); a

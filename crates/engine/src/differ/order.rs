@@ -7,6 +7,7 @@ use monform_config::{Desired, Target};
 use monform_model::facts::{expand, facts, unique_values};
 use monform_model::{Address, Kind};
 use petgraph::graph::{DiGraph, NodeIndex};
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::actual::Actual;
@@ -50,7 +51,15 @@ pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> (V
     (sequence, stuck)
 }
 
+/// A unique field's path and value (`unique_values`).
+type UniqueValues = Vec<(String, Value)>;
+
 /// The DAG over `changes`.
+///
+/// Linear in the changes and the account's objects: what the rules compare
+/// (the deleted objects by kind and id, their unique values, which objects
+/// reference what) is gathered once, not searched again for every change
+/// (a cold apply of 100,000 checks spent minutes here).
 pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, names: &Names) -> DiGraph<usize, ()> {
     let mut graph = DiGraph::new();
     let nodes: Vec<NodeIndex> = (0..changes.len()).map(|i| graph.add_node(i)).collect();
@@ -60,6 +69,29 @@ pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, name
         .map(|(i, c)| ((&c.address, c.action), i))
         .collect();
     let find = |address: &Address, actions: &[Action]| actions.iter().find_map(|a| index.get(&(address, *a)).copied());
+    let deletes: Vec<usize> = (0..changes.len())
+        .filter(|&j| changes[j].action == Action::Delete)
+        .collect();
+    // The deletes of each kind with the unique values their objects hold, in
+    // change order.
+    let mut freed: HashMap<Kind, Vec<(usize, UniqueValues)>> = HashMap::new();
+    if !deletes.is_empty() {
+        let removed = Removed::new(actual);
+        for &j in &deletes {
+            let other = &changes[j];
+            if let Some(remote) = removed.object(other) {
+                let values = unique_values(other.address.kind, &remote.body());
+                freed.entry(other.address.kind).or_default().push((j, values));
+            }
+        }
+    }
+    // Which owned objects reference each address, in the account's order:
+    // only needed when something is deleted.
+    let referrers = if deletes.is_empty() {
+        HashMap::new()
+    } else {
+        referrers(actual, names)
+    };
     for (i, change) in changes.iter().enumerate() {
         // Creates and updates come after the creation of what they reference.
         if matches!(
@@ -78,27 +110,20 @@ pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, name
         }
         // A create waits for the delete of an object holding a unique value it needs.
         if change.action == Action::Create
+            && let Some(deleted) = freed.get(&change.address.kind)
             && let Some(resource) = desired.resources.get(&change.address)
         {
             let wanted = unique_values(change.address.kind, &resource.resource.to_json());
-            for (j, other) in changes.iter().enumerate() {
-                if other.action == Action::Delete
-                    && other.address.kind == change.address.kind
-                    && let Some(remote) = removed_object(actual, other)
-                    && unique_values(other.address.kind, &remote.body())
-                        .iter()
-                        .any(|u| wanted.contains(u))
-                {
-                    graph.update_edge(nodes[j], nodes[i], ());
+            for (j, values) in deleted {
+                if values.iter().any(|u| wanted.contains(u)) {
+                    graph.update_edge(nodes[*j], nodes[i], ());
                 }
             }
         }
         // A delete comes after every change that stops referencing the deleted object.
         if change.action == Action::Delete {
-            for (other, remote) in &actual.owned {
-                let refs = actual_references(other.kind, remote, names);
-                if refs.contains(&change.address)
-                    && let Some(j) = find(other, &[Action::Delete, Action::Update, Action::Replace])
+            for other in referrers.get(&change.address).into_iter().flatten() {
+                if let Some(j) = find(other, &[Action::Delete, Action::Update, Action::Replace])
                     && j != i
                 {
                     graph.update_edge(nodes[j], nodes[i], ());
@@ -109,14 +134,46 @@ pub(super) fn order(changes: &[Change], desired: &Desired, actual: &Actual, name
     graph
 }
 
-/// The remote object a delete removes.
-pub(super) fn removed_object<'a>(actual: &'a Actual, change: &Change) -> Option<&'a Remote> {
-    let id = change.remote_id.as_deref()?;
-    actual
+/// The owned objects that reference each address (each once, in the
+/// account's order).
+fn referrers<'a>(actual: &'a Actual, names: &Names) -> HashMap<Address, Vec<&'a Address>> {
+    let found: Vec<(&Address, Vec<Address>)> = actual
         .owned
-        .values()
-        .chain(actual.duplicates.iter().map(|(_, r)| r))
-        .find(|r| r.kind == change.address.kind && r.id == id)
+        .par_iter()
+        .map(|(other, remote)| (other, actual_references(other.kind, remote, names)))
+        .collect();
+    let mut referrers: HashMap<Address, Vec<&Address>> = HashMap::new();
+    for (other, refs) in found {
+        for target in refs {
+            let list = referrers.entry(target).or_default();
+            if list.last() != Some(&other) {
+                list.push(other);
+            }
+        }
+    }
+    referrers
+}
+
+/// The objects deletes may remove, by kind and remote id: the first owned
+/// object (in address order), then the duplicates.
+struct Removed<'a> {
+    by_id: HashMap<(Kind, &'a str), &'a Remote>,
+}
+
+impl<'a> Removed<'a> {
+    fn new(actual: &'a Actual) -> Removed<'a> {
+        let mut by_id = HashMap::new();
+        for remote in actual.owned.values().chain(actual.duplicates.iter().map(|(_, r)| r)) {
+            by_id.entry((remote.kind, remote.id.as_str())).or_insert(remote);
+        }
+        Removed { by_id }
+    }
+
+    /// The remote object a delete removes.
+    fn object(&self, change: &Change) -> Option<&'a Remote> {
+        let id = change.remote_id.as_deref()?;
+        self.by_id.get(&(change.address.kind, id)).copied()
+    }
 }
 
 /// The project resources an actual object references.

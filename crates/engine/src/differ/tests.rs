@@ -44,3 +44,84 @@ fn an_actual_view_reads_as_the_files_form() {
     assert_eq!(view.get("alertChannels"), Some(&json!(["ops"])));
     assert_eq!(view.get("tags"), Some(&json!(["web"])));
 }
+
+fn desired_of(resources: &[(Kind, &str, serde_json::Value)]) -> Desired {
+    let mut desired = Desired::default();
+    for (kind, id, value) in resources {
+        desired.insert(monform_config::DesiredResource {
+            address: Address::new(*kind, *id),
+            resource: monform_model::Resource::from_json(*kind, value.clone()).expect("a valid resource"),
+            span: monform_config::source::Span::new(0, 0, 0),
+            references: Vec::new(),
+            own_fields: Vec::new(),
+            sensitive: Vec::new(),
+        });
+    }
+    desired.link();
+    desired
+}
+
+fn position(plan: &Plan, address: &str) -> usize {
+    plan.changes
+        .iter()
+        .position(|c| c.address.to_string() == address)
+        .unwrap_or_else(|| panic!("{address} is not in the plan"))
+}
+
+/// A delete waits for the update of the object that stops referencing it,
+/// although its address sorts first.
+#[test]
+fn a_delete_comes_after_the_change_that_stops_referencing_it() {
+    let request = json!({ "url": "https://example.com", "method": "GET" });
+    let desired = desired_of(&[(
+        Kind::Check,
+        "home",
+        json!({ "checkType": "API", "name": "Home", "request": request }),
+    )]);
+    let mut actual = Actual::default();
+    actual.owned.insert(
+        Address::new(Kind::AlertChannel, "ops"),
+        Remote::with_id(
+            Kind::AlertChannel,
+            "3",
+            &json!({ "id": 3, "type": "EMAIL", "config": { "address": "ops@example.com" } }),
+        ),
+    );
+    actual.owned.insert(
+        Address::new(Kind::Check, "home"),
+        Remote::with_id(
+            Kind::Check,
+            "c1",
+            &json!({
+                "id": "c1", "checkType": "API", "name": "Home", "request": request,
+                "alertChannelSubscriptions": [{ "alertChannelId": 3, "activated": true }]
+            }),
+        ),
+    );
+    let plan = plan("p", &desired, &actual, &State::new("p"), &PlanOptions::default());
+    let delete = position(&plan, "alertChannels.ops");
+    assert_eq!(plan.changes[delete].action, Action::Delete);
+    assert!(position(&plan, "checks.home") < delete, "{:?}", plan.changes);
+}
+
+/// A create waits for the delete of the object holding a unique value it
+/// needs (a snippet's name), although its address sorts first.
+#[test]
+fn a_create_comes_after_the_delete_that_frees_its_unique_value() {
+    let desired = desired_of(&[(Kind::Snippet, "a", json!({ "name": "Login", "script": "x" }))]);
+    let mut actual = Actual::default();
+    actual.owned.insert(
+        Address::new(Kind::Snippet, "b"),
+        Remote::with_id(Kind::Snippet, "5", &json!({ "id": 5, "name": "Login", "script": "x" })),
+    );
+    actual.owned.insert(
+        Address::new(Kind::Snippet, "c"),
+        Remote::with_id(Kind::Snippet, "6", &json!({ "id": 6, "name": "Other", "script": "x" })),
+    );
+    let plan = plan("p", &desired, &actual, &State::new("p"), &PlanOptions::default());
+    let create = position(&plan, "snippets.a");
+    assert_eq!(plan.changes[create].action, Action::Create);
+    assert!(position(&plan, "snippets.b") < create, "{:?}", plan.changes);
+    // The other delete frees nothing the create needs: address order.
+    assert!(create < position(&plan, "snippets.c"), "{:?}", plan.changes);
+}
