@@ -225,6 +225,17 @@ impl Policies {
         if jobs.is_empty() {
             return (Vec::new(), Vec::new());
         }
+        let mut engine = self.engine.clone();
+        let modules = engine.get_modules();
+        let jobs: Vec<Job> = jobs
+            .into_iter()
+            .map(|(package, level, rule_at)| Job {
+                package,
+                level,
+                rule_at,
+                runner: runner(modules, package, level),
+            })
+            .collect();
         // Rules are independent: spread over the cores, each thread with
         // its own engine (cheap clones), results kept in rule order.
         let threads = std::thread::available_parallelism()
@@ -268,18 +279,75 @@ impl Policies {
     }
 }
 
-/// Evaluates `jobs` (package, level, where the rule is) on one engine.
+/// One rule to evaluate: a package's `deny`, `violation` or `warn`.
+struct Job<'a> {
+    package: &'a str,
+    level: Level,
+    /// Where the rule is written.
+    rule_at: Span,
+    runner: Runner,
+}
+
+/// Where a rule runs. The VM takes the first value of a complete rule (or
+/// of a partial object's key) where the interpreter reports a conflict,
+/// so in a package with such rules those are evaluated on the interpreter
+/// first (`probes`: a conflict is the rule's error, as the interpreter
+/// gives it); a package with a function of values (`f(x) := v`), or whose
+/// `deny` is itself complete, runs on the interpreter.
+#[derive(Debug, Clone, PartialEq)]
+enum Runner {
+    Vm { probes: Vec<String> },
+    Interpreter,
+}
+
+fn runner(modules: &[regorus::unstable::Ref<regorus::unstable::Module>], package: &str, level: Level) -> Runner {
+    use regorus::unstable::{Rule, RuleHead};
+    let mut probes = Vec::new();
+    for module in modules {
+        let Ok(path) = regorus::utils::get_path_string(&module.package.refr, Some("data")) else {
+            return Runner::Interpreter;
+        };
+        if path.strip_prefix("data.") != Some(package) {
+            continue;
+        }
+        for rule in &module.policy {
+            // A default is one value.
+            let Rule::Spec { head, .. } = &**rule else { continue };
+            match head {
+                // Sets union, and a rule without a value is `true`.
+                RuleHead::Set { .. } | RuleHead::Func { assign: None, .. } | RuleHead::Compr { assign: None, .. } => {}
+                RuleHead::Func { .. } => return Runner::Interpreter,
+                RuleHead::Compr { refr, .. } => {
+                    let Ok(name) = regorus::utils::get_path_string(refr, None) else {
+                        return Runner::Interpreter;
+                    };
+                    if name.split('.').next() == Some(level.rule()) {
+                        return Runner::Interpreter;
+                    }
+                    let probe = format!("{path}.{name}");
+                    if !probes.contains(&probe) {
+                        probes.push(probe);
+                    }
+                }
+            }
+        }
+    }
+    Runner::Vm { probes }
+}
+
+/// Evaluates `jobs` on one engine.
 fn evaluate_rules(
     engine: &mut regorus::Engine,
     input: &regorus::Value,
-    jobs: &[(&str, Level, Span)],
+    jobs: &[Job<'_>],
     overrides: &[String],
 ) -> (Vec<Finding>, Vec<EvalError>) {
     let mut findings = Vec::new();
     let mut errors = Vec::new();
-    for &(package, level, rule_at) in jobs {
+    for job in jobs {
+        let (package, level, rule_at) = (job.package, job.level, job.rule_at);
         let rule = intern(format!("{package}.{}", level.rule()));
-        match run_rule(engine, input, &format!("data.{rule}")) {
+        match run_rule(engine, input, &format!("data.{rule}"), &job.runner) {
             Ok(value) => {
                 for result in results(value) {
                     let (message, address, field) = result_parts(&result);
@@ -312,8 +380,20 @@ fn evaluate_rules(
 /// (function paths built as strings, scopes, the rule's bookkeeping); the
 /// VM runs the same rule as instructions. Both give the same value: the
 /// VM is checked against the interpreter by OPA's conformance suite, and
-/// here by a test over the example policies.
-fn run_rule(engine: &mut regorus::Engine, input: &regorus::Value, path: &str) -> Result<regorus::Value, String> {
+/// here by a test over the example policies; conflicts, which the VM does
+/// not report, as [`Runner`] says.
+fn run_rule(
+    engine: &mut regorus::Engine,
+    input: &regorus::Value,
+    path: &str,
+    runner: &Runner,
+) -> Result<regorus::Value, String> {
+    let Runner::Vm { probes } = runner else {
+        return engine.eval_rule(path.to_owned()).map_err(|e| e.to_string());
+    };
+    for probe in probes {
+        engine.eval_rule(probe.clone()).map_err(|e| e.to_string())?;
+    }
     match compile(engine, path) {
         Some(program) => {
             let mut vm = regorus::rvm::RegoVM::new();
@@ -515,6 +595,19 @@ mod tests {
         );
     }
 
+    /// A helper rule's conflict, which the VM would not report, is the
+    /// rule's error as on the interpreter.
+    #[test]
+    fn a_conflict_in_a_helper_rule_is_an_error_on_the_vm_too() {
+        let (policies, problems, _) = policies(&[(
+            "h.rego",
+            "package monform.h\n\nx := 1 if { true }\n\nx := 2 if { true }\n\ndeny contains \"d\" if { x == 1 }\n",
+        )]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let (findings, errors) = policies.evaluate(&Input::from_json(json!({})), &[]);
+        assert_eq!((findings.len(), errors.len()), (0, 1), "{findings:?} {errors:?}");
+    }
+
     /// The VM gives what the interpreter gives, for each example policy
     /// over resources that break and keep each rule, and a plan.
     #[test]
@@ -562,7 +655,9 @@ mod tests {
                     compile(&mut engine, &path).is_some(),
                     "{path} does not compile to the VM"
                 );
-                let vm = run_rule(&mut engine, &input.0, &path).unwrap();
+                let runner = runner(engine.get_modules(), &module.package, *level);
+                assert!(matches!(runner, Runner::Vm { .. }), "{path}: {runner:?}");
+                let vm = run_rule(&mut engine, &input.0, &path, &runner).unwrap();
                 let interpreted = engine.eval_rule(path.clone()).unwrap();
                 assert_eq!(vm, interpreted, "{path}");
                 compared += 1;

@@ -93,21 +93,24 @@ impl Trees {
     }
 }
 
-/// The value of the resource entry whose key is at `at`: under its
-/// section (`checks:` → `home:`).
+/// The value of the resource entry whose key is at `at` (under its
+/// section: `checks:` → `home:`), or, for a `forEach` copy, whose span is
+/// its item inside the entry, the entry the item is written in: the last
+/// one whose key comes before it.
 fn entry_at(tree: &Node, at: Span) -> Option<&Node> {
     let NodeValue::Map(sections) = &tree.value else {
         return None;
     };
-    sections.iter().find_map(|section| {
-        let NodeValue::Map(resources) = &section.value.value else {
-            return None;
-        };
-        resources
-            .iter()
-            .find(|r| r.key_span.start == at.start)
-            .map(|r| &r.value)
-    })
+    sections
+        .iter()
+        .filter_map(|section| match &section.value.value {
+            NodeValue::Map(resources) => Some(resources),
+            _ => None,
+        })
+        .flatten()
+        .filter(|resource| resource.key_span.start <= at.start)
+        .max_by_key(|resource| resource.key_span.start)
+        .map(|resource| &resource.value)
 }
 
 /// The span of the last name (or list item) of `field` under `node`:
