@@ -24,6 +24,7 @@ mod lsp_live;
 mod ownership;
 mod plan;
 mod policy;
+mod policy_runs;
 mod rate_limit;
 mod reconcile;
 mod refresh;

@@ -64,7 +64,7 @@ enum Command {
     /// Make the account match the files
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
-    Destroy(commands::apply::RunArgs),
+    Destroy(commands::apply::DestroyArgs),
     /// Keep the service in sync with the files: each interval, drift follows each resource's
     /// lifecycle.drift policy and [reconcile] in monform.toml (--once: one interval)
     Reconcile(commands::reconcile::ReconcileArgs),

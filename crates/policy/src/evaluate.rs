@@ -12,6 +12,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::PACKAGE_ROOT;
+use crate::input::Input;
 
 /// What a rule's results are: conftest's `deny` and `violation` (errors,
 /// `apply` refuses) and `warn` (shown, never blocking).
@@ -211,7 +212,7 @@ impl Policies {
     /// findings of rules `overrides` names are marked overridden. A rule
     /// that fails at run time (a conflict, a builtin's error) is an error at
     /// its file:line; the other rules still run.
-    pub fn evaluate(&self, input: Value, overrides: &[String]) -> (Vec<Finding>, Vec<EvalError>) {
+    pub fn evaluate(&self, input: &Input, overrides: &[String]) -> (Vec<Finding>, Vec<EvalError>) {
         // A package split over files is one rule: evaluated once.
         let mut jobs: Vec<(&str, Level, Span)> = Vec::new();
         for module in &self.modules {
@@ -224,8 +225,17 @@ impl Policies {
         if jobs.is_empty() {
             return (Vec::new(), Vec::new());
         }
-        // Converted once; each engine's copy shares it.
-        let input = regorus::Value::from(input);
+        let mut engine = self.engine.clone();
+        let modules = engine.get_modules();
+        let jobs: Vec<Job> = jobs
+            .into_iter()
+            .map(|(package, level, rule_at)| Job {
+                package,
+                level,
+                rule_at,
+                runner: runner(modules, package, level),
+            })
+            .collect();
         // Rules are independent: spread over the cores, each thread with
         // its own engine (cheap clones), results kept in rule order.
         let threads = std::thread::available_parallelism()
@@ -237,10 +247,10 @@ impl Policies {
                 .chunks(chunk)
                 .map(|jobs| {
                     let mut engine = self.engine.clone();
-                    let input = input.clone();
+                    let input = input.0.clone();
                     scope.spawn(move || {
-                        engine.set_input(input);
-                        evaluate_rules(&mut engine, jobs, overrides)
+                        engine.set_input(input.clone());
+                        evaluate_rules(&mut engine, &input, jobs, overrides)
                     })
                 })
                 .collect();
@@ -269,17 +279,75 @@ impl Policies {
     }
 }
 
-/// Evaluates `jobs` (package, level, where the rule is) on one engine.
+/// One rule to evaluate: a package's `deny`, `violation` or `warn`.
+struct Job<'a> {
+    package: &'a str,
+    level: Level,
+    /// Where the rule is written.
+    rule_at: Span,
+    runner: Runner,
+}
+
+/// Where a rule runs. The VM takes the first value of a complete rule (or
+/// of a partial object's key) where the interpreter reports a conflict,
+/// so in a package with such rules those are evaluated on the interpreter
+/// first (`probes`: a conflict is the rule's error, as the interpreter
+/// gives it); a package with a function of values (`f(x) := v`), or whose
+/// `deny` is itself complete, runs on the interpreter.
+#[derive(Debug, Clone, PartialEq)]
+enum Runner {
+    Vm { probes: Vec<String> },
+    Interpreter,
+}
+
+fn runner(modules: &[regorus::unstable::Ref<regorus::unstable::Module>], package: &str, level: Level) -> Runner {
+    use regorus::unstable::{Rule, RuleHead};
+    let mut probes = Vec::new();
+    for module in modules {
+        let Ok(path) = regorus::utils::get_path_string(&module.package.refr, Some("data")) else {
+            return Runner::Interpreter;
+        };
+        if path.strip_prefix("data.") != Some(package) {
+            continue;
+        }
+        for rule in &module.policy {
+            // A default is one value.
+            let Rule::Spec { head, .. } = &**rule else { continue };
+            match head {
+                // Sets union, and a rule without a value is `true`.
+                RuleHead::Set { .. } | RuleHead::Func { assign: None, .. } | RuleHead::Compr { assign: None, .. } => {}
+                RuleHead::Func { .. } => return Runner::Interpreter,
+                RuleHead::Compr { refr, .. } => {
+                    let Ok(name) = regorus::utils::get_path_string(refr, None) else {
+                        return Runner::Interpreter;
+                    };
+                    if name.split('.').next() == Some(level.rule()) {
+                        return Runner::Interpreter;
+                    }
+                    let probe = format!("{path}.{name}");
+                    if !probes.contains(&probe) {
+                        probes.push(probe);
+                    }
+                }
+            }
+        }
+    }
+    Runner::Vm { probes }
+}
+
+/// Evaluates `jobs` on one engine.
 fn evaluate_rules(
     engine: &mut regorus::Engine,
-    jobs: &[(&str, Level, Span)],
+    input: &regorus::Value,
+    jobs: &[Job<'_>],
     overrides: &[String],
 ) -> (Vec<Finding>, Vec<EvalError>) {
     let mut findings = Vec::new();
     let mut errors = Vec::new();
-    for &(package, level, rule_at) in jobs {
+    for job in jobs {
+        let (package, level, rule_at) = (job.package, job.level, job.rule_at);
         let rule = intern(format!("{package}.{}", level.rule()));
-        match engine.eval_rule(format!("data.{rule}")) {
+        match run_rule(engine, input, &format!("data.{rule}"), &job.runner) {
             Ok(value) => {
                 for result in results(value) {
                     let (message, address, field) = result_parts(&result);
@@ -298,12 +366,55 @@ fn evaluate_rules(
                 }
             }
             Err(error) => errors.push(EvalError {
-                message: format!("{rule}: {}", located(&error.to_string()).2),
+                message: format!("{rule}: {}", located(&error).2),
                 span: Some(rule_at),
             }),
         }
     }
     (findings, errors)
+}
+
+/// A rule's value, on regorus's compiled virtual machine (RVM) when the
+/// rule compiles to it, else on its tree-walking interpreter. Over 100,000
+/// resources the interpreter spends most of its time around each step
+/// (function paths built as strings, scopes, the rule's bookkeeping); the
+/// VM runs the same rule as instructions. Both give the same value: the
+/// VM is checked against the interpreter by OPA's conformance suite, and
+/// here by a test over the example policies; conflicts, which the VM does
+/// not report, as [`Runner`] says.
+fn run_rule(
+    engine: &mut regorus::Engine,
+    input: &regorus::Value,
+    path: &str,
+    runner: &Runner,
+) -> Result<regorus::Value, String> {
+    let Runner::Vm { probes } = runner else {
+        return engine.eval_rule(path.to_owned()).map_err(|e| e.to_string());
+    };
+    for probe in probes {
+        engine.eval_rule(probe.clone()).map_err(|e| e.to_string())?;
+    }
+    match compile(engine, path) {
+        Some(program) => {
+            let mut vm = regorus::rvm::RegoVM::new();
+            vm.load_program(program);
+            // The default stops at 25,000 instructions: a loop over
+            // 100,000 resources runs millions.
+            vm.set_max_instructions(usize::MAX);
+            vm.set_data(regorus::Value::new_object()).map_err(|e| e.to_string())?;
+            vm.set_input(input.clone());
+            vm.execute().map_err(|e| e.to_string())
+        }
+        None => engine.eval_rule(path.to_owned()).map_err(|e| e.to_string()),
+    }
+}
+
+/// The rule as a VM program; `None` when the VM's compiler does not take
+/// it (e.g. `with`), which the interpreter then evaluates.
+fn compile(engine: &mut regorus::Engine, path: &str) -> Option<std::sync::Arc<regorus::rvm::program::Program>> {
+    let entry: regorus::Rc<str> = path.into();
+    let compiled = engine.compile_with_entrypoint(&entry).ok()?;
+    regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &[path]).ok()
 }
 
 /// A regorus error at the file:line it names (its first `--> file:line:col`).
@@ -436,7 +547,7 @@ mod tests {
         let input = json!({"environment": "prod", "resources": [
             {"address": "checks.a", "fields": {"frequency": 60}},
             {"address": "checks.b", "fields": {"frequency": 1}}]});
-        let (findings, errors) = policies.evaluate(input.clone(), &[]);
+        let (findings, errors) = policies.evaluate(&Input::from_json(input.clone()), &[]);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(findings.len(), 2, "{findings:?}");
         let deny = findings.iter().find(|f| f.level == Level::Deny).unwrap();
@@ -445,7 +556,7 @@ mod tests {
             ("monform.freq.deny", Some("checks.a"), Some("frequency"))
         );
         assert!(deny.blocks());
-        let (findings, _) = policies.evaluate(input, &["monform.freq".into()]);
+        let (findings, _) = policies.evaluate(&Input::from_json(input), &["monform.freq".into()]);
         assert!(findings.iter().all(|f| !f.blocks()), "{findings:?}");
     }
 
@@ -476,11 +587,85 @@ mod tests {
             "package monform.c\n\ndeny := \"a\" if { true }\ndeny := \"b\" if { true }\n",
         )]);
         assert!(problems.is_empty(), "{problems:?}");
-        let (_, errors) = policies.evaluate(json!({}), &[]);
+        let (_, errors) = policies.evaluate(&Input::from_json(json!({})), &[]);
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(
             errors[0].to_diagnostic().location(&sources).unwrap(),
             "conflict.rego:3:1"
         );
+    }
+
+    /// A helper rule's conflict, which the VM would not report, is the
+    /// rule's error as on the interpreter.
+    #[test]
+    fn a_conflict_in_a_helper_rule_is_an_error_on_the_vm_too() {
+        let (policies, problems, _) = policies(&[(
+            "h.rego",
+            "package monform.h\n\nx := 1 if { true }\n\nx := 2 if { true }\n\ndeny contains \"d\" if { x == 1 }\n",
+        )]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let (findings, errors) = policies.evaluate(&Input::from_json(json!({})), &[]);
+        assert_eq!((findings.len(), errors.len()), (0, 1), "{findings:?} {errors:?}");
+    }
+
+    /// The VM gives what the interpreter gives, for each example policy
+    /// over resources that break and keep each rule, and a plan.
+    #[test]
+    fn the_vm_and_the_interpreter_agree_on_the_example_policies() {
+        let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/policies");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&examples)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.to_string_lossy().ends_with("_test.rego"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        assert!(files.len() >= 7, "{files:?}");
+        let named: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let (policies, problems, _) = policies(&named);
+        assert!(problems.is_empty(), "{problems:?}");
+        let check = |id: &str, fields: Value| json!({"address": format!("checks.{id}"), "kind": "checks", "id": id, "file": "m.yaml", "line": 2, "fields": fields, "ownFields": ["locations"]});
+        let input = json!({
+            "environment": "production",
+            "project": {"name": "p", "environments": ["production"]},
+            "resources": [
+                check("a", json!({"checkType": "BROWSER", "name": "A", "frequency": 10, "tags": ["critical"], "locations": ["eu-west-1"], "group": "g"})),
+                check("b", json!({"checkType": "API", "name": "B", "frequency": 1, "tags": ["owner:web", "critical"], "locations": ["eu-west-1", "us-east-1"], "alertChannels": ["c"], "maxResponseTime": 20000})),
+                check("c", json!({"checkType": "BROWSER", "name": "C", "maxResponseTime": 5000, "muted": true, "privateLocations": ["p"], "locations": []})),
+                {"address": "groups.g", "kind": "groups", "id": "g", "file": "m.yaml", "line": 9, "fields": {"locations": ["eu-west-1"], "alertChannels": ["c"]}, "ownFields": []},
+            ],
+            "plan": {"changes": [
+                {"address": "checks.gone", "action": "delete", "tags": ["slo"]},
+                {"address": "checks.kept", "action": "update", "tags": ["slo"]},
+            ]},
+        });
+        let input = Input::from_json(input);
+        let mut engine = policies.engine.clone();
+        engine.set_input(input.0.clone());
+        let mut compared = 0;
+        for module in &policies.modules {
+            for (level, _) in &module.rules {
+                let path = format!("data.{}.{}", module.package, level.rule());
+                assert!(
+                    compile(&mut engine, &path).is_some(),
+                    "{path} does not compile to the VM"
+                );
+                let runner = runner(engine.get_modules(), &module.package, *level);
+                assert!(matches!(runner, Runner::Vm { .. }), "{path}: {runner:?}");
+                let vm = run_rule(&mut engine, &input.0, &path, &runner).unwrap();
+                let interpreted = engine.eval_rule(path.clone()).unwrap();
+                assert_eq!(vm, interpreted, "{path}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, files.len());
+        let (findings, errors) = policies.evaluate(&input, &[]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(findings.len() >= 8, "{findings:?}");
     }
 }

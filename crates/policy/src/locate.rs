@@ -1,23 +1,27 @@
 //! Findings as diagnostics at the resource's (and field's) file:line, as
-//! the linter's are: the loader keeps a span per resource; a field is
-//! found by its key inside the resource's entry (the text up to the next
-//! resource of its file). A field the entry does not write (from
-//! `[defaults]` or the group) points at the resource; a finding about no
-//! resource of the files (a delete in the plan) at the policy's rule.
+//! the linter's are: the loader keeps a span per resource (its logical id's
+//! key); a field's span is the one the loader's parser gives its key in
+//! that resource's entry (`monform_config::tree`), read again only for the
+//! files a finding with a field points into, and walked by the field's
+//! path (`request.assertions[0].target`): nested maps by key, lists by
+//! index. A `forEach` copy's entry is its template, so its fields point at
+//! the template's keys. A field the entry does not write (from `[defaults]`
+//! or the group) points at the resource; a finding about no resource of
+//! the files (a delete in the plan) at the policy's rule.
 
 use std::collections::HashMap;
 
-use monform_config::source::{FileId, Sources, Span};
+use monform_config::source::{FileId, Format, Sources, Span};
+use monform_config::tree::{Node, NodeValue, parse_toml, parse_yaml};
 use monform_config::{Desired, Diagnostic};
 use monform_model::Address;
-use regex::Regex;
 
 use crate::evaluate::{Finding, Level};
 
 /// One diagnostic per finding: `deny` and `violation` are errors (an
 /// overridden one a warning), `warn` warnings; the code is the rule.
 pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -> Vec<Diagnostic> {
-    let mut regions = Regions::default();
+    let mut trees = Trees::default();
     findings
         .iter()
         .map(|finding| {
@@ -31,7 +35,7 @@ pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -
                     let field = finding
                         .field
                         .as_deref()
-                        .and_then(|field| regions.field(desired, sources, resource.span, field));
+                        .and_then(|field| trees.field(sources, resource.span, field));
                     match (field, finding.field.as_deref()) {
                         (Some(span), Some(field)) => (span, format!("{field} of {}", resource.address)),
                         _ => (resource.span, resource.address.to_string()),
@@ -61,53 +65,80 @@ pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -
         .collect()
 }
 
-/// Where each resource's entry ends: the next resource key of its file.
+/// The files' trees, each parsed once, when a finding first names a field
+/// in it (`None`: not a resource file, or it no longer parses).
 #[derive(Default)]
-struct Regions {
-    starts: Option<HashMap<FileId, Vec<usize>>>,
+struct Trees {
+    files: HashMap<FileId, Option<Node>>,
 }
 
-impl Regions {
-    fn end(&mut self, desired: &Desired, sources: &Sources, at: Span) -> usize {
-        let starts = self.starts.get_or_insert_with(|| {
-            let mut starts: HashMap<FileId, Vec<usize>> = HashMap::new();
-            for resource in desired.resources.values() {
-                starts.entry(resource.span.file).or_default().push(resource.span.start);
-            }
-            for list in starts.values_mut() {
-                list.sort_unstable();
-                list.dedup();
-            }
-            starts
-        });
-        let text_len = sources.get(at.file).text.len();
-        starts
-            .get(&at.file)
-            .and_then(|list| list.get(list.partition_point(|&s| s <= at.start)).copied())
-            .unwrap_or(text_len)
+impl Trees {
+    /// The key of `field` in the entry of the resource whose logical id's
+    /// key is at `at`.
+    fn field(&mut self, sources: &Sources, at: Span, field: &str) -> Option<Span> {
+        let tree = self
+            .files
+            .entry(at.file)
+            .or_insert_with(|| {
+                let file = sources.get(at.file);
+                match file.format {
+                    Format::Yaml => parse_yaml(at.file, &file.text).ok(),
+                    Format::Toml => parse_toml(at.file, &file.text).ok(),
+                    Format::Rego => None,
+                }
+            })
+            .as_ref()?;
+        let entry = entry_at(tree, at)?;
+        walk(entry, field)
     }
+}
 
-    /// The key of `field` (`request.url`, `tags[1]`: its names, in order)
-    /// inside the entry of the resource at `at`.
-    fn field(&mut self, desired: &Desired, sources: &Sources, at: Span, field: &str) -> Option<Span> {
-        let end = self.end(desired, sources, at);
-        let text = sources.get(at.file).text.get(at.start..end)?;
-        let mut from = 0;
-        let mut found = None;
-        for name in field
-            .split('.')
-            .map(|s| s.split('[').next().unwrap_or(s))
-            .filter(|s| !s.is_empty())
-        {
-            // A YAML `name:`, a TOML `name =` or a quoted key of either.
-            let key = Regex::new(&format!(r#"(?m)(?:^|[\s{{,.\[])"?{}"?\s*[:=]"#, regex::escape(name))).ok()?;
-            let hit = key.find(&text[from..])?;
-            let start = from + hit.start() + text[from + hit.start()..].find(name)?;
-            found = Some(Span::new(at.file, at.start + start, name.len()));
-            from = start + name.len();
+/// The value of the resource entry whose key is at `at` (under its
+/// section: `checks:` → `home:`), or, for a `forEach` copy, whose span is
+/// its item inside the entry, the entry the item is written in: the last
+/// one whose key comes before it.
+fn entry_at(tree: &Node, at: Span) -> Option<&Node> {
+    let NodeValue::Map(sections) = &tree.value else {
+        return None;
+    };
+    sections
+        .iter()
+        .filter_map(|section| match &section.value.value {
+            NodeValue::Map(resources) => Some(resources),
+            _ => None,
+        })
+        .flatten()
+        .filter(|resource| resource.key_span.start <= at.start)
+        .max_by_key(|resource| resource.key_span.start)
+        .map(|resource| &resource.value)
+}
+
+/// The span of the last name (or list item) of `field` under `node`:
+/// `request.url`, `tags[1]`, `request.assertions[0].target`.
+fn walk(node: &Node, field: &str) -> Option<Span> {
+    let mut node = node;
+    let mut found = None;
+    for part in field.split('.').filter(|p| !p.is_empty()) {
+        let mut pieces = part.split('[');
+        let name = pieces.next().unwrap_or_default();
+        if !name.is_empty() {
+            let NodeValue::Map(entries) = &node.value else {
+                return None;
+            };
+            let entry = entries.iter().find(|e| e.key == name)?;
+            found = Some(entry.key_span);
+            node = &entry.value;
         }
-        found
+        for index in pieces {
+            let index: usize = index.strip_suffix(']')?.parse().ok()?;
+            let NodeValue::Seq(items) = &node.value else {
+                return None;
+            };
+            node = items.get(index)?;
+            found = Some(node.span);
+        }
     }
+    found
 }
 
 #[cfg(test)]
@@ -150,5 +181,53 @@ mod tests {
         assert_eq!(at[1], "m.yaml:12:7");
         assert_eq!(at[2], "m.yaml:2:3");
         assert_eq!(found[3].message, "checks.gone: m");
+    }
+
+    /// The loader's spans, not the key's text: a commented-out key before
+    /// the real one is not it; nested fields and list items, and a forEach
+    /// copy's fields (its template's keys).
+    #[test]
+    fn fields_are_at_their_own_keys_nested_listed_and_in_for_each_templates() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"p\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("m.yaml"),
+            "checks:\n  a:\n    checkType: API\n    name: A\n    # frequency: the group's, once there is one\n    request:\n      method: GET\n      url: https://a.example\n      assertions:\n        - { source: STATUS_CODE, comparison: EQUALS, target: \"200\" }\n    frequency: 5\n  regional:\n    forEach: [eu, us]\n    checkType: TCP\n    name: \"R ${each.value}\"\n    frequency: 10\n    request: { hostname: r.example, port: 443 }\n",
+        )
+        .unwrap();
+        let loaded = monform_config::load(dir.path(), &|_: &str| None);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+        let finding = |address: &str, field: &str| Finding {
+            rule: "monform.t.deny",
+            package: "monform.t".into(),
+            level: Level::Deny,
+            message: "m".into(),
+            address: Some(address.into()),
+            field: Some(field.into()),
+            overridden: false,
+            rule_at: Span::new(0, 0, 0),
+        };
+        let found = diagnostics(
+            &[
+                finding("checks.a", "frequency"),
+                finding("checks.a", "request.assertions"),
+                finding("checks.a", "request.assertions[0].target"),
+                finding("checks.regional[us]", "frequency"),
+                finding("checks.regional[eu]", "request.port"),
+            ],
+            &loaded.desired,
+            &loaded.sources,
+        );
+        let at: Vec<String> = found.iter().map(|d| d.location(&loaded.sources).unwrap()).collect();
+        assert_eq!(
+            at,
+            [
+                "m.yaml:11:5",
+                "m.yaml:9:7",
+                "m.yaml:10:54",
+                "m.yaml:16:5",
+                "m.yaml:17:37"
+            ]
+        );
     }
 }

@@ -67,6 +67,19 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         Err(why) => return ctx.failed("load_failed", "the files do not load; nothing was changed", &why, false),
     };
     *ctx.interval.lock().unwrap_or_else(|e| e.into_inner()) = project.reconcile.interval;
+    // A rule the team wrote is never skipped: a policy that does not load
+    // stops the interval as files that do not load do.
+    let policies = match ctx.host.policies(&desired, &project) {
+        Ok(policies) => policies,
+        Err(why) => {
+            return ctx.failed(
+                "load_failed",
+                "the policies do not load; nothing was changed",
+                &why,
+                false,
+            );
+        }
+    };
     let channels = match deliver::channels(&desired, &project.reconcile) {
         Ok(channels) => channels,
         Err(why) => {
@@ -130,7 +143,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         .collect();
     if !to_apply.is_empty()
         && !ctx.stop.load(Ordering::SeqCst)
-        && let Some(error) = apply(ctx, &session, to_apply).await
+        && let Some(error) = apply(ctx, &session, to_apply, policies.as_ref()).await
     {
         outcome = error;
     }
@@ -257,8 +270,14 @@ async fn send_all(ctx: &Context<'_>, channels: &[deliver::Channel], body: &Value
     failures
 }
 
-/// Applies `targets` as `monform apply --target` would; `Some` on failure.
-async fn apply(ctx: &Context<'_>, session: &Session<'_>, targets: Vec<Address>) -> Option<Outcome> {
+/// Applies `targets` as `monform apply --target` would (the project's
+/// policies checked first, with no override); `Some` on failure.
+async fn apply(
+    ctx: &Context<'_>,
+    session: &Session<'_>,
+    targets: Vec<Address>,
+    policies: Option<&crate::HostPolicies>,
+) -> Option<Outcome> {
     let request = ApplyRequest {
         plan: PlanRequest {
             targets,
@@ -270,7 +289,7 @@ async fn apply(ctx: &Context<'_>, session: &Session<'_>, targets: Vec<Address>) 
         allow_mass_delete: false,
         command: "monform reconcile".to_owned(),
     };
-    let ready = match ops::prepare_apply(session, request).await {
+    let mut ready = match ops::prepare_apply(session, request).await {
         Ok(ready) => ready,
         Err(Refusal::Lock(error)) => {
             ctx.log.warn(
@@ -281,6 +300,15 @@ async fn apply(ctx: &Context<'_>, session: &Session<'_>, targets: Vec<Address>) 
         }
         Err(refusal) => return Some(ctx.refused(&refusal)),
     };
+    if let Some(policies) = policies {
+        let check = ops::PolicyCheck {
+            policies: &policies.policies,
+            files: &policies.input,
+            overrides: &[],
+        };
+        let outcome = ready.check_policies(&check).clone();
+        report_policies(ctx, &outcome, session.desired, policies);
+    }
     if let Some(refusal) = ready.refusal() {
         let outcome = ctx.refused(refusal);
         return Some(outcome);
@@ -318,6 +346,45 @@ async fn apply(ctx: &Context<'_>, session: &Session<'_>, targets: Vec<Address>) 
         }
         Err(refusal) => Some(ctx.refused(&refusal)),
     }
+}
+
+/// Each finding of the policies on the interval's apply, in the log (an
+/// error when it blocks) and as a `policy` event.
+fn report_policies(
+    ctx: &Context<'_>,
+    outcome: &ops::PolicyOutcome,
+    desired: &monform_config::Desired,
+    policies: &crate::HostPolicies,
+) {
+    let sources = &policies.sources;
+    let mut found = monform_policy::diagnostics(&outcome.findings, desired, sources);
+    found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
+    if found.is_empty() {
+        return;
+    }
+    let findings: Vec<Value> = found
+        .iter()
+        .map(|d| {
+            json!({
+                "rule": d.code,
+                "severity": match d.severity {
+                    monform_config::Severity::Error => "error",
+                    _ => "warning",
+                },
+                "at": d.location(sources),
+                "message": d.message,
+            })
+        })
+        .collect();
+    for (diagnostic, finding) in found.iter().zip(&findings) {
+        let fields = json!({ "rule": finding["rule"], "at": finding["at"] });
+        let message = format!("policy: {}", diagnostic.message);
+        match diagnostic.severity {
+            monform_config::Severity::Error => ctx.log.error(&message, fields),
+            _ => ctx.log.warn(&message, fields),
+        }
+    }
+    ctx.event("policy", json!({ "blocks": outcome.blocks(), "findings": findings }));
 }
 
 fn describe(decision: &Decision) -> Value {

@@ -3,7 +3,7 @@
 //! the files, plans through `monform_engine::ops`, and per change follows
 //! the resource's drift policy (`policy.rs`), applies through the same
 //! `ops` operations as `monform apply` (lock, budget, `preventDestroy`,
-//! mass-delete threshold), reports new drift and its end to the project's
+//! mass-delete threshold, the project's Rego policies), reports new drift and its end to the project's
 //! WEBHOOK and SLACK channels (`report.rs`, `deliver.rs`), writes
 //! `--events FILE`, and serves `/metrics`, `/healthz`, `/readyz`
 //! (`metrics.rs`). One process leads per project (`leader.rs`).
@@ -50,6 +50,22 @@ pub trait Host: Sync {
         let _ = drifted;
         Err("this host cannot codify".into())
     }
+    /// The project's Rego policies over the files `load` read last (issue
+    /// 32), with their input; `Ok(None)`: the project has none. `Err`: a
+    /// policy does not load, in words (the interval changes nothing).
+    fn policies(&self, desired: &Desired, project: &Project) -> Result<Option<HostPolicies>, String> {
+        let _ = (desired, project);
+        Ok(None)
+    }
+}
+
+/// The policies an interval's apply is checked against, as `monform apply`
+/// checks them (the engine's rule: `ops`' policy check).
+pub struct HostPolicies {
+    pub policies: monform_policy::Policies,
+    pub input: monform_policy::input::Input,
+    /// The files' and the policies' sources, to say where a finding is.
+    pub sources: monform_config::source::Sources,
 }
 
 /// How to run.

@@ -57,6 +57,15 @@ struct ApplyExtras {
 }
 
 #[derive(Args)]
+pub struct DestroyArgs {
+    /// Let a policy's `deny` pass for this run (e.g. monform.slo_deletes for deleting a check tagged slo; repeatable)
+    #[arg(long = "policy-override", value_name = "RULE")]
+    policy_overrides: Vec<String>,
+    #[command(flatten)]
+    common: RunArgs,
+}
+
+#[derive(Args)]
 pub struct RunArgs {
     /// Apply without asking (required without a terminal)
     #[arg(long)]
@@ -98,15 +107,20 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
     finish(result)
 }
 
-pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: RunArgs, output: &Output) -> ExitCode {
+pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: DestroyArgs, output: &Output) -> ExitCode {
     let extras = ApplyExtras {
         plan_file: None,
         refresh: None,
-        policy_overrides: Vec::new(),
+        policy_overrides: args.policy_overrides,
         format: ApplyFormat::Human,
     };
     finish(super::context::block_on(apply(
-        dir, api_url, args, extras, output, true,
+        dir,
+        api_url,
+        args.common,
+        extras,
+        output,
+        true,
     )))
 }
 
@@ -125,6 +139,21 @@ async fn apply(
         format,
     } = extras;
     let saved = plan_file.as_deref().map(read_saved).transpose()?;
+    // A reviewed plan is applied as it was reviewed: with the overrides it
+    // was planned with, never with ones added at apply time.
+    let (saved, policy_overrides) = match (saved, policy_overrides) {
+        (Some((_, kept)), given) if !given.is_empty() => {
+            let kept = match kept.is_empty() {
+                true => "none".to_owned(),
+                false => kept.join(", "),
+            };
+            return Err(Stop::Message(format!(
+                "--policy-override cannot be added to a saved plan: it is applied with the overrides it was planned with ({kept}); plan again with the override to review it"
+            )));
+        }
+        (Some((plan, kept)), _) => (Some(plan), kept),
+        (None, given) => (None, given),
+    };
     // A plan saved after a partial refresh is checked by reading what it changes.
     let refresh = match (refresh, &saved) {
         (Some(chosen), _) => chosen.engine(),
@@ -145,11 +174,12 @@ async fn apply(
         false => super::context::Findings::Show,
     };
     let (mut loaded, project) = super::context::load(dir, output, findings)?;
-    // A destroy is not about the files: their policies are apply's.
-    let policies = match destroy {
-        true => None,
-        false => Some(super::context::load_policies(dir, &mut loaded, &project, output)?),
-    };
+    let mut policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
+    if destroy && !policies.policies.is_empty() {
+        // After a destroy none of the files' resources runs: the policies
+        // judge its deletes (`input.plan`), not the files' settings.
+        policies.files = policies.files.with("resources", serde_json::json!([]));
+    }
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let backend = open_backend(dir, &project, command)?;
     let header = super::context::plan_header(&project);
@@ -176,7 +206,7 @@ async fn apply(
         .await
         .map_err(|refusal| refused(&refusal, &loaded))?;
     // The engine refuses a plan the policies deny; their findings are shown first.
-    if let Some(policies) = policies.as_ref().filter(|p| !p.policies.is_empty()) {
+    if !policies.policies.is_empty() {
         let check = ops::PolicyCheck {
             policies: &policies.policies,
             files: &policies.files,
@@ -410,11 +440,16 @@ fn report_verification(
     }
 }
 
-fn read_saved(path: &Path) -> Result<SavedPlan, Stop> {
+/// The saved plan and the `--policy-override`s it was planned with.
+fn read_saved(path: &Path) -> Result<(SavedPlan, Vec<String>), Stop> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Stop::Message(format!("cannot read the plan {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Stop::Message(format!("{} is not a saved monform plan: {e}", path.display())))
+    let not_a_plan =
+        |e: serde_json::Error| Stop::Message(format!("{} is not a saved monform plan: {e}", path.display()));
+    let file: serde_json::Value = serde_json::from_str(&text).map_err(not_a_plan)?;
+    let overrides = crate::render::shown::saved_overrides(&file);
+    let saved = serde_json::from_value(file).map_err(not_a_plan)?;
+    Ok((saved, overrides))
 }
 
 #[derive(Debug, PartialEq, Eq)]

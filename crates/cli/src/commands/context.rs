@@ -117,7 +117,7 @@ pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, 
 /// The project's policies and the input of its files.
 pub struct ProjectPolicies {
     pub policies: monform_policy::Policies,
-    pub files: serde_json::Value,
+    pub files: monform_policy::input::Input,
 }
 
 /// Loads the policies into `loaded`'s sources; a policy that does not
@@ -140,7 +140,7 @@ pub fn load_policies(
         return Err(Stop::Reported);
     }
     let files = if policies.is_empty() {
-        serde_json::Value::Null
+        monform_policy::input::Input::from_json(serde_json::Value::Null)
     } else {
         monform_policy::input::files(&loaded.desired, project, &loaded.sources)
     };

@@ -12,7 +12,7 @@ use super::context::{Stop, block_on, open_backend, parse_targets, refused};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
-use crate::render::shown::{KEY, Shown};
+use crate::render::shown::{KEY, POLICY_KEY, Shown};
 use crate::render::{budget, effective};
 
 /// `--refresh`: how much of the account a plan reads.
@@ -83,11 +83,20 @@ pub struct PlanArgs {
 
 /// Writes the saved plan whole or not at all, durably, with what `monform
 /// show` renders beside what `apply` checks (which ignores it).
-fn write_saved(path: &Path, saved: &monform_engine::SavedPlan, shown: Shown) -> Result<(), Stop> {
+fn write_saved(
+    path: &Path,
+    saved: &monform_engine::SavedPlan,
+    shown: Shown,
+    policy: Option<serde_json::Value>,
+) -> Result<(), Stop> {
     let mut value = serde_json::to_value(saved).map_err(|e| Stop::Message(e.to_string()))?;
     if let Some(object) = value.as_object_mut() {
         let shown = serde_json::to_value(shown).map_err(|e| Stop::Message(e.to_string()))?;
         object.insert(KEY.to_owned(), shown);
+        // The findings for `show`, and the overrides `apply PLANFILE` honours.
+        if let Some(policy) = policy {
+            object.insert(POLICY_KEY.to_owned(), policy);
+        }
     }
     let text = serde_json::to_string_pretty(&value).map_err(|e| Stop::Message(e.to_string()))?;
     monform_engine::durable::write(path, text.as_bytes())
@@ -156,7 +165,13 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let saved = args.out.as_ref().map(|path| (path, planned.saved(&session)));
         connection.close().await;
         if let Some((path, Ok(saved))) = saved {
-            write_saved(path, &saved, Shown::of(&planned.plan, project.environment.clone()))?;
+            let policy_json = policy.as_ref().map(|p| crate::render::policy::json(p, &loaded));
+            write_saved(
+                path,
+                &saved,
+                Shown::of(&planned.plan, project.environment.clone()),
+                policy_json,
+            )?;
         }
         // The account's objects and the state are not needed again: see `exit_without_freeing`.
         super::context::exit_without_freeing((planned.actual, planned.state));

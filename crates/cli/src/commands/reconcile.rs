@@ -4,11 +4,13 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::{Args, ValueEnum};
+use monform_config::source::Sources;
 use monform_config::{Desired, Project};
 use monform_engine::Plan;
-use monform_reconcile::{Host, LogFormat, Settings};
+use monform_reconcile::{Host, HostPolicies, LogFormat, Settings};
 
 use super::context::{Stop, block_on, finish, load_files, open_backend, parse_excludes, require_environment};
 use crate::connect::connect;
@@ -39,9 +41,11 @@ pub struct ReconcileArgs {
 }
 
 /// Loads the files each interval, as `plan` would (without the linter's
-/// findings: a reconciler acts on what loads).
+/// findings: a reconciler acts on what loads), and their policies.
 struct CliHost<'a> {
     dir: &'a Path,
+    /// The sources of the last load: the policies' input and findings point into them.
+    sources: Mutex<Option<Sources>>,
 }
 
 impl Host for CliHost<'_> {
@@ -60,7 +64,34 @@ impl Host for CliHost<'_> {
             return Err(problems.join("; "));
         }
         let project = loaded.project.ok_or("monform.toml has no project")?;
+        *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = Some(loaded.sources);
         Ok((loaded.desired, project))
+    }
+
+    fn policies(&self, desired: &Desired, project: &Project) -> Result<Option<HostPolicies>, String> {
+        let Some(mut sources) = self.sources.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Err("the files were not loaded".into());
+        };
+        let (policies, problems) = monform_policy::load(self.dir, project, &mut sources);
+        if !problems.is_empty() {
+            let problems: Vec<String> = problems
+                .iter()
+                .map(|d| match d.location(&sources) {
+                    Some(at) => format!("{at}: {}", d.message),
+                    None => d.message.clone(),
+                })
+                .collect();
+            return Err(problems.join("; "));
+        }
+        if policies.is_empty() {
+            return Ok(None);
+        }
+        let input = monform_policy::input::files(desired, project, &sources);
+        Ok(Some(HostPolicies {
+            policies,
+            input,
+            sources,
+        }))
     }
 
     fn markdown(&self, plan: &Plan) -> String {
@@ -92,7 +123,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> ExitCode {
 
 async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Result<ExitCode, Stop> {
     let excludes = parse_excludes(&args.excludes)?;
-    let host = CliHost { dir };
+    let host = CliHost {
+        dir,
+        sources: Mutex::new(None),
+    };
     let (_, project) = host
         .load()
         .map_err(|why| Stop::Message(format!("the files do not load: {why}")))?;

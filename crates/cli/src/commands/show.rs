@@ -1,5 +1,6 @@
 //! `monform show PLANFILE`: a saved plan (`plan --out`) rendered as `plan`
-//! renders it, for a reviewer who has the file and not the account.
+//! renders it, for a reviewer who has the file and not the account, with
+//! the policies' findings and overrides it was planned with.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,8 @@ use serde_json::Value;
 use super::context::PlanFormat as Format;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
-use crate::render::shown::{KEY, Shown};
+use crate::render::policy;
+use crate::render::shown::{KEY, POLICY_KEY, Shown};
 
 #[derive(Args)]
 pub struct ShowArgs {
@@ -24,8 +26,16 @@ pub struct ShowArgs {
 
 const HINT: &str = "hint: save a plan with `monform plan --out FILE`, then `monform show FILE`";
 
+/// What a saved plan holds for `show`.
+struct Read {
+    plan: monform_engine::Plan,
+    environment: Option<String>,
+    /// The policies' part (findings and overrides), if the project has policies.
+    policy: Option<Value>,
+}
+
 /// The plan in the file, or why there is none.
-fn read(path: &std::path::Path) -> Result<(monform_engine::Plan, Option<String>), String> {
+fn read(path: &std::path::Path) -> Result<Read, String> {
     let shown_path = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown_path}: {e}"))?;
     let mut file: Value =
@@ -42,11 +52,20 @@ fn read(path: &std::path::Path) -> Result<(monform_engine::Plan, Option<String>)
     let plan = shown
         .plan(saved.project, saved.state_serial)
         .map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
-    Ok((plan, environment))
+    let policy = file.get_mut(POLICY_KEY).map(Value::take);
+    Ok(Read {
+        plan,
+        environment,
+        policy,
+    })
 }
 
 pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
-    let (plan, environment) = match read(&args.plan) {
+    let Read {
+        plan,
+        environment,
+        policy,
+    } = match read(&args.plan) {
         Ok(read) => read,
         Err(message) => {
             eprintln!("error: {message}\n\n{HINT}");
@@ -62,16 +81,24 @@ pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
             let style = Style {
                 color: output.stdout_color(),
             };
-            print!("{header}{}", human(&plan, style));
+            let policy = policy.as_ref().map(policy::human_of).unwrap_or_default();
+            print!("{header}{}{policy}", human(&plan, style));
         }
         Format::Json => {
             let mut json = json(&plan);
             if let (Some(object), Some(environment)) = (json.as_object_mut(), environment) {
                 object.insert("environment".into(), environment.into());
             }
+            if let (Some(object), Some(policy)) = (json.as_object_mut(), policy) {
+                object.insert(POLICY_KEY.into(), policy);
+            }
             println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
         }
-        Format::Markdown => print!("{}", markdown(&plan)),
+        Format::Markdown => print!(
+            "{}{}",
+            markdown(&plan),
+            policy.as_ref().map(policy::markdown_of).unwrap_or_default()
+        ),
     }
     ExitCode::SUCCESS
 }

@@ -190,7 +190,7 @@ fn policy_findings(
         return (Vec::new(), Vec::new());
     }
     let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
-    let (findings, errors) = policies.evaluate(input, &[]);
+    let (findings, errors) = policies.evaluate(&input, &[]);
     let mut found = monform_policy::diagnostics(&findings, &loaded.desired, &loaded.sources);
     found.extend(errors.iter().map(|e| e.to_diagnostic()));
     found.into_iter().partition(|d| d.severity != Severity::Error)

@@ -12,6 +12,19 @@ use serde_json::Value;
 /// The key of the saved plan file that holds it.
 pub const KEY: &str = "shown";
 
+/// The key of the saved plan file that holds the policies' part of the
+/// plan as `plan --format json` has it: the findings `show` prints and the
+/// `--policy-override`s `apply PLANFILE` honours (and nothing given later).
+pub const POLICY_KEY: &str = "policy";
+
+/// The overrides a saved plan was planned with (none without policies).
+pub fn saved_overrides(file: &Value) -> Vec<String> {
+    file[POLICY_KEY]["overrides"]
+        .as_array()
+        .map(|list| list.iter().filter_map(|o| o.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Shown {

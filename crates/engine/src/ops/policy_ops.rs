@@ -4,6 +4,7 @@
 //! (whether it would deny is not known).
 
 use monform_model::sensitive::MASK;
+use monform_policy::input::Input;
 use monform_policy::{EvalError, Finding, Policies};
 use serde_json::{Value, json};
 
@@ -17,7 +18,7 @@ use crate::plan::{Action, Plan};
 #[derive(Debug, Clone)]
 pub struct PolicyCheck<'a> {
     pub policies: &'a Policies,
-    pub files: &'a Value,
+    pub files: &'a Input,
     pub overrides: &'a [String],
 }
 
@@ -39,11 +40,8 @@ impl PolicyOutcome {
 
 /// Evaluates the policies over the files and the plan (`input.plan`).
 pub fn check_policies(planned: &Planned, check: &PolicyCheck<'_>) -> PolicyOutcome {
-    let mut input = check.files.clone();
-    if let Some(object) = input.as_object_mut() {
-        object.insert("plan".into(), plan_input(&planned.plan, &planned.actual));
-    }
-    let (findings, errors) = check.policies.evaluate(input, check.overrides);
+    let input = check.files.with("plan", plan_input(&planned.plan, &planned.actual));
+    let (findings, errors) = check.policies.evaluate(&input, check.overrides);
     PolicyOutcome {
         findings,
         errors,

@@ -1,0 +1,68 @@
+//! The bench's `policies` phase alone, without the emulator and the rest
+//! of the bench to build: loads a project (one `monform-bench --phase
+//! policies` left, or `--phase generate` with the ten policies added),
+//! then times building the input and evaluating every `deny`, `violation`
+//! and `warn`, in wall and CPU time (the CPU time says more on a machine
+//! others share). Prints one JSON line.
+//!
+//! `cargo run --release -p monform-policy --example policy_phase -- DIR [RUNS]`
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(dir) = args.next() else {
+        eprintln!("usage: policy_phase DIR [RUNS]");
+        std::process::exit(2);
+    };
+    let runs: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(1);
+    let dir = Path::new(&dir);
+    let mut loaded = monform_config::load(dir, &|_: &str| None);
+    if !loaded.is_ok() {
+        eprintln!("the project does not load: {:?}", loaded.diagnostics.first());
+        std::process::exit(1);
+    }
+    let Some(project) = loaded.project.clone() else {
+        eprintln!("no project");
+        std::process::exit(1);
+    };
+    let (policies, problems) = monform_policy::load(dir, &project, &mut loaded.sources);
+    if !problems.is_empty() {
+        eprintln!("the policies do not load: {problems:?}");
+        std::process::exit(1);
+    }
+    for _ in 0..runs {
+        let (started, cpu) = (Instant::now(), cpu_time());
+        let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
+        let (input_wall, input_cpu) = (started.elapsed(), cpu_time().saturating_sub(cpu));
+        let (started, cpu) = (Instant::now(), cpu_time());
+        let (findings, errors) = policies.evaluate(&input, &[]);
+        let (evaluate_wall, evaluate_cpu) = (started.elapsed(), cpu_time().saturating_sub(cpu));
+        println!(
+            "{{\"policies\":{},\"resources\":{},\"findings\":{},\"errors\":{},\"input_ms\":{},\"input_cpu_ms\":{},\"evaluate_ms\":{},\"evaluate_cpu_ms\":{}}}",
+            policies.len(),
+            loaded.desired.len(),
+            findings.len(),
+            errors.len(),
+            input_wall.as_millis(),
+            input_cpu.as_millis(),
+            evaluate_wall.as_millis(),
+            evaluate_cpu.as_millis()
+        );
+    }
+}
+
+/// The process's CPU time, every thread (`/proc/self/stat`, in clock
+/// ticks of 10 ms).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
