@@ -465,13 +465,12 @@ impl Loader<'_> {
                 (resource, diagnostics)
             })
             .collect();
-        let mut desired = Desired::default();
+        let mut resources = Vec::with_capacity(resolved.len());
         for (resource, diagnostics) in resolved {
             self.diagnostics.extend(diagnostics);
-            if let Some(resource) = resource {
-                desired.insert(resource);
-            }
+            resources.extend(resource);
         }
+        let mut desired = Desired::from_resources(resources);
         desired.link();
         for cycle in desired.cycles() {
             let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
