@@ -14,7 +14,7 @@ use monform_engine::{ApplyOptions, Event, Refresh, SavedPlan};
 use super::context::{Stop, finish, open_backend, parse_targets, refused};
 use super::plan::RefreshArg;
 use crate::connect::connect;
-use crate::render::plan::{Style, human};
+use crate::render::plan::{IoText, Style, write_human};
 use crate::render::progress::Progress;
 use crate::render::{Output, budget};
 
@@ -124,6 +124,22 @@ pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: DestroyArgs, output:
     )))
 }
 
+/// Writes the plan for people to `stream` as it is rendered.
+fn show_plan(plan: &monform_engine::Plan, style: Style, stream: impl Write) -> Result<(), Stop> {
+    let mut text = IoText::new(std::io::BufWriter::new(stream));
+    let written = write_human(plan, style, &mut text);
+    match (written, text.inner.flush()) {
+        (Ok(()), Ok(())) => Ok(()),
+        (_, flushed) => {
+            let error = text.error.or(flushed.err());
+            Err(Stop::Message(format!(
+                "cannot show the plan: {}",
+                error.map_or_else(|| "formatting failed".to_owned(), |e| e.to_string())
+            )))
+        }
+    }
+}
+
 async fn apply(
     dir: &Path,
     api_url: Option<&str>,
@@ -223,8 +239,10 @@ async fn apply(
         println!("{}", crate::render::apply_output::plan_line(plan));
     }
     // JSON and Markdown keep stdout for themselves: the plan goes to stderr.
+    // The plan is streamed, not built as one string: at 10,000 creates it
+    // is 11 MB of text, at the moment the plan's own fields peak.
     if !from_file && format != ApplyFormat::Human {
-        eprint!("{}", human(plan, Style { color: false }));
+        show_plan(plan, Style { color: false }, std::io::stderr().lock())?;
     } else if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
         super::context::warn_other_target(&ready.planned, &connection.target);
@@ -233,15 +251,13 @@ async fn apply(
             header,
             crate::render::plan::moved_note(&ready.planned.actual, plan)
         );
-        print!(
-            "{}",
-            human(
-                plan,
-                Style {
-                    color: output.stdout_color()
-                }
-            )
-        );
+        show_plan(
+            plan,
+            Style {
+                color: output.stdout_color(),
+            },
+            std::io::stdout().lock(),
+        )?;
         if let Some(runs) = &ready.runs {
             println!("{}", budget::line(runs));
         }

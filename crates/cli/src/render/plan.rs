@@ -256,19 +256,28 @@ const GROUPS: [Action; 7] = [
 /// The plan for a terminal.
 pub fn human(plan: &Plan, style: Style) -> String {
     let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_human(plan, style, &mut out);
+    out
+}
+
+/// The plan for a terminal, written to `out` change by change: a cold
+/// apply of 10,000 checks prints 11 MB of plan, which is not worth holding
+/// as one string beside the plan itself (`apply` streams it to stdout).
+pub fn write_human(plan: &Plan, style: Style, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     let actionable: Vec<&Change> = plan.changes.iter().filter(|c| c.action != Action::Noop).collect();
     if !actionable.is_empty() {
-        out.push_str("monform will perform these actions:\n");
+        out.write_str("monform will perform these actions:\n")?;
     }
     for group in GROUPS {
         for change in actionable.iter().filter(|c| c.action == group) {
-            out.push('\n');
+            out.write_char('\n')?;
             let mut head = format!("  {}", header(change));
             if change.reason.is_drift() {
                 head = style.paint(&head, "1");
             }
-            out.push_str(&head);
-            out.push('\n');
+            out.write_str(&head)?;
+            out.write_char('\n')?;
             let sign = symbol(change.action);
             let colored = style.for_sign(
                 if change.action == Action::Replace {
@@ -280,29 +289,51 @@ pub fn human(plan: &Plan, style: Style) -> String {
             );
             let body = lines(plan, change);
             if body.is_empty() {
-                out.push_str(&format!("  {colored} {}\n", change.address));
+                writeln!(out, "  {colored} {}", change.address)?;
                 continue;
             }
-            out.push_str(&format!("  {colored} {} {{\n", change.address));
+            writeln!(out, "  {colored} {} {{", change.address)?;
             for line in body {
                 let sign = style.for_sign(line.sign, &line.sign.to_string());
-                out.push_str(&format!("      {sign} {}\n", line.text));
+                writeln!(out, "      {sign} {}", line.text)?;
             }
-            out.push_str("    }\n");
+            out.write_str("    }\n")?;
         }
     }
     if !actionable.is_empty() {
-        out.push('\n');
+        out.write_char('\n')?;
     }
-    out.push_str(&super::renames::human(plan));
-    out.push_str(&excluded_human(plan));
-    out.push_str(&summary_line(plan));
-    out.push('\n');
+    out.write_str(&super::renames::human(plan))?;
+    out.write_str(&excluded_human(plan))?;
+    out.write_str(&summary_line(plan))?;
+    out.write_char('\n')?;
     if let Some(note) = refresh_note(plan) {
-        out.push_str(&style.paint(&note, "33"));
-        out.push('\n');
+        out.write_str(&style.paint(&note, "33"))?;
+        out.write_char('\n')?;
     }
-    out
+    Ok(())
+}
+
+/// `std::fmt::Write` over a byte stream (stdout, stderr), for
+/// [`write_human`]; the stream's own error is kept for the caller.
+pub struct IoText<W: std::io::Write> {
+    pub inner: W,
+    pub error: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> IoText<W> {
+    pub fn new(inner: W) -> IoText<W> {
+        IoText { inner, error: None }
+    }
+}
+
+impl<W: std::io::Write> std::fmt::Write for IoText<W> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.inner.write_all(text.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
 }
 
 /// The changes `--exclude` left out, each with why (also in Markdown).
