@@ -4,42 +4,17 @@
 //! a reviewer needs to know which channel that is and whose, not only that
 //! monform cannot name it.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use monform_api::Remote;
 use monform_model::facts::reference_target;
 use monform_model::{Address, FieldPath, Kind};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::actual::Actual;
 use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::Owner;
-use crate::plan::Change;
-
-/// One such object: what it is and whose.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Foreign {
-    /// Its name, or an alert channel's type and address; `None` when it
-    /// has nothing a person names it by.
-    pub label: Option<String>,
-    pub owner: Whose,
-}
-
-/// Whose an object of the account is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Whose {
-    /// Another project's (or this project's, left out of its files).
-    Project(String),
-    /// Made by hand: no project claims it.
-    Nobody,
-    /// Its owner cannot be told (a project without an ownership record).
-    Unknown,
-}
-
-/// `(kind, remote id)` of each such object to what it is.
-pub type ForeignObjects = BTreeMap<(Kind, String), Foreign>;
+use crate::plan::{Change, Foreign, ForeignObjects, Whose};
 
 /// Every item of the changes' lists of references that names no address of
 /// the plan but an object in the account: only those items, so a plan of

@@ -43,10 +43,11 @@ pub use actual::Actual;
 pub use budget::{RunBudget, Runs, masked_effective_check};
 pub use discards::{Discard, Discarded, RANGE as DISCARD_RANGE};
 pub use execute::{ApplyError, ApplyOptions, Event, Report};
-pub use foreign::{Foreign, ForeignObjects, Whose};
 pub use lock::{Holder, LockError};
 pub use normal::NormalForm;
-pub use plan::{Action, Change, Excluded, ExcludedBy, FieldChange, Plan, Reason, Refreshed, Summary};
+pub use plan::{
+    Action, Change, Excluded, ExcludedBy, FieldChange, Foreign, ForeignObjects, Plan, Reason, Refreshed, Summary, Whose,
+};
 pub use refresh::Refresh;
 pub use renames::SuggestedMove;
 pub use safety::SafetyError;

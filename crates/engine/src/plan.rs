@@ -4,10 +4,12 @@
 //! types; `differ.rs` computes a plan, `forms.rs` holds the views of
 //! desired and actual values both use.
 
+use std::collections::BTreeMap;
+
 use monform_api::ReportEntry;
-use monform_model::Address;
+use monform_model::{Address, Kind};
 use petgraph::graph::{DiGraph, NodeIndex};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
@@ -161,7 +163,7 @@ pub struct Plan {
     pub excluded: Vec<Excluded>,
     /// The account's objects the changes' lists of references name that
     /// are no object of the project: what each is and whose (`foreign.rs`).
-    pub foreign: crate::foreign::ForeignObjects,
+    pub foreign: ForeignObjects,
 }
 
 /// A change `--exclude` left out of the plan.
@@ -272,3 +274,28 @@ pub struct Discard {
     /// About how many results that is (0 without results): an estimate.
     pub estimated: u64,
 }
+
+/// An object of the account a change's list of references names that is
+/// no object of the project (found by `foreign.rs`): what it is and whose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Foreign {
+    /// Its name, or an alert channel's type and address; `None` when it
+    /// has nothing a person names it by.
+    pub label: Option<String>,
+    pub owner: Whose,
+}
+
+/// Whose an object of the account is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Whose {
+    /// Another project's (or this project's, left out of its files).
+    Project(String),
+    /// Made by hand: no project claims it.
+    Nobody,
+    /// Its owner cannot be told (a project without an ownership record).
+    Unknown,
+}
+
+/// `(kind, remote id)` of each such object to what it is.
+pub type ForeignObjects = BTreeMap<(Kind, String), Foreign>;

@@ -233,8 +233,11 @@ async fn errors_name_method_path_status_message_and_attributes() {
 async fn requests_in_flight_stay_within_the_connections_a_service_serves() {
     let server = monform_emulator::start_local(monform_emulator::Config {
         rate_limit: None,
+        // Twice the client's bound: a finished request's connection goes
+        // back to the pool a moment after its permit is released, so the
+        // next request may open one more connection meanwhile.
         connections: monform_emulator::listen::Limits {
-            max_connections: monform_api::DEFAULT_MAX_IN_FLIGHT,
+            max_connections: 2 * monform_api::DEFAULT_MAX_IN_FLIGHT,
             ..Default::default()
         },
         ..Default::default()
