@@ -243,17 +243,9 @@ fn a_diagnostic_on_a_100_kb_line_shows_a_window_of_it() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.len() < 2_000, "{} bytes printed", stderr.len());
-    assert!(
-        stderr.contains("snippets.last.colour: unknown field `colour`"),
-        "{stderr}"
-    );
+    // The true column, and a window of the line around it.
     assert!(stderr.contains(&format!("long.yaml:1:{column}")), "{stderr}");
-    assert!(
-        stderr.contains(
-            "…et number 1699 with a fairly long name\", script: x}, last: {name: L, script: x, colour: red}}}"
-        ),
-        "{stderr}"
-    );
+    insta::assert_snapshot!("long_line", stderr);
 }
 
 /// Issue 25 item 4: a 96 KB file whose aliases repeat a 60 KB string
@@ -300,11 +292,7 @@ fn an_alias_bomb_stops_at_the_budget_in_bounded_memory() {
     let output = child.wait_with_output().unwrap();
     let stderr = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("the file expands to more than 128 MiB of values"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("bomb.yaml:3:"), "{stderr}");
+    insta::assert_snapshot!("alias_bomb", stderr);
     assert!(peak_kib > 0, "no sample of the child's memory");
     assert!(peak_kib < 400 * 1024, "validate peaked at {} MiB", peak_kib / 1024);
     eprintln!("validate of the alias bomb peaked at {} MiB", peak_kib / 1024);

@@ -11,7 +11,7 @@ use clap::Args;
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
 use monform_engine::{ApplyOptions, Event, Refresh, SavedPlan};
 
-use super::context::{Stop, finish, open_backend, parse_targets, refused};
+use super::context::{Stop, finish, open_backend, parse_targets, refused_to};
 use super::plan::RefreshArg;
 use crate::connect::connect;
 use crate::render::plan::{IoText, Style, write_human};
@@ -197,6 +197,7 @@ async fn apply(
         policies.files = policies.files.with("resources", serde_json::json!([]));
     }
     let command = if destroy { "monform destroy" } else { "monform apply" };
+    let verb = if destroy { "destroy" } else { "apply" };
     let backend = open_backend(dir, &project, command)?;
     let header = super::context::plan_header(&project);
     let connection = connect(dir, api_url, &project).await?;
@@ -220,7 +221,7 @@ async fn apply(
     };
     let mut ready = ops::prepare_apply(&session, request)
         .await
-        .map_err(|refusal| refused(&refusal, &loaded))?;
+        .map_err(|refusal| refused_to(verb, &refusal, &loaded))?;
     // The engine refuses a plan the policies deny; their findings are shown first.
     if !policies.policies.is_empty() {
         let check = ops::PolicyCheck {
@@ -264,7 +265,7 @@ async fn apply(
     }
     if let Some(refusal) = ready.refusal() {
         // Over the budget (as `plan` fails) or unsafe: nothing starts.
-        let message = refused(refusal, &loaded);
+        let message = refused_to(verb, refusal, &loaded);
         drop(ready);
         connection.close().await;
         return Err(message);
@@ -276,7 +277,6 @@ async fn apply(
         if answer != Answer::Yes {
             drop(ready);
             connection.close().await;
-            let verb = if destroy { "destroy" } else { "apply" };
             return match answer {
                 Answer::Nothing => Err(Stop::Message(format!(
                     "no answer to confirm with (standard input is closed): pass --auto-approve to {verb} unattended, or pipe `yes` in"
@@ -326,7 +326,7 @@ async fn apply(
     watcher.abort();
     let api_url = client.base_url().to_owned();
     connection.close().await;
-    let applied = result.map_err(|refusal| refused(&refusal, &loaded))?;
+    let applied = result.map_err(|refusal| refused_to(verb, &refusal, &loaded))?;
     if format != ApplyFormat::Human {
         return Ok(machine_output(
             format,

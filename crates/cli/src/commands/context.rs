@@ -250,6 +250,11 @@ pub fn open_postgres(project: &str, command: &str) -> Result<PostgresState, Stop
 
 /// An engine refusal in words, `file:line:column` where it has a span.
 pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
+    refused_to("apply", refusal, loaded)
+}
+
+/// [`refused`], naming what was refused (`destroy` says destroy).
+pub fn refused_to(verb: &str, refusal: &Refusal, loaded: &Loaded) -> Stop {
     let list = |lines: Vec<String>| lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
     Stop::Message(match refusal {
         Refusal::Clashes(problems) => format!("the files claim objects of other projects:\n{}", list(problems.clone())),
@@ -269,7 +274,7 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
         Refusal::Stale(stale) => {
             format!("the saved plan is stale: {stale}\n\nhint: run `monform plan --out FILE` again and review it")
         }
-        Refusal::OverBudget(over) => format!("refusing to apply: {}", crate::render::budget::over(over)),
+        Refusal::OverBudget(over) => format!("refusing to {verb}: {}", crate::render::budget::over(over)),
         Refusal::Policy(outcome) => {
             let blocking: Vec<String> = outcome
                 .findings
@@ -281,13 +286,13 @@ pub fn refused(refusal: &Refusal, loaded: &Loaded) -> Stop {
                 .into_iter()
                 .collect();
             format!(
-                "refusing to apply: the project's policies deny the plan (shown above); nothing was changed\n{}\n\nhint: fix what they find, or override a rule for this run with --policy-override RULE",
+                "refusing to {verb}: the project's policies deny the plan (shown above); nothing was changed\n{}\n\nhint: fix what they find, or override a rule for this run with --policy-override RULE",
                 list(blocking)
             )
         }
         Refusal::NoEnvironment { .. } => format!("{refusal} with --env NAME or MONFORM_ENV"),
         Refusal::Unsafe(problems) => format!(
-            "refusing to apply:\n{}",
+            "refusing to {verb}:\n{}",
             list(problems.iter().map(ToString::to_string).collect())
         ),
         other => other.to_string(),
