@@ -30,6 +30,12 @@ const MONITORS: &str = "checks:
 
 /// A project with the example policies in `policies/`.
 fn project(monitors: &str) -> tempfile::TempDir {
+    project_with(monitors, "")
+}
+
+/// [`project`] with `toml_extra` after monform.toml's `[project]` table
+/// (shared with `policy_runs`).
+pub(crate) fn project_with(monitors: &str, toml_extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let policies = dir.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
@@ -37,7 +43,11 @@ fn project(monitors: &str) -> tempfile::TempDir {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), policies.join(entry.file_name())).unwrap();
     }
-    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"rules\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        format!("[project]\nname = \"rules\"\n{toml_extra}"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("monitors.yaml"), monitors).unwrap();
     dir
 }
@@ -165,8 +175,8 @@ fn a_broken_policy_is_a_diagnostic_at_its_line() {
     assert!(matches!(broken["line"].as_u64(), Some(4 | 5)), "{broken}");
 }
 
-/// Passes every example policy but owner_tag.
-const ALMOST: &str = "checks:
+/// Passes every example policy but owner_tag (checks.home, line 2).
+pub(crate) const ALMOST: &str = "checks:
   home:
     checkType: TCP
     name: Home

@@ -8,38 +8,9 @@ use std::path::Path;
 use crate::common;
 
 use common::*;
+
+use super::policy::{ALMOST, project_with as project};
 use serde_json::Value;
-
-/// Passes every example policy but owner_tag (checks.home, line 2).
-const ALMOST: &str = "checks:
-  home:
-    checkType: TCP
-    name: Home
-    frequency: 10
-    locations: [eu-west-1]
-    alertChannels: [oncall]
-    request: { hostname: example.com, port: 443 }
-alertChannels:
-  oncall: { type: EMAIL, config: { address: oncall@example.com } }
-";
-
-/// A project with the example policies in `policies/`.
-fn project(monitors: &str, toml_extra: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let policies = dir.path().join("policies");
-    std::fs::create_dir_all(&policies).unwrap();
-    for entry in std::fs::read_dir(repo_root().join("examples/policies")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), policies.join(entry.file_name())).unwrap();
-    }
-    std::fs::write(
-        dir.path().join("monform.toml"),
-        format!("[project]\nname = \"rules\"\n{toml_extra}"),
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("monitors.yaml"), monitors).unwrap();
-    dir
-}
 
 fn checks(emulator: &Emulator) -> usize {
     emulator
