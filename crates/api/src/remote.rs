@@ -9,10 +9,10 @@
 
 use std::fmt;
 
-use monform_model::Kind;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
+use monform_model::pick::{pick, pick_one};
+use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 #[derive(Clone)]
 pub struct Remote {
@@ -20,6 +20,10 @@ pub struct Remote {
     pub id: String,
     /// The body's id is a JSON number (groups, alert channels...), not a string.
     numeric_id: bool,
+    /// `<project>/<logical-id>` of its ownership tag, read with the id:
+    /// a plan asks for it several times per object (claiming, owners,
+    /// moves), and each read scanned the whole text.
+    owner: Option<Box<str>>,
     text: Box<RawValue>,
 }
 
@@ -42,16 +46,20 @@ impl Remote {
     /// An object from its JSON text, as a listing's item (valid JSON: the
     /// listing was parsed to find its items).
     pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
-        let mut remote = Remote {
+        let id_field = kind.id_field();
+        let mut fields = pick(text.get(), &[id_field, "tags"]);
+        let id = fields.remove(id_field);
+        let owner = fields.get("tags").and_then(Value::as_array).and_then(|tags| {
+            let (project, logical_id) = ownership_in_tags(tags.iter().filter_map(Value::as_str))?;
+            Some(format!("{project}/{logical_id}").into_boxed_str())
+        });
+        Remote {
             kind,
-            id: String::new(),
-            numeric_id: false,
+            numeric_id: id.as_ref().is_some_and(Value::is_number),
+            id: id.as_ref().map(id_text).unwrap_or_default(),
+            owner,
             text,
-        };
-        let id = remote.field(kind.id_field());
-        remote.numeric_id = id.as_ref().is_some_and(Value::is_number);
-        remote.id = id.as_ref().map(id_text).unwrap_or_default();
-        remote
+        }
     }
 
     /// The id as the body holds it: a number or a string.
@@ -62,6 +70,11 @@ impl Remote {
         }
     }
 
+    /// The (project, logical id) its ownership tag names, if it has one.
+    pub fn owner(&self) -> Option<(&str, &str)> {
+        self.owner.as_deref()?.split_once('/')
+    }
+
     /// The whole body, parsed.
     pub fn body(&self) -> Value {
         // The text was valid JSON when it was stored.
@@ -70,8 +83,12 @@ impl Remote {
 
     /// One top-level field of the body, parsed alone.
     pub fn field(&self, name: &str) -> Option<Value> {
-        let mut reader = serde_json::Deserializer::from_str(self.text.get());
-        FieldSeed(name).deserialize(&mut reader).ok().flatten()
+        pick_one(self.text.get(), name)
+    }
+
+    /// Some top-level fields of the body, parsed alone (those it has).
+    pub fn fields<S: AsRef<str>>(&self, names: &[S]) -> Map<String, Value> {
+        pick(self.text.get(), names)
     }
 
     /// `updated_at`: changes on every update, so it serves as a version.
@@ -105,60 +122,6 @@ fn null() -> Box<RawValue> {
 
 pub(crate) use monform_model::wire::id_text;
 
-/// Reads a map and parses the value of one key, skipping the others.
-struct FieldSeed<'n>(&'n str);
-
-impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
-    type Value = Option<Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<Value>, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FieldSeed<'_> {
-    type Value = Option<Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
-        let mut found = None;
-        while let Some(wanted) = map.next_key_seed(IsKey(self.0))? {
-            if wanted && found.is_none() {
-                found = Some(map.next_value::<Value>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// Whether a key is the one wanted, compared without allocating it.
-struct IsKey<'n>(&'n str);
-
-impl<'de> DeserializeSeed<'de> for IsKey<'_> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for IsKey<'_> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E>(self, key: &str) -> Result<bool, E> {
-        Ok(key == self.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +138,22 @@ mod tests {
         assert_eq!(remote.field("missing"), None);
         assert_eq!(remote.body(), body);
         assert_eq!(remote.version(), None);
+    }
+
+    /// The ownership tag is read with the id: the first `monform:` tag
+    /// with a `/`, on any kind.
+    #[test]
+    fn the_owner_comes_from_the_first_ownership_tag() {
+        let body = json!({"id": "c", "tags": ["team", "monform:bad", "monform:p/q/r", "monform:x/y"]});
+        assert_eq!(Remote::new(Kind::Check, &body).owner(), Some(("p", "q/r")));
+        assert_eq!(
+            Remote::new(Kind::Check, &json!({"id": "c", "tags": ["team"]})).owner(),
+            None
+        );
+        assert_eq!(
+            Remote::new(Kind::Group, &json!({"id": 1, "tags": "monform:p/q"})).owner(),
+            None
+        );
     }
 
     #[test]

@@ -365,9 +365,10 @@ fn compare(
         (false, true) => Action::Replace,
         (false, false) => Action::Update,
     };
+    let version = actual.version();
     let version_changed = recorded
         .and_then(|r| r.version.as_deref())
-        .is_some_and(|v| Some(v) != remote.version().as_deref());
+        .is_some_and(|v| Some(v) != version.as_deref());
     let drifted = match recorded.map(|r| &r.fields).filter(|f| !f.is_empty()) {
         // Field by field: a field the files did not change since it was
         // applied, yet differs from the account, was changed outside.
@@ -406,7 +407,7 @@ fn compare(
         reason,
         fields,
         unchanged: managed_fields.saturating_sub(changed_roots.len()),
-        remote_version: remote.version(),
+        remote_version: version,
     }
 }
 

@@ -8,6 +8,7 @@ use monform_api::{Client, Error, Remote};
 use monform_config::Desired;
 use monform_model::facts::natural_key;
 use monform_model::{Address, Kind};
+use rayon::prelude::*;
 
 use crate::actual::{Actual, Clash};
 use crate::identity::{remote_owner, uses_tags};
@@ -29,8 +30,9 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
         ..Actual::default()
     };
     for (kind, objects) in lists {
+        // In parallel: each claim reads the object's tags.
         let mut claimed: Vec<(Address, bool, usize)> = objects
-            .iter()
+            .par_iter()
             .enumerate()
             .filter_map(|(i, remote)| {
                 claim(kind, remote, project, desired, &recorded, &moves)

@@ -7,7 +7,7 @@ use monform_model::quirks::required_on_update;
 use monform_model::{Identity, Kind};
 use serde_json::{Value, json};
 
-pub const TAG_PREFIX: &str = "monform:";
+pub use monform_model::OWNERSHIP_TAG_PREFIX as TAG_PREFIX;
 
 pub fn ownership_tag(project: &str, logical_id: &str) -> String {
     format!("{TAG_PREFIX}{project}/{logical_id}")
@@ -19,9 +19,9 @@ fn owner(body: &Value) -> Option<(&str, &str)> {
     owner_in_tags(body.get("tags")?)
 }
 
-/// [`owner`] of a listed object, reading only its tags.
+/// [`owner`] of a listed object (read with its id, `Remote::owner`).
 pub fn remote_owner(remote: &Remote) -> Option<(String, String)> {
-    owner_in_tags(&remote.field("tags")?).map(|(p, id)| (p.to_owned(), id.to_owned()))
+    remote.owner().map(|(p, id)| (p.to_owned(), id.to_owned()))
 }
 
 /// Whether a listed object's tags say `project` owns it (as any address).
@@ -29,11 +29,9 @@ pub fn owned_by(remote: &Remote, project: &str) -> bool {
     remote_owner(remote).is_some_and(|(p, _)| p == project)
 }
 
+#[cfg(test)]
 fn owner_in_tags(tags: &Value) -> Option<(&str, &str)> {
-    tags.as_array()?
-        .iter()
-        .filter_map(Value::as_str)
-        .find_map(|tag| tag.strip_prefix(TAG_PREFIX)?.split_once('/'))
+    monform_model::ownership_in_tags(tags.as_array()?.iter().filter_map(Value::as_str))
 }
 
 pub fn is_ownership_tag(tag: &str) -> bool {

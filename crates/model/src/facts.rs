@@ -66,27 +66,62 @@ pub struct Facts {
     pub unique: Vec<Pattern>,
 }
 
+/// Every kind's facts, and every variant's of a tagged kind (its own
+/// facts under "").
+static ALL_FACTS: LazyLock<Vec<(Kind, String, Facts)>> = LazyLock::new(|| {
+    let schemas = schemas();
+    let mut all = Vec::new();
+    for &kind in Kind::ALL {
+        let variants = std::iter::once(String::new()).chain(variants(schemas, kind));
+        for variant in variants {
+            let mut facts = Facts::default();
+            collect(schemas, schemas.variant(kind, &variant), &Vec::new(), &mut facts, 0);
+            all.push((kind, variant, facts));
+        }
+    }
+    all
+});
+
+/// The top-level fields of `kind`'s objects, in the API's form, that can
+/// hold a reference (in any variant), and the variant's tag: all a reader
+/// of an object's references needs of it.
+pub fn reference_roots(kind: Kind) -> &'static [&'static str] {
+    static ROOTS: LazyLock<Vec<(Kind, Vec<&'static str>)>> = LazyLock::new(|| {
+        Kind::ALL
+            .iter()
+            .map(|&kind| {
+                let mut roots: Vec<&'static str> = variant_tag(kind).into_iter().collect();
+                let refs = ALL_FACTS
+                    .iter()
+                    .filter(|(k, _, _)| *k == kind)
+                    .flat_map(|(_, _, f)| &f.refs);
+                for field in refs {
+                    let root = match field.parent.first() {
+                        Some(Step::Key(key)) => key.as_str(),
+                        _ => field.wire_name.as_str(),
+                    };
+                    if !roots.contains(&root) {
+                        roots.push(root);
+                    }
+                }
+                (kind, roots)
+            })
+            .collect()
+    });
+    ROOTS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(&[], |(_, roots)| roots.as_slice())
+}
+
 /// The facts of `kind` for the variant `value` is (by its `checkType` or `type`).
 /// Every kind's and variant's facts are read once, up front: this is asked
 /// several times per resource in a plan, from every thread.
 pub fn facts(kind: Kind, value: &Value) -> &'static Facts {
-    static ALL: LazyLock<Vec<(Kind, String, Facts)>> = LazyLock::new(|| {
-        let schemas = schemas();
-        let mut all = Vec::new();
-        for &kind in Kind::ALL {
-            let variants = std::iter::once(String::new()).chain(variants(schemas, kind));
-            for variant in variants {
-                let mut facts = Facts::default();
-                collect(schemas, schemas.variant(kind, &variant), &Vec::new(), &mut facts, 0);
-                all.push((kind, variant, facts));
-            }
-        }
-        all
-    });
     let variant = variant_tag(kind)
         .and_then(|tag| value.get(tag)?.as_str())
         .unwrap_or_default();
-    let known = |wanted: &str| ALL.iter().find(|(k, v, _)| *k == kind && v == wanted);
+    let known = |wanted: &str| ALL_FACTS.iter().find(|(k, v, _)| *k == kind && v == wanted);
     // An unknown variant has the kind's facts, as the schema of a variant it does not name.
     known(variant)
         .or_else(|| known(""))
@@ -309,6 +344,47 @@ pub fn unique_values(kind: Kind, value: &Value) -> Vec<(String, Value)> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A body's references read from its reference roots alone are the
+    /// references of the whole body, in every variant that has some.
+    #[test]
+    fn reference_roots_hold_every_reference() {
+        let bodies = [
+            (
+                Kind::Check,
+                json!({
+                    "checkType": "API", "name": "a", "groupId": 4, "privateLocations": ["office"],
+                    "setupSnippetId": 9, "tearDownSnippetId": 10, "tags": ["x"],
+                    "alertChannelSubscriptions": [{ "alertChannelId": 7, "activated": true }],
+                    "request": { "method": "GET", "url": "https://example.com" },
+                }),
+            ),
+            (
+                Kind::Check,
+                json!({ "checkType": "BROWSER", "groupId": 4, "privateLocations": ["lab"] }),
+            ),
+            (
+                Kind::Group,
+                json!({
+                    "name": "g", "privateLocations": ["p"], "setupSnippetId": 1,
+                    "alertChannelSubscriptions": [{ "alertChannelId": 2 }],
+                }),
+            ),
+            (
+                Kind::StatusPage,
+                json!({ "name": "s", "cards": [{ "name": "c", "services": [{ "id": "svc" }] }] }),
+            ),
+        ];
+        for (kind, body) in bodies {
+            let text = body.to_string();
+            let picked = Value::Object(crate::pick::pick(&text, reference_roots(kind)));
+            let whole = crate::wire::referenced_ids(kind, &body);
+            assert!(!whole.is_empty(), "{kind:?}: {body}");
+            assert_eq!(crate::wire::referenced_ids(kind, &picked), whole, "{kind:?}");
+        }
+        assert!(reference_roots(Kind::Check).contains(&"checkType"));
+        assert!(reference_roots(Kind::Variable).is_empty());
+    }
 
     #[test]
     fn natural_keys() {

@@ -98,6 +98,15 @@ impl std::fmt::Display for Kind {
     }
 }
 
+/// The start of an ownership tag, `monform:<project>/<logical-id>`.
+pub const OWNERSHIP_TAG_PREFIX: &str = "monform:";
+
+/// The `<project>/<logical-id>` of the first ownership tag among `tags`.
+pub fn ownership_in_tags<'t>(tags: impl IntoIterator<Item = &'t str>) -> Option<(&'t str, &'t str)> {
+    tags.into_iter()
+        .find_map(|tag| tag.strip_prefix(OWNERSHIP_TAG_PREFIX)?.split_once('/'))
+}
+
 /// How a remote object is matched to a resource in the files (design decision 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Identity {

@@ -15,6 +15,7 @@ pub mod group_rules;
 pub mod kind;
 pub mod lifecycle;
 pub mod path;
+pub mod pick;
 pub mod quirks;
 pub mod reports;
 pub mod resources;
@@ -31,7 +32,7 @@ pub mod wire;
 
 pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_logical_id};
 pub use address_pattern::AddressPattern;
-pub use kind::{Identity, Kind, Resource};
+pub use kind::{Identity, Kind, OWNERSHIP_TAG_PREFIX, Resource, ownership_in_tags};
 pub use path::{FieldPath, Segment};
 pub use resources::common::{DriftPolicy, Lifecycle};
 pub use status::RunStatus;

@@ -3,6 +3,19 @@
 
 use serde_json::Value;
 
+/// Every field [`runs_per_month`] reads. A check's runs depend on these
+/// fields of it and of its group alone (a group changes them only through
+/// `group_rules::impose`), so a plan counts runs from these fields picked
+/// out of each body, not from whole bodies.
+pub const SCHEDULE_FIELDS: &[&str] = &[
+    "activated",
+    "frequency",
+    "frequencyOffset",
+    "runParallel",
+    "locations",
+    "privateLocations",
+];
+
 /// A month, for budgets: 30 days, whatever the calendar says.
 pub const MONTH_MINUTES: u64 = 30 * 24 * 60;
 
@@ -73,6 +86,38 @@ mod tests {
         assert_eq!(period_seconds(&json!({ "frequency": 0, "frequencyOffset": 0 })), 10);
         assert_eq!(runs_per_month(&json!({ "frequency": 0 })), 259_200);
         assert_eq!(period_seconds(&json!({ "frequency": 0, "frequencyOffset": 30 })), 30);
+    }
+
+    /// Runs counted from the schedule fields alone are the runs of the
+    /// whole check in its whole group.
+    #[test]
+    fn the_schedule_fields_alone_give_the_runs() {
+        let check = json!({
+            "checkType": "API", "name": "a", "frequency": 1, "runParallel": true,
+            "locations": ["a"], "privateLocations": ["p"], "tags": ["t"],
+            "request": { "method": "GET", "url": "https://example.com" },
+        });
+        let pick = |value: &serde_json::Value| {
+            let object = value.as_object().unwrap();
+            let picked: serde_json::Map<_, _> = SCHEDULE_FIELDS
+                .iter()
+                .filter_map(|f| object.get(*f).map(|v| ((*f).to_owned(), v.clone())))
+                .collect();
+            serde_json::Value::Object(picked)
+        };
+        let groups = [
+            json!({ "name": "g", "locations": ["x", "y", "z"], "activated": true, "tags": ["g"] }),
+            json!({ "name": "g", "privateLocations": [], "activated": false }),
+            json!({ "name": "g", "locations": [], "runtimeId": "2024.02" }),
+        ];
+        for group in &groups {
+            let whole = runs_per_month(&effective(&check, Some(group)));
+            assert_eq!(
+                runs_per_month(&effective(&pick(&check), Some(&pick(group)))),
+                whole,
+                "{group}"
+            );
+        }
     }
 
     #[test]

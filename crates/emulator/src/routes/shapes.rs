@@ -83,10 +83,8 @@ fn card_id(page_id: &str, index: usize) -> String {
 
 /// The subscriptions of each alert channel in `channels`, by channel id:
 /// every check, then every group, subscribed to it (activated or not), in
-/// creation order, as `{checkId, groupId, activated}`. The subscription
-/// lists of all checks and groups are read once, inside SQLite: a page of
-/// 100 channels once parsed every subscribed check per channel (95 s in a
-/// debug build with 325 checks subscribed to 180 channels).
+/// creation order, as `{checkId, groupId, activated}`, from the store's
+/// `subscriptions` table (no check's body is read).
 pub fn subscriptions_of<'v>(
     db: &Connection,
     account: &str,
@@ -97,19 +95,15 @@ pub fn subscriptions_of<'v>(
         return Ok(HashMap::new());
     }
     let wanted: Vec<String> = all.keys().cloned().collect();
-    for kind in [Kind::Check, Kind::Group] {
-        let path = "$.alertChannelSubscriptions";
-        for (id, subscription) in db.list_items(account, kind.section(), path, "$.alertChannelId", &wanted)? {
-            let Some(list) = all.get_mut(&id_text(&subscription["alertChannelId"])) else {
-                continue;
-            };
-            let (check, group) = match kind {
-                Kind::Check => (id, Value::Null),
-                _ => (Value::Null, id),
-            };
-            let activated = subscription["activated"] != false;
-            list.push(json!({ "checkId": check, "groupId": group, "activated": activated }));
-        }
+    for subscription in db.subscriptions(account, &wanted)? {
+        let Some(list) = all.get_mut(&subscription.channel_id) else {
+            continue;
+        };
+        let (check, group) = match subscription.owner_kind == Kind::Check.section() {
+            true => (subscription.owner_id, Value::Null),
+            false => (Value::Null, subscription.owner_id),
+        };
+        list.push(json!({ "checkId": check, "groupId": group, "activated": subscription.activated }));
     }
     Ok(all.into_iter().map(|(id, list)| (id, Value::Array(list))).collect())
 }

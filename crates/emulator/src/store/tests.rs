@@ -189,7 +189,7 @@ fn a_page_of_records_is_filtered_counted_and_paged_in_sqlite() {
 }
 
 #[test]
-fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
+fn subscriptions_follow_creates_updates_and_deletes_of_checks_and_groups() {
     let store = Store::in_memory().unwrap();
     let db = store.lock();
     let subscribed = |channels: &[i64]| json!({"alertChannelSubscriptions": channels.iter().map(|c| json!({"alertChannelId": c, "activated": true})).collect::<Vec<_>>()});
@@ -201,26 +201,65 @@ fn list_items_come_with_their_objects_ids_without_parsing_bodies() {
     db.insert("acc", "groups", "7", None, 0, &group).unwrap();
     db.insert("acc", "checks", "c-2", None, 0, &json!({"id": "c-2"}))
         .unwrap();
-    let items = |kind: &str, wanted: &[&str]| {
+    // Another account's and another kind's lists are not subscriptions here.
+    db.insert("other", "checks", "c-1", None, 0, &check).unwrap();
+    db.insert("acc", "snippets", "s", None, 0, &check).unwrap();
+    let of = |wanted: &[&str]| {
         let wanted: Vec<String> = wanted.iter().map(|w| (*w).to_owned()).collect();
-        db.list_items("acc", kind, "$.alertChannelSubscriptions", "$.alertChannelId", &wanted)
+        db.subscriptions("acc", &wanted)
             .unwrap()
+            .into_iter()
+            .map(|s| (s.owner_kind, s.owner_id, s.channel_id, s.activated))
+            .collect::<Vec<_>>()
     };
+    let row = |kind: &str, id: Value, channel: &str, on: bool| (kind.to_owned(), id, channel.to_owned(), on);
     assert_eq!(
-        items("checks", &["1", "2", "3"]),
+        of(&["1", "2", "3"]),
         [
-            (json!("c-1"), json!({"alertChannelId": 1, "activated": true})),
-            (json!("c-1"), json!({"alertChannelId": 2, "activated": true})),
+            row("checks", json!("c-1"), "1", true),
+            row("checks", json!("c-1"), "2", true),
+            row("groups", json!(7), "2", true),
         ]
     );
+    // Updated: the check's old subscriptions go, its new ones come, an
+    // explicit `false` is deactivated and a missing `activated` is not.
+    let updated = json!({"id": "c-2", "alertChannelSubscriptions": [
+        {"alertChannelId": "2", "activated": false}, {"alertChannelId": 3}]});
+    assert!(db.replace("acc", "checks", "c-2", &updated).unwrap());
+    check["alertChannelSubscriptions"] = json!([]);
+    assert!(db.replace("acc", "checks", "c-1", &check).unwrap());
     assert_eq!(
-        items("checks", &["2"]),
-        [(json!("c-1"), json!({"alertChannelId": 2, "activated": true}))]
+        of(&["2", "3"]),
+        [
+            row("checks", json!("c-2"), "2", false),
+            row("checks", json!("c-2"), "3", true),
+            row("groups", json!(7), "2", true),
+        ]
     );
-    assert_eq!(
-        items("groups", &["1", "2"]),
-        [(json!(7), json!({"alertChannelId": 2, "activated": true}))]
-    );
+    assert!(db.delete("acc", "groups", "7").unwrap());
+    assert_eq!(of(&["2"]), [row("checks", json!("c-2"), "2", false)]);
+}
+
+#[test]
+fn a_database_made_before_the_subscriptions_table_gains_it_filled() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("emulator.db");
+    {
+        let store = Store::open(&path).unwrap();
+        let db = store.lock();
+        let check = json!({"id": "c-1", "alertChannelSubscriptions": [{"alertChannelId": 5}]});
+        db.insert("acc", "checks", "c-1", None, 0, &check).unwrap();
+        db.execute_batch(
+            "DROP TRIGGER subscriptions_insert; DROP TRIGGER subscriptions_update; DROP TRIGGER subscriptions_delete;
+             DROP VIEW subscription_rows; DROP TABLE subscriptions;",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let db = store.lock();
+    let found = db.subscriptions("acc", &["5".to_owned()]).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].owner_id, json!("c-1"));
 }
 
 #[test]

@@ -96,6 +96,12 @@ impl ActualView {
         }
     }
 
+    /// The object's `updated_at`, as [`Remote::version`] reads it, from
+    /// the body already parsed.
+    pub fn version(&self) -> Option<String> {
+        self.wire.get("updated_at").and_then(Value::as_str).map(str::to_owned)
+    }
+
     pub fn get(&self, field: &str) -> Option<&Value> {
         // The overlay holds a few fields: a scan beats hashing the name.
         if let Some((_, value)) = self.overlay.iter().find(|(name, _)| *name == field) {
