@@ -116,6 +116,30 @@ fn edit_and_drift(emulator: &Emulator, dir: &Path) {
     emulator.call("DELETE", &format!("/v1/checks/{gone}"), None);
 }
 
+/// A full plan starts listing the account while the files load
+/// (`ops::prefetch`) and plans from that listing: every kind is listed
+/// once, nothing is read twice or by id.
+#[test]
+fn a_full_plan_lists_every_kind_once() {
+    let (emulator, project) = applied();
+    let dir = project.path();
+    let before = requests(&emulator);
+    let output = emulator
+        .monform(dir)
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sent = since(&before, &requests(&emulator));
+    let listed: Vec<&str> = sent.iter().map(|(route, _)| route.as_str()).collect();
+    assert!(sent.iter().all(|(_, n)| *n == 1), "{sent:?}");
+    assert!(
+        listed.iter().all(|r| r.starts_with("GET ") && !r.contains('{')),
+        "{sent:?}"
+    );
+    assert_eq!(listed.len(), monform_model::Kind::ALL.len(), "{sent:?}");
+}
+
 #[test]
 fn changed_reads_only_the_changed_objects_and_finds_their_drift() {
     let (emulator, project) = applied();

@@ -146,6 +146,8 @@ pub struct Client {
     retries: Arc<RwLock<Option<RetryObserver>>>,
     /// A permit per request in flight (`ClientConfig::max_in_flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
+    /// Listings started ahead of being asked for ([`Client::prefetch`]).
+    pub(crate) prefetched: Arc<std::sync::Mutex<crate::resources::Prefetched>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -186,6 +188,7 @@ impl Client {
             breaker: Arc::default(),
             retries: Arc::default(),
             in_flight,
+            prefetched: Arc::default(),
         })
     }
 

@@ -25,9 +25,45 @@ fn check_type(body: &Value) -> Option<CheckType> {
     CheckType::ALL.iter().copied().find(|t| t.as_str() == name)
 }
 
+/// Listings under way in the background, by kind, each taken once.
+pub(crate) type Prefetched = std::collections::HashMap<Kind, tokio::task::JoinHandle<Result<Vec<Remote>, Error>>>;
+
 impl Client {
-    /// Every object of `kind`, reading every page (limit 100).
+    /// Starts listing each of `kinds` now, in the background (on the
+    /// current tokio runtime): the next [`Client::list_all`] of a kind takes
+    /// that listing instead of starting one. A plan lists every kind
+    /// whatever the files say, so it can read the service while the files
+    /// load (at 100,000 checks each takes seconds). A kind already under
+    /// way is not started again.
+    pub fn prefetch(&self, kinds: &[Kind]) {
+        let Ok(mut prefetched) = self.prefetched.lock() else {
+            return;
+        };
+        for &kind in kinds {
+            if prefetched.contains_key(&kind) {
+                continue;
+            }
+            let client = self.clone();
+            prefetched.insert(kind, tokio::spawn(async move { client.list_now(kind).await }));
+        }
+    }
+
+    /// Every object of `kind`, reading every page (limit 100); a listing
+    /// [`Client::prefetch`] started is taken (once) instead.
     pub async fn list_all(&self, kind: Kind) -> Result<Vec<Remote>, Error> {
+        let started = self.prefetched.lock().ok().and_then(|mut p| p.remove(&kind));
+        // A listing that did not finish (its task panicked or was
+        // cancelled) is read again.
+        if let Some(task) = started
+            && let Ok(listed) = task.await
+        {
+            return listed;
+        }
+        self.list_now(kind).await
+    }
+
+    /// Every object of `kind`, read now.
+    async fn list_now(&self, kind: Kind) -> Result<Vec<Remote>, Error> {
         let endpoints = kind.endpoints();
         let items = match endpoints.listing {
             Listing::Pages => self.list_pages(endpoints.list).await?,

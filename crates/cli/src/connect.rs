@@ -68,6 +68,32 @@ pub fn route_lines(say: Option<Say>) {
     *SAY.write().unwrap_or_else(|p| p.into_inner()) = say;
 }
 
+/// Retry lines held back while the files load (`hold_lines`): `None` once released.
+static HELD: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+/// Holds the retry lines back until [`release_lines`]: a connection made
+/// ahead of the files' load (`plan`) then says its retries after the
+/// load's own output, as a connection made after the load does.
+pub fn hold_lines() {
+    *HELD.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vec::new());
+    route_lines(Some(Arc::new(|line: String| {
+        match HELD.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Some(held) => held.push(line),
+            None => eprintln!("{line}"),
+        }
+    })));
+}
+
+/// Says the lines held since [`hold_lines`], and the next ones as they come.
+pub fn release_lines() {
+    if let Some(held) = HELD.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        for line in held {
+            eprintln!("{line}");
+        }
+    }
+    route_lines(None);
+}
+
 fn say(text: String) {
     match SAY.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
         Some(say) => say(text),

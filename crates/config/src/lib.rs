@@ -28,7 +28,8 @@ pub use diagnostic::{Diagnostic, Report, Severity};
 pub use discover::included;
 pub use expand::EnvLookup;
 pub use load::{
-    CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Unsaved, load, load_environment, load_unsaved, load_with_cache,
+    CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Unsaved, load, load_environment, load_project, load_unsaved,
+    load_with_cache,
 };
 pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 

@@ -98,6 +98,26 @@ pub fn load_unsaved(
     load_inner(root, env, environment, cache, unsaved)
 }
 
+/// The project's settings alone, for `environment` (monform.toml, no
+/// resource file read): enough to connect to the service while the files
+/// load. `None` when monform.toml is missing or has any problem: the full
+/// load says which.
+pub fn load_project(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Option<Project> {
+    let unsaved = Unsaved::default();
+    let mut loader = Loader {
+        sources: Sources::default(),
+        diagnostics: Vec::new(),
+        env,
+        unsaved: &unsaved,
+    };
+    let roots = Roots::new(root).unwrap_or_else(|_| Roots::as_given(root));
+    let mut project = loader.load_project(root, &roots)?;
+    if let Some(environment) = environment {
+        project.select(environment).ok()?;
+    }
+    loader.diagnostics.is_empty().then_some(project)
+}
+
 fn load_inner(
     root: &Path,
     env: EnvLookup<'_>,

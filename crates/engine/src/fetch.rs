@@ -15,6 +15,11 @@ use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, is_record};
 use crate::state::State;
 
+/// Starts the listings [`fetch`] reads (`ops::prefetch`).
+pub fn prefetch(client: &Client) {
+    client.prefetch(Kind::ALL);
+}
+
 /// Lists every kind and picks out the project's objects.
 pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &State) -> Result<Actual, Error> {
     let lists = futures_util::future::try_join_all(

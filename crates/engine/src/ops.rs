@@ -136,6 +136,17 @@ pub fn environment_chosen(project: &Project) -> Result<(), Refusal> {
     })
 }
 
+/// Starts reading what [`plan`] reads of the service with
+/// [`Refresh::All`] (every kind's listing, `crate::fetch`) in the
+/// background, before the files are loaded: the listing does not depend on
+/// them, and at 100,000 checks loading the files and listing the account
+/// take seconds each. The plan's fetch takes the listings
+/// ([`Client::prefetch`]); a front end that ends up not planning with
+/// `Refresh::All` leaves them unread.
+pub fn prefetch(client: &Client) {
+    crate::fetch::prefetch(client);
+}
+
 /// Compares the files with the service: declared moves applied to a copy
 /// of the state, the account fetched, clashes and bad entries refused, the
 /// plan made and what its deletes of checks discard asked for.

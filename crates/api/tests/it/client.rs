@@ -53,6 +53,34 @@ async fn list_all_reads_every_page_once() {
     let _ = server.shutdown().await;
 }
 
+/// A prefetched listing is read once, before it is asked for, and taken
+/// by the next `list_all` of its kind; the one after reads the service again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prefetched_listing_is_taken_once_by_the_next_list_all() {
+    let server = start_emulator().await;
+    let client = client_for(&server);
+    create_many(&client, Kind::Group, 150, |i| json!({ "name": format!("group {i}") })).await;
+    let sent = client.requests_sent();
+    client.prefetch(&[Kind::Group]);
+    client.prefetch(&[Kind::Group]);
+    // Read in the background: the two pages are sent before anyone asks.
+    for _ in 0..200 {
+        if client.requests_sent() - sent == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(client.requests_sent() - sent, 2, "one listing, started once");
+    create_many(&client, Kind::Group, 1, |_| json!({ "name": "made after the listing" })).await;
+    let sent = client.requests_sent();
+    let groups = client.list_all(Kind::Group).await.unwrap();
+    assert_eq!(groups.len(), 150, "the listing read before the create");
+    assert_eq!(client.requests_sent(), sent, "taken, not read again");
+    let groups = client.list_all(Kind::Group).await.unwrap();
+    assert_eq!(groups.len(), 151, "read again: the prefetched listing is taken once");
+    let _ = server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn list_all_of_exact_pages_and_of_nothing() {
     let server = start_emulator().await;

@@ -50,6 +50,24 @@ pub fn load_files_for(dir: &Path, environment: Option<&str>) -> Loaded {
     monform_config::load_with_cache(dir, &env, environment, Some(&cache))
 }
 
+/// A connection made before the files load, with every listing a plan
+/// that refreshes everything reads already under way (`ops::prefetch`): at
+/// 100,000 checks the service is read in the seconds the files take to
+/// load. Only for a plan: an apply plans under its lock, so it never plans
+/// from a listing read before the lock was taken. `None` when monform.toml
+/// does not load alone or the connection cannot be made: the caller then
+/// connects after the load, as without it, so problems come in the usual
+/// order; its retry lines are held until `crate::connect::release_lines`
+/// (dropped if the load fails: no plan is made).
+pub async fn connect_ahead(dir: &Path, api_url: Option<&str>) -> Option<crate::connect::Connection> {
+    let env = |name: &str| std::env::var(name).ok();
+    let project = monform_config::load_project(dir, &env, environment())?;
+    let connection = crate::connect::connect(dir, api_url, &project).await.ok()?;
+    crate::connect::hold_lines();
+    monform_engine::ops::prefetch(&connection.client);
+    Some(connection)
+}
+
 /// The engine's rule (`ops::environment_chosen`), checked as soon as the
 /// files are loaded, in this command line's words.
 pub fn require_environment(project: &Project) -> Result<(), Stop> {

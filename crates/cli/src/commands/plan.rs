@@ -120,12 +120,21 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let excludes = super::context::parse_excludes(&args.excludes)?;
+        // Every object is read whatever the files say: reading starts now.
+        let ahead = match args.refresh {
+            RefreshArg::All => super::context::connect_ahead(dir, api_url).await,
+            _ => None,
+        };
         let (mut loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
         let policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
         let header = super::context::plan_header(&project);
         let backend = open_backend(dir, &project, "monform plan")?;
-        let connection = match args.refresh {
-            RefreshArg::None => crate::connect::offline()?,
+        let connection = match (args.refresh, ahead) {
+            (RefreshArg::None, _) => crate::connect::offline()?,
+            (_, Some(ahead)) => {
+                crate::connect::release_lines();
+                ahead
+            }
             _ => connect(dir, api_url, &project).await?,
         };
         let session = Session {
