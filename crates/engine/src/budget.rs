@@ -4,10 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use monform_api::Remote;
-use monform_config::{Desired, DesiredResource};
+use monform_config::Desired;
 use monform_model::effective::effective;
 use monform_model::pick::pick;
-use monform_model::runs::{SCHEDULE_FIELDS, runs_per_month};
+use monform_model::resources::Check;
+use monform_model::runs::{SCHEDULE_FIELDS, runs_per_month, schedule_of};
 use monform_model::sensitive::mask;
 use monform_model::{Address, Kind, Resource};
 use rayon::prelude::*;
@@ -66,9 +67,10 @@ impl RunBudget {
 /// Before: the project's checks as the service holds them, with their
 /// groups' settings. After: the files' checks, after `[defaults]` and their
 /// groups. Other projects' checks count in neither. Each check's runs come
-/// from its schedule fields alone ([`SCHEDULE_FIELDS`], picked out of its
-/// text, never its whole body), counted in parallel: at 100,000 checks
-/// whole bodies were a fifth of a no-op plan's CPU.
+/// from its schedule fields alone ([`SCHEDULE_FIELDS`]: picked out of a
+/// listed check's text, read from a typed check of the files), counted in
+/// parallel: at 100,000 checks whole bodies were a fifth of a no-op plan's
+/// CPU.
 pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     let groups = RemoteGroups::new(actual);
     let names = check_schedule();
@@ -85,20 +87,28 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
         .resources
         .values()
         .filter(|r| r.address.kind == Kind::Group)
-        .map(|r| (r.address.id.as_str(), schedule(&r.resource, SCHEDULE_FIELDS)))
+        .map(|r| {
+            (
+                r.address.id.as_str(),
+                Value::Object(pick(&r.resource.to_json_string(), SCHEDULE_FIELDS)),
+            )
+        })
         .collect();
-    let files: Vec<&DesiredResource> = desired
+    let files: Vec<(&Address, &Check)> = desired
         .resources
-        .values()
-        .filter(|r| r.address.kind == Kind::Check)
+        .iter()
+        .filter_map(|(address, r)| match &r.resource {
+            Resource::Check(check) => Some((address, check)),
+            _ => None,
+        })
         .collect();
     let after: Vec<(&Address, Value, u64)> = files
         .par_iter()
-        .map(|resource| {
-            let check = schedule(&resource.resource, &names);
+        .map(|&(address, check)| {
+            let check = schedule_of(check);
             let group = check["group"].as_str().and_then(|id| desired_groups.get(id));
             (
-                &resource.address,
+                address,
                 check["checkType"].clone(),
                 runs_per_month(&effective(&check, group)),
             )
@@ -120,19 +130,13 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     budget
 }
 
-/// A check's schedule, its type and its group: the API's `groupId`, the
-/// files' `group`.
+/// A listed check's schedule, its type and its group.
 fn check_schedule() -> Vec<&'static str> {
     SCHEDULE_FIELDS
         .iter()
         .copied()
         .chain(["checkType", "groupId", "group"])
         .collect()
-}
-
-/// `names` of a resource of the files, in its canonical JSON form.
-fn schedule(resource: &Resource, names: &[&str]) -> Value {
-    Value::Object(pick(&resource.to_json_string(), names))
 }
 
 /// The project's groups as the service holds them, by id: their schedule

@@ -184,23 +184,6 @@ pub struct Owners {
 impl Owners {
     pub fn new<'a>(objects: impl Iterator<Item = &'a Remote>) -> Owners {
         let objects: Vec<&Remote> = objects.collect();
-        // The objects without tags each object references, in parallel and
-        // from the fields that can hold one (at 100,000 checks whole bodies
-        // parsed here were a tenth of a no-op plan's CPU).
-        let references: Vec<Vec<(Kind, String)>> = objects
-            .par_iter()
-            .map(|remote| {
-                let roots = Value::Object(remote.fields(reference_roots(remote.kind)));
-                referenced_ids(remote.kind, &roots)
-                    .into_iter()
-                    .filter(|(_, kind, _)| !uses_tags(*kind))
-                    .map(|(_, kind, id)| match id {
-                        Value::String(s) => (kind, s),
-                        other => (kind, other.to_string()),
-                    })
-                    .collect()
-            })
-            .collect();
         let mut owners = Owners::default();
         let mut slugs: HashMap<String, String> = HashMap::new();
         for remote in &objects {
@@ -225,6 +208,32 @@ impl Owners {
                 slugs.insert(slug, remote.id.clone());
             }
         }
+        // Users matter only for an object no record lists (`owner` is asked
+        // of listed objects): when every one is recorded, as after an
+        // apply of every project, nothing is read.
+        let unrecorded = objects.iter().any(|r| {
+            !uses_tags(r.kind) && !is_record(r.kind, &r.id) && !owners.recorded.contains_key(&(r.kind, r.id.clone()))
+        });
+        if !unrecorded {
+            return owners;
+        }
+        // The objects without tags each object references, in parallel and
+        // from the fields that can hold one (at 100,000 checks whole bodies
+        // parsed here were a tenth of a no-op plan's CPU).
+        let references: Vec<Vec<(Kind, String)>> = objects
+            .par_iter()
+            .map(|remote| {
+                let roots = Value::Object(remote.fields(reference_roots(remote.kind)));
+                referenced_ids(remote.kind, &roots)
+                    .into_iter()
+                    .filter(|(_, kind, _)| !uses_tags(*kind))
+                    .map(|(_, kind, id)| match id {
+                        Value::String(s) => (kind, s),
+                        other => (kind, other.to_string()),
+                    })
+                    .collect()
+            })
+            .collect();
         for (remote, references) in objects.iter().zip(references) {
             let user = if uses_tags(remote.kind) {
                 remote_owner(remote).map(|(p, _)| p)
@@ -243,7 +252,7 @@ impl Owners {
         owners
     }
 
-    /// The owner of an object of a kind without tags.
+    /// The owner of a listed object of a kind without tags.
     pub fn owner(&self, kind: Kind, id: &str) -> Owner {
         let key = (kind, id.to_owned());
         if let Some(project) = self.recorded.get(&key) {
