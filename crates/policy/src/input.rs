@@ -21,6 +21,7 @@ use monform_model::Kind;
 use monform_model::effective::into_effective;
 use monform_model::sensitive::{into_masked, mask};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
 /// The policies' `input` in the interpreter's own values: converted once
@@ -147,7 +148,8 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
 /// dozen keys instead of holding two million copies.
 #[derive(Default)]
 pub(crate) struct Convert {
-    keys: HashMap<String, regorus::Value>,
+    // Looked up once per field of every resource: FxHash, not SipHash.
+    keys: FxHashMap<String, regorus::Value>,
 }
 
 impl Convert {
