@@ -135,6 +135,18 @@ pub fn mask(kind: Kind, value: &Value, extra: &[FieldPath]) -> Value {
     mask_at(kind, value, &FieldPath::root(), value, extra)
 }
 
+/// [`mask`] of a value the caller no longer needs: one without secrets,
+/// most of them, is returned as it is instead of copied.
+pub fn into_masked(kind: Kind, value: Value, extra: &[FieldPath]) -> Value {
+    let root = FieldPath::root();
+    let mut sensitive = sensitive_paths_at(kind, &value, &root, &value);
+    sensitive.extend(extra.iter().cloned());
+    if sensitive.is_empty() {
+        return value;
+    }
+    redact(&value, &root, &sensitive)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +217,24 @@ mod tests {
         let check = json!({"checkType": "URL", "name": "k=abc", "request": {"url": "https://x"}});
         let masked = mask(Kind::Check, &check, &[FieldPath::parse("name")]);
         assert_eq!(masked["name"], MASK);
+    }
+
+    /// The owned form masks what `mask` masks, secrets or none.
+    #[test]
+    fn into_masked_is_mask() {
+        let secret = json!({"checkType": "API", "name": "a", "request": {"url": "https://x",
+            "headers": [{"key": "Authorization", "value": "Bearer hunter2"}]}});
+        let plain = json!({"checkType": "API", "name": "a", "request": {"url": "https://x", "headers": []}});
+        for (value, extra) in [
+            (&secret, vec![]),
+            (&plain, vec![]),
+            (&plain, vec![FieldPath::parse("name")]),
+        ] {
+            assert_eq!(
+                into_masked(Kind::Check, value.clone(), &extra),
+                mask(Kind::Check, value, &extra)
+            );
+        }
+        assert!(!into_masked(Kind::Check, secret, &[]).to_string().contains("hunter2"));
     }
 }

@@ -18,9 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 use monform_config::source::{FileId, Sources};
 use monform_config::{Desired, Project};
 use monform_model::Kind;
-use monform_model::effective::effective;
-use monform_model::sensitive::mask;
+use monform_model::effective::into_effective;
+use monform_model::sensitive::{into_masked, mask};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
 /// The policies' `input` in the interpreter's own values: converted once
@@ -105,12 +106,14 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
         .with_min_len(256)
         .map_init(Convert::default, |convert, (resource, line)| {
             let kind = resource.address.kind;
-            let own = mask(kind, &resource.resource.to_json(), &resource.sensitive);
+            // Owned all the way (no copy of a value nobody reads again):
+            // masking and the group's merge copied each resource twice.
+            let own = into_masked(kind, resource.resource.to_json(), &resource.sensitive);
             // A check as it runs: what its group imposes and merges applied.
             let fields = match kind {
                 Kind::Check => {
                     let group = own["group"].as_str().and_then(|id| groups.get(id));
-                    effective(&own, group)
+                    into_effective(own, group)
                 }
                 _ => own,
             };
@@ -145,7 +148,8 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
 /// dozen keys instead of holding two million copies.
 #[derive(Default)]
 pub(crate) struct Convert {
-    keys: HashMap<String, regorus::Value>,
+    // Looked up once per field of every resource: FxHash, not SipHash.
+    keys: FxHashMap<String, regorus::Value>,
 }
 
 impl Convert {
