@@ -136,6 +136,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// allocation failure.
 const MAX_BODY: usize = 256 * 1024 * 1024;
 
+/// Listings under way in the background, by kind, each taken once.
+pub(crate) type Prefetched =
+    std::collections::HashMap<monform_model::Kind, tokio::task::JoinHandle<Result<Vec<crate::Remote>, Error>>>;
+
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
@@ -147,7 +151,7 @@ pub struct Client {
     /// A permit per request in flight (`ClientConfig::max_in_flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
     /// Listings started ahead of being asked for ([`Client::prefetch`]).
-    pub(crate) prefetched: Arc<std::sync::Mutex<crate::resources::Prefetched>>,
+    pub(crate) prefetched: Arc<std::sync::Mutex<Prefetched>>,
 }
 
 impl std::fmt::Debug for Client {

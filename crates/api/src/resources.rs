@@ -25,9 +25,6 @@ fn check_type(body: &Value) -> Option<CheckType> {
     CheckType::ALL.iter().copied().find(|t| t.as_str() == name)
 }
 
-/// Listings under way in the background, by kind, each taken once.
-pub(crate) type Prefetched = std::collections::HashMap<Kind, tokio::task::JoinHandle<Result<Vec<Remote>, Error>>>;
-
 impl Client {
     /// Starts listing each of `kinds` now, in the background (on the
     /// current tokio runtime): the next [`Client::list_all`] of a kind takes

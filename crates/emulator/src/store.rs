@@ -174,21 +174,17 @@ impl Store {
         connection.set_prepared_statement_cache_capacity(128);
         let tx = connection.unchecked_transaction()?;
         tx.execute_batch(MIGRATION)?;
-        let counted: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object_counts')",
-            [],
-            |r| r.get(0),
-        )?;
-        if !counted {
-            tx.execute_batch(COUNTS)?;
-        }
-        let indexed: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'subscriptions')",
-            [],
-            |r| r.get(0),
-        )?;
-        if !indexed {
-            tx.execute_batch(SUBSCRIPTIONS)?;
+        // Tables kept by triggers, made (and filled) when a database first
+        // opens without them.
+        for (table, batch) in [("object_counts", COUNTS), ("subscriptions", SUBSCRIPTIONS)] {
+            let made: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+                [table],
+                |r| r.get(0),
+            )?;
+            if !made {
+                tx.execute_batch(batch)?;
+            }
         }
         let legacy_first_key = keys::digest_clear_keys(&tx)?;
         tx.commit()?;
