@@ -57,6 +57,9 @@ pub struct ClientConfig {
     /// than the service serves at once (the emulator's 512), and those past
     /// its limit waited unanswered until they timed out.
     pub max_in_flight: usize,
+    /// Pages past which [`Client::prefetch`] reads a kind whole (fewer:
+    /// only its first page).
+    pub ahead_pages: usize,
 }
 
 /// More than monform sends at once by its own design (a plan's fetch: 15
@@ -78,6 +81,7 @@ impl ClientConfig {
             max_retries: 6,
             min_backoff: Duration::from_millis(200),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            ahead_pages: crate::resources::AHEAD_PAGES,
         }
     }
 }
@@ -138,7 +142,14 @@ const MAX_BODY: usize = 256 * 1024 * 1024;
 
 /// Listings under way in the background, by kind, each taken once.
 pub(crate) type Prefetched =
-    std::collections::HashMap<monform_model::Kind, tokio::task::JoinHandle<Result<Vec<crate::Remote>, Error>>>;
+    std::collections::HashMap<monform_model::Kind, tokio::task::JoinHandle<Result<Ahead, Error>>>;
+
+/// What a listing read ahead holds: all of it, or only its first page
+/// (a kind too small for reading ahead to pay: see `resources.rs`).
+pub(crate) enum Ahead {
+    Whole(Vec<crate::Remote>),
+    FirstPage(RawReply),
+}
 
 #[derive(Clone)]
 pub struct Client {
@@ -194,6 +205,10 @@ impl Client {
             in_flight,
             prefetched: Arc::default(),
         })
+    }
+
+    pub(crate) fn ahead_pages(&self) -> usize {
+        self.config.ahead_pages
     }
 
     pub fn base_url(&self) -> &str {

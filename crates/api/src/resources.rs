@@ -10,12 +10,15 @@ use serde_json::{Value, json};
 
 use serde_json::value::RawValue;
 
-use crate::client::{RawReply, SendOptions};
+use crate::client::{Ahead, RawReply, SendOptions};
 use crate::remote::Remote;
 use crate::{Client, Error};
 
 /// Largest page the API serves.
 pub const PAGE_SIZE: usize = 100;
+/// Pages past which a kind's listing is read whole ahead of being asked
+/// for ([`Client::prefetch`]): 20,000 objects.
+pub const AHEAD_PAGES: usize = 200;
 /// Pages of one list fetched at once (all kinds are listed at once too):
 /// more is no faster on a loopback emulator, and holds more pages in memory.
 const PAGE_CONCURRENCY: usize = 4;
@@ -30,8 +33,11 @@ impl Client {
     /// current tokio runtime): the next [`Client::list_all`] of a kind takes
     /// that listing instead of starting one. A plan lists every kind
     /// whatever the files say, so it can read the service while the files
-    /// load (at 100,000 checks each takes seconds). A kind already under
-    /// way is not started again.
+    /// load (at 100,000 checks each takes seconds). Only a kind of more
+    /// than [`AHEAD_PAGES`] pages (`ClientConfig::ahead_pages`) is read whole: a smaller one reads in
+    /// moments, and holding it while the files load only adds to the peak
+    /// memory (a 10,000-check plan's by a sixth); of those the first page
+    /// is kept. A kind already under way is not started again.
     pub fn prefetch(&self, kinds: &[Kind]) {
         let Ok(mut prefetched) = self.prefetched.lock() else {
             return;
@@ -41,22 +47,44 @@ impl Client {
                 continue;
             }
             let client = self.clone();
-            prefetched.insert(kind, tokio::spawn(async move { client.list_now(kind).await }));
+            prefetched.insert(kind, tokio::spawn(async move { client.list_ahead(kind).await }));
         }
     }
 
-    /// Every object of `kind`, reading every page (limit 100); a listing
-    /// [`Client::prefetch`] started is taken (once) instead.
+    /// Every object of `kind`, reading every page (limit 100); what
+    /// [`Client::prefetch`] read of it is taken (once) instead.
     pub async fn list_all(&self, kind: Kind) -> Result<Vec<Remote>, Error> {
         let started = self.prefetched.lock().ok().and_then(|mut p| p.remove(&kind));
         // A listing that did not finish (its task panicked or was
         // cancelled) is read again.
-        if let Some(task) = started
-            && let Ok(listed) = task.await
-        {
-            return listed;
+        let ahead = match started {
+            Some(task) => task.await.ok().transpose()?,
+            None => None,
+        };
+        let list = kind.endpoints().list;
+        let items = match ahead {
+            Some(Ahead::Whole(listed)) => return Ok(listed),
+            Some(Ahead::FirstPage(first)) => self.pages_after(list, first).await?,
+            None => return self.list_now(kind).await,
+        };
+        Ok(items.into_iter().map(|item| Remote::from_text(kind, item)).collect())
+    }
+
+    /// What [`Client::prefetch`] reads of `kind`.
+    async fn list_ahead(&self, kind: Kind) -> Result<Ahead, Error> {
+        let endpoints = kind.endpoints();
+        if endpoints.listing == Listing::Cursor {
+            return Ok(Ahead::Whole(self.list_now(kind).await?));
         }
-        self.list_now(kind).await
+        let first = self.page(endpoints.list, 1).await?;
+        let total = first.content_range.as_deref().and_then(total_of);
+        if total.is_none_or(|total| total.div_ceil(PAGE_SIZE) <= self.ahead_pages()) {
+            return Ok(Ahead::FirstPage(first));
+        }
+        let items = self.pages_after(endpoints.list, first).await?;
+        Ok(Ahead::Whole(
+            items.into_iter().map(|item| Remote::from_text(kind, item)).collect(),
+        ))
     }
 
     /// Every object of `kind`, read now.
@@ -71,6 +99,11 @@ impl Client {
 
     async fn list_pages(&self, list: &str) -> Result<Vec<Box<RawValue>>, Error> {
         let first = self.page(list, 1).await?;
+        self.pages_after(list, first).await
+    }
+
+    /// A listing's items, its first page read (`first`): the others read.
+    async fn pages_after(&self, list: &str, first: RawReply) -> Result<Vec<Box<RawValue>>, Error> {
         let total = first.content_range.as_deref().and_then(total_of);
         let mut items = items_of(list, &first.bytes)?;
         let pages = match total {

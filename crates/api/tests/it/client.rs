@@ -53,24 +53,33 @@ async fn list_all_reads_every_page_once() {
     let _ = server.shutdown().await;
 }
 
-/// A prefetched listing is read once, before it is asked for, and taken
-/// by the next `list_all` of its kind; the one after reads the service again.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_prefetched_listing_is_taken_once_by_the_next_list_all() {
-    let server = start_emulator().await;
-    let client = client_for(&server);
-    create_many(&client, Kind::Group, 150, |i| json!({ "name": format!("group {i}") })).await;
-    let sent = client.requests_sent();
-    client.prefetch(&[Kind::Group]);
-    client.prefetch(&[Kind::Group]);
-    // Read in the background: the two pages are sent before anyone asks.
+/// Waits until `client` has sent `n` requests since `sent` (at most 2 s).
+async fn until_sent(client: &monform_api::Client, sent: u64, n: u64) -> u64 {
     for _ in 0..200 {
-        if client.requests_sent() - sent == 2 {
+        if client.requests_sent() - sent >= n {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(client.requests_sent() - sent, 2, "one listing, started once");
+    client.requests_sent() - sent
+}
+
+/// A kind of more pages than `ahead_pages` is read whole ahead of being
+/// asked for and taken by the next `list_all` of its kind; the one after
+/// reads the service again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prefetched_listing_is_taken_once_by_the_next_list_all() {
+    let server = start_emulator().await;
+    let mut config = monform_api::ClientConfig::new(server.url(), monform_api::Secret::new(server.api_key.clone()));
+    config.rate_limit = None;
+    config.account_id = Some(server.account_id.clone());
+    config.ahead_pages = 1;
+    let client = monform_api::Client::new(config).unwrap();
+    create_many(&client, Kind::Group, 150, |i| json!({ "name": format!("group {i}") })).await;
+    let sent = client.requests_sent();
+    client.prefetch(&[Kind::Group]);
+    client.prefetch(&[Kind::Group]);
+    assert_eq!(until_sent(&client, sent, 2).await, 2, "one listing, started once");
     create_many(&client, Kind::Group, 1, |_| json!({ "name": "made after the listing" })).await;
     let sent = client.requests_sent();
     let groups = client.list_all(Kind::Group).await.unwrap();
@@ -78,6 +87,25 @@ async fn a_prefetched_listing_is_taken_once_by_the_next_list_all() {
     assert_eq!(client.requests_sent(), sent, "taken, not read again");
     let groups = client.list_all(Kind::Group).await.unwrap();
     assert_eq!(groups.len(), 151, "read again: the prefetched listing is taken once");
+    let _ = server.shutdown().await;
+}
+
+/// A kind of `ahead_pages` pages or fewer has only its first page read
+/// ahead: `list_all` reads the rest when asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_small_kind_has_only_its_first_page_read_ahead() {
+    let server = start_emulator().await;
+    let client = client_for(&server);
+    create_many(&client, Kind::Group, 150, |i| json!({ "name": format!("group {i}") })).await;
+    let sent = client.requests_sent();
+    client.prefetch(&[Kind::Group]);
+    assert_eq!(until_sent(&client, sent, 1).await, 1);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(client.requests_sent() - sent, 1, "the first page only");
+    let groups = client.list_all(Kind::Group).await.unwrap();
+    assert_eq!(groups.len(), 150);
+    assert!(ids_are_unique(&groups));
+    assert_eq!(client.requests_sent() - sent, 2, "the second page read when asked");
     let _ = server.shutdown().await;
 }
 
