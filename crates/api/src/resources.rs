@@ -34,10 +34,11 @@ impl Client {
     /// that listing instead of starting one. A plan lists every kind
     /// whatever the files say, so it can read the service while the files
     /// load (at 100,000 checks each takes seconds). Only a kind of more
-    /// than [`AHEAD_PAGES`] pages (`ClientConfig::ahead_pages`) is read whole: a smaller one reads in
-    /// moments, and holding it while the files load only adds to the peak
-    /// memory (a 10,000-check plan's by a sixth); of those the first page
-    /// is kept. A kind already under way is not started again.
+    /// than `ClientConfig::ahead_pages` pages ([`AHEAD_PAGES`]) is read
+    /// whole; of a smaller one only the first page: it reads in moments,
+    /// and holding it while the files load only adds to the peak memory (a
+    /// 10,000-check plan's by a sixth). A kind already under way is not
+    /// started again.
     pub fn prefetch(&self, kinds: &[Kind]) {
         let Ok(mut prefetched) = self.prefetched.lock() else {
             return;
