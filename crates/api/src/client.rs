@@ -81,7 +81,7 @@ impl ClientConfig {
             max_retries: 6,
             min_backoff: Duration::from_millis(200),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            ahead_pages: crate::resources::AHEAD_PAGES,
+            ahead_pages: DEFAULT_AHEAD_PAGES,
         }
     }
 }
@@ -150,6 +150,10 @@ pub(crate) enum Ahead {
     Whole(Vec<crate::Remote>),
     FirstPage(RawReply),
 }
+
+/// Pages past which a kind's listing is read whole ahead of being asked
+/// for (`Client::prefetch`): 20,000 objects.
+pub const DEFAULT_AHEAD_PAGES: usize = 200;
 
 #[derive(Clone)]
 pub struct Client {

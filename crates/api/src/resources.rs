@@ -16,9 +16,6 @@ use crate::{Client, Error};
 
 /// Largest page the API serves.
 pub const PAGE_SIZE: usize = 100;
-/// Pages past which a kind's listing is read whole ahead of being asked
-/// for ([`Client::prefetch`]): 20,000 objects.
-pub const AHEAD_PAGES: usize = 200;
 /// Pages of one list fetched at once (all kinds are listed at once too):
 /// more is no faster on a loopback emulator, and holds more pages in memory.
 const PAGE_CONCURRENCY: usize = 4;
@@ -34,7 +31,7 @@ impl Client {
     /// that listing instead of starting one. A plan lists every kind
     /// whatever the files say, so it can read the service while the files
     /// load (at 100,000 checks each takes seconds). Only a kind of more
-    /// than `ClientConfig::ahead_pages` pages ([`AHEAD_PAGES`]) is read
+    /// than `ClientConfig::ahead_pages` pages (200) is read
     /// whole; of a smaller one only the first page: it reads in moments,
     /// and holding it while the files load only adds to the peak memory (a
     /// 10,000-check plan's by a sixth). A kind already under way is not
