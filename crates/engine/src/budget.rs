@@ -135,7 +135,7 @@ fn check_schedule() -> Vec<&'static str> {
     SCHEDULE_FIELDS
         .iter()
         .copied()
-        .chain(["checkType", "groupId", "group"])
+        .chain(["checkType", "groupId"])
         .collect()
 }
 

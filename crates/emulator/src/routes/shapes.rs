@@ -99,9 +99,10 @@ pub fn subscriptions_of<'v>(
         let Some(list) = all.get_mut(&subscription.channel_id) else {
             continue;
         };
-        let (check, group) = match subscription.owner_kind == Kind::Check.section() {
-            true => (subscription.owner_id, Value::Null),
-            false => (Value::Null, subscription.owner_id),
+        let (check, group) = if subscription.owner_kind == Kind::Check.section() {
+            (subscription.owner_id, Value::Null)
+        } else {
+            (Value::Null, subscription.owner_id)
         };
         list.push(json!({ "checkId": check, "groupId": group, "activated": subscription.activated }));
     }
