@@ -61,7 +61,9 @@ async fn browser_scripts_run_in_chromium() {
              await page.goto(process.env.BASE)\n  await expect(page).toHaveTitle('{title}')\n}})\n"
         )
     };
-    let passing = json!({"checkType": "BROWSER", "script": script("Monform Shop")});
+    // High thresholds: a loaded CI machine must not make a passing run degraded.
+    let passing = json!({"checkType": "BROWSER", "script": script("Monform Shop"),
+        "degradedResponseTime": 60000, "maxResponseTime": 120000});
     let outcome = execute(setup.clone(), &passing, &variables).await;
     assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
     let output = outcome.details["output"].as_str().unwrap_or_default();
@@ -81,7 +83,8 @@ async fn browser_scripts_run_in_chromium() {
 
     let multi = json!({"checkType": "MULTI_STEP", "script":
         "const a = await request.get(process.env.BASE + '/api/items')\nexpect(a.status()).toBe(200)\n\
-         const b = await request.get(process.env.BASE + '/api/health')\nexpect((await b.json()).ok).toBe(true)\n"});
+         const b = await request.get(process.env.BASE + '/api/health')\nexpect((await b.json()).ok).toBe(true)\n",
+        "degradedResponseTime": 60000, "maxResponseTime": 120000});
     let outcome = execute(setup.clone(), &multi, &variables).await;
     assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
 
