@@ -19,6 +19,24 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Has mimalloc give freed pages back to the system at once rather than a
+/// second later: a plan frees the files' parsed form and the listing's
+/// pages while it builds the next thing, and the delay kept both resident
+/// (40 MiB of a 100,000-check plan's peak). `MIMALLOC_PURGE_DELAY` in the
+/// environment still wins.
+fn return_freed_memory_at_once() {
+    #[cfg(not(feature = "system-allocator"))]
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets an option mimalloc reads under its own locks.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+    }
+}
+
+/// `mi_option_purge_delay` in mimalloc.h's `mi_option_t` (the sys crate
+/// names no constant for it); a test below holds it to its default.
+#[cfg(any(test, not(feature = "system-allocator")))]
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 #[derive(Parser)]
 #[command(
     name = "monform",
@@ -198,6 +216,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    return_freed_memory_at_once();
     let matches = command().get_matches_from(terraform_spellings(std::env::args_os()));
     let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -250,5 +269,19 @@ fn main() -> ExitCode {
         Command::Lsp => commands::lsp::run(),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
+    }
+}
+
+#[cfg(test)]
+mod allocator {
+    #[test]
+    fn the_purge_delay_option_is_the_one_mimalloc_names_so() {
+        // mimalloc 3's default purge delay is 1000 ms (2's is 10): another
+        // option at this index would have another default.
+        // SAFETY: reads an option.
+        let delay = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            assert!(delay == 1000 || delay == 10, "{delay}");
+        }
     }
 }

@@ -24,43 +24,69 @@ pub struct Runs {
     pub after: u64,
 }
 
-/// The project's runs a month, in total, per check type and per check.
+/// The project's runs a month, in total, per check type, and the checks
+/// that run most.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunBudget {
     pub before: u64,
     pub after: u64,
     pub by_type: BTreeMap<String, Runs>,
+    /// The files' checks that run most after the plan, most first (ties by
+    /// address), at most [`BUSIEST`]: what a refusal over budget names.
     #[serde(skip)]
-    pub by_check: BTreeMap<Address, Runs>,
+    pub busiest: Vec<(Address, u64)>,
 }
 
-impl RunBudget {
-    /// The checks that run most after the plan, most first, at most `n`.
-    pub fn top(&self, n: usize) -> Vec<(&Address, u64)> {
-        let mut checks: Vec<(&Address, u64)> = self.by_check.iter().map(|(a, r)| (a, r.after)).collect();
-        checks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        checks.truncate(n);
-        checks
-    }
+/// How many of the checks that run most a [`RunBudget`] keeps (and an
+/// over-budget refusal names).
+pub const BUSIEST: usize = 5;
 
-    fn add(&mut self, address: &Address, check_type: &Value, runs: u64, after: bool) {
-        let kind = check_type.as_str().unwrap_or("UNKNOWN").to_owned();
-        for entry in [
-            self.by_type.entry(kind).or_default(),
-            self.by_check.entry(address.clone()).or_default(),
-        ] {
-            if after {
-                entry.after += runs;
-            } else {
-                entry.before += runs;
+/// Runs counted over some checks: folded in parallel, one per thread, then
+/// merged. Nothing per check is kept but the few busiest (a map of every
+/// check was 20 MB of a 100,000-check plan's peak).
+#[derive(Default)]
+struct Tally<'a> {
+    total: u64,
+    by_type: BTreeMap<String, u64>,
+    busiest: Vec<(&'a Address, u64)>,
+}
+
+impl<'a> Tally<'a> {
+    fn add(mut self, check_type: &Value, runs: u64) -> Tally<'a> {
+        self.total += runs;
+        let check_type = check_type.as_str().unwrap_or("UNKNOWN");
+        match self.by_type.get_mut(check_type) {
+            Some(n) => *n += runs,
+            None => {
+                self.by_type.insert(check_type.to_owned(), runs);
             }
         }
-        if after {
-            self.after += runs;
-        } else {
-            self.before += runs;
+        self
+    }
+
+    fn add_busy(self, address: &'a Address, check_type: &Value, runs: u64) -> Tally<'a> {
+        let mut tally = self.add(check_type, runs);
+        tally.busiest.push((address, runs));
+        if tally.busiest.len() > 4 * BUSIEST {
+            tally.keep_busiest();
         }
+        tally
+    }
+
+    fn keep_busiest(&mut self) {
+        self.busiest.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        self.busiest.truncate(BUSIEST);
+    }
+
+    fn merge(mut self, other: Tally<'a>) -> Tally<'a> {
+        self.total += other.total;
+        for (check_type, runs) in other.by_type {
+            *self.by_type.entry(check_type).or_default() += runs;
+        }
+        self.busiest.extend(other.busiest);
+        self.keep_busiest();
+        self
     }
 }
 
@@ -74,15 +100,20 @@ impl RunBudget {
 pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     let groups = RemoteGroups::new(actual);
     let names = check_schedule();
-    let remote: Vec<(&Address, &Remote)> = actual.owned.iter().filter(|(a, _)| a.kind == Kind::Check).collect();
-    let before: Vec<(&Address, Value, u64)> = remote
+    let remote: Vec<&Remote> = actual
+        .owned
+        .iter()
+        .filter(|(a, _)| a.kind == Kind::Check)
+        .map(|(_, remote)| remote)
+        .collect();
+    let listed = remote
         .par_iter()
-        .map(|(address, remote)| {
+        .fold(Tally::default, |tally, remote| {
             let check = Value::Object(remote.fields(&names));
             let runs = groups.runs_per_month(&check);
-            (*address, check["checkType"].clone(), runs)
+            tally.add(&check["checkType"], runs)
         })
-        .collect();
+        .reduce(Tally::default, Tally::merge);
     let desired_groups: HashMap<&str, Value> = desired
         .resources
         .values()
@@ -102,32 +133,45 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
             _ => None,
         })
         .collect();
-    let after: Vec<(&Address, Value, u64)> = files
+    // The files' checks after the plan; those not read (`--refresh`) also
+    // before, as applied, so as the files say (an offline plan does not
+    // know an edited check's runs before: the same, so the budget shows no
+    // change it cannot tell).
+    let (unread, after) = files
         .par_iter()
-        .map(|&(address, check)| {
-            let check = schedule_of(check);
-            let group = check["group"].as_str().and_then(|id| desired_groups.get(id));
-            (
-                address,
-                check["checkType"].clone(),
-                runs_per_month(&effective(&check, group)),
-            )
-        })
-        .collect();
-    let mut budget = RunBudget::default();
-    for (address, check_type, runs) in before {
-        budget.add(address, &check_type, runs, false);
+        .fold(
+            || (Tally::default(), Tally::default()),
+            |(unread, after), &(address, check)| {
+                let check = schedule_of(check);
+                let group = check["group"].as_str().and_then(|id| desired_groups.get(id));
+                let runs = runs_per_month(&effective(&check, group));
+                let unread = match actual.unrefreshed.contains_key(address) {
+                    true => unread.add(&check["checkType"], runs),
+                    false => unread,
+                };
+                (unread, after.add_busy(address, &check["checkType"], runs))
+            },
+        )
+        .reduce(
+            || (Tally::default(), Tally::default()),
+            |(u1, a1), (u2, a2)| (u1.merge(u2), a1.merge(a2)),
+        );
+    let before = listed.merge(unread);
+    let mut after = after;
+    after.keep_busiest();
+    let mut by_type: BTreeMap<String, Runs> = BTreeMap::new();
+    for (check_type, runs) in before.by_type {
+        by_type.entry(check_type).or_default().before = runs;
     }
-    for (address, check_type, runs) in after {
-        budget.add(address, &check_type, runs, true);
-        // Not read (`--refresh`): as applied, so as the files say (an
-        // offline plan does not know an edited check's runs before: the
-        // same, so the budget shows no change it cannot tell).
-        if actual.unrefreshed.contains_key(address) {
-            budget.add(address, &check_type, runs, false);
-        }
+    for (check_type, runs) in after.by_type {
+        by_type.entry(check_type).or_default().after = runs;
     }
-    budget
+    RunBudget {
+        before: before.total,
+        after: after.total,
+        by_type,
+        busiest: after.busiest.into_iter().map(|(a, n)| (a.clone(), n)).collect(),
+    }
 }
 
 /// A listed check's schedule, its type and its group.
@@ -186,6 +230,26 @@ pub fn masked_effective_check(desired: &Desired, address: &Address) -> Option<Va
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tally_keeps_the_busiest_checks_most_first_ties_by_address() {
+        let addresses: Vec<Address> = (0..40).map(|i| Address::new(Kind::Check, format!("c{i:02}"))).collect();
+        let api = Value::from("API");
+        let halves: Vec<Tally> = addresses
+            .chunks(20)
+            .map(|chunk| {
+                chunk.iter().fold(Tally::default(), |t, a| {
+                    t.add_busy(a, &api, a.id[1..].parse::<u64>().unwrap() % 7)
+                })
+            })
+            .collect();
+        let mut tally = halves.into_iter().fold(Tally::default(), Tally::merge);
+        tally.keep_busiest();
+        let busiest: Vec<(&str, u64)> = tally.busiest.iter().map(|(a, n)| (a.id.as_str(), *n)).collect();
+        assert_eq!(busiest, [("c06", 6), ("c13", 6), ("c20", 6), ("c27", 6), ("c34", 6)]);
+        assert_eq!(tally.total, (0..40).map(|i| i % 7).sum::<u64>());
+        assert_eq!(tally.by_type["API"], tally.total);
+    }
 
     /// `plan --effective` shows what the service and `test --local` run:
     /// the group's locations imposed, its tags and variables merged.

@@ -15,9 +15,6 @@ use crate::safety::SafetyError;
 use crate::saved::StalePlan;
 use crate::state::StateError;
 
-/// How many checks an over-budget refusal names.
-const TOP: usize = 5;
-
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
     #[error("{0}")]
@@ -118,7 +115,7 @@ impl OverBudget {
         Some(OverBudget {
             runs: runs.after,
             max,
-            top: runs.top(TOP).into_iter().map(|(a, n)| (a.clone(), n)).collect(),
+            top: runs.busiest.clone(),
         })
     }
 }

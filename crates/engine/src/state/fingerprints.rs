@@ -20,8 +20,17 @@ pub struct Fingerprints {
     /// Sorted, without repeats.
     paths: FieldSet,
     joined: Box<str>,
-    /// Where each path's fingerprint ends in `joined`.
-    ends: Box<[u32]>,
+    ends: Ends,
+}
+
+/// Where each path's fingerprint ends in `joined`.
+#[derive(Clone, Default, PartialEq, Eq)]
+enum Ends {
+    /// Every fingerprint this long (as a state writes them): no list, which
+    /// was 8 MB of 100,000 entries.
+    #[default]
+    Width,
+    Listed(Box<[u32]>),
 }
 
 impl Fingerprints {
@@ -46,16 +55,26 @@ impl Fingerprints {
     }
 
     fn build(paths: FieldSet, prints: &[&str]) -> Fingerprints {
-        let mut joined = String::with_capacity(prints.iter().map(|p| p.len()).sum());
-        let mut ends = Vec::with_capacity(prints.len());
-        for print in prints {
-            joined.push_str(print);
-            ends.push(u32::try_from(joined.len()).unwrap_or(u32::MAX));
-        }
+        let joined: String = prints.concat();
+        let width = prints.first().map_or(0, |p| p.len());
+        let ends = if prints.iter().all(|p| p.len() == width) {
+            Ends::Width
+        } else {
+            let mut end = 0;
+            Ends::Listed(
+                prints
+                    .iter()
+                    .map(|p| {
+                        end += p.len();
+                        u32::try_from(end).unwrap_or(u32::MAX)
+                    })
+                    .collect(),
+            )
+        };
         Fingerprints {
             paths,
             joined: joined.into_boxed_str(),
-            ends: ends.into_boxed_slice(),
+            ends,
         }
     }
 
@@ -73,8 +92,17 @@ impl Fingerprints {
     }
 
     fn print(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        self.joined.get(start..self.ends[i] as usize).unwrap_or_default()
+        let (start, end) = match &self.ends {
+            Ends::Width => {
+                let width = self.joined.len() / self.paths.len().max(1);
+                (i * width, (i + 1) * width)
+            }
+            Ends::Listed(ends) => {
+                let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+                (start, ends[i] as usize)
+            }
+        };
+        self.joined.get(start..end).unwrap_or_default()
     }
 
     /// (path, fingerprint) in path order.
@@ -143,5 +171,13 @@ mod tests {
         let unsorted: FieldSet = vec!["b".to_owned(), "a".to_owned()].into();
         let fixed = Fingerprints::with_paths(&unsorted, ["2", "1"]).unwrap();
         assert_eq!(fixed.iter().collect::<Vec<_>>(), [("a", "1"), ("b", "2")]);
+
+        let even = Fingerprints::with_paths(prints.paths(), ["ab", "cd", "ef"]).unwrap();
+        assert!(matches!(even.ends, Ends::Width));
+        assert_eq!(
+            even.iter().collect::<Vec<_>>(),
+            [("frequency", "ab"), ("name", "cd"), ("tags[0]", "ef")]
+        );
+        assert!(matches!(prints.ends, Ends::Listed(_)));
     }
 }
