@@ -72,8 +72,14 @@ impl Desired {
             desired.nodes.insert(resource.address.clone(), node);
             entries.push((resource.address.clone(), resource));
         }
-        // Collecting sorts (stably: the last of equal keys wins) and builds
-        // the tree bottom-up, each node full.
+        // Sorted by index, then put in order in place: sorting the entries
+        // themselves moved each of about 1 KB many times (a seventh of the
+        // load of 100,000 checks). The sort is stable, as is collecting's
+        // own (then a pass over sorted entries): the last of equal keys wins.
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+        permute(&mut entries, &order);
+        // Collecting builds the tree bottom-up, each node full.
         desired.resources = entries.into_iter().collect();
         desired
     }
@@ -139,6 +145,26 @@ impl Desired {
 
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty()
+    }
+}
+
+/// Puts `items[order[i]]` at `i` for every `i`, in place, each item moved
+/// once (`order` a permutation): for long lists of large items, where a
+/// sort would move them many times or a copy would double them. Follows
+/// each cycle of the permutation once.
+pub fn permute<T>(items: &mut [T], order: &[usize]) {
+    let mut done = vec![false; items.len()];
+    for start in 0..items.len() {
+        let mut current = start;
+        while !done[current] {
+            done[current] = true;
+            let next = order[current];
+            if next == start {
+                break;
+            }
+            items.swap(current, next);
+            current = next;
+        }
     }
 }
 
@@ -228,5 +254,22 @@ mod tests {
             vec![&Address::new(Kind::Snippet, "b")]
         );
         assert!(desired.cycles().is_empty());
+    }
+
+    #[test]
+    fn permuting_in_place_puts_each_item_where_the_order_says() {
+        for n in [0usize, 1, 2, 9, 50] {
+            // i -> (i * 7 + 3) mod n: a permutation of several cycles when 7 and n are coprime.
+            let order: Vec<usize> = (0..n).map(|i| (i * 7 + 3) % n).collect();
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), n);
+            let items: Vec<String> = (0..n).map(|i| format!("item {i}")).collect();
+            let expected: Vec<String> = order.iter().map(|&old| items[old].clone()).collect();
+            let mut permuted = items.clone();
+            permute(&mut permuted, &order);
+            assert_eq!(permuted, expected, "n = {n}");
+        }
     }
 }

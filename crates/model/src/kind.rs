@@ -51,6 +51,24 @@ macro_rules! kinds {
                 Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_str(text)?),)+ })
             }
 
+            /// The parse cache's form: a check's as `resources::stored`
+            /// writes it (read back several times faster), any other kind's
+            /// JSON form.
+            pub fn to_stored_string(&self) -> String {
+                match self {
+                    Resource::Check(check) => crate::resources::stored::check_to_string(check),
+                    other => other.to_json_string(),
+                }
+            }
+
+            /// A resource from [`Resource::to_stored_string`]'s text.
+            pub fn from_stored_str(kind: Kind, text: &str) -> Result<Resource, serde_json::Error> {
+                match kind {
+                    Kind::Check => crate::resources::stored::check_from_str(text).map(Resource::Check),
+                    other => Resource::from_json_str(other, text),
+                }
+            }
+
             /// `to_json` as text.
             pub fn to_json_string(&self) -> String {
                 let result = match self { $(Resource::$kind(r) => serde_json::to_string(r),)+ };

@@ -45,8 +45,11 @@ pub(super) fn stable_topological(graph: &DiGraph<usize, ()>, count: usize) -> (V
         }
     }
     // What never became ready waits on a cycle: placed last, and named.
-    let placed: BTreeSet<usize> = sequence.iter().copied().collect();
-    let stuck: Vec<usize> = (0..count).filter(|i| !placed.contains(i)).collect();
+    let mut placed = vec![false; count];
+    for &i in &sequence {
+        placed[i] = true;
+    }
+    let stuck: Vec<usize> = (0..count).filter(|&i| !placed[i]).collect();
     sequence.extend(&stuck);
     (sequence, stuck)
 }

@@ -12,6 +12,7 @@ pub mod maintenance_window;
 pub mod private_location;
 pub mod snippet;
 pub mod status_page;
+pub mod stored;
 pub mod variable;
 
 pub use alert_channel::{AlertChannel, AlertChannelType};

@@ -100,7 +100,9 @@ fn a_corrupt_or_foreign_entry_is_ignored_and_rewritten() {
     std::fs::write(&files[0], b"{ not json").unwrap();
     let text = std::fs::read_to_string(&files[1]).unwrap();
     // Another version's entry, and one holding another key's resources.
-    std::fs::write(&files[1], text.replace("\"format\":1", "\"format\":999")).unwrap();
+    let format = format!("\"format\":{CACHE_FORMAT}");
+    assert!(text.contains(&format), "{text}");
+    std::fs::write(&files[1], text.replace(&format, "\"format\":999")).unwrap();
     // Another file's entry under this file's name (its key is not this one's).
     std::fs::copy(&files[2], &files[0]).unwrap();
     std::fs::write(&files[2], b"").unwrap();
