@@ -7,6 +7,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use monform_api::Remote;
+use monform_config::Desired;
 use monform_model::facts::reference_target;
 use monform_model::{Address, FieldPath, Kind};
 use serde_json::Value;
@@ -19,10 +20,10 @@ use crate::plan::{Change, Foreign, ForeignObjects, Whose};
 /// Every item of the changes' lists of references that names no address of
 /// the plan but an object in the account: only those items, so a plan of
 /// 10,000 checks keeps nothing for the account's other objects.
-pub fn foreign_objects(changes: &[Change], actual: &Actual) -> ForeignObjects {
+pub fn foreign_objects(changes: &[Change], desired: &Desired, actual: &Actual) -> ForeignObjects {
     let mut candidates: BTreeSet<(Kind, String)> = BTreeSet::new();
     for change in changes {
-        for field in &change.fields {
+        for field in change.fields_in(desired).iter() {
             let Some(target) = reference_target(change.address.kind, &field.path) else {
                 continue;
             };

@@ -151,6 +151,15 @@ pub fn prefetch(client: &Client) {
 /// of the state, the account fetched, clashes and bad entries refused, the
 /// plan made and what its deletes of checks discard asked for.
 pub async fn plan(session: &Session<'_>, request: &PlanRequest) -> Result<Planned, Refusal> {
+    let mut planned = plan_deferred(session, request).await?;
+    planned.plan.fill_create_fields(session.desired);
+    Ok(planned)
+}
+
+/// [`plan`], its creates' fields left to be built when asked
+/// (`Change::fields_in`): what an apply plans with, showing each create as
+/// it streams the plan (at 100,000 checks they were 500 MB held at once).
+async fn plan_deferred(session: &Session<'_>, request: &PlanRequest) -> Result<Planned, Refusal> {
     environment_chosen(session.project)?;
     let project = &session.project.name;
     let state = session.backend.load(project).map_err(Refusal::State)?;
@@ -316,7 +325,7 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
     // One apply at a time: the lock is taken before anything is read.
     let lock = session.backend.lock(&request.command).map_err(Refusal::Lock)?;
     let took_over = lock.took_over.clone();
-    let planned = plan(session, &plan_request).await?;
+    let planned = plan_deferred(session, &plan_request).await?;
     if let Some(saved) = &request.saved {
         saved
             .verify(&planned.plan, session.desired, &planned.state)
@@ -386,14 +395,6 @@ pub async fn execute(ready: Ready<'_>, options: &ApplyOptions, observer: &dyn Ob
         ..
     } = ready;
     let has_changes = planned.plan.summary().has_changes();
-    // The front end has shown the plan; the executor reads the fields of
-    // updates only (what they clear). A create's field list is the whole
-    // object again: 60 MB for a cold apply of 10,000 checks.
-    for change in &mut planned.plan.changes {
-        if change.action == crate::plan::Action::Create {
-            change.fields = Vec::new();
-        }
-    }
     // A destroy wants nothing: the files only guard it (preventDestroy).
     let nothing = Desired::default();
     let desired = if destroy { &nothing } else { session.desired };

@@ -68,7 +68,7 @@ pub enum StalePlan {
     Changed(String),
 }
 
-fn saved_changes(plan: &Plan) -> Vec<SavedChange> {
+fn saved_changes(plan: &Plan, desired: &Desired) -> Vec<SavedChange> {
     plan.changes
         .iter()
         .filter(|c| c.action != Action::Noop)
@@ -78,7 +78,7 @@ fn saved_changes(plan: &Plan) -> Vec<SavedChange> {
             remote_id: c.remote_id.clone(),
             remote_version: c.remote_version.clone(),
             fields: c
-                .fields
+                .fields_in(desired)
                 .iter()
                 .map(|f| (f.path.clone(), f.after.clone().unwrap_or(Value::Null)))
                 .collect(),
@@ -113,7 +113,7 @@ impl SavedPlan {
             format_version: SAVED_PLAN_VERSION,
             project: plan.project.clone(),
             state_serial: state.serial,
-            changes: saved_changes(plan),
+            changes: saved_changes(plan, desired),
             secrets: secrets(plan, desired, &state.salt),
             salt: Some(state.salt.clone()),
             refresh: plan.refreshed.mode,
@@ -134,7 +134,7 @@ impl SavedPlan {
                 now: state.serial,
             });
         }
-        let now = saved_changes(fresh);
+        let now = saved_changes(fresh, desired);
         for planned in &self.changes {
             let current = now
                 .iter()

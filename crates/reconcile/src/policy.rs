@@ -119,6 +119,7 @@ mod tests {
             fields,
             unchanged: 0,
             remote_version: None,
+            deferred: None,
         }
     }
 

@@ -333,6 +333,7 @@ mod tests {
             }],
             unchanged: 0,
             remote_version: None,
+            deferred: None,
         };
         let body = serde_json::to_string(&Drifted::of(&change, monform_model::DriftPolicy::Notify)).unwrap();
         assert!(!body.contains("leaked"), "{body}");

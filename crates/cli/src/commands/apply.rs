@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
+use monform_config::Desired;
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
 use monform_engine::{ApplyOptions, Event, Refresh, SavedPlan};
 
@@ -125,9 +126,9 @@ pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: DestroyArgs, output:
 }
 
 /// Writes the plan for people to `stream` as it is rendered.
-fn show_plan(plan: &monform_engine::Plan, style: Style, stream: impl Write) -> Result<(), Stop> {
+fn show_plan(plan: &monform_engine::Plan, desired: &Desired, style: Style, stream: impl Write) -> Result<(), Stop> {
     let mut text = IoText::new(std::io::BufWriter::new(stream));
-    let written = write_human(plan, style, &mut text);
+    let written = write_human(plan, Some(desired), style, &mut text);
     match (written, text.inner.flush()) {
         (Ok(()), Ok(())) => Ok(()),
         (_, flushed) => {
@@ -243,7 +244,7 @@ async fn apply(
     // The plan is streamed, not built as one string: at 10,000 creates it
     // is 11 MB of text, at the moment the plan's own fields peak.
     if !from_file && format != ApplyFormat::Human {
-        show_plan(plan, Style { color: false }, std::io::stderr().lock())?;
+        show_plan(plan, &loaded.desired, Style { color: false }, std::io::stderr().lock())?;
     } else if !from_file {
         super::context::warn_idle_moves(&ready.planned, &loaded);
         super::context::warn_other_target(&ready.planned, &connection.target);
@@ -254,6 +255,7 @@ async fn apply(
         );
         show_plan(
             plan,
+            &loaded.desired,
             Style {
                 color: output.stdout_color(),
             },

@@ -158,7 +158,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 files: &policies.files,
                 overrides: &args.policy_overrides,
             };
-            ops::check_policies(&planned, &check)
+            ops::check_policies(&planned, &loaded.desired, &check)
         });
         super::context::warn_idle_moves(&planned, &loaded);
         super::context::warn_other_target(&planned, &connection.target);

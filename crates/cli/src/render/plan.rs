@@ -1,6 +1,7 @@
 //! A plan for people (Terraform-like), for machines (versioned JSON) and
 //! for pull requests (Markdown).
 
+use monform_config::Desired;
 use monform_engine::{Action, Change, FieldChange, Plan, Refresh};
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -114,16 +115,16 @@ fn is_multiline(value: Option<&Value>) -> bool {
     value.and_then(Value::as_str).is_some_and(|s| s.contains('\n'))
 }
 
-/// The body lines of one change.
-fn lines(plan: &Plan, change: &Change) -> Vec<Line> {
+/// The body lines of one change, whose fields are `fields`.
+fn lines(plan: &Plan, change: &Change, fields: &[FieldChange]) -> Vec<Line> {
     let mut out = Vec::new();
     let sign = match change.action {
         Action::Create => '+',
         Action::Delete => '-',
         _ => '~',
     };
-    let width = change.fields.iter().map(|f| f.path.len()).max().unwrap_or(0);
-    for field in &change.fields {
+    let width = fields.iter().map(|f| f.path.len()).max().unwrap_or(0);
+    for field in fields {
         out.extend(field_lines(plan, change, sign, field, width));
     }
     if change.unchanged > 0 && matches!(change.action, Action::Update | Action::Replace) {
@@ -257,14 +258,21 @@ const GROUPS: [Action; 7] = [
 pub fn human(plan: &Plan, style: Style) -> String {
     let mut out = String::new();
     // Writing into a String cannot fail.
-    let _ = write_human(plan, style, &mut out);
+    let _ = write_human(plan, None, style, &mut out);
     out
 }
 
 /// The plan for a terminal, written to `out` change by change: a cold
 /// apply of 10,000 checks prints 11 MB of plan, which is not worth holding
 /// as one string beside the plan itself (`apply` streams it to stdout).
-pub fn write_human(plan: &Plan, style: Style, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+/// With `desired` (the files it was planned from), each create's fields
+/// are built as it is written (an apply's plan keeps none).
+pub fn write_human(
+    plan: &Plan,
+    desired: Option<&Desired>,
+    style: Style,
+    out: &mut impl std::fmt::Write,
+) -> std::fmt::Result {
     let actionable: Vec<&Change> = plan.changes.iter().filter(|c| c.action != Action::Noop).collect();
     if !actionable.is_empty() {
         out.write_str("monform will perform these actions:\n")?;
@@ -287,7 +295,11 @@ pub fn write_human(plan: &Plan, style: Style, out: &mut impl std::fmt::Write) ->
                 },
                 sign,
             );
-            let body = lines(plan, change);
+            let fields = match desired {
+                Some(desired) => change.fields_in(desired),
+                None => std::borrow::Cow::Borrowed(&change.fields[..]),
+            };
+            let body = lines(plan, change, &fields);
             if body.is_empty() {
                 writeln!(out, "  {colored} {}", change.address)?;
                 continue;
@@ -486,7 +498,7 @@ pub fn markdown(plan: &Plan) -> String {
                 verb(change.action),
                 change.reason.text()
             );
-            let body_lines = lines(plan, change);
+            let body_lines = lines(plan, change, &change.fields);
             // An entry without field changes says what happens in words:
             // an empty diff block reads as "nothing", which a delete is not.
             let mut body = if body_lines.is_empty() {
@@ -581,6 +593,7 @@ mod tests {
                 }],
                 unchanged: 1,
                 remote_version: None,
+                deferred: None,
             })
             .collect();
         Plan {

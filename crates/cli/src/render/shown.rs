@@ -179,6 +179,7 @@ impl Shown {
                     .collect(),
                 unchanged: c.unchanged_fields,
                 remote_version: None,
+                deferred: None,
             });
         }
         for a in &self.unchanged {
@@ -191,6 +192,7 @@ impl Shown {
                 fields: Vec::new(),
                 unchanged: 0,
                 remote_version: None,
+                deferred: None,
             });
         }
         let suggested_moves = self

@@ -28,6 +28,7 @@ pub(super) fn trusted(address: &Address, unrefreshed: &Unrefreshed) -> Change {
         fields: Vec::new(),
         unchanged: 0,
         remote_version: unrefreshed.version.clone(),
+        deferred: None,
     }
 }
 
@@ -125,5 +126,6 @@ pub(super) fn removal(address: &Address, unrefreshed: &Unrefreshed, desired: &De
         fields: Vec::new(),
         unchanged: 0,
         remote_version: unrefreshed.version.clone(),
+        deferred: None,
     }
 }

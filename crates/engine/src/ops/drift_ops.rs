@@ -99,6 +99,7 @@ mod tests {
             fields,
             unchanged: 0,
             remote_version: None,
+            deferred: None,
         }
     }
 

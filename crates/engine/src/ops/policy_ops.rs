@@ -3,6 +3,7 @@
 //! no `--policy-override` names, or while a policy cannot be evaluated
 //! (whether it would deny is not known).
 
+use monform_config::Desired;
 use monform_model::sensitive::MASK;
 use monform_policy::input::Input;
 use monform_policy::{EvalError, Finding, Policies};
@@ -39,8 +40,10 @@ impl PolicyOutcome {
 }
 
 /// Evaluates the policies over the files and the plan (`input.plan`).
-pub fn check_policies(planned: &Planned, check: &PolicyCheck<'_>) -> PolicyOutcome {
-    let input = check.files.with("plan", plan_input(&planned.plan, &planned.actual));
+pub fn check_policies(planned: &Planned, desired: &Desired, check: &PolicyCheck<'_>) -> PolicyOutcome {
+    let input = check
+        .files
+        .with("plan", plan_input(&planned.plan, desired, &planned.actual));
     let (findings, errors) = check.policies.evaluate(&input, check.overrides);
     PolicyOutcome {
         findings,
@@ -53,7 +56,7 @@ impl Ready<'_> {
     /// Evaluates the policies over this apply's plan; one that blocks
     /// makes [`super::execute`] refuse (after any refusal found before).
     pub fn check_policies(&mut self, check: &PolicyCheck<'_>) -> &PolicyOutcome {
-        let outcome = check_policies(&self.planned, check);
+        let outcome = check_policies(&self.planned, self.session.desired, check);
         if outcome.blocks() && self.refused.is_none() {
             self.refused = Some(Refusal::Policy(outcome.clone()));
         }
@@ -64,14 +67,14 @@ impl Ready<'_> {
 /// `input.plan`: the changes as `plan --format json` has them (no-ops left
 /// out), each with whether it reverts drift and, for what the service
 /// holds, its tags (a delete's are what the files no longer say).
-pub fn plan_input(plan: &Plan, actual: &Actual) -> Value {
+pub fn plan_input(plan: &Plan, desired: &Desired, actual: &Actual) -> Value {
     let changes: Vec<Value> = plan
         .changes
         .iter()
         .filter(|c| c.action != Action::Noop)
         .map(|change| {
-            let fields: Vec<Value> = change
-                .fields
+            let fields = change.fields_in(desired);
+            let fields: Vec<Value> = fields
                 .iter()
                 .map(|f| {
                     let shown = |v: &Option<Value>| match (f.sensitive, v) {
