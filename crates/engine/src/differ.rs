@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::actual::Actual;
 use crate::compare::differences;
-use crate::forms::{ActualView, Names, field_fingerprints, leaves, lookup, managed, secret_changed, sensitive_paths};
+use crate::forms::{ActualView, Names, field_fingerprints, lookup, managed, secret_changed, sensitive_paths};
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
@@ -260,35 +260,6 @@ fn create(address: &Address, desired_all: &Desired, being_created: &BTreeSet<&Ad
         unchanged: 0,
         remote_version: None,
     }
-}
-
-/// A create's fields (`Change::fields_in`): every leaf of the resource as
-/// the files will make it, secrets masked; a reference to an object also
-/// being created (`created_refs`) is known after apply.
-pub(crate) fn create_fields(address: &Address, desired_all: &Desired, created_refs: &[String]) -> Vec<FieldChange> {
-    let Some(resource) = desired_all.resources.get(address) else {
-        return Vec::new();
-    };
-    let desired = managed(address.kind, resource.resource.to_json());
-    let sensitive = sensitive_paths(address.kind, &desired, &resource.sensitive);
-    let leaves = leaves(&desired, &FieldPath::root());
-    let mut fields = Vec::with_capacity(leaves.len());
-    for (path, value) in leaves {
-        let key = path.to_string();
-        let secret = sensitive.contains(&path);
-        fields.push(FieldChange {
-            after: (!secret).then(|| redact(value, &path, &sensitive)),
-            known_after_apply: created_refs
-                .iter()
-                .any(|r| *r == key || r.starts_with(&format!("{key}["))),
-            path: key,
-            before: None,
-            sensitive: secret,
-            drift: false,
-            cleared: false,
-        });
-    }
-    fields
 }
 
 fn compare(

@@ -15,6 +15,7 @@ mod actual;
 mod body;
 mod budget;
 mod compare;
+mod creates;
 mod declared;
 mod differ;
 mod discards;

@@ -4,11 +4,9 @@
 //! types; `differ.rs` computes a plan, `forms.rs` holds the views of
 //! desired and actual values both use.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use monform_api::ReportEntry;
-use monform_config::Desired;
 use monform_model::{Address, Kind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::{Deserialize, Serialize};
@@ -128,31 +126,6 @@ pub struct Change {
     /// being created (known after apply).
     #[serde(skip)]
     pub deferred: Option<Box<[String]>>,
-}
-
-impl Plan {
-    /// Builds every create's fields now ([`Change::fields_in`]), for front
-    /// ends that show or read the whole plan.
-    pub fn fill_create_fields(&mut self, desired: &Desired) {
-        use rayon::prelude::*;
-        self.changes.par_iter_mut().for_each(|change| {
-            if change.deferred.is_some() {
-                change.fields = change.fields_in(desired).into_owned();
-                change.deferred = None;
-            }
-        });
-    }
-}
-
-impl Change {
-    /// The fields this change sets or clears: a create's built now from
-    /// the files (`desired`, those it was planned from).
-    pub fn fields_in<'a>(&'a self, desired: &Desired) -> Cow<'a, [FieldChange]> {
-        match &self.deferred {
-            None => Cow::Borrowed(&self.fields),
-            Some(created_refs) => Cow::Owned(crate::differ::create_fields(&self.address, desired, created_refs)),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
