@@ -137,7 +137,7 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     // before, as applied, so as the files say (an offline plan does not
     // know an edited check's runs before: the same, so the budget shows no
     // change it cannot tell).
-    let (unread, after) = files
+    let (unread, mut after) = files
         .par_iter()
         .fold(
             || (Tally::default(), Tally::default()),
@@ -157,7 +157,6 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
             |(u1, a1), (u2, a2)| (u1.merge(u2), a1.merge(a2)),
         );
     let before = listed.merge(unread);
-    let mut after = after;
     after.keep_busiest();
     let mut by_type: BTreeMap<String, Runs> = BTreeMap::new();
     for (check_type, runs) in before.by_type {

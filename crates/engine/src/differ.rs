@@ -54,6 +54,19 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             if let Some(unrefreshed) = actual.unrefreshed.get(address).filter(|u| !u.edited) {
                 return offline::trusted(address, unrefreshed);
             }
+            let owned = actual.owned.get(address);
+            // Neither listed nor trusted, nor imported: a create, whose
+            // fields are built when asked (`creates.rs`), so the files'
+            // form is not needed here.
+            let import = match owned {
+                None if !actual.unrefreshed.contains_key(address) => {
+                    match crate::declared::import_target(desired, actual, address) {
+                        None => return create(address, desired, &being_created, state),
+                        found => found,
+                    }
+                }
+                _ => None,
+            };
             let json = resource.resource.to_json();
             let ignored = monform_model::lifecycle::of(&json).ignored_paths();
             let desired_json = managed(address.kind, json);
@@ -68,26 +81,22 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                     state,
                 )
             };
-            match actual.owned.get(address) {
-                None if actual.unrefreshed.contains_key(address) => {
-                    offline::unread(address, &desired_json, resource, &actual.unrefreshed[address], state)
-                }
-                None => match crate::declared::import_target(desired, actual, address) {
-                    Some(remote) => {
-                        let view = ActualView::new(address.kind, remote, &names);
-                        let mut change = compare(&view, remote);
-                        if change.action != Action::Replace {
-                            change.action = Action::Import;
-                            change.reason = Reason::Imported;
-                        }
-                        change
-                    }
-                    None => create(address, desired, &being_created, state),
-                },
-                Some(remote) => {
+            match (owned, import) {
+                (Some(remote), _) => {
                     let actual = ActualView::new(address.kind, remote, &names);
                     compare(&actual, remote)
                 }
+                (None, Some(remote)) => {
+                    let view = ActualView::new(address.kind, remote, &names);
+                    let mut change = compare(&view, remote);
+                    if change.action != Action::Replace {
+                        change.action = Action::Import;
+                        change.reason = Reason::Imported;
+                    }
+                    change
+                }
+                // Not read (`--refresh`) and edited in the files.
+                (None, None) => offline::unread(address, &desired_json, resource, &actual.unrefreshed[address], state),
             }
         })
         .collect();
