@@ -104,13 +104,8 @@ pub fn load_unsaved(
 /// load says which.
 pub fn load_project(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Option<Project> {
     let unsaved = Unsaved::default();
-    let mut loader = Loader {
-        sources: Sources::default(),
-        diagnostics: Vec::new(),
-        env,
-        unsaved: &unsaved,
-    };
-    let roots = Roots::new(root).unwrap_or_else(|_| Roots::as_given(root));
+    let mut loader = Loader::new(env, &unsaved);
+    let roots = Roots::of(root);
     let mut project = loader.load_project(root, &roots)?;
     if let Some(environment) = environment {
         project.select(environment).ok()?;
@@ -125,15 +120,10 @@ fn load_inner(
     cache: Option<&Path>,
     unsaved: &Unsaved,
 ) -> Loaded {
-    let mut loader = Loader {
-        sources: Sources::default(),
-        diagnostics: Vec::new(),
-        env,
-        unsaved,
-    };
+    let mut loader = Loader::new(env, unsaved);
     // A root that cannot be made canonical has no monform.toml either:
     // loading stops at that.
-    let mut roots = Roots::new(root).unwrap_or_else(|_| Roots::as_given(root));
+    let mut roots = Roots::of(root);
     let mut project = loader.load_project(root, &roots);
     if let (Some(project), Some(environment)) = (&mut project, environment)
         && let Err(diagnostic) = project.select(environment)
@@ -251,6 +241,17 @@ struct Loader<'e> {
     diagnostics: Vec<Diagnostic>,
     env: EnvLookup<'e>,
     unsaved: &'e Unsaved,
+}
+
+impl<'e> Loader<'e> {
+    fn new(env: EnvLookup<'e>, unsaved: &'e Unsaved) -> Loader<'e> {
+        Loader {
+            sources: Sources::default(),
+            diagnostics: Vec::new(),
+            env,
+            unsaved,
+        }
+    }
 }
 
 /// A resource found in a file, before validation.

@@ -47,13 +47,13 @@ impl Roots {
         })
     }
 
-    /// `root` as given, for a root that cannot be made canonical (it does
-    /// not exist: nothing is read from it).
-    pub fn as_given(root: &Path) -> Roots {
-        Roots {
+    /// The project at `root`, made canonical where it can be; as given
+    /// where it cannot (it does not exist: nothing is read from it).
+    pub fn of(root: &Path) -> Roots {
+        Roots::new(root).unwrap_or_else(|_| Roots {
             root: root.to_owned(),
             allowed: Vec::new(),
-        }
+        })
     }
 
     /// The canonical root.

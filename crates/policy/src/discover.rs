@@ -17,7 +17,7 @@ pub const DEFAULT_DIR: &str = "policies";
 /// `policies/` folder and no setting: no policies, and nothing wrong.
 pub fn policy_files(root: &Path, project: &Project) -> (Vec<PathBuf>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let roots = Roots::new(root).unwrap_or_else(|_| Roots::as_given(root));
+    let roots = Roots::of(root);
     let named: Vec<(String, Option<_>)> = if project.policy_paths.is_empty() {
         if !root.join(DEFAULT_DIR).is_dir() {
             return (Vec::new(), diagnostics);
