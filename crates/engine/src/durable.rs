@@ -10,6 +10,15 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` durably and atomically.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |file| file.write_all(bytes))
+}
+
+/// As [`write`], the contents written by `contents` through a buffer (a
+/// large file need not be held whole in memory first).
+pub fn write_with(
+    path: &Path,
+    contents: impl FnOnce(&mut std::io::BufWriter<File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -17,8 +26,9 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy());
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
-        let mut file = File::create(&temporary)?;
-        file.write_all(bytes)?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 16, File::create(&temporary)?);
+        contents(&mut file)?;
+        let file = file.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         file.sync_all()?;
         drop(file);
         std::fs::rename(&temporary, path)

@@ -3,7 +3,7 @@
 //! files the way a plan compares, so a write the service acknowledged but
 //! did not keep fails the apply, naming the address and the field.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use monform_api::{Client, Error, Remote};
 use monform_config::Desired;
@@ -38,7 +38,10 @@ impl Verification {
 
 /// Reads back the objects of `done` (what the apply changed) and compares
 /// them with `desired`; `state` is the state after the apply (remote ids),
-/// `plan` the one applied (the ids of what it deleted).
+/// `plan` the one applied (the ids of what it deleted). Each object is
+/// compared as its page arrives and dropped: a cold apply of 100,000
+/// checks reads all of them back, and holding the listing beside the
+/// files and the new state made the read-back the apply's peak.
 pub async fn verify(
     client: &Client,
     plan: &Plan,
@@ -50,112 +53,163 @@ pub async fn verify(
         .iter()
         .filter(|(_, action)| !matches!(action, Action::Noop | Action::Move | Action::Forget))
         .collect();
-    let mut kinds: BTreeSet<Kind> = changed.iter().map(|(a, _)| a.kind).collect();
-    // Checks and groups name private locations by slug: their list maps
-    // slugs to ids, read only when a changed object names one the state
-    // records (else it is a request per apply for nothing).
-    let names_locations = changed.iter().any(|(address, _)| {
-        desired.resources.get(address).is_some_and(|r| {
-            r.resource.to_json()["privateLocations"]
-                .as_array()
-                .is_some_and(|l| !l.is_empty())
-        })
-    });
-    let section = format!("{}.", Kind::PrivateLocation.section());
-    if names_locations && state.resources.keys().any(|k| k.starts_with(&section)) {
-        kinds.insert(Kind::PrivateLocation);
-    }
     // Each changed object's remote id: a delete's from the plan, the
     // rest's from the state after the apply.
-    let id_of = |address: &Address, action: Action| -> Option<String> {
+    let deleted: HashMap<&Address, &str> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Delete)
+        .filter_map(|c| Some((&c.address, c.remote_id.as_deref()?)))
+        .collect();
+    let id_of = |address: &Address, action: Action| -> Option<&str> {
         if action == Action::Delete {
-            plan.changes
-                .iter()
-                .find(|c| c.address == *address && c.action == Action::Delete)
-                .and_then(|c| c.remote_id.clone())
+            deleted.get(address).copied()
         } else {
-            state.resources.get(&address.to_string()).map(|r| r.remote_id.clone())
+            state.resources.get(&address.to_string()).map(|r| r.remote_id.as_str())
         }
     };
-    let lists = futures_util::future::try_join_all(kinds.iter().map(|&kind| {
-        let ids: Vec<String> = changed
-            .iter()
-            .filter(|(a, _)| a.kind == kind)
-            .filter_map(|(a, action)| id_of(a, *action))
-            .collect();
-        read_back(client, kind, ids, state)
-    }))
-    .await?;
-    let by_id: BTreeMap<(Kind, &str), &Remote> = lists
-        .iter()
-        .flat_map(|(kind, objects)| objects.iter().map(move |o| ((*kind, o.id.as_str()), o)))
-        .collect();
+    let mut verification = Verification::default();
+    // What to read back: kind -> remote id -> the changes with that id.
+    let mut wanted: BTreeMap<Kind, Wanted> = BTreeMap::new();
+    for (address, action) in changed.iter().map(|(a, action)| (a, *action)) {
+        verification.checked += 1;
+        match id_of(address, action) {
+            Some(id) => wanted
+                .entry(address.kind)
+                .or_default()
+                .entry(id)
+                .or_default()
+                .push((address, action)),
+            None if action == Action::Delete => {}
+            None => verification.failures.push((address.clone(), NOT_FOUND.to_owned())),
+        }
+    }
+    // Checks and groups name private locations by slug: their list maps
+    // slugs to ids, read when a location changed, or when the state
+    // records one and a changed object names one (else it is a request
+    // per apply for nothing).
+    let section = format!("{}.", Kind::PrivateLocation.section());
+    let names_locations = || {
+        state.resources.keys().any(|k| k.starts_with(&section))
+            && changed.iter().any(|(address, _)| {
+                desired.resources.get(address).is_some_and(|r| {
+                    r.resource.to_json()["privateLocations"]
+                        .as_array()
+                        .is_some_and(|l| !l.is_empty())
+                })
+            })
+    };
+    let locations = if wanted.contains_key(&Kind::PrivateLocation) || names_locations() {
+        client.list_all(Kind::PrivateLocation).await?
+    } else {
+        Vec::new()
+    };
     let recorded: Vec<(Address, &str)> = state
         .resources
         .iter()
         .filter_map(|(address, entry)| Some((address.parse().ok()?, entry.remote_id.as_str())))
         .collect();
-    let slugs = recorded.iter().filter_map(|(address, id)| {
-        let slug = by_id.get(&(address.kind, *id))?.field("slugName")?;
-        Some((address.kind, slug, address.id.clone()))
-    });
+    let slugs = recorded
+        .iter()
+        .filter(|(address, _)| address.kind == Kind::PrivateLocation)
+        .filter_map(|(address, id)| {
+            let slug = locations.iter().find(|l| l.id == *id)?.field("slugName")?;
+            Some((address.kind, slug, address.id.clone()))
+        });
     let ids = recorded
         .iter()
         .map(|(address, id)| (address.kind, Value::String((*id).to_owned()), address.id.clone()));
     let names = Names::from_pairs(ids.chain(slugs));
-    let mut verification = Verification::default();
-    for (address, action) in changed {
-        verification.checked += 1;
-        let id = id_of(address, *action);
-        let held = id.as_deref().and_then(|id| by_id.get(&(address.kind, id)).copied());
-        let problem = match (action, held, desired.resources.get(address)) {
-            (Action::Delete, None, _) => None,
-            (Action::Delete, Some(_), _) => Some("still exists after its delete".to_owned()),
-            (_, None, _) => Some("not found in the service after the write".to_owned()),
-            (_, Some(_), None) => None,
-            (_, Some(remote), Some(resource)) => {
-                let (problem, rewritten) = mismatch(
-                    address.kind,
-                    &resource.resource.to_json(),
-                    &resource.sensitive,
-                    remote,
-                    &names,
-                );
-                verification
-                    .normal_forms
-                    .extend(rewritten.into_iter().map(|(path, written, held)| NormalForm {
-                        address: address.clone(),
-                        path,
-                        record: normal::record(state, &written, &held),
-                    }));
-                problem
+    drop(recorded);
+    let compare = |verification: &mut Verification, wanted: &mut Wanted, objects: Vec<Remote>| {
+        for remote in objects {
+            for (address, action) in wanted.remove(remote.id.as_str()).unwrap_or_default() {
+                compare_held(verification, address, action, &remote, desired, state, &names);
             }
-        };
-        if let Some(problem) = problem {
-            verification.failures.push((address.clone(), problem));
         }
+    };
+    for (kind, mut ids) in wanted {
+        if kind == Kind::PrivateLocation {
+            compare(&mut verification, &mut ids, locations.clone());
+        } else {
+            let pages = kind_pages(kind, state);
+            // Each by its own GET when that takes no more requests than
+            // listing the kind: a small change to a large project reads
+            // back only what it changed.
+            if ids.len() <= pages {
+                let found = futures_util::future::try_join_all(ids.keys().map(|id| client.get(kind, id))).await?;
+                compare(&mut verification, &mut ids, found.into_iter().flatten().collect());
+            } else {
+                client
+                    .list_each(kind, |page| compare(&mut verification, &mut ids, page))
+                    .await?;
+            }
+        }
+        // What the service did not return.
+        for (address, action) in ids.into_values().flatten() {
+            if action != Action::Delete {
+                verification.failures.push((address.clone(), NOT_FOUND.to_owned()));
+            }
+        }
+    }
+    // In the order of the changes, whatever order the pages came in.
+    if verification.failures.len() > 1 {
+        let order: HashMap<&Address, usize> = changed.iter().enumerate().map(|(i, (a, _))| (a, i)).collect();
+        verification.failures.sort_by_key(|(a, _)| order.get(a).copied());
     }
     Ok(verification)
 }
 
-/// The objects of `kind` to compare: each of `ids` by its own GET when
-/// that takes no more requests than listing the kind (pages of 100, the
-/// state's count of the kind), else the whole listing. A small change to a
-/// large project reads back only what it changed.
-async fn read_back(client: &Client, kind: Kind, ids: Vec<String>, state: &State) -> Result<(Kind, Vec<Remote>), Error> {
+const NOT_FOUND: &str = "not found in the service after the write";
+
+/// The changes to read back of one kind, by remote id.
+type Wanted<'a> = HashMap<&'a str, Vec<(&'a Address, Action)>>;
+
+/// Compares one changed object with what the service holds of it.
+fn compare_held(
+    verification: &mut Verification,
+    address: &Address,
+    action: Action,
+    remote: &Remote,
+    desired: &Desired,
+    state: &State,
+    names: &Names,
+) {
+    let problem = match (action, desired.resources.get(address)) {
+        (Action::Delete, _) => Some("still exists after its delete".to_owned()),
+        (_, None) => None,
+        (_, Some(resource)) => {
+            let (problem, rewritten) = mismatch(
+                address.kind,
+                &resource.resource.to_json(),
+                &resource.sensitive,
+                remote,
+                names,
+            );
+            verification
+                .normal_forms
+                .extend(rewritten.into_iter().map(|(path, written, held)| NormalForm {
+                    address: address.clone(),
+                    path,
+                    record: normal::record(state, &written, &held),
+                }));
+            problem
+        }
+    };
+    if let Some(problem) = problem {
+        verification.failures.push((address.clone(), problem));
+    }
+}
+
+/// Pages of 100 a listing of `kind` takes, by the state's count of it.
+fn kind_pages(kind: Kind, state: &State) -> usize {
     let section = format!("{}.", kind.section());
-    let pages = state
+    state
         .resources
         .keys()
         .filter(|k| k.starts_with(&section))
         .count()
-        .div_ceil(100);
-    // Private locations map checks' slugs to ids: always listed whole.
-    if kind == Kind::PrivateLocation || ids.len() > pages {
-        return Ok((kind, client.list_all(kind).await?));
-    }
-    let found = futures_util::future::try_join_all(ids.iter().map(|id| client.get(kind, id))).await?;
-    Ok((kind, found.into_iter().flatten().collect()))
+        .div_ceil(100)
 }
 
 /// The fields the service does not hold as the files say, or `None`; and

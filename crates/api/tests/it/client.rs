@@ -4,7 +4,7 @@
 use futures_util::future::try_join_all;
 use monform_api::{Client, ClientConfig, Error, Secret};
 use monform_model::Kind;
-use monform_testkit::{client_for, served_during, start_emulator};
+use monform_testkit::{client_for, served, served_during, start_emulator};
 use serde_json::{Value, json};
 
 /// Creates `n` objects of `kind` with bodies from `body(i)`, 16 at a time.
@@ -53,6 +53,52 @@ async fn list_all_reads_every_page_once() {
     let _ = server.shutdown().await;
 }
 
+/// `list_each` hands over the same objects as `list_all`, in the same
+/// order, a page at a time; of a cursor listing too.
+#[tokio::test(flavor = "multi_thread")]
+async fn list_each_hands_over_each_page_in_order() {
+    let server = start_emulator().await;
+    let client = client_for(&server);
+    create_many(
+        &client,
+        Kind::Snippet,
+        250,
+        |i| json!({ "name": format!("snippet {i}"), "script": "x" }),
+    )
+    .await;
+    create_many(
+        &client,
+        Kind::StatusPageService,
+        120,
+        |i| json!({ "name": format!("service {i}") }),
+    )
+    .await;
+    for kind in [Kind::Snippet, Kind::StatusPageService] {
+        let whole: Vec<String> = client.list_all(kind).await.unwrap().into_iter().map(|o| o.id).collect();
+        let mut pages = Vec::new();
+        let mut ids = Vec::new();
+        let (done, gets) = served_during(
+            &server,
+            Some("GET"),
+            client.list_each(kind, |page| {
+                pages.push(page.len());
+                ids.extend(page.into_iter().map(|o| o.id));
+            }),
+        )
+        .await;
+        done.unwrap();
+        assert_eq!(ids, whole, "{kind:?}: the same objects in the same order");
+        assert_eq!(gets, pages.len() as u64, "{kind:?}: one request a page");
+        let expected: &[usize] = if kind == Kind::Snippet {
+            &[100, 100, 50]
+        } else {
+            &[100, 20]
+        };
+        assert_eq!(pages, expected, "{kind:?}");
+    }
+    let _ = server.shutdown().await;
+}
+
 /// Waits until `client` has sent `n` requests since `sent` (at most 2 s).
 async fn until_sent(client: &monform_api::Client, sent: u64, n: u64) -> u64 {
     for _ in 0..200 {
@@ -77,9 +123,18 @@ async fn a_prefetched_listing_is_taken_once_by_the_next_list_all() {
     let client = monform_api::Client::new(config).unwrap();
     create_many(&client, Kind::Group, 150, |i| json!({ "name": format!("group {i}") })).await;
     let sent = client.requests_sent();
+    let served_before = served(&server, Some("GET"));
     client.prefetch(&[Kind::Group]);
     client.prefetch(&[Kind::Group]);
     assert_eq!(until_sent(&client, sent, 2).await, 2, "one listing, started once");
+    // Counted as sent before the emulator read the page: the create below
+    // must come after both pages were served.
+    for _ in 0..200 {
+        if served(&server, Some("GET")) - served_before >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     create_many(&client, Kind::Group, 1, |_| json!({ "name": "made after the listing" })).await;
     let sent = client.requests_sent();
     let groups = client.list_all(Kind::Group).await.unwrap();

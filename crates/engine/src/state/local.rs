@@ -119,7 +119,7 @@ impl LocalState {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(&write)?;
         // A crash leaves either the old snapshot or the new one.
-        crate::durable::write(&self.path, &format::encode(state)).map_err(&write)?;
+        crate::durable::write_with(&self.path, |out| format::write(state, out)).map_err(&write)?;
         // The journal's records are all in the snapshot now (and, should its
         // removal not last, at or below its serial: skipped when read).
         match std::fs::remove_file(self.journal_path()) {
