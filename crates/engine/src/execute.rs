@@ -22,13 +22,13 @@ use crate::compare::differences;
 use crate::forms::{Names, field_fingerprints, file_form, managed, secret_fingerprints};
 use crate::identity::{ownership_tag, remote_owner, retag_body, uses_tags};
 use crate::plan::{Action, Change, Plan};
-use crate::state::{Delta, FieldSet, Recorder, ResourceState, State, StateBackend, StateError};
+use crate::state::{Delta, FieldSets, Recorder, ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
 mod housekeeping;
 mod record;
 use housekeeping::{record_moves, refresh_noops, retag_moved};
-use record::{Ids, forget, managed_names, record, remote_ref};
+use record::{Ids, entry, forget, record, remote_ref};
 
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -125,6 +125,8 @@ struct Shared<'a> {
     /// Replaces made create-first: the old objects, deleted once every
     /// other change is done (dependents have moved to the new ones by then).
     retired: std::sync::Mutex<Vec<(Address, String)>>,
+    /// The recorded entries' field names and paths, shared.
+    field_sets: std::sync::Mutex<FieldSets>,
 }
 
 /// Applies `delta` to `state` (with the next serial) and queues it to be written.
@@ -189,6 +191,7 @@ pub async fn apply(
         on_event,
         recorder,
         retired: std::sync::Mutex::new(Vec::new()),
+        field_sets: std::sync::Mutex::default(),
     };
     let create_first: HashSet<usize> = (0..plan.changes.len())
         .filter(|&i| creates_first(&plan.changes[i], desired, actual))

@@ -22,7 +22,7 @@ pub mod local;
 pub mod postgres;
 mod recorder;
 
-pub use fingerprints::{FieldSet, Fingerprints};
+pub use fingerprints::{FieldSet, FieldSets, Fingerprints};
 pub use local::LocalState;
 pub use postgres::PostgresState;
 pub use recorder::Recorder;

@@ -43,16 +43,8 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
             continue;
         }
         let desired = managed(change.address.kind, resource.resource.to_json());
-        let entry = ResourceState {
-            remote_id: remote.id.clone(),
-            version: remote.version(),
-            applied: state.fingerprint(&desired),
-            secrets: secret_fingerprints(change.address.kind, &desired, &resource.sensitive, &state),
-            prevent_destroy: resource.resource.prevent_destroy(),
-            managed: managed_names(&desired),
-            fields: field_fingerprints(change.address.kind, &desired, &resource.sensitive, &state),
-            normal: Default::default(),
-        };
+        let secrets = secret_fingerprints(change.address.kind, &desired, &resource.sensitive, &state);
+        let entry = entry(shared, resource, &desired, remote, &state, secrets, Default::default());
         delta.set.insert(key, entry);
     }
     if !delta.remove.is_empty() || !delta.set.is_empty() {

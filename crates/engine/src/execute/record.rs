@@ -3,6 +3,7 @@
 //! id for the changes that refer to it.
 
 use super::*;
+use std::collections::BTreeMap;
 
 /// Saves what was applied, and reports fields the API did not keep.
 pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote) -> Result<(), RunError> {
@@ -38,21 +39,13 @@ pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remo
             });
         }
     }
-    let entry = ResourceState {
-        remote_id: remote.id.clone(),
-        version: remote.version(),
-        applied: state.fingerprint(&desired),
-        secrets,
-        prevent_destroy: resource.resource.prevent_destroy(),
-        managed: managed_names(&desired),
-        fields: field_fingerprints(address.kind, &desired, &resource.sensitive, &state),
-        // The service rewrites as before: verification records anew.
-        normal: state
-            .resources
-            .get(&address.to_string())
-            .map(|e| e.normal.clone())
-            .unwrap_or_default(),
-    };
+    // The service rewrites as before: verification records anew.
+    let normal = state
+        .resources
+        .get(&address.to_string())
+        .map(|e| e.normal.clone())
+        .unwrap_or_default();
+    let entry = entry(shared, resource, &desired, remote, &state, secrets, normal);
     let delta = Delta {
         target: None,
         set: [(address.to_string(), entry)].into(),
@@ -85,8 +78,41 @@ pub(super) async fn forget(shared: &Shared<'_>, address: &Address, change: &Chan
     Ok(())
 }
 
+/// The state's entry of `resource` as applied: `desired` is its managed
+/// form, `remote` the object the service returned.
+pub(super) fn entry(
+    shared: &Shared<'_>,
+    resource: &DesiredResource,
+    desired: &Value,
+    remote: &Remote,
+    state: &State,
+    secrets: BTreeMap<String, String>,
+    normal: BTreeMap<String, String>,
+) -> ResourceState {
+    let kind = resource.address.kind;
+    let mut fields = field_fingerprints(kind, desired, &resource.sensitive, state);
+    let managed = {
+        let mut sets = shared
+            .field_sets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        fields.share_paths(&mut sets);
+        sets.share(managed_names(desired))
+    };
+    ResourceState {
+        remote_id: remote.id.clone(),
+        version: remote.version(),
+        applied: state.fingerprint(desired),
+        secrets,
+        prevent_destroy: resource.resource.prevent_destroy(),
+        managed,
+        fields,
+        normal,
+    }
+}
+
 /// The top-level fields of a desired value.
-pub(super) fn managed_names(desired: &Value) -> FieldSet {
+fn managed_names(desired: &Value) -> Vec<String> {
     desired
         .as_object()
         .map(|o| o.keys().cloned().collect())
