@@ -41,7 +41,7 @@ fn full_example_has_every_kind() {
         .desired
         .resources
         .values()
-        .filter_map(|r| match &r.resource {
+        .filter_map(|r| match &*r.resource {
             monform_model::Resource::Check(c) => Some(c.check_type()),
             _ => None,
         })

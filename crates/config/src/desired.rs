@@ -32,7 +32,11 @@ pub struct Reference {
 pub struct DesiredResource {
     pub address: Address,
     /// Typed, with defaults filled in and scripts read from their files.
-    pub resource: Resource,
+    /// Boxed: a resource is about 800 bytes, and the load moves each
+    /// through several vectors and into the map; boxed, those hold a
+    /// pointer each, and two of them alive at once are not 100 MB more at
+    /// 100,000 checks.
+    pub resource: Box<Resource>,
     /// The logical id's key in its file.
     pub span: Span,
     pub references: Vec<Reference>,
@@ -177,7 +181,7 @@ mod tests {
         let resource = Resource::from_json(Kind::Snippet, serde_json::json!({"name": id, "script": "x"})).unwrap();
         DesiredResource {
             address: Address::new(Kind::Snippet, id),
-            resource,
+            resource: Box::new(resource),
             span: Span::new(0, 0, 0),
             references: refs
                 .iter()

@@ -84,7 +84,7 @@ fn routing(desired: &Desired) -> Routing<'_> {
     // A channel's wire form once, not once per check that names it.
     let mut sending: FxHashMap<&str, bool> = FxHashMap::default();
     for resource in desired.resources.values() {
-        let Resource::Check(check) = &resource.resource else {
+        let Resource::Check(check) = &*resource.resource else {
             continue;
         };
         let common = check.common();
@@ -92,7 +92,7 @@ fn routing(desired: &Desired) -> Routing<'_> {
             .group
             .as_ref()
             .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id.as_str())))
-            .and_then(|r| match &r.resource {
+            .and_then(|r| match &*r.resource {
                 Resource::Group(group) => Some(group),
                 _ => None,
             });
@@ -174,7 +174,7 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
     // A group's wire form once, not once per check in it.
     let mut groups: FxHashMap<&str, serde_json::Value> = FxHashMap::default();
     for resource in desired.resources.values() {
-        let Resource::Check(check) = &resource.resource else {
+        let Resource::Check(check) = &*resource.resource else {
             continue;
         };
         let Some(group_id) = &check.common().group else {

@@ -278,7 +278,8 @@ struct Item {
 /// What validating a resource gave: the typed resource when it is valid,
 /// and the references it makes (checked even when it is not).
 struct Validated {
-    resource: Option<monform_model::Resource>,
+    /// Boxed, as in [`DesiredResource`]: an item is moved several times.
+    resource: Option<Box<monform_model::Resource>>,
     refs: Vec<(RefSite, Span)>,
     /// Fields holding text of a non-public `${env:}` (`DesiredResource::sensitive`).
     sensitive: Vec<FieldPath>,

@@ -128,7 +128,7 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     let files: Vec<(&Address, &Check)> = desired
         .resources
         .iter()
-        .filter_map(|(address, r)| match &r.resource {
+        .filter_map(|(address, r)| match &*r.resource {
             Resource::Check(check) => Some((address, check)),
             _ => None,
         })

@@ -129,7 +129,7 @@ mod tests {
             let resource = Resource::from_json(Kind::AlertChannel, json.clone()).unwrap();
             desired.insert(DesiredResource {
                 address,
-                resource,
+                resource: Box::new(resource),
                 span: Span::new(0, 0, 0),
                 references: Vec::new(),
                 own_fields: Vec::new(),

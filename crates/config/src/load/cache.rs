@@ -392,7 +392,7 @@ fn item(stored: StoredResource, id: FileId) -> Option<Item> {
             None => None,
         },
         validated: Validated {
-            resource: Some(resource),
+            resource: Some(Box::new(resource)),
             refs,
             sensitive: Vec::new(),
             reads_files: false,

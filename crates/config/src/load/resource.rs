@@ -127,7 +127,7 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         None
     };
     Validated {
-        resource,
+        resource: resource.map(Box::new),
         refs,
         sensitive,
         reads_files: !shape.scripts.is_empty(),

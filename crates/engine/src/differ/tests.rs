@@ -50,7 +50,7 @@ fn desired_of(resources: &[(Kind, &str, serde_json::Value)]) -> Desired {
     for (kind, id, value) in resources {
         desired.insert(monform_config::DesiredResource {
             address: Address::new(*kind, *id),
-            resource: monform_model::Resource::from_json(*kind, value.clone()).expect("a valid resource"),
+            resource: Box::new(monform_model::Resource::from_json(*kind, value.clone()).expect("a valid resource")),
             span: monform_config::source::Span::new(0, 0, 0),
             references: Vec::new(),
             own_fields: Vec::new(),
