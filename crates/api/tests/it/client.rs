@@ -17,6 +17,17 @@ async fn create_many(client: &Client, kind: Kind, n: usize, body: impl Fn(usize)
     }
 }
 
+/// Creates `n` snippets named `snippet {i}`.
+async fn create_snippets(client: &Client, n: usize) {
+    create_many(
+        client,
+        Kind::Snippet,
+        n,
+        |i| json!({ "name": format!("snippet {i}"), "script": "x" }),
+    )
+    .await;
+}
+
 fn ids_are_unique(objects: &[monform_api::Remote]) -> bool {
     let mut ids: Vec<&str> = objects.iter().map(|o| o.id.as_str()).collect();
     ids.sort_unstable();
@@ -28,13 +39,7 @@ fn ids_are_unique(objects: &[monform_api::Remote]) -> bool {
 async fn list_all_reads_every_page_once() {
     let server = start_emulator().await;
     let client = client_for(&server);
-    create_many(
-        &client,
-        Kind::Snippet,
-        250,
-        |i| json!({ "name": format!("snippet {i}"), "script": "x" }),
-    )
-    .await;
+    create_snippets(&client, 250).await;
     let sent = client.requests_sent();
     let (snippets, gets) = served_during(&server, Some("GET"), client.list_all(Kind::Snippet)).await;
     let snippets = snippets.unwrap();
@@ -59,13 +64,7 @@ async fn list_all_reads_every_page_once() {
 async fn list_each_hands_over_each_page_in_order() {
     let server = start_emulator().await;
     let client = client_for(&server);
-    create_many(
-        &client,
-        Kind::Snippet,
-        250,
-        |i| json!({ "name": format!("snippet {i}"), "script": "x" }),
-    )
-    .await;
+    create_snippets(&client, 250).await;
     create_many(
         &client,
         Kind::StatusPageService,
