@@ -53,9 +53,12 @@ fn create_fields(address: &Address, desired_all: &Desired, created_refs: &[Strin
         let secret = sensitive.contains(&path);
         fields.push(FieldChange {
             after: (!secret).then(|| redact(value, &path, &sensitive)),
-            known_after_apply: created_refs
-                .iter()
-                .any(|r| *r == key || r.starts_with(&format!("{key}["))),
+            // The reference's own path, or an item of it (`alertChannels[0]`
+            // under `alertChannels`): compared without a string per pair.
+            known_after_apply: created_refs.iter().any(|r| {
+                r.strip_prefix(key.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('['))
+            }),
             path: key,
             before: None,
             sensitive: secret,

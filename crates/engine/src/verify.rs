@@ -99,7 +99,7 @@ pub async fn verify(
                 })
             })
     };
-    let locations = if wanted.contains_key(&Kind::PrivateLocation) || names_locations() {
+    let mut locations = if wanted.contains_key(&Kind::PrivateLocation) || names_locations() {
         client.list_all(Kind::PrivateLocation).await?
     } else {
         Vec::new()
@@ -130,7 +130,7 @@ pub async fn verify(
     };
     for (kind, mut ids) in wanted {
         if kind == Kind::PrivateLocation {
-            compare(&mut verification, &mut ids, locations.clone());
+            compare(&mut verification, &mut ids, std::mem::take(&mut locations));
         } else {
             let pages = kind_pages(kind, state);
             // Each by its own GET when that takes no more requests than
