@@ -77,9 +77,12 @@ impl Desired {
             entries.push((resource.address.clone(), resource));
         }
         // Sorted by index, then put in order in place: sorting the entries
-        // themselves moved each of about 1 KB many times (a seventh of the
-        // load of 100,000 checks). The sort is stable, as is collecting's
-        // own (then a pass over sorted entries): the last of equal keys wins.
+        // themselves moved each many times (a seventh of the load of
+        // 100,000 checks when an entry held its resource, about 1 KB; with
+        // the resource boxed an entry is about 170 bytes, still moved once
+        // here instead of about 17 times). The sort is stable, as is
+        // collecting's own (then a pass over sorted entries): the last of
+        // equal keys wins.
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
         permute(&mut entries, &order);
