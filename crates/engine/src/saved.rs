@@ -3,7 +3,7 @@
 //! write. Never a secret. `apply PLANFILE` re-plans and refuses to go on
 //! when anything differs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use monform_config::Desired;
 use monform_model::Address;
@@ -135,10 +135,18 @@ impl SavedPlan {
             });
         }
         let now = saved_changes(fresh, desired);
+        // By address and remote id, the first of each kept (a scan of `now`
+        // per planned change was quadratic: 10^10 steps at 100,000 creates).
+        let mut by_key: HashMap<(&str, Option<&str>), &SavedChange> = HashMap::with_capacity(now.len());
+        for change in &now {
+            by_key
+                .entry((change.address.as_str(), change.remote_id.as_deref()))
+                .or_insert(change);
+        }
         for planned in &self.changes {
-            let current = now
-                .iter()
-                .find(|c| c.address == planned.address && c.remote_id == planned.remote_id);
+            let current = by_key
+                .get(&(planned.address.as_str(), planned.remote_id.as_deref()))
+                .copied();
             match current {
                 Some(c) if c.remote_version != planned.remote_version => {
                     return Err(StalePlan::Remote(planned.address.clone()));
@@ -147,10 +155,8 @@ impl SavedPlan {
                 _ => return Err(StalePlan::Changed(planned.address.clone())),
             }
         }
-        if let Some(extra) = now
-            .iter()
-            .find(|c| !self.changes.iter().any(|p| p.address == c.address))
-        {
+        let planned: HashSet<&str> = self.changes.iter().map(|p| p.address.as_str()).collect();
+        if let Some(extra) = now.iter().find(|c| !planned.contains(c.address.as_str())) {
             return Err(StalePlan::Changed(extra.address.clone()));
         }
         let current_secrets = secrets(fresh, desired, self.salt.as_deref().unwrap_or(&state.salt));
