@@ -135,7 +135,7 @@ pub(super) fn remote_ref(kind: Kind, remote: &Remote) -> Value {
 #[derive(Default)]
 pub(super) struct Ids {
     by_address: HashMap<Address, Value>,
-    names: Names,
+    names: Names<'static>,
 }
 
 impl Ids {
@@ -157,7 +157,7 @@ impl Ids {
         Some(old)
     }
 
-    pub(super) fn names(&self) -> &Names {
+    pub(super) fn names(&self) -> &Names<'static> {
         &self.names
     }
 }

@@ -1,5 +1,7 @@
 //! Actual objects read as the files would write them.
 
+use std::borrow::Cow;
+
 use monform_api::Remote;
 use monform_model::Kind;
 use monform_model::wire::{from_wire, from_wire_overlay};
@@ -9,49 +11,71 @@ use serde_json::Value;
 use crate::actual::Actual;
 use crate::identity::is_ownership_tag;
 /// Maps remote ids back to logical ids, for reading actual objects in the files' form.
+///
+/// A plan's map borrows both ids from the account it read (`Names::new`):
+/// at 100,000 checks, copies of them were 7 MB of the plan's peak.
 #[derive(Debug, Default)]
-pub struct Names {
+pub struct Names<'a> {
     /// Looked up for every reference of every resource in a plan: a fast hash.
-    by_id: FxHashMap<(Kind, String), String>,
+    by_id: FxHashMap<(Kind, Cow<'a, str>), Cow<'a, str>>,
 }
 
-impl Names {
-    pub fn new(actual: &Actual) -> Names {
+impl<'a> Names<'a> {
+    pub fn new(actual: &'a Actual) -> Names<'a> {
         let mut by_id = FxHashMap::default();
+        by_id.reserve(actual.owned.len() + actual.unrefreshed.len());
         for (address, remote) in &actual.owned {
-            by_id.insert((address.kind, remote.id.clone()), address.id.clone());
+            by_id.insert(
+                (address.kind, Cow::Borrowed(remote.id.as_str())),
+                Cow::Borrowed(address.id.as_str()),
+            );
             if address.kind == Kind::PrivateLocation
                 && let Some(Value::String(slug)) = remote.field("slugName")
             {
-                by_id.insert((Kind::PrivateLocation, slug), address.id.clone());
+                by_id.insert(
+                    (Kind::PrivateLocation, Cow::Owned(slug)),
+                    Cow::Borrowed(address.id.as_str()),
+                );
             }
         }
         // Trusted objects keep their remote id in the state (a private
         // location's slug is not there: `refresh.rs` reads those it needs).
         for (address, unrefreshed) in &actual.unrefreshed {
-            by_id.insert((address.kind, unrefreshed.remote_id.clone()), address.id.clone());
+            by_id.insert(
+                (address.kind, Cow::Borrowed(unrefreshed.remote_id.as_str())),
+                Cow::Borrowed(address.id.as_str()),
+            );
         }
         Names { by_id }
     }
 
     /// From (kind, remote id or slug, logical id) triples.
-    pub fn from_pairs(pairs: impl Iterator<Item = (Kind, Value, String)>) -> Names {
-        let by_id = pairs.map(|(kind, id, name)| ((kind, id_text(&id)), name)).collect();
+    pub fn from_pairs(pairs: impl Iterator<Item = (Kind, Value, String)>) -> Names<'a> {
+        let by_id = pairs
+            .map(|(kind, id, name)| ((kind, Cow::Owned(id_text(&id))), Cow::Owned(name)))
+            .collect();
         Names { by_id }
     }
 
     pub fn name(&self, kind: Kind, id: &Value) -> Option<String> {
-        self.by_id.get(&(kind, id_text(id))).cloned()
+        // The map is covariant in its lifetime: looked up with a key that
+        // borrows `id` for this call only, no copy of it.
+        let by_id: &FxHashMap<(Kind, Cow<'_, str>), Cow<'_, str>> = &self.by_id;
+        let key = match id {
+            Value::String(text) => Cow::Borrowed(text.as_str()),
+            other => Cow::Owned(id_text(other)),
+        };
+        by_id.get(&(kind, key)).map(|name| name.clone().into_owned())
     }
 
     /// Records that remote id (or slug) `id` of `kind` is `name`.
     pub fn insert(&mut self, kind: Kind, id: &Value, name: String) {
-        self.by_id.insert((kind, id_text(id)), name);
+        self.by_id.insert((kind, Cow::Owned(id_text(id))), Cow::Owned(name));
     }
 
     /// Forgets `id` of `kind` if it still names `name`.
     pub fn remove(&mut self, kind: Kind, id: &Value, name: &str) {
-        let key = (kind, id_text(id));
+        let key = (kind, Cow::Owned(id_text(id)));
         if self.by_id.get(&key).is_some_and(|n| n == name) {
             self.by_id.remove(&key);
         }
