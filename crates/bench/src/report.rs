@@ -286,12 +286,17 @@ pub struct Step {
     pub wall_ms: f64,
     /// User + system CPU of the `monform` process alone.
     pub cpu_ms: f64,
-    /// `ru_maxrss` of the `monform` process.
+    /// The `monform` process's peak RSS (`VmHWM`); of a repeated step,
+    /// the highest of its runs.
     pub peak_rss_mb: f64,
     /// Requests `monform serve` answered during the command.
     pub requests: u64,
     pub modelled_seconds: f64,
     pub exit_code: i32,
+    /// A repeated step's wall time of each run, in order; the other
+    /// figures are of the median run (`user_path::Runner::repeated`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs_wall_ms: Vec<f64>,
 }
 
 /// The steps of one shape at one size.
