@@ -53,15 +53,18 @@ macro_rules! kinds {
 
             /// The parse cache's form: a check's as `resources::stored`
             /// writes it (read back several times faster), any other kind's
-            /// JSON form.
-            pub fn to_stored_string(&self) -> String {
-                match self {
-                    Resource::Check(check) => crate::resources::stored::check_to_string(check),
-                    other => other.to_json_string(),
+            /// JSON form. Raw JSON as serde_json wrote it: the cache embeds
+            /// it in its entry without parsing it again to check it.
+            pub fn to_stored(&self) -> Box<serde_json::value::RawValue> {
+                if let Resource::Check(check) = self {
+                    return crate::resources::stored::check_to_raw(check);
                 }
+                let result = match self { $(Resource::$kind(r) => serde_json::value::to_raw_value(r),)+ };
+                // Plain data: serializing cannot fail (and null reads back as nothing).
+                result.unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
             }
 
-            /// A resource from [`Resource::to_stored_string`]'s text.
+            /// A resource from [`Resource::to_stored`]'s text.
             pub fn from_stored_str(kind: Kind, text: &str) -> Result<Resource, serde_json::Error> {
                 match kind {
                     Kind::Check => crate::resources::stored::check_from_str(text).map(Resource::Check),

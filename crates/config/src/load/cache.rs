@@ -104,7 +104,7 @@ struct StoredResource {
     address: String,
     key: StoredSpan,
     item: Option<StoredSpan>,
-    /// The typed resource's stored form (`Resource::to_stored_string`: a
+    /// The typed resource's stored form (`Resource::to_stored`: a
     /// check's read back several times faster than its JSON form), kept as
     /// text: no `Value` is built for it.
     json: Box<RawValue>,
@@ -321,11 +321,10 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
     if !item.diagnostics.is_empty() || !sensitive.is_empty() {
         return None;
     }
-    let json = resource.to_stored_string();
-    if Resource::from_stored_str(item.address.kind, &json).ok().as_ref() != Some(resource) {
+    let json = resource.to_stored();
+    if Resource::from_stored_str(item.address.kind, json.get()).ok().as_ref() != Some(resource) {
         return None;
     }
-    let json = RawValue::from_string(json).ok()?;
     let refs = refs
         .iter()
         .map(|(site, span)| {

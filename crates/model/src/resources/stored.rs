@@ -6,6 +6,7 @@
 
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
 
 use super::check::{Check, CheckCommon, CheckType, Typed};
 
@@ -22,14 +23,14 @@ struct Parts<T> {
 }
 
 /// `check` in the stored form.
-pub fn check_to_string(check: &Check) -> String {
-    fn text<T: Serialize>(check_type: CheckType, typed: &Typed<T>) -> String {
+pub fn check_to_raw(check: &Check) -> Box<RawValue> {
+    fn text<T: Serialize>(check_type: CheckType, typed: &Typed<T>) -> Box<RawValue> {
         let parts = PartsRef {
             c: &typed.common,
             s: &typed.spec,
         };
-        // Plain data: serializing cannot fail.
-        serde_json::to_string(&(check_type, parts)).unwrap_or_default()
+        // Plain data: serializing cannot fail (and null reads back as no check).
+        serde_json::value::to_raw_value(&(check_type, parts)).unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
     let check_type = check.check_type();
     match check {
@@ -117,8 +118,9 @@ mod tests {
                 sample[key] = value.clone();
             }
             let check: Check = serde_json::from_value(sample).unwrap();
-            let text = check_to_string(&check);
-            assert_eq!(check_from_str(&text).unwrap(), check, "{text}");
+            let raw = check_to_raw(&check);
+            let text = raw.get();
+            assert_eq!(check_from_str(text).unwrap(), check, "{text}");
             let longer = format!("{},1]", &text[..text.len() - 1]);
             assert!(check_from_str(&longer).is_err(), "{longer}");
         }
