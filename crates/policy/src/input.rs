@@ -91,6 +91,8 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
             )
         })
         .collect();
+    // Each file's name once, shared by its resources' `file`.
+    let file_names: Vec<regorus::Value> = sources.iter().map(|f| regorus::Value::from(f.name.as_str())).collect();
     let mut lines = Lines::default();
     // Line numbers first, in one pass: they need each file's line starts.
     let located: Vec<_> = desired
@@ -117,18 +119,19 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
                 }
                 _ => own,
             };
-            let file = sources.get(resource.span.file);
+            // A resource's span is always in a file of `sources`.
+            let file = file_names[resource.span.file as usize].clone();
             // What a group would override, where the entry writes it itself.
             let own_fields = resource
                 .own_fields
                 .iter()
-                .map(|(name, _)| regorus::Value::from(*name))
+                .map(|(name, _)| convert.key(name))
                 .collect::<Vec<_>>();
             let entries = [
                 ("address", regorus::Value::from(resource.address.to_string())),
-                ("kind", regorus::Value::from(kind.section())),
+                ("kind", convert.key(kind.section())),
                 ("id", regorus::Value::from(resource.address.id.as_str())),
-                ("file", regorus::Value::from(file.name.as_str())),
+                ("file", file),
                 ("line", regorus::Value::from(line)),
                 ("fields", convert.value(fields)),
                 ("ownFields", regorus::Value::from(own_fields)),
