@@ -94,7 +94,7 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
 
 /// The first claim of each address (claims in claim order) and the later
 /// ones, duplicates an interrupted apply left, in that order. Moved out in
-/// place: a second list of 100,000 objects was 10 MB of a plan's peak.
+/// place: a second list of 100,000 claims is about 10 MB.
 fn first_claims(mut owned: Vec<(Address, Remote)>) -> (BTreeMap<Address, Remote>, Vec<(Address, Remote)>) {
     // Stable: equal addresses keep their claim order.
     owned.sort_by(|a, b| a.0.cmp(&b.0));
