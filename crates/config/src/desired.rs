@@ -73,6 +73,8 @@ impl Desired {
     /// 10,000 checks), held until the process ends.
     pub fn from_resources(resources: Vec<DesiredResource>) -> Desired {
         let mut desired = Desired::default();
+        desired.graph.reserve_nodes(resources.len());
+        desired.nodes.reserve(resources.len());
         let mut entries = Vec::with_capacity(resources.len());
         for resource in resources {
             let node = desired.graph.add_node(resource.address.clone());

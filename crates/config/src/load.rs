@@ -210,8 +210,7 @@ fn load_inner(
         cache.prune();
     }
     // Defined, even when invalid: a declaration's check is about the address.
-    let defined: FxHashSet<Address> = items.iter().map(|i| i.address.clone()).collect();
-    let mut desired = loader.build_desired(items);
+    let (mut desired, defined) = loader.build_desired(items);
     let levels = project.as_ref().map(|p| p.lint).unwrap_or_default();
     // The linter reads the resources while their references are linked:
     // one after the other, on one core, they were a tenth of the wall time
@@ -446,12 +445,14 @@ impl Loader<'_> {
     }
 
     /// The desired state of the items, unlinked: the caller links it
-    /// (`Desired::edges` while the linter runs) and reports its cycles.
-    fn build_desired(&mut self, mut kept: Vec<Item>) -> Desired {
+    /// (`Desired::edges` while the linter runs) and reports its cycles;
+    /// and every address the items define, valid or not.
+    fn build_desired(&mut self, mut kept: Vec<Item>) -> (Desired, FxHashSet<Address>) {
         // A logical id defined again is reported (pointing at both places);
         // the first definition is kept. Filtered in place: items are about
         // 1 KB each, not worth a second vector.
         let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
+        first_seen.reserve(kept.len());
         kept.retain(|item| {
             if let Some(first) = first_seen.get(&item.address) {
                 self.diagnostics.push(
@@ -501,7 +502,7 @@ impl Loader<'_> {
             self.diagnostics.extend(diagnostics);
             resources.extend(resource);
         }
-        Desired::from_resources(resources)
+        (Desired::from_resources(resources), defined)
     }
 
     /// Reports every reference cycle of `desired` (linked).
