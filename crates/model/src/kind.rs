@@ -42,6 +42,9 @@ macro_rules! kinds {
 
             /// Builds a resource from its (already schema-checked) JSON form.
             pub fn from_json(kind: Kind, value: Value) -> Result<Resource, serde_json::Error> {
+                if kind == Kind::Check {
+                    return crate::resources::stored::check_from_value(&value).map(Resource::Check);
+                }
                 Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_value(value)?),)+ })
             }
 
