@@ -252,7 +252,7 @@ impl Runner<'_> {
         name: &'static str,
         title: &'static str,
         args: &[&str],
-        prepare: impl Fn() -> Result<(), String>,
+        mut prepare: impl FnMut() -> Result<(), String>,
     ) -> Result<Step, String> {
         let mut runs = Vec::with_capacity(REPEATS);
         for _ in 0..REPEATS {
@@ -325,10 +325,10 @@ pub fn run(monform: &Path, variant: &Variant, sanity: &mut Sanity) -> Result<Use
     // where 1,000 were just deleted costs ext4 more (it skips recently
     // freed inodes), which a user's fresh clone never pays.
     let cache = project.join(".monform/cache");
-    let runs = std::cell::Cell::new(0);
+    let mut runs = 0;
     let empty_cache = || {
-        runs.set(runs.get() + 1);
-        let aside = base.join(format!("cache-of-validate-{}", runs.get()));
+        runs += 1;
+        let aside = base.join(format!("cache-of-validate-{runs}"));
         match std::fs::rename(&cache, aside) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("cannot empty the parse cache: {e}")),
             _ => Ok(()),
