@@ -48,7 +48,7 @@ use crate::tree::{Entry, Node, NodeValue};
 
 /// Changes whenever what an entry holds or means changes; entries of
 /// another version are never read.
-pub const CACHE_FORMAT: u32 = 2;
+pub const CACHE_FORMAT: u32 = 3;
 
 /// The folder of the cache, below a project's root.
 pub const CACHE_DIR: &str = ".monform/cache";
@@ -112,14 +112,10 @@ struct StoredResource {
     own: Vec<(String, StoredSpan)>,
 }
 
+/// A reference as `[path, target section, id, soft, span]`: a list, not an
+/// object, as a resource has several and the names were a third of it.
 #[derive(Serialize, Deserialize)]
-struct StoredRef {
-    path: String,
-    target: String,
-    id: String,
-    soft: bool,
-    span: StoredSpan,
-}
+struct StoredRef(String, String, String, bool, StoredSpan);
 
 impl Cache {
     /// The cache under `dir` for a load in `context` with `defaults`.
@@ -330,13 +326,13 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
         .map(|(site, span)| {
             let path = site.path.to_string();
             (FieldPath::parse(&path) == site.path).then_some(())?;
-            Some(StoredRef {
+            Some(StoredRef(
                 path,
-                target: site.target.section().to_owned(),
-                id: site.id.clone(),
-                soft: site.soft,
-                span: store_span(*span, id)?,
-            })
+                site.target.section().to_owned(),
+                site.id.clone(),
+                site.soft,
+                store_span(*span, id)?,
+            ))
         })
         .collect::<Option<Vec<_>>>()?;
     let own = item
@@ -363,14 +359,14 @@ fn item(stored: StoredResource, id: FileId) -> Option<Item> {
     let refs = stored
         .refs
         .into_iter()
-        .map(|r| {
+        .map(|StoredRef(path, target, target_id, soft, span)| {
             let site = RefSite {
-                path: FieldPath::parse(&r.path),
-                target: Kind::from_section(&r.target)?,
-                id: r.id,
-                soft: r.soft,
+                path: FieldPath::parse(&path),
+                target: Kind::from_section(&target)?,
+                id: target_id,
+                soft,
             };
-            Some((site, load_span(r.span, id)?))
+            Some((site, load_span(span, id)?))
         })
         .collect::<Option<Vec<_>>>()?;
     let own_fields = stored
