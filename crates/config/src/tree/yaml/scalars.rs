@@ -89,7 +89,11 @@ fn integer(text: &str) -> Option<NodeValue> {
         if !valid {
             return None;
         }
-        let digits = unsigned.replace('_', "");
+        // Most numbers have no separators: no copy for them.
+        let digits = match unsigned.contains('_') {
+            true => std::borrow::Cow::Owned(unsigned.replace('_', "")),
+            false => std::borrow::Cow::Borrowed(unsigned),
+        };
         if digits.len() > 1 && digits.starts_with('0') {
             return float(&digits).map(|v| negate(v, negative));
         }
