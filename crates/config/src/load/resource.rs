@@ -173,6 +173,7 @@ pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
     fields
 }
 
+/// Whether anything in `node` is sensitive.
 fn has_sensitive(node: &Node) -> bool {
     let mut stack = vec![node];
     while let Some(node) = stack.pop() {

@@ -267,7 +267,9 @@ impl Builder<'_> {
                 }
                 Event::StreamStart | Event::DocumentEnd | Event::Nothing => None,
             };
-            root = placed.or(root);
+            if placed.is_some() {
+                root = placed;
+            }
         }
         Ok(root.unwrap_or(Node::new(self.span(0, 0), NodeValue::Map(Vec::new()))))
     }

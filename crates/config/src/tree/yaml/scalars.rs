@@ -90,9 +90,10 @@ fn integer(text: &str) -> Option<NodeValue> {
             return None;
         }
         // Most numbers have no separators: no copy for them.
-        let digits = match unsigned.contains('_') {
-            true => std::borrow::Cow::Owned(unsigned.replace('_', "")),
-            false => std::borrow::Cow::Borrowed(unsigned),
+        let digits = if unsigned.contains('_') {
+            std::borrow::Cow::Owned(unsigned.replace('_', ""))
+        } else {
+            std::borrow::Cow::Borrowed(unsigned)
         };
         if digits.len() > 1 && digits.starts_with('0') {
             return float(&digits).map(|v| negate(v, negative));
