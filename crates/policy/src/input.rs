@@ -151,28 +151,36 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
 /// dozen keys instead of holding two million copies.
 #[derive(Default)]
 pub(crate) struct Convert {
-    // Looked up once per field of every resource: FxHash, not SipHash.
-    keys: FxHashMap<String, regorus::Value>,
-    texts: FxHashMap<String, regorus::Value>,
+    /// Object keys and short texts, each allocated once. Looked up once per
+    /// field of every resource: FxHash, not SipHash.
+    shared: FxHashMap<String, regorus::Value>,
 }
 
 /// Short texts (locations, tags, methods, units) repeat across resources:
 /// each is allocated once and shared, as keys are. Memory fresh from the
 /// system costs more than the lookup (page faults were a third of the
 /// input's time): at 100,000 checks the input is 30 MiB smaller and input
-/// plus evaluation about a tenth faster. Only the first `SHARED_TEXTS`
-/// distinct ones are kept, so names and URLs (unique, mostly longer than
-/// `SHARED_TEXT_LEN`) cannot grow the table without bound.
+/// plus evaluation about a tenth faster. Texts are added only while fewer
+/// than `SHARED_TEXTS` are kept, so names and URLs (unique, mostly longer
+/// than `SHARED_TEXT_LEN`) cannot grow the table without bound.
 const SHARED_TEXTS: usize = 4096;
 const SHARED_TEXT_LEN: usize = 32;
 
 impl Convert {
     pub(crate) fn key(&mut self, key: &str) -> regorus::Value {
-        if let Some(known) = self.keys.get(key) {
+        self.share(key, usize::MAX)
+    }
+
+    /// `text` as the value already made for it, or a new one, kept for the
+    /// next time while fewer than `limit` are kept.
+    fn share(&mut self, text: &str, limit: usize) -> regorus::Value {
+        if let Some(known) = self.shared.get(text) {
             return known.clone();
         }
-        let value = regorus::Value::from(key);
-        self.keys.insert(key.to_owned(), value.clone());
+        let value = regorus::Value::from(text);
+        if self.shared.len() < limit {
+            self.shared.insert(text.to_owned(), value.clone());
+        }
         value
     }
 
@@ -187,16 +195,7 @@ impl Convert {
                 // serde_json holds no other number; as `from`, undefined.
                 _ => regorus::Value::Undefined,
             },
-            Value::String(text) if text.len() <= SHARED_TEXT_LEN => {
-                if let Some(known) = self.texts.get(&text) {
-                    return known.clone();
-                }
-                let value = regorus::Value::from(text.as_str());
-                if self.texts.len() < SHARED_TEXTS {
-                    self.texts.insert(text, value.clone());
-                }
-                value
-            }
+            Value::String(text) if text.len() <= SHARED_TEXT_LEN => self.share(&text, SHARED_TEXTS),
             Value::String(text) => regorus::Value::from(text),
             Value::Array(items) => regorus::Value::from(items.into_iter().map(|v| self.value(v)).collect::<Vec<_>>()),
             Value::Object(map) => {
