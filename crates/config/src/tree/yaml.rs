@@ -1,7 +1,9 @@
-//! YAML to `Node`, built straight from yaml-rust2's event stream: no serde
-//! layer and no intermediate tree (the serde-saphyr path was the loader's
-//! biggest cost). yaml-rust2 marks only where an event starts, in
-//! characters; byte offsets and scalar ends are worked out from the text.
+//! YAML to `Node`, built straight from an event stream: no serde layer and
+//! no intermediate tree (the serde-saphyr path was the loader's biggest
+//! cost). The events are `fast`'s for the YAML monitor files are written
+//! in, yaml-rust2's for any other text and for every error. yaml-rust2
+//! marks only where an event starts, in characters; byte offsets and
+//! scalar ends are worked out from the text.
 //!
 //! Resolution keeps what the loader did with serde-saphyr: the YAML 1.2 core
 //! schema with strict booleans, non-finite floats rejected, keys taken as
@@ -25,6 +27,7 @@ pub(crate) const MAX_YAML_DEPTH: usize = 32;
 /// Maps with more entries than this look duplicates up in a hash set.
 const LINEAR_KEYS: usize = 16;
 
+mod fast;
 mod scalars;
 use scalars::resolve;
 
@@ -56,22 +59,16 @@ pub fn parse_yaml_within(file: FileId, text: &str, budget: &Budget) -> Result<No
     // yaml-rust2 does not skip a byte-order mark.
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let base = text.len() - body.len();
+    let mut fast = Builder::new(file, body, base, text.len(), budget);
+    if let Some(node) = fast.run_fast() {
+        // Within the allowance: cannot fail.
+        let _ = budget.charge(fast.bytes);
+        return Ok(node);
+    }
     let mut patched: Option<String> = None;
     for _ in 0..MAX_PATCHES {
         let source = patched.as_deref().unwrap_or(body);
-        let mut builder = Builder {
-            file,
-            text: source,
-            base,
-            end: text.len(),
-            chars: CharIndex::new(source),
-            stack: Vec::new(),
-            anchors: HashMap::new(),
-            spare: Spare::default(),
-            bytes: 0,
-            allowance: budget.remaining(),
-            limit: budget.limit(),
-        };
+        let mut builder = Builder::new(file, source, base, text.len(), budget);
         let error = match builder.run() {
             Ok(node) => {
                 // Within the allowance: cannot fail.
@@ -193,7 +190,24 @@ struct Spare {
     entries: Vec<Vec<Entry>>,
 }
 
-impl Builder<'_> {
+impl<'t> Builder<'t> {
+    /// A builder of `text`, which starts `base` bytes into a file of `end` bytes.
+    fn new(file: FileId, text: &'t str, base: usize, end: usize, budget: &Budget) -> Builder<'t> {
+        Builder {
+            file,
+            text,
+            base,
+            end,
+            chars: CharIndex::new(text),
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            spare: Spare::default(),
+            bytes: 0,
+            allowance: budget.remaining(),
+            limit: budget.limit(),
+        }
+    }
+
     fn run(&mut self) -> Result<Node, SyntaxError> {
         let mut parser = Parser::new_from_str(self.text);
         let mut root = None;
@@ -201,77 +215,103 @@ impl Builder<'_> {
         loop {
             let (event, mark) = parser.next_token().map_err(|e| self.scan_error(&e))?;
             let at = self.offset(&mark);
-            let placed = match event {
+            match event {
                 Event::StreamEnd => break,
                 Event::DocumentStart => {
                     documents += 1;
                     if documents > 1 {
                         return Err(self.error("the file holds more than one YAML document", at, 0));
                     }
-                    None
                 }
-                Event::Scalar(value, style, anchor, tag) => {
-                    let end = scalar_end(self.text, at, &value, style);
-                    let span = self.span(at, end - at);
-                    let bytes = VALUE_BYTES + value.len();
-                    self.count(bytes, span)?;
-                    let merge = style == TScalarStyle::Plain && tag.is_none() && value == "<<";
-                    let value = resolve(value, style, tag.as_ref()).map_err(|m| SyntaxError {
-                        message: m,
-                        span: Some(span),
-                    })?;
-                    let node = Node::new(span, value);
-                    self.anchor(anchor, &node, bytes, 0);
-                    self.place(node, 0, merge)?
-                }
-                Event::Alias(id) => {
-                    let span = self.span(at, alias_len(self.text, at));
-                    let Some(anchored) = self.anchors.get(&id) else {
-                        return Err(self.error("alias references unknown anchor", at, span.len));
-                    };
-                    let height = anchored.height;
-                    if self.stack.len() + height > MAX_YAML_DEPTH {
-                        return Err(depth_error(span));
+                event => {
+                    if let Some(placed) = self.event(event, at)? {
+                        root = Some(placed);
                     }
-                    let bytes = anchored.bytes;
-                    self.count(bytes, span)?;
-                    let Some(anchored) = self.anchors.get(&id) else {
-                        return Err(self.error("alias references unknown anchor", at, span.len));
-                    };
-                    let mut node = anchored.node.clone();
-                    respan(&mut node, span);
-                    self.place(node, height, false)?
                 }
-                Event::SequenceStart(anchor, tag) => {
-                    let items = Items::Seq(self.spare.items.pop().unwrap_or_default());
-                    self.open(at, anchor, tag, items)?
-                }
-                Event::MappingStart(anchor, tag) => {
-                    let items = Items::Map {
-                        entries: self.spare.entries.pop().unwrap_or_default(),
-                        key: None,
-                        merges: Vec::new(),
-                        index: None,
-                    };
-                    self.open(at, anchor, tag, items)?
-                }
-                Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(frame) = self.stack.pop() else {
-                        return Err(self.error("unbalanced YAML collection", at, 0));
-                    };
-                    let (anchor, height) = (frame.anchor, frame.child_height + 1);
-                    let bytes = self.bytes - frame.bytes_before;
-                    let node = close(frame, &mut self.spare);
-                    self.anchor(anchor, &node, bytes, height);
-                    self.place(node, height, false)?
-                }
-                Event::StreamStart | Event::DocumentEnd | Event::Nothing => None,
-            };
-            if placed.is_some() {
-                root = placed;
             }
         }
         Ok(root.unwrap_or(Node::new(self.span(0, 0), NodeValue::Map(Vec::new()))))
+    }
+
+    /// The document as `fast` scans it, or `None` when it cannot (the text
+    /// is outside its subset) or the tree is in error: yaml-rust2 then
+    /// parses it afresh, and says what the error is.
+    fn run_fast(&mut self) -> Option<Node> {
+        let mut root = None;
+        let text = self.text;
+        fast::scan(text, &mut |event, at| {
+            if let Some(placed) = self.event(event, at).map_err(|_| fast::Unsupported)? {
+                root = Some(placed);
+            }
+            Ok(())
+        })
+        .ok()?;
+        root
+    }
+
+    /// One event of the document (not the stream's or a document's start
+    /// or end) at byte `at`; the document's root once it is complete.
+    fn event(&mut self, event: Event, at: usize) -> Result<Option<Node>, SyntaxError> {
+        match event {
+            Event::Scalar(value, style, anchor, tag) => {
+                let end = scalar_end(self.text, at, &value, style);
+                let span = self.span(at, end - at);
+                let bytes = VALUE_BYTES + value.len();
+                self.count(bytes, span)?;
+                let merge = style == TScalarStyle::Plain && tag.is_none() && value == "<<";
+                let value = resolve(value, style, tag.as_ref()).map_err(|m| SyntaxError {
+                    message: m,
+                    span: Some(span),
+                })?;
+                let node = Node::new(span, value);
+                self.anchor(anchor, &node, bytes, 0);
+                self.place(node, 0, merge)
+            }
+            Event::Alias(id) => {
+                let span = self.span(at, alias_len(self.text, at));
+                let Some(anchored) = self.anchors.get(&id) else {
+                    return Err(self.error("alias references unknown anchor", at, span.len));
+                };
+                let height = anchored.height;
+                if self.stack.len() + height > MAX_YAML_DEPTH {
+                    return Err(depth_error(span));
+                }
+                let bytes = anchored.bytes;
+                self.count(bytes, span)?;
+                let Some(anchored) = self.anchors.get(&id) else {
+                    return Err(self.error("alias references unknown anchor", at, span.len));
+                };
+                let mut node = anchored.node.clone();
+                respan(&mut node, span);
+                self.place(node, height, false)
+            }
+            Event::SequenceStart(anchor, tag) => {
+                let items = Items::Seq(self.spare.items.pop().unwrap_or_default());
+                self.open(at, anchor, tag, items)
+            }
+            Event::MappingStart(anchor, tag) => {
+                let items = Items::Map {
+                    entries: self.spare.entries.pop().unwrap_or_default(),
+                    key: None,
+                    merges: Vec::new(),
+                    index: None,
+                };
+                self.open(at, anchor, tag, items)
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else {
+                    return Err(self.error("unbalanced YAML collection", at, 0));
+                };
+                let (anchor, height) = (frame.anchor, frame.child_height + 1);
+                let bytes = self.bytes - frame.bytes_before;
+                let node = close(frame, &mut self.spare);
+                self.anchor(anchor, &node, bytes, height);
+                self.place(node, height, false)
+            }
+            Event::StreamStart | Event::StreamEnd | Event::DocumentStart | Event::DocumentEnd | Event::Nothing => {
+                Ok(None)
+            }
+        }
     }
 
     fn open(&mut self, at: usize, anchor: usize, tag: Option<Tag>, items: Items) -> Result<Option<Node>, SyntaxError> {
