@@ -69,10 +69,21 @@ macro_rules! kinds {
 
             /// A resource from [`Resource::to_stored`]'s text.
             pub fn from_stored_str(kind: Kind, text: &str) -> Result<Resource, serde_json::Error> {
-                match kind {
-                    Kind::Check => crate::resources::stored::check_from_str(text).map(Resource::Check),
-                    other => Resource::from_json_str(other, text),
+                let mut deserializer = serde_json::Deserializer::from_str(text);
+                let resource = Resource::from_stored(kind, &mut deserializer)?;
+                deserializer.end()?;
+                Ok(resource)
+            }
+
+            /// As `from_stored_str`, from a deserializer in the middle of
+            /// a larger text (the parse cache reads each resource of an
+            /// entry in place, not as text to parse again).
+            pub fn from_stored<'de, D: serde::Deserializer<'de>>(kind: Kind, deserializer: D) -> Result<Resource, D::Error> {
+                use serde::Deserialize as _;
+                if kind == Kind::Check {
+                    return crate::resources::stored::check_from_stored(deserializer).map(Resource::Check);
                 }
+                Ok(match kind { $(Kind::$kind => Resource::$kind(<$ty>::deserialize(deserializer)?),)+ })
             }
 
             /// `to_json` as text.

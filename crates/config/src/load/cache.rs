@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use monform_model::validate::RefSite;
 use monform_model::{Address, FieldPath, Kind, Resource};
 use rustc_hash::FxHashMap;
+use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
@@ -48,7 +49,7 @@ use crate::tree::{Entry, Node, NodeValue};
 
 /// Changes whenever what an entry holds or means changes; entries of
 /// another version are never read.
-pub const CACHE_FORMAT: u32 = 3;
+pub const CACHE_FORMAT: u32 = 4;
 
 /// The folder of the cache, below a project's root.
 pub const CACHE_DIR: &str = ".monform/cache";
@@ -86,30 +87,95 @@ pub struct CacheStats {
     pub parsed: usize,
 }
 
+/// An entry, as written (`R` = [`StoredResource`]) and as read (`R` =
+/// [`ReadResource`]).
 #[derive(Serialize, Deserialize)]
-struct Stored {
+struct Stored<R> {
     format: u32,
     key: String,
     /// The file's name: an entry is for one file of one project.
     file: String,
-    resources: Vec<StoredResource>,
+    resources: Vec<R>,
 }
 
 /// A span as `[origin, start, len]`: origin 0 is the file itself, 1 is
 /// monform.toml (where `[defaults]` come from).
 type StoredSpan = (u8, usize, usize);
 
-#[derive(Serialize, Deserialize)]
-struct StoredResource {
-    address: String,
+/// A resource as `[address, key span, item span, resource, refs, own
+/// fields]`; the resource in its stored form (`Resource::to_stored`: a
+/// check's read back several times faster than its JSON form), written as
+/// the text it was made as.
+#[derive(Serialize)]
+struct StoredResource(
+    String,
+    StoredSpan,
+    Option<StoredSpan>,
+    Box<RawValue>,
+    Vec<StoredRef>,
+    Vec<(String, StoredSpan)>,
+);
+
+/// A [`StoredResource`] read back, its resource read in place (by the kind
+/// its address names) rather than kept as text and parsed again: a second
+/// pass over most of the entry. Boxed as an `Item` holds it: a list of
+/// resources inline, grown as it is read, held twice their memory.
+struct ReadResource {
+    address: Address,
     key: StoredSpan,
     item: Option<StoredSpan>,
-    /// The typed resource's stored form (`Resource::to_stored`: a
-    /// check's read back several times faster than its JSON form), kept as
-    /// text: no `Value` is built for it.
-    json: Box<RawValue>,
+    resource: Box<Resource>,
     refs: Vec<StoredRef>,
     own: Vec<(String, StoredSpan)>,
+}
+
+impl<'de> Deserialize<'de> for ReadResource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ReadResource, D::Error> {
+        deserializer.deserialize_seq(ReadVisitor)
+    }
+}
+
+struct ReadVisitor;
+
+/// The resource of a kind, read by `Resource::from_stored`.
+struct KindSeed(Kind);
+
+impl<'de> DeserializeSeed<'de> for KindSeed {
+    type Value = Box<Resource>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Box<Resource>, D::Error> {
+        Resource::from_stored(self.0, deserializer).map(Box::new)
+    }
+}
+
+impl<'de> Visitor<'de> for ReadVisitor {
+    type Value = ReadResource;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a cached resource: [address, key, item, resource, refs, own]")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadResource, A::Error> {
+        fn next<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(seq: &mut A, at: usize) -> Result<T, A::Error> {
+            seq.next_element()?
+                .ok_or_else(|| de::Error::invalid_length(at, &ReadVisitor))
+        }
+        let address: String = next(&mut seq, 0)?;
+        let address: Address = address.parse().map_err(de::Error::custom)?;
+        let key = next(&mut seq, 1)?;
+        let item = next(&mut seq, 2)?;
+        let resource = seq
+            .next_element_seed(KindSeed(address.kind))?
+            .ok_or_else(|| de::Error::invalid_length(3, &ReadVisitor))?;
+        Ok(ReadResource {
+            address,
+            key,
+            item,
+            resource,
+            refs: next(&mut seq, 4)?,
+            own: next(&mut seq, 5)?,
+        })
+    }
 }
 
 /// A reference as `[path, target section, id, soft, span]`: a list, not an
@@ -235,7 +301,7 @@ impl Cache {
     /// `None` when there is no entry or it cannot be used.
     pub(super) fn read(&self, key: &str, source: &SourceFile, id: FileId) -> Option<Vec<Item>> {
         let text = std::fs::read(self.path(key)).ok()?;
-        let stored: Stored = serde_json::from_slice(&text).ok()?;
+        let stored: Stored<ReadResource> = serde_json::from_slice(&text).ok()?;
         if stored.format != CACHE_FORMAT || stored.key != key || stored.file != source.name {
             return None;
         }
@@ -340,24 +406,30 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
         .iter()
         .map(|(field, span)| Some(((*field).to_owned(), store_span(*span, id)?)))
         .collect::<Option<Vec<_>>>()?;
-    Some(StoredResource {
-        address: item.address.to_string(),
-        key: store_span(item.key_span, id)?,
-        item: match item.item {
-            Some(span) => Some(store_span(span, id)?),
-            None => None,
-        },
+    let extent = match item.item {
+        Some(span) => Some(store_span(span, id)?),
+        None => None,
+    };
+    Some(StoredResource(
+        item.address.to_string(),
+        store_span(item.key_span, id)?,
+        extent,
         json,
         refs,
         own,
-    })
+    ))
 }
 
-fn item(stored: StoredResource, id: FileId) -> Option<Item> {
-    let address: Address = stored.address.parse().ok()?;
-    let resource = Resource::from_stored_str(address.kind, stored.json.get()).ok()?;
-    let refs = stored
-        .refs
+fn item(stored: ReadResource, id: FileId) -> Option<Item> {
+    let ReadResource {
+        address,
+        key,
+        item,
+        resource,
+        refs,
+        own,
+    } = stored;
+    let refs = refs
         .into_iter()
         .map(|StoredRef(path, target, target_id, soft, span)| {
             let site = RefSite {
@@ -369,8 +441,7 @@ fn item(stored: StoredResource, id: FileId) -> Option<Item> {
             Some((site, load_span(span, id)?))
         })
         .collect::<Option<Vec<_>>>()?;
-    let own_fields = stored
-        .own
+    let own_fields = own
         .into_iter()
         .map(|(field, span)| {
             let field = monform_model::group_rules::GROUP_OVERRIDES
@@ -381,13 +452,13 @@ fn item(stored: StoredResource, id: FileId) -> Option<Item> {
         .collect::<Option<Vec<_>>>()?;
     Some(Item {
         address,
-        key_span: load_span(stored.key, id)?,
-        item: match stored.item {
+        key_span: load_span(key, id)?,
+        item: match item {
             Some(span) => Some(load_span(span, id)?),
             None => None,
         },
         validated: Validated {
-            resource: Some(Box::new(resource)),
+            resource: Some(resource),
             refs,
             sensitive: Vec::new(),
             reads_files: false,

@@ -88,6 +88,11 @@ pub fn check_from_str(text: &str) -> Result<Check, serde_json::Error> {
     serde_json::from_str::<Stored>(text).map(|stored| stored.0)
 }
 
+/// A check from its stored form, from any deserializer.
+pub fn check_from_stored<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Check, D::Error> {
+    Stored::deserialize(deserializer).map(|stored| stored.0)
+}
+
 struct Stored(Check);
 
 impl<'de> Deserialize<'de> for Stored {

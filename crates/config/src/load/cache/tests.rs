@@ -112,10 +112,27 @@ fn a_corrupt_or_foreign_entry_is_ignored_and_rewritten() {
     let again = cached(root, &no_env);
     assert_eq!(again.cache.parsed, 0, "every entry was rewritten");
     for file in entries(root) {
-        let stored: Stored = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let stored: Stored<ReadResource> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         assert_eq!(stored.format, CACHE_FORMAT);
         assert_eq!(Some(stored.key.as_str()), file.file_stem().and_then(|s| s.to_str()));
     }
+}
+
+/// A resource is read in place by the kind its address names: an entry
+/// whose resource is not of that kind is ignored like a corrupt one.
+#[test]
+fn an_entry_whose_resource_is_not_of_its_kind_is_ignored() {
+    let dir = project();
+    let root = dir.path();
+    cached(root, &no_env);
+    for file in entries(root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("[\"checks.", "[\"groups.")).unwrap();
+    }
+    let loaded = cached(root, &no_env);
+    // groups.yaml's entry is as it was; the two files of checks are parsed again.
+    assert_eq!(loaded.cache, CacheStats { hits: 1, parsed: 2 });
+    assert_eq!(loaded.desired.resources, crate::load(root, &no_env).desired.resources);
 }
 
 #[test]
