@@ -39,7 +39,12 @@ pub(super) fn scan(text: &str, sink: &mut Sink<'_>) -> Result<(), Unsupported> {
     if !text.is_ascii() && text.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']) {
         return Err(Unsupported);
     }
-    let mut scanner = Scanner { bytes, pos: 0, sink };
+    let mut scanner = Scanner {
+        text,
+        bytes,
+        pos: 0,
+        sink,
+    };
     scanner.emit(Event::StreamStart, 0)?;
     let Some(line) = scanner.peek_line() else {
         return Err(Unsupported);
@@ -57,6 +62,9 @@ pub(super) fn scan(text: &str, sink: &mut Sink<'_>) -> Result<(), Unsupported> {
 }
 
 struct Scanner<'t, 's, 'k> {
+    /// The text, sliced for plain scalars (at ASCII bytes: no second
+    /// UTF-8 check), and its bytes.
+    text: &'t str,
     bytes: &'t [u8],
     /// The start of the line not yet read, or of a compact map's first key
     /// within a list item's line.
@@ -126,11 +134,9 @@ impl Scanner<'_, '_, '_> {
     /// A key that starts at `at` (plain, on one line, of the usual
     /// characters), sent; returns where its `:` is.
     fn key(&mut self, at: usize) -> Result<usize, Unsupported> {
-        let bytes = self.bytes;
-        let length = key_length(bytes, at).ok_or(Unsupported)?;
-        let colon = at + length;
-        let text = std::str::from_utf8(&bytes[at..colon]).map_err(|_| Unsupported)?;
-        self.emit(Event::Scalar(text.to_owned(), TScalarStyle::Plain, 0, None), at)?;
+        let colon = at + key_length(self.bytes, at).ok_or(Unsupported)?;
+        let key = self.text.get(at..colon).ok_or(Unsupported)?.to_owned();
+        self.emit(Event::Scalar(key, TScalarStyle::Plain, 0, None), at)?;
         Ok(colon)
     }
 
@@ -221,17 +227,16 @@ impl Scanner<'_, '_, '_> {
             return Err(Unsupported);
         }
         let (value, style, after) = match bytes[at] {
-            b'"' => double_quoted(bytes, at, end)?,
-            b'\'' => single_quoted(bytes, at, end)?,
+            b'"' | b'\'' => quoted(bytes, at, end)?,
             // `-` starts a plain scalar when a word follows (`-1`, `-x`).
             b'-' if !bytes[at + 1].is_ascii_alphanumeric() && bytes[at + 1] != b'.' => return Err(Unsupported),
             first if first != b'-' && is_indicator(first) => return Err(Unsupported),
             _ => {
                 let stop = plain(bytes, at, end)?;
-                (bytes[at..stop].to_vec(), TScalarStyle::Plain, stop)
+                let value = self.text.get(at..stop).ok_or(Unsupported)?.to_owned();
+                (value, TScalarStyle::Plain, stop)
             }
         };
-        let value = String::from_utf8(value).map_err(|_| Unsupported)?;
         self.emit(Event::Scalar(value, style, 0, None), at)?;
         Ok(after)
     }
@@ -452,51 +457,37 @@ fn flow_plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsuppor
     Ok(stop)
 }
 
-/// A double-quoted scalar on one line, with the escapes of JSON's short
-/// forms only; its text, and where it ends.
-fn double_quoted(bytes: &[u8], at: usize, end: usize) -> Result<(Vec<u8>, TScalarStyle, usize), Unsupported> {
-    let mut value = Vec::new();
+/// A quoted scalar on one line: single-quoted (`''` for a quote) or
+/// double-quoted with the escapes of JSON's short forms only; its text, and
+/// where it ends.
+fn quoted(bytes: &[u8], at: usize, end: usize) -> Result<(String, TScalarStyle, usize), Unsupported> {
+    let quote = bytes[at];
+    let style = match quote {
+        b'"' => TScalarStyle::DoubleQuoted,
+        _ => TScalarStyle::SingleQuoted,
+    };
+    let mut value = Vec::with_capacity(end - at);
     let mut i = at + 1;
     while i < end {
-        match bytes[i] {
-            b'"' => return Ok((value, TScalarStyle::DoubleQuoted, i + 1)),
-            b'\\' => {
-                value.push(match bytes[i + 1] {
-                    b'"' => b'"',
-                    b'\\' => b'\\',
-                    b'/' => b'/',
+        let (byte, width) = match (quote, bytes[i], bytes[i + 1]) {
+            (b'\'', b'\'', b'\'') => (b'\'', 2),
+            (b'"', b'\\', escaped) => {
+                let byte = match escaped {
+                    b'"' | b'\\' | b'/' => escaped,
                     b'n' => b'\n',
                     b't' => b'\t',
                     _ => return Err(Unsupported),
-                });
-                i += 2;
+                };
+                (byte, 2)
             }
-            b => {
-                value.push(b);
-                i += 1;
+            (_, byte, _) if byte == quote => {
+                let value = String::from_utf8(value).map_err(|_| Unsupported)?;
+                return Ok((value, style, i + 1));
             }
-        }
-    }
-    Err(Unsupported)
-}
-
-/// A single-quoted scalar on one line (`''` for a quote); its text, and
-/// where it ends.
-fn single_quoted(bytes: &[u8], at: usize, end: usize) -> Result<(Vec<u8>, TScalarStyle, usize), Unsupported> {
-    let mut value = Vec::new();
-    let mut i = at + 1;
-    while i < end {
-        match bytes[i] {
-            b'\'' if bytes[i + 1] == b'\'' => {
-                value.push(b'\'');
-                i += 2;
-            }
-            b'\'' => return Ok((value, TScalarStyle::SingleQuoted, i + 1)),
-            b => {
-                value.push(b);
-                i += 1;
-            }
-        }
+            (_, byte, _) => (byte, 1),
+        };
+        value.push(byte);
+        i += width;
     }
     Err(Unsupported)
 }
