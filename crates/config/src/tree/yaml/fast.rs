@@ -439,7 +439,8 @@ fn plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsupported> 
 
 /// Where a plain scalar in a flow collection, starting at `at`, ends
 /// before `end`: at a `,` or a bracket, before trailing spaces. A `:` that
-/// could make it a key, or a comment, is not in the subset.
+/// could make it a key, a comment, or what yaml-rust2 refuses is not in the
+/// subset.
 fn flow_plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsupported> {
     let mut stop = end;
     for i in at..end {
@@ -450,6 +451,10 @@ fn flow_plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsuppor
             }
             b'#' if bytes[i - 1] == b' ' => return Err(Unsupported),
             b':' if matches!(bytes[i + 1], b' ' | b'\n' | b',' | b'[' | b']' | b'{' | b'}') => return Err(Unsupported),
+            // yaml-rust2 refuses a word of `-` and a bracket or comma (`x -]`).
+            b'-' if bytes[i - 1] == b' ' && matches!(bytes[i + 1], b',' | b'[' | b']' | b'{' | b'}') => {
+                return Err(Unsupported);
+            }
             _ => {}
         }
     }

@@ -68,6 +68,7 @@ const SAMPLES: &[&str] = &[
     "<<: {a: 1}\n",
     "a:\n  -\n  - x\n",
     "list:\n- - nested\n",
+    "a: { k: x -}\n",
     "a: x # c\n  b: 1\n",
 ];
 
