@@ -134,7 +134,7 @@ fn same_trees_as_yaml_rust2_after_random_edits() {
     let mut taken = 0;
     let mut tried = 0;
     for text in &corpus {
-        for _ in 0..200 {
+        for _ in 0..1_000 {
             let mut edited = text.clone();
             for _ in 0..1 + rng.below(3) {
                 let at = floor_char_boundary(&edited, rng.below(edited.len() + 1));
@@ -290,7 +290,7 @@ fn same_trees_as_yaml_rust2_on_generated_documents() {
         }
     }
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut taken, tries) = (0, 20_000);
+    let (mut taken, tries) = (0, 50_000);
     for _ in 0..tries {
         let mut text = String::new();
         collection(&mut rng, 0, 0, &mut text);
