@@ -48,12 +48,6 @@ macro_rules! kinds {
                 Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_value(value)?),)+ })
             }
 
-            /// As `from_json`, from the JSON text (no `Value` on the way: the
-            /// loader's parse cache reads resources back this way).
-            pub fn from_json_str(kind: Kind, text: &str) -> Result<Resource, serde_json::Error> {
-                Ok(match kind { $(Kind::$kind => Resource::$kind(serde_json::from_str(text)?),)+ })
-            }
-
             /// The parse cache's form: a check's as `resources::stored`
             /// writes it (read back several times faster), any other kind's
             /// JSON form. Raw JSON as serde_json wrote it: the cache embeds

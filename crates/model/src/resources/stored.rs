@@ -83,11 +83,6 @@ pub fn check_from_value(value: &serde_json::Value) -> Result<Check, serde_json::
     })
 }
 
-/// A check from its stored form.
-pub fn check_from_str(text: &str) -> Result<Check, serde_json::Error> {
-    serde_json::from_str::<Stored>(text).map(|stored| stored.0)
-}
-
 /// A check from its stored form, from any deserializer.
 pub fn check_from_stored<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Check, D::Error> {
     Stored::deserialize(deserializer).map(|stored| stored.0)
@@ -149,6 +144,7 @@ mod tests {
     /// equal from its stored form; a wrong form is an error, not a panic.
     #[test]
     fn every_check_type_round_trips_through_its_stored_form() {
+        let check_from_str = |text: &str| crate::Resource::from_stored_str(crate::Kind::Check, text);
         for &check_type in CheckType::ALL {
             let mut sample = crate::samples::check_spec(check_type, 7);
             let common = serde_json::json!({
@@ -161,7 +157,7 @@ mod tests {
             let check: Check = serde_json::from_value(sample).unwrap();
             let raw = check_to_raw(&check);
             let text = raw.get();
-            assert_eq!(check_from_str(text).unwrap(), check, "{text}");
+            assert_eq!(check_from_str(text).unwrap(), crate::Resource::Check(check), "{text}");
             let longer = format!("{},1]", &text[..text.len() - 1]);
             assert!(check_from_str(&longer).is_err(), "{longer}");
         }
