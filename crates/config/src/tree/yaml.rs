@@ -169,7 +169,6 @@ struct Builder<'t> {
     base: usize,
     /// The file's length: `text` may have been patched longer.
     end: usize,
-    chars: CharIndex,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     /// What the document expands to so far (`crate::budget`).
@@ -198,7 +197,6 @@ impl<'t> Builder<'t> {
             text,
             base,
             end,
-            chars: CharIndex::new(text),
             stack: Vec::new(),
             anchors: HashMap::new(),
             spare: Spare::default(),
@@ -210,11 +208,13 @@ impl<'t> Builder<'t> {
 
     fn run(&mut self) -> Result<Node, SyntaxError> {
         let mut parser = Parser::new_from_str(self.text);
+        // yaml-rust2 marks in characters; `fast` gives bytes and needs none.
+        let chars = CharIndex::new(self.text);
         let mut root = None;
         let mut documents = 0;
         loop {
-            let (event, mark) = parser.next_token().map_err(|e| self.scan_error(&e))?;
-            let at = self.offset(&mark);
+            let (event, mark) = parser.next_token().map_err(|e| self.scan_error(&chars, &e))?;
+            let at = self.offset(&chars, &mark);
             match event {
                 Event::StreamEnd => break,
                 Event::DocumentStart => {
@@ -424,8 +424,8 @@ impl<'t> Builder<'t> {
 
     /// yaml-rust2's error, but an unclosed bracket is reported where it
     /// opens rather than at the end of the file.
-    fn scan_error(&self, error: &ScanError) -> SyntaxError {
-        let at = self.offset(error.marker());
+    fn scan_error(&self, chars: &CharIndex, error: &ScanError) -> SyntaxError {
+        let at = self.offset(chars, error.marker());
         let unclosed = self.text[at.min(self.text.len())..].trim().is_empty();
         let open = self.stack.iter().rev().find(|f| f.span.len == 1);
         match open {
@@ -461,8 +461,8 @@ impl<'t> Builder<'t> {
         Ok(())
     }
 
-    fn offset(&self, mark: &Marker) -> usize {
-        self.chars.byte(self.text, mark.index())
+    fn offset(&self, chars: &CharIndex, mark: &Marker) -> usize {
+        chars.byte(self.text, mark.index())
     }
 
     fn span(&self, start: usize, len: usize) -> Span {

@@ -92,7 +92,7 @@ impl Scanner<'_, '_, '_> {
         let bytes = self.bytes;
         let mut at = self.pos;
         while at < bytes.len() {
-            let indent = bytes[at..].iter().take_while(|&&b| b == b' ').count();
+            let indent = skip_spaces(bytes, at) - at;
             let content = at + indent;
             match bytes.get(content) {
                 Some(b'\n') => at = content + 1,
@@ -205,7 +205,7 @@ impl Scanner<'_, '_, '_> {
         let after = match bytes[at] {
             b'|' => return self.literal(indent, at),
             b'[' | b'{' => self.flow(at, end)?,
-            _ => self.scalar(at, end, plain_end)?,
+            _ => self.scalar(at, end, block_plain_end)?,
         };
         // Only a comment may follow, after a space.
         let rest = skip_spaces(bytes, after);
@@ -295,7 +295,7 @@ impl Scanner<'_, '_, '_> {
             _ => return Err(Unsupported),
         };
         let first = header_end + 1;
-        let content_indent = bytes[first..].iter().take_while(|&&b| b == b' ').count();
+        let content_indent = skip_spaces(bytes, first) - first;
         // Empty first lines, and blocks no more indented than their key,
         // are left to yaml-rust2.
         if content_indent <= indent || matches!(bytes.get(first + content_indent), Some(b'\n') | None) {
@@ -305,7 +305,7 @@ impl Scanner<'_, '_, '_> {
         let mut breaks = 0;
         let mut line = first;
         while line < bytes.len() {
-            let spaces = bytes[line..].iter().take_while(|&&b| b == b' ').count();
+            let spaces = skip_spaces(bytes, line) - line;
             let end = line_end(bytes, line);
             if line + spaces == end {
                 // A blank line: spaces past the block's indentation would be content.
@@ -416,10 +416,10 @@ fn key_length(bytes: &[u8], at: usize) -> Option<usize> {
     None
 }
 
-/// Where a plain scalar starting at `at` ends, before `end` (the line's
-/// end): before a comment and trailing spaces. A `: ` or a final `:` in it
-/// would make it a key: not in the subset.
-fn plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsupported> {
+/// Where a plain scalar of a block, starting at `at`, ends before `end`
+/// (the line's end): before a comment and trailing spaces. A `: ` or a
+/// final `:` in it would make it a key: not in the subset.
+fn block_plain_end(bytes: &[u8], at: usize, end: usize) -> Result<usize, Unsupported> {
     let mut stop = end;
     for i in at..end {
         match bytes[i] {
