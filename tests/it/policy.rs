@@ -175,6 +175,31 @@ fn a_broken_policy_is_a_diagnostic_at_its_line() {
     assert!(matches!(broken["line"].as_u64(), Some(4 | 5)), "{broken}");
 }
 
+#[test]
+fn many_findings_of_one_rule_are_summarised_as_the_linters_are() {
+    // Five checks without an owner tag; each passes every other rule.
+    let monitors: String = std::iter::once("checks:\n".to_owned())
+        .chain((1..=5).map(|i| {
+            format!(
+                "  c{i}:\n    checkType: TCP\n    name: C{i}\n    locations: [eu-west-1]\n    alertChannels: [oncall]\n    request: {{ hostname: example.com, port: 443 }}\n"
+            )
+        }))
+        .chain(std::iter::once(
+            "alertChannels:\n  oncall: { type: EMAIL, config: { address: oncall@example.com } }\n".to_owned(),
+        ))
+        .collect();
+    let dir = project(&monitors);
+    // Exit 1: checks.c1 in full, then the rule's count and the next two by file:line.
+    assert_run!("owner_tag_summarised", command(dir.path(), &["validate"]));
+    let all = run(dir.path(), &["validate", "--all-findings"]);
+    assert_eq!(stderr(&all).matches("has no owner").count(), 5, "{}", stderr(&all));
+    assert!(
+        !stderr(&all).contains("in all, the first shown above"),
+        "{}",
+        stderr(&all)
+    );
+}
+
 /// Passes every example policy but owner_tag (checks.home, line 2).
 pub(crate) const ALMOST: &str = "checks:
   home:

@@ -6,6 +6,7 @@ use miette::{LabeledSpan, SourceSpan};
 use crate::source::{Sources, Span};
 
 mod excerpt;
+pub use excerpt::CONTEXT_LINES;
 use excerpt::Excerpt;
 
 /// One problem found while loading a project.
@@ -21,6 +22,9 @@ pub struct Diagnostic {
     pub related: Vec<Diagnostic>,
     /// Only an error makes a load fail.
     pub severity: Severity,
+    /// A rule's finding (the linter's, a policy's) rather than a mistake in
+    /// a file: many of one rule are summarised when printed.
+    pub finding: bool,
 }
 
 /// How much a diagnostic matters.
@@ -43,7 +47,14 @@ impl Diagnostic {
             help: None,
             related: Vec::new(),
             severity: Severity::Error,
+            finding: false,
         }
+    }
+
+    /// Marks a rule's finding (see [`Diagnostic::finding`]).
+    pub fn finding(mut self) -> Diagnostic {
+        self.finding = true;
+        self
     }
 
     pub fn warning(mut self) -> Diagnostic {

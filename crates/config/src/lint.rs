@@ -9,23 +9,17 @@ use crate::desired::{Desired, DesiredResource};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::project::{Lint, LintLevel};
 
-/// The code of every finding and note the linter makes, each switched by
-/// its own `[lint]` key. Commands not about the files (status, test,
-/// location-keys) leave them out.
-pub const CODES: &[&str] = &[UNROUTED, IGNORED_FIELD, GLOBAL_ALERT_SETTINGS, SHARED_OBJECT];
+// The codes of the findings and notes the linter makes, each switched by
+// its own `[lint]` key and marked a finding (`Diagnostic::finding`), which
+// commands not about the files (status, test, location-keys) leave out.
 
 /// Environments in one account claiming one account-wide object (the
-/// `shared` module makes the finding; its code is listed here with the
-/// others so the linter does not depend on the loader).
+/// `shared` module makes the finding; its code is here with the others so
+/// the linter does not depend on the loader).
 pub const SHARED_OBJECT: &str = "monform::shared-object";
 const UNROUTED: &str = "monform::unrouted-check";
 const IGNORED_FIELD: &str = "monform::ignored-field";
 const GLOBAL_ALERT_SETTINGS: &str = "monform::global-alert-settings";
-
-/// Whether a diagnostic is the linter's (a finding or note), not the loader's.
-pub fn is_finding(diagnostic: &Diagnostic) -> bool {
-    CODES.contains(&diagnostic.code)
-}
 
 /// Every finding at the level `[lint]` gives it: the warnings and notes,
 /// then the errors (which make validate and plan fail).
@@ -150,7 +144,8 @@ fn global_settings_note(checks: &[&DesiredResource]) -> Option<Diagnostic> {
         Diagnostic::new(GLOBAL_ALERT_SETTINGS, message)
             .at(first.span, "useGlobalAlertSettings is true here (the default)")
             .help("to make a check's own `alertSettings` apply, set `useGlobalAlertSettings: false` on it or its group")
-            .note(),
+            .note()
+            .finding(),
     )
 }
 
@@ -166,6 +161,7 @@ fn unrouted(resource: &DesiredResource) -> Diagnostic {
     Diagnostic::new(UNROUTED, format!("{address}: a failure alerts nobody"))
         .at(resource.span, "no channel sends this check's failures")
         .help("add `alertChannels: [...]` to the check or its group, with a channel whose sendFailure is true")
+        .finding()
 }
 
 /// A finding at every field a check writes that its group overrides.
@@ -194,7 +190,8 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
                         format!("`{field}` is ignored: group `{group_id}` sets {field}"),
                     )
                     .at(*span, "overridden by the group")
-                    .help(format!("remove it here, or unset `{field}` on group `{group_id}`")),
+                    .help(format!("remove it here, or unset `{field}` on group `{group_id}`"))
+                    .finding(),
                 );
             }
         }

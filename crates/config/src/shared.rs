@@ -129,6 +129,7 @@ fn finding(
         ),
     )
     .at(resource.span, "claimed by both environments")
+    .finding()
     .help(format!(
         "{per_environment}; if they use different accounts, set [lint] shared-objects = \"off\""
     ));

@@ -48,7 +48,7 @@ pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -
                 (Some(address), None) => format!("{address}: {}", finding.message),
                 _ => finding.message.clone(),
             };
-            let mut diagnostic = Diagnostic::new(finding.rule, message).at(span, label);
+            let mut diagnostic = Diagnostic::new(finding.rule, message).at(span, label).finding();
             diagnostic = match (finding.level, finding.overridden) {
                 (Level::Warn, _) => diagnostic.warning(),
                 (_, true) => diagnostic.warning().help(format!(

@@ -105,8 +105,8 @@ pub fn exit_without_freeing<T>(value: T) {
 pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, Project), Stop> {
     let mut loaded = load_files(dir);
     if findings == Findings::Hide {
-        loaded.warnings.retain(|d| !monform_config::lint::is_finding(d));
-        loaded.diagnostics.retain(|d| !monform_config::lint::is_finding(d));
+        loaded.warnings.retain(|d| !d.finding);
+        loaded.diagnostics.retain(|d| !d.finding);
     }
     // Notes (what monform cannot check) are `validate`'s: a plan stays quiet.
     let warnings: Vec<Diagnostic> = loaded

@@ -54,7 +54,7 @@ impl Host for CliHost<'_> {
         let problems: Vec<String> = loaded
             .diagnostics
             .iter()
-            .filter(|d| !monform_config::lint::is_finding(d))
+            .filter(|d| !d.finding)
             .map(|d| match d.location(&loaded.sources) {
                 Some(at) => format!("{at}: {}", d.message),
                 None => d.message.clone(),

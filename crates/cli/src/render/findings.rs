@@ -27,11 +27,11 @@ pub enum Item<'d> {
 /// What to write for `diagnostics`, in their order: every one when `all`
 /// or when a rule has at most `SHOWN`; else each rule's first in full, then
 /// its summary, and nothing per diagnostic past that (so writing 100,000
-/// findings costs what writing a few does). Only the linter's findings,
-/// warnings and notes are summarised: each of the loader's errors is a
-/// distinct mistake to fix, shown in full.
+/// findings costs what writing a few does). Only rules' findings (the
+/// linter's and the policies'), warnings and notes are summarised: each of
+/// the loader's errors is a distinct mistake to fix, shown in full.
 pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
-    let summarised = |d: &Diagnostic| !all && (d.severity != Severity::Error || monform_config::lint::is_finding(d));
+    let summarised = |d: &Diagnostic| !all && (d.severity != Severity::Error || d.finding);
     let key = |d: &Diagnostic| (d.code, severity_rank(d.severity));
     let mut rules: HashMap<(&str, u8), Vec<&Diagnostic>> = HashMap::new();
     let mut totals: HashMap<(&str, u8), usize> = HashMap::new();

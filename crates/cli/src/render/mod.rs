@@ -47,7 +47,7 @@ impl Output {
         };
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(100)
-            .with_context_lines(1);
+            .with_context_lines(monform_config::diagnostic::CONTEXT_LINES);
         // One write per item on a locked stderr: 100,000 findings with
         // --all-findings are not 100,000 lock round trips.
         let mut stderr = std::io::stderr().lock();
