@@ -243,7 +243,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             if let (Some(policy), Some(object)) = (&policy, json.as_object_mut()) {
                 object.insert("policy".into(), crate::render::policy::json(policy, &loaded));
             }
-            println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default())
+            crate::render::print_json(&json)
         }
         Format::Sarif | Format::Github => {
             let mut found: Vec<monform_config::Diagnostic> = loaded
@@ -256,7 +256,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 found.extend(crate::render::policy::diagnostics(policy, &loaded));
             }
             match args.format {
-                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&found, &loaded.sources)),
+                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&found, &loaded.sources)),
                 _ => print!("{}", crate::render::sarif::github(&found, &loaded.sources)),
             }
         }

@@ -104,9 +104,9 @@ pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
                 .collect();
             let value = json!({"ok": ok, "passed": report.passed(), "failed": report.failed(),
                                "tests": cases, "diagnostics": problems});
-            println!("{value:#}");
+            crate::render::print_json(&value);
         }
-        TestFormat::Sarif => println!("{:#}", sarif(&found, &loaded.sources)),
+        TestFormat::Sarif => crate::render::print_json(&sarif(&found, &loaded.sources)),
         TestFormat::Github => print!("{}", github(&found, &loaded.sources)),
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }

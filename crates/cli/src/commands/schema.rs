@@ -14,7 +14,7 @@ pub struct SchemaArgs {
 
 pub fn run(args: SchemaArgs) -> ExitCode {
     if args.policy_input {
-        println!("{:#}", monform_policy::schema::input_schema());
+        crate::render::print_json(&monform_policy::schema::input_schema());
     } else if args.project {
         print!("{}", monform_config::project_schema::project_schema_text());
     } else {

@@ -92,7 +92,7 @@ pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
             if let (Some(object), Some(policy)) = (json.as_object_mut(), policy) {
                 object.insert(POLICY_KEY.into(), policy);
             }
-            println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+            crate::render::print_json(&json);
         }
         Format::Markdown => print!(
             "{}{}",

@@ -112,7 +112,7 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
             all.extend(warnings.iter().cloned());
             all.extend(errors.iter().cloned());
             match args.format {
-                Format::Sarif => println!("{:#}", crate::render::sarif::sarif(&all, sources)),
+                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&all, sources)),
                 _ => print!("{}", crate::render::sarif::github(&all, sources)),
             }
             match errors.is_empty() {
@@ -161,7 +161,7 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
                 },
                 "diagnostics": diagnostics,
             });
-            println!("{report:#}");
+            crate::render::print_json(&report);
             match errors.is_empty() {
                 true => ExitCode::SUCCESS,
                 false => ExitCode::FAILURE,

@@ -141,7 +141,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
             }
         }
         Format::Markdown => print!("{}", markdown(&lines, elapsed)),
-        Format::Json => println!("{:#}", json_report(&lines, elapsed)),
+        Format::Json => crate::render::print_json(&json_report(&lines, elapsed)),
     }
     if let Some(path) = &args.junit
         && let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed))
