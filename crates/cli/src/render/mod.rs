@@ -71,13 +71,33 @@ impl Output {
 /// Writes `value` as indented JSON and a newline on stdout, buffered:
 /// stdout flushes at each newline, and printing a large report through
 /// `{:#}` was a write per line (130,000 findings: three million writes).
-pub fn print_json(value: &serde_json::Value) {
+pub fn print_json(value: &(impl serde::Serialize + ?Sized)) {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     // A closed pipe (`| head`) is not an error worth reporting.
     let _ = serde_json::to_writer_pretty(&mut out, value)
         .map_err(std::io::Error::from)
         .and_then(|()| writeln!(out))
         .and_then(|()| out.flush());
+}
+
+/// A list serialized as its items are made, one at a time, so a report of
+/// 100,000 findings never holds them all as JSON values. It can be
+/// serialized once.
+pub struct Items<I>(std::cell::Cell<Option<I>>);
+
+impl<I> Items<I> {
+    pub fn new(items: I) -> Items<I> {
+        Items(std::cell::Cell::new(Some(items)))
+    }
+}
+
+impl<I: Iterator<Item = T>, T: serde::Serialize> serde::Serialize for Items<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.take() {
+            Some(items) => serializer.collect_seq(items),
+            None => Err(serde::ser::Error::custom("a streamed list serialized twice")),
+        }
+    }
 }
 
 fn color_for(choice: ColorChoice, terminal: bool) -> bool {

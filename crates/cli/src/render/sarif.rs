@@ -5,8 +5,10 @@
 
 use monform_config::source::Sources;
 use monform_config::{Diagnostic, Severity};
+use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::Items;
 use super::findings::Locator;
 
 const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -14,57 +16,69 @@ const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// A SARIF 2.1.0 log of one run of monform: a rule per diagnostic code, a
 /// result per diagnostic at its file:line:column (relative to the project
 /// root, which code scanning resolves against the repository's checkout).
-pub fn sarif(diagnostics: &[Diagnostic], sources: &Sources) -> Value {
-    let mut locator = Locator::default();
+/// Written as it is serialized, a result at a time: 130,000 results built
+/// as one JSON value first held 440 MB.
+pub fn sarif<'a>(diagnostics: &'a [Diagnostic], sources: &'a Sources) -> impl Serialize + 'a {
     let mut rules: Vec<&str> = Vec::new();
-    let results: Vec<Value> = diagnostics
-        .iter()
-        .map(|diagnostic| {
-            let index = match rules.iter().position(|r| *r == diagnostic.code) {
-                Some(index) => index,
-                None => {
-                    rules.push(diagnostic.code);
-                    rules.len() - 1
-                }
-            };
-            let mut text = diagnostic.message.clone();
-            if let Some(help) = &diagnostic.help {
-                text = format!("{text} (help: {help})");
-            }
-            let mut result = json!({
-                "ruleId": diagnostic.code,
-                "ruleIndex": index,
-                "level": level(diagnostic.severity),
-                "message": { "text": text },
-            });
-            if let Some(span) = diagnostic.span {
-                let (file, line, column) = locator.locate(sources, span);
-                result["locations"] = json!([{
-                    "physicalLocation": {
-                        "artifactLocation": { "uri": file },
-                        "region": { "startLine": line, "startColumn": column },
-                    },
-                }]);
-            }
-            result
-        })
-        .collect();
-    let rules: Vec<Value> = rules
-        .iter()
-        .map(|code| json!({ "id": code, "shortDescription": { "text": rule_text(code) } }))
-        .collect();
-    json!({
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "monform",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            } },
-            "results": results,
+    for diagnostic in diagnostics {
+        if !rules.contains(&diagnostic.code) {
+            rules.push(diagnostic.code);
+        }
+    }
+    let driver = json!({
+        "name": "monform",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules
+            .iter()
+            .map(|code| json!({ "id": code, "shortDescription": { "text": rule_text(code) } }))
+            .collect::<Vec<_>>(),
+    });
+    let mut locator = Locator::default();
+    let results = diagnostics.iter().map(move |diagnostic| {
+        let index = rules.iter().position(|r| *r == diagnostic.code).unwrap_or_default();
+        let mut text = diagnostic.message.clone();
+        if let Some(help) = &diagnostic.help {
+            text = format!("{text} (help: {help})");
+        }
+        let mut result = json!({
+            "ruleId": diagnostic.code,
+            "ruleIndex": index,
+            "level": level(diagnostic.severity),
+            "message": { "text": text },
+        });
+        if let Some(span) = diagnostic.span {
+            let (file, line, column) = locator.locate(sources, span);
+            result["locations"] = json!([{
+                "physicalLocation": {
+                    "artifactLocation": { "uri": file },
+                    "region": { "startLine": line, "startColumn": column },
+                },
+            }]);
+        }
+        result
+    });
+    Log {
+        schema: SARIF_SCHEMA,
+        version: "2.1.0",
+        runs: [Run {
+            tool: json!({ "driver": driver }),
+            results: Items::new(results),
         }],
-    })
+    }
+}
+
+#[derive(Serialize)]
+struct Log<R> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<R>; 1],
+}
+
+#[derive(Serialize)]
+struct Run<R> {
+    tool: Value,
+    results: R,
 }
 
 fn rule_text(code: &str) -> String {

@@ -60,6 +60,11 @@ impl Excerpt {
             }
             to = text[to + 1..].find('\n').map_or(text.len(), |i| to + 1 + i);
         }
+        // With the newline that ends the last line: an empty last line
+        // would otherwise be no line at all.
+        if to < text.len() {
+            to += 1;
+        }
         let window = &text[from..to];
         let near = line - first_line;
         let in_window = SourceSpan::new((start - from).into(), end - start);
@@ -230,7 +235,14 @@ mod tests {
             // Over the end of its line into the next.
             spans.push((at, 14));
         }
-        for text in [text.clone(), text.trim_end().to_owned(), "one line".to_owned()] {
+        spans.extend([(text.len() - 14, 3), (5, 1)]);
+        for text in [
+            text.clone(),
+            text.trim_end().to_owned(),
+            "one line".to_owned(),
+            "a: 1\nb: 2\n".to_owned(),
+            "a: 1\nb: 2\n\nc: 3\n".to_owned(),
+        ] {
             for &(start, len) in &spans {
                 if start + len > text.len() {
                     continue;
