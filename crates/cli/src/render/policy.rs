@@ -1,9 +1,13 @@
 //! The policies' findings on a plan (issue 32) as diagnostics, and their
 //! part of the plan's JSON and Markdown (with the overrides of the run).
 
+use std::collections::HashMap;
+
 use monform_config::{Diagnostic, Loaded};
 use monform_engine::ops::PolicyOutcome;
 use serde_json::{Value, json};
+
+use super::findings::SHOWN;
 
 /// An outcome's findings and errors as diagnostics at their file:line.
 pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> {
@@ -44,14 +48,20 @@ pub fn markdown_of(policy: &Value) -> String {
     for rule in &overrides {
         out.push_str(&format!("- **overridden for this run:** `{rule}`\n"));
     }
-    for finding in &findings {
-        out.push_str(&format!(
-            "- {} `{}` at `{}`: {}\n",
-            finding.severity,
-            finding.code,
-            finding.at,
-            finding.message.replace('\n', " ")
-        ));
+    for item in summarised(&findings) {
+        out.push_str(&match item {
+            Line::Finding(finding) => format!(
+                "- {} `{}` at `{}`: {}\n",
+                finding.severity,
+                finding.code,
+                finding.at,
+                finding.message.replace('\n', " ")
+            ),
+            Line::More(first, more) => format!(
+                "- and {more} more of `{}` (`--format json` lists every one)\n",
+                first.code
+            ),
+        });
     }
     out
 }
@@ -67,16 +77,50 @@ pub fn human_of(policy: &Value) -> String {
     for rule in &overrides {
         out.push_str(&format!("  overridden for this run: {rule}\n"));
     }
-    for finding in &findings {
-        out.push_str(&format!(
-            "  {} {} at {}: {}\n",
-            finding.severity,
-            finding.code,
-            finding.at,
-            finding.message.replace('\n', " ")
-        ));
+    for item in summarised(&findings) {
+        out.push_str(&match item {
+            Line::Finding(finding) => format!(
+                "  {} {} at {}: {}\n",
+                finding.severity,
+                finding.code,
+                finding.at,
+                finding.message.replace('\n', " ")
+            ),
+            Line::More(first, more) => {
+                format!("  and {more} more of {} (--format json lists every one)\n", first.code)
+            }
+        });
     }
     out
+}
+
+/// A line of a findings list: a finding, or how many more of its rule.
+enum Line<'s, 'a> {
+    Finding(&'s Shown<'a>),
+    More(&'s Shown<'a>, usize),
+}
+
+/// The findings as lines: past [`SHOWN`] of one rule (code and severity),
+/// one line counting the rest, as the terminal's diagnostics do. A pull
+/// request's comment holds a few dozen lines, not 100,000.
+fn summarised<'s, 'a>(findings: &'s [Shown<'a>]) -> Vec<Line<'s, 'a>> {
+    let key = |f: &Shown<'a>| -> (&'a str, &'a str) { (f.code, f.severity) };
+    let mut totals: HashMap<(&str, &str), usize> = HashMap::new();
+    for finding in findings {
+        *totals.entry(key(finding)).or_default() += 1;
+    }
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut lines = Vec::new();
+    for finding in findings {
+        let count = seen.entry(key(finding)).or_default();
+        *count += 1;
+        match *count {
+            n if n <= SHOWN => lines.push(Line::Finding(finding)),
+            n if n == SHOWN + 1 => lines.push(Line::More(finding, totals[&key(finding)] - SHOWN)),
+            _ => {}
+        }
+    }
+    lines
 }
 
 /// One finding as the policy JSON holds it.
@@ -111,4 +155,27 @@ fn parts(policy: &Value) -> (Vec<&str>, Vec<Shown<'_>>) {
         })
         .unwrap_or_default();
     (overrides, findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_three_of_a_rule_the_lists_count_the_rest() {
+        let finding = |code: &str, line: u64| json!({"severity": "error", "code": code, "file": "m.yaml", "line": line, "column": 3, "message": format!("at {line}")});
+        let mut findings: Vec<Value> = (1..=5).map(|line| finding("monform.owner_tag.deny", line)).collect();
+        findings.push(finding("monform.other.deny", 9));
+        let policy = json!({"overrides": [], "findings": findings});
+        assert_eq!(
+            markdown_of(&policy),
+            "\n### Policies\n\n\
+             - error `monform.owner_tag.deny` at `m.yaml:1:3`: at 1\n\
+             - error `monform.owner_tag.deny` at `m.yaml:2:3`: at 2\n\
+             - error `monform.owner_tag.deny` at `m.yaml:3:3`: at 3\n\
+             - and 2 more of `monform.owner_tag.deny` (`--format json` lists every one)\n\
+             - error `monform.other.deny` at `m.yaml:9:3`: at 9\n"
+        );
+        assert!(human_of(&policy).contains("  and 2 more of monform.owner_tag.deny (--format json lists every one)\n"));
+    }
 }
