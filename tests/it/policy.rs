@@ -175,10 +175,10 @@ fn a_broken_policy_is_a_diagnostic_at_its_line() {
     assert!(matches!(broken["line"].as_u64(), Some(4 | 5)), "{broken}");
 }
 
-#[test]
-fn many_findings_of_one_rule_are_summarised_as_the_linters_are() {
-    // Five checks without an owner tag; each passes every other rule.
-    let monitors: String = std::iter::once("checks:\n".to_owned())
+/// Five checks without an owner tag (c1 to c5); each passes every other
+/// example policy.
+pub(crate) fn five_without_owner() -> String {
+    std::iter::once("checks:\n".to_owned())
         .chain((1..=5).map(|i| {
             format!(
                 "  c{i}:\n    checkType: TCP\n    name: C{i}\n    locations: [eu-west-1]\n    alertChannels: [oncall]\n    request: {{ hostname: example.com, port: 443 }}\n"
@@ -187,8 +187,12 @@ fn many_findings_of_one_rule_are_summarised_as_the_linters_are() {
         .chain(std::iter::once(
             "alertChannels:\n  oncall: { type: EMAIL, config: { address: oncall@example.com } }\n".to_owned(),
         ))
-        .collect();
-    let dir = project(&monitors);
+        .collect()
+}
+
+#[test]
+fn many_findings_of_one_rule_are_summarised_as_the_linters_are() {
+    let dir = project(&five_without_owner());
     // Exit 1: checks.c1 in full, then the rule's count and the next two by file:line.
     assert_run!("owner_tag_summarised", command(dir.path(), &["validate"]));
     let all = run(dir.path(), &["validate", "--all-findings"]);

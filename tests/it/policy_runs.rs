@@ -9,7 +9,7 @@ use crate::common;
 
 use common::*;
 
-use super::policy::{ALMOST, project_with as project};
+use super::policy::{ALMOST, five_without_owner, project_with as project};
 use serde_json::Value;
 
 fn checks(emulator: &Emulator) -> usize {
@@ -17,6 +17,33 @@ fn checks(emulator: &Emulator) -> usize {
         .call("GET", "/v1/checks?limit=100", None)
         .as_array()
         .map_or(0, Vec::len)
+}
+
+#[test]
+fn the_reconcilers_log_counts_many_findings_of_one_rule_and_its_event_has_each() {
+    let emulator = Emulator::start();
+    let dir = project(
+        &five_without_owner(),
+        "\n[reconcile]\ninterval = \"1m\"\napply-changes = true\n",
+    );
+    let events = dir.path().join("events.jsonl");
+    let output = emulator
+        .monform(dir.path())
+        .args(["reconcile", "--once", "--events"])
+        .arg(&events)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let log = stderr(&output);
+    assert_eq!(log.matches("has no owner").count(), 3, "{log}");
+    assert!(log.contains("policy: 2 more of monform.owner_tag.deny"), "{log}");
+    let text = std::fs::read_to_string(&events).unwrap();
+    let policy = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|event| event["event"] == "policy")
+        .unwrap();
+    assert_eq!(policy["findings"].as_array().unwrap().len(), 5, "{policy}");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use miette::{LabeledSpan, SourceSpan};
 use crate::source::{Sources, Span};
 
 mod excerpt;
+pub mod summary;
 pub use excerpt::CONTEXT_LINES;
 use excerpt::Excerpt;
 

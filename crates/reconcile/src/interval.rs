@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use monform_config::diagnostic::summary::{self, Item};
+use monform_config::{Diagnostic, Severity};
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Refusal, Session};
 use monform_engine::{ApplyOptions, Event, Refresh};
 use monform_model::Address;
@@ -368,7 +370,7 @@ fn report_policies(
             json!({
                 "rule": d.code,
                 "severity": match d.severity {
-                    monform_config::Severity::Error => "error",
+                    Severity::Error => "error",
                     _ => "warning",
                 },
                 "at": d.location(sources),
@@ -376,12 +378,33 @@ fn report_policies(
             })
         })
         .collect();
-    for (diagnostic, finding) in found.iter().zip(&findings) {
-        let fields = json!({ "rule": finding["rule"], "at": finding["at"] });
-        let message = format!("policy: {}", diagnostic.message);
-        match diagnostic.severity {
-            monform_config::Severity::Error => ctx.log.error(&message, fields),
-            _ => ctx.log.warn(&message, fields),
+    // Past a few of one rule, a count: an interval that finds something on
+    // each of 100,000 checks logs a few lines, not 100,000 (the event has
+    // every one).
+    let log = |diagnostic: &Diagnostic, message: String, fields: Value| match diagnostic.severity {
+        Severity::Error => ctx.log.error(&message, fields),
+        _ => ctx.log.warn(&message, fields),
+    };
+    let one = |diagnostic: &Diagnostic| {
+        let fields = json!({ "rule": diagnostic.code, "at": diagnostic.location(sources) });
+        log(diagnostic, format!("policy: {}", diagnostic.message), fields);
+    };
+    for item in summary::summarise(&found, |d| (d.code, d.severity == Severity::Error), |_| true) {
+        match item {
+            Item::Full(diagnostic) => one(diagnostic),
+            Item::Summary { first, next, total } => {
+                let more = total - 1 - next.len();
+                next.into_iter().for_each(one);
+                let fields = json!({ "rule": first.code, "more": more });
+                log(
+                    first,
+                    format!(
+                        "policy: {more} more of {} (the policy event lists every one)",
+                        first.code
+                    ),
+                    fields,
+                );
+            }
         }
     }
     ctx.event("policy", json!({ "blocks": outcome.blocks(), "findings": findings }));

@@ -7,57 +7,19 @@ use monform_config::source::{FileId, Sources, Span};
 use monform_config::{Diagnostic, Severity};
 use serde_json::{Value, json};
 
-/// How many of one rule's diagnostics are named before the rest are only
-/// counted: the first in full with its source excerpt, the next by file:line.
-pub const SHOWN: usize = 3;
-
 /// One thing to write: a diagnostic in full, or the summary of its rule.
-#[derive(Debug, PartialEq)]
-pub enum Item<'d> {
-    Full(&'d Diagnostic),
-    /// Written after the first of a rule (shown in full): the next few of
-    /// it and how many there are in all.
-    Summary {
-        first: &'d Diagnostic,
-        next: Vec<&'d Diagnostic>,
-        total: usize,
-    },
-}
+pub type Item<'d> = monform_config::diagnostic::summary::Item<'d, Diagnostic>;
 
-/// What to write for `diagnostics`, in their order: every one when `all`
-/// or when a rule has at most `SHOWN`; else each rule's first in full, then
-/// its summary, and nothing per diagnostic past that (so writing 100,000
-/// findings costs what writing a few does). Only rules' findings (the
-/// linter's and the policies'), warnings and notes are summarised: each of
-/// the loader's errors is a distinct mistake to fix, shown in full.
+/// What to write for `diagnostics`, in their order: every one when `all`;
+/// else many of one rule summarised (`summary::summarise`). Only rules'
+/// findings (the linter's and the policies'), warnings and notes are:
+/// each of the loader's errors is a distinct mistake to fix, shown in full.
 pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
-    let summarised = |d: &Diagnostic| !all && (d.severity != Severity::Error || d.finding);
-    let key = |d: &Diagnostic| (d.code, severity_rank(d.severity));
-    let mut rules: HashMap<(&str, u8), Vec<&Diagnostic>> = HashMap::new();
-    let mut totals: HashMap<(&str, u8), usize> = HashMap::new();
-    for diagnostic in diagnostics {
-        *totals.entry(key(diagnostic)).or_default() += 1;
-        let named = rules.entry(key(diagnostic)).or_default();
-        if named.len() < SHOWN {
-            named.push(diagnostic);
-        }
-    }
-    let mut items = Vec::new();
-    for diagnostic in diagnostics {
-        let key = key(diagnostic);
-        let total = totals[&key];
-        if !summarised(diagnostic) || total <= SHOWN {
-            items.push(Item::Full(diagnostic));
-        } else if std::ptr::eq(rules[&key][0], diagnostic) {
-            items.push(Item::Full(diagnostic));
-            items.push(Item::Summary {
-                first: diagnostic,
-                next: rules[&key][1..].to_vec(),
-                total,
-            });
-        }
-    }
-    items
+    monform_config::diagnostic::summary::summarise(
+        diagnostics,
+        |d| (d.code, severity_rank(d.severity)),
+        |d| !all && (d.severity != Severity::Error || d.finding),
+    )
 }
 
 /// A rule's summary as plain text, for stderr.

@@ -1,13 +1,10 @@
 //! The policies' findings on a plan (issue 32) as diagnostics, and their
 //! part of the plan's JSON and Markdown (with the overrides of the run).
 
-use std::collections::HashMap;
-
+use monform_config::diagnostic::summary::{self, Item};
 use monform_config::{Diagnostic, Loaded};
 use monform_engine::ops::PolicyOutcome;
 use serde_json::{Value, json};
-
-use super::findings::SHOWN;
 
 /// An outcome's findings and errors as diagnostics at their file:line.
 pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> {
@@ -48,7 +45,7 @@ pub fn markdown_of(policy: &Value) -> String {
     for rule in &overrides {
         out.push_str(&format!("- **overridden for this run:** `{rule}`\n"));
     }
-    for item in summarised(&findings) {
+    for item in lines(&findings) {
         out.push_str(&match item {
             Line::Finding(finding) => format!(
                 "- {} `{}` at `{}`: {}\n",
@@ -77,7 +74,7 @@ pub fn human_of(policy: &Value) -> String {
     for rule in &overrides {
         out.push_str(&format!("  overridden for this run: {rule}\n"));
     }
-    for item in summarised(&findings) {
+    for item in lines(&findings) {
         out.push_str(&match item {
             Line::Finding(finding) => format!(
                 "  {} {} at {}: {}\n",
@@ -100,24 +97,19 @@ enum Line<'s, 'a> {
     More(&'s Shown<'a>, usize),
 }
 
-/// The findings as lines: past [`SHOWN`] of one rule (code and severity),
-/// one line counting the rest, as the terminal's diagnostics do. A pull
-/// request's comment holds a few dozen lines, not 100,000.
-fn summarised<'s, 'a>(findings: &'s [Shown<'a>]) -> Vec<Line<'s, 'a>> {
-    let key = |f: &Shown<'a>| -> (&'a str, &'a str) { (f.code, f.severity) };
-    let mut totals: HashMap<(&str, &str), usize> = HashMap::new();
-    for finding in findings {
-        *totals.entry(key(finding)).or_default() += 1;
-    }
-    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+/// The findings as lines: past [`summary::SHOWN`] of one rule (code and
+/// severity), one line counting the rest, as the terminal's diagnostics
+/// do. A pull request's comment holds a few dozen lines, not 100,000.
+fn lines<'s, 'a>(findings: &'s [Shown<'a>]) -> Vec<Line<'s, 'a>> {
     let mut lines = Vec::new();
-    for finding in findings {
-        let count = seen.entry(key(finding)).or_default();
-        *count += 1;
-        match *count {
-            n if n <= SHOWN => lines.push(Line::Finding(finding)),
-            n if n == SHOWN + 1 => lines.push(Line::More(finding, totals[&key(finding)] - SHOWN)),
-            _ => {}
+    for item in summary::summarise(findings, |f| (f.code, f.severity), |_| true) {
+        match item {
+            Item::Full(finding) => lines.push(Line::Finding(finding)),
+            Item::Summary { first, next, total } => {
+                let more = total - 1 - next.len();
+                lines.extend(next.into_iter().map(Line::Finding));
+                lines.push(Line::More(first, more));
+            }
         }
     }
     lines
