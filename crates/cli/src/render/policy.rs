@@ -37,82 +37,75 @@ pub fn markdown(outcome: &PolicyOutcome, loaded: &Loaded) -> String {
 /// `plan --format markdown` prints, and `show` of a saved plan, which has
 /// only the JSON.
 pub fn markdown_of(policy: &Value) -> String {
-    let (overrides, findings) = parts(policy);
-    if findings.is_empty() && overrides.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n### Policies\n\n");
-    for rule in &overrides {
-        out.push_str(&format!("- **overridden for this run:** `{rule}`\n"));
-    }
-    for item in lines(&findings) {
-        out.push_str(&match item {
-            Line::Finding(finding) => format!(
-                "- {} `{}` at `{}`: {}\n",
-                finding.severity,
-                finding.code,
-                finding.at,
-                finding.message.replace('\n', " ")
-            ),
-            Line::More(first, more) => format!(
-                "- and {more} more of `{}` (`--format json` lists every one)\n",
-                first.code
-            ),
-        });
-    }
-    out
+    list(policy, &MARKDOWN)
 }
 
 /// The same for a terminal (`show` of a saved plan: `plan` itself prints
 /// the findings as diagnostics, with their source lines).
 pub fn human_of(policy: &Value) -> String {
+    list(policy, &PLAIN)
+}
+
+/// How a findings list is written.
+struct Style {
+    heading: &'static str,
+    item: &'static str,
+    /// Around a rule, a place or a flag.
+    quote: &'static str,
+    overridden: &'static str,
+}
+
+const MARKDOWN: Style = Style {
+    heading: "\n### Policies\n\n",
+    item: "- ",
+    quote: "`",
+    overridden: "**overridden for this run:**",
+};
+
+const PLAIN: Style = Style {
+    heading: "\nPolicies:\n",
+    item: "  ",
+    quote: "",
+    overridden: "overridden for this run:",
+};
+
+/// The overrides, then the findings: past [`summary::SHOWN`] of one rule
+/// (code and severity), a line counting the rest, as the terminal's
+/// diagnostics do. A pull request's comment holds a few dozen lines, not
+/// 100,000.
+fn list(policy: &Value, style: &Style) -> String {
     let (overrides, findings) = parts(policy);
     if findings.is_empty() && overrides.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\nPolicies:\n");
+    let Style {
+        heading,
+        item,
+        quote: q,
+        overridden,
+    } = style;
+    let mut out = heading.to_string();
     for rule in &overrides {
-        out.push_str(&format!("  overridden for this run: {rule}\n"));
+        out.push_str(&format!("{item}{overridden} {q}{rule}{q}\n"));
     }
-    for item in lines(&findings) {
-        out.push_str(&match item {
-            Line::Finding(finding) => format!(
-                "  {} {} at {}: {}\n",
-                finding.severity,
-                finding.code,
-                finding.at,
-                finding.message.replace('\n', " ")
-            ),
-            Line::More(first, more) => {
-                format!("  and {more} more of {} (--format json lists every one)\n", first.code)
-            }
-        });
-    }
-    out
-}
-
-/// A line of a findings list: a finding, or how many more of its rule.
-enum Line<'s, 'a> {
-    Finding(&'s Shown<'a>),
-    More(&'s Shown<'a>, usize),
-}
-
-/// The findings as lines: past [`summary::SHOWN`] of one rule (code and
-/// severity), one line counting the rest, as the terminal's diagnostics
-/// do. A pull request's comment holds a few dozen lines, not 100,000.
-fn lines<'s, 'a>(findings: &'s [Shown<'a>]) -> Vec<Line<'s, 'a>> {
-    let mut lines = Vec::new();
-    for item in summary::summarise(findings, |f| (f.code, f.severity), |_| true) {
-        match item {
-            Item::Full(finding) => lines.push(Line::Finding(finding)),
+    let line = |f: &Shown<'_>| {
+        let message = f.message.replace('\n', " ");
+        format!("{item}{} {q}{}{q} at {q}{}{q}: {message}\n", f.severity, f.code, f.at)
+    };
+    for shown in summary::summarise(&findings, |f| (f.code, f.severity), |_| true) {
+        match shown {
+            Item::Full(finding) => out.push_str(&line(finding)),
             Item::Summary { first, next, total } => {
                 let more = total - 1 - next.len();
-                lines.extend(next.into_iter().map(Line::Finding));
-                lines.push(Line::More(first, more));
+                next.into_iter().for_each(|f| out.push_str(&line(f)));
+                out.push_str(&format!(
+                    "{item}and {more} more of {q}{}{q} ({q}--format json{q} lists every one)\n",
+                    first.code
+                ));
             }
         }
     }
-    lines
+    out
 }
 
 /// One finding as the policy JSON holds it.
