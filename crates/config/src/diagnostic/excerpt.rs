@@ -45,7 +45,7 @@ impl Excerpt {
         let start = floor(text, span.offset().min(text.len()));
         let end = floor(text, (start + span.len()).min(text.len()));
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line = newlines(&text[..line_start]);
+        let line = crate::source::newlines(&text[..line_start]);
         // Whole lines: CONTEXT_LINES before the span's first, and after its last.
         let mut from = line_start;
         let mut first_line = line;
@@ -127,12 +127,6 @@ impl Excerpt {
         };
         (excerpt, SourceSpan::new(new_start.into(), len))
     }
-}
-
-/// How many lines end in `text` (bytes compared a word at a time, where
-/// `str::matches` steps through characters).
-fn newlines(text: &str) -> usize {
-    text.bytes().filter(|&b| b == b'\n').count()
 }
 
 /// The nearest char boundary at or before `at`.
