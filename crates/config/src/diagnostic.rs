@@ -29,7 +29,7 @@ pub struct Diagnostic {
 }
 
 /// How much a diagnostic matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Severity {
     #[default]
     Error,

@@ -389,7 +389,7 @@ fn report_policies(
         let fields = json!({ "rule": diagnostic.code, "at": diagnostic.location(sources) });
         log(diagnostic, format!("policy: {}", diagnostic.message), fields);
     };
-    for item in summary::summarise(&found, |d| (d.code, d.severity == Severity::Error), |_| true) {
+    for item in summary::diagnostics(&found, |_| true) {
         match item {
             Item::Full(diagnostic) => one(diagnostic),
             Item::Summary { first, next, total } => {

@@ -15,11 +15,9 @@ pub type Item<'d> = monform_config::diagnostic::summary::Item<'d, Diagnostic>;
 /// findings (the linter's and the policies'), warnings and notes are:
 /// each of the loader's errors is a distinct mistake to fix, shown in full.
 pub fn summarise(diagnostics: &[Diagnostic], all: bool) -> Vec<Item<'_>> {
-    monform_config::diagnostic::summary::summarise(
-        diagnostics,
-        |d| (d.code, severity_rank(d.severity)),
-        |d| !all && (d.severity != Severity::Error || d.finding),
-    )
+    monform_config::diagnostic::summary::diagnostics(diagnostics, |d| {
+        !all && (d.severity != Severity::Error || d.finding)
+    })
 }
 
 /// A rule's summary as plain text, for stderr.
@@ -40,14 +38,6 @@ pub fn summary_text(first: &Diagnostic, next: &[&Diagnostic], total: usize, sour
     text.push_str(&format!("    and {} more\n", total - 1 - next.len()));
     text.push_str("  help: `--all-findings` shows every one; `monform validate --format json` lists them all\n");
     text
-}
-
-fn severity_rank(severity: Severity) -> u8 {
-    match severity {
-        Severity::Error => 0,
-        Severity::Warning => 1,
-        Severity::Note => 2,
-    }
 }
 
 pub fn severity_name(severity: Severity) -> &'static str {

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::Diagnostic;
+
 /// How many of one rule's findings are named before the rest are only
 /// counted: the first in full, the next by place.
 pub const SHOWN: usize = 3;
@@ -58,6 +60,12 @@ pub fn summarise<'d, T, K: Hash + Eq>(
         }
     }
     out
+}
+
+/// [`summarise`] of diagnostics, a rule being a code at one severity (a
+/// code that warns here and errs there is two rules).
+pub fn diagnostics<'d>(items: &'d [Diagnostic], summarised: impl Fn(&Diagnostic) -> bool) -> Vec<Item<'d, Diagnostic>> {
+    summarise(items, |d| (d.code, d.severity), summarised)
 }
 
 #[cfg(test)]
