@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
+use crate::source::{floor_char_boundary, newlines};
+
 /// The longest line shown whole, in bytes.
 pub const MAX_LINE: usize = 240;
 /// How much of a long line is shown before the span.
@@ -42,10 +44,10 @@ pub struct Excerpt {
 impl Excerpt {
     /// The source for a span of `text`, and the span inside it.
     pub fn new(name: String, language: &'static str, text: &Arc<str>, span: SourceSpan) -> (Excerpt, SourceSpan) {
-        let start = floor(text, span.offset().min(text.len()));
-        let end = floor(text, (start + span.len()).min(text.len()));
+        let start = floor_char_boundary(text, span.offset().min(text.len()));
+        let end = floor_char_boundary(text, (start + span.len()).min(text.len()));
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line = crate::source::newlines(&text[..line_start]);
+        let line = newlines(&text[..line_start]);
         // Whole lines: CONTEXT_LINES before the span's first, and after its last.
         let mut from = line_start;
         let mut first_line = line;
@@ -95,11 +97,11 @@ impl Excerpt {
                 continue;
             }
             let from = if i == near {
-                floor(current, (start - line_start).saturating_sub(BEFORE))
+                floor_char_boundary(current, (start - line_start).saturating_sub(BEFORE))
             } else {
                 0
             };
-            let to = floor(current, (from + MAX_LINE).min(current.len()));
+            let to = floor_char_boundary(current, (from + MAX_LINE).min(current.len()));
             if from > 0 {
                 out.push('…');
             }
@@ -127,14 +129,6 @@ impl Excerpt {
         };
         (excerpt, SourceSpan::new(new_start.into(), len))
     }
-}
-
-/// The nearest char boundary at or before `at`.
-fn floor(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 impl SourceCode for Excerpt {
