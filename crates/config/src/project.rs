@@ -26,6 +26,10 @@ pub struct Project {
     /// Glob patterns of resource files; empty means every YAML and TOML file.
     pub include: Vec<String>,
     pub api_url: Option<String>,
+    /// Where `api_url` is written in monform.toml (the selected
+    /// environment's when it sets one): the API key goes only to a URL the
+    /// user chose, and a refusal names this line.
+    pub api_url_span: Option<Span>,
     /// `[defaults]`: merged into every check that does not set the field.
     pub defaults: Vec<Entry>,
     pub state_backend: StateBackend,
@@ -124,6 +128,7 @@ pub struct Environment {
     pub vars: Vec<Entry>,
     pub defaults: Vec<Entry>,
     pub api_url: Option<String>,
+    pub api_url_span: Option<Span>,
 }
 
 impl Project {
@@ -133,6 +138,7 @@ impl Project {
             name: name.into(),
             include: Vec::new(),
             api_url: None,
+            api_url_span: None,
             defaults: Vec::new(),
             state_backend: StateBackend::Local,
             vars: Vec::new(),
@@ -166,7 +172,10 @@ impl Project {
         self.name = selected
             .project
             .unwrap_or_else(|| format!("{}-{}", self.name, selected.name));
-        self.api_url = selected.api_url.or(self.api_url.take());
+        if selected.api_url.is_some() {
+            self.api_url = selected.api_url;
+            self.api_url_span = selected.api_url_span;
+        }
         merge_entries(&mut self.vars, selected.vars);
         merge_entries(&mut self.defaults, selected.defaults);
         self.environment = Some(selected.name);
@@ -295,7 +304,10 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                 ("project.secret-env" | "project.public-env", NodeValue::Seq(items)) => {
                     strings(&path, items, diagnostics);
                 }
-                ("api.url", NodeValue::Str(url)) => project.api_url = Some(url.clone()),
+                ("api.url", NodeValue::Str(url)) => {
+                    project.api_url = Some(url.clone());
+                    project.api_url_span = Some(field.value.span);
+                }
                 ("state.backend", NodeValue::Str(backend)) => match backend.as_str() {
                     "local" => project.state_backend = StateBackend::Local,
                     "postgres" => project.state_backend = StateBackend::Postgres,
@@ -480,6 +492,7 @@ fn read_environment(entry: &Entry, check_fields: &[&str], diagnostics: &mut Vec<
         vars: Vec::new(),
         defaults: Vec::new(),
         api_url: None,
+        api_url_span: None,
     };
     for field in fields {
         let path = format!("environments.{}.{}", entry.key, field.key);
@@ -500,7 +513,10 @@ fn read_environment(entry: &Entry, check_fields: &[&str], diagnostics: &mut Vec<
             ("api", NodeValue::Map(api)) => {
                 for setting in api {
                     match (setting.key.as_str(), &setting.value.value) {
-                        ("url", NodeValue::Str(url)) => environment.api_url = Some(url.clone()),
+                        ("url", NodeValue::Str(url)) => {
+                            environment.api_url = Some(url.clone());
+                            environment.api_url_span = Some(setting.value.span);
+                        }
                         ("url", _) => diagnostics.push(wrong_type(&format!("{path}.url"), &setting.value, "a string")),
                         _ => diagnostics.push(unknown(&setting.key, setting.key_span, ["url"].into_iter(), "field")),
                     }
