@@ -11,6 +11,7 @@
 
 pub mod breaker;
 mod client;
+mod destination;
 mod error;
 mod pace;
 mod remote;
@@ -21,6 +22,7 @@ pub use client::{
     Client, ClientConfig, DEFAULT_MAX_IN_FLIGHT, DEFAULT_RATE_LIMIT, Reply, Retry, RetryObserver, Secret, SendOptions,
     describe as describe_transport,
 };
+pub use destination::{Unfit, check_destination};
 pub use error::{Error, StatusError};
 pub use pace::{PaceStats, Wait, WaitObserver};
 pub use remote::Remote;

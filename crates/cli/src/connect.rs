@@ -1,5 +1,9 @@
 //! Which service to talk to, and with what credentials: `--api-url`, then
-//! `MONFORM_API_URL`, then `[api] url` of monform.toml. `local` runs the
+//! `MONFORM_API_URL`, then `[api] url` of monform.toml, then `[api] url`
+//! of the user's `~/.config/monform/config.toml`. A project's own URL gets
+//! the key only when the user chose it too (`ops::choose_api`: the user's
+//! config names it, or `monform trust` recorded it), and plain `http://`
+//! only goes to this machine. `local` runs the
 //! bundled emulator in-process on `.monform/local.db`, the database
 //! `monform serve` uses too (one service, whichever way it is reached). The key and account
 //! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`. The client
@@ -14,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use monform_api::{Client, ClientConfig, Retry, Secret, Wait};
 use monform_config::Project;
 use monform_engine::Target;
+use monform_engine::ops::{self, AccessRefusal, AccessRequest, ProjectUrl};
 
 /// A client, and the in-process emulator when the URL is `local`.
 pub struct Connection {
@@ -111,44 +116,46 @@ pub fn unanswered_hint() -> Option<String> {
     })
 }
 
-/// The URL and its source: `--api-url`, then `MONFORM_API_URL`, then monform.toml.
-pub fn origin(dir: &Path, flag: Option<&str>, project: &Project) -> Option<Origin> {
-    if let Some(url) = flag {
-        return Some(Origin {
-            url: url.to_owned(),
-            source: "--api-url".into(),
-        });
-    }
-    if let Some(url) = std::env::var("MONFORM_API_URL").ok().filter(|u| !u.is_empty()) {
-        return Some(Origin {
-            url,
-            source: "MONFORM_API_URL".into(),
-        });
-    }
-    let url = project.api_url.clone()?;
-    let file = dir.join(monform_config::project::PROJECT_FILE);
-    let source = match std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|text| url_line(&text, &url))
-    {
-        Some(line) => format!("{}:{line}", file.display()),
-        None => file.display().to_string(),
+/// Where this command may send the API key: the engine's rule
+/// (`ops::choose_api`) over what this process read (`--api-url`,
+/// `MONFORM_API_URL`, the user's monform folder), in this command line's words.
+pub fn origin(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Origin, String> {
+    let env = |name: &str| std::env::var(name).ok();
+    let env_url = env("MONFORM_API_URL");
+    let user_dir = ops::user_config_dir(&env);
+    let project_url = ProjectUrl::of(project);
+    let request = AccessRequest {
+        root: dir,
+        flag,
+        env_url: env_url.as_deref(),
+        project_url: project_url.as_ref(),
+        user_dir: user_dir.as_deref(),
     };
-    Some(Origin { url, source })
+    match ops::choose_api(&request) {
+        Ok(access) => Ok(Origin {
+            url: access.url,
+            source: access.source.to_string(),
+        }),
+        Err(refusal) => Err(refused(dir, &refusal)),
+    }
 }
 
-/// The line of monform.toml setting `url` to `url` (the loader keeps no
-/// span for it); the last such line, as an environment's comes after `[api]`.
-fn url_line(text: &str, url: &str) -> Option<usize> {
-    let quoted = [format!("\"{url}\""), format!("'{url}'")];
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| {
-            let line = line.trim_start();
-            line.starts_with("url") && quoted.iter().any(|q| line.contains(q.as_str()))
-        })
-        .map(|(index, _)| index + 1)
-        .last()
+/// A refusal to send the key, with what to do next.
+fn refused(dir: &Path, refusal: &AccessRefusal) -> String {
+    match refusal {
+        AccessRefusal::NoUrl => "no API URL: pass --api-url, set MONFORM_API_URL, or set [api] url in monform.toml (\"local\" runs the bundled emulator)".into(),
+        AccessRefusal::Untrusted { .. } => {
+            let trust = if dir == Path::new(".") {
+                "monform trust".to_owned()
+            } else {
+                format!("monform trust --dir {}", dir.display())
+            };
+            format!(
+                "{refusal}\n\nhint: a project's files cannot choose where your API key goes: if you trust this project with that URL, run `{trust}`; or choose the API yourself with MONFORM_API_URL or --api-url"
+            )
+        }
+        AccessRefusal::Unfit { .. } | AccessRefusal::UserFiles(_) => refusal.to_string(),
+    }
 }
 
 /// The line said before a retry, once per attempt number however many
@@ -169,8 +176,7 @@ pub fn retrying(origin: &Origin, retry: &Retry) -> String {
 }
 
 pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Connection, String> {
-    let origin = origin(dir, flag, project)
-        .ok_or("no API URL: pass --api-url, set MONFORM_API_URL, or set [api] url in monform.toml (\"local\" runs the bundled emulator)")?;
+    let origin = origin(dir, flag, project)?;
     let url = origin.url.clone();
     if url == "local" {
         let state_dir = dir.join(".monform");
@@ -281,18 +287,4 @@ pub fn waiting(wait: &Wait) -> String {
         wait.limit,
         wait.window.as_secs()
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_url_line_is_the_one_setting_that_url() {
-        let text =
-            "[project]\nname = \"a\"\n\n[api]\nurl = \"http://x:1\"\n[environments.prod.api]\nurl = 'http://y:2'\n";
-        assert_eq!(url_line(text, "http://x:1"), Some(5));
-        assert_eq!(url_line(text, "http://y:2"), Some(7));
-        assert_eq!(url_line(text, "http://z"), None);
-    }
 }

@@ -109,6 +109,9 @@ enum Command {
     LocationKeys(commands::location_keys::LocationKeysArgs),
     /// The project's Rego policies: `policy test` runs their test_* rules
     Policy(commands::policy::PolicyArgs),
+    /// Trust this project's [api] url with your API key (its files alone cannot choose where the
+    /// key goes); --revoke forgets it, --list shows every trusted project
+    Trust(commands::trust::TrustArgs),
     /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml; --policy-input: of the policies' input)
     Schema(commands::schema::SchemaArgs),
     /// Run the language server (LSP over stdio) for editors: diagnostics, completion, hover,
@@ -273,6 +276,7 @@ fn main() -> ExitCode {
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Policy(args) => commands::policy::run(&dir, args, &output),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Trust(args) => commands::trust::run(&dir, &args),
         Command::Lsp => commands::lsp::run(),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),

@@ -25,6 +25,7 @@ use crate::saved::SavedPlan;
 use crate::state::{State, StateBackend, StateError, Target};
 use crate::verify::Verification;
 
+mod access_ops;
 mod drift_ops;
 mod export_ops;
 mod import_ops;
@@ -33,7 +34,12 @@ mod refusal;
 mod state_ops;
 mod status_ops;
 mod test_ops;
+mod trust_ops;
 pub use crate::identity::uses_tags;
+pub use access_ops::{
+    Access, AccessRefusal, AccessRequest, Chosen, LOCAL, ProjectUrl, USER_CONFIG_FILE, UrlSource, choose_api,
+    project_source, user_config_dir,
+};
 pub use drift_ops::{Drifted, DriftedField, drifted};
 pub use export_ops::{
     Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, KnownSecrets, Owner, SplitBy, Unmanaged,
@@ -51,6 +57,7 @@ pub use test_ops::{
     DEFAULT_LOCATION, LocalCheck, Selection, TestRefusal, TestRequest, TestRun, Tested, applied_checks, local_checks,
     project_variables, run_test_sessions, test_selection,
 };
+pub use trust_ops::{TRUST_FILE, TrustError, TrustRecord, Trusted, revoke_trust, trust_project, trusted_projects};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.

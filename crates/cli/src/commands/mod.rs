@@ -15,4 +15,5 @@ pub mod show;
 pub mod state;
 pub mod status;
 pub mod test;
+pub mod trust;
 pub mod validate;
