@@ -39,6 +39,7 @@ mod status_report;
 mod targets;
 mod test_local;
 mod test_status;
+mod trust;
 mod unreachable;
 mod untrusted_files;
 mod validate;

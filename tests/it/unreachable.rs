@@ -26,10 +26,12 @@ fn closed_url() -> String {
     format!("http://127.0.0.1:{}", free_port())
 }
 
-fn plan(project: &std::path::Path, args: &[&str], env_url: Option<&str>) -> String {
+/// `monform plan` in `project`, the user's folder in `home`.
+fn plan(project: &std::path::Path, home: &std::path::Path, args: &[&str], env_url: Option<&str>) -> String {
     let mut command = monform();
     command
         .current_dir(project)
+        .env("XDG_CONFIG_HOME", home)
         .env("MONFORM_API_KEY", "k")
         .env_remove("MONFORM_API_URL");
     if let Some(url) = env_url {
@@ -54,7 +56,15 @@ fn assert_names(name: &str, stderr: &str, url: &str) {
 fn the_file_s_url_is_named_with_its_line() {
     let url = closed_url();
     let dir = project(&url);
-    assert_names("from_the_file", &plan(dir.path(), &[], None), &url);
+    // The project's own URL gets the key once the user trusts it (issue 43).
+    let home = tempfile::tempdir().unwrap();
+    monform()
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .arg("trust")
+        .assert()
+        .success();
+    assert_names("from_the_file", &plan(dir.path(), home.path(), &[], None), &url);
 }
 
 #[test]
@@ -62,15 +72,16 @@ fn the_environment_variable_and_the_flag_are_named() {
     let in_file = closed_url();
     let dir = project(&in_file);
     let from_env = closed_url();
+    let home = user_config_home();
     assert_names(
         "from_the_environment",
-        &plan(dir.path(), &[], Some(&from_env)),
+        &plan(dir.path(), &home, &[], Some(&from_env)),
         &from_env,
     );
     let from_flag = closed_url();
     assert_names(
         "from_the_flag",
-        &plan(dir.path(), &["--api-url", &from_flag], Some(&from_env)),
+        &plan(dir.path(), &home, &["--api-url", &from_flag], Some(&from_env)),
         &from_flag,
     );
 }

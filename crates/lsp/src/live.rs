@@ -8,7 +8,11 @@
 //! Enabled when the API is known and a key is set (`MONFORM_API_KEY`, the
 //! URL from `MONFORM_API_URL` or `[api] url`, the account from
 //! `MONFORM_ACCOUNT_ID`), as for `monform plan`; `url = "local"` (an
-//! emulator started in-process) is not started by the editor.
+//! emulator started in-process) is not started by the editor. Opening a
+//! file must not hand the key to whatever URL a cloned repository names:
+//! the engine's rule (`ops::choose_api`) decides, as for the CLI, and when
+//! it refuses, no request is made and the editor is told why, once
+//! (`window/showMessage`; hover says it too).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,8 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
+use lsp_server::{Message, Notification};
+use lsp_types::notification::{Notification as _, ShowMessage};
+use lsp_types::{MessageType, ShowMessageParams};
 use monform_api::{Client, ClientConfig, Secret};
-use monform_engine::ops::{self, PlanRequest, Session, StatusRequest};
+use monform_engine::ops::{self, AccessRefusal, AccessRequest, PlanRequest, ProjectUrl, Session, StatusRequest};
 use monform_engine::{Action, Actor, LocalState, PostgresState, StateBackend};
 use monform_model::Address;
 use monform_model::reports::QuickRange;
@@ -65,25 +72,30 @@ pub struct Live {
 /// How to reach the service, from the environment.
 #[derive(Clone)]
 struct Access {
+    /// `MONFORM_API_URL`.
     url: Option<String>,
     key: String,
     account: Option<String>,
+    /// The user's monform folder (their config.toml and trusted projects).
+    user_dir: Option<PathBuf>,
 }
 
 impl Live {
-    /// Live facts when `MONFORM_API_KEY` is set; none otherwise.
-    pub fn from_environment() -> Live {
+    /// Live facts when `MONFORM_API_KEY` is set; none otherwise. `editor`
+    /// is where the reason goes when a project's API is refused.
+    pub fn from_environment(editor: Sender<Message>) -> Live {
         let cache: Cache = Arc::default();
-        let key = std::env::var("MONFORM_API_KEY").ok().filter(|k| !k.is_empty());
-        let requests = key.map(|key| {
+        let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let requests = env("MONFORM_API_KEY").map(|key| {
             let access = Access {
-                url: std::env::var("MONFORM_API_URL").ok().filter(|u| !u.is_empty()),
+                url: env("MONFORM_API_URL"),
                 key,
-                account: std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty()),
+                account: env("MONFORM_ACCOUNT_ID"),
+                user_dir: ops::user_config_dir(&env),
             };
             let (sender, receiver) = crossbeam_channel::unbounded();
             let filled = cache.clone();
-            std::thread::spawn(move || refresher(receiver, access, filled));
+            std::thread::spawn(move || refresher(receiver, access, filled, editor));
             sender
         });
         Live { requests, cache }
@@ -115,11 +127,13 @@ impl Live {
     }
 }
 
-fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache) {
+fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, editor: Sender<Message>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
         return;
     };
     let mut last: HashMap<PathBuf, Instant> = HashMap::new();
+    // The last refusal told of each project: told once, again when it changes.
+    let mut told: HashMap<PathBuf, String> = HashMap::new();
     while let Ok(first) = requests.recv() {
         let mut latest: HashMap<PathBuf, Arc<Analysis>> = HashMap::new();
         latest.insert(first.root.clone(), first);
@@ -131,12 +145,23 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache) {
                 continue;
             }
             last.insert(root.clone(), Instant::now());
-            let facts = runtime
-                .block_on(read(&analysis, &access))
-                .unwrap_or_else(|error| Facts {
-                    error: Some(error),
-                    ..Facts::default()
-                });
+            let facts = match api_url(&analysis, &access) {
+                Ok(url) => {
+                    told.remove(&root);
+                    runtime.block_on(read(&analysis, &access, url))
+                }
+                Err(reason) => {
+                    if told.get(&root) != Some(&reason) {
+                        tell(&editor, &reason);
+                        told.insert(root.clone(), reason.clone());
+                    }
+                    Err(reason)
+                }
+            }
+            .unwrap_or_else(|error| Facts {
+                error: Some(error),
+                ..Facts::default()
+            });
             if let Ok(mut cache) = cache.lock() {
                 cache.insert(root, facts);
             }
@@ -144,17 +169,42 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache) {
     }
 }
 
+/// The URL the key may go to for this project (`ops::choose_api`), or
+/// why live facts are off, in one line (hover shows it too).
+fn api_url(analysis: &Analysis, access: &Access) -> Result<String, String> {
+    let project_url = analysis.loaded.project.as_ref().and_then(ProjectUrl::of);
+    let request = AccessRequest {
+        root: &analysis.root,
+        flag: None,
+        env_url: access.url.as_deref(),
+        project_url: project_url.as_ref(),
+        user_dir: access.user_dir.as_deref(),
+    };
+    match ops::choose_api(&request) {
+        Ok(chosen) if chosen.is_local() => Err("the editor does not start the bundled emulator (url = \"local\"); run `monform serve` and set MONFORM_API_URL".into()),
+        Ok(chosen) => Ok(chosen.url),
+        Err(AccessRefusal::NoUrl) => Err("no API URL (MONFORM_API_URL or [api] url)".into()),
+        Err(refusal @ AccessRefusal::Untrusted { .. }) => Err(format!(
+            "{refusal} (run `monform trust` in the project, or set MONFORM_API_URL)"
+        )),
+        Err(refusal) => Err(refusal.to_string()),
+    }
+}
+
+/// Shows `reason` in the editor (a closed connection has nobody to tell).
+fn tell(editor: &Sender<Message>, reason: &str) {
+    let params = ShowMessageParams {
+        typ: MessageType::WARNING,
+        message: format!("monform: live facts off: {reason}"),
+    };
+    let _ = editor.send(Notification::new(ShowMessage::METHOD.into(), params).into());
+}
+
 /// One refresh: a plan (remote ids, drift) and the applied checks' last results.
-async fn read(analysis: &Analysis, access: &Access) -> Result<Facts, String> {
+async fn read(analysis: &Analysis, access: &Access, url: String) -> Result<Facts, String> {
     let Some(project) = &analysis.loaded.project else {
         return Err("monform.toml has no project".into());
     };
-    let url = access
-        .url
-        .clone()
-        .or_else(|| project.api_url.clone())
-        .filter(|url| url != "local")
-        .ok_or("no API URL (MONFORM_API_URL or [api] url)")?;
     let mut config = ClientConfig::new(url, Secret::new(access.key.clone()));
     config.account_id = access.account.clone();
     let client = Client::new(config).map_err(|e| e.to_string())?;

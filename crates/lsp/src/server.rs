@@ -75,7 +75,7 @@ impl<'c> Server<'c> {
             jobs,
             done,
             config,
-            live: crate::live::Live::from_environment(),
+            live: crate::live::Live::from_environment(connection.sender.clone()),
         }
     }
 

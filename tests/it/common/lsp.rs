@@ -21,6 +21,8 @@ pub struct Client {
     next_id: i32,
     /// Diagnostics published so far, the latest per file.
     pub diagnostics: std::collections::HashMap<Url, PublishDiagnosticsParams>,
+    /// The `window/showMessage` texts so far.
+    pub shown: Vec<String>,
     version: i32,
 }
 
@@ -35,6 +37,7 @@ impl Client {
             .env_remove("MONFORM_ACCOUNT_ID")
             .env_remove("MONFORM_API_URL")
             .env_remove("MONFORM_ENV")
+            .env("XDG_CONFIG_HOME", super::user_config_home())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -59,6 +62,7 @@ impl Client {
             messages,
             next_id: 0,
             diagnostics: Default::default(),
+            shown: Vec::new(),
             version: 1,
         };
         let _: lsp_types::InitializeResult = client.request::<lsp_types::request::Initialize>(
@@ -113,7 +117,28 @@ impl Client {
                 serde_json::from_value(notification.params.clone()).expect("diagnostics");
             self.diagnostics.insert(params.uri.clone(), params);
         }
+        if let Message::Notification(notification) = &message
+            && notification.method == lsp_types::notification::ShowMessage::METHOD
+        {
+            let params: lsp_types::ShowMessageParams =
+                serde_json::from_value(notification.params.clone()).expect("a message");
+            self.shown.push(params.message);
+        }
         message
+    }
+
+    /// Waits until a `window/showMessage` text satisfies `done`, and returns it.
+    pub fn shown_until(&mut self, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(shown) = self.shown.iter().find(|m| done(m)) {
+                return shown.clone();
+            }
+            if Instant::now() > deadline {
+                panic!("no such message came: {:#?}", self.shown);
+            }
+            self.next_message(deadline);
+        }
     }
 
     /// Waits until the diagnostics published for `uri` satisfy `done`, and

@@ -16,14 +16,27 @@ pub fn repo_root() -> PathBuf {
         .expect("repository root")
 }
 
-/// `monform` with a clean, colourless environment.
+/// `monform` with a clean, colourless environment: no credentials, no
+/// API URL, and a user folder of its own ([`user_config_home`]), never the
+/// real `~/.config/monform` (its config.toml or trusted projects).
 pub fn monform() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::cargo_bin("monform").expect("monform binary");
     command
         .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", user_config_home())
         .env_remove("MONFORM_API_KEY")
-        .env_remove("MONFORM_ACCOUNT_ID");
+        .env_remove("MONFORM_ACCOUNT_ID")
+        .env_remove("MONFORM_API_URL");
     command
+}
+
+/// The `XDG_CONFIG_HOME` every spawned `monform` gets: an empty folder
+/// under the target directory (a test that trusts projects passes one
+/// of its own).
+pub fn user_config_home() -> PathBuf {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-user-config");
+    std::fs::create_dir_all(&home).expect("the tests' user folder");
+    home
 }
 
 /// A copy of `examples/<name>` in a fresh temporary folder.
@@ -96,6 +109,7 @@ impl Monform for Emulator {
     fn background(&self, project: &Path, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("monform"));
         command
+            .env("XDG_CONFIG_HOME", user_config_home())
             .arg("--dir")
             .arg(project)
             .args(["--api-url", &self.server.url(), "--color", "never"])
