@@ -150,7 +150,8 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, ed
                     told.remove(&root);
                     runtime.block_on(read(&analysis, &access, url))
                 }
-                Err(reason) => {
+                Err(Off::Unset(reason)) => Err(reason),
+                Err(Off::Refused(reason)) => {
                     if told.get(&root) != Some(&reason) {
                         tell(&editor, &reason);
                         told.insert(root.clone(), reason.clone());
@@ -171,7 +172,7 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, ed
 
 /// The URL the key may go to for this project (`ops::choose_api`), or
 /// why live facts are off, in one line (hover shows it too).
-fn api_url(analysis: &Analysis, access: &Access) -> Result<String, String> {
+fn api_url(analysis: &Analysis, access: &Access) -> Result<String, Off> {
     let project_url = analysis.loaded.project.as_ref().and_then(ProjectUrl::of);
     let request = AccessRequest {
         root: &analysis.root,
@@ -181,14 +182,24 @@ fn api_url(analysis: &Analysis, access: &Access) -> Result<String, String> {
         user_dir: access.user_dir.as_deref(),
     };
     match ops::choose_api(&request) {
-        Ok(chosen) if chosen.is_local() => Err("the editor does not start the bundled emulator (url = \"local\"); run `monform serve` and set MONFORM_API_URL".into()),
-        Ok(chosen) => Ok(chosen.url),
-        Err(AccessRefusal::NoUrl) => Err("no API URL (MONFORM_API_URL or [api] url)".into()),
-        Err(refusal @ AccessRefusal::Untrusted { .. }) => Err(format!(
-            "{refusal} (run `monform trust` in the project, or set MONFORM_API_URL)"
+        Ok(chosen) if chosen.is_local() => Err(Off::Unset(
+            "the editor does not start the bundled emulator (url = \"local\"); run `monform serve` and set MONFORM_API_URL"
+                .into(),
         )),
-        Err(refusal) => Err(refusal.to_string()),
+        Ok(chosen) => Ok(chosen.url),
+        Err(AccessRefusal::NoUrl) => Err(Off::Unset("no API URL (MONFORM_API_URL or [api] url)".into())),
+        Err(refusal @ AccessRefusal::Untrusted { .. }) => Err(Off::Refused(format!(
+            "{refusal} (run `monform trust` in the project, or set MONFORM_API_URL)"
+        ))),
+        Err(refusal) => Err(Off::Refused(refusal.to_string())),
     }
+}
+
+/// Why a project has no live facts: nothing set up (said in hover only),
+/// or a URL refused (the editor is told as well: the user may expect them).
+enum Off {
+    Unset(String),
+    Refused(String),
 }
 
 /// Shows `reason` in the editor (a closed connection has nobody to tell).
