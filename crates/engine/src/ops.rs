@@ -37,8 +37,7 @@ mod test_ops;
 mod trust_ops;
 pub use crate::identity::uses_tags;
 pub use access_ops::{
-    Access, AccessRefusal, AccessRequest, Chosen, LOCAL, ProjectUrl, USER_CONFIG_FILE, UrlSource, choose_api,
-    project_source, user_config_dir,
+    Access, AccessRefusal, AccessRequest, Chosen, ProjectUrl, UrlSource, choose_api, project_source, user_config_dir,
 };
 pub use drift_ops::{Drifted, DriftedField, drifted};
 pub use export_ops::{
@@ -57,7 +56,10 @@ pub use test_ops::{
     DEFAULT_LOCATION, LocalCheck, Selection, TestRefusal, TestRequest, TestRun, Tested, applied_checks, local_checks,
     project_variables, run_test_sessions, test_selection,
 };
-pub use trust_ops::{TRUST_FILE, TrustError, TrustRecord, Trusted, revoke_trust, trust_project, trusted_projects};
+pub use trust_ops::{
+    LOCAL, TRUST_FILE, TrustError, TrustRecord, Trusted, USER_CONFIG_FILE, revoke_trust, trust_project,
+    trusted_projects,
+};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.

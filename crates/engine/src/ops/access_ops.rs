@@ -29,13 +29,7 @@ use monform_config::Project;
 use monform_config::project::PROJECT_FILE;
 use monform_config::source::Span;
 
-use super::trust_ops::{self, TrustError};
-
-/// The user's configuration file in [`user_config_dir`].
-pub const USER_CONFIG_FILE: &str = "config.toml";
-
-/// The URL of the emulator run in-process.
-pub const LOCAL: &str = "local";
+use super::trust_ops::{self, LOCAL, TrustError, USER_CONFIG_FILE, same_url};
 
 /// The user's monform folder: `$XDG_CONFIG_HOME/monform`, else
 /// `$HOME/.config/monform` (the XDG rule: a relative `XDG_CONFIG_HOME` is
@@ -219,11 +213,6 @@ fn by_user(url: String, source: UrlSource) -> Result<Access, AccessRefusal> {
         }),
         Err(unfit) => Err(AccessRefusal::Unfit { unfit, from: source }),
     }
-}
-
-/// Two spellings of one API (a trailing `/` is no difference).
-pub(crate) fn same_url(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// monform.toml in `root`, at the line of `span` (the loader keeps the

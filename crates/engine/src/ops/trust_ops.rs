@@ -1,4 +1,4 @@
-//! The user's own files in their monform folder ([`super::user_config_dir`]):
+//! The user's own files in their monform folder (`ops::user_config_dir`):
 //! `config.toml` (`[api] url`, the API they use by default) and
 //! `trusted.toml`, the projects they trusted with their API key
 //! (`monform trust`), each a canonical project folder and the URL its
@@ -17,10 +17,19 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::access_ops::{LOCAL, USER_CONFIG_FILE, same_url};
-
 /// The record of trusted projects in the user's monform folder.
 pub const TRUST_FILE: &str = "trusted.toml";
+
+/// The user's configuration file in their monform folder.
+pub const USER_CONFIG_FILE: &str = "config.toml";
+
+/// The URL of the emulator run in-process.
+pub const LOCAL: &str = "local";
+
+/// Two spellings of one API (a trailing `/` is no difference).
+pub(crate) fn same_url(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
 
 /// A user file that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
