@@ -4,8 +4,10 @@
 //! `@playwright/test`'s `test` and `expect`. Only playwright-core is needed
 //! (no browser download, one package to pin); a real `@playwright/test`
 //! runner would launch its own browser unless every suite's config named the
-//! system one.
+//! system one. Every process started here gets the environment of
+//! `script_env.rs`, never the runner's own: the scripts are the files' code.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
@@ -13,6 +15,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::outcome::Probe;
+use crate::script_env;
 use crate::variables::Variables;
 
 const HARNESS: &str = include_str!("harness.js");
@@ -96,21 +99,31 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// What every Node process of a run gets: the variables as its
-/// environment, where playwright-core and Chromium are, no browser download,
-/// no input, and death with the run.
-fn node_env(command: &mut tokio::process::Command, setup: &BrowserSetup, variables: &Variables) {
-    command
-        .envs(variables.values())
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    if let Some(chromium) = &setup.chromium {
-        command.env("MONFORM_CHROMIUM", chromium);
-    }
-    if let Some(modules) = &setup.node_modules {
-        command.env("NODE_PATH", modules);
-    }
+/// What the processes of one run are started with.
+#[derive(Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub setup: &'a BrowserSetup,
+    pub variables: &'a Variables,
+    /// `[project] pass-env`: names of monform's own environment passed to
+    /// scripts on purpose, with their values (read by the runner's caller).
+    pub passed: &'a [(String, OsString)],
+}
+
+/// Prepares `command` the way every process of a run is started: the
+/// environment built from nothing (`script_env`: the run's folder `home`
+/// as HOME and TMPDIR), no input, and death with the run.
+fn node_env(command: &mut tokio::process::Command, cx: Context<'_>, home: &Path) {
+    let env = script_env::build(|name| std::env::var_os(name), cx.passed, cx.variables, cx.setup, home);
+    script_env::apply(command, env);
+    command.stdin(Stdio::null()).kill_on_drop(true);
+}
+
+/// A fresh temporary folder for one run's files (and its HOME and TMPDIR).
+fn run_folder() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix("monform-run-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary folder: {e}"))
 }
 
 /// What one harness run reported.
@@ -125,17 +138,13 @@ struct Report {
 /// Runs the harness in a fresh temporary folder. `files` are written there
 /// first; the process is killed when the caller's time limit drops this.
 async fn harness(
-    setup: &BrowserSetup,
-    variables: &Variables,
+    cx: Context<'_>,
     mode: &str,
     target: Option<&Path>,
     files: &[(&str, &str)],
     artifacts: Option<&Path>,
 ) -> Result<Report, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("monform-run-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let dir = run_folder()?;
     let write = |name: &str, text: &str| {
         std::fs::write(dir.path().join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
     };
@@ -144,8 +153,9 @@ async fn harness(
         write(name, text)?;
     }
     let target = target.map_or_else(|| dir.path().join(files[0].0), Path::to_path_buf);
-    let node = setup.node.as_deref().unwrap_or(Path::new("node"));
+    let node = cx.setup.node.as_deref().unwrap_or(Path::new("node"));
     let mut command = tokio::process::Command::new(node);
+    node_env(&mut command, cx, dir.path());
     command
         .arg(dir.path().join("harness.js"))
         .arg(mode)
@@ -153,10 +163,8 @@ async fn harness(
         .current_dir(dir.path())
         .env("MONFORM_RESULT_FILE", dir.path().join("result.json"))
         .env("MONFORM_IO_FILE", dir.path().join("io.json"))
-        .env_remove("MONFORM_ARTIFACTS")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    node_env(&mut command, setup, variables);
     if let Some(artifacts) = artifacts {
         command.env("MONFORM_ARTIFACTS", artifacts);
     }
@@ -226,20 +234,15 @@ impl Drop for Group {
 /// screenshot and Playwright trace there (`details.artifacts`); a failure's
 /// place in the script is `details.at` (`file`, `line`, `column`, `source`:
 /// the line's text).
-pub(crate) async fn probe(
-    check: &Value,
-    setup: &BrowserSetup,
-    variables: &Variables,
-    artifacts: Option<&Path>,
-) -> Probe {
-    if let Some(missing) = setup.missing(true) {
+pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Path>) -> Probe {
+    if let Some(missing) = cx.setup.missing(true) {
         return Probe::error(missing);
     }
     let script = check["script"].as_str().unwrap_or_default();
     let report = if check["checkType"] == "PLAYWRIGHT" {
-        suite(check, setup, variables, artifacts).await
+        suite(check, cx, artifacts).await
     } else {
-        harness(setup, variables, "script", None, &[("check.js", script)], artifacts).await
+        harness(cx, "script", None, &[("check.js", script)], artifacts).await
     };
     let report = match report {
         Ok(report) => report,
@@ -272,29 +275,26 @@ pub(crate) async fn probe(
 /// A PLAYWRIGHT check: `npx playwright test` (the default command) runs the
 /// suite's `*.spec.js` / `*.test.js` files in the harness; another command
 /// runs as written in `codeBundlePath` (`sh -c`).
-async fn suite(
-    check: &Value,
-    setup: &BrowserSetup,
-    variables: &Variables,
-    artifacts: Option<&Path>,
-) -> Result<Report, String> {
+async fn suite(check: &Value, cx: Context<'_>, artifacts: Option<&Path>) -> Result<Report, String> {
     let bundle = check["codeBundlePath"].as_str().unwrap_or_default();
     if bundle.is_empty() || !Path::new(bundle).is_dir() {
         return Err(format!("codeBundlePath {bundle:?} is not a folder"));
     }
     let command = check["testCommand"].as_str().unwrap_or("npx playwright test").trim();
     if command.starts_with("npx playwright test") || command.starts_with("playwright test") {
-        return harness(setup, variables, "suite", Some(Path::new(bundle)), &[], artifacts).await;
+        return harness(cx, "suite", Some(Path::new(bundle)), &[], artifacts).await;
     }
+    // The command's HOME and TMPDIR, removed when the run ends.
+    let home = run_folder()?;
     let started = Instant::now();
     let mut shell = tokio::process::Command::new("sh");
+    node_env(&mut shell, cx, home.path());
     shell
         .arg("-c")
         .arg(command)
         .current_dir(bundle)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    node_env(&mut shell, setup, variables);
     // Its own process group, so a run cut short kills what the command
     // started (npx, node, browsers), not only the shell.
     let child = shell
@@ -321,23 +321,9 @@ async fn suite(
 /// Runs an API check's setup or teardown script (`mode`) with `io` (the
 /// `request`, and the `response` after it) in scope; returns `io` as the
 /// script left it (a setup script may change the request).
-async fn api_script(
-    mode: &str,
-    script: &str,
-    io: Value,
-    setup: &BrowserSetup,
-    variables: &Variables,
-) -> Result<Value, String> {
+async fn api_script(mode: &str, script: &str, io: Value, cx: Context<'_>) -> Result<Value, String> {
     let io = io.to_string();
-    let report = harness(
-        setup,
-        variables,
-        mode,
-        None,
-        &[("script.js", script), ("io.json", &io)],
-        None,
-    )
-    .await?;
+    let report = harness(cx, mode, None, &[("script.js", script), ("io.json", &io)], None).await?;
     match report.error {
         Some(e) => Err(format!("the {mode} script failed: {e}")),
         None => Ok(report.result["io"].clone()),
@@ -347,8 +333,8 @@ async fn api_script(
 /// An API check with `localSetupScript` / `localTearDownScript`: the setup
 /// script may change the request, then the request is made, then the
 /// teardown script runs; a script that fails fails the run.
-pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variables: &Variables) -> Probe {
-    if let Some(missing) = setup.missing(false) {
+pub(crate) async fn api_with_scripts(check: &Value, cx: Context<'_>) -> Probe {
+    if let Some(missing) = cx.setup.missing(false) {
         return Probe::error(format!("localSetupScript/localTearDownScript: {missing}"));
     }
     let script = |field: &str| {
@@ -364,15 +350,7 @@ pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variab
         object.remove("localTearDownScript");
     }
     if let Some(before) = before {
-        match api_script(
-            "setup",
-            &before,
-            json!({ "request": check["request"] }),
-            setup,
-            variables,
-        )
-        .await
-        {
+        match api_script("setup", &before, json!({ "request": check["request"] }), cx).await {
             Ok(io) if io["request"].is_object() => check["request"] = io["request"].clone(),
             Ok(_) => {}
             Err(e) => return Probe::error(e),
@@ -384,7 +362,7 @@ pub(crate) async fn api_with_scripts(check: &Value, setup: &BrowserSetup, variab
         let response =
             json!({ "statusCode": response["status"], "headers": response["headers"], "body": response["body"] });
         let io = json!({ "request": check["request"], "response": response });
-        if let Err(e) = api_script("teardown", &after, io, setup, variables).await {
+        if let Err(e) = api_script("teardown", &after, io, cx).await {
             probe.failure = Some(probe.failure.map_or(e.clone(), |f| format!("{f}; {e}")));
         }
     }

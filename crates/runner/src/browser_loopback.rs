@@ -140,3 +140,78 @@ async fn api_setup_scripts_change_the_request() {
             .contains("Chromium (no /nonexistent/chromium)")
     );
 }
+
+/// Issue 43: a script, a suite's `testCommand` and an API setup script see
+/// the allow-list, the passed names and the run's variables, nothing else
+/// of the runner's environment; Chromium still starts with it.
+#[tokio::test]
+async fn scripts_see_only_their_environment() {
+    let Some(setup) = setup() else { return };
+    let base = site().await;
+    let mut variables = Variables::new();
+    variables.insert("BASE", base.clone(), false);
+    let runner = Runner::new(RunnerConfig::default())
+        .with_browser(setup)
+        .with_passed_env([("PASSED_ON_PURPOSE".to_owned(), "yes".into())]);
+    let run = |check: Value| {
+        let (runner, variables) = (runner.clone(), variables.clone());
+        async move {
+            runner
+                .execute(Job {
+                    check: &check,
+                    variables: &variables,
+                    heartbeats: None,
+                    location: "local",
+                })
+                .await
+        }
+    };
+    let harness = ["MONFORM_RESULT_FILE", "MONFORM_IO_FILE"];
+    let allowed: Vec<&str> = crate::script_env::INHERITED
+        .iter()
+        .chain(crate::script_env::SET)
+        .map(|(n, _)| *n)
+        .chain(harness)
+        .chain(["BASE", "PASSED_ON_PURPOSE"])
+        .collect();
+    let names_in = |output: &str| -> Vec<String> {
+        let line = output.lines().find_map(|l| l.strip_prefix("ENV ")).unwrap_or_default();
+        serde_json::from_str(line).unwrap_or_else(|_| panic!("no names printed: {output}"))
+    };
+
+    let browser = json!({"checkType": "BROWSER", "degradedResponseTime": 60000, "maxResponseTime": 120000,
+        "script": "console.log('ENV ' + JSON.stringify(Object.keys(process.env)))\n\
+                   await page.goto(process.env.BASE)\nawait expect(page).toHaveTitle('Monform Shop')\n"});
+    let outcome = run(browser).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+    let output = outcome.details["output"].as_str().unwrap_or_default();
+    let names = names_in(output);
+    for name in &names {
+        assert!(allowed.contains(&name.as_str()), "{name} reached the script: {names:?}");
+    }
+    for needed in ["BASE", "PASSED_ON_PURPOSE", "HOME", "TMPDIR"] {
+        assert!(names.iter().any(|n| n == needed), "no {needed}: {names:?}");
+    }
+
+    let bundle = tempfile::tempdir().unwrap();
+    let suite = json!({"checkType": "PLAYWRIGHT", "maxResponseTime": 30000, "codeBundlePath": bundle.path(),
+        "testCommand": "node -e \"console.log('ENV ' + JSON.stringify(Object.keys(process.env)))\""});
+    let outcome = run(suite).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+    // `sh` adds PWD (and perhaps SHLVL, `_`) of its own.
+    let shell = ["PWD", "SHLVL", "_", "OLDPWD"];
+    for name in names_in(outcome.details["output"].as_str().unwrap_or_default()) {
+        assert!(
+            allowed.contains(&name.as_str()) || shell.contains(&name.as_str()),
+            "{name} reached the testCommand"
+        );
+    }
+
+    let api = json!({"checkType": "API", "request": {"url": format!("{base}/api/health"), "method": "GET"},
+        "localSetupScript": "const names = Object.keys(process.env).filter((n) => !\
+            ['PATH','LANG','LC_ALL','TZ','HOME','TMPDIR','PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD','MONFORM_CHROMIUM',\
+             'NODE_PATH','MONFORM_RESULT_FILE','MONFORM_IO_FILE','BASE','PASSED_ON_PURPOSE'].includes(n))\n\
+            if (names.length) throw new Error('leaked ' + names.join(','))"});
+    let outcome = run(api).await;
+    assert_eq!(outcome.status, RunStatus::Passed, "{outcome:?}");
+}

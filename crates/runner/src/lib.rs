@@ -29,6 +29,11 @@
 //! - API checks' `localSetupScript` / `localTearDownScript` run with Node
 //!   when the runner has it; snippets referenced by id are inlined by the
 //!   caller ([`inline_snippets`]), else skipped and noted in `notes`.
+//! - Every script (and a suite's `testCommand`) runs with an environment
+//!   built from nothing (`script_env.rs`: [`script_env::INHERITED`],
+//!   [`script_env::SET`]), the run's variables and the names the caller
+//!   passes on purpose ([`Runner::with_passed_env`]): never the rest of
+//!   the runner's own environment (a CI job's API key and tokens).
 //! - `{{KEY}}` in the request is replaced by the variable of that key.
 
 pub mod assertions;
@@ -43,6 +48,7 @@ mod icmp;
 mod loopback;
 mod outcome;
 pub mod retry;
+pub mod script_env;
 mod tcp;
 mod variables;
 
@@ -122,6 +128,9 @@ pub struct Runner {
     /// Where failed browser runs leave their screenshot and trace (a folder
     /// of their own below it each); `None`: nowhere.
     artifacts: Option<std::sync::Arc<std::path::PathBuf>>,
+    /// Names of this process's environment scripts see on purpose, with
+    /// their values (`[project] pass-env`); nothing else of it reaches them.
+    passed_env: script_env::Passed,
 }
 
 impl Runner {
@@ -130,7 +139,18 @@ impl Runner {
             config,
             browser: None,
             artifacts: None,
+            passed_env: script_env::Passed::default(),
         }
+    }
+
+    /// This runner, giving every script (and `testCommand`) these
+    /// environment variables too, besides [`script_env::INHERITED`], the
+    /// run's variables and [`script_env::SET`]: the caller reads them
+    /// (`[project] pass-env`), so the runner never chooses what of its own
+    /// environment a script sees.
+    pub fn with_passed_env(mut self, passed: impl IntoIterator<Item = (String, std::ffi::OsString)>) -> Runner {
+        self.passed_env = script_env::Passed(passed.into_iter().collect());
+        self
     }
 
     /// This runner, keeping a screenshot and a Playwright trace of each
@@ -172,14 +192,12 @@ impl Runner {
                 RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ))
         });
-        let outcome = execute_resolved(
-            &resolved,
-            job.heartbeats,
-            self.browser.as_deref(),
-            job.variables,
-            artifacts.as_deref(),
-        )
-        .await;
+        let browser = self.browser.as_deref().map(|setup| browser::Context {
+            setup,
+            variables: job.variables,
+            passed: &self.passed_env.0,
+        });
+        let outcome = execute_resolved(&resolved, job.heartbeats, browser, artifacts.as_deref()).await;
         job.variables.mask(outcome)
     }
 
@@ -199,8 +217,7 @@ impl Runner {
 async fn execute_resolved(
     check: &Value,
     heartbeats: Option<&dyn Heartbeats>,
-    browser: Option<&BrowserSetup>,
-    variables: &Variables,
+    browser: Option<browser::Context<'_>>,
     artifacts: Option<&std::path::Path>,
 ) -> Outcome {
     let max_ms = threshold(check, "maxResponseTime", DEFAULT_MAX_MS);
@@ -210,7 +227,7 @@ async fn execute_resolved(
     let probe = async {
         match check_type {
             "API" => match browser {
-                Some(setup) if has_scripts(check) => browser::api_with_scripts(check, setup, variables).await,
+                Some(cx) if has_scripts(check) => browser::api_with_scripts(check, cx).await,
                 _ => http::probe(check).await,
             },
             "URL" => http::probe(check).await,
@@ -222,7 +239,7 @@ async fn execute_resolved(
             "ICMP" => icmp::probe(check).await,
             "HEARTBEAT" => heartbeat::probe(check, heartbeats),
             "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => match browser {
-                Some(setup) => browser::probe(check, setup, variables, artifacts).await,
+                Some(cx) => browser::probe(check, cx, artifacts).await,
                 None => not_executed(check_type),
             },
             other => not_executed(other),
