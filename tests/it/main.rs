@@ -34,6 +34,7 @@ mod review;
 mod schema;
 mod secrets;
 mod serve;
+mod service_text;
 mod state;
 mod status_report;
 mod targets;

@@ -177,10 +177,16 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
     let uses = |name: &str| -> usize {
         let whole = format!("${{var:{name}}}");
         let with_default = format!("${{var:{name}:-");
+        // `$${var:NAME}` is text, not a use.
+        let count = |text: &str, pattern: &str| {
+            text.match_indices(pattern)
+                .filter(|(at, _)| !text[..*at].ends_with('$'))
+                .count()
+        };
         loaded
             .sources
             .iter()
-            .map(|f| f.text.matches(&whole).count() + f.text.matches(&with_default).count())
+            .map(|f| count(&f.text, &whole) + count(&f.text, &with_default))
             .sum()
     };
     let no_entries = Vec::new();

@@ -3,6 +3,7 @@
 //! resource). Works on the file's tree as written (before `forEach` and
 //! substitutions), so `${...}` is still text to recognise.
 
+use monform_config::literal::has_substitution;
 use monform_config::source::{FileId, Format};
 use monform_config::tree::{Entry, Node, NodeValue};
 use monform_model::{FieldPath, Segment};
@@ -52,11 +53,19 @@ pub struct Vars<'a> {
 
 pub type Located = Result<Edit, String>;
 
-/// Where `value`, the service's value of `path`, goes.
-pub fn locate(site: &Site<'_>, path: &FieldPath, value: &Value) -> Located {
+/// Where `service`, the service's value of `path`, goes.
+///
+/// The value is the service's text: where the loader substitutes (the
+/// resource's own fields, `[vars]`) it is written escaped
+/// (`monform_config::literal`), so `x ${env:GITHUB_TOKEN}` in the service
+/// stays that text rather than becoming the token at the next apply. A
+/// `forEach` item's entry is not substituted, and so is written as it is.
+pub fn locate(site: &Site<'_>, path: &FieldPath, service: &Value) -> Located {
     if site.definition.get("forEachFile").is_some() {
         return Err("made by forEachFile from files: the files cannot say which item to edit".into());
     }
+    let literal = monform_config::literal::escaped(service);
+    let value: &Value = &literal;
     let shared = site.definition.get("forEach").is_some();
     let mut node = site.definition;
     let mut check = site.root.clone();
@@ -88,9 +97,9 @@ pub fn locate(site: &Site<'_>, path: &FieldPath, value: &Value) -> Located {
         return Err("read from a file (`{ file: }`): edit that file".into());
     }
     if let NodeValue::Str(s) = &node.value
-        && s.contains("${")
+        && has_substitution(s)
     {
-        return substitution(site, node, s, value, check, shared);
+        return substitution(site, node, s, value, service, check, shared);
     }
     if holds_substitution(node) {
         return Err("holds substitutions: the files cannot take the service's value as it is".into());
@@ -119,9 +128,11 @@ fn own(entry: &Entry, text: &str) -> bool {
     written.trim_matches(['"', '\'']) == entry.key
 }
 
+/// Whether the text as written substitutes anything (an escaped `$${` is
+/// text: a value codify wrote before, say).
 fn holds_substitution(node: &Node) -> bool {
     match &node.value {
-        NodeValue::Str(s) => s.contains("${"),
+        NodeValue::Str(s) => has_substitution(s),
         NodeValue::Seq(items) => items.iter().any(holds_substitution),
         NodeValue::Map(entries) => entries.iter().any(|e| holds_substitution(&e.value)),
         _ => false,
@@ -174,8 +185,17 @@ pub fn replace(
     })
 }
 
-/// A value the whole of which is one `${...}`.
-fn substitution(site: &Site<'_>, node: &Node, s: &str, value: &Value, check: Vec<String>, shared: bool) -> Located {
+/// A value the whole of which is one `${...}`. `value` is the service's
+/// value escaped, `service` as it is (for a `forEach` item's entry).
+fn substitution(
+    site: &Site<'_>,
+    node: &Node,
+    s: &str,
+    value: &Value,
+    service: &Value,
+    check: Vec<String>,
+    shared: bool,
+) -> Located {
     let inner = s
         .strip_prefix("${")
         .and_then(|r| r.strip_suffix('}'))
@@ -189,7 +209,7 @@ fn substitution(site: &Site<'_>, node: &Node, s: &str, value: &Value, check: Vec
         return Err("`${each.key}` is the item's key, part of its address".into());
     }
     if inner == "each.value" || inner.starts_with("each.value.") {
-        return item_value(site, inner.strip_prefix("each.value").unwrap_or_default(), value);
+        return item_value(site, inner.strip_prefix("each.value").unwrap_or_default(), service);
     }
     if let Some(var) = inner.strip_prefix("var:") {
         let name = var.split(":-").next().unwrap_or(var);
@@ -250,9 +270,8 @@ fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
             _ => return insert(site, node, &segments[i..], value, check, false, None),
         }
     }
-    if holds_substitution(node) {
-        return Err("the forEach item holds substitutions".into());
-    }
+    // An item's text is not substituted (it is substituted into the
+    // resource as a value): `${` in it is text, replaced as any other.
     replace(site.file, site.text, site.format, node, value, check, false, None)
 }
 
@@ -261,7 +280,10 @@ fn variable(site: &Site<'_>, name: &str, value: &Value) -> Located {
     let (Some((file, text)), Some(entry)) = (site.vars.file, site.vars.entries.iter().find(|e| e.key == name)) else {
         return Err(format!("`${{var:{name}}}` is not set in monform.toml's [vars]"));
     };
-    if entry.value.span.file != file || holds_substitution(&entry.value) {
+    // `[vars]` as loaded is substituted already: the text as written tells.
+    let span = entry.value.span;
+    let written = text.get(span.start..span.start + span.len).unwrap_or("${");
+    if span.file != file || has_substitution(written) {
         return Err(format!("`${{var:{name}}}` is not written as a value in [vars]"));
     }
     let note = format!("the variable `{name}` (used only here) now holds the service's value");

@@ -359,3 +359,93 @@ fn an_edit_that_would_not_read_back_is_a_hand_edit_and_the_others_are_made() {
     assert_eq!(codified.hand_edits[0].path.as_deref(), Some("request.followRedirects"));
     assert!(codified.hand_edits[0].why.contains("read back"));
 }
+
+/// Issue 43: text from the service is written so that it reads back as
+/// itself, with nothing substituted, wherever it goes: the resource's own
+/// line (YAML and TOML, each quoting), a list, a new field, a variable
+/// (`--edit-vars`), a `forEach` definition; a `forEach` item, which is not
+/// substituted, as it is.
+#[test]
+fn every_write_reads_back_as_the_service_text_with_nothing_substituted() {
+    const TOML: &str = "[project]\nname = \"p\"\n\n[vars]\nonly = \"https://a.example.com/\"\n";
+    const YAML: &str = r#"checks:
+  web:
+    checkType: API
+    name: 'Web'
+    tags: [web]
+    request: { method: GET, url: "${var:only}" }
+  plain:
+    checkType: API
+    name: Plain
+    request:
+      method: GET
+      url: "https://p.example.com/"
+  api:
+    forEach:
+      orders: { title: Orders }
+      users: { title: Users }
+    checkType: API
+    name: "${each.value.title}"
+    request: { method: GET, url: "https://x.example.com/" }
+"#;
+    const INFRA: &str = "[checks.db]\ncheckType = \"TCP\"\nname = 'Database'\nrequest = { hostname = \"db.example.com\", port = 5432 }\n";
+    let dir = project(&[("monform.toml", TOML), ("checks.yaml", YAML), ("infra.toml", INFRA)]);
+    let loaded = load(&dir);
+    let url = json!("https://y.example.com/?q=${env:LEAK}");
+    let drifted = [
+        drift(
+            Kind::Check,
+            "web",
+            &[
+                ("name", json!("x ${env:LEAK}")),
+                ("tags", json!(["web", "${env:LEAK}", "$${kept}", "$$${env:LEAK}"])),
+                ("request.url", json!("https://a.example.com/${env:LEAK}")),
+            ],
+        ),
+        drift(
+            Kind::Check,
+            "plain",
+            &[
+                ("name", json!("${var:only}")),
+                ("request.url", json!("https://p.example.com/${each.key}")),
+                (
+                    "request.headers",
+                    json!([{"key": "X-Note", "value": "${env:LEAK}", "locked": false}]),
+                ),
+            ],
+        ),
+        drift(
+            Kind::Check,
+            "api[orders]",
+            &[("name", json!("${env:LEAK} orders")), ("request.url", url.clone())],
+        ),
+        drift(Kind::Check, "api[users]", &[("request.url", url)]),
+        drift(Kind::Check, "db", &[("name", json!("db ${env:LEAK} $${x}"))]),
+    ];
+    let codified = codify(&loaded, &drifted, &Options { edit_vars: true });
+    assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
+    assert_eq!(codified.fields.len(), 10, "{:?}", codified.fields);
+    write(&codified).unwrap();
+    let reloaded = monform_config::load(dir.path(), &|_| Some("LEAKED".to_owned()));
+    assert!(reloaded.is_ok(), "{:?}", reloaded.diagnostics);
+    for resource in &drifted {
+        let json = reloaded.desired.resources[&resource.address].resource.to_json();
+        assert!(!json.to_string().contains("LEAKED"), "{}: {json}", resource.address);
+        for field in &resource.fields {
+            assert_eq!(
+                FieldPath::parse(&field.path).get(&json),
+                field.service.as_ref(),
+                "{}.{}",
+                resource.address,
+                field.path
+            );
+        }
+    }
+    // What was written reads as text a second time too: codify again
+    // changes nothing.
+    let again = codify(&load(&dir), &drifted, &Options { edit_vars: true });
+    assert!(again.hand_edits.is_empty(), "{:?}", again.hand_edits);
+    for file in &again.files {
+        assert_eq!(file.before, file.after, "{}", file.name);
+    }
+}

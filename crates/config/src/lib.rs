@@ -14,6 +14,7 @@ mod discover;
 mod expand;
 pub mod interpolate;
 pub mod lint;
+pub mod literal;
 mod load;
 pub mod paths;
 pub mod project;

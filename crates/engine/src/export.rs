@@ -346,6 +346,11 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
                 secrets.push((path.clone(), false));
             }
         }
+        // Every string is the service's text: escaped so the loader reads
+        // it back as such and substitutes nothing in it (a name holding
+        // `${env:GITHUB_TOKEN}`). Before the secrets become placeholders,
+        // which are the only substitutions the files may hold.
+        monform_config::literal::escape_value(&mut value);
         for (path, hidden) in secrets {
             let remote_value = lookup(&unpruned, &path).cloned().filter(|v| !v.is_null());
             if remote_value.is_none() && !hidden {
@@ -366,8 +371,6 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
                 remote_value,
             });
         }
-        // Protect literal `${` in other strings from interpolation.
-        escape_interpolation(&mut value, &exported.env, &address);
         values.push((address.clone(), value));
         exported.objects.insert(address, remote.clone());
     }
@@ -414,7 +417,9 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
             );
             // The loader reads the file as is; the text was escaped above only
             // in the YAML form.
-            exported.files.insert(script_path, unescape(&text));
+            exported
+                .files
+                .insert(script_path, monform_config::literal::unescape(&text).into_owned());
         }
         files
             .entry(file)
@@ -436,29 +441,6 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
         exported.files.insert(file, format!("{header}{body}"));
     }
     exported
-}
-
-/// `${` in exported strings is written `$${` so interpolation keeps it
-/// (secret placeholders excepted).
-fn escape_interpolation(value: &mut Value, env: &[EnvVar], address: &Address) {
-    let placeholders: HashSet<String> = env
-        .iter()
-        .filter(|e| &e.address == address)
-        .map(|e| format!("${{env:{}}}", e.name))
-        .collect();
-    fn walk(value: &mut Value, keep: &HashSet<String>) {
-        match value {
-            Value::String(s) if !keep.contains(s.as_str()) && s.contains("${") => *s = s.replace("${", "$${"),
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, keep)),
-            Value::Object(map) => map.values_mut().for_each(|v| walk(v, keep)),
-            _ => {}
-        }
-    }
-    walk(value, &placeholders);
-}
-
-fn unescape(text: &str) -> String {
-    text.replace("$${", "${")
 }
 
 /// `ENVIRONMENT.md`: the environment variables the files need.

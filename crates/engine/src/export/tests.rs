@@ -97,3 +97,37 @@ fn exports_with_logical_references_and_secrets() {
     assert_eq!(exported.env.len(), 1);
     assert!(!exported.files["groups.yaml"].contains("monform:"));
 }
+
+/// Issue 43: the service's text is written escaped, so that the loader
+/// reads it back as itself and substitutes nothing in it; a secret's own
+/// placeholder is the one substitution written, whatever other strings say.
+#[test]
+fn service_text_reads_back_as_itself_and_only_placeholders_substitute() {
+    let objects = |name: &str| {
+        vec![Remote::with_id(
+            Kind::Check,
+            "c1",
+            &json!({"id": "c1", "checkType": "API", "name": name,
+                "tags": ["${env:LEAK}", "$${kept}"],
+                "request": {"url": "https://e.com/${env:LEAK}", "method": "GET",
+                    "headers": [{"key": "Authorization", "value": "Bearer x"}]}}),
+        )]
+    };
+    let first = export(objects("x"), SplitBy::Kind, &Default::default());
+    let placeholder = format!("${{env:{}}}", first.env[0].name);
+    // A name spelling the placeholder of the check's own secret.
+    let exported = export(objects(&placeholder), SplitBy::Kind, &Default::default());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), project_toml("p", None)).unwrap();
+    for (name, text) in &exported.files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let loaded = monform_config::load(dir.path(), &|_| Some("LEAKED".to_owned()));
+    assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+    let (_, check) = loaded.desired.resources.iter().next().unwrap();
+    let json = check.resource.to_json();
+    assert_eq!(json["name"], json!(placeholder));
+    assert_eq!(json["tags"], json!(["${env:LEAK}", "$${kept}"]));
+    assert_eq!(json["request"]["url"], json!("https://e.com/${env:LEAK}"));
+    assert_eq!(json["request"]["headers"][0]["value"], json!("LEAKED"));
+}
