@@ -231,3 +231,44 @@ fn the_language_server_sends_nothing_to_an_untrusted_url() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert_untouched(&listener);
 }
+
+/// An environment's own `[api] url` is trusted on its own, and the
+/// refusal names its line and the `--env` to trust it with.
+#[test]
+fn an_environment_s_url_is_trusted_on_its_own() {
+    let emulator = Emulator::start();
+    let dir = project("https://prod.example.com");
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        format!(
+            "[project]\nname = \"trust\"\n\n[api]\nurl = \"https://prod.example.com\"\n\n[environments.staging]\napi = {{ url = \"{}\" }}\n\n[environments.prod]\n",
+            emulator.url()
+        ),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        monform()
+            .current_dir(dir.path())
+            .env("XDG_CONFIG_HOME", home.path())
+            .env("MONFORM_API_KEY", &emulator.server.api_key)
+            .env("MONFORM_ACCOUNT_ID", &emulator.server.account_id)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["--env", "staging", "plan"]);
+    let text = stderr(&refused);
+    assert!(text.contains("./monform.toml:8 names the API at"), "{text}");
+    assert!(text.contains("run `monform trust --env staging`"), "{text}");
+    let trusted = run(&["--env", "staging", "trust"]);
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    let planned = run(&["--env", "staging", "plan"]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let prod = run(&["--env", "prod", "plan"]);
+    assert!(
+        stderr(&prod).contains("./monform.toml:5 names the API at https://prod.example.com"),
+        "{}",
+        stderr(&prod)
+    );
+}

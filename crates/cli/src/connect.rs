@@ -136,20 +136,22 @@ pub fn origin(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Origi
             url: access.url,
             source: access.source.to_string(),
         }),
-        Err(refusal) => Err(refused(dir, &refusal)),
+        Err(refusal) => Err(refused(dir, project, &refusal)),
     }
 }
 
 /// A refusal to send the key, with what to do next.
-fn refused(dir: &Path, refusal: &AccessRefusal) -> String {
+fn refused(dir: &Path, project: &Project, refusal: &AccessRefusal) -> String {
     match refusal {
         AccessRefusal::NoUrl => "no API URL: pass --api-url, set MONFORM_API_URL, or set [api] url in monform.toml (\"local\" runs the bundled emulator)".into(),
         AccessRefusal::Untrusted { .. } => {
-            let trust = if dir == Path::new(".") {
-                "monform trust".to_owned()
-            } else {
-                format!("monform trust --dir {}", dir.display())
-            };
+            let mut trust = "monform trust".to_owned();
+            if dir != Path::new(".") {
+                trust.push_str(&format!(" --dir {}", dir.display()));
+            }
+            if let Some(environment) = &project.environment {
+                trust.push_str(&format!(" --env {environment}"));
+            }
             format!(
                 "{refusal}\n\nhint: a project's files cannot choose where your API key goes: if you trust this project with that URL, run `{trust}`; or choose the API yourself with MONFORM_API_URL or --api-url"
             )
