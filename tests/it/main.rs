@@ -32,6 +32,7 @@ mod reliability;
 mod renames;
 mod review;
 mod schema;
+mod script_env;
 mod secrets;
 mod serve;
 mod service_text;

@@ -20,7 +20,7 @@ use crate::discover::{Discovered, Unreadable, discover};
 use crate::expand::{Context, EnvLookup, expand};
 use crate::interpolate::{EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
 use crate::paths::{OUTSIDE_HELP, PathError, Roots};
-use crate::project::{PROJECT_FILE, Project, read_env_policy, read_project};
+use crate::project::{PROJECT_FILE, Project, read_env_policy, read_pass_env, read_project};
 use crate::source::{FileId, Format, SourceFile, Sources, Span, decode};
 use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_within};
 
@@ -321,10 +321,12 @@ impl Loader<'_> {
         let budget = Budget::default();
         let mut file = read_file(root, path, self.sources.len() as FileId, &budget, self.unsaved);
         let mut policy = EnvPolicy::default();
+        let mut pass_env = Vec::new();
         if let Some(node) = &mut file.node {
             // What ${env:} may read is settled before monform.toml's own
             // substitutions, which it governs too.
             policy = read_env_policy(node, &mut file.diagnostics);
+            pass_env = read_pass_env(node, &policy, &mut file.diagnostics);
             // monform.toml may use ${env:}, not ${var:} or ${each}.
             let scope = Scope {
                 env: self.env,
@@ -344,6 +346,7 @@ impl Loader<'_> {
         let fields = schemas().check_common_fields();
         let mut project = read_project(&node, &fields, &mut self.diagnostics)?;
         project.env_policy = policy;
+        project.pass_env = pass_env;
         Some(project)
     }
 

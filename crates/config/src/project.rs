@@ -50,6 +50,10 @@ pub struct Project {
     /// `[project] secret-env` and `public-env`: what `${env:}` may not read,
     /// and whose values plans may show.
     pub env_policy: EnvPolicy,
+    /// `[project] pass-env`: environment variables `test --local` gives the
+    /// files' scripts on purpose (they get nothing else of monform's
+    /// environment), each with where it is written. Never a credential.
+    pub pass_env: Vec<(String, Span)>,
     /// `[reconcile]`: what `monform reconcile` does (issue 30).
     pub reconcile: Reconcile,
     /// `[policy] paths`: where the Rego policies are (folders or files,
@@ -148,6 +152,7 @@ impl Project {
             max_runs_per_month: None,
             allow_paths: Vec::new(),
             env_policy: EnvPolicy::default(),
+            pass_env: Vec::new(),
             reconcile: Reconcile::default(),
             policy_paths: Vec::new(),
         }
@@ -196,7 +201,7 @@ fn merge_entries(base: &mut Vec<Entry>, over: Vec<Entry>) {
 pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     (
         "project",
-        &["name", "include", "allow-paths", "secret-env", "public-env"],
+        &["name", "include", "allow-paths", "secret-env", "public-env", "pass-env"],
     ),
     ("api", &["url"]),
     ("defaults", &[]),
@@ -301,7 +306,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                 }
                 // Read before the file's substitutions (`read_env_policy`);
                 // here only the items' types are checked.
-                ("project.secret-env" | "project.public-env", NodeValue::Seq(items)) => {
+                ("project.secret-env" | "project.public-env" | "project.pass-env", NodeValue::Seq(items)) => {
                     strings(&path, items, diagnostics);
                 }
                 ("api.url", NodeValue::Str(url)) => {
@@ -345,7 +350,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                 }
                 ("project.include", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of glob patterns")),
                 ("project.allow-paths", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of folders")),
-                ("project.secret-env" | "project.public-env", _) => {
+                ("project.secret-env" | "project.public-env" | "project.pass-env", _) => {
                     diagnostics.push(wrong_type(&path, &field.value, "a list of environment variable names"))
                 }
                 _ => diagnostics.push(wrong_type(&path, &field.value, "a string")),
@@ -425,6 +430,52 @@ pub fn read_env_policy(root: &Node, diagnostics: &mut Vec<Diagnostic>) -> EnvPol
         );
     }
     policy
+}
+
+/// `[project] pass-env`, read like [`read_env_policy`] before monform.toml's
+/// substitutions: names only. `test --local` runs the files' scripts, in CI
+/// a pull request's, so monform's own credentials and the names `policy`
+/// keeps secret are refused at the item (monform.toml is reviewed, but a
+/// slip there must not hand a script the API key).
+pub fn read_pass_env(root: &Node, policy: &EnvPolicy, diagnostics: &mut Vec<Diagnostic>) -> Vec<(String, Span)> {
+    let Some(NodeValue::Seq(items)) = root
+        .get("project")
+        .and_then(|p| p.value.as_map())
+        .and_then(|p| p.iter().find(|f| f.key == "pass-env"))
+        .map(|f| &f.value.value)
+    else {
+        return Vec::new();
+    };
+    let mut passed = Vec::new();
+    for (name, span) in strings("project.pass-env", items, &mut Vec::new()) {
+        let refusal = if !crate::interpolate::is_name(&name) {
+            Some((
+                format!("project.pass-env: `{name}` is not an environment variable name"),
+                "write the variable's name itself (letters, digits, _ and -), not a substitution",
+            ))
+        } else if crate::interpolate::CREDENTIAL_ENV.contains(&name.as_str()) {
+            Some((
+                format!("project.pass-env: `{name}` is monform's own credential: scripts never see it"),
+                "remove it from pass-env; `test --local` runs the files' scripts, in CI a pull request's",
+            ))
+        } else if policy.is_forbidden(&name) {
+            Some((
+                format!("project.pass-env: `{name}` is in secret-env: scripts never see it"),
+                "remove it from pass-env, or from secret-env if scripts may read it",
+            ))
+        } else {
+            None
+        };
+        match refusal {
+            Some((message, help)) => diagnostics.push(
+                Diagnostic::new("monform::pass-env", message)
+                    .at(span, "here")
+                    .help(help),
+            ),
+            None => passed.push((name, span)),
+        }
+    }
+    passed
 }
 
 fn read_defaults(

@@ -55,6 +55,7 @@ fn project_schema() -> Value {
                     "allow-paths": { "type": "array", "items": { "type": "string" }, "description": "Folders outside the project (relative to its root) that `{ file }` scripts, forEachFile globs and symbolic links may read. Every other path must resolve inside the project." },
                     "secret-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables ${env:} may never read, besides MONFORM_API_KEY, MONFORM_AGENT_KEY and MONFORM_STATE_URL." },
                     "public-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables whose values plans may show; every other ${env:} value is sensitive." },
+                    "pass-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables `test --local` gives the files' scripts (and a PLAYWRIGHT check's testCommand) besides PATH, LANG, LC_ALL and TZ: a proxy, NODE_EXTRA_CA_CERTS... Scripts get nothing else of monform's environment; never MONFORM_API_KEY, MONFORM_AGENT_KEY, MONFORM_STATE_URL or a secret-env name." },
                 },
             },
             "api": api,

@@ -135,6 +135,50 @@ fn credentials_cannot_be_read() {
     assert_eq!(locations, ["a.yaml:2:14", "a.yaml:3:14", "monform.toml:6:5"]);
 }
 
+/// Issue 43 item 1: `[project] pass-env` names what scripts see on purpose;
+/// monform's credentials, secret-env names and substitutions are refused
+/// at the item.
+#[test]
+fn pass_env_refuses_credentials_at_the_item() {
+    let (_dir, loaded) = load_files(&[(
+        "monform.toml",
+        "[project]\nname = \"p\"\nsecret-env = [\"TOKEN\"]\npass-env = [\"HTTPS_PROXY\", \"MONFORM_API_KEY\",\n  \"TOKEN\", \"${env:OWNER}\", \"MONFORM_STATE_URL\"]\n",
+    )]);
+    let refused = messages(&loaded);
+    assert_eq!(
+        refused,
+        [
+            "project.pass-env: `MONFORM_API_KEY` is monform's own credential: scripts never see it",
+            "project.pass-env: `TOKEN` is in secret-env: scripts never see it",
+            "project.pass-env: `${env:OWNER}` is not an environment variable name",
+            "project.pass-env: `MONFORM_STATE_URL` is monform's own credential: scripts never see it",
+        ]
+    );
+    let locations: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.location(&loaded.sources))
+        .collect();
+    assert_eq!(
+        locations,
+        [
+            "monform.toml:4:28",
+            "monform.toml:5:3",
+            "monform.toml:5:12",
+            "monform.toml:5:28"
+        ]
+    );
+
+    let (_dir, loaded) = load_files(&[(
+        "monform.toml",
+        "[project]\nname = \"p\"\npass-env = [\"HTTPS_PROXY\", \"NODE_EXTRA_CA_CERTS\"]\n",
+    )]);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let project = loaded.project.unwrap();
+    let names: Vec<&str> = project.pass_env.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["HTTPS_PROXY", "NODE_EXTRA_CA_CERTS"]);
+}
+
 /// Issue 25 item 1: `{ file }` scripts and `forEachFile` globs stay in the
 /// project, unless monform.toml allows a folder.
 #[test]

@@ -3,6 +3,10 @@
 //! as the service would run it (`ops::local_checks`: its group applied,
 //! snippet scripts inlined), and its variables are the project's variables
 //! then its own `environmentVariables` (its group's merged).
+//!
+//! The scripts are the files' code, in CI a pull request's: they run with
+//! an environment built from nothing (`monform_runner::script_env`), plus
+//! the names `[project] pass-env` lists, read here from monform's own.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -20,6 +24,19 @@ use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
 use crate::render::run_detail::{detail, failing_line};
 use crate::render::test::{Summary, human, json as json_report, junit, markdown};
+
+/// The variables of monform's own environment that `[project] pass-env`
+/// gives the scripts, with their values (unset ones are left out). The
+/// loader has refused monform's credentials there; they are left out here
+/// too, whatever the list says.
+fn passed_env(project: &monform_config::Project) -> Vec<(String, std::ffi::OsString)> {
+    project
+        .pass_env
+        .iter()
+        .filter(|(name, _)| !monform_config::interpolate::CREDENTIAL_ENV.contains(&name.as_str()))
+        .filter_map(|(name, _)| std::env::var_os(name).map(|value| (name.clone(), value)))
+        .collect()
+}
 
 /// The location local runs are labelled with when no `--location` is given.
 pub const LOCAL_LOCATION: &str = "local";
@@ -51,7 +68,9 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                 check,
             })
             .collect();
-        let mut runner = Runner::new(RunnerConfig::default()).with_browser(BrowserSetup::discover(Some(dir)));
+        let mut runner = Runner::new(RunnerConfig::default())
+            .with_browser(BrowserSetup::discover(Some(dir)))
+            .with_passed_env(passed_env(&project));
         if let Some(artifacts) = &args.artifacts {
             std::fs::create_dir_all(artifacts)
                 .map_err(|e| Stop::Message(format!("--artifacts {}: {e}", artifacts.display())))?;
