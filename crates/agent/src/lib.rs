@@ -133,7 +133,9 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         reporter: Reporter::new(config.external_observability.then(|| client.clone())),
         scrubber: Scrubber::new(config.key.expose(), std::env::vars().map(|(_, v)| v)),
         // Browser-type checks run where Node.js, playwright-core and Chromium
-        // are found; elsewhere they fail saying what to install.
+        // are found; elsewhere they fail saying what to install. Their
+        // scripts get an environment built from nothing (the runner's
+        // `script_env`): never MONFORM_AGENT_KEY nor the rest of ours.
         runner: Runner::default().with_browser(BrowserSetup::discover(None)),
         client,
         pending: Arc::default(),

@@ -275,6 +275,30 @@ async fn browser_checks_run_where_chromium_is_else_say_so() {
     }
 }
 
+/// Issue 43 item 1: the emulator's runs start scripts with an environment
+/// built from nothing, not the server's own (here the test's: cargo sets
+/// CARGO_MANIFEST_DIR and CARGO_PKG_NAME for it).
+#[tokio::test]
+async fn browser_scripts_see_none_of_the_servers_environment() {
+    if monform_runner::BrowserSetup::discover(None).missing(true).is_some() {
+        eprintln!("skipped: no browser");
+        return;
+    }
+    let ts = emulator().await;
+    let script = "const leaked = ['CARGO_MANIFEST_DIR', 'CARGO_PKG_NAME', 'MONFORM_API_KEY', 'GITHUB_TOKEN']\n\
+                  .filter((n) => n in process.env)\n\
+                  if (leaked.length) throw new Error('leaked ' + leaked.join(','))\n\
+                  await page.setContent('<title>Clean</title>')\nexpect(await page.title()).toBe('Clean')";
+    let id = create(
+        &ts,
+        "browser",
+        json!({ "name": "Environment", "script": script, "locations": ["eu-west-1"] }),
+    )
+    .await;
+    let session = run_session(&ts, &id).await;
+    assert_eq!(session["status"], "PASSED", "{session}");
+}
+
 #[tokio::test]
 async fn setup_snippets_named_by_id_run_before_the_request() {
     let ts = emulator().await;
