@@ -44,5 +44,6 @@ mod test_status;
 mod trust;
 mod unreachable;
 mod untrusted_files;
+mod url_secrets;
 mod validate;
 mod verify;

@@ -375,6 +375,15 @@ fn compare(
             version_changed
         }
     };
+    // A change only inside what is masked (a URL's `?apikey=`) would show
+    // the same text twice: shown as a secret's change, drift kept.
+    for field in &mut fields {
+        if !field.sensitive && field.before.is_some() && field.before == field.after {
+            field.sensitive = true;
+            field.before = None;
+            field.after = None;
+        }
+    }
     let reason = match action {
         Action::Noop => Reason::UpToDate,
         _ if drifted => Reason::Drift,

@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use monform_config::Desired;
-use monform_model::Address;
+use monform_model::sensitive::url_credential_paths;
+use monform_model::{Address, FieldPath};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -62,7 +63,7 @@ pub enum StalePlan {
     State { planned: u64, now: u64 },
     #[error("{0} changed in the account since the plan was made")]
     Remote(String),
-    #[error("{0}: the secret value in the environment differs from the one planned")]
+    #[error("{0}: a secret value (from the environment, or a credential in a URL) differs from the one planned")]
     Secret(String),
     #[error("the files or the account changed since the plan was made: {0} would now be planned differently")]
     Changed(String),
@@ -98,8 +99,12 @@ fn secrets(plan: &Plan, desired: &Desired, salt: &str) -> BTreeMap<String, BTree
         .filter_map(|c| {
             let resource = desired.resources.get(&c.address)?;
             let json = managed(c.address.kind, resource.resource.to_json());
+            // A URL's credential is masked in `fields` too: its print tells
+            // a token changed between the plan and the apply.
+            let urls = url_credential_paths(&json, &FieldPath::root());
             let fingerprints: BTreeMap<String, String> = sensitive_paths(c.address.kind, &json, &resource.sensitive)
                 .into_iter()
+                .chain(urls)
                 .filter_map(|path| Some((path.to_string(), fingerprint(salt, lookup(&json, &path)?))))
                 .collect();
             (!fingerprints.is_empty()).then(|| (c.address.to_string(), fingerprints))

@@ -5,20 +5,26 @@
 //! A field is sensitive when the types say so (`x-sensitive`), when a
 //! sibling flag is true (`x-sensitive-if`, e.g. a secret variable's value),
 //! or when a sibling names a credential (`x-sensitive-if-named`: a header
-//! called `Authorization`, `X-Api-Key`, `Cookie`...).
+//! called `Authorization`, `X-Api-Key`, `Cookie`...). Inside any URL, the
+//! query parameters named the same way and a user information's password
+//! are masked in place (`url`: `https://x/p?apikey=(sensitive)&page=2`).
 
 use serde_json::Value;
 
 use crate::facts::{Pattern, expand, facts, matches};
 use crate::{FieldPath, Kind};
 
+mod url;
+pub use url::{any_url_credential, holds_url_credential, is_masked_url, mask_url, mask_urls};
+
 /// What masked values read as, in every output.
 pub const MASK: &str = "(sensitive)";
 
-/// Whether a header or parameter name says its value is a credential:
-/// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and any
-/// name with a token, key, secret, password or auth part (`X-Api-Key`,
-/// `X-Auth-Token`, `Client-Secret`, `api_key`...).
+/// Whether a header or parameter name (of a header, or of a URL's query)
+/// says its value is a credential: `Authorization`, `Proxy-Authorization`,
+/// `Cookie`, `Set-Cookie`, and any name with a token, key, secret, password,
+/// signature or auth part (`X-Api-Key`, `X-Auth-Token`, `Client-Secret`,
+/// `api_key`, `access_token`, `sig`...).
 pub fn is_credential_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     if matches!(lower.as_str(), "cookie" | "set-cookie") {
@@ -36,6 +42,8 @@ pub fn is_credential_name(name: &str) -> bool {
                 | "pwd"
                 | "auth"
                 | "signature"
+                | "sig"
+                | "jwt"
                 | "credential"
                 | "credentials"
                 | "session"
@@ -101,31 +109,78 @@ pub fn mask_at(kind: Kind, resource: &Value, at: &FieldPath, value: &Value, extr
     redact(value, at, &sensitive)
 }
 
-/// `value` with the value at every path of `sensitive` (at or below `at`,
-/// the place `value` sits in its resource) replaced by [`MASK`].
+/// `value` as every output shows it: the value at every path of
+/// `sensitive` (at or below `at`, the place `value` sits in its resource)
+/// replaced by [`MASK`], and the credentials of every URL masked in place.
 pub fn redact(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
+    redact_with(value, at, sensitive, true)
+}
+
+/// [`redact`] without masking URLs: for a fingerprint of what the files
+/// say, which must change when a URL's token does.
+pub fn redact_paths(value: &Value, at: &FieldPath, sensitive: &[FieldPath]) -> Value {
+    redact_with(value, at, sensitive, false)
+}
+
+fn redact_with(value: &Value, at: &FieldPath, sensitive: &[FieldPath], urls: bool) -> Value {
     if sensitive.contains(at) {
         return Value::String(MASK.into());
     }
     // Most values hold no secret: copy them as they are.
     if !sensitive.iter().any(|p| p.starts_with(at)) {
-        return value.clone();
+        return if urls { mask_urls(value) } else { value.clone() };
     }
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), redact(v, &at.key(k), sensitive)))
+                .map(|(k, v)| (k.clone(), redact_with(v, &at.key(k), sensitive, urls)))
                 .collect(),
         ),
         Value::Array(items) => Value::Array(
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| redact(v, &at.index(i), sensitive))
+                .map(|(i, v)| redact_with(v, &at.index(i), sensitive, urls))
                 .collect(),
         ),
+        other if urls => mask_urls(other),
         other => other.clone(),
     }
+}
+
+/// Whether a masked value shows a secret was there: [`MASK`] itself, or a
+/// URL with a credential masked.
+pub fn holds_mask(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s == MASK || is_masked_url(s),
+        Value::Array(items) => items.iter().any(holds_mask),
+        Value::Object(map) => map.values().any(holds_mask),
+        _ => false,
+    }
+}
+
+/// The paths of the strings of `value` (below `at`) that are URLs holding
+/// a credential: what a saved plan fingerprints, as it does secrets.
+pub fn url_credential_paths(value: &Value, at: &FieldPath) -> Vec<FieldPath> {
+    let mut paths = Vec::new();
+    fn walk(value: &Value, at: FieldPath, paths: &mut Vec<FieldPath>) {
+        match value {
+            Value::String(s) if holds_url_credential(s) => paths.push(at),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, at.index(i), paths);
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    walk(v, at.key(k), paths);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(value, at.clone(), &mut paths);
+    paths
 }
 
 /// A whole resource value with its secrets masked: the sensitive paths of
@@ -141,7 +196,7 @@ pub fn into_masked(kind: Kind, value: Value, extra: &[FieldPath]) -> Value {
     let root = FieldPath::root();
     let mut sensitive = sensitive_paths_at(kind, &value, &root, &value);
     sensitive.extend(extra.iter().cloned());
-    if sensitive.is_empty() {
+    if sensitive.is_empty() && !any_url_credential(&value) {
         return value;
     }
     redact(&value, &root, &sensitive)
@@ -165,6 +220,9 @@ mod tests {
             "X-Session",
             "PRIVATE-TOKEN",
             "x-hub-signature",
+            "access_token",
+            "sig",
+            "apikey",
         ] {
             assert!(is_credential_name(name), "{name}");
         }
@@ -217,6 +275,39 @@ mod tests {
         let check = json!({"checkType": "URL", "name": "k=abc", "request": {"url": "https://x"}});
         let masked = mask(Kind::Check, &check, &[FieldPath::parse("name")]);
         assert_eq!(masked["name"], MASK);
+    }
+
+    /// Issue 43: a credential in a URL's query is masked in every URL of
+    /// every kind (check, webhook channel), the URL kept readable; the
+    /// fingerprint form keeps it.
+    #[test]
+    fn url_query_credentials_are_masked_in_place() {
+        let check = json!({"checkType": "API", "name": "a",
+            "request": {"method": "GET", "url": "https://api.example.com/health?apikey=MARKER&page=2"}});
+        for masked in [
+            mask(Kind::Check, &check, &[]),
+            into_masked(Kind::Check, check.clone(), &[]),
+        ] {
+            assert_eq!(
+                masked["request"]["url"],
+                "https://api.example.com/health?apikey=(sensitive)&page=2"
+            );
+        }
+        let channel = json!({"type": "WEBHOOK", "config": {"name": "n", "url": "https://h.test/in?token=MARKER",
+            "method": "POST", "headers": [{"key": "Authorization", "value": "MARKER"}]}});
+        let masked = mask(Kind::AlertChannel, &channel, &[]).to_string();
+        assert!(
+            !masked.contains("MARKER") && masked.contains("https://h.test/in?token=(sensitive)"),
+            "{masked}"
+        );
+        assert!(holds_mask(&json!(["https://h.test/in?token=(sensitive)"])));
+        assert!(!holds_mask(&json!("Homepage")));
+        let url = FieldPath::parse("request.url");
+        assert_eq!(
+            redact_paths(&check["request"]["url"], &url, &[]),
+            check["request"]["url"]
+        );
+        assert_eq!(url_credential_paths(&check, &FieldPath::root()), vec![url]);
     }
 
     /// The owned form masks what `mask` masks, secrets or none.

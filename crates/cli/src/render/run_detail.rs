@@ -2,7 +2,8 @@
 //! failed (with the script line a browser run failed at, and the files it
 //! left), and with `--verbose` an API check's request, response status and
 //! assertions, the console output and the notes. Secret variables are
-//! masked by the runner already; credential headers are hidden here.
+//! masked by the runner already; credential headers and a URL's
+//! credential parameters are hidden here.
 
 use monform_engine::ops::TestRun;
 use monform_runner::Outcome;
@@ -47,9 +48,10 @@ fn exchange(api: &Value) -> String {
     let mut out = String::new();
     let request = &api["request"];
     if let Some(method) = request["method"].as_str() {
+        // A token in the query (`?apikey=`) is masked as headers are.
         out.push_str(&format!(
             "  request: {method} {}\n",
-            request["url"].as_str().unwrap_or("")
+            monform_model::sensitive::mask_url(request["url"].as_str().unwrap_or(""))
         ));
         for (name, value) in request["headers"].as_object().into_iter().flatten() {
             let value = if is_credential(name) {

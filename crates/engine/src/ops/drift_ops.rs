@@ -3,7 +3,7 @@
 //! without a second fetch and diff.
 
 use monform_model::Address;
-use monform_model::sensitive::MASK;
+use monform_model::sensitive::holds_mask;
 use serde_json::Value;
 
 use crate::plan::Plan;
@@ -60,21 +60,12 @@ pub fn drifted(plan: &Plan) -> Vec<Drifted> {
         .collect()
 }
 
-/// Whether a (masked) value has a secret in it anywhere.
-fn holds_mask(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s == MASK,
-        Value::Array(items) => items.iter().any(holds_mask),
-        Value::Object(map) => map.values().any(holds_mask),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::{Action, Change, FieldChange, Reason};
     use monform_model::Kind;
+    use monform_model::sensitive::MASK;
     use serde_json::json;
 
     fn field(path: &str, before: Value, drift: bool) -> FieldChange {
