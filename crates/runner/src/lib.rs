@@ -40,6 +40,7 @@ pub mod assertions;
 mod browser;
 #[cfg(test)]
 mod browser_loopback;
+mod browser_setup;
 mod dns;
 mod heartbeat;
 pub mod http;
@@ -57,7 +58,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use assertions::AssertionResult;
-pub use browser::{BrowserSetup, INSTALL_HINT};
+pub use browser_setup::{BrowserSetup, INSTALL_HINT};
 pub use monform_model::effective::inline_snippets;
 pub use outcome::{Outcome, RunStatus, errored, from_record, to_record};
 pub(crate) use outcome::{Probe, judge, threshold};

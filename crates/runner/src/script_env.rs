@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::browser::BrowserSetup;
+use crate::browser_setup::BrowserSetup;
 use crate::variables::Variables;
 
 /// The names a script inherits from monform's own environment when they are
