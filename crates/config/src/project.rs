@@ -6,7 +6,9 @@ use crate::interpolate::EnvPolicy;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 
+mod policy;
 mod reconcile;
+pub use policy::PolicyLimits;
 pub use reconcile::{Reconcile, parse_duration};
 
 pub const PROJECT_FILE: &str = "monform.toml";
@@ -60,6 +62,9 @@ pub struct Project {
     /// relative to the root, each with where it is written); empty means
     /// `policies/` (issue 32).
     pub policy_paths: Vec<(String, Span)>,
+    /// `[policy] max-instructions` and `timeout`: how far one rule's
+    /// evaluation may go (issue 43).
+    pub policy_limits: PolicyLimits,
 }
 
 /// How a linter finding is reported (`[lint]` in monform.toml).
@@ -155,6 +160,7 @@ impl Project {
             pass_env: Vec::new(),
             reconcile: Reconcile::default(),
             policy_paths: Vec::new(),
+            policy_limits: PolicyLimits::default(),
         }
     }
 
@@ -211,7 +217,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("lint", Lint::KEYS),
     ("budget", &["max-runs-per-month"]),
     ("reconcile", reconcile::KEYS),
-    ("policy", &["paths"]),
+    ("policy", &["paths", "max-instructions", "timeout"]),
 ];
 
 pub(crate) const ENVIRONMENT_KEYS: &[&str] = &["project", "vars", "defaults", "api"];
@@ -300,6 +306,9 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                 }
                 ("policy.paths", _) => {
                     diagnostics.push(wrong_type(&path, &field.value, "a list of folders or .rego files"))
+                }
+                ("policy.max-instructions" | "policy.timeout", _) => {
+                    policy::read_limit(field, &mut project.policy_limits, diagnostics)
                 }
                 ("project.allow-paths", NodeValue::Seq(items)) => {
                     project.allow_paths = strings(&path, items, diagnostics);

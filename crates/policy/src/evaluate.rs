@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use monform_config::project::Project;
+use monform_config::project::{PolicyLimits, Project};
 use monform_config::source::{FileId, Format, SourceFile, Sources, Span};
 use monform_config::{Diagnostic, source};
 use regex::Regex;
@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::PACKAGE_ROOT;
 use crate::input::Input;
+use crate::limits::{Deadline, Failure, LimitHit};
 
 /// What a rule's results are: conftest's `deny` and `violation` (errors,
 /// `apply` refuses) and `warn` (shown, never blocking).
@@ -80,13 +81,28 @@ impl Finding {
 pub struct EvalError {
     pub message: String,
     pub span: Option<Span>,
+    /// The bound it went past (`[policy] max-instructions` or `timeout`),
+    /// when that is why it stopped.
+    pub limit: Option<LimitHit>,
 }
 
 impl EvalError {
     pub fn to_diagnostic(&self) -> Diagnostic {
-        let diagnostic = Diagnostic::new("monform::policy-error", format!("policy: {}", self.message));
-        match self.span {
-            Some(span) => diagnostic.at(span, "here"),
+        let code = match self.limit {
+            Some(_) => "monform::policy-limit",
+            None => "monform::policy-error",
+        };
+        let diagnostic = Diagnostic::new(code, format!("policy: {}", self.message));
+        let label = match self.limit {
+            Some(_) => "stopped here",
+            None => "here",
+        };
+        let diagnostic = match self.span {
+            Some(span) => diagnostic.at(span, label),
+            None => diagnostic,
+        };
+        match self.limit {
+            Some(hit) => diagnostic.help(hit.help()),
             None => diagnostic,
         }
     }
@@ -97,6 +113,10 @@ impl EvalError {
 pub(crate) struct Module {
     /// Without `data.`: `monform.locations`.
     pub package: String,
+    /// The file as shown (`policies/locations.rego`) and as read.
+    pub name: String,
+    pub file: FileId,
+    pub text: Arc<str>,
     /// The levels it declares, each with where.
     pub rules: Vec<(Level, Span)>,
     /// Its `test_*` rules, each with where.
@@ -108,11 +128,16 @@ pub(crate) struct Module {
 pub struct Policies {
     pub(crate) engine: regorus::Engine,
     pub(crate) modules: Vec<Module>,
+    /// How far one rule's evaluation may go.
+    pub(crate) limits: PolicyLimits,
 }
 
 impl std::fmt::Debug for Policies {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Policies").field("modules", &self.modules).finish()
+        f.debug_struct("Policies")
+            .field("modules", &self.modules)
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
@@ -123,7 +148,7 @@ impl std::fmt::Debug for Policies {
 pub fn load(root: &Path, project: &Project, sources: &mut Sources) -> (Policies, Vec<Diagnostic>) {
     let (files, mut diagnostics) = crate::discover::policy_files(root, project);
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
-    let mut policies = Policies::default();
+    let mut policies = Policies::default().with_limits(project.policy_limits);
     for path in files {
         let shown = path
             .strip_prefix(&canonical_root)
@@ -196,8 +221,26 @@ impl Policies {
             }
         }
         self.engine = engine;
-        self.modules.push(Module { package, rules, tests });
+        self.modules.push(Module {
+            package,
+            name: name.to_owned(),
+            file,
+            text: text.into(),
+            rules,
+            tests,
+        });
         Ok(())
+    }
+
+    /// The same policies with other bounds on each rule's evaluation
+    /// ([`load`] takes the project's `[policy]` ones).
+    pub fn with_limits(mut self, limits: PolicyLimits) -> Policies {
+        self.limits = limits;
+        self
+    }
+
+    pub fn limits(&self) -> PolicyLimits {
+        self.limits
     }
 
     pub fn is_empty(&self) -> bool {
@@ -257,7 +300,7 @@ impl Policies {
                         loop {
                             let index = next.fetch_add(1, Ordering::Relaxed);
                             let Some(job) = jobs.get(index) else { break };
-                            done.push((index, evaluate_rule(&mut engine, &input, job, overrides)));
+                            done.push((index, self.evaluate_rule(&mut engine, &input, job, overrides)));
                         }
                         done
                     })
@@ -270,6 +313,7 @@ impl Policies {
                         let panicked = EvalError {
                             message: "a policy's evaluation panicked".into(),
                             span: None,
+                            limit: None,
                         };
                         vec![(usize::MAX, (Vec::new(), vec![panicked]))]
                     })
@@ -346,38 +390,66 @@ fn runner(modules: &[regorus::unstable::Ref<regorus::unstable::Module>], package
     Runner::Vm { probes }
 }
 
-/// Evaluates one rule on `engine` (whose input is `input`).
-fn evaluate_rule(engine: &mut regorus::Engine, input: &regorus::Value, job: &Job<'_>, overrides: &[String]) -> Outcome {
-    let (package, level, rule_at) = (job.package, job.level, job.rule_at);
-    let rule = intern(format!("{package}.{}", level.rule()));
-    match run_rule(engine, input, &format!("data.{rule}"), &job.runner) {
-        Ok(value) => {
-            let findings = results(&value)
-                .into_iter()
-                .map(|(message, address, field)| {
-                    let mut finding = Finding {
-                        rule,
-                        package: package.to_owned(),
-                        level,
-                        message,
-                        address,
-                        field,
-                        overridden: false,
-                        rule_at,
-                    };
-                    finding.overridden = overrides.iter().any(|o| finding.overridden_by(o));
-                    finding
-                })
-                .collect();
-            (findings, Vec::new())
+impl Policies {
+    /// Evaluates one rule on `engine` (whose input is `input`).
+    fn evaluate_rule(
+        &self,
+        engine: &mut regorus::Engine,
+        input: &regorus::Value,
+        job: &Job<'_>,
+        overrides: &[String],
+    ) -> Outcome {
+        let (package, level, rule_at) = (job.package, job.level, job.rule_at);
+        let rule = intern(format!("{package}.{}", level.rule()));
+        let deadline = Deadline::start(self.limits);
+        match run_rule(engine, input, &format!("data.{rule}"), &job.runner, &deadline) {
+            Ok(value) => {
+                let findings = results(&value)
+                    .into_iter()
+                    .map(|(message, address, field)| {
+                        let mut finding = Finding {
+                            rule,
+                            package: package.to_owned(),
+                            level,
+                            message,
+                            address,
+                            field,
+                            overridden: false,
+                            rule_at,
+                        };
+                        finding.overridden = overrides.iter().any(|o| finding.overridden_by(o));
+                        finding
+                    })
+                    .collect();
+                (findings, Vec::new())
+            }
+            Err(Failure::Other(error)) => (
+                Vec::new(),
+                vec![EvalError {
+                    message: format!("{rule}: {}", located(&error).2),
+                    span: Some(rule_at),
+                    limit: None,
+                }],
+            ),
+            Err(Failure::Limit { hit, at }) => (Vec::new(), vec![self.stopped(rule, rule_at, hit, at)]),
         }
-        Err(error) => (
-            Vec::new(),
-            vec![EvalError {
-                message: format!("{rule}: {}", located(&error).2),
-                span: Some(rule_at),
-            }],
-        ),
+    }
+
+    /// The error of a rule stopped by a bound: the file and the rule, the
+    /// bound, at the line it was running when the VM knows it (else at
+    /// the rule).
+    fn stopped(&self, rule: &str, rule_at: Span, hit: LimitHit, at: Option<(usize, usize)>) -> EvalError {
+        let module = self.modules.iter().find(|m| m.file == rule_at.file);
+        let span = match (module, at) {
+            (Some(module), Some((line, column))) => span_at(module.file, &module.text, line, Some(column)),
+            _ => rule_at,
+        };
+        let file = module.map_or("a policy", |m| m.name.as_str());
+        EvalError {
+            message: format!("{file}: {rule} {} and was stopped", hit.what()),
+            span: Some(span),
+            limit: Some(hit),
+        }
     }
 }
 
@@ -394,25 +466,35 @@ fn run_rule(
     input: &regorus::Value,
     path: &str,
     runner: &Runner,
-) -> Result<regorus::Value, String> {
+    deadline: &Deadline,
+) -> Result<regorus::Value, Failure> {
+    // The interpreter counts no instructions: only the timeout bounds it.
+    let interpret = |engine: &mut regorus::Engine, path: &str| {
+        engine.set_execution_timer_config(deadline.timer()?);
+        engine
+            .eval_rule(path.to_owned())
+            .map_err(|e| deadline.interpreter_error(e.as_ref()))
+    };
     let Runner::Vm { probes } = runner else {
-        return engine.eval_rule(path.to_owned()).map_err(|e| e.to_string());
+        return interpret(engine, path);
     };
     for probe in probes {
-        engine.eval_rule(probe.clone()).map_err(|e| e.to_string())?;
+        interpret(engine, probe)?;
     }
     match compile(engine, path) {
         Some(program) => {
             let mut vm = regorus::rvm::RegoVM::new();
             vm.load_program(program);
-            // The default stops at 25,000 instructions: a loop over
-            // 100,000 resources runs millions.
-            vm.set_max_instructions(usize::MAX);
-            vm.set_data(regorus::Value::new_object()).map_err(|e| e.to_string())?;
+            // Not regorus's default (25,000): a loop over 100,000
+            // resources runs millions.
+            vm.set_max_instructions(deadline.max_instructions());
+            vm.set_execution_timer_config(Some(deadline.timer()?));
+            vm.set_data(regorus::Value::new_object())
+                .map_err(|e| Failure::Other(e.to_string()))?;
             vm.set_input(input.clone());
-            vm.execute().map_err(|e| e.to_string())
+            vm.execute().map_err(|e| deadline.vm_error(&vm, e))
         }
-        None => engine.eval_rule(path.to_owned()).map_err(|e| e.to_string()),
+        None => interpret(engine, path),
     }
 }
 
@@ -427,21 +509,25 @@ fn compile(engine: &mut regorus::Engine, path: &str) -> Option<std::sync::Arc<re
 /// A regorus error at the file:line it names (its first `--> file:line:col`).
 pub(crate) fn error_at(file: FileId, text: &str, message: &str) -> EvalError {
     let (line, column, message) = located(message);
-    let span = line.map(|line| {
-        let start: usize = text
-            .split_inclusive('\n')
-            .take(line.saturating_sub(1))
-            .map(str::len)
-            .sum();
-        let column = column.unwrap_or(1).saturating_sub(1);
-        let rest = &text[start.min(text.len())..];
-        let offset = rest.char_indices().nth(column).map_or(0, |(i, _)| i);
-        Span::new(file, (start + offset).min(text.len()), 1)
-    });
+    let span = line.map(|line| span_at(file, text, line, column));
     EvalError {
         message,
         span: span.or(Some(Span::new(file, 0, 0))),
+        limit: None,
     }
+}
+
+/// The span of one character at a 1-based line and column of `text`.
+fn span_at(file: FileId, text: &str, line: usize, column: Option<usize>) -> Span {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let column = column.unwrap_or(1).saturating_sub(1);
+    let rest = &text[start.min(text.len())..];
+    let offset = rest.char_indices().nth(column).map_or(0, |(i, _)| i);
+    Span::new(file, (start + offset).min(text.len()), 1)
 }
 
 /// The line, column and last line (`error: ...`) of a regorus message,
@@ -735,7 +821,8 @@ mod tests {
                 );
                 let runner = runner(engine.get_modules(), &module.package, *level);
                 assert!(matches!(runner, Runner::Vm { .. }), "{path}: {runner:?}");
-                let vm = run_rule(&mut engine, &input.0, &path, &runner).unwrap();
+                let deadline = Deadline::start(PolicyLimits::default());
+                let vm = run_rule(&mut engine, &input.0, &path, &runner, &deadline).unwrap();
                 let interpreted = engine.eval_rule(path.clone()).unwrap();
                 assert_eq!(vm, interpreted, "{path}");
                 compared += 1;

@@ -19,12 +19,14 @@
 mod discover;
 mod evaluate;
 pub mod input;
+mod limits;
 mod locate;
 pub mod schema;
 mod testing;
 
 pub use discover::{DEFAULT_DIR, policy_files};
 pub use evaluate::{EvalError, Finding, Level, Policies, load};
+pub use limits::LimitHit;
 pub use locate::diagnostics;
 pub use testing::{TestCase, TestOutcome, TestReport};
 

@@ -8,6 +8,7 @@ use monform_config::source::Span;
 
 use crate::Policies;
 use crate::evaluate::error_at;
+use crate::limits::{Deadline, Failure};
 
 /// One test and how it went.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +64,19 @@ impl Policies {
                     continue;
                 }
                 let started = Instant::now();
-                let outcome = match engine.eval_rule(format!("data.{name}")) {
+                // A test is a rule like the others: bounded by `[policy] timeout`.
+                let deadline = Deadline::start(self.limits);
+                let evaluated = deadline.timer().and_then(|timer| {
+                    engine.set_execution_timer_config(timer);
+                    engine
+                        .eval_rule(format!("data.{name}"))
+                        .map_err(|e| deadline.interpreter_error(e.as_ref()))
+                });
+                let outcome = match evaluated {
                     Ok(regorus::Value::Bool(true)) => TestOutcome::Pass,
                     Ok(_) => TestOutcome::Fail,
-                    Err(error) => TestOutcome::Error(error_at(at.file, "", &error.to_string()).message),
+                    Err(Failure::Limit { hit, .. }) => TestOutcome::Error(format!("{} and was stopped", hit.what())),
+                    Err(Failure::Other(error)) => TestOutcome::Error(error_at(at.file, "", &error).message),
                 };
                 report.cases.push(TestCase {
                     name,
