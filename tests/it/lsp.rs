@@ -2,6 +2,8 @@
 //! to with lsp-types messages by `common::lsp::Client`. Those against the
 //! service are in `lsp_live.rs`.
 
+mod frames;
+
 use std::path::Path;
 
 use lsp_types::DiagnosticSeverity;

@@ -15,7 +15,10 @@
 //! - `analysis`: the project (the folder holding `monform.toml`) loaded by
 //!   `monform_config` with the unsaved text in place of the disk's, and
 //!   every diagnostic `validate` gives, by file;
-//! - `server`: the loop, debounced loads on a worker thread.
+//! - `server`: the loop, debounced loads on a worker thread;
+//! - `transport`: stdin and stdout as an `lsp_server::Connection`, read
+//!   with bounded memory; a frame it cannot read is answered with a
+//!   JSON-RPC error and skipped, not the end of the server.
 //!
 //! The CLI's `monform lsp` only calls [`run_stdio`]; the benchmark serves
 //! an in-memory connection with [`serve`].
@@ -33,6 +36,9 @@ mod live;
 mod navigate;
 mod rename;
 mod server;
+mod transport;
+
+pub use transport::MAX_FRAME;
 
 use lsp_types::{
     ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
@@ -54,6 +60,8 @@ pub enum Error {
     Refused(String),
     #[error("cannot write to the editor: {0}")]
     Io(#[from] std::io::Error),
+    #[error("cannot read from the editor: {0}")]
+    Read(std::io::Error),
 }
 
 /// What the server can do, as told to the editor in `initialize`.
@@ -77,9 +85,12 @@ pub struct Config {
     pub environment: Option<String>,
 }
 
-/// Serves one editor over standard input and output until it says `exit`.
+/// Serves one editor over standard input and output until it says `exit`
+/// (or closes its end). A frame it cannot read (no Content-Length, over
+/// [`MAX_FRAME`] bytes, not a JSON-RPC message) is answered with an error
+/// and skipped.
 pub fn run_stdio(config: Config) -> Result<(), Error> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, io_threads) = transport::stdio()?;
     serve(&connection, config)?;
     drop(connection);
     io_threads.join()?;
