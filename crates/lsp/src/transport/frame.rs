@@ -261,7 +261,8 @@ fn parse(body: &[u8]) -> Result<Message, Skipped> {
     let error = match serde_json::from_slice::<Message>(body) {
         // A request whose method is not a string reads as a response with
         // neither result nor error (serde's untagged enum ignores the
-        // method): the editor waits for its answer, so it is one.
+        // method), which the server would drop unanswered: refused as an
+        // invalid request instead, so the editor hears of it.
         Ok(Message::Response(response))
             if response.result.is_none() && response.error.is_none() && keys(body).contains_key("method") =>
         {
