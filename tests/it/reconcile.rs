@@ -4,6 +4,7 @@
 
 use crate::common;
 
+mod listener;
 mod recovery;
 
 use std::io::Read;

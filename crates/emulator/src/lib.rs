@@ -17,13 +17,16 @@ pub mod error;
 pub mod faults;
 pub mod ids;
 pub mod layers;
-pub mod listen;
 pub mod observe;
 pub mod openapi;
 pub mod ratelimit;
 pub mod resource;
 pub mod routes;
 pub mod store;
+
+/// Connections: a limit and timeouts (`Config::connections`), shared with
+/// the reconciler's `/metrics` listener.
+pub use monform_listen as listen;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

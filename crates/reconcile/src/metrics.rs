@@ -1,16 +1,21 @@
 //! `/metrics` (Prometheus text format 0.0.4), `/healthz` and `/readyz` on
-//! `--listen` (issue 30 item 4).
+//! `--listen` (issue 30 item 4), served with a connection cap and short
+//! timeouts ([`LIMITS`], issue 43 item 5): 400 idle connections once took
+//! every descriptor of a process limited to 256, and `/healthz` and the
+//! loop's reading of monform.toml failed with them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use monform_listen::{Limits, WhenFull};
 
 /// The reconciler's figures.
 #[derive(Debug, Default)]
@@ -120,20 +125,35 @@ impl Metrics {
     }
 }
 
+/// The listener's limits. Its clients are a scraper or two, health and
+/// readiness probes and a person with curl, each sending a short GET as
+/// soon as it connects: 16 connections are plenty, and a head may take 5 s.
+/// At the cap the oldest idle connection is closed for the new one rather
+/// than the new one waiting: waiting, a probe would queue behind every
+/// idle connection opened before it (400 of them, 16 freed per head
+/// timeout: 2 minutes), past any probe's timeout. The process then holds
+/// at most 17 descriptors for the listener, however many connect.
+pub const LIMITS: Limits = Limits {
+    header_read_timeout: Duration::from_secs(5),
+    // The endpoints take no body.
+    body_timeout: Duration::from_secs(5),
+    // Under a scrape interval (15 s at the shortest usual): a scraper
+    // reconnects each time rather than hold a connection between scrapes.
+    idle_timeout: Duration::from_secs(10),
+    max_connections: 16,
+    when_full: WhenFull::CloseOldestIdle,
+};
+
 /// Serves the three endpoints until the process ends.
 pub async fn serve(address: SocketAddr, metrics: Arc<Metrics>) -> Result<SocketAddr, String> {
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let listener = monform_listen::bind(address).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     let app = Router::new()
         .route("/metrics", get(metrics_page))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .with_state(metrics);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    tokio::spawn(monform_listen::serve(listener, app, LIMITS, std::future::pending()));
     Ok(bound)
 }
 

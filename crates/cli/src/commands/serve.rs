@@ -132,6 +132,7 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
             body_timeout: Duration::from_secs(args.body_timeout),
             idle_timeout: Duration::from_secs(args.idle_timeout),
             max_connections: args.max_connections as usize,
+            ..Limits::default()
         },
         max_browser_runs: args
             .max_browser_runs

@@ -1,29 +1,8 @@
-//! Serving connections (issue 25): hyper's HTTP/1 connections, as
-//! `axum::serve` makes them (the emulator speaks HTTP/1.1, as before), with
-//! what `axum::serve` leaves out: a limit on connections and timeouts, so
-//! slow or idle clients cannot hold the server's file descriptors.
-//!
-//! - At most [`Limits::max_connections`] connections at once: past it the
-//!   server stops accepting, and new connections wait in the kernel's
-//!   backlog until one closes.
-//! - A request's head (request line and headers) must arrive within
-//!   [`Limits::header_read_timeout`] of its first byte (for the first
-//!   request, of the connection's opening: a client that connects and
-//!   sends nothing is closed as soon).
-//! - Its body must arrive whole within [`Limits::body_timeout`] of the head
-//!   (tower-http's `DeadlineBody`, a total, not a per-read timeout, so a
-//!   trickle cannot stretch it); past it the request answers 408.
-//! - A connection with no request in flight and nothing arriving is closed
-//!   after [`Limits::idle_timeout`] (gracefully: a response being written
-//!   is finished first).
-//!
-//! hyper's own `header_read_timeout` is not used: it also runs while a
-//! keep-alive connection waits for its next request, so it would cut every
-//! idle connection at the header timeout. The two timers are told apart
-//! here by whether bytes of a new request have arrived ([`Activity`]).
+//! One connection: hyper's HTTP/1 with a watchdog for the header-read
+//! and idle timeouts ([`Activity`]), the body's deadline, and the word to
+//! close it at once when the server needs its slot.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -37,111 +16,40 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
 use tower_http::timeout::DeadlineBody;
 
-/// How long clients may take, and how many may be connected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub header_read_timeout: Duration,
-    pub body_timeout: Duration,
-    pub idle_timeout: Duration,
-    pub max_connections: usize,
-}
-
-impl Default for Limits {
-    /// 10 s for a head (a client on a slow link sends one in well under a
-    /// second), 30 s for a body (1 MiB at most, the API's limit, at 35 KB/s),
-    /// 60 s idle (under the 90 s most client pools keep connections, so a
-    /// client rarely reuses one the server is closing), 512 connections
-    /// (well under the usual 1,024 descriptors a process may open, leaving
-    /// room for SQLite and outgoing probes).
-    fn default() -> Limits {
-        Limits {
-            header_read_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            idle_timeout: Duration::from_secs(60),
-            max_connections: 512,
-        }
-    }
-}
-
-/// Serves `router` on `listener` until `shutdown` completes, then lets
-/// every connection finish what it is doing (idle ones close at once) and
-/// returns.
-pub async fn serve(
-    listener: TcpListener,
-    router: Router,
-    limits: Limits,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // Every connection holds a receiver; `closed()` is all of them gone.
-    let (open_tx, open_rx) = watch::channel(());
-    let mut shutdown = pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            permit = slots.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let (stream, remote) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    accept_failed(error).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let stop = stop_rx.clone();
-        let open = open_rx.clone();
-        tokio::spawn(async move {
-            connection(stream, remote, router, limits, stop).await;
-            drop((permit, open));
-        });
-    }
-    drop(listener);
-    let _ = stop_tx.send(true);
-    drop(open_rx);
-    open_tx.closed().await;
-    Ok(())
-}
-
-/// As `axum::serve`: a connection that failed before it was accepted is
-/// skipped; anything else (out of descriptors) is waited out.
-async fn accept_failed(error: std::io::Error) {
-    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    if matches!(error.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset) {
-        return;
-    }
-    tracing::error!(target: "monform::emulator", "cannot accept a connection: {error}; waiting 1 s");
-    tokio::time::sleep(Duration::from_secs(1)).await;
-}
+use crate::limits::Limits;
 
 /// What a connection's watchdog reads: requests in flight, and since when
 /// a head has been arriving or the connection has been idle (ms since
-/// `opened`; `NONE` when not).
-struct Activity {
+/// `opened`; `NONE` when not); and the server's word to close it.
+pub(crate) struct Activity {
     opened: Instant,
     in_flight: AtomicUsize,
     head_since: AtomicU64,
     idle_since: AtomicU64,
+    pub(crate) close: Notify,
 }
 
 const NONE: u64 = u64::MAX;
 
 impl Activity {
-    fn now(&self) -> u64 {
+    pub(crate) fn new() -> Activity {
+        Activity {
+            opened: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            // The first head is due from the opening.
+            head_since: AtomicU64::new(0),
+            idle_since: AtomicU64::new(NONE),
+            close: Notify::new(),
+        }
+    }
+
+    pub(crate) fn now(&self) -> u64 {
         self.opened.elapsed().as_millis() as u64
     }
 
@@ -154,14 +62,29 @@ impl Activity {
         }
     }
 
-    fn request_started(&self) {
+    pub(crate) fn request_started(&self) {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.head_since.store(NONE, Ordering::SeqCst);
     }
 
-    fn request_done(&self, now: u64) {
+    pub(crate) fn request_done(&self, now: u64) {
         self.idle_since.store(now, Ordering::SeqCst);
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Since when the connection has waited for a request (its head
+    /// arriving, or idle); `None` with a request in flight.
+    pub(crate) fn waiting_since(&self) -> Option<Instant> {
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let head = self.head_since.load(Ordering::SeqCst);
+        let since = if head != NONE {
+            head
+        } else {
+            self.idle_since.load(Ordering::SeqCst)
+        };
+        (since != NONE).then(|| self.opened + Duration::from_millis(since))
     }
 
     /// What to do at `now`: keep the connection, or close it.
@@ -204,20 +127,14 @@ impl Drop for InFlight {
     }
 }
 
-async fn connection(
+pub(crate) async fn connection(
     stream: TcpStream,
     remote: SocketAddr,
     router: Router,
     limits: Limits,
+    activity: Arc<Activity>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let activity = Arc::new(Activity {
-        opened: Instant::now(),
-        in_flight: AtomicUsize::new(0),
-        // The first head is due from the opening.
-        head_since: AtomicU64::new(0),
-        idle_since: AtomicU64::new(NONE),
-    });
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: activity.clone(),
@@ -249,9 +166,21 @@ async fn connection(
         tokio::select! {
             result = served.as_mut() => {
                 if let Err(error) = result {
-                    tracing::debug!(target: "monform::emulator", %remote, "connection ended: {error}");
+                    tracing::debug!(target: "monform::listen", %remote, "connection ended: {error}");
                 }
                 return;
+            }
+            // Chosen to make room (`WhenFull::CloseOldestIdle`): idle, so
+            // closed at once; a request that began since is answered first.
+            () = activity.close.notified() => {
+                if activity.in_flight.load(Ordering::SeqCst) == 0 {
+                    tracing::debug!(target: "monform::listen", %remote, "closed: the oldest idle connection, to make room for a new one");
+                    return;
+                }
+                if closing.is_none() {
+                    served.as_mut().graceful_shutdown();
+                    closing = Some(Instant::now());
+                }
             }
             // The server stops (the flag only ever turns true).
             _ = stop.changed(), if closing.is_none() => {
@@ -262,7 +191,7 @@ async fn connection(
                 match activity.verdict(activity.now(), &limits) {
                     Verdict::Keep => {}
                     Verdict::SlowHead => {
-                        tracing::debug!(target: "monform::emulator", %remote, "closed: no complete request head within {:?}", limits.header_read_timeout);
+                        tracing::debug!(target: "monform::listen", %remote, "closed: no complete request head within {:?}", limits.header_read_timeout);
                         return;
                     }
                     Verdict::Idle if closing.is_none() => {
@@ -328,14 +257,10 @@ impl AsyncWrite for Watched {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::WhenFull;
 
     fn activity() -> Activity {
-        Activity {
-            opened: Instant::now(),
-            in_flight: AtomicUsize::new(0),
-            head_since: AtomicU64::new(0),
-            idle_since: AtomicU64::new(NONE),
-        }
+        Activity::new()
     }
 
     const LIMITS: Limits = Limits {
@@ -343,6 +268,7 @@ mod tests {
         body_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_millis(300),
         max_connections: 1,
+        when_full: WhenFull::Wait,
     };
 
     #[test]
