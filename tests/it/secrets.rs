@@ -313,3 +313,120 @@ fn no_secret_reaches_any_output() {
     );
     assert!(walk.seen.len() > 30, "every output was read");
 }
+
+/// What `${env:MARKER_VAR}` holds in the diagnostics walks: it may appear
+/// in no output; its variable's name is what they show.
+const DIAGNOSTIC_MARKER: &str = "zq-marker-diag-43";
+
+/// Issue 43 item 2: values of `${env:}` in wrong fields (a type, an enum
+/// and a did-you-mean, a tag, a reference, a value from `[defaults]`).
+const WRONG_FIELDS: &str = r#"alertChannels:
+  mail: { type: EMAIL, config: { address: "a@example.com" } }
+checks:
+  c1:
+    checkType: API
+    name: c1
+    frequency: ${env:MARKER_VAR}
+    locations: ["${env:MARKER_VAR}"]
+    alertChannels: ["${env:MARKER_VAR}"]
+    request: { method: "${env:MARKER_VAR}", url: "http://127.0.0.1:9/" }
+  c2:
+    checkType: "${env:MARKER_VAR}"
+    name: c2
+"#;
+
+/// Runs `monform` on `project` against `served` with `MARKER_VAR` set.
+fn marked(served: &Served, project: &Path, args: &[&str]) -> std::process::Output {
+    monform()
+        .arg("--dir")
+        .arg(project)
+        .args(["--api-url", &served.url, "--color", "never"])
+        .args(args)
+        .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
+        .env("MONFORM_ACCOUNT_ID", &served.account)
+        .env("MARKER_VAR", DIAGNOSTIC_MARKER)
+        .output()
+        .expect("monform runs")
+}
+
+/// Runs validate and plan in every diagnostic format (human, json, sarif,
+/// github): each fails, shows no marker and names the variable.
+fn walk_diagnostics(served: &Served, project: &Path) {
+    for command in ["validate", "plan"] {
+        for format in ["human", "json", "sarif", "github"] {
+            let output = marked(served, project, &[command, "--format", format]);
+            let (out, err) = (stdout(&output), stderr(&output));
+            assert!(!output.status.success(), "{command} --format {format} passed:\n{out}\n{err}");
+            for (stream, text) in [("stdout", &out), ("stderr", &err)] {
+                assert!(
+                    !text.contains(DIAGNOSTIC_MARKER),
+                    "{command} --format {format} shows the value on {stream}:\n{text}"
+                );
+            }
+            assert!(
+                out.contains("${env:MARKER_VAR}") || err.contains("${env:MARKER_VAR}"),
+                "{command} --format {format} names no variable:\n{out}\n{err}"
+            );
+        }
+    }
+}
+
+/// A project of `files` (path, text) in a fresh folder.
+fn project_of(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let project = tempfile::tempdir().expect("temporary folder");
+    for (path, text) in files {
+        std::fs::write(project.path().join(path), text).expect("write");
+    }
+    project
+}
+
+#[test]
+fn no_environment_value_reaches_a_diagnostic() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (served, _) = serve(&dir.path().join("emulator.db"), &["--rate-limit", "off"]);
+    let project = project_of(&[
+        (
+            "monform.toml",
+            "[project]\nname = \"diagnostics-walk\"\n\n[defaults]\ndegradedResponseTime = \"${env:MARKER_VAR}\"\n",
+        ),
+        ("monitors.yaml", WRONG_FIELDS),
+    ]);
+    walk_diagnostics(&served, project.path());
+    // The wording a reviewer reads: each value named by its variable.
+    let output = marked(&served, project.path(), &["validate"]);
+    insta::assert_snapshot!("diagnostics_name_the_variable", transcript(&output));
+}
+
+/// Issue 43 item 7: `forEach` over a `[vars]` list read from `${env:}`
+/// would put the value in addresses, names, every plan format and the
+/// saved plan: refused at the forEach field, naming the variable.
+#[test]
+fn a_for_each_over_an_environment_list_is_refused() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (served, _) = serve(&dir.path().join("emulator.db"), &["--rate-limit", "off"]);
+    let project = project_of(&[
+        (
+            "monform.toml",
+            "[project]\nname = \"for-each-walk\"\n\n[vars]\nlst = [\"${env:MARKER_VAR}\"]\n",
+        ),
+        (
+            "monitors.yaml",
+            "checks:\n  c2:\n    forEach: \"${var:lst}\"\n    checkType: URL\n    name: \"c2 ${each.key}\"\n    request: { url: \"http://127.0.0.1:9/${each.value}\" }\n",
+        ),
+    ]);
+    walk_diagnostics(&served, project.path());
+    for format in ["human", "json", "markdown"] {
+        let output = marked(&served, project.path(), &["plan", "--format", format]);
+        let text = format!("{}{}", stdout(&output), stderr(&output));
+        assert!(!output.status.success(), "plan --format {format} passed:\n{text}");
+        assert!(!text.contains(DIAGNOSTIC_MARKER), "plan --format {format}:\n{text}");
+        assert!(text.contains("monform::sensitive-key"), "plan --format {format}:\n{text}");
+    }
+    let saved = project.path().join("reviewed.plan");
+    let output = marked(
+        &served,
+        project.path(),
+        &["plan", "--out", saved.to_str().expect("utf-8")],
+    );
+    assert!(!output.status.success() && !saved.exists(), "{}", stderr(&output));
+}

@@ -4,11 +4,34 @@
 use miette::{LabeledSpan, SourceSpan};
 
 use crate::source::{Sources, Span};
+use crate::tree::{Node, NodeValue, Sensitive};
 
 mod excerpt;
 pub mod summary;
 pub use excerpt::CONTEXT_LINES;
 use excerpt::Excerpt;
+
+/// A value of the files as a diagnostic may quote it: "`eu-west-9`", or,
+/// when it holds text of a non-public `${env:}`, "the value of
+/// `${env:NAME}`", never the text. The loader's one way of wording a
+/// value (the model's validation words the resources' the same way:
+/// `monform_model::sensitive::word`).
+pub fn quote(node: &Node) -> String {
+    let hidden = sensitive_within(node).map(Sensitive::hidden);
+    monform_model::sensitive::word(&node.to_json(), hidden.as_ref())
+}
+
+/// The first sensitive part of `node`, itself or inside it.
+fn sensitive_within(node: &Node) -> Option<&Sensitive> {
+    if let Some(sensitive) = &node.sensitive {
+        return Some(sensitive);
+    }
+    match &node.value {
+        NodeValue::Seq(items) => items.iter().find_map(sensitive_within),
+        NodeValue::Map(entries) => entries.iter().find_map(|e| sensitive_within(&e.value)),
+        _ => None,
+    }
+}
 
 /// One problem found while loading a project.
 #[derive(Debug, Clone, PartialEq)]

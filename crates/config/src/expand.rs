@@ -17,7 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::interpolate::{Each, EnvPolicy, Scope, interpolate_node, interpolation_diagnostic};
 use crate::paths::{OUTSIDE_HELP, PathError, Roots};
 use crate::source::Span;
-use crate::tree::{Entry, Node, NodeValue};
+use crate::tree::{Entry, Node, NodeValue, Sensitive};
 
 /// Looks up environment variables for `${env:...}`. `Sync`: files are read
 /// in parallel.
@@ -284,7 +284,11 @@ fn items_of(address: &Address, entry: &Entry, diagnostics: &mut Vec<Diagnostic>)
             }
         }
         NodeValue::Seq(list) => {
-            for item in list {
+            for (i, item) in list.iter().enumerate() {
+                if let Some(sensitive) = &item.sensitive {
+                    diagnostics.push(sensitive_key(address, entry, i, item.span, sensitive));
+                    continue;
+                }
                 match &item.value {
                     NodeValue::Str(key) if valid_key(address, key, item.span, diagnostics) => items.push(Each {
                         key: key.clone(),
@@ -319,6 +323,19 @@ fn items_of(address: &Address, entry: &Entry, diagnostics: &mut Vec<Diagnostic>)
         ),
     }
     items
+}
+
+/// A list item holding text of a non-public `${env:}`: a key would put it
+/// in addresses, names and every plan (issue 43). Named by its variable.
+fn sensitive_key(address: &Address, entry: &Entry, index: usize, item: Span, sensitive: &Sensitive) -> Diagnostic {
+    let hidden = monform_model::sensitive::word(&serde_json::Value::Null, Some(&sensitive.hidden()));
+    Diagnostic::new(
+        "monform::sensitive-key",
+        format!("{address}.forEach[{index}]: {hidden} cannot be an item key: it is sensitive"),
+    )
+    .at(entry.key_span, "a sensitive item")
+    .help("an item's key goes into its address and everything that shows it; write the keys out, as a map whose values may read the environment: `key: \"${env:NAME}\"` stays sensitive through ${each.value}")
+    .related(Diagnostic::new("monform::sensitive-key", format!("{hidden} is read here")).at(item, "not shown: sensitive"))
 }
 
 fn valid_key(address: &Address, key: &str, span: Span, diagnostics: &mut Vec<Diagnostic>) -> bool {

@@ -18,7 +18,7 @@
 use crate::budget::{Budget, weight};
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
-use crate::tree::{Entry, Node, NodeValue, parse_yaml};
+use crate::tree::{Entry, Node, NodeValue, Sensitive, parse_yaml};
 
 /// monform's own credentials: no file may read them (`${env:}`), whatever
 /// monform.toml says.
@@ -96,8 +96,8 @@ pub struct Scope<'a> {
 
 /// What one substitution gave.
 enum Resolved {
-    /// Text, and whether it holds a sensitive environment value.
-    Text(String, bool),
+    /// Text, and the sensitive environment values it holds.
+    Text(String, Option<Sensitive>),
     /// A value (of `[vars]` or the item), with its own spans and marks.
     Node(Node),
 }
@@ -133,7 +133,7 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
                     Some(Ok(Resolved::Text(value, sensitive))) => match charge(scope, value.len()) {
                         Ok(()) => {
                             *text = value;
-                            node.sensitive |= sensitive;
+                            node.sensitive = Sensitive::join(node.sensitive.take(), sensitive);
                         }
                         Err(error) => errors.push((error, node.span)),
                     },
@@ -148,7 +148,7 @@ pub fn interpolate_node(node: &mut Node, scope: &Scope<'_>, errors: &mut Vec<(In
             }) {
                 Ok((value, sensitive)) => {
                     *text = value;
-                    node.sensitive |= sensitive;
+                    node.sensitive = Sensitive::join(node.sensitive.take(), sensitive);
                 }
                 Err(found) => errors.extend(found.into_iter().map(|e| (e, node.span))),
             }
@@ -221,16 +221,16 @@ fn is_ours(body: &str) -> bool {
 }
 
 /// Replaces every substitution of ours in a longer string; the text, and
-/// whether it holds a sensitive environment value. `depth` is how deep in
+/// the sensitive environment values it holds. `depth` is how deep in
 /// defaults this string is.
 pub fn interpolate(
     text: &str,
     span: Span,
     scope: &Scope<'_>,
     depth: usize,
-) -> Result<(String, bool), Vec<InterpolationError>> {
+) -> Result<(String, Option<Sensitive>), Vec<InterpolationError>> {
     let mut out = String::with_capacity(text.len());
-    let mut sensitive = false;
+    let mut sensitive = None;
     let mut errors = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -256,12 +256,12 @@ pub fn interpolate(
         match resolve(&after[..end], span, scope, depth) {
             Some(Ok(Resolved::Text(value, marked))) => {
                 out.push_str(&value);
-                sensitive |= marked;
+                sensitive = Sensitive::join(sensitive, marked);
             }
             Some(Ok(Resolved::Node(node))) => match scalar_text(&node) {
                 Some(value) => {
                     out.push_str(&value);
-                    sensitive |= node.sensitive;
+                    sensitive = Sensitive::join(sensitive, node.sensitive);
                 }
                 None => errors.push(InterpolationError::NotScalar(format!("${{{}}}", &after[..end]))),
             },
@@ -297,7 +297,8 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Outcome {
             return Some(Err(InterpolationError::Forbidden(name.to_owned())));
         }
         if let Some(value) = (scope.env)(name) {
-            return Some(Ok(Resolved::Text(value, !scope.policy.is_public(name))));
+            let sensitive = (!scope.policy.is_public(name)).then(|| Sensitive::env(name));
+            return Some(Ok(Resolved::Text(value, sensitive)));
         }
         return Some(match default {
             Some(default) => env_default(default, span, scope, depth + 1),
@@ -345,7 +346,7 @@ fn resolve(body: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Outcome {
 /// string with some, or a YAML scalar. Its errors are the substitution's.
 fn resolve_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
     if let Some(body) = whole(text) {
-        return resolve(body, span, scope, depth).unwrap_or_else(|| Ok(Resolved::Text(text.to_owned(), false)));
+        return resolve(body, span, scope, depth).unwrap_or_else(|| Ok(Resolved::Text(text.to_owned(), None)));
     }
     if text.contains("${") {
         return interpolate(text, span, scope, depth)
@@ -359,7 +360,7 @@ fn resolve_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> R
 /// environment variable's value is (`${env:PORT:-8080}` is the string).
 fn env_default(text: &str, span: Span, scope: &Scope<'_>, depth: usize) -> Result<Resolved, InterpolationError> {
     if !text.contains("${") {
-        return Ok(Resolved::Text(text.to_owned(), false));
+        return Ok(Resolved::Text(text.to_owned(), None));
     }
     match resolve_default(text, span, scope, depth)? {
         Resolved::Text(text, sensitive) => Ok(Resolved::Text(text, sensitive)),

@@ -2,7 +2,7 @@
 //! files but are not (issue 20). Warnings; they never make a load fail.
 
 use monform_model::group_rules::{GROUP_OVERRIDES, group_overrides};
-use monform_model::{Address, Kind, Resource};
+use monform_model::{Address, FieldPath, Kind, Resource};
 use rustc_hash::FxHashMap;
 
 use crate::desired::{Desired, DesiredResource};
@@ -182,15 +182,21 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
         let group_json = groups
             .entry(group_id.as_str())
             .or_insert_with(|| group.resource.to_json());
+        // A group named by a sensitive value (`group: ${env:...}`) is not named here.
+        let group_name = if resource.sensitive.contains(&FieldPath::root().key("group")) {
+            "its group (named by a sensitive value)".to_owned()
+        } else {
+            format!("group `{group_id}`")
+        };
         for (field, span) in &resource.own_fields {
             if group_overrides(group_json, field) {
                 found.push(
                     Diagnostic::new(
                         IGNORED_FIELD,
-                        format!("`{field}` is ignored: group `{group_id}` sets {field}"),
+                        format!("`{field}` is ignored: {group_name} sets {field}"),
                     )
                     .at(*span, "overridden by the group")
-                    .help(format!("remove it here, or unset `{field}` on group `{group_id}`"))
+                    .help(format!("remove it here, or unset `{field}` on {group_name}"))
                     .finding(),
                 );
             }

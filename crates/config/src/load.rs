@@ -8,8 +8,9 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use monform_model::schema::schemas;
+use monform_model::sensitive::{Hidden, Wording};
 use monform_model::validate::RefSite;
-use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape};
+use monform_model::{Address, FieldPath, Kind, Segment, Violation, check_shape_worded};
 use serde_json::Value;
 
 use crate::budget::Budget;
@@ -28,6 +29,8 @@ mod cache;
 mod read;
 mod resource;
 mod sections;
+#[cfg(test)]
+mod sensitive_tests;
 #[cfg(test)]
 mod tests;
 pub use cache::{CACHE_DIR, CACHE_FORMAT, CacheStats};
@@ -287,6 +290,9 @@ struct Validated {
     refs: Vec<(RefSite, Span)>,
     /// Fields holding text of a non-public `${env:}` (`DesiredResource::sensitive`).
     sensitive: Vec<FieldPath>,
+    /// The same fields as the files have them, with the variables each
+    /// read: what diagnostics name in their values' place.
+    substituted: Vec<(FieldPath, Hidden)>,
     /// It holds a script read from another file (`{ file: }`).
     reads_files: bool,
 }
@@ -482,7 +488,13 @@ impl Loader<'_> {
             .into_par_iter()
             .map(|item| {
                 let mut diagnostics = item.diagnostics;
-                let references = references(&item.address, item.validated.refs, &defined, &mut diagnostics);
+                let references = references(
+                    &item.address,
+                    item.validated.refs,
+                    &item.validated.substituted,
+                    &defined,
+                    &mut diagnostics,
+                );
                 if let Some(extent) = item.item {
                     for diagnostic in &mut diagnostics {
                         point_at_item(diagnostic, &item.address, item.key_span, extent);

@@ -1,7 +1,7 @@
 //! `monform.toml`: the project's name, which files to read, the API URL,
 //! defaults for checks, the state backend, `[vars]` and `[environments]`.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, quote};
 use crate::interpolate::EnvPolicy;
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
@@ -277,7 +277,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                         diagnostics.push(
                             Diagnostic::new(
                                 "monform::project-name",
-                                format!("project.name `{name}` is not a valid name"),
+                                format!("project.name {} is not a valid name", quote(&field.value)),
                             )
                             .at(field.value.span, "here")
                             .help("use letters, digits, - and _, starting with a letter or digit, at most 64"),
@@ -292,7 +292,12 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                                 Err(e) => diagnostics.push(
                                     Diagnostic::new(
                                         "monform::include",
-                                        format!("project.include: invalid pattern `{glob}`: {}", e.kind()),
+                                        match &item.sensitive {
+                                            Some(_) => {
+                                                format!("project.include: {} is not a valid pattern", quote(item))
+                                            }
+                                            None => format!("project.include: invalid pattern `{glob}`: {}", e.kind()),
+                                        },
                                     )
                                     .at(item.span, "this pattern"),
                                 ),
@@ -302,7 +307,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                     }
                 }
                 ("policy.paths", NodeValue::Seq(items)) => {
-                    project.policy_paths = strings(&path, items, diagnostics);
+                    project.policy_paths = paths(&path, items, diagnostics);
                 }
                 ("policy.paths", _) => {
                     diagnostics.push(wrong_type(&path, &field.value, "a list of folders or .rego files"))
@@ -311,7 +316,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                     policy::read_limit(field, &mut project.policy_limits, diagnostics)
                 }
                 ("project.allow-paths", NodeValue::Seq(items)) => {
-                    project.allow_paths = strings(&path, items, diagnostics);
+                    project.allow_paths = paths(&path, items, diagnostics);
                 }
                 // Read before the file's substitutions (`read_env_policy`);
                 // here only the items' types are checked.
@@ -325,10 +330,10 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                 ("state.backend", NodeValue::Str(backend)) => match backend.as_str() {
                     "local" => project.state_backend = StateBackend::Local,
                     "postgres" => project.state_backend = StateBackend::Postgres,
-                    other => diagnostics.push(
+                    _ => diagnostics.push(
                         Diagnostic::new(
                             "monform::state-backend",
-                            format!("state.backend `{other}` is not known"),
+                            format!("state.backend {} is not known", quote(&field.value)),
                         )
                         .at(field.value.span, "expected \"local\" or \"postgres\""),
                     ),
@@ -347,7 +352,7 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
                         _ => project.lint.global_alert_settings = level,
                     },
                     None => diagnostics.push(
-                        Diagnostic::new("monform::lint", format!("{path} `{level}` is not known"))
+                        Diagnostic::new("monform::lint", format!("{path} {} is not known", quote(&field.value)))
                             .at(field.value.span, "expected \"warn\", \"error\", \"note\" or \"off\""),
                     ),
                 },
@@ -377,6 +382,28 @@ pub fn read_project(root: &Node, check_fields: &[&str], diagnostics: &mut Vec<Di
         return None;
     }
     Some(project)
+}
+
+/// The paths of a list setting (`allow-paths`, `policy.paths`), each with
+/// its span. Diagnostics about a path quote it: one read from a
+/// non-public `${env:}` is refused, not used unseen.
+fn paths(path: &str, items: &[Node], diagnostics: &mut Vec<Diagnostic>) -> Vec<(String, Span)> {
+    let (sensitive, shown): (Vec<&Node>, Vec<&Node>) = items.iter().partition(|item| item.sensitive.is_some());
+    for item in sensitive {
+        diagnostics.push(
+            Diagnostic::new(
+                "monform::sensitive-setting",
+                format!(
+                    "{path}[]: {} is sensitive, and a path here is shown in messages",
+                    quote(item)
+                ),
+            )
+            .at(item.span, "not shown: sensitive")
+            .help("list the variable in [project] public-env if its value may be shown, or write the path out"),
+        );
+    }
+    let shown: Vec<Node> = shown.into_iter().cloned().collect();
+    strings(path, &shown, diagnostics)
 }
 
 /// The strings of a list setting, each with its span; other items are errors.
@@ -560,10 +587,13 @@ fn read_environment(entry: &Entry, check_fields: &[&str], diagnostics: &mut Vec<
             ("project", NodeValue::Str(name)) if monform_model::is_valid_logical_id(name) => {
                 environment.project = Some(name.clone());
             }
-            ("project", NodeValue::Str(name)) => diagnostics.push(
-                Diagnostic::new("monform::project-name", format!("{path} `{name}` is not a valid name"))
-                    .at(field.value.span, "here")
-                    .help("use letters, digits, - and _, starting with a letter or digit, at most 64"),
+            ("project", NodeValue::Str(_)) => diagnostics.push(
+                Diagnostic::new(
+                    "monform::project-name",
+                    format!("{path} {} is not a valid name", quote(&field.value)),
+                )
+                .at(field.value.span, "here")
+                .help("use letters, digits, - and _, starting with a letter or digit, at most 64"),
             ),
             ("project", _) => diagnostics.push(wrong_type(&path, &field.value, "a string")),
             ("vars", NodeValue::Map(vars)) => environment.vars = read_vars(vars, diagnostics),

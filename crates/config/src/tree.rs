@@ -3,6 +3,8 @@
 //! Validation runs on its JSON form; spans are looked up again by field path
 //! when reporting.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Number, Value};
 
 use crate::source::{FileId, Span};
@@ -17,10 +19,45 @@ pub struct Node {
     pub span: Span,
     pub value: NodeValue,
     /// The value holds text substituted from an environment variable that
-    /// is not declared public (`[project] public-env`): plans must not show
-    /// it. Travels with the value through `[vars]`, `[defaults]` and
-    /// `forEach` copies.
-    pub sensitive: bool,
+    /// is not declared public (`[project] public-env`), and which: plans
+    /// must not show it, diagnostics name the variable instead. Travels
+    /// with the value through `[vars]`, `[defaults]` and `forEach` copies.
+    pub sensitive: Option<Sensitive>,
+}
+
+/// The environment variables a sensitive value's text came from. Shared
+/// (`Arc`): a value is copied into every `forEach` item, and the node
+/// stays the size it had with a flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sensitive(Arc<Vec<String>>);
+
+impl Sensitive {
+    /// Text of `${env:NAME}`.
+    pub fn env(name: &str) -> Sensitive {
+        Sensitive(Arc::new(vec![name.to_owned()]))
+    }
+
+    /// The variables' names, in the order they were first read.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+
+    /// Text made of both (`a-${env:A}-${env:B}`): sensitive when either is.
+    pub fn join(a: Option<Sensitive>, b: Option<Sensitive>) -> Option<Sensitive> {
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let mut names = a.names().to_vec();
+                names.extend(b.names().iter().filter(|n| !a.names().contains(n)).cloned());
+                Some(Sensitive(Arc::new(names)))
+            }
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// What diagnostics name in the value's place.
+    pub fn hidden(&self) -> monform_model::sensitive::Hidden {
+        monform_model::sensitive::Hidden::Env(self.names().to_vec())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +90,7 @@ impl Node {
         Node {
             span,
             value,
-            sensitive: false,
+            sensitive: None,
         }
     }
 

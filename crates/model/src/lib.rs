@@ -38,4 +38,4 @@ pub use resources::common::{DriftPolicy, Lifecycle};
 pub use status::RunStatus;
 
 pub use suggest::suggest;
-pub use validate::{Violation, check_shape, check_shape_in, into_resource, validate_resource};
+pub use validate::{Violation, check_shape, check_shape_in, check_shape_worded, into_resource, validate_resource};

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::facts::variant_tag;
 use crate::resources::common::Lifecycle;
 use crate::schema::{Schemas, schemas};
+use crate::sensitive::Wording;
 use crate::suggest::suggest;
 use crate::{FieldPath, Kind, Resource, Violation};
 
@@ -52,8 +53,9 @@ fn parse_keys(text: &str) -> Option<Vec<&str>> {
 }
 
 /// A violation for every `lifecycle.ignoreChanges` entry of `value` (a
-/// resource of `kind`, files' form) that names no field of its kind.
-pub fn check_ignore_changes(kind: Kind, value: &Value) -> Vec<Violation> {
+/// resource of `kind`, files' form) that names no field of its kind;
+/// `wording` says which entries are sensitive (named, never quoted).
+pub fn check_ignore_changes(kind: Kind, value: &Value, wording: &Wording<'_>) -> Vec<Violation> {
     let Some(entries) = value.pointer("/lifecycle/ignoreChanges").and_then(Value::as_array) else {
         return Vec::new();
     };
@@ -67,7 +69,14 @@ pub fn check_ignore_changes(kind: Kind, value: &Value) -> Vec<Violation> {
         let Some(text) = entry.as_str() else { continue };
         let at = FieldPath::root().key("lifecycle").key("ignoreChanges").index(i);
         if let Some(problem) = unknown_path(schemas, root, text) {
-            violations.push(problem.into_violation(at, text));
+            violations.push(match wording.hidden(&at) {
+                // Which key is unknown, and what it is like, would tell.
+                Some(hidden) => Violation::new(
+                    at,
+                    format!("{} is not a field path of this resource", hidden.describe()),
+                ),
+                None => problem.into_violation(at, text),
+            });
         }
     }
     violations
@@ -165,7 +174,7 @@ mod tests {
     use serde_json::json;
 
     fn problems(kind: Kind, value: Value) -> Vec<(String, String, Option<String>)> {
-        check_ignore_changes(kind, &value)
+        check_ignore_changes(kind, &value, &Wording::new(kind, &value, &[]))
             .into_iter()
             .map(|v| (v.path.to_string(), v.message, v.help))
             .collect()

@@ -19,15 +19,23 @@ use crate::resources::check::{
 use crate::resources::common::{MAX_SCRIPT_BYTES, RetryStrategy, RetryType, Script, json_len};
 use crate::resources::group::GroupRetryStrategy;
 use crate::resources::maintenance_window::RepeatUnit;
+use crate::sensitive::Wording;
 use crate::{FieldPath, Kind, Violation};
 
 /// The top-level fields of a resource as the rules read them.
 struct Fields<'a> {
     map: &'a Map<String, Value>,
     usable: &'a dyn Fn(&str) -> bool,
+    wording: &'a Wording<'a>,
 }
 
 impl Fields<'_> {
+    /// The top-level `field`'s value as a message may quote it.
+    fn quoted(&self, field: &str, value: &str) -> String {
+        self.wording
+            .value(&FieldPath::root().key(field), &Value::String(value.to_owned()))
+    }
+
     /// `None` when the field is unusable (broken or of the wrong type): the
     /// rules reading it are skipped. `Some(None)` when it is absent.
     fn get<T: DeserializeOwned>(&self, field: &str) -> Option<Option<T>> {
@@ -49,15 +57,21 @@ impl Fields<'_> {
 /// Every rule violation of a resource of `kind` given as JSON, skipping the
 /// rules that read a top-level field for which `usable` is false.
 pub fn check(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool) -> Vec<Violation> {
+    check_worded(kind, value, usable, &Wording::new(kind, value, &[]))
+}
+
+/// [`check`] of a resource whose messages word its values as `wording`
+/// says (the loader's: values of `${env:}` named, never quoted).
+pub fn check_worded(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool, wording: &Wording<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
     let Some(map) = value.as_object() else {
         return violations;
     };
     script_sizes(kind, value, usable, &mut violations);
     if usable("lifecycle") {
-        violations.extend(crate::lifecycle::check_ignore_changes(kind, value));
+        violations.extend(crate::lifecycle::check_ignore_changes(kind, value, wording));
     }
-    let fields = Fields { map, usable };
+    let fields = Fields { map, usable, wording };
     match kind {
         Kind::Check => check_rules(&fields, &mut violations),
         Kind::Snippet => {
@@ -77,7 +91,10 @@ pub fn check(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool) -> Vec<Vi
                 violations.push(
                     Violation::new(
                         FieldPath::root().key("slugName"),
-                        format!("`{slug}` looks like a data-center location; slugs must not"),
+                        format!(
+                            "{} looks like a data-center location; slugs must not",
+                            fields.quoted("slugName", &slug)
+                        ),
                     )
                     .with_help("pick a name of your own, e.g. `office-amsterdam`"),
                 );
@@ -98,8 +115,11 @@ fn window_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
             && !is_date_time(value)
         {
             violations.push(
-                Violation::new(root.key(field), format!("`{value}` is not an ISO 8601 date-time"))
-                    .with_help("write it like 2026-12-01T02:00:00Z"),
+                Violation::new(
+                    root.key(field),
+                    format!("{} is not an ISO 8601 date-time", fields.quoted(field, value)),
+                )
+                .with_help("write it like 2026-12-01T02:00:00Z"),
             );
         }
         instants.push(value.as_deref().and_then(instant));

@@ -8,6 +8,7 @@
 //! called `Authorization`, `X-Api-Key`, `Cookie`...). Inside any URL, the
 //! query parameters named the same way and a user information's password
 //! are masked in place (`url`: `https://x/p?apikey=(sensitive)&page=2`).
+//! Diagnostics quote a resource's values through `worded`, by the same rule.
 
 use serde_json::Value;
 
@@ -15,7 +16,9 @@ use crate::facts::{Pattern, expand, facts, matches};
 use crate::{FieldPath, Kind};
 
 mod url;
+mod worded;
 pub use url::{any_url_credential, holds_url_credential, is_masked_url, mask_url, mask_urls};
+pub use worded::{Hidden, Wording, show_number, word};
 
 /// What masked values read as, in every output.
 pub const MASK: &str = "(sensitive)";

@@ -42,7 +42,7 @@ fn text(s: &str) -> Result<String, Vec<InterpolationError>> {
 
 /// `text` as the value `x` of a resource: its value (JSON), whether it
 /// is marked sensitive, and the errors.
-fn field(s: &str, vars: &[Entry]) -> (serde_json::Value, bool, Vec<InterpolationError>) {
+fn field(s: &str, vars: &[Entry]) -> (serde_json::Value, Option<Sensitive>, Vec<InterpolationError>) {
     let mut resource = Node::new(
         SPAN,
         NodeValue::Map(vec![Entry {
@@ -56,7 +56,7 @@ fn field(s: &str, vars: &[Entry]) -> (serde_json::Value, bool, Vec<Interpolation
     let value = resource.get("x").unwrap().value.clone();
     (
         value.to_json(),
-        value.sensitive,
+        value.sensitive.clone(),
         errors.into_iter().map(|(e, _)| e).collect(),
     )
 }
@@ -194,7 +194,7 @@ fn credentials_are_never_read() {
 #[test]
 fn environment_values_are_sensitive_unless_public() {
     let mut vars = node("plain: text\nsecret: x\n").as_map().unwrap().to_vec();
-    vars[1].value.sensitive = true;
+    vars[1].value.sensitive = Some(Sensitive::env("S"));
     for (text, sensitive) in [
         ("${env:HOST}", true),
         ("https://${env:HOST}/x", true),
@@ -209,8 +209,13 @@ fn environment_values_are_sensitive_unless_public() {
         ("${var:nope:-${env:HOST}}", true),
         ("${var:nope:-${var:plain}}", false),
     ] {
-        assert_eq!(field(text, &vars).1, sensitive, "{text}");
+        assert_eq!(field(text, &vars).1.is_some(), sensitive, "{text}");
     }
+    // Issue 43: which variables, for diagnostics to name in the value's place.
+    let names = |text: &str| field(text, &vars).1.map(|s| s.names().to_vec()).unwrap_or_default();
+    assert_eq!(names("${env:HOST}"), ["HOST"]);
+    assert_eq!(names("${var:secret}"), ["S"]);
+    assert_eq!(names("a-${env:HOST}-${var:secret}-${env:HOST}"), ["HOST", "S"]);
 }
 
 /// Issue 25 item 5: nesting past `MAX_NESTING` is an error, not a stack

@@ -332,7 +332,7 @@ impl Cache {
 /// Entries with every sensitive value replaced: what a key may hold.
 fn masked(entries: &[Entry]) -> Vec<Entry> {
     fn mask(node: &mut Node) {
-        if node.sensitive {
+        if node.sensitive.is_some() {
             node.value = NodeValue::Str("(sensitive)".into());
             return;
         }
@@ -375,6 +375,7 @@ fn stored(item: &Item, id: FileId) -> Option<StoredResource> {
         resource: Some(resource),
         refs,
         sensitive,
+        substituted: _,
         reads_files: false,
     } = &item.validated
     else {
@@ -461,6 +462,7 @@ fn item(stored: ReadResource, id: FileId) -> Option<Item> {
             resource: Some(resource),
             refs,
             sensitive: Vec::new(),
+            substituted: Vec::new(),
             reads_files: false,
         },
         diagnostics: Vec::new(),

@@ -3,12 +3,16 @@
 
 use super::*;
 use monform_model::resources::common::MAX_SCRIPT_BYTES;
+use monform_model::sensitive::word;
 
 /// The references of `address` found at `sites`: to a resource of the
-/// project, to a remote-only object (soft), or dangling (a diagnostic).
+/// project, to a remote-only object (soft), or dangling (a diagnostic,
+/// naming the variable of a logical id from `${env:}`, in `substituted`,
+/// rather than the id).
 pub(super) fn references(
     address: &Address,
     sites: Vec<(RefSite, Span)>,
+    substituted: &[(FieldPath, Hidden)],
     defined: &FxHashSet<Address>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Reference> {
@@ -34,17 +38,25 @@ pub(super) fn references(
                 .map(|a| a.id.as_str())
                 .collect();
             existing.sort_unstable();
-            let diagnostic = Diagnostic::new(
-                "monform::dangling-reference",
-                format!(
-                    "{address}.{}: no {} named `{}`",
-                    site.path,
-                    site.target.section(),
-                    site.id
+            let hidden = hidden_at(substituted, &site.path);
+            let shown = word(&Value::String(site.id.clone()), hidden);
+            let (message, label) = match hidden {
+                Some(_) => (
+                    format!("{address}.{}: {shown} names no {}", site.path, site.target.section()),
+                    NOT_SHOWN,
                 ),
-            )
-            .at(span, "unknown reference");
-            diagnostics.push(match monform_model::suggest(&site.id, existing.iter().copied()) {
+                None => (
+                    format!("{address}.{}: no {} named {shown}", site.path, site.target.section()),
+                    "unknown reference",
+                ),
+            };
+            let diagnostic = Diagnostic::new("monform::dangling-reference", message).at(span, label);
+            // A did-you-mean would say what the sensitive id is like.
+            let suggestion = hidden
+                .is_none()
+                .then(|| monform_model::suggest(&site.id, existing.iter().copied()))
+                .flatten();
+            diagnostics.push(match suggestion {
                 Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
                 None if existing.is_empty() => {
                     diagnostic.help(format!("the project defines no {}", site.target.section()))
@@ -61,8 +73,10 @@ pub(super) fn references(
 /// skipped only when a top-level field it reads is broken, a reference only
 /// when its own value is. The typed resource comes back when nothing is wrong.
 pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &mut Vec<Diagnostic>) -> Validated {
+    let kind = item.address.kind;
     let mut json = item.node.to_json();
-    let shape = check_shape(item.address.kind, &json);
+    let substituted = substituted(&item.node);
+    let shape = check_shape_worded(kind, &json, &Wording::new(kind, &json, &substituted));
     // Top-level fields that are broken: rules reading them are skipped.
     let mut broken: FxHashSet<String> = FxHashSet::default();
     for violation in &shape.violations {
@@ -71,33 +85,49 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         }
         // A failed substitution was reported; its leftover text is not news.
         if item.unresolved.is_empty() || !item.unresolved.contains(&item.node.locate(&violation.path, false)) {
-            diagnostics.push(violation_diagnostic(item, violation));
+            diagnostics.push(violation_diagnostic(item, violation, &substituted));
         }
     }
     for script in &shape.scripts {
+        let file_path = script.path.key("file");
+        let hidden = hidden_at(&substituted, &file_path);
         match read_script(base, &script.file, roots) {
             Ok(text) => set_at(&mut json, &script.path, Value::String(text)),
             Err((message, outside)) => {
                 if let Some(field) = top_field(&script.path) {
                     broken.insert(field.to_owned());
                 }
-                let span = item.node.locate(&script.path.key("file"), false);
+                let span = item.node.locate(&file_path, false);
                 let (code, help) = if outside {
                     ("monform::path", OUTSIDE_HELP)
                 } else {
                     ("monform::script-file", "paths are relative to the file that names them")
                 };
-                diagnostics.push(
-                    Diagnostic::new(code, format!("{}.{}: {message}", item.address, script.path))
-                        .at(span, "this file")
-                        .help(help),
-                );
+                // The message quotes the path: of a sensitive one, only
+                // what it is made of.
+                let (message, label) = match hidden {
+                    Some(hidden) => (
+                        format!(
+                            "{}.{file_path}: cannot read {} as a script file",
+                            item.address,
+                            word(&Value::Null, Some(hidden))
+                        ),
+                        NOT_SHOWN,
+                    ),
+                    None => (format!("{}.{}: {message}", item.address, script.path), "this file"),
+                };
+                diagnostics.push(Diagnostic::new(code, message).at(span, label).help(help));
             }
         }
     }
-    let rules = monform_model::rules::check(item.address.kind, &json, &|field| !broken.contains(field));
+    let rules = monform_model::rules::check_worded(
+        kind,
+        &json,
+        &|field| !broken.contains(field),
+        &Wording::new(kind, &json, &substituted),
+    );
     for violation in &rules {
-        diagnostics.push(violation_diagnostic(item, violation));
+        diagnostics.push(violation_diagnostic(item, violation, &substituted));
     }
     // A reference whose own value is broken (a bad logical id, a failed
     // substitution) is not looked up.
@@ -111,14 +141,22 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         })
         .filter(|(_, span)| !item.unresolved.contains(span))
         .collect();
-    let sensitive = sensitive_fields(&item.node, &json);
+    let sensitive = sensitive_fields(&substituted, &json);
     let resource = if broken.is_empty() && shape.violations.is_empty() && rules.is_empty() {
         match monform_model::Resource::from_json(item.address.kind, json) {
             Ok(resource) => Some(resource),
             Err(e) => {
+                // serde's message may quote a value: said without it when
+                // the resource holds any sensitive one.
+                let message = if substituted.is_empty() {
+                    e.to_string()
+                } else {
+                    "is not a valid resource".to_owned()
+                };
                 diagnostics.push(violation_diagnostic(
                     item,
-                    &Violation::new(FieldPath::root(), e.to_string()),
+                    &Violation::new(FieldPath::root(), message),
+                    &substituted,
                 ));
                 None
             }
@@ -130,15 +168,27 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         resource: resource.map(Box::new),
         refs,
         sensitive,
+        substituted,
         reads_files: !shape.scripts.is_empty(),
     }
 }
 
+/// What a diagnostic's label says at a value it does not show.
+const NOT_SHOWN: &str = "sensitive: its value is not shown";
+
+/// How the value at `path` is hidden, if a field holding it was
+/// substituted from `${env:}` (the innermost such field).
+fn hidden_at<'h>(substituted: &'h [(FieldPath, Hidden)], path: &FieldPath) -> Option<&'h Hidden> {
+    substituted
+        .iter()
+        .filter(|(at, _)| path.starts_with(at))
+        .max_by_key(|(at, _)| at.segments().len())
+        .map(|(_, hidden)| hidden)
+}
+
 /// The fields of a resource holding text of a non-public `${env:}`
-/// (`Node::sensitive`), in the file form the resource's JSON has: a field
-/// the JSON does not have as such (`script.file`, replaced by the script)
-/// is its nearest ancestor there.
-pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
+/// (`Node::sensitive`) as the file has them, with the variables each read.
+fn substituted(node: &Node) -> Vec<(FieldPath, Hidden)> {
     // Nearly every resource has none: looked for first without the paths,
     // which cost an allocation per node (3% of a cold load's CPU).
     if !has_sensitive(node) {
@@ -147,8 +197,8 @@ pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
     let mut found = Vec::new();
     let mut stack = vec![(node, FieldPath::root())];
     while let Some((node, path)) = stack.pop() {
-        if node.sensitive {
-            found.push(path);
+        if let Some(sensitive) = &node.sensitive {
+            found.push((path, sensitive.hidden()));
             continue;
         }
         match &node.value {
@@ -161,8 +211,16 @@ pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
             _ => {}
         }
     }
-    let mut fields: Vec<FieldPath> = Vec::with_capacity(found.len());
-    for mut path in found {
+    found
+}
+
+/// The fields of `substituted` in the form the resource's JSON has: a
+/// field the JSON does not have as such (`script.file`, replaced by the
+/// script) is its nearest ancestor there.
+fn sensitive_fields(substituted: &[(FieldPath, Hidden)], json: &Value) -> Vec<FieldPath> {
+    let mut fields: Vec<FieldPath> = Vec::with_capacity(substituted.len());
+    for (path, _) in substituted {
+        let mut path = path.clone();
         while !path.is_root() && path.get(json).is_none() {
             path.0.pop();
         }
@@ -177,7 +235,7 @@ pub(super) fn sensitive_fields(node: &Node, json: &Value) -> Vec<FieldPath> {
 fn has_sensitive(node: &Node) -> bool {
     let mut stack = vec![node];
     while let Some(node) = stack.pop() {
-        if node.sensitive {
+        if node.sensitive.is_some() {
             return true;
         }
         match &node.value {
@@ -230,7 +288,10 @@ pub(super) fn read_script(base: &Path, relative: &str, roots: &Roots) -> Result<
     }
 }
 
-fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
+/// A violation as a diagnostic; at a sensitive value (`substituted`, or a
+/// secret by the model's rule), the label says it is not shown: the
+/// violation's message already names it by where it came from.
+fn violation_diagnostic(item: &Found, violation: &Violation, substituted: &[(FieldPath, Hidden)]) -> Diagnostic {
     let span = item.node.locate(&violation.path, violation.at_key);
     let field = if violation.path.is_root() {
         item.address.to_string()
@@ -239,6 +300,8 @@ fn violation_diagnostic(item: &Found, violation: &Violation) -> Diagnostic {
     };
     let label = if violation.at_key {
         "unknown field"
+    } else if hidden_at(substituted, &violation.path).is_some() {
+        NOT_SHOWN
     } else if violation.path.is_root() {
         "in this resource"
     } else {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::{parse_duration, wrong_type};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, quote};
 use crate::tree::{Entry, NodeValue};
 
 /// The bounds of one rule's evaluation (`deny`, `violation`, `warn` or a
@@ -59,7 +59,7 @@ pub(crate) fn read_limit(field: &Entry, limits: &mut PolicyLimits, diagnostics: 
             _ => diagnostics.push(
                 Diagnostic::new(
                     "monform::policy-limit",
-                    format!("policy.timeout `{text}` is not a duration of 1s or more"),
+                    format!("policy.timeout {} is not a duration of 1s or more", quote(&field.value)),
                 )
                 .at(field.value.span, "here")
                 .help(format!(

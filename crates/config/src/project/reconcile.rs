@@ -8,7 +8,7 @@ use std::time::Duration;
 use monform_model::DriftPolicy;
 
 use super::{unknown, wrong_type};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, quote};
 use crate::source::Span;
 use crate::tree::{Entry, NodeValue};
 
@@ -49,7 +49,10 @@ pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut
                 _ => diagnostics.push(
                     Diagnostic::new(
                         "monform::reconcile",
-                        format!("reconcile.interval `{text}` is not a duration of 1s or more"),
+                        format!(
+                            "reconcile.interval {} is not a duration of 1s or more",
+                            quote(&field.value)
+                        ),
                     )
                     .at(field.value.span, "here")
                     .help("write a number and a unit: \"30s\", \"5m\", \"1h\""),
@@ -59,7 +62,11 @@ pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut
             ("drift", NodeValue::Str(text)) => match DriftPolicy::ALL.iter().find(|p| p.as_str() == text) {
                 Some(policy) => settings.drift = *policy,
                 None => diagnostics.push(
-                    Diagnostic::new("monform::reconcile", format!("reconcile.drift `{text}` is not known")).at(
+                    Diagnostic::new(
+                        "monform::reconcile",
+                        format!("reconcile.drift {} is not known", quote(&field.value)),
+                    )
+                    .at(
                         field.value.span,
                         "expected \"revert\", \"notify\", \"ignore\" or \"codify\"",
                     ),

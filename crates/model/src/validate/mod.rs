@@ -6,7 +6,7 @@ pub(crate) mod compiled;
 mod shape;
 
 pub use crate::suggest::suggest;
-pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in};
+pub use shape::{RefSite, ScriptSite, Shape, check_shape, check_shape_in, check_shape_worded};
 
 use serde_json::Value;
 

@@ -1,12 +1,15 @@
 //! Walks a JSON value alongside the generated schema of its kind. Reports
 //! every mismatch, and collects the references and `{ file }` scripts it
-//! passes so the loader can resolve them.
+//! passes so the loader can resolve them. Every value a message quotes
+//! goes through `Wording` (`crate::sensitive::word`): a sensitive one is
+//! named by where it came from, never shown nor suggested from.
 
 use serde_json::{Map, Value};
 
 use super::Violation;
 use super::compiled::{Additional, Alternatives, Node, NodeId};
 use crate::schema::{Schemas, schemas};
+use crate::sensitive::{Wording, mask_url, show_number};
 use crate::suggest::{join_or, suggest};
 use crate::{FieldPath, Kind, Segment};
 
@@ -41,11 +44,22 @@ pub fn check_shape(kind: Kind, value: &Value) -> Shape {
 
 /// `check_shape` against another schema set (the API's: `wire::wire_schemas`).
 pub fn check_shape_in(schemas: &Schemas, kind: Kind, value: &Value) -> Shape {
+    walk_shape(schemas, kind, value, &Wording::new(kind, value, &[]))
+}
+
+/// `check_shape` of a resource whose messages word its values as
+/// `wording` says (the loader's: values of `${env:}` hidden too).
+pub fn check_shape_worded(kind: Kind, value: &Value, wording: &Wording<'_>) -> Shape {
+    walk_shape(schemas(), kind, value, wording)
+}
+
+fn walk_shape(schemas: &Schemas, kind: Kind, value: &Value, wording: &Wording<'_>) -> Shape {
     let compiled = schemas.compiled();
     let mut walker = Walker {
         nodes: &compiled.nodes,
         shape: Shape::default(),
         path: FieldPath::root(),
+        wording,
     };
     walker.walk(compiled.kind(kind), value);
     walker.shape
@@ -60,9 +74,38 @@ struct Walker<'s> {
     /// Where the walk is; pushed and popped rather than copied per value,
     /// and cloned only into what is reported.
     path: FieldPath,
+    wording: &'s Wording<'s>,
 }
 
 impl<'s> Walker<'s> {
+    /// The value being walked, as a message may quote it.
+    fn quoted(&self, value: &Value) -> String {
+        self.wording.value(&self.path, value)
+    }
+
+    /// `a string ("...")`: the value's JSON type and, when it may be
+    /// shown, the value (a long one cut).
+    fn type_found(&self, value: &Value) -> String {
+        let shown = match (value, self.wording.hidden(&self.path)) {
+            (Value::Null | Value::Array(_) | Value::Object(_), _) => None,
+            (_, Some(hidden)) => Some(hidden.describe()),
+            (Value::String(s), None) => Some(format!("\"{}\"", mask_url(&truncate(s, 40)))),
+            (other, None) => Some(other.to_string()),
+        };
+        let name = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "a map",
+        };
+        match shown {
+            Some(shown) => format!("{name} ({shown})"),
+            None => name.to_owned(),
+        }
+    }
+
     fn walk(&mut self, id: NodeId, value: &Value) {
         let nodes = self.nodes;
         let schema = &nodes[id];
@@ -141,7 +184,7 @@ impl<'s> Walker<'s> {
                     .filter(|b| b.types != ["null"])
                     .map(Node::describe_type)
                     .collect();
-                let message = format!("expected {}, found {}", join_or(&expected), json_type_name(value));
+                let message = format!("expected {}, found {}", join_or(&expected), self.type_found(value));
                 self.report(message);
             }
             [only] => self.walk(*only, value),
@@ -152,6 +195,7 @@ impl<'s> Walker<'s> {
                         nodes,
                         shape: Shape::default(),
                         path: self.path.clone(),
+                        wording: self.wording,
                     };
                     trial.walk(branch, value);
                     let better = best
@@ -176,7 +220,7 @@ impl<'s> Walker<'s> {
     /// A tag property (`checkType`, `type`) picks the branch.
     fn walk_tagged(&mut self, tag: &str, branches: &[(Value, NodeId)], value: &Value) {
         let Value::Object(map) = value else {
-            let message = format!("expected an object, found {}", json_type_name(value));
+            let message = format!("expected an object, found {}", self.type_found(value));
             return self.report(message);
         };
         let allowed = || branches.iter().filter_map(|(v, _)| v.as_str());
@@ -189,15 +233,18 @@ impl<'s> Walker<'s> {
             Some(given) => match branches.iter().find(|(v, _)| v == given) {
                 Some((_, branch)) => self.walk(*branch, value),
                 None => {
-                    let shown = given.as_str().map_or_else(|| given.to_string(), str::to_owned);
+                    let path = self.path.key(tag);
+                    let shown = self.wording.value(&path, given);
+                    let text = given.as_str().map_or_else(|| given.to_string(), str::to_owned);
+                    let suggestion = self.wording.suggest(&path, &text, allowed());
                     let mut violation = Violation::new(
-                        self.path.key(tag),
+                        path,
                         format!(
-                            "`{shown}` is not a valid {tag}; expected one of {}",
+                            "{shown} is not a valid {tag}; expected one of {}",
                             allowed().collect::<Vec<_>>().join(", ")
                         ),
                     );
-                    if let Some(s) = suggest(&shown, allowed()) {
+                    if let Some(s) = suggestion {
                         violation = violation.with_help(format!("did you mean `{s}`?"));
                     }
                     self.report_violation(violation);
@@ -210,7 +257,7 @@ impl<'s> Walker<'s> {
         if !schema.typed || schema.accepts(value) {
             return true;
         }
-        let message = format!("expected {}, found {}", schema.describe_type(), json_type_name(value));
+        let message = format!("expected {}, found {}", schema.describe_type(), self.type_found(value));
         self.report(message);
         false
     }
@@ -228,10 +275,11 @@ impl<'s> Walker<'s> {
             return;
         }
         let names: Vec<String> = allowed.iter().filter(|a| !a.is_null()).map(show_value).collect();
-        let shown = show_value(value);
-        let suggestion = value
-            .as_str()
-            .and_then(|text| suggest(text, allowed.iter().filter_map(Value::as_str)));
+        let shown = self.quoted(value);
+        let suggestion = value.as_str().and_then(|text| {
+            self.wording
+                .suggest(&self.path, text, allowed.iter().filter_map(Value::as_str))
+        });
         let path = self.path.clone();
         // Long lists go to the help, and only when there is no likely typo to point out.
         let violation = match (names.len() <= SHORT_ENUM, suggestion) {
@@ -316,7 +364,8 @@ impl<'s> Walker<'s> {
         if let Some(pattern) = &schema.pattern
             && !crate::rules::matches_pattern(pattern, text)
         {
-            self.report(format!("`{text}` does not match the pattern {pattern}"));
+            let shown = self.quoted(&Value::String(text.to_owned()));
+            self.report(format!("{shown} does not match the pattern {pattern}"));
         }
     }
 
@@ -325,7 +374,7 @@ impl<'s> Walker<'s> {
         let (min, max) = (schema.minimum, schema.maximum);
         let out_of_range = min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m);
         if out_of_range && schema.enumeration.is_none() {
-            let shown = show_value(value);
+            let shown = self.quoted(value);
             let message = match (min, max) {
                 (Some(a), Some(b)) => format!("{shown} is out of range {}..{}", show_number(a), show_number(b)),
                 (Some(a), None) => format!("{shown} is below the minimum {}", show_number(a)),
@@ -338,7 +387,7 @@ impl<'s> Walker<'s> {
         {
             self.report(format!(
                 "{} must be greater than {}",
-                show_value(value),
+                self.quoted(value),
                 show_number(exclusive)
             ));
         }
@@ -357,17 +406,6 @@ fn unknown_field<'a>(path: FieldPath, key: &str, known: impl Iterator<Item = &'a
     }
 }
 
-fn json_type_name(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("a boolean ({b})"),
-        Value::Number(_) => format!("a number ({value})"),
-        Value::String(s) => format!("a string (\"{}\")", truncate(s, 40)),
-        Value::Array(_) => "a list".to_owned(),
-        Value::Object(_) => "a map".to_owned(),
-    }
-}
-
 fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_owned()
@@ -376,20 +414,9 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// A value of the schema's (an enumeration's): never sensitive.
 fn show_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => format!("`{s}`"),
-        Value::Number(_) => value.as_f64().map_or_else(|| value.to_string(), show_number),
-        other => other.to_string(),
-    }
-}
-
-fn show_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        n.to_string()
-    }
+    crate::sensitive::word(value, None)
 }
 
 fn numbers_or_values_equal(a: &Value, b: &Value) -> bool {
