@@ -318,8 +318,9 @@ fn no_secret_reaches_any_output() {
 /// in no output; its variable's name is what they show.
 const DIAGNOSTIC_MARKER: &str = "zq-marker-diag-43";
 
-/// Issue 43 item 2: values of `${env:}` in wrong fields (a type, an enum
-/// and a did-you-mean, a tag, a reference, a value from `[defaults]`).
+/// Issue 43 item 2: values of `${env:}` in wrong fields (a type, a length,
+/// an enum and a did-you-mean, a tag, a reference, a value from
+/// `[defaults]`).
 const WRONG_FIELDS: &str = r#"alertChannels:
   mail: { type: EMAIL, config: { address: "a@example.com" } }
 checks:
@@ -327,6 +328,7 @@ checks:
     checkType: API
     name: c1
     frequency: ${env:MARKER_VAR}
+    description: "${env:LONG_MARKER_VAR}"
     locations: ["${env:MARKER_VAR}"]
     alertChannels: ["${env:MARKER_VAR}"]
     request: { method: "${env:MARKER_VAR}", url: "http://127.0.0.1:9/" }
@@ -345,6 +347,7 @@ fn marked(served: &Served, project: &Path, args: &[&str]) -> std::process::Outpu
         .env("MONFORM_API_KEY", served.key.as_deref().unwrap_or_default())
         .env("MONFORM_ACCOUNT_ID", &served.account)
         .env("MARKER_VAR", DIAGNOSTIC_MARKER)
+        .env("LONG_MARKER_VAR", DIAGNOSTIC_MARKER.repeat(40))
         .output()
         .expect("monform runs")
 }
@@ -356,7 +359,10 @@ fn walk_diagnostics(served: &Served, project: &Path) {
         for format in ["human", "json", "sarif", "github"] {
             let output = marked(served, project, &[command, "--format", format]);
             let (out, err) = (stdout(&output), stderr(&output));
-            assert!(!output.status.success(), "{command} --format {format} passed:\n{out}\n{err}");
+            assert!(
+                !output.status.success(),
+                "{command} --format {format} passed:\n{out}\n{err}"
+            );
             for (stream, text) in [("stdout", &out), ("stderr", &err)] {
                 assert!(
                     !text.contains(DIAGNOSTIC_MARKER),
@@ -420,7 +426,10 @@ fn a_for_each_over_an_environment_list_is_refused() {
         let text = format!("{}{}", stdout(&output), stderr(&output));
         assert!(!output.status.success(), "plan --format {format} passed:\n{text}");
         assert!(!text.contains(DIAGNOSTIC_MARKER), "plan --format {format}:\n{text}");
-        assert!(text.contains("monform::sensitive-key"), "plan --format {format}:\n{text}");
+        assert!(
+            text.contains("monform::sensitive-key"),
+            "plan --format {format}:\n{text}"
+        );
     }
     let saved = project.path().join("reviewed.plan");
     let output = marked(
@@ -429,4 +438,43 @@ fn a_for_each_over_an_environment_list_is_refused() {
         &["plan", "--out", saved.to_str().expect("utf-8")],
     );
     assert!(!output.status.success() && !saved.exists(), "{}", stderr(&output));
+}
+
+/// Issue 43 item 2: a policy from a pull request printing every field of
+/// every resource sees the values of `${env:}` masked (the input is built
+/// by the plan's rule), in every format of validate and plan.
+#[test]
+fn a_policy_finding_shows_no_environment_value() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (served, _) = serve(&dir.path().join("emulator.db"), &["--rate-limit", "off"]);
+    let project = project_of(&[
+        (
+            "monform.toml",
+            "[project]\nname = \"policy-walk\"\n\n[vars]\nmap = { a = \"${env:MARKER_VAR}\" }\n",
+        ),
+        (
+            "monitors.yaml",
+            "checks:\n  c:\n    forEach: \"${var:map}\"\n    checkType: URL\n    name: \"c ${each.key}\"\n    description: \"${each.value}\"\n    request: { url: \"http://127.0.0.1:9/?q=${env:MARKER_VAR}\" }\n",
+        ),
+    ]);
+    std::fs::create_dir_all(project.path().join("policies")).expect("folder");
+    std::fs::write(
+        project.path().join("policies/leak.rego"),
+        "package monform.leak\n\ndeny contains sprintf(\"%s %v\", [r.address, r.fields]) if {\n\tsome r in input.resources\n}\n",
+    )
+    .expect("write");
+    for command in ["validate", "plan"] {
+        for format in ["human", "json", "sarif", "github"] {
+            let output = marked(&served, project.path(), &[command, "--format", format]);
+            let text = format!("{}{}", stdout(&output), stderr(&output));
+            assert!(
+                !text.contains(DIAGNOSTIC_MARKER),
+                "{command} --format {format}:\n{text}"
+            );
+            assert!(
+                text.contains("checks.c[a]") && text.contains("(sensitive)"),
+                "{command} --format {format}: no finding:\n{text}"
+            );
+        }
+    }
 }

@@ -9,6 +9,7 @@ const MARKER: &str = "zq-diag-marker";
 fn env(name: &str) -> Option<String> {
     match name {
         "MARKER_VAR" => Some(MARKER.into()),
+        "LONG_VAR" => Some(MARKER.repeat(40)),
         "REGION" => Some("eu-west-1".into()),
         _ => None,
     }
@@ -74,6 +75,7 @@ checks:
     checkType: API
     name: c1
     frequency: ${env:MARKER_VAR}
+    description: "${env:LONG_VAR}"
     locations: ["${env:MARKER_VAR}"]
     alertChannels: ["${env:MARKER_VAR}"]
     request: { method: "${var:method}", url: "https://example.com/${env:REGION}" }

@@ -345,10 +345,15 @@ impl<'s> Walker<'s> {
     fn check_string(&mut self, schema: &Node, text: &str) {
         if schema.max_length.is_some() || schema.min_length.is_some() {
             let length = text.chars().count() as u64;
+            // A sensitive value is named, and its exact length not told.
+            let hidden = self.wording.hidden(&self.path).map(|h| h.describe());
             if let Some(max) = schema.max_length
                 && length > max
             {
-                self.report(format!("is {length} characters long; at most {max} are allowed"));
+                self.report(match &hidden {
+                    Some(hidden) => format!("{hidden} is longer than the {max} characters allowed"),
+                    None => format!("is {length} characters long; at most {max} are allowed"),
+                });
             }
             if let Some(min) = schema.min_length
                 && length < min
@@ -358,7 +363,10 @@ impl<'s> Walker<'s> {
                 } else {
                     format!("must be at least {min} characters long")
                 };
-                self.report(message);
+                self.report(match &hidden {
+                    Some(hidden) => format!("{hidden} {message}"),
+                    None => message,
+                });
             }
         }
         if let Some(pattern) = &schema.pattern
