@@ -1,9 +1,12 @@
 //! Rego policies (issue 32) with the real binary: the example library
 //! through `monform policy test`, findings at file:line in every format of
 //! `validate`, a broken policy, and `apply` refusing on a `deny` (nothing
-//! written) unless `--policy-override` names it, recorded in the plan.
+//! written) unless `--policy-override` names it, recorded in the plan; a
+//! looping policy stopped by `[policy] timeout` or `max-instructions`
+//! (issue 43).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::common;
 
@@ -293,4 +296,105 @@ fn deleting_an_slo_check_needs_an_override() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// Two nested loops of 100,000 (ten billion steps): a policy a pull
+/// request can add, which held `validate` and `plan` forever (issue 43).
+const SLOW: &str = "package monform.slow\n\ndeny contains \"never\" if {\n\tsome i in numbers.range(1, 100000)\n\tsome j in numbers.range(1, 100000)\n\ti + j < 0\n}\n";
+
+/// Generous: the bounds below stop the policy within seconds; without
+/// them the command is killed here and the test fails.
+const ENDS_WITHIN: Duration = Duration::from_secs(60);
+
+#[test]
+fn a_looping_policy_is_stopped_with_a_diagnostic_naming_it() {
+    // The timeout (the instruction limit out of the way).
+    let dir = project_with(
+        MONITORS,
+        "\n[policy]\ntimeout = \"1s\"\nmax-instructions = 1000000000000\n",
+    );
+    std::fs::write(dir.path().join("policies/slow.rego"), SLOW).unwrap();
+    let started = Instant::now();
+    // Exit 1: the other policies' findings, and monform.slow.deny stopped
+    // after 1s in its inner loop, policies/slow.rego:5, naming the setting.
+    let output = assert_run!(
+        "slow_policy_timeout",
+        command(dir.path(), &["validate"]).timeout(ENDS_WITHIN)
+    );
+    assert!(started.elapsed() < ENDS_WITHIN, "{:?}", started.elapsed());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(dir.path(), &["validate", "--format", "json"]).stdout).unwrap();
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    let stopped: Vec<&serde_json::Value> = diagnostics
+        .iter()
+        .filter(|d| d["code"] == "monform::policy-limit")
+        .collect();
+    assert_eq!(stopped.len(), 1, "{json}");
+    assert_eq!(stopped[0]["file"], "policies/slow.rego");
+    // The inner loop.
+    assert_eq!(stopped[0]["line"], 5);
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "monform.owner_tag.deny"),
+        "the other policies ran: {json}"
+    );
+
+    // The instruction limit: deterministic, at the loop too.
+    edit(
+        dir.path(),
+        "monform.toml",
+        "timeout = \"1s\"\nmax-instructions = 1000000000000",
+        "max-instructions = 1000000",
+    );
+    assert_run!(
+        "slow_policy_instructions",
+        command(dir.path(), &["validate"]).timeout(ENDS_WITHIN)
+    );
+
+    // The defaults stop it too (whichever comes first on this machine).
+    edit(dir.path(), "monform.toml", "max-instructions = 1000000", "");
+    let started = Instant::now();
+    let output = command(dir.path(), &["validate", "--format", "json"])
+        .timeout(ENDS_WITHIN)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < ENDS_WITHIN, "{:?}", started.elapsed());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stopped = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "monform::policy-limit")
+        .unwrap_or_else(|| panic!("{json}"));
+    let message = stopped["message"].as_str().unwrap();
+    assert!(
+        message.contains("ran more than 100000000 instructions") || message.contains("ran longer than 10s"),
+        "{message}"
+    );
+}
+
+#[test]
+fn plan_stops_a_looping_policy_and_fails() {
+    let emulator = Emulator::start();
+    let dir = project_with(ALMOST, "\n[policy]\ntimeout = \"1s\"\n");
+    std::fs::write(dir.path().join("policies/slow.rego"), SLOW).unwrap();
+    let started = Instant::now();
+    let output = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .timeout(ENDS_WITHIN)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < ENDS_WITHIN, "{:?}", started.elapsed());
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["policy"]["blocks"], true, "{plan}");
+    let findings = plan["policy"]["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["code"] == "monform::policy-limit" && f["file"] == "policies/slow.rego"),
+        "{plan}"
+    );
 }

@@ -90,7 +90,7 @@ fn project_schema() -> Value {
                 "description": "The Rego policies validate, plan and apply evaluate (issue 32).",
                 "properties": {
                     "paths": { "type": "array", "items": { "type": "string" }, "description": "Folders (every *.rego below them) or .rego files, inside the project. Default [\"policies\"]." },
-                    "max-instructions": { "type": "integer", "minimum": 1, "description": "Instructions one rule's evaluation may run on regorus's virtual machine before it is stopped (an error naming the policy). Default 200000000." },
+                    "max-instructions": { "type": "integer", "minimum": 1, "description": "Instructions one rule's evaluation may run on regorus's virtual machine before it is stopped (an error naming the policy). Default 100000000." },
                     "timeout": { "type": "string", "pattern": "^([0-9]+[smh])+$", "description": "Wall time one rule's evaluation may take, on the virtual machine or the interpreter, before it is stopped (an error naming the policy): \"10s\", \"1m\". Default \"10s\"." },
                 },
             },

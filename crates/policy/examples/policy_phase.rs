@@ -6,7 +6,11 @@
 //! others share). Prints one JSON line per run, with a digest of the
 //! findings in their order (the same digest: the same findings).
 //!
-//! `cargo run --release -p monform-policy --example policy_phase -- DIR [RUNS]`
+//! With `--costs` instead of RUNS: each rule's instructions on the VM and
+//! wall time, one JSON line each, against the default `[policy]
+//! max-instructions` and `timeout` (issue 43).
+//!
+//! `cargo run --release -p monform-policy --example policy_phase -- DIR [RUNS | --costs]`
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -20,10 +24,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(dir) = args.next() else {
-        eprintln!("usage: policy_phase DIR [RUNS]");
+        eprintln!("usage: policy_phase DIR [RUNS | --costs]");
         std::process::exit(2);
     };
-    let runs: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(1);
+    let second = args.next();
+    let costs = second.as_deref() == Some("--costs");
+    let runs: usize = second.and_then(|r| r.parse().ok()).unwrap_or(1);
     let dir = Path::new(&dir);
     let mut loaded = monform_config::load(dir, &|_: &str| None);
     if !loaded.is_ok() {
@@ -38,6 +44,22 @@ fn main() {
     if !problems.is_empty() {
         eprintln!("the policies do not load: {problems:?}");
         std::process::exit(1);
+    }
+    if costs {
+        let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
+        let limits = monform_config::project::PolicyLimits::default();
+        for cost in policies.costs(&input) {
+            println!(
+                "{{\"rule\":\"{}\",\"vm\":{},\"instructions\":{},\"ms\":{},\"default_max_instructions\":{},\"default_timeout_ms\":{}}}",
+                cost.rule,
+                cost.on_vm,
+                cost.instructions.map_or("null".to_owned(), |n| n.to_string()),
+                cost.took.as_millis(),
+                limits.max_instructions,
+                limits.timeout.as_millis()
+            );
+        }
+        return;
     }
     for _ in 0..runs {
         let (started, cpu) = (Instant::now(), cpu_time());

@@ -350,12 +350,16 @@ struct Job<'a> {
 /// gives it); a package with a function of values (`f(x) := v`), or whose
 /// `deny` is itself complete, runs on the interpreter.
 #[derive(Debug, Clone, PartialEq)]
-enum Runner {
+pub(crate) enum Runner {
     Vm { probes: Vec<String> },
     Interpreter,
 }
 
-fn runner(modules: &[regorus::unstable::Ref<regorus::unstable::Module>], package: &str, level: Level) -> Runner {
+pub(crate) fn runner(
+    modules: &[regorus::unstable::Ref<regorus::unstable::Module>],
+    package: &str,
+    level: Level,
+) -> Runner {
     use regorus::unstable::{Rule, RuleHead};
     let mut probes = Vec::new();
     for module in modules {
@@ -438,10 +442,15 @@ impl Policies {
     /// The error of a rule stopped by a bound: the file and the rule, the
     /// bound, at the line it was running when the VM knows it (else at
     /// the rule).
-    fn stopped(&self, rule: &str, rule_at: Span, hit: LimitHit, at: Option<(usize, usize)>) -> EvalError {
+    fn stopped(&self, rule: &str, rule_at: Span, hit: LimitHit, at: Option<usize>) -> EvalError {
         let module = self.modules.iter().find(|m| m.file == rule_at.file);
         let span = match (module, at) {
-            (Some(module), Some((line, column))) => span_at(module.file, &module.text, line, Some(column)),
+            (Some(module), Some(line)) => {
+                // At the statement, past its indentation.
+                let text = module.text.lines().nth(line.saturating_sub(1)).unwrap_or_default();
+                let column = text.chars().take_while(|c| c.is_whitespace()).count() + 1;
+                span_at(module.file, &module.text, line, Some(column))
+            }
             _ => rule_at,
         };
         let file = module.map_or("a policy", |m| m.name.as_str());
@@ -461,7 +470,7 @@ impl Policies {
 /// VM is checked against the interpreter by OPA's conformance suite, and
 /// here by a test over the example policies; conflicts, which the VM does
 /// not report, as [`Runner`] says.
-fn run_rule(
+pub(crate) fn run_rule(
     engine: &mut regorus::Engine,
     input: &regorus::Value,
     path: &str,

@@ -16,6 +16,7 @@
 //! **Architecture invariant:** no terminal and no network; what an apply
 //! may do on a finding is the engine's rule (`ops`), not this crate's.
 
+mod costs;
 mod discover;
 mod evaluate;
 pub mod input;
@@ -24,6 +25,7 @@ mod locate;
 pub mod schema;
 mod testing;
 
+pub use costs::RuleCost;
 pub use discover::{DEFAULT_DIR, policy_files};
 pub use evaluate::{EvalError, Finding, Level, Policies, load};
 pub use limits::LimitHit;
