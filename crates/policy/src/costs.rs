@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use monform_config::project::PolicyLimits;
 
 use crate::Policies;
-use crate::evaluate::{Runner, run_rule, runner};
 use crate::input::Input;
 use crate::limits::{Deadline, Failure, LimitHit};
+use crate::run::{Runner, run_rule, runner};
 
 /// One rule's cost.
 #[derive(Debug, Clone, PartialEq)]

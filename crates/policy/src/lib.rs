@@ -12,6 +12,9 @@
 //!   of packages under `monform.` and returns [`Finding`]s; [`diagnostics`]
 //!   puts them at the resource's (or field's) file:line.
 //! - [`Policies::test`] runs `test_*` rules as `opa test` does.
+//! - Every rule's evaluation is bounded by `[policy] max-instructions`
+//!   (regorus's VM) and `timeout` (VM and interpreter): a policy file
+//!   comes with a pull request ([`LimitHit`], issue 43).
 //!
 //! **Architecture invariant:** no terminal and no network; what an apply
 //! may do on a finding is the engine's rule (`ops`), not this crate's.
@@ -22,6 +25,7 @@ mod evaluate;
 pub mod input;
 mod limits;
 mod locate;
+mod run;
 pub mod schema;
 mod testing;
 

@@ -1,0 +1,187 @@
+//! The evaluation's tests: findings, errors at their lines, the VM
+//! against the interpreter.
+
+use super::*;
+use crate::run::compile;
+use serde_json::json;
+
+fn policies(files: &[(&str, &str)]) -> (Policies, Vec<Diagnostic>, Sources) {
+    let mut sources = Sources::default();
+    let mut policies = Policies::default();
+    let mut problems = Vec::new();
+    for (name, text) in files {
+        let file = sources.add(SourceFile {
+            name: (*name).into(),
+            path: (*name).into(),
+            text: (*text).into(),
+            format: Format::Rego,
+        });
+        if let Err(problem) = policies.add(file, name, text) {
+            problems.push(*problem);
+        }
+    }
+    (policies, problems, sources)
+}
+
+#[test]
+fn strings_and_objects_are_findings_and_overrides_unblock() {
+    let (policies, problems, _) = policies(&[(
+        "p.rego",
+        "package monform.freq\n\ndeny contains {\"msg\": \"too slow\", \"address\": r.address, \"field\": \"frequency\"} if {\n  some r in input.resources\n  r.fields.frequency > 10\n}\n\nwarn contains \"be careful\" if { input.environment == \"prod\" }\n",
+    )]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let input = json!({"environment": "prod", "resources": [
+        {"address": "checks.a", "fields": {"frequency": 60}},
+        {"address": "checks.b", "fields": {"frequency": 1}}]});
+    let (findings, errors) = policies.evaluate(&Input::from_json(input.clone()), &[]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    let deny = findings.iter().find(|f| f.level == Level::Deny).unwrap();
+    assert_eq!(
+        (deny.rule, deny.address.as_deref(), deny.field.as_deref()),
+        ("monform.freq.deny", Some("checks.a"), Some("frequency"))
+    );
+    assert!(deny.blocks());
+    let (findings, _) = policies.evaluate(&Input::from_json(input), &["monform.freq".into()]);
+    assert!(findings.iter().all(|f| !f.blocks()), "{findings:?}");
+}
+
+/// Results read straight from the interpreter's values give what
+/// their JSON gives, and the ones that are not flat strings go the
+/// JSON way.
+#[test]
+fn results_read_directly_are_their_json_parts() {
+    let values = [
+        json!("plain"),
+        json!({"msg": "m", "address": "checks.a", "field": "tags"}),
+        json!({"msg": "m", "address": "checks.a", "extra": null, "ok": true}),
+        json!({"msg": "m", "address": 7}),
+        json!({"msg": "m", "field": ["nested"]}),
+        json!({"address": "checks.a"}),
+        json!({"msg": 1}),
+        json!(42),
+        json!(["a", "b"]),
+    ];
+    for value in values {
+        let regorus = regorus::Value::from(value.clone());
+        assert_eq!(parts(&regorus), Some(result_parts(&value)), "{value}");
+    }
+    let set = regorus::Value::from(
+        [regorus::Value::from("b"), regorus::Value::from("a")]
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>(),
+    );
+    let read: Vec<String> = results(&set).into_iter().map(|(m, _, _)| m).collect();
+    assert_eq!(read, ["a", "b"]);
+    assert!(results(&regorus::Value::Undefined).is_empty());
+}
+
+#[test]
+fn a_broken_policy_is_a_diagnostic_at_its_line() {
+    let (policies, problems, sources) = policies(&[
+        (
+            "good.rego",
+            "package monform.good\n\ndeny contains \"x\" if { false }\n",
+        ),
+        (
+            "bad.rego",
+            "package monform.bad\n\ndeny contains msg if {\n  msg := \n}\n",
+        ),
+        ("other.rego", "package team.rules\n\ndeny contains \"x\" if { true }\n"),
+    ]);
+    assert_eq!(policies.len(), 1);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    let at = problems[0].location(&sources).unwrap();
+    assert!(at.starts_with("bad.rego:5:") || at.starts_with("bad.rego:4:"), "{at}");
+    assert_eq!(problems[1].location(&sources).unwrap(), "other.rego:1:1");
+}
+
+#[test]
+fn a_rule_that_fails_at_run_time_is_an_error_at_its_rule() {
+    let (policies, problems, sources) = policies(&[(
+        "conflict.rego",
+        "package monform.c\n\ndeny := \"a\" if { true }\ndeny := \"b\" if { true }\n",
+    )]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let (_, errors) = policies.evaluate(&Input::from_json(json!({})), &[]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_diagnostic().location(&sources).unwrap(),
+        "conflict.rego:3:1"
+    );
+}
+
+/// A helper rule's conflict, which the VM would not report, is the
+/// rule's error as on the interpreter.
+#[test]
+fn a_conflict_in_a_helper_rule_is_an_error_on_the_vm_too() {
+    let (policies, problems, _) = policies(&[(
+        "h.rego",
+        "package monform.h\n\nx := 1 if { true }\n\nx := 2 if { true }\n\ndeny contains \"d\" if { x == 1 }\n",
+    )]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let (findings, errors) = policies.evaluate(&Input::from_json(json!({})), &[]);
+    assert_eq!((findings.len(), errors.len()), (0, 1), "{findings:?} {errors:?}");
+}
+
+/// The VM gives what the interpreter gives, for each example policy
+/// over resources that break and keep each rule, and a plan.
+#[test]
+fn the_vm_and_the_interpreter_agree_on_the_example_policies() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/policies");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with("_test.rego"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    let named: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let (policies, problems, _) = policies(&named);
+    assert!(problems.is_empty(), "{problems:?}");
+    let check = |id: &str, fields: Value| json!({"address": format!("checks.{id}"), "kind": "checks", "id": id, "file": "m.yaml", "line": 2, "fields": fields, "ownFields": ["locations"]});
+    let input = json!({
+        "environment": "production",
+        "project": {"name": "p", "environments": ["production"]},
+        "resources": [
+            check("a", json!({"checkType": "BROWSER", "name": "A", "frequency": 10, "tags": ["critical"], "locations": ["eu-west-1"], "group": "g"})),
+            check("b", json!({"checkType": "API", "name": "B", "frequency": 1, "tags": ["owner:web", "critical"], "locations": ["eu-west-1", "us-east-1"], "alertChannels": ["c"], "maxResponseTime": 20000})),
+            check("c", json!({"checkType": "BROWSER", "name": "C", "maxResponseTime": 5000, "muted": true, "privateLocations": ["p"], "locations": []})),
+            {"address": "groups.g", "kind": "groups", "id": "g", "file": "m.yaml", "line": 9, "fields": {"locations": ["eu-west-1"], "alertChannels": ["c"]}, "ownFields": []},
+        ],
+        "plan": {"changes": [
+            {"address": "checks.gone", "action": "delete", "tags": ["slo"]},
+            {"address": "checks.kept", "action": "update", "tags": ["slo"]},
+        ]},
+    });
+    let input = Input::from_json(input);
+    let mut engine = policies.engine.clone();
+    engine.set_input(input.0.clone());
+    let mut compared = 0;
+    for module in &policies.modules {
+        for (level, _) in &module.rules {
+            let path = format!("data.{}.{}", module.package, level.rule());
+            assert!(
+                compile(&mut engine, &path).is_some(),
+                "{path} does not compile to the VM"
+            );
+            let runner = runner(engine.get_modules(), &module.package, *level);
+            assert!(matches!(runner, Runner::Vm { .. }), "{path}: {runner:?}");
+            let deadline = Deadline::start(PolicyLimits::default());
+            let vm = run_rule(&mut engine, &input.0, &path, &runner, &deadline).unwrap();
+            let interpreted = engine.eval_rule(path.clone()).unwrap();
+            assert_eq!(vm, interpreted, "{path}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, files.len());
+    let (findings, errors) = policies.evaluate(&input, &[]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(findings.len() >= 8, "{findings:?}");
+}
