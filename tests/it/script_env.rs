@@ -202,3 +202,171 @@ fn pass_env_cannot_name_monforms_credentials() {
     no_secret_in("stderr", &err);
     no_secret_in("stdout", &out);
 }
+
+/// The value of `${env:LEAK_MARKER}` in the tests below: what a pull
+/// request would have the runner send, or a script print.
+const LEAK_MARKER: (&str, &str) = ("LEAK_MARKER", "leak-marker-value-6b0d2");
+
+/// `monform test --local ARGS` with the CI's secrets and LEAK_MARKER in
+/// its environment, as one output.
+fn local_leaking(project: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut command = monform();
+    command
+        .current_dir(project)
+        .args(["test", "--local"])
+        .args(args)
+        .env_remove("MONFORM_CHROMIUM")
+        .env(LEAK_MARKER.0, LEAK_MARKER.1);
+    for (name, value) in CI_SECRETS {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// The line of `out` reporting `address`'s run.
+fn run_line<'a>(out: &'a str, address: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(address))
+        .unwrap_or_else(|| panic!("no run of {address}:\n{out}"))
+}
+
+/// Issue 43: a pull request hands a CI variable to the runner through the
+/// files themselves: an API check whose header (or URL, through `[vars]`)
+/// reads `${env:}` sends it to a URL of its choosing.
+/// `test --local` does not run such a check unless `[project] pass-env`
+/// lists the variable: an error result naming the check, the field and
+/// `${env:NAME}`, never the value; the other checks still run.
+#[test]
+fn an_api_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
+    let target = HttpTarget::start(|_| Reply::new("200 OK", "application/json", "{}"));
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    let checks = r#"checks:
+  leak:
+    checkType: API
+    name: Sends a header of the environment
+    request:
+      method: GET
+      url: "{BASE}/leak"
+      headers: [{ key: X-Leak, value: "${env:LEAK_MARKER}" }]
+      assertions:
+        - { source: STATUS_CODE, comparison: EQUALS, target: "200" }
+  templated:
+    checkType: API
+    name: Sends a variable of the environment in its URL
+    request: { method: GET, url: "{BASE}/t?token=${var:token}" }
+  plain:
+    checkType: API
+    name: Reads nothing of the environment
+    request: { method: GET, url: "{BASE}/plain" }
+"#;
+    write(
+        dir,
+        "monform.toml",
+        "[project]\nname = \"leaky\"\n\n[vars]\ntoken = \"${env:GITHUB_TOKEN}\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
+    );
+    write(dir, "monitors.yaml", &checks.replace("{BASE}", &target.url()));
+
+    let output = local_leaking(dir, &[]);
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
+    let sent = target.requests().join("\n");
+    assert!(!sent.contains(LEAK_MARKER.1), "the marker was sent: {sent}");
+    no_secret_in("the target", &sent);
+    assert!(
+        sent.contains("GET /plain"),
+        "the other check did not run: {sent}\n{out}\n{err}"
+    );
+    assert!(
+        !sent.contains("/leak") && !sent.contains("/t?"),
+        "a refused check ran: {sent}"
+    );
+    for text in [&out, &err] {
+        assert!(!text.contains(LEAK_MARKER.1), "{text}");
+        no_secret_in("the output", text);
+    }
+    assert!(
+        out.contains("request.headers[0].value reads `${env:LEAK_MARKER}`"),
+        "{out}"
+    );
+    assert!(out.contains("request.url reads `${env:GITHUB_TOKEN}`"), "{out}");
+    assert!(
+        out.contains("hint: list LEAK_MARKER in [project] pass-env to let test --local use it"),
+        "{out}"
+    );
+    insta::assert_snapshot!("unpassed_env_refused", steady_columns(&transcript(&output)));
+
+    // Named in pass-env, the value is the project's to use: sent, and the
+    // check passes (the templated one still reads GITHUB_TOKEN).
+    write(
+        dir,
+        "monform.toml",
+        "[project]\nname = \"leaky\"\npass-env = [\"LEAK_MARKER\"]\n\n[vars]\ntoken = \"${env:GITHUB_TOKEN}\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
+    );
+    let output = local_leaking(dir, &[]);
+    let out = stdout(&output);
+    assert!(run_line(&out, "checks.leak").starts_with("PASSED"), "{out}");
+    assert!(run_line(&out, "checks.templated").starts_with("FAILED"), "{out}");
+    let leak = target
+        .requests()
+        .into_iter()
+        .find(|r| r.starts_with("GET /leak"))
+        .unwrap_or_else(|| panic!("no request to /leak: {:?}", target.requests()));
+    assert!(leak.contains(LEAK_MARKER.1), "{leak}");
+    no_secret_in("the target", &target.requests().join("\n"));
+}
+
+/// The same for a script: a BROWSER check whose `environmentVariables`
+/// read `${env:LEAK_MARKER}` and whose script prints `process.env` never
+/// prints the value unless pass-env lists the name.
+#[test]
+fn a_browser_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
+    if !browser_ready() {
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    let checks = r#"checks:
+  leak:
+    checkType: BROWSER
+    name: Prints the environment
+    degradedResponseTime: 60000
+    maxResponseTime: 120000
+    environmentVariables: [{ key: T, value: "${env:LEAK_MARKER}" }]
+    script: "console.log('all ' + JSON.stringify(process.env))"
+"#;
+    write(
+        dir,
+        "monform.toml",
+        "[project]\nname = \"leaky\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
+    );
+    write(dir, "monitors.yaml", checks);
+
+    let output = local_leaking(dir, &["--verbose"]);
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        !out.contains(LEAK_MARKER.1) && !err.contains(LEAK_MARKER.1),
+        "{out}\n{err}"
+    );
+    assert!(!out.contains("all {"), "the script ran: {out}");
+    assert!(
+        out.contains("environmentVariables[0].value reads `${env:LEAK_MARKER}`"),
+        "{out}"
+    );
+
+    write(
+        dir,
+        "monform.toml",
+        "[project]\nname = \"leaky\"\npass-env = [\"LEAK_MARKER\"]\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
+    );
+    let output = local_leaking(dir, &["--verbose"]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", stderr(&output));
+    let printed = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("all {"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(printed.contains(&format!("\"T\":\"{}\"", LEAK_MARKER.1)), "{printed}");
+    no_secret_in("stdout", &out);
+}

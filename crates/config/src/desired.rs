@@ -48,6 +48,10 @@ pub struct DesiredResource {
     /// an environment variable not declared public (`[project] public-env`):
     /// every output masks them.
     pub sensitive: Vec<FieldPath>,
+    /// The fields of `sensitive`, each with the environment variables it
+    /// read: `monform test --local` runs a check only when `[project]
+    /// pass-env` lists every one its effective definition read.
+    pub env_reads: Vec<(FieldPath, Vec<String>)>,
 }
 
 /// The desired state of a project. An edge `a -> b` means `a` references
@@ -214,6 +218,7 @@ mod tests {
                 .collect(),
             own_fields: Vec::new(),
             sensitive: Vec::new(),
+            env_reads: Vec::new(),
         }
     }
 

@@ -288,8 +288,9 @@ struct Validated {
     /// Boxed, as in [`DesiredResource`]: an item is moved several times.
     resource: Option<Box<monform_model::Resource>>,
     refs: Vec<(RefSite, Span)>,
-    /// Fields holding text of a non-public `${env:}` (`DesiredResource::sensitive`).
-    sensitive: Vec<FieldPath>,
+    /// Fields holding text of a non-public `${env:}`, with the variables
+    /// each read (`DesiredResource::sensitive` and `env_reads`).
+    sensitive: Vec<(FieldPath, Vec<String>)>,
     /// The same fields as the files have them, with the variables each
     /// read: what diagnostics name in their values' place.
     substituted: Vec<(FieldPath, Hidden)>,
@@ -500,14 +501,15 @@ impl Loader<'_> {
                         point_at_item(diagnostic, &item.address, item.key_span, extent);
                     }
                 }
-                let sensitive = item.validated.sensitive;
+                let env_reads = item.validated.sensitive;
                 let resource = item.validated.resource.map(|resource| DesiredResource {
                     references,
                     address: item.address,
                     resource,
                     span: item.key_span,
                     own_fields: item.own_fields,
-                    sensitive,
+                    sensitive: env_reads.iter().map(|(path, _)| path.clone()).collect(),
+                    env_reads,
                 });
                 (resource, diagnostics)
             })

@@ -52,9 +52,12 @@ pub struct Project {
     /// `[project] secret-env` and `public-env`: what `${env:}` may not read,
     /// and whose values plans may show.
     pub env_policy: EnvPolicy,
-    /// `[project] pass-env`: environment variables `test --local` gives the
-    /// files' scripts on purpose (they get nothing else of monform's
-    /// environment), each with where it is written. Never a credential.
+    /// `[project] pass-env`: the variables of monform's environment
+    /// `test --local` may use, directly or through `${env:}`, each with
+    /// where it is written. Its scripts get these on purpose and nothing
+    /// else of monform's environment; a check whose effective definition
+    /// reads any other (not `public-env`) through `${env:}` is not run
+    /// there (`monform_engine::ops::unpassed_env`). Never a credential.
     pub pass_env: Vec<(String, Span)>,
     /// `[reconcile]`: what `monform reconcile` does (issue 30).
     pub reconcile: Reconcile,

@@ -29,6 +29,7 @@ mod access_ops;
 mod drift_ops;
 mod export_ops;
 mod import_ops;
+mod local_env;
 mod policy_ops;
 mod refusal;
 mod state_ops;
@@ -46,6 +47,7 @@ pub use export_ops::{
     new_project_name, write_project,
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
+pub use local_env::{EnvRead, UnpassedEnv, unpassed_env};
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{

@@ -134,6 +134,7 @@ mod tests {
                 references: Vec::new(),
                 own_fields: Vec::new(),
                 sensitive: Vec::new(),
+                env_reads: Vec::new(),
             });
         }
         desired

@@ -214,18 +214,23 @@ fn substituted(node: &Node) -> Vec<(FieldPath, Hidden)> {
     found
 }
 
-/// The fields of `substituted` in the form the resource's JSON has: a
-/// field the JSON does not have as such (`script.file`, replaced by the
-/// script) is its nearest ancestor there.
-fn sensitive_fields(substituted: &[(FieldPath, Hidden)], json: &Value) -> Vec<FieldPath> {
-    let mut fields: Vec<FieldPath> = Vec::with_capacity(substituted.len());
-    for (path, _) in substituted {
+/// The fields of `substituted` in the form the resource's JSON has, with
+/// the variables each read: a field the JSON does not have as such
+/// (`script.file`, replaced by the script) is its nearest ancestor there.
+fn sensitive_fields(substituted: &[(FieldPath, Hidden)], json: &Value) -> Vec<(FieldPath, Vec<String>)> {
+    let mut fields: Vec<(FieldPath, Vec<String>)> = Vec::with_capacity(substituted.len());
+    for (path, hidden) in substituted {
         let mut path = path.clone();
         while !path.is_root() && path.get(json).is_none() {
             path.0.pop();
         }
-        if !fields.contains(&path) {
-            fields.push(path);
+        let read: &[String] = match hidden {
+            Hidden::Env(names) => names,
+            Hidden::Secret => &[],
+        };
+        match fields.iter_mut().find(|(field, _)| *field == path) {
+            Some((_, names)) => names.extend(read.iter().filter(|n| !names.contains(n)).cloned().collect::<Vec<_>>()),
+            None => fields.push((path, read.to_vec())),
         }
     }
     fields

@@ -55,6 +55,7 @@ fn desired_of(resources: &[(Kind, &str, serde_json::Value)]) -> Desired {
             references: Vec::new(),
             own_fields: Vec::new(),
             sensitive: Vec::new(),
+            env_reads: Vec::new(),
         });
     }
     desired.link();

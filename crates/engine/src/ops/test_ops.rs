@@ -14,6 +14,7 @@ use monform_model::{Address, Kind, RunStatus};
 use serde_json::{Value, json};
 
 use super::Refusal;
+use super::local_env::{EnvRead, check_reads, project_variable_reads};
 use crate::state::State;
 
 /// Where a test session runs when the files name no location for a check.
@@ -315,6 +316,9 @@ pub struct LocalCheck {
     /// (`monform_model::effective`), snippet scripts inlined, a relative
     /// `codeBundlePath` made absolute under the project folder.
     pub wire: Value,
+    /// The values it carries read from `${env:}` (its effective definition
+    /// and the project's variables): [`super::unpassed_env`] judges them.
+    pub env_reads: Vec<EnvRead>,
 }
 
 /// The checks of the files the request names, ready for a runner; `dir`:
@@ -330,6 +334,7 @@ pub fn local_checks(desired: &Desired, dir: &Path, request: &TestRequest) -> Res
         let resource = desired.resources.get(&Address::new(Kind::Snippet, id.as_str()?))?;
         resource.resource.to_json()["script"].as_str().map(str::to_owned)
     };
+    let shared_reads = project_variable_reads(desired);
     let mut out = Vec::new();
     for resource in desired.resources.values().filter(|r| r.address.kind == Kind::Check) {
         if !targets.is_empty() && !targets.contains(&resource.address) {
@@ -348,16 +353,30 @@ pub fn local_checks(desired: &Desired, dir: &Path, request: &TestRequest) -> Res
         let group = file["group"]
             .as_str()
             .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id)))
-            .map(|g| g.resource.to_json());
-        let mut wire = effective_wire(&file, group.as_ref());
+            .map(|g| (g, g.resource.to_json()));
+        let mut wire = effective_wire(&file, group.as_ref().map(|(_, json)| json));
+        let mut env_reads = check_reads(
+            desired,
+            resource,
+            &file,
+            group.as_ref().map(|(g, json)| (*g, json)),
+            &wire,
+        );
+        env_reads.extend(shared_reads.iter().cloned());
         inline_snippets(&mut wire, &snippet_script);
         if let Some(bundle) = wire["codeBundlePath"].as_str().filter(|p| Path::new(p).is_relative()) {
             wire["codeBundlePath"] = Value::String(dir.join(bundle).to_string_lossy().into_owned());
         }
+        // A name read from the environment is not shown: the address is.
+        let name = file["name"]
+            .as_str()
+            .filter(|_| !resource.sensitive.iter().any(|p| p.to_string() == "name"))
+            .unwrap_or(&resource.address.id);
         out.push(LocalCheck {
             address: resource.address.clone(),
-            name: file["name"].as_str().unwrap_or(&resource.address.id).to_owned(),
+            name: name.to_owned(),
             wire,
+            env_reads,
         });
     }
     if out.is_empty() {

@@ -7,6 +7,9 @@
 //! The scripts are the files' code, in CI a pull request's: they run with
 //! an environment built from nothing (`monform_runner::script_env`), plus
 //! the names `[project] pass-env` lists, read here from monform's own.
+//! The same list says which of monform's variables the files may hand
+//! them, or have the runner send, through `${env:}`: a check reading any
+//! other does not run and is an error result (`ops::unpassed_env`).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -45,6 +48,8 @@ pub const LOCAL_LOCATION: &str = "local";
 struct Planned {
     check: LocalCheck,
     variables: Variables,
+    /// Why it does not run: it reads variables pass-env does not list.
+    refused: Option<String>,
 }
 
 struct Ran {
@@ -65,6 +70,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
             .into_iter()
             .map(|check| Planned {
                 variables: Variables::for_check(project_variables.iter().cloned(), &check.wire),
+                refused: ops::unpassed_env(&check.env_reads, &project).map(|refusal| refusal.to_string()),
                 check,
             })
             .collect();
@@ -102,15 +108,20 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
                         heartbeats: None,
                         location,
                     };
-                    let attempts = runner.run(job).await;
-                    // Only the run's outcome (its last attempt) keeps its files.
-                    for earlier in attempts.iter().rev().skip(1) {
-                        discard_artifacts(&earlier.outcome);
-                    }
-                    let outcome = attempts
-                        .last()
-                        .map(|a| a.outcome.clone())
-                        .unwrap_or_else(|| monform_runner::errored("the runner made no attempt"));
+                    let outcome = match &check.refused {
+                        Some(why) => monform_runner::errored(why.clone()),
+                        None => {
+                            let attempts = runner.run(job).await;
+                            // Only the run's outcome (its last attempt) keeps its files.
+                            for earlier in attempts.iter().rev().skip(1) {
+                                discard_artifacts(&earlier.outcome);
+                            }
+                            attempts
+                                .last()
+                                .map(|a| a.outcome.clone())
+                                .unwrap_or_else(|| monform_runner::errored("the runner made no attempt"))
+                        }
+                    };
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if progress {
                         eprint!("\r\x1b[K[{finished}/{total}] {}", check.check.address);
