@@ -101,7 +101,7 @@ fn add_moved(analysis: &Analysis, live: &Live, uri: &Url, range: Range) -> Optio
 
 /// On a field that drifted: add it to the resource's `lifecycle.ignoreChanges`.
 fn ignore_drift(analysis: &Analysis, live: &Live, uri: &Url, text: &str, range: Range) -> Option<CodeAction> {
-    let format = crate::features::format_of(uri);
+    let format = crate::documents::format_of(uri);
     let index = LineIndex::new(text);
     let offset = index.offset(text, range.start);
     let cursor = match format {

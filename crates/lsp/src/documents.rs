@@ -5,6 +5,15 @@
 use std::collections::HashMap;
 
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent, Url};
+use monform_config::source::Format;
+
+/// A document's format: YAML unless the file is TOML.
+pub(crate) fn format_of(uri: &Url) -> Format {
+    match uri.path().ends_with(".toml") {
+        true => Format::Toml,
+        false => Format::Yaml,
+    }
+}
 
 /// One open document.
 #[derive(Debug, Clone)]

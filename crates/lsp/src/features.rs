@@ -1,5 +1,5 @@
 //! The requests: each read from the load of the document's project as its
-//! documents are now (`Server::analysis`).
+//! documents are now (`Projects::analysis`).
 
 use lsp_server::Request;
 use lsp_types::request::{
@@ -8,15 +8,31 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, ServerCapabilities,
-    WorkspaceSymbolResponse,
+    Url, WorkspaceSymbolResponse,
 };
 use serde_json::Value;
 
-use monform_config::source::Format;
+use std::sync::Arc;
 
-use crate::documents::LineIndex;
-use crate::server::Server;
+use crate::analysis::Analysis;
+use crate::documents::{LineIndex, format_of};
+use crate::live::Live;
 use crate::{Error, actions, completion, hover, navigate, rename};
+
+/// What a request reads of the server: its projects' loads, the texts of
+/// documents and the live facts. A trait the server's loop implements, so
+/// the requests stay below the loop that calls `handle` (no import circle).
+pub(crate) trait Projects {
+    /// The load of the project holding `uri` as its documents are now.
+    fn analysis(&mut self, uri: &Url) -> Result<Option<Arc<Analysis>>, Error>;
+    /// The last load of that project, even if a change is not in it yet.
+    fn recent_analysis(&mut self, uri: &Url) -> Result<Option<Arc<Analysis>>, Error>;
+    /// The text of a document: the editor's when open, else the disk's.
+    fn text(&self, uri: &Url) -> Option<String>;
+    /// The loads of every project the server knows.
+    fn analyses(&self) -> Vec<Arc<Analysis>>;
+    fn live(&self) -> &Live;
+}
 
 /// The capabilities of the features below.
 pub fn capabilities() -> ServerCapabilities {
@@ -39,14 +55,6 @@ pub fn capabilities() -> ServerCapabilities {
     }
 }
 
-/// YAML unless the file is TOML.
-pub(crate) fn format_of(uri: &lsp_types::Url) -> Format {
-    match uri.path().ends_with(".toml") {
-        true => Format::Toml,
-        false => Format::Yaml,
-    }
-}
-
 fn params<P: serde::de::DeserializeOwned>(request: &Request) -> Result<P, Error> {
     Ok(serde_json::from_value(request.params.clone())?)
 }
@@ -56,7 +64,7 @@ fn json(value: impl serde::Serialize) -> Result<Value, Error> {
 }
 
 /// Answers one request (`null` when the document is in no project).
-pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value, Error> {
+pub(crate) fn handle(server: &mut impl Projects, request: Request) -> Result<Value, Error> {
     match request.method.as_str() {
         GotoDefinition::METHOD => {
             let params: lsp_types::GotoDefinitionParams = params(&request)?;
@@ -126,7 +134,7 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
             };
             json(hover::hover(
                 &analysis,
-                &server.live,
+                server.live(),
                 format_of(&uri),
                 &uri,
                 at.position,
@@ -163,7 +171,7 @@ pub(crate) fn handle(server: &mut Server<'_>, request: Request) -> Result<Value,
             };
             json(actions::actions(
                 &analysis,
-                &server.live,
+                server.live(),
                 &uri,
                 &file.text,
                 params.range,

@@ -304,6 +304,28 @@ impl<'c> Server<'c> {
     }
 }
 
+impl features::Projects for Server<'_> {
+    fn analysis(&mut self, uri: &Url) -> Result<Option<Arc<Analysis>>, Error> {
+        Server::analysis(self, uri)
+    }
+
+    fn recent_analysis(&mut self, uri: &Url) -> Result<Option<Arc<Analysis>>, Error> {
+        Server::recent_analysis(self, uri)
+    }
+
+    fn text(&self, uri: &Url) -> Option<String> {
+        Server::text(self, uri)
+    }
+
+    fn analyses(&self) -> Vec<Arc<Analysis>> {
+        Server::analyses(self)
+    }
+
+    fn live(&self) -> &crate::live::Live {
+        &self.live
+    }
+}
+
 /// Runs the loads, the newest of each project first: loads asked for
 /// while one ran are skipped when a newer one of the same project waits.
 fn worker(jobs: Receiver<Job>, done: Sender<Done>, config: Config) {
