@@ -7,14 +7,18 @@
 //! **API boundary:** front ends call [`ops`] (the operations) and read the
 //! values it returns, re-exported below; [`durable`] is how they write a
 //! file for the user. [`stages`] runs one stage alone, for the bench and
-//! the engine's own request-count test, never for a command. Every other
+//! the engine's own request-count test, never for a command.
+//! [`conformance`] (feature `test-support` only) is the suite every state
+//! backend passes, for a backend written elsewhere. Every other
 //! module is the crate's own (ARCHITECTURE.md, "Entry points and API
-//! boundaries"; `crates/cli/tests/boundary.rs` keeps the CLI to this).
+//! boundaries"; `crates/cli/src/boundary.rs` keeps every front end to this).
 
 mod actual;
 mod body;
 mod budget;
 mod compare;
+#[cfg(any(test, feature = "test-support"))]
+pub mod conformance;
 mod creates;
 mod declared;
 mod differ;

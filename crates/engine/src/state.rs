@@ -13,8 +13,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-#[cfg(test)]
-mod conformance;
 mod fingerprints;
 mod format;
 mod journal;
@@ -327,8 +325,9 @@ pub trait StateBackend: Send + Sync {
     }
 }
 
-/// An entry for tests: applied now, setting `managed`.
-#[cfg(test)]
+/// An entry for tests (and the conformance suite): applied now, setting
+/// `managed`.
+#[cfg(any(test, feature = "test-support"))]
 pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
     ResourceState {
         remote_id: id.into(),

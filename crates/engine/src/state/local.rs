@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn the_file_backend_passes_the_conformance_suite() {
-        use crate::state::conformance::{History, test_full};
+        use crate::conformance::{History, test_full};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_owned();
         test_full("acme", History::None, &|_| Box::new(LocalState::new(&path)));

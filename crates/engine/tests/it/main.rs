@@ -2,5 +2,6 @@
 //! test binary (as the root's and the emulator's), so the crate and its
 //! dependencies are linked once.
 
+mod conformance;
 mod converge;
 mod request_count;

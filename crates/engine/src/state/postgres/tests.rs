@@ -54,7 +54,7 @@ fn open(url: &str, project: &str, command: &str) -> PostgresState {
 
 #[test]
 fn postgres_passes_the_conformance_suite() {
-    use crate::state::conformance::{History, test_full};
+    use crate::conformance::{History, test_full};
     let Some(url) = database() else { return };
     let project = unique_project();
     test_full(&project, History::Kept, &|command| {

@@ -2,13 +2,18 @@
 //! Terraform's `statemgr.TestFull`): the file backend in `local`'s tests,
 //! PostgreSQL in `postgres`'s (when a test database is available). A new
 //! backend passes it before anything else trusts it.
+//!
+//! Public behind the `test-support` feature, so a backend in another crate
+//! runs the same suite (`tests/it/conformance.rs` runs it from outside,
+//! as such a crate would); never part of a build of monform itself.
 
-use super::{State, StateBackend, test_entry};
 use crate::lock::LockError;
+use crate::state::{State, StateBackend, test_entry};
 
-/// Whether the backend under test keeps a history of its writes.
+/// Whether the backend under test keeps a history of its writes
+/// (`StateBackend::history` returns `Some`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum History {
+pub enum History {
     Kept,
     None,
 }
@@ -16,7 +21,7 @@ pub(crate) enum History {
 /// Runs every rule against the backend that `open` opens: a new handle on
 /// the same storage and `project` each call, acting for the monform
 /// command it is given (as two runners sharing a state would).
-pub(crate) fn test_full(project: &str, history: History, open: &dyn Fn(&str) -> Box<dyn StateBackend>) {
+pub fn test_full(project: &str, history: History, open: &dyn Fn(&str) -> Box<dyn StateBackend>) {
     let state = round_trip(project, open);
     refuses_an_older_serial(project, open, &state);
     keeps_history_or_says_it_does_not(project, history, open);
