@@ -48,7 +48,7 @@ pub use actual::Actual;
 pub use budget::{RunBudget, Runs, masked_effective_check};
 pub use discards::{Discard, Discarded, RANGE as DISCARD_RANGE};
 pub use execute::{ApplyError, ApplyOptions, Event, Report};
-pub use lock::{Holder, LockError};
+pub use lock::{Holder, LockError, LockGuard};
 pub use normal::NormalForm;
 pub use plan::{
     Action, Change, Excluded, ExcludedBy, FieldChange, Foreign, ForeignObjects, Plan, Reason, Refreshed, Summary, Whose,
@@ -59,4 +59,6 @@ pub use safety::SafetyError;
 pub use saved::{SavedPlan, StalePlan};
 pub use state::postgres::Actor;
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError, Target};
+// What a state backend written in another crate implements and is handed.
+pub use state::{Delta, ResourceState, StateWriter};
 pub use verify::Verification;
