@@ -34,7 +34,7 @@ pub use address::{Address, LOGICAL_ID_PATTERN, is_valid_address_id, is_valid_log
 pub use address_pattern::AddressPattern;
 pub use kind::{Identity, Kind, OWNERSHIP_TAG_PREFIX, Resource, ownership_in_tags};
 pub use path::{FieldPath, Segment};
-pub use resources::common::{DriftPolicy, Lifecycle};
+pub use resources::common::{DriftPolicy, Lifecycle, UnknownName};
 pub use status::RunStatus;
 
 pub use suggest::suggest;

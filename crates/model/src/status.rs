@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::resources::common::UnknownName;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RunStatus {
@@ -20,6 +22,17 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    pub const ALL: &'static [RunStatus] = &[
+        RunStatus::Passed,
+        RunStatus::Degraded,
+        RunStatus::Failed,
+        RunStatus::TimedOut,
+        RunStatus::Cancelled,
+        RunStatus::Running,
+    ];
+    /// The wire names of [`Self::ALL`], in the same order.
+    pub const NAMES: &'static [&'static str] = &["PASSED", "DEGRADED", "FAILED", "TIMED_OUT", "CANCELLED", "RUNNING"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Passed => "PASSED",
@@ -61,6 +74,27 @@ impl RunStatus {
     }
 }
 
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RunStatus {
+    type Err = UnknownName;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        RunStatus::ALL
+            .iter()
+            .copied()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| UnknownName {
+                kind: "RunStatus",
+                text: text.to_owned(),
+                allowed: RunStatus::NAMES,
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,16 +102,12 @@ mod tests {
 
     #[test]
     fn the_wire_name_is_the_text_name() {
-        for status in [
-            RunStatus::Passed,
-            RunStatus::Degraded,
-            RunStatus::Failed,
-            RunStatus::TimedOut,
-            RunStatus::Cancelled,
-            RunStatus::Running,
-        ] {
+        for (i, &status) in RunStatus::ALL.iter().enumerate() {
             assert_eq!(serde_json::to_value(status).ok(), Some(json!(status.as_str())));
+            assert_eq!(RunStatus::NAMES[i], status.as_str());
+            assert_eq!(status.as_str().parse::<RunStatus>(), Ok(status));
         }
+        assert!("passed".parse::<RunStatus>().is_err());
         assert_eq!(
             RunStatus::of_result(&json!({"status": "TIMED_OUT", "hasErrors": true})),
             RunStatus::TimedOut

@@ -4,8 +4,23 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// A text that names none of a string enum's values: what `FromStr` on a
+/// [`string_enum!`] type (or [`crate::RunStatus`]) returns, naming the text
+/// and every value it could have been.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{text}` (expected one of {})", allowed.join(", "))]
+pub struct UnknownName {
+    /// The enum's name, e.g. `CheckType`.
+    pub kind: &'static str,
+    pub text: String,
+    /// The wire names, in declaration order.
+    pub allowed: &'static [&'static str],
+}
+
 /// Declares a string enum whose wire names are given explicitly, and the list
-/// of those names (used by rules, the emulator and error messages).
+/// of those names (used by rules, the emulator and error messages). `FromStr`
+/// takes exactly the wire names, so text from the service or a file is parsed
+/// once and matched exhaustively from there on.
 macro_rules! string_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $wire:literal),+ $(,)? }) => {
         $(#[$meta])*
@@ -15,6 +30,8 @@ macro_rules! string_enum {
         }
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The wire names of [`Self::ALL`], in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($wire),+];
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $wire,)+ }
             }
@@ -22,6 +39,19 @@ macro_rules! string_enum {
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+        impl std::str::FromStr for $name {
+            type Err = $crate::resources::common::UnknownName;
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                match text {
+                    $($wire => Ok($name::$variant),)+
+                    _ => Err($crate::resources::common::UnknownName {
+                        kind: stringify!($name),
+                        text: text.to_owned(),
+                        allowed: $name::NAMES,
+                    }),
+                }
             }
         }
     };
@@ -316,4 +346,34 @@ pub struct Lifecycle {
     /// did not; the default is `[reconcile] drift` in monform.toml.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<DriftPolicy>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::resources::CheckType;
+
+    #[test]
+    fn from_str_takes_the_wire_names_and_names_the_rest() {
+        for check_type in CheckType::ALL {
+            assert_eq!(check_type.as_str().parse::<CheckType>(), Ok(*check_type));
+        }
+        assert_eq!(CheckType::NAMES.len(), CheckType::ALL.len());
+        let err = "SMTP".parse::<CheckType>().err();
+        assert_eq!(
+            err.map(|e| e.to_string()).as_deref(),
+            Some(
+                "unknown CheckType `SMTP` (expected one of AGENTIC, API, BROWSER, HEARTBEAT, ICMP, MULTI_STEP, TCP, PLAYWRIGHT, URL, DNS)"
+            )
+        );
+        // Wire names only: not the Rust name, not another case.
+        assert!("api".parse::<CheckType>().is_err());
+        assert!("Api".parse::<CheckType>().is_err());
+        assert_eq!(
+            "960PX"
+                .parse::<crate::resources::dashboard::DashboardWidth>()
+                .ok()
+                .map(|w| w.as_str()),
+            Some("960PX")
+        );
+    }
 }
