@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use monform_model::Kind;
+use monform_model::resources::CheckType;
 use serde_json::Value;
 
 use crate::app::AppState;
@@ -32,7 +33,7 @@ pub const TICK: Duration = Duration::from_millis(250);
 pub fn period_ms(check: &Value) -> i64 {
     let seconds = monform_model::runs::period_seconds(check);
     let period = i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
-    if check["checkType"] == "HEARTBEAT" {
+    if CheckType::of_check(check).is_ok_and(CheckType::is_pinged) {
         period.min(60_000)
     } else {
         period

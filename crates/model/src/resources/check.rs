@@ -15,6 +15,12 @@ string_enum! {
 }
 
 impl CheckType {
+    /// The `checkType` of a check in its API form (a missing one is the
+    /// empty text, which names no type).
+    pub fn of_check(check: &serde_json::Value) -> Result<CheckType, UnknownName> {
+        check["checkType"].as_str().unwrap_or_default().parse()
+    }
+
     /// The path segment of `POST /v1/checks/{type}`.
     pub fn path_segment(self) -> &'static str {
         match self {
@@ -34,6 +40,18 @@ impl CheckType {
     /// Only these types may run at sub-minute frequency (frequency 0, spec 2.4).
     pub fn allows_sub_minute(self) -> bool {
         matches!(self, CheckType::Api | CheckType::Tcp)
+    }
+
+    /// Whether a run is a script in a browser (Node.js and Playwright): the
+    /// runner's browser pool and the emulator's session slots take these.
+    pub fn runs_in_browser(self) -> bool {
+        matches!(self, CheckType::Browser | CheckType::MultiStep | CheckType::Playwright)
+    }
+
+    /// Whether the monitored job pings the service instead of being run:
+    /// nothing can trigger such a check, and a run only judges the pings.
+    pub fn is_pinged(self) -> bool {
+        matches!(self, CheckType::Heartbeat)
     }
 }
 

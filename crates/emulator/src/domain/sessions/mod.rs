@@ -70,6 +70,7 @@ pub mod test;
 use std::sync::LazyLock;
 
 use monform_model::Kind;
+use monform_model::resources::CheckType;
 use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -150,7 +151,7 @@ pub fn matching_checks(db: &Connection, account: &str, target: &Target) -> ApiRe
             }
             continue;
         }
-        if check["checkType"] == "HEARTBEAT" {
+        if CheckType::of_check(&check).is_ok_and(CheckType::is_pinged) {
             if named == Some(true) {
                 skipped.push(format!(
                     "check {} is a heartbeat check, which cannot be triggered",

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use monform_model::resources::CheckType;
 use monform_runner::{Outcome, RunStatus, errored};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -56,9 +57,9 @@ impl BrowserPool {
 /// Whether a run of `check` (API form) starts a process when the runner
 /// executes browser-type checks.
 pub fn needs_process(check: &Value) -> bool {
-    match check["checkType"].as_str().unwrap_or_default() {
-        "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => true,
-        "API" => ["localSetupScript", "localTearDownScript"]
+    match CheckType::of_check(check) {
+        Ok(check_type) if check_type.runs_in_browser() => true,
+        Ok(CheckType::Api) => ["localSetupScript", "localTearDownScript"]
             .iter()
             .any(|f| check[*f].as_str().is_some_and(|s| !s.trim().is_empty())),
         _ => false,
