@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
+use monform_model::resources::CheckType;
 use serde_json::{Value, json};
 
 use crate::browser_setup::{BrowserSetup, INSTALL_HINT};
@@ -163,7 +164,8 @@ pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Pat
         return Probe::error(missing);
     }
     let script = check["script"].as_str().unwrap_or_default();
-    let report = if check["checkType"] == "PLAYWRIGHT" {
+    let is_suite = CheckType::of_check(check) == Ok(CheckType::Playwright);
+    let report = if is_suite {
         suite(check, cx, artifacts).await
     } else {
         harness(cx, "script", None, &[("check.js", script)], artifacts).await
@@ -174,7 +176,7 @@ pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Pat
     };
     let mut at = report.result["at"].clone();
     if let Some(line) = at["line"].as_u64().and_then(|l| usize::try_from(l).ok()) {
-        let source = if check["checkType"] == "PLAYWRIGHT" {
+        let source = if is_suite {
             let bundle = Path::new(check["codeBundlePath"].as_str().unwrap_or_default());
             std::fs::read_to_string(bundle.join(at["file"].as_str().unwrap_or_default())).unwrap_or_default()
         } else {

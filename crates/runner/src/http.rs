@@ -11,6 +11,7 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use monform_model::resources::CheckType;
 use serde_json::{Map, Value, json};
 
 use super::{Probe, assertions};
@@ -64,7 +65,7 @@ fn ms(since: Instant) -> f64 {
 }
 
 pub(crate) async fn probe(check: &Value) -> Probe {
-    let is_api = check["checkType"] == "API";
+    let is_api = CheckType::of_check(check) == Ok(CheckType::Api);
     let request = &check["request"];
     let url = request["url"].as_str().unwrap_or_default();
     let method = if is_api {

@@ -65,6 +65,7 @@ pub(crate) use outcome::{Probe, judge, threshold};
 pub use retry::Attempt;
 pub use variables::{Variables, substitute};
 
+use monform_model::resources::CheckType;
 use monform_model::resources::check::{
     DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS, MAX_RESPONSE_TIME_MS,
 };
@@ -221,29 +222,35 @@ async fn execute_resolved(
     browser: Option<browser::Context<'_>>,
     artifacts: Option<&std::path::Path>,
 ) -> Outcome {
+    // Parsed once; the match below is exhaustive, so a new check type does
+    // not compile until the runner says what it does with it.
+    let check_type = match CheckType::of_check(check) {
+        Ok(check_type) => check_type,
+        Err(unknown) => return outcome::errored(format!("cannot run this check: {unknown}")),
+    };
     let max_ms = threshold(check, "maxResponseTime", DEFAULT_MAX_MS);
-    let check_type = check["checkType"].as_str().unwrap_or_default();
     let started = tokio::time::Instant::now();
     let budget = Duration::from_millis(max_ms.max(1.0) as u64);
     let probe = async {
         match check_type {
-            "API" => match browser {
+            CheckType::Api => match browser {
                 Some(cx) if has_scripts(check) => browser::api_with_scripts(check, cx).await,
                 _ => http::probe(check).await,
             },
-            "URL" => http::probe(check).await,
-            "AGENTIC" => Probe::not_executed(
+            CheckType::Url => http::probe(check).await,
+            CheckType::Agentic => Probe::not_executed(
                 "not executed: AGENTIC checks cannot run locally (only the service's agent runs them)",
             ),
-            "TCP" => tcp::probe(check).await,
-            "DNS" => dns::probe(check).await,
-            "ICMP" => icmp::probe(check).await,
-            "HEARTBEAT" => heartbeat::probe(check, heartbeats),
-            "BROWSER" | "MULTI_STEP" | "PLAYWRIGHT" => match browser {
+            CheckType::Tcp => tcp::probe(check).await,
+            CheckType::Dns => dns::probe(check).await,
+            CheckType::Icmp => icmp::probe(check).await,
+            CheckType::Heartbeat => heartbeat::probe(check, heartbeats),
+            CheckType::Browser | CheckType::MultiStep | CheckType::Playwright => match browser {
                 Some(cx) => browser::probe(check, cx, artifacts).await,
-                None => not_executed(check_type),
+                None => Probe::not_executed(format!(
+                    "not executed: the local runner does not execute {check_type} checks"
+                )),
             },
-            other => not_executed(other),
         }
     };
     match tokio::time::timeout(budget, probe).await {
@@ -256,11 +263,4 @@ fn has_scripts(check: &Value) -> bool {
     ["localSetupScript", "localTearDownScript"]
         .iter()
         .any(|f| check[*f].as_str().is_some_and(|s| !s.trim().is_empty()))
-}
-
-fn not_executed(check_type: &str) -> Probe {
-    Probe::not_executed(format!(
-        "not executed: the local runner does not execute {} checks",
-        if check_type.is_empty() { "these" } else { check_type }
-    ))
 }

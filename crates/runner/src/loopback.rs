@@ -337,3 +337,18 @@ async fn browser_types_are_not_executed() {
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(!outcome.executed && outcome.error.unwrap().contains("does not execute BROWSER"));
 }
+
+#[tokio::test]
+async fn an_unknown_type_is_an_error_that_names_it() {
+    let outcome = execute(&json!({ "checkType": "SMTP" })).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let error = outcome.error.unwrap_or_default();
+    assert!(outcome.has_errors && !outcome.executed, "{error}");
+    assert!(
+        error.starts_with("cannot run this check: unknown CheckType `SMTP` (expected one of AGENTIC, API,"),
+        "{error}"
+    );
+    assert!(!error.contains("not executed"), "{error}");
+    let missing = execute(&json!({ "request": { "url": "http://127.0.0.1:9" } })).await;
+    assert!(missing.error.unwrap_or_default().contains("unknown CheckType ``"));
+}
