@@ -80,13 +80,13 @@ pub enum Check {
     #[serde(rename = "API")]
     Api(Typed<ApiCheck>),
     #[serde(rename = "BROWSER")]
-    Browser(Typed<BrowserCheck>),
+    Browser(#[schemars(with = "ScriptCheckSchema<BrowserName>")] Typed<BrowserCheck>),
     #[serde(rename = "HEARTBEAT")]
     Heartbeat(Typed<HeartbeatCheck>),
     #[serde(rename = "ICMP")]
     Icmp(Typed<IcmpCheck>),
     #[serde(rename = "MULTI_STEP")]
-    MultiStep(Typed<MultiStepCheck>),
+    MultiStep(#[schemars(with = "ScriptCheckSchema<MultiStepName>")] Typed<MultiStepCheck>),
     #[serde(rename = "TCP")]
     Tcp(Typed<TcpCheck>),
     #[serde(rename = "PLAYWRIGHT")]
@@ -389,10 +389,12 @@ pub struct Dependency {
     pub content: Script,
 }
 
-/// Browser check: a Playwright script run in a browser.
+/// The body of a browser check (a Playwright script run in a browser) and
+/// of a multi-step check (a script chaining several API requests): the two
+/// types take the same fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct BrowserCheck {
+pub struct ScriptCheck {
     pub script: Script,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_path: Option<String>,
@@ -403,18 +405,46 @@ pub struct BrowserCheck {
     pub dependencies: Option<Vec<Dependency>>,
 }
 
+/// Browser check: a Playwright script run in a browser.
+pub type BrowserCheck = ScriptCheck;
 /// Multi-step check: a script chaining several API requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MultiStepCheck {
-    pub script: Script,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script_path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 100))]
-    pub environment_variables: Option<Vec<EnvironmentVariable>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dependencies: Option<Vec<Dependency>>,
+pub type MultiStepCheck = ScriptCheck;
+
+/// The schema of a `Typed<ScriptCheck>` under the definition name of one
+/// check type (`BrowserCheck`, `MultiStepCheck`), so that the published
+/// schema keeps a definition per type although the struct is shared.
+struct ScriptCheckSchema<M>(std::marker::PhantomData<M>);
+
+/// A check type whose body is a `ScriptCheck`, named for the schema.
+trait ScriptCheckName {
+    const NAME: &'static str;
+}
+
+/// Marker: the schema of a `BROWSER` check.
+struct BrowserName;
+/// Marker: the schema of a `MULTI_STEP` check.
+struct MultiStepName;
+
+impl ScriptCheckName for BrowserName {
+    const NAME: &'static str = "BrowserCheck";
+}
+
+impl ScriptCheckName for MultiStepName {
+    const NAME: &'static str = "MultiStepCheck";
+}
+
+impl<M: ScriptCheckName> JsonSchema for ScriptCheckSchema<M> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        M::NAME.into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        format!("{}::{}", module_path!(), M::NAME).into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Typed::<ScriptCheck>::json_schema(generator)
+    }
 }
 
 string_enum! { TimeUnit { Seconds = "seconds", Minutes = "minutes", Hours = "hours", Days = "days" } }
