@@ -1,10 +1,16 @@
-//! A plan for people (Terraform-like), for machines (versioned JSON) and
-//! for pull requests (Markdown).
+//! A plan for people (Terraform-like): the summary line, the change
+//! blocks and their field diffs. The same plan for machines is `json`'s
+//! (versioned JSON), for pull requests `markdown`'s.
 
 use monform_config::Desired;
 use monform_engine::{Action, Change, FieldChange, Plan, Refresh};
-use serde_json::{Value, json};
+use serde_json::Value;
 use similar::TextDiff;
+
+mod json;
+mod markdown;
+pub use json::json;
+pub use markdown::markdown;
 
 /// One line of a change's body.
 struct Line {
@@ -366,186 +372,6 @@ fn excluded_human(plan: &Plan) -> String {
     out
 }
 
-/// The versioned JSON of design.md: stable key order, no secrets.
-pub fn json(plan: &Plan) -> Value {
-    let changes: Vec<Value> = plan
-        .changes
-        .iter()
-        .filter(|c| c.action != Action::Noop)
-        .map(|c| {
-            let mut change = json!({
-                "address": c.address.to_string(),
-                "action": c.action,
-                "remoteId": c.remote_id,
-                "reason": c.reason.text(),
-                "fields": c.fields.iter().map(|f| {
-                    let mut field = json!({
-                        "path": f.path, "before": f.before, "after": f.after, "sensitive": f.sensitive,
-                        "drift": f.drift,
-                    });
-                    // Item by item as well, for lists (never for a sensitive field).
-                    if let Some(items) = Some(f).filter(|f| !f.sensitive && matches!(c.action, Action::Update | Action::Replace)).and_then(|f| super::lists::json_items(plan, c, f)) {
-                        field["items"] = items;
-                    }
-                    field
-                }).collect::<Vec<_>>(),
-            });
-            if let Some(from) = &c.from {
-                change["from"] = json!(from.to_string());
-            }
-            change
-        })
-        .collect();
-    let mut out = json!({
-        "formatVersion": 1,
-        "project": plan.project,
-        "summary": plan.summary(),
-        "changes": changes,
-        "suggestedMoves": super::renames::json(plan),
-    });
-    if let Some(discarded) = super::renames::json_discards(plan) {
-        out["discardedResults"] = discarded;
-    }
-    // Only after a partial refresh: a full plan's JSON is as it was.
-    if plan.refreshed.mode != Refresh::All {
-        out["refresh"] = json!({
-            "mode": plan.refreshed.mode.as_str(),
-            "notRefreshed": plan.refreshed.not_refreshed,
-            "driftChecked": plan.refreshed.mode == Refresh::Changed && plan.refreshed.not_refreshed == 0,
-        });
-    }
-    if !plan.excluded.is_empty() {
-        let excluded: Vec<Value> = plan
-            .excluded
-            .iter()
-            .map(|e| json!({"address": e.address.to_string(), "action": e.action, "reason": e.by.text()}))
-            .collect();
-        out["excluded"] = Value::Array(excluded);
-    }
-    out
-}
-
-/// What a change without field changes does, in one sentence.
-fn without_fields(change: &Change) -> String {
-    let id = change
-        .remote_id
-        .as_deref()
-        .map(|id| format!(" (remote id {id})"))
-        .unwrap_or_default();
-    let address = &change.address;
-    match (change.action, &change.from) {
-        (Action::Move, Some(from)) => format!(
-            "The object{id} keeps its history and settings: only its address changes, from `{from}` to `{address}`."
-        ),
-        (Action::Delete, _) => format!("The object{id} and everything it holds are deleted from the account."),
-        (Action::Forget, _) => {
-            format!("monform stops managing the object{id}: it stays in the account as it is, and leaves the state.")
-        }
-        (Action::Import, _) => format!("The object{id} joins the state as it is; no field changes."),
-        _ => format!("No field of the object{id} changes."),
-    }
-}
-
-/// GitHub keeps comments under 65,536 characters; stay well below.
-pub const MARKDOWN_LIMIT: usize = 65_000;
-
-/// The plan for a pull-request comment: a summary table, then a collapsed
-/// diff per changed resource. The largest diffs are left out first when the
-/// whole would not fit, and the comment says so.
-pub fn markdown(plan: &Plan) -> String {
-    let summary = plan.summary();
-    let mut head = format!("### monform plan for `{}`\n\n", plan.project);
-    // Every count the summary line has, so the two never disagree; moved
-    // objects are their own column, never "unchanged".
-    let columns = [
-        ("create", summary.create),
-        ("update", summary.update),
-        ("delete", summary.delete),
-        ("replace", summary.replace),
-        ("import", summary.import),
-        ("moved", summary.moved),
-        ("forget", summary.forget),
-        ("unchanged", summary.noop),
-    ];
-    let row = |cell: &dyn Fn(&(&str, usize)) -> String| columns.iter().map(cell).collect::<Vec<_>>().join(" | ");
-    head.push_str(&format!(
-        "| {} |\n|{}\n",
-        row(&|(name, _)| (*name).to_owned()),
-        "---:|".repeat(columns.len())
-    ));
-    head.push_str(&format!("| {} |\n\n", row(&|(_, count)| count.to_string())));
-    head.push_str(&format!("**{}**\n", summary_line(plan)));
-    if let Some(note) = refresh_note(plan) {
-        head.push_str(&format!("\n> {note}\n"));
-    }
-    head.push_str(&super::renames::markdown(plan));
-    head.push_str(&super::renames::markdown_discards(plan));
-    if !plan.excluded.is_empty() {
-        head.push_str(&format!("\n```\n{}```\n", excluded_human(plan)));
-    }
-    let mut blocks: Vec<(String, String)> = Vec::new();
-    for group in GROUPS {
-        for change in plan.changes.iter().filter(|c| c.action == group) {
-            let moved = change
-                .from
-                .as_ref()
-                .map(|from| format!(", moved from <code>{from}</code>"))
-                .unwrap_or_default();
-            let title = format!(
-                "<details><summary><code>{} {}</code>: {} ({}){moved}</summary>\n\n",
-                symbol(change.action),
-                change.address,
-                verb(change.action),
-                change.reason.text()
-            );
-            let body_lines = lines(plan, change, &change.fields);
-            // An entry without field changes says what happens in words:
-            // an empty diff block reads as "nothing", which a delete is not.
-            let mut body = if body_lines.is_empty() {
-                format!("{}\n\n", without_fields(change))
-            } else {
-                let mut body = String::from("```diff\n");
-                for line in body_lines {
-                    body.push_str(&format!("{} {}\n", line.sign, line.text));
-                }
-                body.push_str("```\n\n");
-                body
-            };
-            body.push_str("</details>\n");
-            blocks.push((title, body));
-        }
-    }
-    let mut total: usize = head.len() + blocks.iter().map(|(t, b)| t.len() + b.len() + 1).sum::<usize>();
-    let mut collapsed = 0;
-    if total > MARKDOWN_LIMIT {
-        let mut by_size: Vec<usize> = (0..blocks.len()).collect();
-        by_size.sort_by_key(|&i| std::cmp::Reverse(blocks[i].1.len()));
-        let note = "_Diff left out to fit the comment: run `monform plan` to see it._\n\n</details>\n";
-        for i in by_size {
-            if total <= MARKDOWN_LIMIT - 200 {
-                break;
-            }
-            total -= blocks[i].1.len();
-            total += note.len();
-            blocks[i].1 = note.to_owned();
-            collapsed += 1;
-        }
-    }
-    let mut out = head;
-    if collapsed > 0 {
-        out.push_str(&format!(
-            "\n> {collapsed} of {} diffs were too large for one comment and are left out (largest first).\n",
-            blocks.len()
-        ));
-    }
-    for (title, body) in blocks {
-        out.push('\n');
-        out.push_str(&title);
-        out.push_str(&body);
-    }
-    out
-}
-
 /// The objects whose ownership tag the next apply rewrites after
 /// `monform state mv`: not changes (nothing else about them differs), but
 /// worth saying.
@@ -565,57 +391,4 @@ pub fn moved_note(actual: &monform_engine::Actual, plan: &monform_engine::Plan) 
     }
     note.push('\n');
     note
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use monform_engine::{Change, Reason};
-    use monform_model::{Address, Kind};
-
-    fn huge_plan(changes: usize, lines: usize) -> Plan {
-        let script = |tag: &str| (0..lines).map(|i| format!("line {i} {tag}\n")).collect::<String>();
-        let changes = (0..changes)
-            .map(|i| Change {
-                address: Address::new(Kind::Snippet, format!("s{i:02}")),
-                action: Action::Update,
-                remote_id: Some(i.to_string()),
-                from: None,
-                reason: Reason::ConfigChanged,
-                fields: vec![FieldChange {
-                    path: "script".into(),
-                    before: Some(Value::String(script("old"))),
-                    after: Some(Value::String(script(if i == 0 { "new but short" } else { "new" }))),
-                    sensitive: false,
-                    drift: false,
-                    known_after_apply: false,
-                    cleared: false,
-                }],
-                unchanged: 1,
-                remote_version: None,
-                deferred: None,
-            })
-            .collect();
-        Plan {
-            project: "big".into(),
-            changes,
-            ..Plan::default()
-        }
-    }
-
-    #[test]
-    fn markdown_stays_under_the_comment_limit_collapsing_the_largest_first() {
-        let plan = huge_plan(30, 400);
-        let text = markdown(&plan);
-        assert!(text.len() <= MARKDOWN_LIMIT, "{} characters", text.len());
-        assert!(text.contains("diffs were too large for one comment"), "says so");
-        assert_eq!(text.matches("<details>").count(), 30, "every resource keeps its block");
-    }
-
-    #[test]
-    fn small_plans_are_not_collapsed() {
-        let text = markdown(&huge_plan(2, 5));
-        assert!(!text.contains("too large"));
-        assert!(text.contains("```diff\n~ script = <<EOT\n"), "{text}");
-    }
 }
