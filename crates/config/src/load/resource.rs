@@ -318,3 +318,22 @@ fn violation_diagnostic(item: &Found, violation: &Violation, substituted: &[(Fie
     }
     diagnostic
 }
+
+/// Replaces the value at `path` in `value`, if there is one.
+fn set_at(value: &mut Value, path: &FieldPath, new: Value) {
+    let mut current = value;
+    for segment in path.segments() {
+        current = match (segment, current) {
+            (Segment::Key(k), Value::Object(map)) => match map.get_mut(k) {
+                Some(v) => v,
+                None => return,
+            },
+            (Segment::Index(i), Value::Array(items)) => match items.get_mut(*i) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    *current = new;
+}

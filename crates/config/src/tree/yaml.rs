@@ -3,7 +3,8 @@
 //! cost). The events are `fast`'s for the YAML monitor files are written
 //! in, yaml-rust2's for any other text and for every error. yaml-rust2
 //! marks only where an event starts, in characters; byte offsets and
-//! scalar ends are worked out from the text.
+//! scalar ends are worked out from the text (`spans`), and what yaml-rust2
+//! gets wrong about a text is made up for first (`quirks`).
 //!
 //! Resolution keeps what the loader did with serde-saphyr: the YAML 1.2 core
 //! schema with strict booleans, non-finite floats rejected, keys taken as
@@ -17,7 +18,7 @@ use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
 use super::{Entry, Node, NodeValue, SyntaxError};
 use crate::budget::{Budget, VALUE_BYTES};
-use crate::source::{FileId, Span, floor_char_boundary};
+use crate::source::{FileId, Span};
 
 /// The deepest nesting of lists and maps a YAML file may have. Real files
 /// need fewer than ten levels; the limit also bounds the recursion in
@@ -28,8 +29,12 @@ pub(crate) const MAX_YAML_DEPTH: usize = 32;
 const LINEAR_KEYS: usize = 16;
 
 mod fast;
+mod quirks;
 mod scalars;
+mod spans;
+use quirks::{MAX_PATCHES, patch, unprintable};
 use scalars::resolve;
+use spans::{CharIndex, alias_len, scalar_end};
 
 const CORE_TAG: &str = "tag:yaml.org,2002:";
 
@@ -87,50 +92,6 @@ pub fn parse_yaml_within(file: FileId, text: &str, budget: &Budget) -> Result<No
         message: "tabs are not allowed after `:` or `?` here".to_owned(),
         span: Some(Span::new(file, 0, 0)),
     })
-}
-
-/// Times `parse_yaml` may patch the text before giving up.
-const MAX_PATCHES: usize = 64;
-
-/// yaml-rust2 rejects some valid YAML that serde-saphyr took: a tab after
-/// `:` or `?`, and a `?` at the very end. Both patches keep every offset.
-fn patch(text: &str, message: &str, at: usize) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut fixed = text.to_owned().into_bytes();
-    match message {
-        // Marked at the value, after the tabs.
-        "':' must be followed by a valid YAML whitespace" => {
-            let from = bytes[..at.min(bytes.len())].iter().rposition(|&b| b == b':')?;
-            fixed[from..at]
-                .iter_mut()
-                .filter(|b| **b == b'\t')
-                .for_each(|b| *b = b' ');
-        }
-        // Marked at the tab.
-        "tabs disallowed in this context" if bytes.get(at) == Some(&b'\t') => {
-            let tabs = bytes[at..].iter().take_while(|&&b| b == b'\t').count();
-            fixed[at..at + tabs].fill(b' ');
-        }
-        "expected whitespace" if at >= text.len() => fixed.push(b'\n'),
-        _ => return None,
-    }
-    String::from_utf8(fixed).ok()
-}
-
-/// The first character YAML does not allow in a file, and where it is.
-fn unprintable(text: &str) -> Option<(usize, char)> {
-    let printable = |c: char| {
-        matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
-            || c >= '\u{10000}'
-    };
-    // Most text is printable ASCII: look at bytes until something else.
-    let from = text
-        .bytes()
-        .position(|b| !matches!(b, b'\t' | b'\n' | b'\r' | b' '..=b'~'))?;
-    text[from..]
-        .char_indices()
-        .find(|&(_, c)| !printable(c))
-        .map(|(i, c)| (from + i, c))
 }
 
 /// A value an alias may name, with what copying it costs.
@@ -551,100 +512,6 @@ fn respan(node: &mut Node, span: Span) {
             respan(&mut e.value, span);
         }),
         _ => {}
-    }
-}
-
-/// Where a scalar that starts at byte `start` ends in `text`.
-fn scalar_end(text: &str, start: usize, value: &str, style: TScalarStyle) -> usize {
-    let bytes = text.as_bytes();
-    let end = match (style, bytes.get(start)) {
-        (TScalarStyle::SingleQuoted, Some(b'\'')) => {
-            let mut i = start + 1;
-            loop {
-                match bytes.get(i) {
-                    Some(b'\'') if bytes.get(i + 1) == Some(&b'\'') => i += 2,
-                    Some(b'\'') => break i + 1,
-                    Some(_) => i += 1,
-                    None => break i,
-                }
-            }
-        }
-        (TScalarStyle::DoubleQuoted, Some(b'"')) => {
-            let mut i = start + 1;
-            loop {
-                match bytes.get(i) {
-                    Some(b'\\') => i += 2,
-                    Some(b'"') => break i + 1,
-                    Some(_) => i += 1,
-                    None => break i,
-                }
-            }
-        }
-        _ => plain_end(bytes, start, value),
-    };
-    floor_char_boundary(text, end.min(text.len()))
-}
-
-/// A plain or block scalar (marked at its first line of content) is its
-/// value as written but for indentation and folded line breaks: match the
-/// two, letting any run of white space stand for any other.
-fn plain_end(bytes: &[u8], start: usize, value: &str) -> usize {
-    let value = value.as_bytes();
-    if bytes.get(start..start + value.len()) == Some(value) {
-        return start + value.len();
-    }
-    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    let (mut i, mut j, mut end) = (start, 0, start);
-    while let (Some(s), Some(v)) = (bytes.get(i), value.get(j)) {
-        if space(v) {
-            j += value[j..].iter().take_while(|b| space(b)).count();
-            i += bytes[i..].iter().take_while(|b| space(b)).count();
-        } else if s == v {
-            i += 1;
-            j += 1;
-            end = i;
-        } else {
-            break;
-        }
-    }
-    end
-}
-
-/// The length of an alias (`*name`) starting at byte `start`.
-fn alias_len(text: &str, start: usize) -> usize {
-    let rest = text.as_bytes().get(start + 1..).unwrap_or_default();
-    let name = rest
-        .iter()
-        .take_while(|b| !b.is_ascii_whitespace() && !matches!(b, b',' | b'[' | b']' | b'{' | b'}'))
-        .count();
-    floor_char_boundary(text, (start + 1 + name).min(text.len())) - start
-}
-
-/// Character index to byte offset: the identity for ASCII text, else a
-/// checkpoint every `STRIDE` characters and a short walk from it.
-struct CharIndex {
-    checkpoints: Option<Vec<usize>>,
-}
-
-const STRIDE: usize = 64;
-
-impl CharIndex {
-    fn new(text: &str) -> CharIndex {
-        let checkpoints = (!text.is_ascii()).then(|| text.char_indices().step_by(STRIDE).map(|(i, _)| i).collect());
-        CharIndex { checkpoints }
-    }
-
-    fn byte(&self, text: &str, index: usize) -> usize {
-        let Some(checkpoints) = &self.checkpoints else {
-            return index.min(text.len());
-        };
-        let Some(&from) = checkpoints.get(index / STRIDE) else {
-            return text.len();
-        };
-        text[from..]
-            .char_indices()
-            .nth(index % STRIDE)
-            .map_or(text.len(), |(i, _)| from + i)
     }
 }
 

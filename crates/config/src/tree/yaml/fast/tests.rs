@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::super::*;
+use crate::source::floor_char_boundary;
 
 /// The tree of `text` by the fast scanner (`None` when it gives up) and
 /// by yaml-rust2 alone.
