@@ -37,6 +37,9 @@ mod status_ops;
 mod test_ops;
 mod trust_ops;
 pub use crate::identity::uses_tags;
+/// For a front end's own PostgreSQL connection (the reconciler's leader
+/// lock): its errors without the URL's password, as the state backend's.
+pub use crate::state::postgres::scrub_url_secrets;
 pub use access_ops::{
     Access, AccessRefusal, AccessRequest, Chosen, ProjectUrl, UrlSource, choose_api, project_source, user_config_dir,
 };

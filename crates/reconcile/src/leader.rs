@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use monform_engine::ops;
 use sqlx_core::connection::Connection;
 use sqlx_core::query::query;
 use sqlx_core::row::Row;
@@ -60,7 +61,12 @@ pub async fn connect(url: &str) -> Result<PgConnection, String> {
     let mut connection = tokio::time::timeout(Duration::from_secs(15), connecting)
         .await
         .map_err(|_| "cannot connect to PostgreSQL: no answer in 15 s".to_owned())?
-        .map_err(|e| format!("cannot connect to PostgreSQL: {}", scrub(&e.to_string(), url)))?;
+        .map_err(|e| {
+            format!(
+                "cannot connect to PostgreSQL: {}",
+                ops::scrub_url_secrets(&e.to_string(), url)
+            )
+        })?;
     query("CREATE TABLE IF NOT EXISTS monform_reconcile_memory (project text PRIMARY KEY, memory jsonb NOT NULL)")
         .execute(&mut connection)
         .await
@@ -134,19 +140,4 @@ impl Leadership {
             }
         }
     }
-}
-
-/// A connection error without the URL's password.
-fn scrub(text: &str, url: &str) -> String {
-    let mut text = text.to_owned();
-    if let Some(password) = url
-        .split_once("://")
-        .and_then(|(_, rest)| rest.split_once('@'))
-        .and_then(|(credentials, _)| credentials.split_once(':'))
-        .map(|(_, password)| password)
-        .filter(|p| !p.is_empty())
-    {
-        text = text.replace(password, "***");
-    }
-    text
 }

@@ -44,7 +44,7 @@ mod rows;
 mod url;
 mod writer;
 use migrations::MIGRATIONS;
-pub use url::redact_url;
+pub use url::{redact_url, scrub_url_secrets};
 use url::url_secrets;
 use writer::RowWriter;
 

@@ -51,6 +51,17 @@ fn find_password_key(text: &str) -> Option<usize> {
     None
 }
 
+/// `text` (an error a driver worded, which may quote the URL or its parts)
+/// with every form of `url`'s password replaced by `***`: the user part's
+/// and `password=` / `sslpassword=` values, as written and percent-decoded.
+/// The one scrubber for connection errors, the state backend's and the
+/// reconciler's alike.
+pub fn scrub_url_secrets(text: &str, url: &str) -> String {
+    url_secrets(url)
+        .iter()
+        .fold(text.to_owned(), |text, secret| text.replace(secret.as_str(), "***"))
+}
+
 /// Every form of the password in `url`: as written and percent-decoded.
 pub(super) fn url_secrets(url: &str) -> Vec<String> {
     let mut secrets = Vec::new();
@@ -124,5 +135,14 @@ mod tests {
         assert!(secrets.contains(&"s3cr%40t".to_owned()));
         assert!(secrets.contains(&"s3cr@t".to_owned()));
         assert!(secrets.contains(&"other".to_owned()));
+        let url = "postgres://monform:s3cr%40t@db/state?sslpassword=k3y";
+        assert_eq!(
+            scrub_url_secrets("auth failed for monform:s3cr@t, s3cr%40t, key k3y at db", url),
+            "auth failed for monform:***, ***, key *** at db"
+        );
+        assert_eq!(
+            scrub_url_secrets("no password here", "postgres://u@h/d"),
+            "no password here"
+        );
     }
 }
