@@ -17,8 +17,9 @@ use super::Refusal;
 use super::local_env::{EnvRead, check_reads, project_variable_reads};
 use crate::state::State;
 
-/// Where a test session runs when the files name no location for a check.
-pub const DEFAULT_LOCATION: &str = "us-east-1";
+/// Where a test session runs when the files name no location for a check
+/// (the model's [`monform_model::resources::Location::DEFAULT`]).
+pub const DEFAULT_LOCATION: &str = monform_model::resources::Location::DEFAULT.as_str();
 
 /// Why checks cannot be tested.
 #[derive(Debug, thiserror::Error)]

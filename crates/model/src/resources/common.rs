@@ -32,7 +32,7 @@ macro_rules! string_enum {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
             /// The wire names of [`Self::ALL`], in the same order.
             pub const NAMES: &'static [&'static str] = &[$($wire),+];
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $wire,)+ }
             }
         }
@@ -72,6 +72,11 @@ string_enum! {
 }
 
 impl Location {
+    /// Where a run goes when nothing names a location (a test session of a
+    /// check without `locations`, a run record without one): the service's
+    /// default, and the one default of monform and the emulator.
+    pub const DEFAULT: Location = Location::UsEast1;
+
     /// Human-readable region name, as `GET /v1/locations` returns it.
     pub fn region_name(self) -> &'static str {
         match self {
@@ -350,7 +355,7 @@ pub struct Lifecycle {
 
 #[cfg(test)]
 mod tests {
-    use crate::resources::CheckType;
+    use crate::resources::{CheckType, Location};
 
     #[test]
     fn from_str_takes_the_wire_names_and_names_the_rest() {
@@ -368,6 +373,7 @@ mod tests {
         // Wire names only: not the Rust name, not another case.
         assert!("api".parse::<CheckType>().is_err());
         assert!("Api".parse::<CheckType>().is_err());
+        assert_eq!(Location::DEFAULT.as_str(), "us-east-1");
         assert_eq!(
             "960PX"
                 .parse::<crate::resources::dashboard::DashboardWidth>()

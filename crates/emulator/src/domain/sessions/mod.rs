@@ -87,8 +87,8 @@ pub const TEST_SESSIONS: &str = "testSessions";
 /// Sessions not final yet (ts: when they end), so settling need not scan all.
 const PENDING: &str = "pendingSessions";
 
-/// Used when a check names no location.
-const DEFAULT_LOCATION: &str = "us-east-1";
+/// Used when a check names no location (the model's, as monform's).
+const DEFAULT_LOCATION: &str = monform_model::resources::Location::DEFAULT.as_str();
 
 const FINAL_CHECK_STATUSES: &[&str] = &["PASSED", "FAILED", "DEGRADED", "TIMED_OUT", "CANCELLED"];
 
