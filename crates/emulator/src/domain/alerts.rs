@@ -40,8 +40,9 @@
 //!   location, response time, error and (API checks) status code;
 //!   `created_at` and `startedAt` are date-times.
 
-use monform_model::Kind;
+use monform_model::resources::CheckType;
 use monform_model::resources::common::{AlertSettings, EscalationType};
+use monform_model::{Kind, RunStatus};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -167,25 +168,31 @@ pub struct AlertState {
 
 /// The verdict of a run from the statuses of its locations (PASSED,
 /// FAILED, DEGRADED, TIMED_OUT); None for a run with no location.
-pub fn verdict(statuses: &[&str], parallel_percentage: Option<u32>) -> Option<Verdict> {
+pub fn verdict(statuses: &[RunStatus], parallel_percentage: Option<u32>) -> Option<Verdict> {
     if statuses.is_empty() {
         return None;
     }
-    let failed = statuses
-        .iter()
-        .filter(|s| matches!(**s, "FAILED" | "TIMED_OUT"))
-        .count();
+    let failed = statuses.iter().filter(|s| fails_the_check(**s)).count();
     let failing = match parallel_percentage {
         Some(percentage) => failed > 0 && failed * 100 >= percentage as usize * statuses.len(),
         None => failed > 0,
     };
     Some(if failing {
         Verdict::Failed
-    } else if statuses.contains(&"DEGRADED") {
+    } else if statuses.contains(&RunStatus::Degraded) {
         Verdict::Degraded
     } else {
         Verdict::Passed
     })
+}
+
+/// Whether a run in one location counts towards failing its check. Not
+/// [`RunStatus::is_failure`]: a cancelled run neither fails nor passes it.
+fn fails_the_check(status: RunStatus) -> bool {
+    match status {
+        RunStatus::Failed | RunStatus::TimedOut => true,
+        RunStatus::Passed | RunStatus::Degraded | RunStatus::Cancelled | RunStatus::Running => false,
+    }
 }
 
 /// The next state and the alerts raised by a run judged `verdict` at `now`
@@ -273,7 +280,7 @@ pub fn step(
 
 /// A finished run in one location: its status and stored check result.
 pub struct FinishedRun<'a> {
-    pub status: &'a str,
+    pub status: RunStatus,
     pub result: &'a Value,
 }
 
@@ -295,7 +302,7 @@ pub fn after_run(
         None => None,
     };
     let settings = Settings::resolve(&check, group.as_ref());
-    let statuses: Vec<&str> = runs.iter().map(|r| r.status).collect();
+    let statuses: Vec<RunStatus> = runs.iter().map(|r| r.status).collect();
     let Some(verdict) = verdict(&statuses, settings.parallel_percentage) else {
         return Ok(());
     };
@@ -314,7 +321,7 @@ pub fn after_run(
         db.insert(account, ALERT_STATES, check_id, Some(check_id), at, &stored)?;
     }
     for kind in raised {
-        let failed = |r: &&FinishedRun<'_>| matches!(r.status, "FAILED" | "TIMED_OUT");
+        let failed = |r: &&FinishedRun<'_>| fails_the_check(r.status);
         let Some(run) = runs.iter().find(|r| kind.is_failure() && failed(r)).or(runs.first()) else {
             continue;
         };
@@ -336,7 +343,7 @@ pub fn after_run(
 /// A check alert record (spec 2.15).
 fn alert_record(check: &Value, kind: AlertType, result: &Value, at: i64) -> Value {
     let status_code = match &result["apiCheckResult"]["response"]["status"] {
-        Value::Number(n) if check["checkType"] == "API" => json!(n.to_string()),
+        Value::Number(n) if CheckType::of_check(check) == Ok(CheckType::Api) => json!(n.to_string()),
         _ => Value::Null,
     };
     json!({
@@ -471,15 +478,17 @@ mod tests {
 
     #[test]
     fn verdicts_follow_the_parallel_threshold() {
+        use RunStatus::{Cancelled, Degraded, Failed, Passed, TimedOut};
         assert_eq!(verdict(&[], None), None);
-        assert_eq!(verdict(&["PASSED", "FAILED"], None), Some(F));
-        assert_eq!(verdict(&["PASSED", "TIMED_OUT"], None), Some(F));
-        assert_eq!(verdict(&["PASSED", "DEGRADED"], None), Some(D));
-        let three = ["PASSED", "FAILED", "PASSED"];
+        assert_eq!(verdict(&[Passed, Failed], None), Some(F));
+        assert_eq!(verdict(&[Passed, TimedOut], None), Some(F));
+        assert_eq!(verdict(&[Passed, Degraded], None), Some(D));
+        assert_eq!(verdict(&[Passed, Cancelled], None), Some(P));
+        let three = [Passed, Failed, Passed];
         assert_eq!(verdict(&three, Some(50)), Some(P));
         assert_eq!(verdict(&three, Some(30)), Some(F));
-        assert_eq!(verdict(&["FAILED", "FAILED", "DEGRADED"], Some(70)), Some(D));
-        assert_eq!(verdict(&["FAILED", "FAILED"], Some(100)), Some(F));
+        assert_eq!(verdict(&[Failed, Failed, Degraded], Some(70)), Some(D));
+        assert_eq!(verdict(&[Failed, Failed], Some(100)), Some(F));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Duration as Span, NaiveDate, Utc};
 use monform_model::Kind;
+use monform_model::resources::CheckType;
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
@@ -96,10 +97,10 @@ impl Endpoint {
             Endpoint::Browser => BROWSER_BASES,
         }
     }
-    pub fn check_type(self) -> &'static str {
+    pub fn check_type(self) -> CheckType {
         match self {
-            Endpoint::Api => "API",
-            Endpoint::Browser => "BROWSER",
+            Endpoint::Api => CheckType::Api,
+            Endpoint::Browser => CheckType::Browser,
         }
     }
     pub fn group_by(self) -> &'static [&'static str] {
@@ -222,7 +223,7 @@ pub struct AnalyticsQuery {
 pub fn analytics(app: &AppState, account: &str, id: &str, query: &AnalyticsQuery) -> ApiResult<(Value, Vec<Value>)> {
     let (check, results) = app.store.transaction(|tx| {
         let check = load(tx, account, Kind::Check, id)?;
-        if check["checkType"] != query.endpoint.check_type() {
+        if CheckType::of_check(&check) != Ok(query.endpoint.check_type()) {
             return Err(ApiError::invalid(
                 "id",
                 format!(

@@ -28,6 +28,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use monform_model::RunStatus;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
@@ -85,7 +86,7 @@ impl Rollup {
         if result["hasFailures"] == true || result["hasErrors"] == true {
             self.failures += 1;
         }
-        if result["isDegraded"] == true || result["runResult"]["status"] == "DEGRADED" {
+        if result["isDegraded"] == true || result["runResult"]["status"] == RunStatus::Degraded.as_str() {
             self.degraded += 1;
         }
         if let Some(ms) = result["responseTime"].as_f64() {

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use axum::http::StatusCode;
+use monform_model::resources::CheckType;
 use monform_model::wire::referenced_ids;
 use monform_model::{Kind, Violation};
 use rusqlite::Connection;
@@ -366,7 +367,7 @@ pub fn on_create(db: &Connection, account: &str, kind: Kind, stored: &mut Value,
             if stored.get("alertChannelSubscriptions").is_none() {
                 stored["alertChannelSubscriptions"] = json!([]);
             }
-            if stored["checkType"] == "HEARTBEAT" {
+            if CheckType::of_check(stored).is_ok_and(CheckType::is_pinged) {
                 let token = ids::new();
                 stored["heartbeat"]["pingToken"] = json!(token);
                 stored["heartbeat"]["pingUrl"] = json!(format!("/ping/{token}"));
@@ -413,7 +414,7 @@ pub fn on_update(
             auto_assign(db, account, stored)?;
         }
         if let (Some(token), Some(url)) = (before["heartbeat"].get("pingToken"), before["heartbeat"].get("pingUrl"))
-            && stored["checkType"] == "HEARTBEAT"
+            && CheckType::of_check(stored).is_ok_and(CheckType::is_pinged)
         {
             stored["heartbeat"]["pingToken"] = token.clone();
             stored["heartbeat"]["pingUrl"] = url.clone();

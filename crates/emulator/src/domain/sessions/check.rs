@@ -1,7 +1,7 @@
 //! Check sessions: starting them (triggered or scheduled) and finishing
 //! them once their runs have outcomes.
 
-use monform_model::Kind;
+use monform_model::{Kind, RunStatus};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -167,7 +167,7 @@ pub(super) fn finish_check_session(
     let mut entries = session["results"].as_array().cloned().unwrap_or_default();
     let (mut any_cancelled, mut any_failed, mut any_timed_out, mut any_degraded) = (false, false, false, false);
     let mut session_stopped = internal(session, "endsAtMs");
-    let mut finished: Vec<(&'static str, Value)> = Vec::new();
+    let mut finished: Vec<(RunStatus, Value)> = Vec::new();
     for (run, outcome) in runs.iter().zip(outcomes) {
         let Some((outcome, stopped)) = outcome else {
             any_cancelled = true;
@@ -176,7 +176,7 @@ pub(super) fn finish_check_session(
         let stored = db.get(account, RUN_OUTCOMES, &id_text(&run["sequenceId"]))?;
         let (run, retries) = record_attempts(db, account, session, run, stored.as_ref())?;
         session_stopped = session_stopped.max(stopped);
-        if outcome.status == "TIMED_OUT" {
+        if outcome.status == RunStatus::TimedOut {
             any_timed_out = true;
         } else {
             any_failed |= outcome.failed();
@@ -196,24 +196,27 @@ pub(super) fn finish_check_session(
         finished.push((outcome.status, record));
     }
     let status = if any_cancelled {
-        "CANCELLED"
+        RunStatus::Cancelled
     } else if any_failed {
-        "FAILED"
+        RunStatus::Failed
     } else if any_timed_out {
-        "TIMED_OUT"
+        RunStatus::TimedOut
     } else if any_degraded {
-        "DEGRADED"
+        RunStatus::Degraded
     } else {
-        "PASSED"
+        RunStatus::Passed
     };
-    session["status"] = json!(status);
+    session["status"] = json!(status.as_str());
     session["stoppedAt"] = json!(iso(session_stopped));
     session["results"] = Value::Array(entries);
     session["_internal"]["stoppedAtMs"] = json!(session_stopped);
     if !any_cancelled {
         let runs: Vec<_> = finished
             .iter()
-            .map(|(status, result)| alerts::FinishedRun { status, result })
+            .map(|(status, result)| alerts::FinishedRun {
+                status: *status,
+                result,
+            })
             .collect();
         alerts::after_run(db, account, &check_id, &runs, session_stopped)?;
     }

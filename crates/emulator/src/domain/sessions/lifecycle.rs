@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use monform_model::RunStatus;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -221,7 +222,7 @@ pub fn cancel_check_session(app: &AppState, account: &str, id: &str, only: Optio
         session["results"] = Value::Array(entries);
         session["_internal"]["runs"] = Value::Array(runs);
         if all_cancelled {
-            session["status"] = json!("CANCELLED");
+            session["status"] = json!(RunStatus::Cancelled.as_str());
             session["stoppedAt"] = json!(iso(now));
             session["_internal"]["stoppedAtMs"] = json!(now);
             tx.delete(account, PENDING, id)?;

@@ -69,8 +69,8 @@ pub mod test;
 
 use std::sync::LazyLock;
 
-use monform_model::Kind;
 use monform_model::resources::CheckType;
+use monform_model::{Kind, RunStatus};
 use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -90,10 +90,6 @@ const PENDING: &str = "pendingSessions";
 /// Used when a check names no location (the model's, as monform's).
 const DEFAULT_LOCATION: &str = monform_model::resources::Location::DEFAULT.as_str();
 
-const FINAL_CHECK_STATUSES: &[&str] = &["PASSED", "FAILED", "DEGRADED", "TIMED_OUT", "CANCELLED"];
-
-const FINAL_TEST_STATUSES: &[&str] = &["PASSED", "FAILED", "CANCELLED"];
-
 /// Wakes completion waiters when a session changes (cancel).
 static CHANGED: LazyLock<Notify> = LazyLock::new(Notify::new);
 
@@ -102,12 +98,17 @@ pub fn internal(session: &Value, field: &str) -> i64 {
 }
 
 pub fn is_final(kind: &str, session: &Value) -> bool {
-    let statuses = if kind == CHECK_SESSIONS {
-        FINAL_CHECK_STATUSES
-    } else {
-        FINAL_TEST_STATUSES
+    let Some(Ok(status)) = session["status"].as_str().map(str::parse::<RunStatus>) else {
+        return false;
     };
-    session["status"].as_str().is_some_and(|s| statuses.contains(&s))
+    let check_session = kind == CHECK_SESSIONS;
+    // A test session ends passed, failed or cancelled; a check session
+    // also degraded or timed out (spec 2.9, 2.16).
+    match status {
+        RunStatus::Passed | RunStatus::Failed | RunStatus::Cancelled => true,
+        RunStatus::Degraded | RunStatus::TimedOut => check_session,
+        RunStatus::Running => false,
+    }
 }
 
 pub fn noun(kind: &str) -> &'static str {

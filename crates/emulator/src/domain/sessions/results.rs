@@ -3,6 +3,8 @@
 //! [`ERROR_GROUPS`], deduplicated by the hash of the message with numbers
 //! replaced by `<n>`); results list its id.
 
+use monform_model::RunStatus;
+use monform_model::resources::CheckType;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -26,7 +28,7 @@ pub fn run_result(
 ) -> (Value, String, Value) {
     let result_id = ids::new();
     let check_type = session["checkType"].as_str().unwrap_or_default();
-    let is_api = check_type == "API";
+    let is_api = CheckType::of_check(session) == Ok(CheckType::Api);
     let cancelled = outcome.is_none();
     let response_time = outcome.map_or((stopped - started) as f64, |o| o.response_time);
     let entry = json!({
@@ -42,7 +44,7 @@ pub fn run_result(
         "aborted": false,
         "isCancelled": cancelled,
         "responseTime": if cancelled { Value::Null } else { json!(response_time) },
-        "status": outcome.map_or("CANCELLED", |o| o.status),
+        "status": outcome.map_or(RunStatus::Cancelled, |o| o.status).as_str(),
         "error": outcome.and_then(|o| o.error.clone()),
         "errorGroupIds": [],
         "startedAt": iso(started),

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use monform_model::Kind;
+use monform_model::resources::CheckType;
 use monform_runner::{Attempt, BrowserSetup, Job, Runner, RunnerConfig, Variables};
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -94,8 +95,8 @@ pub struct RunOutcome {
     pub api_result: Value,
     /// `browserCheckResult` for browser checks, else null.
     pub browser_result: Value,
-    /// PASSED, FAILED, DEGRADED or TIMED_OUT.
-    pub status: &'static str,
+    /// Passed, Failed, Degraded or TimedOut.
+    pub status: RunStatus,
     /// Why the run failed (null when it passed).
     pub error: Option<String>,
     /// The runner's own account of the run (assertions, details, notes), or null.
@@ -113,7 +114,7 @@ impl RunOutcome {
             response_time: outcome.response_time,
             api_result: outcome.api_result.clone(),
             browser_result: Value::Null,
-            status: outcome.status.as_str(),
+            status: outcome.status,
             error: outcome.error.clone(),
             run_result: json!({
                 "executed": outcome.executed,
@@ -133,11 +134,11 @@ impl RunOutcome {
 /// How a run of `check` (of type `check_type`) in `location` turns out when
 /// checks are not executed (`Config::execute_checks` off): every run passes,
 /// with a plausible response time derived from `seed` (stable for a run).
-pub fn simulate_run(check_type: &str, check: Option<&Value>, location: &str, seed: &str) -> RunOutcome {
+pub fn simulate_run(check_type: Option<CheckType>, check: Option<&Value>, location: &str, seed: &str) -> RunOutcome {
     let hash = fnv(seed) ^ fnv(location);
     let response_time = 40.0 + (hash % 36_000) as f64 / 100.0; // 40..400 ms
     let part = |share: f64| (response_time * share * 100.0).round() / 100.0;
-    let api_result = if check_type == "API" {
+    let api_result = if check_type == Some(CheckType::Api) {
         let request = check.map(|c| &c["request"]).unwrap_or(&Value::Null);
         json!({
             "assertions": [],
@@ -166,7 +167,7 @@ pub fn simulate_run(check_type: &str, check: Option<&Value>, location: &str, see
     } else {
         Value::Null
     };
-    let browser_result = if check_type == "BROWSER" {
+    let browser_result = if check_type == Some(CheckType::Browser) {
         json!({
             "type": "PLAYWRIGHT",
             "traceSummary": { "consoleErrors": 0, "networkErrors": 0, "userScriptErrors": 0, "documentErrors": 0 },
@@ -195,7 +196,7 @@ pub fn simulate_run(check_type: &str, check: Option<&Value>, location: &str, see
         response_time,
         api_result,
         browser_result,
-        status: "PASSED",
+        status: RunStatus::Passed,
         error: None,
         run_result: Value::Null,
     }
@@ -225,8 +226,8 @@ pub fn run_check(
     location: &str,
     now: i64,
 ) -> rusqlite::Result<Option<(RunOutcome, i64)>> {
-    let check_type = session["checkType"].as_str().unwrap_or_default();
     if session["_internal"]["execute"] != true {
+        let check_type = CheckType::of_check(session).ok();
         let stopped = internal(session, "endsAtMs");
         return Ok(Some((simulate_run(check_type, check, location, key), stopped)));
     }
@@ -470,10 +471,14 @@ mod tests {
 
     #[test]
     fn runs_are_stable_and_pass() {
-        let a = simulate_run("API", None, "eu-west-1", "seed");
-        assert_eq!(a, simulate_run("API", None, "eu-west-1", "seed"));
+        let a = simulate_run(Some(CheckType::Api), None, "eu-west-1", "seed");
+        assert_eq!(a, simulate_run(Some(CheckType::Api), None, "eu-west-1", "seed"));
         assert!(!a.has_failures && (40.0..400.0).contains(&a.response_time));
         assert!(a.api_result["response"]["timingPhases"]["dns"].is_number());
-        assert!(simulate_run("ICMP", None, "eu-west-1", "seed").api_result.is_null());
+        assert!(
+            simulate_run(Some(CheckType::Icmp), None, "eu-west-1", "seed")
+                .api_result
+                .is_null()
+        );
     }
 }

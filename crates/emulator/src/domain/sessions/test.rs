@@ -2,7 +2,7 @@
 //! the session's variables and retry strategy; they record no check
 //! results and raise no alerts.
 
-use monform_model::Kind;
+use monform_model::{Kind, RunStatus};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -72,7 +72,14 @@ pub(super) fn finish_test_session(
         db.delete(account, RUN_OUTCOMES, &key)?;
     }
     session["results"] = Value::Array(results);
-    session["status"] = json!(if any_failed { "FAILED" } else { "PASSED" });
+    session["status"] = json!(
+        if any_failed {
+            RunStatus::Failed
+        } else {
+            RunStatus::Passed
+        }
+        .as_str()
+    );
     session["errorGroupIds"] = Value::Array(group_ids);
     session["stoppedAt"] = json!(iso(session_stopped));
     session["_internal"]["stoppedAtMs"] = json!(session_stopped);
@@ -113,7 +120,7 @@ pub fn trigger(
                     "runLocation": location,
                     "errorGroupIds": [],
                     "resultType": "PENDING",
-                    "status": "RUNNING",
+                    "status": RunStatus::Running.as_str(),
                     "hasErrors": false,
                     "hasFailures": false,
                     "isDegraded": false,
@@ -127,7 +134,7 @@ pub fn trigger(
         let mut session = json!({
             "testSessionId": id,
             "name": body["name"],
-            "status": "RUNNING",
+            "status": RunStatus::Running.as_str(),
             "errorGroupIds": [],
             "startedAt": iso(started),
             "stoppedAt": null,
