@@ -268,7 +268,8 @@ async fn read(analysis: &Analysis, access: &Access, url: String) -> Result<Facts
     };
     if let Ok(statuses) = ops::status(&client, &analysis.loaded.desired, &planned.state, request).await {
         for status in statuses {
-            facts.resources.entry(status.address.clone()).or_default().last_status = status.last_status;
+            facts.resources.entry(status.address.clone()).or_default().last_status =
+                status.last_status.map(|s| s.as_str().to_owned());
         }
     }
     // The time of the latest result, for the checks that have one.

@@ -2,7 +2,8 @@
 //! renders the engine's `ops::CheckStatus` as it comes (no copy of its
 //! own); the JSON output's shape is written here.
 
-use monform_engine::ops::CheckStatus;
+use monform_engine::ops::{CheckStatus, LastRun};
+use monform_model::RunStatus;
 use serde_json::{Value, json};
 
 /// How a check stands by its last status, worst first: the order of the
@@ -17,15 +18,17 @@ pub enum Standing {
     Unknown,
 }
 
-/// How `check` stands: `last_status` is PASSED, FAILED, DEGRADED, ...;
-/// `None` without a recent result; `MISSING` when the check no longer
-/// exists remotely.
+/// How `check` stands by its last run: `None` without a recent result;
+/// `Missing` when the check no longer exists remotely.
 pub fn standing(check: &CheckStatus) -> Standing {
-    match check.last_status.as_deref() {
+    match check.last_status {
         None => Standing::Unknown,
-        Some("PASSED") => Standing::Passing,
-        Some("DEGRADED") => Standing::Degraded,
-        Some(_) => Standing::Failing,
+        Some(LastRun::Status(status)) => match status {
+            RunStatus::Passed => Standing::Passing,
+            RunStatus::Degraded => Standing::Degraded,
+            RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled | RunStatus::Running => Standing::Failing,
+        },
+        Some(LastRun::Missing) => Standing::Failing,
     }
 }
 
@@ -49,12 +52,12 @@ pub fn json_value(check: &CheckStatus) -> Value {
     json!({
         "address": check.address.to_string(),
         "name": check.name,
-        "checkType": check.check_type,
+        "checkType": check.check_type.map_or("", |t| t.as_str()),
         "successRatio": check.success_ratio,
         "p95": check.p95,
         "p99": check.p99,
         "avg": check.avg,
-        "lastStatus": check.last_status,
+        "lastStatus": check.last_status.map(LastRun::as_str),
     })
 }
 
@@ -115,10 +118,10 @@ pub fn human(rows: &[CheckStatus], color: bool) -> String {
             [
                 r.address.to_string(),
                 r.name.clone(),
-                r.check_type.clone(),
+                r.check_type.map_or("", |t| t.as_str()).to_owned(),
                 percent(r.success_ratio),
                 millis(r.p95),
-                r.last_status.clone().unwrap_or_else(|| "-".to_owned()),
+                r.last_status.map_or("-", LastRun::as_str).to_owned(),
             ]
         })
         .collect();
@@ -166,16 +169,16 @@ pub fn human(rows: &[CheckStatus], color: bool) -> String {
 mod tests {
     use super::*;
 
-    fn with_status(address: &str, status: Option<&str>) -> CheckStatus {
+    fn with_status(address: &str, status: Option<RunStatus>) -> CheckStatus {
         CheckStatus {
             address: address.parse().expect("an address"),
             name: address.into(),
-            check_type: "API".into(),
+            check_type: Some(monform_model::resources::CheckType::Api),
             success_ratio: None,
             p95: None,
             p99: None,
             avg: None,
-            last_status: status.map(str::to_owned),
+            last_status: status.map(LastRun::Status),
             group: None,
             series: Vec::new(),
         }
@@ -184,11 +187,11 @@ mod tests {
     #[test]
     fn failing_checks_come_first_then_degraded() {
         let mut rows = vec![
-            with_status("checks.a", Some("PASSED")),
+            with_status("checks.a", Some(RunStatus::Passed)),
             with_status("checks.b", None),
-            with_status("checks.c", Some("DEGRADED")),
-            with_status("checks.d", Some("TIMED_OUT")),
-            with_status("checks.e", Some("FAILED")),
+            with_status("checks.c", Some(RunStatus::Degraded)),
+            with_status("checks.d", Some(RunStatus::TimedOut)),
+            with_status("checks.e", Some(RunStatus::Failed)),
         ];
         sort(&mut rows);
         let order: Vec<String> = rows.iter().map(|r| r.address.to_string()).collect();
@@ -202,19 +205,19 @@ mod tests {
             CheckStatus {
                 address: "checks.home".parse().expect("an address"),
                 name: "Home".into(),
-                check_type: "URL".into(),
+                check_type: Some(monform_model::resources::CheckType::Url),
                 success_ratio: Some(1.0),
                 p95: Some(120.4),
                 p99: Some(130.0),
                 avg: Some(100.0),
-                last_status: Some("PASSED".into()),
+                last_status: Some(LastRun::Status(RunStatus::Passed)),
                 group: None,
                 series: Vec::new(),
             },
             CheckStatus {
                 address: "checks.orders-api".parse().expect("an address"),
                 name: "Orders API".into(),
-                check_type: "API".into(),
+                check_type: Some(monform_model::resources::CheckType::Api),
                 success_ratio: None,
                 p95: None,
                 p99: None,

@@ -137,12 +137,12 @@ mod tests {
         CheckStatus {
             address: address.parse().expect("an address"),
             name: format!("Check {address}"),
-            check_type: "API".into(),
+            check_type: Some(monform_model::resources::CheckType::Api),
             success_ratio: ratio,
             p95: Some(120.0),
             p99: None,
             avg: None,
-            last_status: Some("PASSED".into()),
+            last_status: Some(monform_engine::ops::LastRun::Status(monform_model::RunStatus::Passed)),
             group: group.map(str::to_owned),
             series,
         }

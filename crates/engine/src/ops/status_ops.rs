@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use monform_api::Client;
 use monform_config::Desired;
 use monform_model::reports::{QuickRange, analytics_endpoint};
+use monform_model::resources::CheckType;
 use monform_model::{Address, Kind, RunStatus};
 use serde_json::Value;
 
@@ -24,7 +25,7 @@ pub const SPARK_BUCKETS: u32 = 24;
 
 /// What was read of one check: its id, its last status (or why not) and
 /// its sparkline's response times.
-type Fetched = (String, Result<Option<String>, String>, Vec<Option<f64>>);
+type Fetched = (String, Result<Option<LastRun>, String>, Vec<Option<f64>>);
 
 /// Why the figures cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -49,17 +50,43 @@ pub struct CheckStatus {
     pub address: Address,
     /// The report's name, else the files'.
     pub name: String,
-    pub check_type: String,
+    /// The report's (`None` when it does not list the check, or names a
+    /// type monform does not know).
+    pub check_type: Option<CheckType>,
     pub success_ratio: Option<f64>,
     pub p95: Option<f64>,
     pub p99: Option<f64>,
     pub avg: Option<f64>,
-    /// The latest result's status (`MISSING`: the service has no such check).
-    pub last_status: Option<String>,
+    /// The latest result's status (`None`: no recent result).
+    pub last_status: Option<LastRun>,
     /// The name of its group in the files.
     pub group: Option<String>,
     /// Response times, oldest first (with sparklines).
     pub series: Vec<Option<f64>>,
+}
+
+/// How a check's latest run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastRun {
+    Status(RunStatus),
+    /// The service has no such check (deleted outside monform).
+    Missing,
+}
+
+impl LastRun {
+    /// `PASSED`, `FAILED`, ... or `MISSING`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LastRun::Status(status) => status.as_str(),
+            LastRun::Missing => "MISSING",
+        }
+    }
+}
+
+impl std::fmt::Display for LastRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The figures of every applied check of `state`, by address; nothing
@@ -113,7 +140,7 @@ pub async fn status(
         out.push(CheckStatus {
             address: address.clone(),
             name: entry.map_or(fallback_name, |e| e.name.clone()),
-            check_type: entry.map(|e| e.check_type.clone()).unwrap_or_default(),
+            check_type: entry.and_then(|e| e.check_type.parse().ok()),
             success_ratio: entry.and_then(|e| e.success_ratio),
             p95: entry.and_then(|e| e.p95),
             p99: entry.and_then(|e| e.p99),
@@ -132,8 +159,8 @@ async fn last_and_series(client: &Client, id: &str, endpoint: Option<&'static st
         .recent_results(id, if request.sparklines { 100 } else { 1 })
         .await;
     let last = match &results {
-        Ok(results) => Ok(results.first().map(|r| RunStatus::of_result(r).as_str().to_owned())),
-        Err(e) if e.status() == Some(404) => Ok(Some("MISSING".to_owned())),
+        Ok(results) => Ok(results.first().map(|r| LastRun::Status(RunStatus::of_result(r)))),
+        Err(e) if e.status() == Some(404) => Ok(Some(LastRun::Missing)),
         Err(e) => Err(e.to_string()),
     };
     let mut series = Vec::new();
