@@ -17,6 +17,7 @@ use std::fmt;
 
 use monform_config::{Desired, DesiredResource, Project};
 use monform_model::group_rules::{GROUP_OVERRIDES, group_overrides};
+use monform_model::resources::CheckType;
 use monform_model::{FieldPath, Kind, Segment};
 use serde_json::Value;
 
@@ -130,7 +131,7 @@ pub(super) fn check_reads(
         })
         .collect();
     if let Some((group, group_json)) = group {
-        let api = check_json["checkType"] == "API";
+        let api = CheckType::of_check(check_json) == Ok(CheckType::Api);
         let unset = |field: &str| check_json.get(field).is_none_or(Value::is_null);
         reads.extend(elsewhere(group, "its group", |path| {
             let Some(field) = top_key(path) else { return false };
