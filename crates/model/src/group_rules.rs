@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::resources::CheckType;
+
 /// Check fields the group's value replaces whenever the group sets it (the
 /// group and check fields share their names, in the files and on the wire).
 /// `retryStrategy` is replaced only by a strategy object: the group's
@@ -55,7 +57,7 @@ pub fn apply_group(mut check: Value, group: &Value) -> Value {
     impose(&mut check, group);
     append(&mut check, "tags", &group["tags"]);
     append(&mut check, "environmentVariables", &group["environmentVariables"]);
-    if check["checkType"] == "API" {
+    if CheckType::of_check(&check) == Ok(CheckType::Api) {
         let defaults = &group["apiCheckDefaults"];
         for field in ["headers", "queryParameters", "assertions"] {
             if let Some(request) = check.get_mut("request") {

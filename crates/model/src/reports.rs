@@ -3,6 +3,8 @@
 //! analytics of their own. One list for the client, the emulator and the
 //! CLI.
 
+use crate::resources::CheckType;
+
 /// A window of figures, as `quickRange` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuickRange {
@@ -85,11 +87,18 @@ pub const ANALYTICS_RANGES: &[&str] = &names(false);
 
 /// The analytics endpoint of a check type (`/v1/analytics/{this}/{id}`),
 /// for the types that have one: API and BROWSER checks.
-pub fn analytics_endpoint(check_type: &str) -> Option<&'static str> {
+pub fn analytics_endpoint(check_type: CheckType) -> Option<&'static str> {
     match check_type {
-        "API" => Some("api-checks"),
-        "BROWSER" => Some("browser-checks"),
-        _ => None,
+        CheckType::Api => Some("api-checks"),
+        CheckType::Browser => Some("browser-checks"),
+        CheckType::Agentic
+        | CheckType::Heartbeat
+        | CheckType::Icmp
+        | CheckType::MultiStep
+        | CheckType::Tcp
+        | CheckType::Playwright
+        | CheckType::Url
+        | CheckType::Dns => None,
     }
 }
 
@@ -103,7 +112,7 @@ mod tests {
         assert_eq!(ANALYTICS_RANGES[0], "last24Hours");
         assert_eq!(REPORT_RANGES[1..], ANALYTICS_RANGES[1..]);
         assert_eq!(REPORT_RANGES.len(), 7);
-        assert_eq!(analytics_endpoint("BROWSER"), Some("browser-checks"));
-        assert_eq!(analytics_endpoint("TCP"), None);
+        assert_eq!(analytics_endpoint(CheckType::Browser), Some("browser-checks"));
+        assert_eq!(analytics_endpoint(CheckType::Tcp), None);
     }
 }

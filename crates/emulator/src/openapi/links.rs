@@ -54,7 +54,7 @@ fn takes(route: &Route, kind: Kind, check_type: Option<CheckType>) -> Option<&st
         if let Some(Body::CheckUpdate(Some(typed))) = route.body {
             return (Some(typed) == check_type).then_some(param);
         }
-        let analytics = check_type.and_then(|t| monform_model::reports::analytics_endpoint(t.as_str()));
+        let analytics = check_type.and_then(monform_model::reports::analytics_endpoint);
         if analytics.is_some_and(|a| route.path.starts_with(&format!("/v1/analytics/{a}/"))) {
             return Some(param);
         }

@@ -105,8 +105,8 @@ pub async fn status(
     let file = |address: &Address| desired.resources.get(address).map(|d| d.resource.to_json());
     let lasts: Vec<Fetched> = futures_util::stream::iter(checks.iter())
         .map(|(id, address)| {
-            let check_type = file(address).and_then(|f| f["checkType"].as_str().map(str::to_owned));
-            let endpoint = check_type.as_deref().and_then(analytics_endpoint);
+            let check_type = file(address).and_then(|f| CheckType::of_check(&f).ok());
+            let endpoint = check_type.and_then(analytics_endpoint);
             last_and_series(client, id, endpoint, request)
         })
         .buffer_unordered(CONCURRENCY)
