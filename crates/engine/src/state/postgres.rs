@@ -44,8 +44,8 @@ mod rows;
 mod url;
 mod writer;
 use migrations::MIGRATIONS;
-pub use url::{redact_url, scrub_url_secrets};
 use url::url_secrets;
+pub use url::{redact_url, scrub_url_secrets};
 use writer::RowWriter;
 
 use crate::lock::{Holder, LockError, LockGuard, host_name};
