@@ -92,20 +92,25 @@ fn write(dir: &std::path::Path, path: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-/// `monform test --local ARGS` with the CI's secrets and the passed name
-/// in its environment.
-fn local(project: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+/// `monform test --local ARGS` with the CI's secrets and `extra` (a name
+/// and its value) in its environment.
+fn run_local(project: &std::path::Path, args: &[&str], extra: (&str, &str)) -> std::process::Output {
     let mut command = monform();
     command
         .current_dir(project)
         .args(["test", "--local"])
         .args(args)
         .env_remove("MONFORM_CHROMIUM")
-        .env(PASSED.0, PASSED.1);
+        .env(extra.0, extra.1);
     for (name, value) in CI_SECRETS {
         command.env(name, value);
     }
-    let output = command.output().unwrap();
+    command.output().unwrap()
+}
+
+/// [`run_local`] with the passed name, as exit code, stdout and stderr.
+fn local(project: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = run_local(project, args, PASSED);
     (output.status.code().unwrap_or(-1), stdout(&output), stderr(&output))
 }
 
@@ -207,22 +212,6 @@ fn pass_env_cannot_name_monforms_credentials() {
 /// request would have the runner send, or a script print.
 const LEAK_MARKER: (&str, &str) = ("LEAK_MARKER", "leak-marker-value-6b0d2");
 
-/// `monform test --local ARGS` with the CI's secrets and LEAK_MARKER in
-/// its environment, as one output.
-fn local_leaking(project: &std::path::Path, args: &[&str]) -> std::process::Output {
-    let mut command = monform();
-    command
-        .current_dir(project)
-        .args(["test", "--local"])
-        .args(args)
-        .env_remove("MONFORM_CHROMIUM")
-        .env(LEAK_MARKER.0, LEAK_MARKER.1);
-    for (name, value) in CI_SECRETS {
-        command.env(name, value);
-    }
-    command.output().unwrap()
-}
-
 /// The line of `out` reporting `address`'s run.
 fn run_line<'a>(out: &'a str, address: &str) -> &'a str {
     out.lines()
@@ -267,7 +256,7 @@ fn an_api_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
     );
     write(dir, "monitors.yaml", &checks.replace("{BASE}", &target.url()));
 
-    let output = local_leaking(dir, &[]);
+    let output = run_local(dir, &[], LEAK_MARKER);
     let (out, err) = (stdout(&output), stderr(&output));
     assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
     let sent = target.requests().join("\n");
@@ -303,7 +292,7 @@ fn an_api_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
         "monform.toml",
         "[project]\nname = \"leaky\"\npass-env = [\"LEAK_MARKER\"]\n\n[vars]\ntoken = \"${env:GITHUB_TOKEN}\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
     );
-    let output = local_leaking(dir, &[]);
+    let output = run_local(dir, &[], LEAK_MARKER);
     let out = stdout(&output);
     assert!(run_line(&out, "checks.leak").starts_with("PASSED"), "{out}");
     assert!(run_line(&out, "checks.templated").starts_with("FAILED"), "{out}");
@@ -342,7 +331,7 @@ fn a_browser_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
     );
     write(dir, "monitors.yaml", checks);
 
-    let output = local_leaking(dir, &["--verbose"]);
+    let output = run_local(dir, &["--verbose"], LEAK_MARKER);
     let (out, err) = (stdout(&output), stderr(&output));
     assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
     assert!(
@@ -360,7 +349,7 @@ fn a_browser_check_reading_a_variable_pass_env_does_not_list_is_not_run() {
         "monform.toml",
         "[project]\nname = \"leaky\"\npass-env = [\"LEAK_MARKER\"]\n\n[defaults]\nlocations = [\"eu-west-1\"]\nfrequency = 10\n",
     );
-    let output = local_leaking(dir, &["--verbose"]);
+    let output = run_local(dir, &["--verbose"], LEAK_MARKER);
     let out = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{out}\n{}", stderr(&output));
     let printed = out

@@ -555,4 +555,4 @@ fn intern(name: String) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::Policies;
     use crate::input::Input;
-    use monform_config::source::{Format, SourceFile, Sources};
+    use monform_config::source::Sources;
 
     /// Two nested loops of 100,000: ten billion steps, never done.
     const SLOW: &str = "package monform.slow\n\ndeny contains \"never\" if {\n  some i in numbers.range(1, 100000)\n  some j in numbers.range(1, 100000)\n  i + j < 0\n}\n";
@@ -206,17 +206,9 @@ mod tests {
     const GOOD: &str = "package monform.good\n\nwarn contains \"kept\" if { input.n == 1 }\n";
 
     fn policies(files: &[(&str, &str)], limits: PolicyLimits) -> (Policies, Sources) {
-        let mut sources = Sources::default();
-        let mut policies = Policies::default().with_limits(limits);
-        for (name, text) in files {
-            let file = sources.add(SourceFile {
-                name: (*name).into(),
-                path: (*name).into(),
-                text: (*text).into(),
-                format: Format::Rego,
-            });
-            policies.add(file, name, text).expect("the policy loads");
-        }
+        let (policies, problems, sources) =
+            crate::evaluate::tests::load(files, Policies::default().with_limits(limits));
+        assert!(problems.is_empty(), "the policies load: {problems:?}");
         (policies, sources)
     }
 

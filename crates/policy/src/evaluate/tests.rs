@@ -6,8 +6,13 @@ use crate::run::compile;
 use serde_json::json;
 
 fn policies(files: &[(&str, &str)]) -> (Policies, Vec<Diagnostic>, Sources) {
+    load(files, Policies::default())
+}
+
+/// `files` (name, text) added to `policies`, each its own source file;
+/// the problems of those that do not load.
+pub(crate) fn load(files: &[(&str, &str)], mut policies: Policies) -> (Policies, Vec<Diagnostic>, Sources) {
     let mut sources = Sources::default();
-    let mut policies = Policies::default();
     let mut problems = Vec::new();
     for (name, text) in files {
         let file = sources.add(SourceFile {
