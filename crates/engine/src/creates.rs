@@ -64,6 +64,7 @@ fn create_fields(address: &Address, desired_all: &Desired, created_refs: &[Strin
             sensitive: secret,
             drift: false,
             cleared: false,
+            conflict: None,
         });
     }
     fields

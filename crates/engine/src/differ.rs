@@ -226,6 +226,7 @@ fn reattach_dependents(changes: &mut [Change], desired: &Desired) {
                     drift: false,
                     known_after_apply: true,
                     cleared: false,
+                    conflict: None,
                 });
                 change.action = Action::Update;
                 change.reason = Reason::DependencyReplaced;
@@ -303,6 +304,7 @@ fn compare(
             drift: false,
             known_after_apply: false,
             cleared: false,
+            conflict: None,
         })
         .collect();
     let recorded = state.resources.get(&key);
@@ -322,6 +324,7 @@ fn compare(
                 drift: false,
                 known_after_apply: false,
                 cleared: true,
+                conflict: None,
             });
         }
     }
@@ -336,6 +339,7 @@ fn compare(
                 drift: false,
                 known_after_apply: false,
                 cleared: false,
+                conflict: None,
             });
         }
     }

@@ -60,6 +60,10 @@ pub enum Reason {
     Imported,
     #[serde(rename = "removed from configuration, kept in the service")]
     Forgotten,
+    /// A field changed both in the files and in the service since the
+    /// last apply: applying overwrites the service's change.
+    #[serde(rename = "changed in the files and outside monform (conflict)")]
+    Conflict,
 }
 
 impl Reason {
@@ -75,11 +79,13 @@ impl Reason {
             Reason::UpToDate => "up to date",
             Reason::Imported => "import declared in configuration",
             Reason::Forgotten => "removed from configuration, kept in the service",
+            Reason::Conflict => "changed in the files and outside monform (conflict)",
         }
     }
 
+    /// The service changed outside monform (a conflict too: the files changed as well).
     pub fn is_drift(self) -> bool {
-        matches!(self, Reason::Drift | Reason::DeletedRemotely)
+        matches!(self, Reason::Drift | Reason::DeletedRemotely | Reason::Conflict)
     }
 }
 
@@ -101,6 +107,36 @@ pub struct FieldChange {
     /// The files no longer set this field, which monform set before: it is cleared.
     #[serde(skip)]
     pub cleared: bool,
+    /// Changed both in the files and in the service since the last apply
+    /// (`drift` is false: the files changed it too): the three values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
+}
+
+/// A field changed both in the files and in the service since the last
+/// apply: what was applied, what the service holds, what the files say.
+/// Masked as the plan masks `before` and `after`; a secret's values are
+/// [`Conflict::secret`] fingerprints, never the value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// `None` when the state keeps only a fingerprint of it: it records
+    /// numbers and booleans as they are, text and lists as fingerprints.
+    pub applied: Option<Value>,
+    /// `None` when the service never returns it (a secret variable's value).
+    pub service: Option<Value>,
+    pub files: Value,
+}
+
+impl Conflict {
+    /// How a secret's value shows in a conflict: `(sensitive, fingerprint
+    /// 1a2b3c4d)`, the first digits of its salted fingerprint, enough to
+    /// tell two values apart without telling either.
+    pub fn secret(fingerprint: &str) -> Value {
+        Value::String(format!(
+            "(sensitive, fingerprint {})",
+            fingerprint.get(..8).unwrap_or(fingerprint)
+        ))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -138,6 +174,15 @@ pub struct Summary {
     pub moved: usize,
     pub forget: usize,
     pub noop: usize,
+    /// Fields changed both in the files and in the service (not an action:
+    /// counted across the changes). Left out of the JSON when none, so a
+    /// plan without conflicts reads as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conflict: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 impl Summary {
@@ -231,6 +276,7 @@ impl Plan {
             if change.from.is_some() {
                 summary.moved += 1;
             }
+            summary.conflict += change.fields.iter().filter(|f| f.conflict.is_some()).count();
         }
         summary
     }

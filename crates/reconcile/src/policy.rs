@@ -106,6 +106,7 @@ mod tests {
             drift,
             known_after_apply: false,
             cleared: false,
+            conflict: None,
         }
     }
 

@@ -330,6 +330,7 @@ mod tests {
                 drift: true,
                 known_after_apply: false,
                 cleared: false,
+                conflict: None,
             }],
             unchanged: 0,
             remote_version: None,

@@ -4,7 +4,7 @@
 //! by the engine, as in `plan --format json`), and the addresses that stay.
 
 use monform_engine::Discarded;
-use monform_engine::{Action, Change, FieldChange, Plan, Reason, SuggestedMove};
+use monform_engine::{Action, Change, Conflict, FieldChange, Plan, Reason, SuggestedMove};
 use monform_model::Address;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -79,6 +79,9 @@ struct ShownField {
     drift: bool,
     known_after_apply: bool,
     cleared: bool,
+    /// Saved plans from before conflicts were told have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    conflict: Option<Conflict>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,6 +102,7 @@ impl Shown {
             drift: f.drift,
             known_after_apply: f.known_after_apply,
             cleared: f.cleared,
+            conflict: f.conflict.clone(),
         };
         Shown {
             environment,
@@ -175,6 +179,7 @@ impl Shown {
                         drift: f.drift,
                         known_after_apply: f.known_after_apply,
                         cleared: f.cleared,
+                        conflict: f.conflict,
                     })
                     .collect(),
                 unchanged: c.unchanged_fields,

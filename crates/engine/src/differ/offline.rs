@@ -60,6 +60,7 @@ pub(super) fn unread(
         drift: false,
         known_after_apply: false,
         cleared,
+        conflict: None,
     };
     for (path, value) in leaves(desired, &FieldPath::root()) {
         let key = path.to_string();

@@ -150,6 +150,7 @@ mod tests {
                     drift: false,
                     known_after_apply: false,
                     cleared: false,
+                    conflict: None,
                 }],
                 unchanged: 1,
                 remote_version: None,
