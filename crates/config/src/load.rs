@@ -108,13 +108,64 @@ pub fn load_unsaved(
 /// load says which.
 pub fn load_project(root: &Path, env: EnvLookup<'_>, environment: Option<&str>) -> Option<Project> {
     let unsaved = Unsaved::default();
-    let mut loader = Loader::new(env, &unsaved);
+    open(root, env, environment, &unsaved).project().cloned()
+}
+
+/// The first half of a load: monform.toml read (once) and the environment
+/// selected. A front end that needs the project's settings before the
+/// resource files (to connect while they load) reads them here
+/// ([`Opening::project`]), then finishes the same load ([`Opening::load`]).
+pub struct Opening<'e> {
+    loader: Loader<'e>,
+    roots: Roots,
+    root: PathBuf,
+    project: Option<Project>,
+}
+
+/// Reads monform.toml at `root` (from `unsaved` when it holds it) and
+/// selects `environment`; see [`Opening`].
+pub fn open<'e>(root: &Path, env: EnvLookup<'e>, environment: Option<&str>, unsaved: &'e Unsaved) -> Opening<'e> {
+    let mut loader = Loader::new(env, unsaved);
+    // A root that cannot be made canonical has no monform.toml either:
+    // loading stops at that.
     let roots = Roots::of(root);
-    let mut project = loader.load_project(root, &roots)?;
-    if let Some(environment) = environment {
-        project.select(environment).ok()?;
+    let mut project = loader.load_project(root, &roots);
+    if let (Some(project), Some(environment)) = (&mut project, environment)
+        && let Err(diagnostic) = project.select(environment)
+    {
+        loader.diagnostics.push(*diagnostic);
     }
-    loader.diagnostics.is_empty().then_some(project)
+    Opening {
+        loader,
+        roots,
+        root: root.to_path_buf(),
+        project,
+    }
+}
+
+impl Opening<'_> {
+    /// The project's settings, when monform.toml has no problem (the load
+    /// says which otherwise).
+    pub fn project(&self) -> Option<&Project> {
+        self.project.as_ref().filter(|_| self.loader.diagnostics.is_empty())
+    }
+
+    /// monform.toml's text as read, when it was.
+    pub fn project_text(&self) -> Option<&str> {
+        (!self.loader.sources.is_empty()).then(|| self.loader.sources.get(0).text.as_ref())
+    }
+
+    /// Reads the resource files, with the parse cache in `cache` when
+    /// given: the rest of the load.
+    pub fn load(self, cache: Option<&Path>) -> Loaded {
+        let Opening {
+            loader,
+            roots,
+            root,
+            project,
+        } = self;
+        finish_load(loader, roots, &root, project, cache)
+    }
 }
 
 fn load_inner(
@@ -124,16 +175,17 @@ fn load_inner(
     cache: Option<&Path>,
     unsaved: &Unsaved,
 ) -> Loaded {
-    let mut loader = Loader::new(env, unsaved);
-    // A root that cannot be made canonical has no monform.toml either:
-    // loading stops at that.
-    let mut roots = Roots::of(root);
-    let mut project = loader.load_project(root, &roots);
-    if let (Some(project), Some(environment)) = (&mut project, environment)
-        && let Err(diagnostic) = project.select(environment)
-    {
-        loader.diagnostics.push(*diagnostic);
-    }
+    open(root, env, environment, unsaved).load(cache)
+}
+
+fn finish_load(
+    mut loader: Loader<'_>,
+    mut roots: Roots,
+    root: &Path,
+    project: Option<Project>,
+    cache: Option<&Path>,
+) -> Loaded {
+    let env = loader.env;
     for (folder, span) in project.iter().flat_map(|p| &p.allow_paths) {
         if let Err(e) = roots.allow(folder) {
             loader.diagnostics.push(

@@ -30,6 +30,7 @@ mod drift_ops;
 mod export_ops;
 mod import_ops;
 mod local_env;
+mod open_ops;
 mod policy_ops;
 mod refusal;
 mod state_ops;
@@ -51,6 +52,12 @@ pub use export_ops::{
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
 pub use local_env::{EnvRead, UnpassedEnv, unpassed_env};
+pub use open_ops::{
+    ACCOUNT_VARIABLE, API_KEY_VARIABLE, API_URL_VARIABLE, Api, ApiRequest, ApiUnopened, Connect, EnvVars, LocalService,
+    ObserveClient, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, ProjectPolicies, RATE_LIMIT_VARIABLE,
+    RateLimitSource, STATE_URL_VARIABLE, StartedLocal, StateUnopened, Unopened, connect_api, find_project, local_state,
+    open, open_postgres, open_state, parse_rate_limit,
+};
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{

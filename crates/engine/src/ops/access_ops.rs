@@ -145,6 +145,15 @@ pub enum AccessRefusal {
 
 /// Decides where the key may go; see the module's documentation.
 pub fn choose_api(request: &AccessRequest<'_>) -> Result<Access, AccessRefusal> {
+    choose_with_text(request, None)
+}
+
+/// [`choose_api`], with monform.toml's text as the loader read it (to
+/// name the line of `[api] url` without reading the file again).
+pub(crate) fn choose_with_text(
+    request: &AccessRequest<'_>,
+    project_text: Option<&str>,
+) -> Result<Access, AccessRefusal> {
     let given = |url: Option<&str>| url.filter(|url| !url.is_empty()).map(str::to_owned);
     if let Some(url) = given(request.flag) {
         return by_user(url, UrlSource::Flag);
@@ -165,7 +174,10 @@ pub fn choose_api(request: &AccessRequest<'_>) -> Result<Access, AccessRefusal> 
         };
     };
     let url = project_url.url.clone();
-    let source = project_source(request.root, project_url.span);
+    let source = match project_text {
+        Some(text) => source_in(request.root, project_url.span, text.as_bytes()),
+        None => project_source(request.root, project_url.span),
+    };
     if url == LOCAL {
         return Ok(Access {
             url,
@@ -218,13 +230,20 @@ fn by_user(url: String, source: UrlSource) -> Result<Access, AccessRefusal> {
 /// monform.toml in `root`, at the line of `span` (the loader keeps the
 /// span; the line is counted in the file as it is on disk).
 pub fn project_source(root: &Path, span: Option<Span>) -> UrlSource {
-    let file = root.join(PROJECT_FILE);
+    let text = span.and_then(|_| std::fs::read(root.join(PROJECT_FILE)).ok());
+    source_in(root, span, text.as_deref().unwrap_or_default())
+}
+
+/// monform.toml in `root`, at the line of `span` in `text`.
+fn source_in(root: &Path, span: Option<Span>, text: &[u8]) -> UrlSource {
     let line = span.and_then(|span| {
-        let text = std::fs::read(&file).ok()?;
         let before = text.get(..span.start)?;
         Some(before.iter().filter(|&&b| b == b'\n').count() + 1)
     });
-    UrlSource::Project { file, line }
+    UrlSource::Project {
+        file: root.join(PROJECT_FILE),
+        line,
+    }
 }
 
 #[cfg(test)]

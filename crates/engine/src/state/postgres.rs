@@ -74,7 +74,14 @@ impl Actor {
     pub fn current(command: &str) -> Actor {
         let user = ["USER", "LOGNAME", "USERNAME"]
             .iter()
-            .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()));
+        Actor::of_user(command, user)
+    }
+
+    /// The actor of `command` run by `user` (as the caller's environment
+    /// names it; else this process's user from the system).
+    pub fn of_user(command: &str, user: Option<String>) -> Actor {
+        let user = user
             .or_else(user_of_this_process)
             .unwrap_or_else(|| "unknown".to_owned());
         Actor {
