@@ -1,12 +1,17 @@
 //! `moved`, `import` and `removed`: top-level lists of a resource file that
 //! declare, for review, what `state mv`, `import ADDRESS ID` and `state rm`
 //! do by hand (Terraform's `moved`, `import` and `removed` blocks).
+//!
+//! Entries apply per environment: one with `environments: [..]` only in
+//! those, and a `moved` or `import` entry whose resource the environment
+//! loaded does not have (its `environments` leave it out) not there.
 
 use std::collections::BTreeMap;
 
 use monform_model::Address;
 
 use crate::diagnostic::Diagnostic;
+use crate::expand::{Context, ENVIRONMENTS, in_environment};
 use crate::source::Span;
 use crate::tree::{Entry, Node, NodeValue};
 use rustc_hash::FxHashSet;
@@ -39,23 +44,46 @@ pub struct Removed {
     pub span: Span,
 }
 
-/// Every entry of the three lists, in file order.
+/// Every entry of the three lists that applies to the environment loaded,
+/// in file order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Declarations {
     pub moved: Vec<Moved>,
     pub imports: Vec<Import>,
     pub removed: Vec<Removed>,
+    /// Definitions (`section.id`, not items) the files have but whose
+    /// `environments` leave out the environment loaded.
+    pub absent: Vec<Address>,
 }
 
 impl Declarations {
+    /// No entry and no definition left out: nothing a file's cache entry
+    /// would have to keep besides its resources.
     pub fn is_empty(&self) -> bool {
-        self.moved.is_empty() && self.imports.is_empty() && self.removed.is_empty()
+        self.moved.is_empty() && self.imports.is_empty() && self.removed.is_empty() && self.absent.is_empty()
     }
 
     pub fn extend(&mut self, other: Declarations) {
         self.moved.extend(other.moved);
         self.imports.extend(other.imports);
         self.removed.extend(other.removed);
+        self.absent.extend(other.absent);
+    }
+
+    /// Drops the `moved` and `import` entries whose resource the
+    /// environment loaded does not have: they apply where it exists.
+    fn keep_present(&mut self) {
+        if self.absent.is_empty() {
+            return;
+        }
+        let absent = &self.absent;
+        // An item's definition: `checks.site[eu]` is of `checks.site`.
+        let is_absent = |address: &Address| {
+            let id = address.id.split_once('[').map_or(address.id.as_str(), |(id, _)| id);
+            absent.iter().any(|a| a.kind == address.kind && a.id == id)
+        };
+        self.moved.retain(|m| !is_absent(&m.to));
+        self.imports.retain(|i| !is_absent(&i.to));
     }
 
     /// Where each moved address ends up, chains followed (`a -> b`, `b -> c`
@@ -86,8 +114,9 @@ impl Declarations {
     }
 }
 
-/// Reads one of the lists (`section` is `moved`, `import` or `removed`).
-pub(crate) fn parse(section: Entry, into: &mut Declarations, diagnostics: &mut Vec<Diagnostic>) {
+/// Reads one of the lists (`section` is `moved`, `import` or `removed`),
+/// keeping the entries whose `environments` include the one loaded.
+pub(crate) fn parse(section: Entry, context: &Context<'_>, into: &mut Declarations, diagnostics: &mut Vec<Diagnostic>) {
     let items = match section.value.value {
         NodeValue::Seq(items) => items,
         NodeValue::Null => return,
@@ -111,11 +140,17 @@ pub(crate) fn parse(section: Entry, into: &mut Declarations, diagnostics: &mut V
             ok: true,
         };
         let allowed: &[&str] = match section.key.as_str() {
-            "moved" => &["from", "to"],
-            "import" => &["to", "id"],
-            _ => &["from", "destroy"],
+            "moved" => &["from", "to", ENVIRONMENTS],
+            "import" => &["to", "id", ENVIRONMENTS],
+            _ => &["from", "destroy", ENVIRONMENTS],
         };
         if !fields.known(allowed) {
+            continue;
+        }
+        let field = format!("{}: `{ENVIRONMENTS}`", section.key);
+        if let Some(list) = item.get(ENVIRONMENTS)
+            && !in_environment(&field, &list.value, context, fields.diagnostics)
+        {
             continue;
         }
         let span = item.span;
@@ -237,10 +272,14 @@ impl Fields<'_> {
     }
 }
 
-/// The checks that need every file: cycles, two moves to or from one
-/// address, a move from an address still defined, an import of an address
-/// not defined, a removal of an address still defined.
-pub(crate) fn check(declarations: &Declarations, defined: &FxHashSet<Address>, diagnostics: &mut Vec<Diagnostic>) {
+/// The checks that need every file, after dropping the `moved` and
+/// `import` entries of resources the environment loaded does not have:
+/// cycles, two moves to or from one address, a move from an address still
+/// defined, an import of an address not defined, a removal of an address
+/// still defined.
+pub(crate) fn check(declarations: &mut Declarations, defined: &FxHashSet<Address>, diagnostics: &mut Vec<Diagnostic>) {
+    declarations.keep_present();
+    let declarations = &*declarations;
     let defined = |address: &Address| defined.contains(address);
     let mut seen_to: BTreeMap<&Address, Span> = BTreeMap::new();
     let mut seen_from: BTreeMap<&Address, Span> = BTreeMap::new();

@@ -61,7 +61,9 @@ pub struct Expanded {
 }
 
 /// Expands the definition `id` of `kind` found in a file of folder `base`;
-/// every copy and substitution is charged to the file's `budget`.
+/// every copy and substitution is charged to the file's `budget`. `None`
+/// when its `environments` leave out the environment loaded: `moved` and
+/// `import` entries about it apply elsewhere (`declare::check`).
 #[allow(clippy::too_many_arguments)]
 pub fn expand(
     kind: Kind,
@@ -72,7 +74,7 @@ pub fn expand(
     context: &Context<'_>,
     budget: &Budget,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Expanded> {
+) -> Option<Vec<Expanded>> {
     let mut for_each = None;
     let mut for_each_file = None;
     let mut environments = None;
@@ -92,9 +94,14 @@ pub fn expand(
     }
     let address = Address::new(kind, id);
     if let Some(environments) = environments
-        && !in_environment(&address, &environments, context, diagnostics)
+        && !in_environment(
+            &format!("{address}.{ENVIRONMENTS}"),
+            &environments.value,
+            context,
+            diagnostics,
+        )
     {
-        return Vec::new();
+        return None;
     }
     if kind == Kind::Variable
         && let Some(entry) = for_each.as_ref().or(for_each_file.as_ref())
@@ -108,19 +115,19 @@ pub fn expand(
             .at(entry.key_span, "not for variables")
             .help("a variable's logical id is its key; write each variable out"),
         );
-        return Vec::new();
+        return Some(Vec::new());
     }
     let items = match (for_each, for_each_file) {
         (None, None) => {
             let mut node = node;
             let unresolved = substitute(&mut node, None, context, budget, diagnostics);
-            return vec![Expanded {
+            return Some(vec![Expanded {
                 address,
                 key_span,
                 node,
                 unresolved,
                 item: None,
-            }];
+            }]);
         }
         (Some(mut list), None) => {
             // `forEach: "${var:NAME}"`: the items of `[vars]` (of the
@@ -128,7 +135,7 @@ pub fn expand(
             if matches!(list.value.value, NodeValue::Str(_))
                 && !substitute(&mut list.value, None, context, budget, diagnostics).is_empty()
             {
-                return Vec::new();
+                return Some(Vec::new());
             }
             match crate::data::file_of(&list.value) {
                 Some(file) => crate::data::items(
@@ -154,7 +161,7 @@ pub fn expand(
                 .help("keep one: forEach for a list or map of items, forEachFile for one resource per file")
                 .related(Diagnostic::new("monform::for-each", "forEach is here").at(list.key_span, "first expansion")),
             );
-            return Vec::new();
+            return Some(Vec::new());
         }
     };
     let mut expanded = Vec::with_capacity(items.len());
@@ -199,7 +206,7 @@ pub fn expand(
             item: Some(extent(each)),
         });
     }
-    expanded
+    Some(expanded)
 }
 
 /// The text an item spans: from its key to the end of its value.
@@ -221,18 +228,25 @@ fn is_meta(key: &str) -> bool {
     matches!(key, FOR_EACH | FOR_EACH_FILE | ENVIRONMENTS)
 }
 
-/// Whether the resource exists in the environment loaded; reports unknown names.
-fn in_environment(address: &Address, entry: &Entry, context: &Context<'_>, diagnostics: &mut Vec<Diagnostic>) -> bool {
-    let NodeValue::Seq(items) = &entry.value.value else {
+/// Whether what `field` (`checks.home.environments`, ``import: `environments` ``)
+/// belongs to exists in the environment loaded (always, when none is);
+/// reports what is not a list of declared environment names.
+pub(crate) fn in_environment(
+    field: &str,
+    list: &Node,
+    context: &Context<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let NodeValue::Seq(items) = &list.value else {
         diagnostics.push(
             Diagnostic::new(
                 "monform::type",
                 format!(
-                    "{address}.environments: expected a list of environment names, found {}",
-                    entry.value.type_name()
+                    "{field}: expected a list of environment names, found {}",
+                    list.type_name()
                 ),
             )
-            .at(entry.value.span, "here"),
+            .at(list.span, "here"),
         );
         return true;
     };
@@ -241,11 +255,9 @@ fn in_environment(address: &Address, entry: &Entry, context: &Context<'_>, diagn
         match &item.value {
             NodeValue::Str(name) if context.environments.contains(&name.as_str()) => names.push(name.as_str()),
             NodeValue::Str(name) => {
-                let diagnostic = Diagnostic::new(
-                    "monform::environment",
-                    format!("{address}.environments: unknown environment `{name}`"),
-                )
-                .at(item.span, "not declared in monform.toml");
+                let diagnostic =
+                    Diagnostic::new("monform::environment", format!("{field}: unknown environment `{name}`"))
+                        .at(item.span, "not declared in monform.toml");
                 diagnostics.push(match crate::suggest(name, context.environments.iter().copied()) {
                     Some(s) => diagnostic.help(format!("did you mean `{s}`?")),
                     None if context.environments.is_empty() => {
@@ -257,10 +269,7 @@ fn in_environment(address: &Address, entry: &Entry, context: &Context<'_>, diagn
             _ => diagnostics.push(
                 Diagnostic::new(
                     "monform::type",
-                    format!(
-                        "{address}.environments[]: expected an environment name, found {}",
-                        item.type_name()
-                    ),
+                    format!("{field}[]: expected an environment name, found {}", item.type_name()),
                 )
                 .at(item.span, "here"),
             ),

@@ -260,7 +260,7 @@ fn finish_load(
         data_files: &data_files,
     };
     let cache = cache.map(|dir| cache::Cache::new(dir, defaults, &context));
-    let (items, declarations, resource_files, cache_stats) =
+    let (items, mut declarations, resource_files, cache_stats) =
         loader.read_resource_files(root, files, defaults, &context, cache.as_ref());
     if let Some(cache) = &cache {
         cache.prune();
@@ -274,7 +274,7 @@ fn finish_load(
     let (edges, (lint_warnings, lint_errors)) = rayon::join(|| desired.edges(), || crate::lint::lint(&desired, levels));
     desired.add_edges(edges);
     loader.report_cycles(&desired);
-    declare::check(&declarations, &defined, &mut loader.diagnostics);
+    declare::check(&mut declarations, &defined, &mut loader.diagnostics);
     warnings.extend(lint_warnings);
     loader.diagnostics.extend(lint_errors);
     desired.declarations = declarations;

@@ -209,7 +209,16 @@ fn declarations(properties: &mut Map<String, Value>) {
         "description": "An address: section.logical-id, or section.logical-id[key] for a forEach item.",
         "pattern": format!(r"^({})\.{id}(\[{id}\])?$", sections.join("|")),
     });
-    let list = |description: &str, fields: Value, required: &[&str]| {
+    let environments = json!({
+        "description": "The environments (of monform.toml's [environments]) this entry applies to; all when absent. A `moved` or `import` entry applies only where its `to` resource exists anyway.",
+        "type": "array",
+        "items": { "type": "string" },
+        "uniqueItems": true,
+    });
+    let list = |description: &str, mut fields: Value, required: &[&str]| {
+        if let Some(fields) = fields.as_object_mut() {
+            fields.insert("environments".into(), environments.clone());
+        }
         json!({
             "type": "array",
             "description": description,
@@ -232,7 +241,7 @@ fn declarations(properties: &mut Map<String, Value>) {
     properties.insert(
         "import".into(),
         list(
-            "Adopt an existing object (its remote `id`) as the resource at `to`, which the files must define.",
+            "Adopt an existing object (its remote `id`) as the resource at `to`, which the files must define (an environment whose files leave it out skips the entry).",
             json!({ "to": address, "id": { "type": "string", "minLength": 1 } }),
             &["to", "id"],
         ),

@@ -11,8 +11,10 @@
 //! and a file is cached only when none of its resources holds sensitive
 //! text (so one that used such a value is loaded afresh each time). A file
 //! that reads the environment itself (`${env:}`), other files (`{ file: }`
-//! scripts, `forEachFile`, `forEach: { file: }` data), declares `moved`/`import`/`removed` entries or
-//! has any problem is not cached either: it is loaded as without a cache.
+//! scripts, `forEachFile`, `forEach: { file: }` data), declares `moved`/`import`/`removed` entries,
+//! defines a resource its `environments` leave out of the environment
+//! loaded (the entries of other files need to know) or has any problem is
+//! not cached either: it is loaded as without a cache.
 //!
 //! An entry is JSON written to a temporary file and renamed into place, so
 //! a reader sees all of it or none; one that does not parse, has another
@@ -49,7 +51,7 @@ use crate::tree::{Entry, Node, NodeValue};
 
 /// Changes whenever what an entry holds or means changes; entries of
 /// another version are never read.
-pub const CACHE_FORMAT: u32 = 4;
+pub const CACHE_FORMAT: u32 = 5;
 
 /// The folder of the cache, below a project's root.
 pub const CACHE_DIR: &str = ".monform/cache";

@@ -31,7 +31,7 @@ pub(super) fn resources_of(
     };
     for section in sections {
         if declare::SECTIONS.contains(&section.key.as_str()) {
-            declare::parse(section, declarations, diagnostics);
+            declare::parse(section, context, declarations, diagnostics);
             continue;
         }
         let Some(kind) = Kind::from_section(&section.key) else {
@@ -80,16 +80,20 @@ pub(super) fn resources_of(
                 );
                 continue;
             }
-            let expanded = expand(
+            let key = entry.key;
+            let Some(expanded) = expand(
                 kind,
-                &entry.key,
+                &key,
                 entry.key_span,
                 entry.value,
                 base,
                 context,
                 budget,
                 diagnostics,
-            );
+            ) else {
+                declarations.absent.push(Address::new(kind, key));
+                continue;
+            };
             found.extend(expanded.into_iter().map(|e| Found {
                 address: e.address,
                 key_span: e.key_span,
