@@ -15,10 +15,13 @@ use serde_json::Value;
 
 use crate::actual::Actual;
 use crate::compare::differences;
-use crate::forms::{ActualView, Names, field_fingerprints, lookup, managed, secret_changed, sensitive_paths};
+use crate::forms::{
+    ActualView, Names, field_fingerprints, lookup, managed, same_print, secret_changed, sensitive_paths,
+};
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
 
+mod conflict;
 mod exclude;
 mod offline;
 mod order;
@@ -237,14 +240,14 @@ fn reattach_dependents(changes: &mut [Change], desired: &Desired) {
 
 /// Whether the files changed the field at `path` (or anything under it)
 /// since it was last applied: its fingerprints now and as recorded differ.
-fn edited_in_files(path: &str, now: &Fingerprints, recorded: &Fingerprints) -> bool {
-    let under = |key: &&str| {
-        key.strip_prefix(path)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-    };
-    !now.iter()
-        .filter(|(k, _)| under(k))
-        .eq(recorded.iter().filter(|(k, _)| under(k)))
+fn edited_in_files(path: &str, now: &Fingerprints, recorded: &Fingerprints, state: &State) -> bool {
+    let now: Vec<(&str, &str)> = conflict::under(now, path).collect();
+    let recorded: Vec<(&str, &str)> = conflict::under(recorded, path).collect();
+    now.len() != recorded.len()
+        || now
+            .iter()
+            .zip(&recorded)
+            .any(|((a, x), (b, y))| a != b || !same_print(state, x, y))
 }
 
 fn create(address: &Address, desired_all: &Desired, being_created: &BTreeSet<&Address>, state: &State) -> Change {
@@ -366,8 +369,20 @@ fn compare(
         Some(_) if fields.is_empty() => false,
         Some(applied) => {
             let now = field_fingerprints(kind, desired, extra, state);
+            let service = conflict::Service {
+                actual,
+                applied,
+                recorded: recorded.and_then(|r| r.version.as_deref()),
+                state,
+                address: &key,
+                sensitive: &sensitive,
+            };
             for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
-                field.drift = !edited_in_files(&field.path, &now, applied);
+                field.drift = !edited_in_files(&field.path, &now, applied, state);
+                // Edited in the files: changed in the service as well is a conflict.
+                if !field.drift {
+                    field.conflict = service.conflict(field);
+                }
             }
             fields.iter().any(|f| f.drift)
         }
@@ -390,6 +405,7 @@ fn compare(
     }
     let reason = match action {
         Action::Noop => Reason::UpToDate,
+        _ if fields.iter().any(|f| f.conflict.is_some()) => Reason::Conflict,
         _ if drifted => Reason::Drift,
         _ => Reason::ConfigChanged,
     };

@@ -65,11 +65,61 @@ pub fn field_fingerprints(kind: Kind, desired: &Value, extra: &[FieldPath], stat
         .map(|(path, value)| {
             // A URL's token is in the print (not masked as shown): a
             // token edited in the files is the files' change, not drift.
-            let mut print = state.fingerprint(&redact_paths(value, &path, &sensitive));
-            print.truncate(12);
+            let print = field_print(state, &redact_paths(value, &path, &sensitive));
             (path.to_string(), print)
         })
         .collect()
+}
+
+/// How long every field print is (a snapshot splits them by length).
+const PRINT_WIDTH: usize = 12;
+
+/// A field's print as the state records it: a number or a boolean as
+/// itself (`=5000`, padded to the width), so that a plan can say what was
+/// applied when the files and the service both changed it (issue 45);
+/// anything else (text, lists, objects) as a short salted fingerprint, so
+/// the state holds no name, URL or header. Never given a secret: callers
+/// leave sensitive fields out.
+pub(crate) fn field_print(state: &State, value: &Value) -> String {
+    if let Some(literal) = literal_print(value) {
+        return literal;
+    }
+    hashed_print(state, value)
+}
+
+fn hashed_print(state: &State, value: &Value) -> String {
+    let mut print = state.fingerprint(value);
+    print.truncate(PRINT_WIDTH);
+    print
+}
+
+fn literal_print(value: &Value) -> Option<String> {
+    let text = match value {
+        Value::Bool(b) => b.to_string(),
+        // The fingerprint's number form: 10 and 10.0 print the same.
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), |f| format!("{f}")),
+        _ => return None,
+    };
+    (text.len() < PRINT_WIDTH).then(|| format!("={text:<width$}", width = PRINT_WIDTH - 1))
+}
+
+/// The value a print records, when it records one (a number or a boolean).
+pub(crate) fn printed_value(print: &str) -> Option<Value> {
+    let text = print.strip_prefix('=')?.trim_end();
+    serde_json::from_str(text).ok()
+}
+
+/// Whether two prints are of the same value: equal, or one the value the
+/// other hashes (a state written before values were recorded).
+pub(crate) fn same_print(state: &State, a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    match (printed_value(a), printed_value(b)) {
+        (Some(value), None) => hashed_print(state, &value) == b,
+        (None, Some(value)) => a == hashed_print(state, &value),
+        _ => false,
+    }
 }
 
 /// Whether the secret `value` at `path` differs from what the state

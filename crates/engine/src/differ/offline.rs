@@ -11,7 +11,7 @@ use monform_model::sensitive::redact;
 use monform_model::{Address, FieldPath};
 use serde_json::Value;
 
-use crate::forms::{field_fingerprints, leaves, lookup, secret_changed, sensitive_paths};
+use crate::forms::{field_fingerprints, leaves, lookup, same_print, secret_changed, sensitive_paths};
 use crate::plan::{Action, Change, FieldChange, Reason};
 use crate::refresh::Unrefreshed;
 use crate::state::State;
@@ -65,7 +65,10 @@ pub(super) fn unread(
     for (path, value) in leaves(desired, &FieldPath::root()) {
         let key = path.to_string();
         // Without field fingerprints (an older state) every field is shown.
-        let same = applied.is_some_and(|a| a.get(&key).is_some() && a.get(&key) == now.get(&key));
+        let same = applied.is_some_and(|a| match (a.get(&key), now.get(&key)) {
+            (Some(recorded), Some(now)) => same_print(state, now, recorded),
+            _ => false,
+        });
         if !sensitive.contains(&path) && !same {
             change
                 .fields

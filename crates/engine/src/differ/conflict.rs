@@ -1,0 +1,154 @@
+//! Conflicts (issue 45): a field the files changed since the last apply
+//! that the service changed too. Applying overwrites the service's change,
+//! so the plan says so with the three values (applied, service, files).
+//!
+//! The service changed a field when its value no longer matches the print
+//! the state recorded at the last apply. The object's version is asked
+//! first: an object the service has not touched since (the same
+//! `updated_at`, to the second) has no conflict, whatever form its values
+//! take, so a conflict is only ever claimed for an object someone edited.
+
+use monform_model::FieldPath;
+use monform_model::sensitive::redact_paths;
+use serde_json::Value;
+
+use crate::forms::{ActualView, field_print, lookup, printed_value, same_print};
+use crate::plan::{Conflict, FieldChange};
+use crate::state::{Fingerprints, State};
+
+/// The prints of `prints` at `path` or under it (`path.x`, `path[0]`).
+pub(super) fn under<'p>(prints: &'p Fingerprints, path: &'p str) -> impl Iterator<Item = (&'p str, &'p str)> {
+    prints.iter().filter(move |(key, _)| {
+        key.strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+/// One object as the service holds it, and what the state recorded of it.
+pub(super) struct Service<'a> {
+    pub actual: &'a ActualView,
+    /// The field prints recorded at the last apply.
+    pub applied: &'a Fingerprints,
+    /// The object's `updated_at` recorded at the last apply.
+    pub recorded: Option<&'a str>,
+    pub state: &'a State,
+    /// The state's key of the object (its address).
+    pub address: &'a str,
+    /// The files' sensitive paths: the prints were taken with them masked.
+    pub sensitive: &'a [FieldPath],
+}
+
+impl Service<'_> {
+    /// The conflict of a field the files changed, when the service changed
+    /// it too. `field` is the plan's change of it (masked).
+    pub fn conflict(&self, field: &FieldChange) -> Option<Conflict> {
+        if self.untouched() {
+            return None;
+        }
+        let prints: Vec<(&str, &str)> = under(self.applied, &field.path).collect();
+        // Not managed at the last apply: nothing monform applied there to
+        // have been changed.
+        if prints.is_empty() {
+            return None;
+        }
+        let changed = prints.iter().any(|(path, print)| {
+            let path = FieldPath::parse(path);
+            !self.holds(&path, print)
+        });
+        if !changed {
+            return None;
+        }
+        let applied = match prints[..] {
+            [(path, print)] if path == field.path => printed_value(print),
+            _ => None,
+        };
+        Some(Conflict {
+            applied,
+            service: field.before.clone(),
+            files: field.after.clone().unwrap_or(Value::Null),
+        })
+    }
+
+    /// Whether the object's version says nobody changed it since the last
+    /// apply. A date without a time (some kinds' `updated_at`) says nothing
+    /// about an edit made the same day.
+    fn untouched(&self) -> bool {
+        match (self.recorded, self.actual.version()) {
+            (Some(recorded), Some(now)) => recorded == now && now.contains('T'),
+            _ => false,
+        }
+    }
+
+    /// Whether the service still holds at `path` what the state's `print`
+    /// recorded as applied there.
+    fn holds(&self, path: &FieldPath, print: &str) -> bool {
+        let value = self.at(path).unwrap_or(&Value::Null);
+        if let Some(applied) = printed_value(print) {
+            return same_scalar(&applied, value);
+        }
+        let held = field_print(self.state, &redact_paths(value, path, self.sensitive));
+        if same_print(self.state, &held, print) {
+            return true;
+        }
+        // The service's own form of what was written (`normal.rs`): what
+        // verification saw it hold after the apply.
+        self.state
+            .resources
+            .get(self.address)
+            .and_then(|entry| entry.normal.get(&path.to_string()))
+            .and_then(|record| record.split_once(':'))
+            .is_some_and(|(_, normal)| *normal == self.state.fingerprint(value))
+    }
+
+    /// The service's value at `path`, in the files' form.
+    fn at(&self, path: &FieldPath) -> Option<&Value> {
+        let (first, rest) = path.segments().split_first()?;
+        let monform_model::Segment::Key(name) = first else {
+            return None;
+        };
+        lookup(self.actual.get(name)?, &FieldPath(rest.to_vec()))
+    }
+}
+
+/// A number or boolean compared as the differ does (10 and 10.0 are one).
+fn same_scalar(applied: &Value, held: &Value) -> bool {
+    match (applied, held) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (a, b) => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::{field_fingerprints, printed_value};
+    use monform_model::Kind;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_and_booleans_are_recorded_as_themselves_text_as_a_fingerprint() {
+        let state = State::new("p");
+        let prints = field_fingerprints(
+            Kind::Check,
+            &json!({"checkType": "API", "maxResponseTime": 5000, "activated": true, "name": "Login"}),
+            &[],
+            &state,
+        );
+        assert_eq!(prints.get("maxResponseTime"), Some("=5000       "));
+        assert_eq!(printed_value(prints.get("maxResponseTime").unwrap_or_default()), Some(json!(5000)));
+        assert_eq!(printed_value(prints.get("activated").unwrap_or_default()), Some(json!(true)));
+        let name = prints.get("name").unwrap_or_default();
+        assert_eq!(name.len(), 12);
+        assert_eq!(printed_value(name), None, "text is never kept in the state");
+    }
+
+    #[test]
+    fn a_recorded_value_matches_the_fingerprint_an_older_state_kept() {
+        let state = State::new("p");
+        let mut old = state.fingerprint(&json!(5000));
+        old.truncate(12);
+        assert!(same_print(&state, "=5000       ", &old));
+        assert!(same_print(&state, &old, "=5000       "));
+        assert!(!same_print(&state, "=7000       ", &old));
+    }
+}
