@@ -154,6 +154,8 @@ pub(crate) fn apply(planned: Vec<Planned>, loaded: &Loaded, out: &mut Codified) 
         .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
     out.secrets
         .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
+    out.conflicts
+        .sort_by(|a, b| (&a.address, &a.path).cmp(&(&b.address, &b.path)));
 }
 
 fn reject(out: &mut Codified, p: Planned, why: &str) {

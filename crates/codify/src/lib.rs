@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use monform_config::Loaded;
 use monform_config::source::{FileId, Format};
-use monform_config::tree::{Node, parse_toml, parse_yaml};
+use monform_config::tree::{Node, NodeValue, parse_toml, parse_yaml};
 use monform_engine::ops::Drifted;
 use monform_model::{Address, FieldPath};
 use serde_json::Value;
@@ -29,7 +29,7 @@ mod text;
 pub mod unmanaged;
 
 use apply::{Planned, apply, settle_shared};
-use locate::{Site, Vars, locate};
+use locate::{Edit, Site, Vars, locate};
 
 /// What to codify.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +37,13 @@ pub struct Options {
     /// A `${var:NAME}` used by this one resource only: change the variable
     /// in monform.toml rather than give the resource a literal.
     pub edit_vars: bool,
+    /// With an environment loaded: write a value into a definition every
+    /// environment reads (each changes at its next apply) rather than
+    /// refuse it.
+    pub all_environments: bool,
+    /// Write the service's value of a field the files changed too since the
+    /// last apply (a conflict), replacing the files' change.
+    pub take_service: bool,
 }
 
 /// The files edited and what was not done.
@@ -50,6 +57,9 @@ pub struct Codified {
     pub hand_edits: Vec<HandEdit>,
     /// Secret fields that drifted: listed, never written.
     pub secrets: Vec<Field>,
+    /// Fields changed in the files and in the service since the last
+    /// apply, not written (without `--take-service`): a person chooses.
+    pub conflicts: Vec<ConflictField>,
     /// Objects written with an `import` entry (`--include-unmanaged`):
     /// address and remote id.
     pub adopted: Vec<(Address, String)>,
@@ -73,6 +83,18 @@ pub struct Field {
     pub address: Address,
     pub path: String,
     pub note: Option<String>,
+}
+
+/// A field changed in the files and in the service since the last apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictField {
+    pub address: Address,
+    pub path: String,
+    /// As the plan masks them; `applied` is `None` when the state keeps
+    /// only a fingerprint of it, `service` when it is a secret.
+    pub applied: Option<Value>,
+    pub service: Option<Value>,
+    pub files: Value,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -174,6 +196,15 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
         .map(|e| e.value.span.file)
         .or_else(|| (0..loaded.sources.len() as FileId).find(|id| loaded.sources.get(*id).name == "monform.toml"));
     let project_text = project_file.map(text_of);
+    let project_tree = project_file
+        .zip(project_text.as_deref())
+        .and_then(|(id, text)| parse_toml(id, text).ok());
+    // With environments declared, the one loaded: an edit made in its
+    // service goes where it alone reads (see `Scope`).
+    let environment = loaded
+        .project
+        .as_ref()
+        .and_then(|p| p.environment.as_deref().map(|e| (e, p.environment_names())));
     let uses = |name: &str| -> usize {
         let whole = format!("${{var:{name}}}");
         let with_default = format!("${{var:{name}:-");
@@ -192,9 +223,11 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
     let no_entries = Vec::new();
     let vars = Vars {
         file: project_file.zip(project_text.as_deref()),
+        tree: project_tree.as_ref(),
         entries: loaded.project.as_ref().map_or(&no_entries, |p| &p.vars),
         uses: &uses,
         edit: options.edit_vars,
+        environment: environment.as_ref().map(|(e, _)| *e),
     };
     let defaults: Vec<String> = loaded
         .project
@@ -260,7 +293,20 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
             .and_then(|t| t.get(section))
             .and_then(|s| s.value.get(definition_id))
             .map(|d| &d.value);
+        let scope = environment
+            .as_ref()
+            .map(|(name, all)| Scope::of(name, all, definition, options.all_environments));
         for field in &resource.fields {
+            if let Some(conflict) = field.conflict.as_ref().filter(|_| !options.take_service) {
+                out.conflicts.push(ConflictField {
+                    address: address.clone(),
+                    path: field.path.clone(),
+                    applied: conflict.applied.clone(),
+                    service: conflict.service.clone(),
+                    files: conflict.files.clone(),
+                });
+                continue;
+            }
             let path = FieldPath::parse(&field.path);
             let secret = desired
                 .sensitive
@@ -296,9 +342,21 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
                     &[]
                 },
             };
-            match locate(&site, &path, service) {
+            match locate(&site, &path, service).and_then(|edit| match &scope {
+                Some(scope) => scope.allow(edit, definition_id, address.kind),
+                None => Ok(edit),
+            }) {
                 Ok(mut edit) => planned.push(Planned {
                     edit: {
+                        if let Some(conflict) = &field.conflict {
+                            let files = serde_json::to_string(&conflict.files).unwrap_or_default();
+                            let taken =
+                                format!("a conflict: the files' change ({files}) is replaced by the service's value");
+                            edit.note = Some(match edit.note.take() {
+                                Some(note) => format!("{taken}; {note}"),
+                                None => taken,
+                            });
+                        }
                         if let Some(group) = group_note(loaded, &desired.resource, &path) {
                             edit.note = Some(match edit.note.take() {
                                 Some(note) => format!("{note}; {group}"),
@@ -319,6 +377,70 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
     let planned = settle_shared(planned, loaded, &mut out.hand_edits);
     apply(planned, loaded, &mut out);
     out
+}
+
+/// Where an edit made in one environment's service may go: where that
+/// environment alone reads (a definition limited to it by `environments:`,
+/// its own `[environments.NAME] vars`), else nowhere without
+/// `--all-environments`: the choices are listed instead.
+struct Scope<'a> {
+    name: &'a str,
+    others: Vec<&'a str>,
+    /// The definition is read by this environment only.
+    own: bool,
+    all: bool,
+}
+
+impl<'a> Scope<'a> {
+    fn of(name: &'a str, all: &[&'a str], definition: Option<&Node>, write_all: bool) -> Scope<'a> {
+        let limited: Option<Vec<&str>> =
+            definition
+                .and_then(|d| d.get("environments"))
+                .and_then(|e| match &e.value.value {
+                    NodeValue::Seq(items) => items
+                        .iter()
+                        .map(|i| match &i.value {
+                            NodeValue::Str(name) => Some(name.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<_>>>(),
+                    _ => None,
+                });
+        let readers: Vec<&str> = match &limited {
+            Some(names) => all.iter().copied().filter(|e| names.contains(e)).collect(),
+            None => all.to_vec(),
+        };
+        Scope {
+            name,
+            others: readers.iter().copied().filter(|e| *e != name).collect(),
+            own: readers.iter().all(|e| *e == name),
+            all: write_all,
+        }
+    }
+
+    fn allow(&self, mut edit: Edit, id: &str, kind: monform_model::Kind) -> Result<Edit, String> {
+        let env_vars = edit.check.len() >= 2 && edit.check[0] == "environments" && edit.check[1] == self.name;
+        if self.own || env_vars {
+            return Ok(edit);
+        }
+        let others = self.others.join(", ");
+        if self.all {
+            let shared = format!("written for every environment: {others} change too at their next apply");
+            edit.note = Some(match edit.note.take() {
+                Some(note) => format!("{note}; {shared}"),
+                None => shared,
+            });
+            return Ok(edit);
+        }
+        let name = self.name;
+        let section = kind.section();
+        Err(format!(
+            "changed in environment {name}, and environments {others} read the same definition: write it where \
+             {name} alone reads it (a definition of {section}.{id} with `environments: [{name}]`, the others' with \
+             the rest; or the field as `${{var:NAME}}` with NAME in [environments.{name}] vars, which --edit-vars \
+             then writes), or run with --all-environments to change every environment"
+        ))
+    }
 }
 
 /// A note when the check's group overrides the field: the files now say
@@ -350,3 +472,6 @@ fn parse(text: &str, format: Format, file: FileId) -> Option<Node> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod environment_tests;

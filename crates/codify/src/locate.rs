@@ -43,12 +43,34 @@ pub struct Site<'a> {
     pub defaults: &'a [String],
 }
 
+/// Where an edit sits.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub file: FileId,
+    pub text: &'a str,
+    pub format: Format,
+}
+
+impl Site<'_> {
+    fn place(&self) -> Place<'_> {
+        Place {
+            file: self.file,
+            text: self.text,
+            format: self.format,
+        }
+    }
+}
+
 /// `[vars]` in monform.toml, and how often each is used in the project.
 pub struct Vars<'a> {
     pub file: Option<(FileId, &'a str)>,
+    /// monform.toml as written (`[environments.NAME] vars` are found in it).
+    pub tree: Option<&'a Node>,
     pub entries: &'a [Entry],
     pub uses: &'a dyn Fn(&str) -> usize,
     pub edit: bool,
+    /// The environment loaded: its own `vars` take the edit.
+    pub environment: Option<&'a str>,
 }
 
 pub type Located = Result<Edit, String>;
@@ -79,11 +101,11 @@ pub fn locate(site: &Site<'_>, path: &FieldPath, service: &Value) -> Located {
                 }
                 Some(_) => {
                     let note = format!("{path} overrides the value merged from an anchor, which is unchanged");
-                    return insert(site, node, &segments[i..], value, check, shared, Some(note));
+                    return insert(site.place(), node, &segments[i..], value, check, shared, Some(note));
                 }
                 None => {
                     let note = added_note(site, path);
-                    return insert(site, node, &segments[i..], value, check, shared, Some(note));
+                    return insert(site.place(), node, &segments[i..], value, check, shared, Some(note));
                 }
             },
             Segment::Index(_) => return Err("an item of a list the files write in part".into()),
@@ -185,8 +207,9 @@ pub fn replace(
     })
 }
 
-/// A value the whole of which is one `${...}`. `value` is the service's
-/// value escaped, `service` as it is (for a `forEach` item's entry).
+/// A value the whole of which is one `${...}` (its default may nest
+/// others: `${each.value.f:-${var:f}}`). `value` is the service's value
+/// escaped, `service` as it is (for a `forEach` item's entry).
 fn substitution(
     site: &Site<'_>,
     node: &Node,
@@ -196,23 +219,34 @@ fn substitution(
     check: Vec<String>,
     shared: bool,
 ) -> Located {
-    let inner = s
-        .strip_prefix("${")
-        .and_then(|r| r.strip_suffix('}'))
-        .filter(|r| !r.contains("${") && !r.contains('}'));
-    let Some(inner) = inner else {
-        return Err(format!(
-            "made by interpolation (`{s}`): the files cannot say which part changed"
-        ));
+    let interpolated = || format!("made by interpolation (`{s}`): the files cannot say which part changed");
+    let Some(inner) = whole(s) else {
+        return Err(interpolated());
     };
-    if inner == "each.key" {
+    let (reference, default) = match inner.split_once(":-") {
+        Some((reference, default)) => (reference, Some(default)),
+        None => (inner, None),
+    };
+    if reference.contains(['$', '{', '}']) {
+        return Err(interpolated());
+    }
+    if reference == "each.key" {
         return Err("`${each.key}` is the item's key, part of its address".into());
     }
-    if inner == "each.value" || inner.starts_with("each.value.") {
-        return item_value(site, inner.strip_prefix("each.value").unwrap_or_default(), service);
+    if let Some(rest) = reference.strip_prefix("each.value")
+        && (rest.is_empty() || rest.starts_with('.'))
+    {
+        // `${each.value.X:-default}`: the item's own X when it has one, so
+        // the item is where the value goes (a new X when it had none).
+        let added = default.map(|default| {
+            format!(
+                "the item set no {}, so `{default}` applied: the item now sets it",
+                rest.trim_start_matches('.')
+            )
+        });
+        return item_value(site, rest, service, added);
     }
-    if let Some(var) = inner.strip_prefix("var:") {
-        let name = var.split(":-").next().unwrap_or(var);
+    if let Some(name) = reference.strip_prefix("var:") {
         if site.vars.edit && (site.vars.uses)(name) == 1 {
             // In a forEach definition every item reads the variable.
             return variable(site, name, value).map(|edit| Edit { shared, ..edit });
@@ -234,8 +268,31 @@ fn substitution(
     ))
 }
 
-/// The `forEach` item's entry: `rest` is `""` (the item's value) or `.X.Y`.
-fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
+/// The body of `s` when `s` is exactly one `${...}`, defaults nested in it
+/// or not (as the loader reads it: a `}` closes the innermost `${`).
+fn whole(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix("${")?;
+    let bytes = rest.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if depth == 0 => return (i + 1 == rest.len()).then(|| &rest[..i]),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The `forEach` item's entry: `rest` is `""` (the item's value) or `.X.Y`;
+/// `added` is the note for a field the item did not set.
+fn item_value(site: &Site<'_>, rest: &str, value: &Value, added: Option<String>) -> Located {
     let Some(key) = site.item else {
         return Err("`${each.value}` outside a forEach".into());
     };
@@ -267,7 +324,7 @@ fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
                 node = &entry.value;
                 check.push(k.clone());
             }
-            _ => return insert(site, node, &segments[i..], value, check, false, None),
+            _ => return insert(site.place(), node, &segments[i..], value, check, false, added),
         }
     }
     // An item's text is not substituted (it is substituted into the
@@ -275,8 +332,13 @@ fn item_value(site: &Site<'_>, rest: &str, value: &Value) -> Located {
     replace(site.file, site.text, site.format, node, value, check, false, None)
 }
 
-/// `[vars] NAME` in monform.toml, used by this resource only (`--edit-vars`).
+/// `[vars] NAME` in monform.toml, used by this resource only (`--edit-vars`);
+/// with an environment loaded, that environment's own value
+/// (`[environments.NAME] vars`), added there when it has none.
 fn variable(site: &Site<'_>, name: &str, value: &Value) -> Located {
+    if let Some(environment) = site.vars.environment {
+        return environment_variable(site, environment, name, value);
+    }
     let (Some((file, text)), Some(entry)) = (site.vars.file, site.vars.entries.iter().find(|e| e.key == name)) else {
         return Err(format!("`${{var:{name}}}` is not set in monform.toml's [vars]"));
     };
@@ -299,9 +361,60 @@ fn variable(site: &Site<'_>, name: &str, value: &Value) -> Located {
     )
 }
 
+/// `[environments.ENV] vars.NAME`: replaced, or added (`[vars]` unchanged).
+fn environment_variable(site: &Site<'_>, environment: &str, name: &str, value: &Value) -> Located {
+    let (Some((file, text)), Some(tree)) = (site.vars.file, site.vars.tree) else {
+        return Err("monform.toml was not found".into());
+    };
+    let Some(table) = tree
+        .get("environments")
+        .and_then(|e| e.value.get(environment))
+        .filter(|t| matches!(t.value.value, NodeValue::Map(_)))
+    else {
+        return Err(format!(
+            "[environments.{environment}] is not written as a table in monform.toml"
+        ));
+    };
+    let place = Place {
+        file,
+        text,
+        format: Format::Toml,
+    };
+    let mut check = vec!["environments".to_owned(), environment.to_owned()];
+    let Some(vars) = table.value.get("vars") else {
+        let note =
+            format!("the variable `{name}` now has its own value in environment {environment} ([vars] unchanged)");
+        let keys = [Segment::Key("vars".into()), Segment::Key(name.into())];
+        return insert(place, &table.value, &keys, value, check, false, Some(note));
+    };
+    check.push("vars".into());
+    let Some(entry) = vars.value.get(name) else {
+        let note =
+            format!("the variable `{name}` now has its own value in environment {environment} ([vars] unchanged)");
+        return insert(
+            place,
+            &vars.value,
+            &[Segment::Key(name.into())],
+            value,
+            check,
+            false,
+            Some(note),
+        );
+    };
+    if holds_substitution(&entry.value) {
+        return Err(format!(
+            "`${{var:{name}}}` is not written as a value in [environments.{environment}] vars"
+        ));
+    }
+    check.push(name.into());
+    let note =
+        format!("the variable `{name}` (used only here) now holds the service's value in environment {environment}");
+    replace(file, text, Format::Toml, &entry.value, value, check, false, Some(note))
+}
+
 /// A new entry in `map` for `segments` (keys), holding `value`.
 fn insert(
-    site: &Site<'_>,
+    place: Place<'_>,
     map: &Node,
     segments: &[Segment],
     value: &Value,
@@ -326,8 +439,8 @@ fn insert(
         Value::Object([(k.clone(), v)].into_iter().collect())
     });
     check.extend(keys.iter().cloned());
-    let text = site.text;
-    let (at, new) = match site.format {
+    let text = place.text;
+    let (at, new) = match place.format {
         Format::Yaml if is_flow(map, text) => {
             let (_, end) = extent(map, text, Format::Yaml);
             let close = text[..end - 1].trim_end().len();
@@ -398,7 +511,7 @@ fn insert(
         Format::Rego => return Err("a policy file holds no resources".into()),
     };
     Ok(Edit {
-        file: site.file,
+        file: place.file,
         start: at,
         end: at,
         text: new,

@@ -26,6 +26,7 @@ fn drift(kind: Kind, id: &str, fields: &[(&str, Value)]) -> Drifted {
             .map(|(p, v)| DriftedField {
                 path: (*p).into(),
                 service: Some(v.clone()),
+                conflict: None,
             })
             .collect(),
     }
@@ -144,7 +145,14 @@ fn edit_vars_changes_a_variable_used_once_only() {
         drift(Kind::Check, "more", &[("request.url", json!("https://only/v2"))]),
         drift(Kind::Check, "other", &[("request.url", json!("https://other"))]),
     ];
-    let codified = codify(&loaded, &drifted, &Options { edit_vars: true });
+    let codified = codify(
+        &loaded,
+        &drifted,
+        &Options {
+            edit_vars: true,
+            ..Options::default()
+        },
+    );
     assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
     let names: Vec<&str> = codified.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["monform.toml", "checks.yaml"]);
@@ -216,6 +224,7 @@ fn secrets_are_listed_never_written() {
         fields: vec![DriftedField {
             path: "request.headers".into(),
             service: None,
+            conflict: None,
         }],
     }];
     let codified = codify(&loaded, &drifted, &Options::default());
@@ -292,7 +301,14 @@ fn toml_for_each_items_and_variables() {
         drift(Kind::Check, "api[orders]", &[("frequency", json!(1))]),
         drift(Kind::Check, "api[users]", &[("request.url", json!("https://v2"))]),
     ];
-    let codified = codify(&loaded, &drifted, &Options { edit_vars: true });
+    let codified = codify(
+        &loaded,
+        &drifted,
+        &Options {
+            edit_vars: true,
+            ..Options::default()
+        },
+    );
     // One item's URL changed, and both items read the variable: not for
     // the variable, nor for the definition they share.
     assert_eq!(codified.hand_edits.len(), 1, "{:?}", codified.hand_edits);
@@ -305,7 +321,14 @@ fn toml_for_each_items_and_variables() {
         drift(Kind::Check, "api[orders]", &[("request.url", json!("https://v2"))]),
         drift(Kind::Check, "api[users]", &[("request.url", json!("https://v2"))]),
     ];
-    let codified = codify(&loaded, &both, &Options { edit_vars: true });
+    let codified = codify(
+        &loaded,
+        &both,
+        &Options {
+            edit_vars: true,
+            ..Options::default()
+        },
+    );
     assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
     let names: Vec<&str> = codified.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["monform.toml"]);
@@ -422,7 +445,14 @@ fn every_write_reads_back_as_the_service_text_with_nothing_substituted() {
         drift(Kind::Check, "api[users]", &[("request.url", url)]),
         drift(Kind::Check, "db", &[("name", json!("db ${env:LEAK} $${x}"))]),
     ];
-    let codified = codify(&loaded, &drifted, &Options { edit_vars: true });
+    let codified = codify(
+        &loaded,
+        &drifted,
+        &Options {
+            edit_vars: true,
+            ..Options::default()
+        },
+    );
     assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
     assert_eq!(codified.fields.len(), 10, "{:?}", codified.fields);
     write(&codified).unwrap();
@@ -443,7 +473,14 @@ fn every_write_reads_back_as_the_service_text_with_nothing_substituted() {
     }
     // What was written reads as text a second time too: codify again
     // changes nothing.
-    let again = codify(&load(&dir), &drifted, &Options { edit_vars: true });
+    let again = codify(
+        &load(&dir),
+        &drifted,
+        &Options {
+            edit_vars: true,
+            ..Options::default()
+        },
+    );
     assert!(again.hand_edits.is_empty(), "{:?}", again.hand_edits);
     for file in &again.files {
         assert_eq!(file.before, file.after, "{}", file.name);

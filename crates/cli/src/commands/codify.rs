@@ -36,6 +36,12 @@ pub struct CodifyArgs {
     /// A `${var:NAME}` used by this one resource only: change the variable in monform.toml, not the resource
     #[arg(long)]
     edit_vars: bool,
+    /// With --env: write a value changed in this environment into a definition every environment reads (each changes at its next apply), rather than refuse it
+    #[arg(long)]
+    all_environments: bool,
+    /// Also write the service's value of a field changed in the files and in the service since the last apply (a conflict), replacing the files' change
+    #[arg(long)]
+    take_service: bool,
     /// Write the edits on a new git branch NAME, in one commit listing the addresses and fields (implies --write)
     #[arg(long, value_name = "NAME")]
     branch: Option<String>,
@@ -80,8 +86,19 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
         let drifted = ops::drifted(&planned.plan);
         let options = Options {
             edit_vars: args.edit_vars,
+            all_environments: args.all_environments,
+            take_service: args.take_service,
         };
         let mut codified = monform_codify::codify(&loaded, &drifted, &options);
+        // What the files change that the service did not: not codify's,
+        // and why "no drift" is not "the files say what the service has".
+        let file_changes = planned
+            .plan
+            .changes
+            .iter()
+            .filter(|c| c.action != monform_engine::Action::Noop)
+            .filter(|c| !drifted.iter().any(|d| d.address == c.address))
+            .count();
         if let Some((found, clashing)) = unmanaged {
             let include = loaded.project.as_ref().map_or(&[][..], |p| p.include.as_slice());
             monform_codify::unmanaged::add(&mut codified, dir, include, &found.exported).map_err(Stop::Message)?;
@@ -100,14 +117,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
                 ));
             }
         }
-        Ok::<_, Stop>(codified)
+        Ok::<_, Stop>((codified, file_changes))
     });
-    let codified = match super::context::settle(result) {
-        Ok(codified) => codified,
+    let (codified, file_changes) = match super::context::settle(result) {
+        Ok(settled) => settled,
         Err(code) => return code,
     };
     print!("{}", codified.diff());
-    eprint!("{}", summary(&codified));
+    eprint!("{}", summary(&codified, file_changes));
     let write = args.write || args.branch.is_some();
     if write && codified.has_changes() {
         if let Err(e) = monform_codify::write(&codified) {
@@ -123,7 +140,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
             eprintln!("Committed on branch {branch}.");
         }
     }
-    if !codified.hand_edits.is_empty() || !codified.secrets.is_empty() {
+    if !codified.hand_edits.is_empty() || !codified.secrets.is_empty() || !codified.conflicts.is_empty() {
         ExitCode::from(EXIT_HAND_EDIT)
     } else if args.check && codified.has_changes() {
         ExitCode::from(EXIT_DIFF)
@@ -137,15 +154,23 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// What was codified, with notes, and what was not: for standard error.
-fn summary(codified: &Codified) -> String {
+/// `file_changes`: resources the files change and the service did not.
+fn summary(codified: &Codified, file_changes: usize) -> String {
     let mut text = String::new();
     if codified.fields.is_empty()
         && codified.hand_edits.is_empty()
         && codified.secrets.is_empty()
+        && codified.conflicts.is_empty()
         && codified.adopted.is_empty()
         && codified.notes.is_empty()
     {
-        return "No drift: the files say what the service has.\n".into();
+        return match file_changes {
+            0 => "No drift: the files say what the service has.\n".into(),
+            n => format!(
+                "No drift: the service has what was last applied. The files change {n} resource{} (monform plan shows them).\n",
+                plural(n)
+            ),
+        };
     }
     if !codified.fields.is_empty() {
         text.push_str(&format!(
@@ -173,6 +198,25 @@ fn summary(codified: &Codified) -> String {
                 .map(|v| format!(" = {}", serde_json::to_string(v).unwrap_or_default()))
                 .unwrap_or_default();
             text.push_str(&format!("  {at}{value}\n    {}\n", hand.why));
+        }
+    }
+    if !codified.conflicts.is_empty() {
+        text.push_str(&format!(
+            "Conflicts: changed in the files and in the service since the last apply ({}), not written (--take-service writes the service's value):\n",
+            codified.conflicts.len()
+        ));
+        let shown = |value: Option<&serde_json::Value>, unknown: &str| {
+            value.map_or_else(|| unknown.to_owned(), |v| serde_json::to_string(v).unwrap_or_default())
+        };
+        for conflict in &codified.conflicts {
+            text.push_str(&format!(
+                "  {}.{}: applied {}, service {}, files {}\n",
+                conflict.address,
+                conflict.path,
+                shown(conflict.applied.as_ref(), "(not recorded)"),
+                shown(conflict.service.as_ref(), "(sensitive)"),
+                shown(Some(&conflict.files), ""),
+            ));
         }
     }
     if !codified.adopted.is_empty() {

@@ -6,7 +6,7 @@ use monform_model::Address;
 use monform_model::sensitive::holds_mask;
 use serde_json::Value;
 
-use crate::plan::Plan;
+use crate::plan::{Conflict, Plan};
 
 /// A resource changed (or deleted) in the service while its files still
 /// say what was last applied.
@@ -26,11 +26,15 @@ pub struct DriftedField {
     /// The service's value, in the files' form (references as logical
     /// ids); `None` when it is or holds a secret, which never leaves the plan.
     pub service: Option<Value>,
+    /// Changed in the files too since the last apply (issue 45): what was
+    /// applied and what the files say, masked as the plan masks them. The
+    /// files' change is theirs to keep unless told to take the service's.
+    pub conflict: Option<Conflict>,
 }
 
 /// The drift of `plan`: every change with a field changed outside monform,
-/// with only those fields (a field edited in the files too is the files'
-/// to say: the edit wins). Secrets are `None`, never their masked text.
+/// with only those fields, and the fields changed in both places
+/// (conflicts, marked). Secrets are `None`, never their masked text.
 pub fn drifted(plan: &Plan) -> Vec<Drifted> {
     plan.changes
         .iter()
@@ -45,10 +49,11 @@ pub fn drifted(plan: &Plan) -> Vec<Drifted> {
             let fields: Vec<DriftedField> = change
                 .fields
                 .iter()
-                .filter(|f| f.drift && !f.cleared)
+                .filter(|f| (f.drift || f.conflict.is_some()) && !f.cleared)
                 .map(|f| DriftedField {
                     path: f.path.clone(),
                     service: f.before.clone().filter(|v| !f.sensitive && !holds_mask(v)),
+                    conflict: f.conflict.clone(),
                 })
                 .collect();
             (!fields.is_empty()).then(|| Drifted {
@@ -120,11 +125,13 @@ mod tests {
             vec![
                 DriftedField {
                     path: "frequency".into(),
-                    service: Some(json!(5))
+                    service: Some(json!(5)),
+                    conflict: None,
                 },
                 DriftedField {
                     path: "request.headers".into(),
-                    service: None
+                    service: None,
+                    conflict: None,
                 },
             ]
         );
