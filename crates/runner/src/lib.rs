@@ -35,6 +35,62 @@
 //!   passes on purpose ([`Runner::with_passed_env`]): never the rest of
 //!   the runner's own environment (a CI job's API key and tokens).
 //! - `{{KEY}}` in the request is replaced by the variable of that key.
+//!
+//! # Code map
+//!
+//! Executes one run of a check from its API form and judges it: `Runner`
+//! (`execute`: one try; `run`: the tries of a run with the check's retry
+//! strategy, each an `Attempt` with its location and times) over a `Job` (the
+//! check, its `Variables`, where heartbeat pings come from, the location).
+//! `http.rs` (URL and API checks with reqwest, rustls), `tcp.rs`, `dns.rs`
+//! (messages built and read by hickory-proto; the UDP or TCP exchange is a
+//! few lines of tokio so no resolver cache or retry gets between the check
+//! and its name server), `icmp.rs` (an unprivileged echo socket; a clear error
+//! where the kernel refuses one), `heartbeat.rs` (late after period + grace,
+//! from the last ping the caller's `Heartbeats` reports), `assertions.rs`,
+//! `outcome.rs` (thresholds, `shouldFail`, `PASSED` / `FAILED` / `DEGRADED` /
+//! `TIMED_OUT` at `maxResponseTime`), `retry.rs` (FIXED, LINEAR, EXPONENTIAL,
+//! SINGLE_RETRY, `doubleCheck`; `RunnerConfig::backoff_second` is how long a
+//! nominal backoff second really waits, `max_wait` caps each wait), and
+//! `variables.rs` (`{{KEY}}` substitution, secret values masked as `*****` in
+//! every outcome). `browser.rs` runs BROWSER, MULTI_STEP and PLAYWRIGHT checks
+//! and API checks' `localSetupScript` / `localTearDownScript` with Node.js
+//! through `harness.js` (shipped with `include_str!`, written with the script
+//! into a fresh temporary folder per run; the child is killed when
+//! `maxResponseTime` runs out): playwright-core against the system Chromium,
+//! launched headless with `--no-sandbox` and friends from
+//! `MONFORM_CHROMIUM`. `BrowserSetup::discover` finds Node, Chromium and a
+//! `node_modules` with playwright-core; the caller opts in with
+//! `Runner::with_browser` (without it, and for AGENTIC checks always, those
+//! checks say they are not executed). `Runner::with_artifacts(DIR)` (only
+//! `test --local --artifacts`) gives each browser run a folder `DIR/run-N`
+//! (`MONFORM_ARTIFACTS` to the harness): a failed test's context, traced from
+//! its start (`tracing.start`, screenshots and snapshots), keeps a full-page
+//! screenshot and the trace there, listed in `details.artifacts`; the CLI
+//! renames the run's folder after the check and location and removes those
+//! of retried attempts. `details.at` is where the user's code failed: the
+//! harness takes the stack at each `expect()` call (its own failures carry
+//! only harness frames) and finds the first frame of the script (an `eval at
+//! runScript` frame, its line less the 3 lines the `AsyncFunction` wrapper
+//! adds) or of a suite's file; `browser.rs` adds that line's text.
+//! `snippets.rs` (`inline_snippets`):
+//! snippets named by `setupSnippetId` / `tearDownSnippetId` become part of
+//! the setup and teardown scripts; the caller looks them up (the emulator in
+//! its store, so agents receive the scripts too; `test --local`, through
+//! `ops::local_checks`, in the files). Outcomes and attempts serialize as JSON (what the
+//! emulator stores, and what an agent would send). Its unit tests run every
+//! type against loopback targets (an axum server, a TCP listener, a name
+//! server answering with hickory-proto messages, 127.0.0.1).
+//!
+//! **Architecture invariant:** no I/O but the probes themselves (for browser
+//! checks the probe is a Node.js process and its temporary folder). Every
+//! process a run starts gets the environment `script_env.rs` builds from
+//! nothing (`PATH`, `LANG`, `LC_ALL`, `TZ`, the run's folder as `HOME` and
+//! `TMPDIR`, the run's variables, the names the caller passes on purpose:
+//! `Runner::with_passed_env`), never the runner's own: the scripts are a pull
+//! request's code (issue 43). It knows no
+//! HTTP routes, database or sessions: variables, heartbeat pings and backoff
+//! timing come from the caller (`Variables`, `Heartbeats`, `RunnerConfig`).
 
 pub mod assertions;
 mod browser;
