@@ -19,6 +19,47 @@
 //!   each run it could not report and exits 0.
 //! - The log says which private location the key serves, and each run's
 //!   check, outcome and duration.
+//!
+//! # Code map
+//!
+//! The private-location agent behind `monform agent` (a crate of its own: a
+//! long-running process with its own HTTP client, probe server and signal
+//! handling, about 800 lines). `config.rs` (the environment: `MONFORM_API_URL`,
+//! `MONFORM_AGENT_KEY` held in monform-api's `Secret`, whose `Debug` shows `***`,
+//! `AGENT_HEALTH_PORT`, `EXTERNAL_OBSERVABILITY`, `MONFORM_AGENT_CONCURRENCY`,
+//! `MONFORM_AGENT_SHUTDOWN_GRACE`; every problem at once; `VARIABLES`, the
+//! list `monform agent --help` prints), `client.rs` (the agent endpoints; 401/403 =
+//! refused key, transport errors, 408, 429 and 5xx = unreachable, other 4xx =
+//! rejected; transport errors described without their URL), `probes.rs`
+//! (`/-/readiness`, `/-/liveness`, `/health` on every interface),
+//! `events.rs` (the `Scrubber`: the key, environment values of 8 characters or
+//! more, every string of the run's check and variables, then anything shaped
+//! like a URL or an IPv4 address; the `Reporter` logs an error and, with
+//! external observability on, sends it with a backtrace, the agent and rustc
+//! versions and the platform), `lib.rs` (register with backoff, renew every
+//! `heartbeatSeconds`, lease by long poll as many runs as free slots, run
+//! each with `monform-runner` (no `Heartbeats`: heartbeat checks are not
+//! executed), report with retries until the run's deadline, graceful stop;
+//! the runs taken and not reported are kept by id and check name, so the
+//! log names each one shutdown left unreported). The CLI hides the global
+//! options the agent does not read from its help and refuses them.
+//!
+//! **Architecture invariant:** the key reaches only the `Authorization`
+//! header and the scrubber; nothing the agent logs or sends carries it.
+//!
+//! The agent endpoints (under `/v1/agent`, authenticated by `Authorization:
+//! Bearer <private location key>`; an account API key is refused with 401):
+//!
+//! | route | body | answer |
+//! |---|---|---|
+//! | `POST /v1/agent/register` | `agentId`, `version`, `platform`, `runtimeVersion` | 200 `{agentId, privateLocation: {id, slugName}, heartbeatSeconds}`; also renews (an agent counts as connected for 60 s after its last request) |
+//! | `POST /v1/agent/leases` | `agentId`, `max` (1..50), `waitSeconds` (0..30, long poll) | 200 `{runs: [{runId, location, check, variables, deadlineAtMs}]}`; 409 for an agent not registered |
+//! | `POST /v1/agent/runs/{runId}/outcome` | `agentId` and the runner's record (`outcome`, `attempts`, `location`, `finishedAtMs`) | 204; 404 unknown run; 409 not leased to this agent; 400 not an outcome |
+//! | `POST /v1/agent/events` | `agentId`, `message`, `backtrace`, `agentVersion`, `platform`, `runtimeVersion` | 201 the stored event (listed by `GET /v1/agent-events` with an account key) |
+//!
+//! Keys (account API key): `GET /v1/private-locations/{id}/keys` (masked),
+//! `POST .../keys` (201, `rawKey` shown this once), `DELETE .../keys/{keyId}`
+//! (204; agents using it are refused from their next request).
 
 pub mod client;
 pub mod config;

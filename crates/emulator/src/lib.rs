@@ -5,6 +5,122 @@
 //! **Architecture invariant:** request bodies are validated by
 //! `monform-model` (the same rules as the loader); no field list lives here.
 //! This crate does not depend on the engine.
+//!
+//! # Code map
+//!
+//! The service of the spec over one SQLite file (rusqlite, WAL): every object
+//! a JSON document in `objects`, keyed by account, kind and id, in creation
+//! order. Three layers, each importing only the ones below it (no import
+//! cycles between modules):
+//!
+//! - `routes/`: the HTTP side. `routes/mod.rs` is the route table from which
+//!   both the router and `/openapi.json` are built: each `Route` carries its
+//!   body (a kind's create or update, a check type's, or a schema kept next to
+//!   the handler that checks its own body), its query parameters, its success
+//!   status and the statuses it adds (409 for kinds with a unique field or
+//!   deletes refused while in use, from `routes/hooks.rs`; 408 on completion
+//!   waits). `openapi.rs` adds what every route of a shape answers
+//!   (400/401/403 under `/v*`, 404 with a path parameter, 413/415 with a body,
+//!   429 and the fault 5xx everywhere); `openapi/links.rs` adds OpenAPI links from each
+//!   create (and session trigger, and the listings of what no call creates)
+//!   to every operation taking the id it returns, so stateful tools reach
+//!   them; `openapi/bodies.rs` turns the model's
+//!   wire schemas into one component per operation body (creates with the
+//!   quirk fields, partial updates where `null` clears optional fields).
+//!   Handlers only parse the
+//!   request (`params.rs` is the one home of paging, time windows, quick
+//!   ranges and `maxWaitSeconds`; `session_bodies.rs` checks session bodies,
+//!   every violation at once), call the domain and shape the response (links,
+//!   `Content-Range`, API forms). `objects.rs` and `hooks.rs` are the generic
+//!   CRUD of every kind and what differs per kind (ids, uniqueness, 409s,
+//!   computed fields, the reference's body fields the model does not know:
+//!   an alert channel's `autoSubscribe`, a card's `id` and `statusPageId`). Request bodies go through `resource.rs`, which runs the
+//!   model's shape walker on the API schema and the model's rules.
+//!   `layers.rs` holds the layers around every route: the log line and
+//!   `/-/metrics` (`observe.rs` counts), latency and faults (`faults.rs`; lost writes: answered, rolled back),
+//!   the rate limit per key and the limit of failed authentications per
+//!   client address (`ratelimit.rs`, `AuthFailures`). `agents.rs` has the agent endpoints
+//!   (below), private-location keys and `GET /v1/agent-events`; each of its
+//!   bodies is one field list from which both its check and its schema in
+//!   `/openapi.json` are made.
+//! - `domain/`: what the service does. `sessions/` (check and test sessions:
+//!   `check.rs` and `test.rs` start and finish them, `lifecycle.rs` settles (in the
+//!   background, one session a transaction, as their time comes; reads
+//!   settle what is still due), awaits and cancels, `runs.rs` executes runs through `monform-runner` in
+//!   the background (browser-type checks too where `BrowserSetup::discover`
+//!   finds Node.js, playwright-core and Chromium at start; those needing a
+//!   process wait for a slot of `pool.rs`, `Config::max_browser_runs`, and
+//!   time out TIMED_OUT unrun when their `maxResponseTime` passes queued) and decides how each turned out, `results.rs` records
+//!   check results and error groups), `alerts.rs` (the check alert state
+//!   machine, a pure `step` over state, run verdict and settings, run when a
+//!   check session settles, with `maintenance.rs` deciding silences),
+//!   `notify/` (alert notifications; WEBHOOK and SLACK requests sent by a
+//!   dispatcher task outside the store's lock), `retention.rs` (results older
+//!   than 30 days rolled into the hourly `rollups` table), `analytics.rs` and
+//!   `stats.rs` (per-check analytics and the report), `heartbeats.rs` (pings
+//!   of `/ping/{token}`, read by the runner), `scheduler.rs` (activated checks
+//!   at their frequency when `Config::run_scheduler` is on), `agents.rs`
+//!   (agent registrations, the queue of runs waiting for agents and its
+//!   leases, lost by an agent silent for three heartbeats; `agents/keys.rs`:
+//!   private-location keys as SHA-256 digests; the computed `lastSeen`,
+//!   `agentCount`, `runningAgents`, `minAgentVersion`, error events), `checks.rs`
+//!   (group settings applied, snippets inlined, tags), `objects.rs` (load or
+//!   404), `incidents.rs` and `pages.rs` (incidents from `triggerIncident`,
+//!   what a status page shows; rendered by `routes/pages.rs`).
+//!   `Config::execute_checks` (default on) turns execution off (every run
+//!   passes with a simulated time); `Config::backoff_second` shortens retry
+//!   backoffs, each wait at most 2 s.
+//! - `store.rs` (SQLite: objects, records by kind and time, counters, keys
+//!   as SHA-256 digests (`store/keys.rs`, `digest.rs`; a database with keys
+//!   in clear is converted when opened);
+//!   at 100,000 checks a page of a listing reads its total from
+//!   `object_counts`, kept by triggers, walks its offset in the
+//!   `(account, kind, seq)` index alone and reads one range of rows, and
+//!   remembers where the next page starts (a TEMP table, forgotten by a
+//!   trigger when an object of the kind is deleted: creations only append), so
+//!   a listing read in order never walks the rows before its page; `records_page`
+//!   filters, counts and pages account-wide records (alert notifications,
+//!   check alerts) inside SQLite, so a listing over 60,000 notifications
+//!   parses only its page; `find` /
+//!   `find_in_list` filter by a JSON field inside SQLite, so references,
+//!   uniqueness and refused deletes parse only the objects that match; the
+//!   alert channels with `autoSubscribe` on, which every check created
+//!   without `autoAssignAlerts` subscribes to, have a partial index of their
+//!   own (`objects_auto_subscribe`: a create reads those, not every channel's
+//!   body; 500 channels parsed per create at 100,000 checks); the
+//!   subscriptions of checks and groups to alert channels are a table of
+//!   their own (`subscriptions`, kept by triggers from each body's
+//!   `alertChannelSubscriptions`), which a page of alert channels reads
+//!   (scanning every check's body per page was 38% of the emulator's CPU in a
+//!   no-op plan at 100,000 checks); statements are
+//!   prepared once (`prepare_cached`, 128 kept); a
+//!   64 MiB page cache and a memory map; one connection behind a mutex, so every
+//!   transaction runs alone and the per-connection page starts stay right,
+//!   rather than a reader pool beside a writer: that would need the page
+//!   starts shared and every call site sorted into reads and writes. Async
+//!   handlers take the mutex synchronously; `Store::lock` waits for a held
+//!   mutex inside `tokio::task::block_in_place`, so a waiting request hands
+//!   its worker to another thread instead of stalling it (on 2 cores, two
+//!   waiting requests used to stop the whole server, new connections
+//!   included, until a slow transaction ended; `crates/emulator/tests/it/contention.rs`); the
+//!   mutex is parking_lot's, handed to the longest waiter after each
+//!   transaction, so the background settler cannot starve requests),
+//!   its connections served by the `listen` crate (`monform-listen`: HTTP/1.1
+//!   with hyper, as `axum::serve` does, plus what it lacks: a connection limit (a
+//!   semaphore: at the limit the server stops accepting) and the header-read,
+//!   body (tower-http's `DeadlineBody`, total, 408) and idle timeouts,
+//!   `Config::connections`), `accounts.rs` (the keys and account set up at start; the development
+//!   key, which a digest cannot give back, kept in `<db>.key`, mode 0600),
+//!   `clock.rs` (the one clock: strictly increasing `updated_at`, `now_ms`,
+//!   ISO dates), `ids.rs` (new ids, ids as text), `error.rs` (the error body
+//!   of the contract), `app.rs` (configuration and shared state).
+//!
+//! **Architecture invariants:** no field list here; validation is the
+//! model's. It does not depend on the engine. Domain: no HTTP types (nothing
+//! in `domain/` imports axum or `routes`; its errors are `ApiError` values
+//! built with its constructors, the status being part of the service's
+//! contract). Routes: no business rule; they parse, call the domain and
+//! shape.
 
 pub mod accounts;
 pub mod app;

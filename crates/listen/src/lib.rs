@@ -26,6 +26,33 @@
 //! keep-alive connection waits for its next request, so it would cut every
 //! idle connection at the header timeout. The two timers are told apart
 //! here by whether bytes of a new request have arrived (`connection.rs`).
+//!
+//! # Code map
+//!
+//! HTTP/1 connections served with a cap and timeouts, for the two servers
+//! monform runs: the emulator (`Config::connections`, `monform serve`'s
+//! flags) and the reconciler's `/metrics`, `/healthz` and `/readyz`
+//! (`--listen`). `lib.rs` (`serve`: an axum `Router` on a listener until a
+//! shutdown future; `bind`: a listener with a backlog of 1,024, tokio's
+//! being 128; the choice of the connection to close), `limits.rs`
+//! (`Limits`: the header-read, body and idle timeouts, `max_connections`,
+//! `when_full`), `connection.rs` (one connection: hyper's HTTP/1, the
+//! watchdog telling a late head from an idle keep-alive, the body's
+//! deadline).
+//! At the cap, `WhenFull::Wait` (the emulator's) stops accepting, so new
+//! connections wait in the kernel's backlog for a slot the timeouts free;
+//! `WhenFull::CloseOldestIdle` (the reconciler's: 16 connections, 5 s heads,
+//! 10 s idle) accepts and closes at once the connection that has waited
+//! longest for a request, never one with a request in flight. A probe sends
+//! its request with its connection, so it is served however many idle
+//! connections came before it; waiting, it would queue behind all of them
+//! (issue 43: 400 idle connections took every descriptor of a reconciler
+//! limited to 256, `/healthz` timed out and the loop could not open
+//! monform.toml).
+//!
+//! **Architecture invariant:** no routes and no knowledge of either user;
+//! it depends on no monform crate, so the reconciler does not pull in the
+//! emulator.
 
 mod connection;
 mod limits;
