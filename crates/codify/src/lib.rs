@@ -10,6 +10,44 @@
 //!
 //! **Architecture invariant:** no network and no terminal: the CLI renders
 //! [`Codified`]; [`write`] and [`git`] are the only writes.
+//!
+//! # Code map
+//!
+//! `monform codify` (issue 33): a plan's drift (`ops::drifted`) written into
+//! the files where each value comes from. It re-reads the file of each
+//! drifted resource with the loader's own parsers (`monform_config::tree`,
+//! spans on every key and value, `${...}` still text) and walks the
+//! definition (`locate.rs`): a value written in the resource is replaced in
+//! its span only, in the style it was written (quoting, flow or block at its
+//! column: `render.rs`; a YAML collection's end found from its last value or
+//! closing bracket: `text.rs`); `${each.value.X}` goes to that `forEach`
+//! item's entry; `${var:NAME}` becomes a literal with a note, or (`--edit-vars`,
+//! the variable used once in the project) the `[vars]` value in
+//! monform.toml; a field the resource does not write (from `[defaults]`, an
+//! anchor's merge or the service's default) becomes a new entry after the
+//! resource's last one (YAML block or flow, TOML table or inline table). An
+//! edit to a `forEach` definition is shared by its items: made once when
+//! every item drifted to the same value, else a hand edit. Hand edits (with
+//! why and the service's value): interpolation inside a larger string,
+//! `${each.key}`, `forEachFile`, data-file items, `{ file: }` scripts,
+//! anchored values (their aliases share them), a field deleted in the
+//! service. Every edit is checked by parsing the edited file and reading the
+//! value back at its path (alone, then all of a file together); one that
+//! does not read back is a hand edit, never written (`apply.rs`, which also
+//! settles the edits a `forEach`'s items share). `write` re-reads each
+//! file (refusing one changed since) and writes it through
+//! `monform_engine::durable`; `git.rs` commits on a new branch with the git
+//! CLI (`--branch`). `unmanaged.rs` (`--include-unmanaged`): the objects
+//! `ops::find_unmanaged_for` finds (the ownership rules of `import
+//! --all-unmanaged`; the project's own objects never; one whose logical id
+//! the files already use left out with a note), exported as new files under
+//! `unmanaged/` with an `import` entry per object, so the next apply adopts
+//! them; an existing file there is never replaced.
+//!
+//! **Architecture invariant:** secrets are never written nor shown: a field
+//! the plan masks, or one holding a non-public `${env:}` value, is listed by
+//! address and path only. No network and no terminal: the CLI fetches
+//! through `ops::plan` and renders `Codified`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -22,6 +22,98 @@
 //!
 //! The CLI's `monform lsp` only calls [`run_stdio`]; the benchmark serves
 //! an in-memory connection with [`serve`].
+//!
+//! # Code map
+//!
+//! The language server behind `monform lsp` (issue 31): LSP 3.17 over stdio
+//! with `lsp-server` (rust-analyzer's transport: a synchronous loop over
+//! crossbeam channels; the loader is synchronous and CPU-bound, so an async
+//! framework would only add a runtime around code that never awaits) and
+//! `lsp-types` 0.95 (URIs as `url::Url`, with file-path conversion).
+//!
+//! - `documents.rs`: the open documents' unsaved text (full or incremental
+//!   sync) and positions both ways (LSP's UTF-16 columns, the loader's bytes).
+//! - `analysis.rs`: a project (the nearest folder above a file holding
+//!   `monform.toml`) loaded with `monform_config::load_unsaved`, the open
+//!   documents' text in place of the disk's and the files not typed in taken
+//!   from the parse cache `monform` keeps (`.monform/cache/`), as `validate` loads it (every
+//!   environment, then `shared::shared_objects` across them); every
+//!   diagnostic at its range with its code, help (also in `data.help`) and
+//!   related places, by file; every file loaded gets a list, empty when
+//!   clean, so fixed problems clear.
+//! - `server.rs`: the loop. A change makes its project's load due after a
+//!   60 ms pause in typing (`DEBOUNCE`); loads run on one worker thread
+//!   (newest per project), and the diagnostics of a load newer than the last
+//!   are published: to every open document, and to a closed file when they
+//!   changed (cross-file references are re-checked on any change; a file
+//!   closed unsaved is read from the disk again). `crates/bench/src/lsp.rs`
+//!   times a keystroke to its diagnostics in a 1,000-file project through
+//!   `serve` on an in-memory connection. A request needing positions loads there and then when a change
+//!   is not loaded yet, so it never reads an older text's spans.
+//!
+//! - `cursor.rs`: where the cursor is in YAML or TOML being typed (keys
+//!   from the root, `[]` for a list item, key or value, flow collections,
+//!   the resource's text), read from the lines around it: text being typed
+//!   rarely parses.
+//! - `fields.rs`: the model's published schema (`document_text`, with
+//!   `forEach`, `forEachFile` and `environments`) walked by path and variant
+//!   (`checkType`, an alert channel's `type`; every variant's fields while
+//!   the resource names none): fields, enum values, `x-ref` targets, and a
+//!   field's description, type, default and limits in Markdown.
+//! - `completion.rs`: field names, enum values, logical ids of an `x-ref`
+//!   field's section (with their `name`), addresses in `moved`/`import`/
+//!   `removed`, `${var:` names (never their values), `${each.` members (the
+//!   first `forEach` item's fields).
+//! - `index.rs`: every occurrence of a logical id (definitions, references,
+//!   declarations), narrowed to the id's characters; `navigate.rs`:
+//!   definition (ids, `{ file: }` scripts inside the project, `${var:}`
+//!   entries), references, document and workspace symbols.
+//!
+//! - `hover.rs`: a field's documentation (`fields.rs`); on a reference, the
+//!   target's summary (address, type, name unless it holds a non-public
+//!   `${env:}` value, where it is defined, how often it is referenced); on a
+//!   definition, also the live facts. `live.rs`: the cache of live facts
+//!   (remote id, what the next apply would do, drifted field paths, the last
+//!   result's status and time), refreshed on a thread of its own after a load
+//!   without errors, at most every 5 s per project, through
+//!   `monform_engine::ops::plan` and `ops::status` (and the client's latest
+//!   result for its time) when `MONFORM_API_KEY` is set (the URL from
+//!   `MONFORM_API_URL` or `[api] url`; `local` is not started from an
+//!   editor), against the state monform.toml names (PostgreSQL at
+//!   `MONFORM_STATE_URL`, whose error is not shown: it may name the URL). Hover reads the cache and never waits; it keeps no value, so
+//!   no secret can reach the editor.
+//!
+//! - `rename.rs`: a logical id renamed in one workspace edit: its
+//!   definition and every reference in every file, and `{ from: OLD, to:
+//!   NEW }` added to the `moved` list of the definition's file (a new item
+//!   at the list's indentation, or a new `moved:` / `[[moved]]` at the end).
+//!   A `forEach` definition is moved whole (the loader's `moved` moves every
+//!   item). Existing `moved`/`import`/`removed` entries naming the old
+//!   address are left: a `moved` leading to it chains on to the new one.
+//!   Refused: an invalid id, or one the section already defines.
+//!
+//! - `actions.rs`: code actions. The did-you-mean fix of any diagnostic
+//!   whose help (`data.help`) suggests a name (a quoted key or value keeps
+//!   its quotes); on a resource the plan takes for a renamed one (the live
+//!   facts keep `Plan::suggested_moves`), the `moved` entry `rename.rs`
+//!   writes; on a field the live facts say drifted, the field added to the
+//!   resource's `lifecycle.ignoreChanges` (into an existing flow list, or a
+//!   `lifecycle` line under the resource; not offered for a flow-style
+//!   resource or a `lifecycle` block it cannot extend safely).
+//!
+//! Tested end to end in `tests/it/lsp.rs` (and `lsp_live.rs`, against the
+//! emulator): the real `monform lsp` over stdio, spoken to by
+//! `tests/it/common/lsp.rs` (a small JSON-RPC client on `lsp-server`'s
+//! framing and `lsp-types`' messages).
+//!
+//! `transport.rs` and `transport/frame.rs`: the editor's frames read with
+//! bounded memory (64 MiB a message, 4 KiB a header line); one it cannot read
+//! is answered with a JSON-RPC error (`id: null`) and skipped to the next
+//! `Content-Length`, the server reading on.
+//!
+//! **Architecture invariant:** the loader is the only judge: the server
+//! holds no rule of its own about the files; what it says comes from
+//! `monform_config` and `monform_model`.
 
 mod actions;
 mod analysis;

@@ -18,6 +18,52 @@
 //!
 //! **Architecture invariant:** no terminal and no network; what an apply
 //! may do on a finding is the engine's rule (`ops`), not this crate's.
+//!
+//! # Code map
+//!
+//! Rego policies over the files and the plan (issue 32). `discover.rs` finds
+//! `policies/**/*.rego` or `[policy] paths` (resolved inside the project root,
+//! as every project path); `evaluate.rs` loads each into regorus (Rego v1; a
+//! file that does not parse, or a package outside `monform.`, is a diagnostic
+//! at its line and is left out; the others still run) and evaluates `deny`,
+//! `violation` and `warn` per package into `Finding`s (a string, or `{msg,
+//! address, field}`), each rule on regorus's compiled VM (RVM) when it
+//! compiles to it, else on the interpreter, the rules spread over the cores
+//! (each thread takes the next rule when done; results back in rule order; a
+//! result that is a string or a flat object of strings read straight from
+//! regorus's value, the others through JSON);
+//! `input.rs` builds `input.resources`/`project`/`environment` as an `Input`
+//! (regorus's values, converted once per resource in parallel, object keys
+//! and short texts (up to 32 bytes, the first 4,096 distinct) shared; adding `plan` copies only the top level), every value masked by
+//! `monform_model::sensitive::into_masked` (a check after its group,
+//! `monform_model::effective::into_effective`, each group masked once; both
+//! take the resource's JSON by value, so nothing is copied); `locate.rs` turns
+//! findings into diagnostics at the resource's key, or the field's key inside
+//! the resource's entry (text up to the next resource of the file; each file
+//! parsed once for all its findings and dropped before the next), or the
+//! policy's rule for a resource not in the files; `testing.rs` runs `test_*`
+//! rules; `schema.rs` is the input's JSON Schema (checked against a real input
+//! in a test). Rule names become diagnostic codes (`&'static str`): each
+//! distinct name is leaked once per process. `examples/policy_phase.rs` is the
+//! bench's `policies` phase alone (a generated project's input and
+//! evaluation, wall and CPU time, and a digest of the findings in order, so
+//! two builds are shown to give the same findings), which builds without the
+//! emulator and runs with mimalloc, the binary's allocator.
+//!
+//! `limits.rs` and `run.rs`: each rule evaluated within `[policy]
+//! max-instructions` (regorus's VM) and `timeout` (VM and interpreter); a
+//! rule stopped is an error at the loop it was in. `costs.rs`: each rule's
+//! instruction count, for `examples/policy_phase.rs --costs`.
+//!
+//! **Architecture Invariant:** what an apply may do on a finding is the
+//! engine's: `ops::policy_ops` adds `input.plan` (`plan_input`),
+//! `check_policies`, and `Ready::check_policies`, which turns a finding that
+//! blocks (a `deny`/`violation` no `--policy-override` names, or a policy that
+//! cannot run) into `Refusal::Policy`, so `execute` refuses before writing
+//! anything. `apply`, `destroy` (whose input has no `resources`: none of them
+//! runs after it, so only rules over `input.plan` judge it) and each
+//! `reconcile` interval's apply (policies from `Host::policies`, no override,
+//! findings in its log and a `policy` event) all go through it.
 
 mod costs;
 mod discover;

@@ -11,6 +11,58 @@
 //! **Architecture invariant:** no terminal rendering and no file loading of
 //! its own: the front end (the CLI) passes a [`Host`] that loads the files
 //! and renders a plan as Markdown.
+//!
+//! # Code map
+//!
+//! `monform reconcile` (issue 30), a crate of its own: a long-running process
+//! with its own signals, HTTP endpoint and leadership. The CLI passes a
+//! `Host` (loads the files each interval, renders a plan as Markdown), the
+//! client and the state backend. `lib.rs` (the loop: lead, run an interval,
+//! wait `[reconcile] interval`, or 2, 4, 8 intervals (at most an hour) after
+//! intervals that could not reach the service; SIGTERM/SIGINT set the stop
+//! flag the executor reads, so the change in flight finishes, then exit 0),
+//! `interval.rs` (one interval: load (a failure is reported and changes
+//! nothing), `ops::plan`, judge, apply the changes to apply as `ops::prepare_apply`
+//! with them as targets + `ops::execute` (the apply lock, run budget,
+//! `preventDestroy`, mass-delete threshold, verification: what `monform apply`
+//! does), report), `policy.rs` (per change: drift, a file change or both; drift
+//! follows `lifecycle.drift` or `[reconcile] drift`; file changes are applied
+//! with `apply-changes = true`; a change that is both is applied only when both
+//! parts would be, since an update sends the whole object), `report.rs` (the
+//! documented WEBHOOK body, the Slack message, `--events` lines, and the
+//! memory of reported drift: a drift is news when its address is new or its
+//! fields' values changed; a reported address no longer drifted is "back in
+//! sync"), `deliver.rs` (the `[reconcile] notify` channels of the files:
+//! WEBHOOK with its method, headers and query parameters; SLACK at its URL;
+//! errors never show a URL), `metrics.rs` (`/metrics` in the text format,
+//! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`).
+//!
+//! **Architecture invariant:** it plans and applies only through
+//! `monform_engine::ops` (and the crate root's re-exports), so a reconcile
+//! can do nothing an apply could not; it never renders or loads files itself.
+//!
+//! Decisions: a drift report is remembered (in `.monform/reconcile.<project>.json`,
+//! or the `monform_reconcile_memory` row with the PostgreSQL state) *before* it is
+//! sent: a leader killed between the two loses that report rather than have
+//! its successor send it again ("no drift report sent twice"); a delivery
+//! that fails is forgotten again, so the next interval retries it. Only
+//! `notify` and `codify` drift is reported to channels; reverted drift and
+//! file changes are events and log lines. `codify` (issue 33): new drift of
+//! that policy is handed to the `Host` (`Host::codify`; the CLI's runs
+//! `monform_codify` and `git::commit_to_branch`), which commits it on a new
+//! branch with git's plumbing and a private index, so the reconciler keeps
+//! reading the files as they are and nothing a person has checked out moves;
+//! the report names the branch (`codifiedBranch`). Tied to the drift memory,
+//! so a drift is codified once, not every interval. Leadership: with the local state an exclusive
+//! `flock` on `.monform/reconcile.<project>.lock`; with PostgreSQL a session
+//! advisory lock `pg_try_advisory_lock(0x6d667263, hashtext(project))` on a
+//! connection of the leader's own (not the apply lock's key), tried by waiting
+//! replicas every second: PostgreSQL drops it with the connection, so a
+//! SIGKILLed leader hands over within about a second of its socket closing.
+//! `--once` exits like `plan --detailed-exitcode` (0 in sync, 2 changes found,
+//! whether applied or reported, 1 an error), and fails at once when another
+//! reconciler leads. Applying a change as a target also applies what it
+//! references when that changed too (as `--target` does).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
