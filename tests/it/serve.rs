@@ -424,9 +424,9 @@ fn a_ready_export_line_and_plain_logs_without_every_request() {
 
 /// Issue 25 item 7: the connection limits are flags `monform serve --help`
 /// explains with their defaults, and every flag of `serve` has its row in
-/// the README's table (`--fault-rate P`, `--fault-seed N` share one).
+/// the emulator guide's table (`--fault-rate P`, `--fault-seed N` share one).
 #[test]
-fn help_and_readme_document_every_serve_flag_and_the_connection_limits() {
+fn help_and_the_emulator_guide_document_every_serve_flag_and_the_connection_limits() {
     let output = monform().args(["serve", "--help"]).output().unwrap();
     assert!(output.status.success());
     let help = stdout(&output);
@@ -442,7 +442,7 @@ fn help_and_readme_document_every_serve_flag_and_the_connection_limits() {
             .unwrap_or_else(|| panic!("{flag} not in serve --help:\n{help}"));
         assert!(line.ends_with(default), "{line}");
     }
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("docs/src/guide/emulator.md")).unwrap();
     let global = ["--dir", "--api-url", "--env", "--color", "--help"];
     let flags: Vec<&str> = help
         .lines()
@@ -460,7 +460,7 @@ fn help_and_readme_document_every_serve_flag_and_the_connection_limits() {
             readme.contains(&format!("| `{flag} "))
                 || readme.contains(&format!("| `{flag}`"))
                 || readme.contains(&format!(", `{flag} ")),
-            "README's serve table has no row for {flag}"
+            "docs/src/guide/emulator.md's serve table has no row for {flag}"
         );
     }
 }
