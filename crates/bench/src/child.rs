@@ -4,10 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use monform_engine::LocalState;
-use monform_engine::ops::{self, PlanRequest, Planned, Session};
+use monform_engine::ops::{self, PlanRequest, Planned};
 
-use crate::harness::{Bench, ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, load, project_of};
+use crate::harness::{Bench, ENV_ACCOUNT, ENV_KEY, ENV_URL, client_for, open};
 use crate::measure::{cpu_time, ms, peak_rss_mb, round1, rss_mb};
 use crate::report::ChildReport;
 
@@ -39,18 +38,11 @@ pub fn child_noop_plan(dir: PathBuf) {
     let client = client_for(&var(ENV_URL), &var(ENV_KEY), &var(ENV_ACCOUNT));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let started = Instant::now();
-    let loaded = load(&dir);
+    let opened = open(&dir, Some(&client), false);
     let load_ms = ms(started.elapsed());
     let memory = || (round1(rss_mb()), round1(peak_rss_mb()));
     let rss_after_load_mb = memory();
-    let project = project_of(&loaded);
-    let backend = LocalState::new(&dir);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client: &client,
-        backend: &backend,
-    };
+    let session = opened.session().expect("opened with the bench's client");
     let cpu = cpu_time();
     let started = Instant::now();
     // As `monform plan`: the engine's plan operation.

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use monform_api::{Client, ClientConfig, Secret};
-use monform_config::{Loaded, Project};
-use monform_engine::LocalState;
-use monform_engine::ops::{self, PlanRequest, Planned, Session};
+use monform_config::Loaded;
+use monform_engine::Target;
+use monform_engine::ops::{self, Api, OpenEnv, OpenError, OpenRequest, Opened, PlanRequest, Planned};
 
 use crate::measure::{Cost, Probe, Requests};
 
@@ -20,10 +20,6 @@ pub const ENV_KEY: &str = "MONFORM_BENCH_API_KEY";
 
 pub const ENV_ACCOUNT: &str = "MONFORM_BENCH_ACCOUNT";
 
-fn no_env(_: &str) -> Option<String> {
-    None
-}
-
 pub(crate) fn client_for(url: &str, key: &str, account: &str) -> Client {
     let mut config = ClientConfig::new(url, Secret::new(key));
     config.rate_limit = None;
@@ -31,21 +27,45 @@ pub(crate) fn client_for(url: &str, key: &str, account: &str) -> Client {
     Client::new(config).expect("a valid client configuration")
 }
 
-/// Loads the project; a generated project must load without diagnostics.
-pub(crate) fn load(dir: &Path) -> Loaded {
-    let loaded = monform_config::load(dir, &no_env);
-    if !loaded.is_ok() {
-        for diagnostic in loaded.diagnostics.iter().take(10) {
-            eprintln!(
-                "{}: {} [{}]",
-                diagnostic.location(&loaded.sources).unwrap_or_default(),
-                diagnostic.message,
-                diagnostic.code
-            );
+/// Opens the project as `monform` does (`ops::open_files`: the files, the
+/// parse cache when `cache`, the local state), planning with `client` (the
+/// bench's own, of its emulator) when given; a generated project must
+/// load without diagnostics.
+pub(crate) fn open(dir: &Path, client: Option<&Client>, cache: bool) -> Opened {
+    let env = OpenEnv::empty();
+    let request = OpenRequest {
+        cache,
+        state: Some("monform-bench"),
+        ..OpenRequest::new(dir, &env)
+    };
+    let mut opened = match ops::open_files(request) {
+        Ok(opened) => opened,
+        Err(OpenError { why, loaded }) => {
+            for diagnostic in loaded.iter().flat_map(|l| l.diagnostics.iter().take(10)) {
+                let at = loaded.as_ref().and_then(|l| diagnostic.location(&l.sources));
+                eprintln!(
+                    "{}: {} [{}]",
+                    at.unwrap_or_default(),
+                    diagnostic.message,
+                    diagnostic.code
+                );
+            }
+            panic!("the generated project does not open: {why}");
         }
-        panic!("the generated project has {} diagnostics", loaded.diagnostics.len());
+    };
+    if let Some(client) = client {
+        let target = Target {
+            api_url: client.base_url().to_owned(),
+            account: None,
+        };
+        opened.api = Some(Api::of_client(client.clone(), target));
     }
-    loaded
+    opened
+}
+
+/// Loads the project's files (`open`, without the state's use).
+pub(crate) fn load(dir: &Path) -> Loaded {
+    open(dir, None, false).loaded
 }
 
 pub(crate) struct Bench {
@@ -90,30 +110,10 @@ impl Sanity {
     }
 }
 
-/// The session of the bench's project against its emulator.
-pub(crate) fn session<'a>(
-    bench: &'a Bench,
-    project: &'a Project,
-    loaded: &'a Loaded,
-    backend: &'a LocalState,
-) -> Session<'a> {
-    Session {
-        project,
-        desired: &loaded.desired,
-        client: &bench.client,
-        backend,
-    }
-}
-
 /// Plans as `monform plan` does.
-pub(crate) async fn fetch_and_plan(bench: &Bench, dir: &Path, loaded: &Loaded) -> Planned {
-    let project = project_of(loaded);
-    let backend = LocalState::new(dir);
-    ops::plan(&session(bench, &project, loaded, &backend), &PlanRequest::default())
+pub(crate) async fn fetch_and_plan(opened: &Opened) -> Planned {
+    let session = opened.session().expect("opened with the bench's client");
+    ops::plan(&session, &PlanRequest::default())
         .await
         .expect("the plan is made")
-}
-
-pub(crate) fn project_of(loaded: &Loaded) -> Project {
-    loaded.project.clone().expect("the project has a monform.toml")
 }

@@ -9,7 +9,7 @@ use monform_engine::stages::PlanOptions;
 use monform_engine::{Actual, LocalState, StateBackend};
 
 use crate::generate::PROJECT;
-use crate::harness::{Bench, client_for, fetch_and_plan, load};
+use crate::harness::{Bench, client_for, fetch_and_plan, load, open};
 use crate::measure::Cost;
 use crate::measure::{median, ms};
 use crate::report::LoadAndDiff;
@@ -81,9 +81,9 @@ pub fn child_load_diff(dir: PathBuf, runs: usize) {
         .expect("emulator starts");
     let client = client_for(&server.url(), &server.api_key, &server.account_id);
     let bench = Bench { server, client };
-    let loaded = load(&dir);
-    let Planned { actual, .. } = runtime.block_on(fetch_and_plan(&bench, &dir, &loaded));
-    drop(loaded);
+    let opened = open(&dir, Some(&bench.client), false);
+    let Planned { actual, .. } = runtime.block_on(fetch_and_plan(&opened));
+    drop(opened);
     let offline = load_and_diff(&bench, &dir, &actual, runs);
     println!("{}", serde_json::to_string(&offline).expect("a report is JSON"));
 }

@@ -10,9 +10,8 @@ use std::path::Path;
 
 use monform_api::Client;
 use monform_config::Loaded;
-use monform_engine::LocalState;
 use monform_engine::Refresh;
-use monform_engine::ops::{self, PlanRequest, Session};
+use monform_engine::ops::{self, PlanRequest};
 
 use crate::generate::CHECKS_PER_FILE;
 use crate::harness::Sanity;
@@ -38,8 +37,7 @@ fn requests(server: &monform_emulator::Server, client: &Client) -> Requests {
 }
 
 fn load_cached(dir: &Path) -> Loaded {
-    let cache = dir.join(monform_config::CACHE_DIR);
-    monform_config::load_with_cache(dir, &|_: &str| None, None, Some(&cache))
+    crate::harness::open(dir, None, true).loaded
 }
 
 /// Renames the first `PR_CHECKS` checks of the first checks file whose
@@ -103,15 +101,8 @@ pub async fn pull_request(
 
     eprintln!("[{checks}] pull request plan (--refresh=changed)");
     let probe = Probe::start(requests(server, client));
-    let loaded = load_cached(dir);
-    let project = loaded.project.clone().expect("the project has a monform.toml");
-    let backend = LocalState::new(dir);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client,
-        backend: &backend,
-    };
+    let opened = crate::harness::open(dir, Some(client), true);
+    let session = opened.session().expect("opened with the bench's client");
     let request = PlanRequest {
         refresh: Refresh::Changed,
         ..PlanRequest::default()
@@ -189,7 +180,7 @@ pub fn child_cache_load_times(dir: &Path) {
         (elapsed, loaded.cache, loaded.desired.len())
     };
     let _ = std::fs::remove_dir_all(dir.join(monform_config::CACHE_DIR));
-    let uncached = time(&|| monform_config::load(dir, &|_: &str| None));
+    let uncached = time(&|| crate::harness::load(dir));
     let first = time(&|| load_cached(dir));
     let warm = time(&|| load_cached(dir));
     let path = dir.join("monitors/team-0/checks-000.yaml");

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use monform_config::{Desired, Project};
-use monform_engine::{LocalState, Plan};
-use monform_reconcile::{Context, Host, Log, LogFormat, Metrics, Outcome, Settings};
+use monform_engine::Plan;
+use monform_engine::ops::Opened;
+use monform_reconcile::{Context, Host, Log, LogFormat, Metrics, Outcome, Settings, Unloaded};
 
-use crate::harness::{ENV_ACCOUNT, ENV_KEY, ENV_URL, Sanity, client_for, load};
+use crate::harness::{ENV_ACCOUNT, ENV_KEY, ENV_URL, Sanity, client_for, open};
 use crate::measure::round1;
 use crate::measure::{peak_rss_mb, rss_mb};
 use crate::report::ReconcileReport;
@@ -22,10 +22,8 @@ struct BenchHost {
 }
 
 impl Host for BenchHost {
-    fn load(&self) -> Result<(Desired, Project), String> {
-        let loaded = load(&self.dir);
-        let project = loaded.project.ok_or("no project")?;
-        Ok((loaded.desired, project))
+    fn open(&self) -> Result<Opened, Unloaded> {
+        Ok(open(&self.dir, None, false))
     }
 
     fn markdown(&self, _plan: &Plan) -> String {
@@ -39,16 +37,15 @@ pub fn child_reconcile(dir: PathBuf, intervals: usize) {
     let client = client_for(&var(ENV_URL), &var(ENV_KEY), &var(ENV_ACCOUNT));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let host = BenchHost { dir: dir.clone() };
-    let (_, project) = host.load().expect("the project loads");
-    let backend = LocalState::new(&dir);
+    let opened = open(&dir, Some(&client), false);
+    let project = &opened.project;
     let settings = Settings {
         dir: dir.clone(),
         ..Settings::default()
     };
     let ctx = Context {
         host: &host,
-        client: &client,
-        backend: &backend,
+        opened: &opened,
         settings: &settings,
         metrics: Arc::new(Metrics::default()),
         log: Log {

@@ -8,12 +8,11 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use monform_api::Client;
-use monform_config::Loaded;
-use monform_engine::ops::{self, ApplyRequest, Planned, Session};
+use monform_engine::ops::{self, ApplyRequest, Opened, Planned, Session};
 use monform_engine::{Actual, ApplyOptions, Event, LocalState, Plan, StateBackend, Summary};
 
 use crate::generate::{PROJECT, Shape, generate};
-use crate::harness::{Bench, Sanity, client_for, fetch_and_plan, load, project_of, session};
+use crate::harness::{Bench, Sanity, client_for, fetch_and_plan, open};
 use crate::measure::{median, ms, round1};
 use crate::report::{Phase, SizeReport, StateFigures};
 
@@ -46,10 +45,8 @@ fn describe_changes(plan: &Plan, limit: usize) -> String {
 
 /// Applies what the files say, as `monform apply --auto-approve` does:
 /// the engine's operations (lock, plan, guards, apply, verification).
-async fn apply(bench: &Bench, dir: &Path, loaded: &Loaded) -> ops::Applied {
-    let project = project_of(loaded);
-    let backend = LocalState::new(dir);
-    let session = session(bench, &project, loaded, &backend);
+async fn apply(opened: &Opened) -> ops::Applied {
+    let session = opened.session().expect("opened with the bench's client");
     execute(prepare(&session).await).await
 }
 
@@ -198,7 +195,7 @@ pub async fn run_size(
     // Load (no network).
     eprintln!("[{checks}] load");
     let probe = bench.probe();
-    let mut loaded = load(dir);
+    let mut opened = open(dir, Some(&bench.client), false);
     report.push(Phase::new(
         "load",
         "load (files → desired, offline)",
@@ -209,7 +206,7 @@ pub async fn run_size(
     eprintln!("[{checks}] policies");
     crate::policies::write(dir);
     let probe = bench.probe();
-    let figures = crate::policies::measure(dir, &mut loaded);
+    let figures = crate::policies::measure(dir, &mut opened.loaded);
     report.push(Phase::new(
         "policies",
         "10 Rego policies over the files (input + evaluation)",
@@ -221,10 +218,10 @@ pub async fn run_size(
         format!("[{checks}] the policies found nothing in the generated project"),
     );
     sanity.expect(
-        loaded.desired.len() == shape.resources(),
+        opened.loaded.desired.len() == shape.resources(),
         format!(
             "[{checks}] loaded {} resources, expected {}",
-            loaded.desired.len(),
+            opened.loaded.desired.len(),
             shape.resources()
         ),
     );
@@ -232,7 +229,7 @@ pub async fn run_size(
     // Cold apply: fetch + plan + apply from an empty account and state.
     eprintln!("[{checks}] cold apply");
     let probe = bench.probe();
-    let applied = apply(&bench, dir, &loaded).await;
+    let applied = apply(&opened).await;
     let cost = bench.finish(probe);
     report.push(Phase::new(
         "cold_apply",
@@ -249,7 +246,7 @@ pub async fn run_size(
     // No-op plan: fetch + plan.
     eprintln!("[{checks}] no-op plan");
     let probe = bench.probe();
-    let Planned { actual, plan, .. } = fetch_and_plan(&bench, dir, &loaded).await;
+    let Planned { actual, plan, .. } = fetch_and_plan(&opened).await;
     report.push(Phase::new(
         "noop_plan",
         "no-op plan (fetch + plan)",
@@ -331,17 +328,15 @@ pub async fn run_size(
             ),
         );
     }
-    drop((actual, loaded));
+    drop((actual, opened));
 
     // 1% of the checks changed: edit the files, reload, plan, apply.
     generate(dir, &shape, 1).expect("project edited");
     let started = Instant::now();
-    let loaded = load(dir);
+    let opened = open(dir, Some(&bench.client), false);
     report.reload_ms = ms(started.elapsed());
     eprintln!("[{checks}] 1% plan");
-    let project = project_of(&loaded);
-    let backend = LocalState::new(dir);
-    let session = session(&bench, &project, &loaded, &backend);
+    let session = opened.session().expect("opened with the bench's client");
     let probe = bench.probe();
     // As `monform apply`: the lock, the plan and its guards...
     let ready = prepare(&session).await;
@@ -374,7 +369,8 @@ pub async fn run_size(
         applied.is_complete(),
         format!("[{checks}] the 1% apply is not complete: {}", outcome(&applied)),
     );
-    drop(loaded);
+    drop(session);
+    drop(opened);
     crate::partial::pull_request(&bench.server, &bench.client, dir, &mut report, sanity).await;
 
     let Bench { server, .. } = bench;

@@ -1,46 +1,30 @@
-//! Which service to talk to, and with what credentials: `--api-url`, then
-//! `MONFORM_API_URL`, then `[api] url` of monform.toml, then `[api] url`
-//! of the user's `~/.config/monform/config.toml`. A project's own URL gets
-//! the key only when the user chose it too (`ops::choose_api`: the user's
-//! config names it, or `monform trust` recorded it), and plain `http://`
-//! only goes to this machine. `local` runs the
-//! bundled emulator in-process on `.monform/local.db`, the database
-//! `monform serve` uses too (one service, whichever way it is reached). The key and account
-//! come only from `MONFORM_API_KEY` and `MONFORM_ACCOUNT_ID`. The client
-//! paces itself at the budget the server states (600 per 60 s until it
-//! says); `--rate-limit N/SECS|off` or `MONFORM_RATE_LIMIT` sets a ceiling
-//! of one's own, or turns pacing off.
+//! How this command line talks to the service: the engine decides which
+//! service and with what credentials (`ops::connect_api`, `ops::open`:
+//! `--api-url`, then `MONFORM_API_URL`, then `[api] url` when the user
+//! chose it; the key and account only from `MONFORM_API_KEY` and
+//! `MONFORM_ACCOUNT_ID`; `--rate-limit` or `MONFORM_RATE_LIMIT`); this
+//! module starts the bundled emulator for `local` (in-process on
+//! `.monform/local.db`, the database `monform serve` uses too), words the
+//! refusals, and says the client's retries and waits.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use monform_api::{Client, ClientConfig, Retry, Secret, Wait};
+use futures_util::future::BoxFuture;
+use monform_api::{Client, Retry, Wait};
 use monform_config::Project;
-use monform_engine::Target;
-use monform_engine::ops::{self, AccessRefusal, AccessRequest, ProjectUrl};
+use monform_engine::ops::{self, Access, AccessRefusal, ApiUnopened, Connect, StartedLocal};
 
-/// A client, and the in-process emulator when the URL is `local`.
-pub struct Connection {
-    pub client: Client,
-    pub local: Option<monform_emulator::Server>,
-    /// Which service and account, as the state records them.
-    pub target: Target,
-}
+/// A client, the in-process emulator when the URL is `local`, and which
+/// service and account (`target`): the engine's (`ops::connect_api`).
+pub type Connection = ops::Api;
 
 /// The database of the bundled emulator in the project `dir`: `url =
 /// "local"` runs it in-process there, and `monform serve` serves it by
 /// default, so switching between them shows the same objects.
 pub fn local_db(dir: &Path) -> PathBuf {
     dir.join(".monform").join("local.db")
-}
-
-impl Connection {
-    pub async fn close(self) {
-        if let Some(server) = self.local {
-            let _ = server.shutdown().await;
-        }
-    }
 }
 
 /// The API a command talks to and where its URL came from, for the lines
@@ -116,30 +100,6 @@ pub fn unanswered_hint() -> Option<String> {
     })
 }
 
-/// Where this command may send the API key: the engine's rule
-/// (`ops::choose_api`) over what this process read (`--api-url`,
-/// `MONFORM_API_URL`, the user's monform folder), in this command line's words.
-pub fn origin(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Origin, String> {
-    let env = |name: &str| std::env::var(name).ok();
-    let env_url = env("MONFORM_API_URL");
-    let user_dir = ops::user_config_dir(&env);
-    let project_url = ProjectUrl::of(project);
-    let request = AccessRequest {
-        root: dir,
-        flag,
-        env_url: env_url.as_deref(),
-        project_url: project_url.as_ref(),
-        user_dir: user_dir.as_deref(),
-    };
-    match ops::choose_api(&request) {
-        Ok(access) => Ok(Origin {
-            url: access.url,
-            source: access.source.to_string(),
-        }),
-        Err(refusal) => Err(refused(dir, project, &refusal)),
-    }
-}
-
 /// A refusal to send the key, with what to do next.
 fn refused(dir: &Path, project: &Project, refusal: &AccessRefusal) -> String {
     match refusal {
@@ -177,55 +137,67 @@ pub fn retrying(origin: &Origin, retry: &Retry) -> String {
     )
 }
 
+/// Connects to the API of `project` in `dir` (`ops::connect_api`: the
+/// engine resolves the URL, the key, the rate limit and `local`), or says
+/// why not in this command line's words.
 pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Connection, String> {
-    let origin = origin(dir, flag, project)?;
-    let url = origin.url.clone();
-    if url == "local" {
-        let state_dir = dir.join(".monform");
-        std::fs::create_dir_all(&state_dir).map_err(|e| format!("cannot create {}: {e}", state_dir.display()))?;
-        let config = monform_emulator::Config {
-            db: Some(local_db(dir)),
-            rate_limit: None,
-            ..Default::default()
-        };
-        let server = monform_emulator::start_local(config)
-            .await
-            .map_err(|e| format!("cannot start the local emulator: {e}"))?;
-        let mut client_config = ClientConfig::new(server.url(), Secret::new(server.api_key.clone()));
-        client_config.rate_limit = None;
-        client_config.account_id = Some(server.account_id.clone());
-        let client = Client::new(client_config).map_err(|e| e.to_string())?;
-        let target = Target {
-            api_url: "local".into(),
-            account: Some(server.account_id.clone()),
-        };
-        return Ok(Connection {
-            client,
-            local: Some(server),
-            target,
-        });
-    }
-    let key = std::env::var("MONFORM_API_KEY").ok().filter(|k| !k.is_empty()).ok_or(
-        "MONFORM_API_KEY is not set\n\nhint: export MONFORM_API_KEY (and MONFORM_ACCOUNT_ID); keys never live in files",
-    )?;
-    let target = Target {
-        api_url: url.trim_end_matches('/').to_owned(),
-        account: std::env::var("MONFORM_ACCOUNT_ID").ok().filter(|a| !a.is_empty()),
+    let env = crate::commands::context::open_env();
+    let rate_limit = RATE_LIMIT_FLAG.get().cloned().flatten();
+    let connect = Connect {
+        flag,
+        rate_limit_flag: rate_limit.as_deref(),
+        prefetch: false,
+        local: Some(&Emulator),
+        observe: Some(&observe),
     };
-    let mut config = ClientConfig::new(url, Secret::new(key));
-    config.account_id = target.account.clone();
-    let chosen = match RATE_LIMIT_FLAG.get().cloned().flatten() {
-        Some(flag) => Some(("--rate-limit", flag)),
-        None => std::env::var("MONFORM_RATE_LIMIT")
-            .ok()
-            .filter(|l| !l.is_empty())
-            .map(|l| ("MONFORM_RATE_LIMIT", l)),
-    };
-    if let Some((source, text)) = chosen {
-        config.rate_limit = parse_rate_limit(&text).map_err(|e| format!("{source}: {e}"))?;
-        config.rate_limit_chosen = true;
+    ops::connect_api(dir, project, &env, &connect, None)
+        .await
+        .map_err(|why| unconnected(dir, project, &why))
+}
+
+/// Why no connection was made, with what to do next.
+pub fn unconnected(dir: &Path, project: &Project, why: &ApiUnopened) -> String {
+    match why {
+        ApiUnopened::Access(refusal) => refused(dir, project, refusal),
+        ApiUnopened::NoKey => "MONFORM_API_KEY is not set\n\nhint: export MONFORM_API_KEY (and MONFORM_ACCOUNT_ID); keys never live in files".into(),
+        other => other.to_string(),
     }
-    let client = Client::new(config).map_err(|e| format!("{e} (from {})", origin.source))?;
+}
+
+/// The bundled emulator, in this process, for `url = "local"`.
+pub struct Emulator;
+
+impl ops::LocalService for Emulator {
+    fn start(&self, db: PathBuf) -> BoxFuture<'_, Result<StartedLocal, String>> {
+        Box::pin(async move {
+            let config = monform_emulator::Config {
+                db: Some(db),
+                rate_limit: None,
+                ..Default::default()
+            };
+            let server = monform_emulator::start_local(config).await.map_err(|e| e.to_string())?;
+            Ok(StartedLocal {
+                url: server.url(),
+                api_key: server.api_key.clone(),
+                account_id: server.account_id.clone(),
+                stop: Box::new(move || {
+                    Box::pin(async move {
+                        let _ = server.shutdown().await;
+                    })
+                }),
+            })
+        })
+    }
+}
+
+/// This command's lines about a client's waits and retries, and the API
+/// `settle` names when requests went unanswered (a client of a URL, not
+/// `local`: the engine calls it before any request).
+pub fn observe(client: &Client, access: &Access) {
+    let origin = Origin {
+        url: access.url.clone(),
+        source: access.source.to_string(),
+    };
     client.observe_waits(Some(Arc::new(|wait| eprintln!("{}", waiting(&wait)))));
     let _ = ORIGIN.set(origin.clone());
     let said = AtomicUsize::new(0);
@@ -237,43 +209,15 @@ pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Resul
             say(retrying(&origin, retry));
         }
     })));
-    Ok(Connection {
-        client,
-        local: None,
-        target,
-    })
-}
-
-/// A connection that is never used: `plan --refresh=none` reads nothing,
-/// so it needs neither a URL nor a key. Its client points at the discard
-/// port of this machine, so a request sent by mistake goes nowhere.
-pub fn offline() -> Result<Connection, String> {
-    let config = ClientConfig::new("http://127.0.0.1:9", Secret::new(String::new()));
-    let client = Client::new(config).map_err(|e| e.to_string())?;
-    // Never recorded: a plan saves no state, and `apply` refuses `none`.
-    let target = Target {
-        api_url: "offline".into(),
-        account: None,
-    };
-    Ok(Connection {
-        client,
-        local: None,
-        target,
-    })
 }
 
 /// `--rate-limit`, set once by `main` before any command runs (a global
 /// flag every command's connection honours, without threading it through each).
 pub static RATE_LIMIT_FLAG: OnceLock<Option<String>> = OnceLock::new();
 
-/// `N/SECS` or `off`.
+/// `N/SECS` or `off` (the engine's reading: `ops::parse_rate_limit`).
 pub fn parse_rate_limit(text: &str) -> Result<Option<(u32, std::time::Duration)>, String> {
-    if text == "off" {
-        return Ok(None);
-    }
-    monform_emulator::RateLimit::parse(text)
-        .map(|r| Some((r.requests, r.window)))
-        .map_err(|e| e.to_string())
+    ops::parse_rate_limit(text)
 }
 
 /// The line saying that requests wait for the rate limit's window.

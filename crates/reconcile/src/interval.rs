@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use monform_config::diagnostic::summary::{self, Item};
 use monform_config::{Diagnostic, Severity};
-use monform_engine::ops::{self, ApplyRequest, PlanRequest, Refusal, Session};
+use monform_engine::ops::{self, ApplyRequest, Opened, PlanRequest, Refusal, Session};
 use monform_engine::{ApplyOptions, Event, Refresh};
 use monform_model::Address;
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::leader::Leadership;
 use crate::policy::{Decision, Origin, Verdict};
 use crate::report::{Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, slack_text};
-use crate::{Context, deliver};
+use crate::{Context, Unloaded, deliver};
 
 /// How an interval ended (the exit code of `--once`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,16 +64,14 @@ pub async fn run(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Me
 }
 
 async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memory) -> Outcome {
-    let (desired, project) = match ctx.host.load() {
-        Ok(loaded) => loaded,
-        Err(why) => return ctx.failed("load_failed", "the files do not load; nothing was changed", &why, false),
-    };
-    *ctx.interval.lock().unwrap_or_else(|e| e.into_inner()) = project.reconcile.interval;
     // A rule the team wrote is never skipped: a policy that does not load
     // stops the interval as files that do not load do.
-    let policies = match ctx.host.policies(&desired, &project) {
-        Ok(policies) => policies,
-        Err(why) => {
+    let files = match ctx.host.open() {
+        Ok(files) => files,
+        Err(Unloaded::Files(why)) => {
+            return ctx.failed("load_failed", "the files do not load; nothing was changed", &why, false);
+        }
+        Err(Unloaded::Policies(why)) => {
             return ctx.failed(
                 "load_failed",
                 "the policies do not load; nothing was changed",
@@ -82,7 +80,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             );
         }
     };
-    let channels = match deliver::channels(&desired, &project.reconcile) {
+    let (desired, project) = (&files.loaded.desired, &files.project);
+    *ctx.interval.lock().unwrap_or_else(|e| e.into_inner()) = project.reconcile.interval;
+    let channels = match deliver::channels(desired, &project.reconcile) {
         Ok(channels) => channels,
         Err(why) => {
             return ctx.failed(
@@ -93,11 +93,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             );
         }
     };
-    let session = Session {
-        project: &project,
-        desired: &desired,
-        client: ctx.client,
-        backend: ctx.backend,
+    let session = match ctx.opened.session_over(&files) {
+        Ok(session) => session,
+        Err(why) => return ctx.failed("refused", "refused; nothing was changed", &why.to_string(), false),
     };
     let request = PlanRequest {
         targets: Vec::new(),
@@ -110,7 +108,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         Ok(planned) => planned,
         Err(refusal) => return ctx.refused(&refusal),
     };
-    let decisions = crate::policy::decide(&planned.plan, &desired, &project.reconcile);
+    let decisions = crate::policy::decide(&planned.plan, desired, &project.reconcile);
     let mut drifted_kinds = std::collections::BTreeMap::new();
     for decision in decisions.iter().filter(|d| d.origin != Origin::Files) {
         *drifted_kinds
@@ -145,7 +143,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         .collect();
     if !to_apply.is_empty()
         && !ctx.stop.load(Ordering::SeqCst)
-        && let Some(error) = apply(ctx, &session, to_apply, policies.as_ref()).await
+        && let Some(error) = apply(ctx, &session, to_apply, &files).await
     {
         outcome = error;
     }
@@ -278,7 +276,7 @@ async fn apply(
     ctx: &Context<'_>,
     session: &Session<'_>,
     targets: Vec<Address>,
-    policies: Option<&crate::HostPolicies>,
+    files: &Opened,
 ) -> Option<Outcome> {
     let request = ApplyRequest {
         plan: PlanRequest {
@@ -302,14 +300,14 @@ async fn apply(
         }
         Err(refusal) => return Some(ctx.refused(&refusal)),
     };
-    if let Some(policies) = policies {
+    if !files.policies.is_empty() {
         let check = ops::PolicyCheck {
-            policies: &policies.policies,
-            files: &policies.input,
+            policies: &files.policies.policies,
+            files: &files.policies.files,
             overrides: &[],
         };
         let outcome = ready.check_policies(&check).clone();
-        report_policies(ctx, &outcome, session.desired, policies);
+        report_policies(ctx, &outcome, files);
     }
     if let Some(refusal) = ready.refusal() {
         let outcome = ctx.refused(refusal);
@@ -352,14 +350,9 @@ async fn apply(
 
 /// Each finding of the policies on the interval's apply, in the log (an
 /// error when it blocks) and as a `policy` event.
-fn report_policies(
-    ctx: &Context<'_>,
-    outcome: &ops::PolicyOutcome,
-    desired: &monform_config::Desired,
-    policies: &crate::HostPolicies,
-) {
-    let sources = &policies.sources;
-    let mut found = monform_policy::diagnostics(&outcome.findings, desired, sources);
+fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Opened) {
+    let sources = &files.loaded.sources;
+    let mut found = monform_policy::diagnostics(&outcome.findings, &files.loaded.desired, sources);
     found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
     if found.is_empty() {
         return;

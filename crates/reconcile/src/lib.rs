@@ -70,10 +70,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use monform_api::Client;
-use monform_config::{Desired, Project};
-use monform_engine::ops::Refusal;
-use monform_engine::{Plan, StateBackend};
+use monform_engine::Plan;
+use monform_engine::ops::{Opened, Refusal};
 use monform_model::AddressPattern;
 use serde_json::{Value, json};
 
@@ -91,8 +89,10 @@ pub use metrics::Metrics;
 
 /// What the front end provides.
 pub trait Host: Sync {
-    /// Loads and validates the files; `Err`: the problems in words.
-    fn load(&self) -> Result<(Desired, Project), String>;
+    /// Opens the files again, with their Rego policies (`ops::open_files`,
+    /// as `monform apply` opens them, without the linter's findings: a
+    /// reconciler acts on what loads); `Err`: why not, in words.
+    fn open(&self) -> Result<Opened, Unloaded>;
     /// A plan as Markdown, for drift reports.
     fn markdown(&self, plan: &Plan) -> String;
     /// Writes drift whose policy is `codify` into the files on a new git
@@ -102,22 +102,16 @@ pub trait Host: Sync {
         let _ = drifted;
         Err("this host cannot codify".into())
     }
-    /// The project's Rego policies over the files `load` read last (issue
-    /// 32), with their input; `Ok(None)`: the project has none. `Err`: a
-    /// policy does not load, in words (the interval changes nothing).
-    fn policies(&self, desired: &Desired, project: &Project) -> Result<Option<HostPolicies>, String> {
-        let _ = (desired, project);
-        Ok(None)
-    }
 }
 
-/// The policies an interval's apply is checked against, as `monform apply`
-/// checks them (the engine's rule: `ops`' policy check).
-pub struct HostPolicies {
-    pub policies: monform_policy::Policies,
-    pub input: monform_policy::input::Input,
-    /// The files' and the policies' sources, to say where a finding is.
-    pub sources: monform_config::source::Sources,
+/// Why an interval's files did not open: an interval changes nothing then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unloaded {
+    /// The files' problems, in words.
+    Files(String),
+    /// A policy that does not load (a rule the team wrote is never
+    /// skipped), in words.
+    Policies(String),
 }
 
 /// How to run.
@@ -137,8 +131,9 @@ pub struct Settings {
 /// What an interval works with.
 pub struct Context<'a> {
     pub host: &'a dyn Host,
-    pub client: &'a Client,
-    pub backend: &'a dyn StateBackend,
+    /// The project as first opened: its state and API connection serve
+    /// every interval (`ops::Opened::session_over`).
+    pub opened: &'a Opened,
     pub settings: &'a Settings,
     pub metrics: Arc<Metrics>,
     pub log: Log,
@@ -181,15 +176,10 @@ impl Context<'_> {
 }
 
 /// Runs until SIGTERM (exit 0) or, with `--once`, one interval (its
-/// outcome's code). `project` is the first load's, for the interval and
-/// the leadership's name.
-pub async fn run(
-    host: &dyn Host,
-    client: &Client,
-    backend: &dyn StateBackend,
-    project: &Project,
-    settings: Settings,
-) -> u8 {
+/// outcome's code). `opened` is the first open's (with the state and the
+/// API), for the interval and the leadership's name.
+pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
+    let project = &opened.project;
     let log = Log { format: settings.log };
     let metrics = Arc::new(Metrics::default());
     let stop = Arc::new(AtomicBool::new(false));
@@ -209,8 +199,7 @@ pub async fn run(
     }
     let ctx = Context {
         host,
-        client,
-        backend,
+        opened,
         settings: &settings,
         metrics: Arc::clone(&metrics),
         log,

@@ -9,12 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use monform_config::Desired;
-use monform_engine::ops::{self, ApplyRequest, PlanRequest, Session};
+use monform_engine::ops::{self, ApplyRequest, PlanRequest};
 use monform_engine::{ApplyOptions, Event, Refresh, SavedPlan};
 
-use super::context::{Stop, finish, open_backend, parse_targets, refused_to};
+use super::context::{Open, Reach, Stop, finish, parse_targets, refused_to};
 use super::plan::RefreshArg;
-use crate::connect::connect;
 use crate::render::plan::{IoText, Style, write_human};
 use crate::render::progress::Progress;
 use crate::render::{Output, budget};
@@ -190,24 +189,27 @@ async fn apply(
         true => super::context::Findings::Hide,
         false => super::context::Findings::Show,
     };
-    let (mut loaded, project) = super::context::load(dir, output, findings)?;
-    let mut policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
-    if destroy && !policies.policies.is_empty() {
-        // After a destroy none of the files' resources runs: the policies
-        // judge its deletes (`input.plan`), not the files' settings.
-        policies.files = policies.files.with("resources", serde_json::json!([]));
-    }
     let command = if destroy { "monform destroy" } else { "monform apply" };
     let verb = if destroy { "destroy" } else { "apply" };
-    let backend = open_backend(dir, &project, command)?;
-    let header = super::context::plan_header(&project);
-    let connection = connect(dir, api_url, &project).await?;
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client: &connection.client,
-        backend: backend.as_ref(),
+    let open = Open {
+        findings,
+        policies: true,
+        state: Some(command),
+        reach: Reach::Service {
+            api_url,
+            prefetch: false,
+        },
     };
+    let mut opened = super::context::open(dir, output, open).await?;
+    if destroy && !opened.policies.is_empty() {
+        // After a destroy none of the files' resources runs: the policies
+        // judge its deletes (`input.plan`), not the files' settings.
+        opened.policies.files = opened.policies.files.with("resources", serde_json::json!([]));
+    }
+    let header = super::context::plan_header(&opened.project);
+    let session = opened.session().map_err(|why| Stop::Message(why.to_string()))?;
+    let (loaded, project, policies) = (&opened.loaded, &opened.project, &opened.policies);
+    let target = opened.api.as_ref().map(|api| api.target.clone());
     let from_file = saved.is_some();
     let request = ApplyRequest {
         plan: PlanRequest {
@@ -222,7 +224,7 @@ async fn apply(
     };
     let mut ready = ops::prepare_apply(&session, request)
         .await
-        .map_err(|refusal| refused_to(verb, &refusal, &loaded))?;
+        .map_err(|refusal| refused_to(verb, &refusal, loaded))?;
     // The engine refuses a plan the policies deny; their findings are shown first.
     if !policies.policies.is_empty() {
         let check = ops::PolicyCheck {
@@ -231,7 +233,7 @@ async fn apply(
             overrides: &policy_overrides,
         };
         let outcome = ready.check_policies(&check).clone();
-        output.diagnostics(&crate::render::policy::diagnostics(&outcome, &loaded), &loaded.sources);
+        output.diagnostics(&crate::render::policy::diagnostics(&outcome, loaded), &loaded.sources);
     }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");
@@ -246,8 +248,10 @@ async fn apply(
     if !from_file && format != ApplyFormat::Human {
         show_plan(plan, &loaded.desired, Style { color: false }, std::io::stderr().lock())?;
     } else if !from_file {
-        super::context::warn_idle_moves(&ready.planned, &loaded);
-        super::context::warn_other_target(&ready.planned, &connection.target);
+        super::context::warn_idle_moves(&ready.planned, loaded);
+        if let Some(target) = &target {
+            super::context::warn_other_target(&ready.planned, target);
+        }
         print!(
             "{}{}",
             header,
@@ -267,9 +271,9 @@ async fn apply(
     }
     if let Some(refusal) = ready.refusal() {
         // Over the budget (as `plan` fails) or unsafe: nothing starts.
-        let message = refused_to(verb, refusal, &loaded);
+        let message = refused_to(verb, refusal, loaded);
         drop(ready);
-        connection.close().await;
+        opened.close().await;
         return Err(message);
     }
     // With no changes the engine still runs: it records adopted objects in the state.
@@ -278,7 +282,7 @@ async fn apply(
         let answer = confirm(destroy);
         if answer != Answer::Yes {
             drop(ready);
-            connection.close().await;
+            opened.close().await;
             return match answer {
                 Answer::Nothing => Err(Stop::Message(format!(
                     "no answer to confirm with (standard input is closed): pass --auto-approve to {verb} unattended, or pipe `yes` in"
@@ -293,7 +297,7 @@ async fn apply(
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
         let stop = stop.clone();
-        let client = connection.client.clone();
+        let client = session.client.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("interrupted: finishing the changes in flight (without retries), then stopping");
@@ -305,7 +309,7 @@ async fn apply(
     let options = ApplyOptions {
         parallelism: args.parallelism,
         stop: stop.clone(),
-        target: Some(connection.target.clone()),
+        target: target.clone(),
     };
     let progress = Progress::new(plan.ordered().len());
     let on_event = |event: Event| {
@@ -314,7 +318,7 @@ async fn apply(
         }
         progress.event(event)
     };
-    let client = &connection.client;
+    let client = session.client;
     let shown = progress.clone();
     client.observe_waits(Some(Arc::new(move |wait| shown.waiting(&wait))));
     let above = progress.clone();
@@ -327,14 +331,14 @@ async fn apply(
     progress.finish();
     watcher.abort();
     let api_url = client.base_url().to_owned();
-    connection.close().await;
-    let applied = result.map_err(|refusal| refused_to(verb, &refusal, &loaded))?;
+    opened.close().await;
+    let applied = result.map_err(|refusal| refused_to(verb, &refusal, loaded))?;
     if format != ApplyFormat::Human {
         return Ok(machine_output(
             format,
             plan_copy.as_ref(),
             &applied,
-            backend.as_ref(),
+            session.backend,
             &project.name,
             &stop,
         ));

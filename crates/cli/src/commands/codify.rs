@@ -9,10 +9,9 @@ use clap::Args;
 
 use monform_codify::{Codified, Options};
 use monform_engine::Refresh;
-use monform_engine::ops::{self, PlanRequest, Session};
+use monform_engine::ops::{self, PlanRequest};
 
-use super::context::{Findings, Stop, block_on, open_backend, parse_excludes, parse_targets, refused};
-use crate::connect::connect;
+use super::context::{Findings, Open, Reach, Stop, block_on, parse_excludes, parse_targets, refused};
 
 /// Exit code when the diff is not empty under `--check`.
 const EXIT_DIFF: u8 = 2;
@@ -54,15 +53,18 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let excludes = parse_excludes(&args.excludes)?;
-        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
-        let backend = open_backend(dir, &project, "monform codify")?;
-        let connection = connect(dir, api_url, &project).await?;
-        let session = Session {
-            project: &project,
-            desired: &loaded.desired,
-            client: &connection.client,
-            backend: backend.as_ref(),
+        let open = Open {
+            findings: Findings::Hide,
+            policies: false,
+            state: Some("monform codify"),
+            reach: Reach::Service {
+                api_url,
+                prefetch: false,
+            },
         };
+        let opened = super::context::open(dir, output, open).await?;
+        let session = opened.session().map_err(|why| Stop::Message(why.to_string()))?;
+        let loaded = &opened.loaded;
         let request = PlanRequest {
             targets,
             excludes,
@@ -72,24 +74,24 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
         };
         let planned = ops::plan(&session, &request)
             .await
-            .map_err(|refusal| refused(&refusal, &loaded))?;
+            .map_err(|refusal| refused(&refusal, loaded))?;
         let unmanaged = if args.include_unmanaged {
             Some(
-                ops::find_unmanaged_for(&connection.client, &planned.state, &loaded.desired)
+                ops::find_unmanaged_for(session.client, &planned.state, &loaded.desired)
                     .await
-                    .map_err(|refusal| refused(&refusal, &loaded))?,
+                    .map_err(|refusal| refused(&refusal, loaded))?,
             )
         } else {
             None
         };
-        connection.close().await;
+        opened.close().await;
         let drifted = ops::drifted(&planned.plan);
         let options = Options {
             edit_vars: args.edit_vars,
             all_environments: args.all_environments,
             take_service: args.take_service,
         };
-        let mut codified = monform_codify::codify(&loaded, &drifted, &options);
+        let mut codified = monform_codify::codify(loaded, &drifted, &options);
         // What the files change that the service did not: not codify's,
         // and why "no drift" is not "the files say what the service has".
         let file_changes = planned

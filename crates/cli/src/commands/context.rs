@@ -8,8 +8,11 @@ use std::sync::OnceLock;
 use clap::ValueEnum;
 
 use monform_config::{Diagnostic, Loaded, Project, Severity};
-use monform_engine::ops::Refusal;
-use monform_engine::{Actor, LocalState, PostgresState, StateBackend};
+use monform_engine::ops::{
+    self, ApiRequest, Connect, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, Refusal, STATE_URL_VARIABLE,
+    StateUnopened, Unopened,
+};
+use monform_engine::{LocalState, PostgresState, StateBackend};
 use monform_model::Address;
 
 use crate::render::Output;
@@ -48,24 +51,6 @@ pub fn load_files_for(dir: &Path, environment: Option<&str>) -> Loaded {
     let env = |name: &str| std::env::var(name).ok();
     let cache = dir.join(monform_config::CACHE_DIR);
     monform_config::load_with_cache(dir, &env, environment, Some(&cache))
-}
-
-/// A connection made before the files load, with every listing a plan
-/// that refreshes everything reads already under way (`ops::prefetch`): at
-/// 100,000 checks the service is read in the seconds the files take to
-/// load. Only for a plan: an apply plans under its lock, so it never plans
-/// from a listing read before the lock was taken. `None` when monform.toml
-/// does not load alone or the connection cannot be made: the caller then
-/// connects after the load, as without it, so problems come in the usual
-/// order; its retry lines are held until `crate::connect::release_lines`
-/// (dropped if the load fails: no plan is made).
-pub async fn connect_ahead(dir: &Path, api_url: Option<&str>) -> Option<crate::connect::Connection> {
-    let env = |name: &str| std::env::var(name).ok();
-    let project = monform_config::load_project(dir, &env, environment())?;
-    let connection = crate::connect::connect(dir, api_url, &project).await.ok()?;
-    crate::connect::hold_lines();
-    monform_engine::ops::prefetch(&connection.client);
-    Some(connection)
 }
 
 /// The engine's rule (`ops::environment_chosen`), checked as soon as the
@@ -108,6 +93,17 @@ pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, 
         loaded.warnings.retain(|d| !d.finding);
         loaded.diagnostics.retain(|d| !d.finding);
     }
+    show_load(&loaded, output)?;
+    let project = loaded
+        .project
+        .clone()
+        .ok_or_else(|| Stop::Message("monform.toml has no project".into()))?;
+    require_environment(&project)?;
+    Ok((loaded, project))
+}
+
+/// Shows a load's warnings and, when it failed, its problems.
+fn show_load(loaded: &Loaded, output: &Output) -> Result<(), Stop> {
     // Notes (what monform cannot check) are `validate`'s: a plan stays quiet.
     let warnings: Vec<Diagnostic> = loaded
         .warnings
@@ -124,45 +120,121 @@ pub fn load(dir: &Path, output: &Output, findings: Findings) -> Result<(Loaded, 
         );
         return Err(Stop::Reported);
     }
-    let project = loaded
-        .project
-        .clone()
-        .ok_or_else(|| Stop::Message("monform.toml has no project".into()))?;
-    require_environment(&project)?;
-    Ok((loaded, project))
+    Ok(())
 }
 
-/// The project's policies and the input of its files.
-pub struct ProjectPolicies {
-    pub policies: monform_policy::Policies,
-    pub files: monform_policy::input::Input,
+/// What this process read of its environment, for opening a project
+/// (`ops::open` reads none itself).
+pub fn open_env() -> OpenEnv {
+    OpenEnv::read(|name| std::env::var(name).ok())
 }
 
-/// Loads the policies into `loaded`'s sources; a policy that does not
-/// parse (or a `[policy] paths` entry outside the project) is reported and
-/// stops the command: a rule the team wrote is never silently skipped.
-pub fn load_policies(
-    dir: &Path,
-    loaded: &mut Loaded,
-    project: &Project,
-    output: &Output,
-) -> Result<ProjectPolicies, Stop> {
-    let (policies, problems) = monform_policy::load(dir, project, &mut loaded.sources);
-    if !problems.is_empty() {
-        output.diagnostics(&problems, &loaded.sources);
-        let count = match problems.len() {
-            1 => "1 problem".to_owned(),
-            n => format!("{n} problems"),
-        };
-        eprintln!("error: {count} in the policies; nothing was checked");
-        return Err(Stop::Reported);
-    }
-    let files = if policies.is_empty() {
-        monform_policy::input::Input::from_json(serde_json::Value::Null)
-    } else {
-        monform_policy::input::files(&loaded.desired, project, &loaded.sources)
+/// How a command reaches the service.
+pub enum Reach<'a> {
+    /// `plan --refresh=none`: a client that is never used.
+    Offline,
+    /// `--api-url` (else the engine's rule); `prefetch`: every listing a
+    /// plan that refreshes everything reads starts while the files load
+    /// (at 100,000 checks the service is read in the seconds the files
+    /// take to load). Only for a plan: an apply plans under its lock.
+    Service { api_url: Option<&'a str>, prefetch: bool },
+}
+
+/// What a command opens besides the files.
+pub struct Open<'a> {
+    pub findings: Findings,
+    /// The policies, for a plan or an apply (a policy that does not load
+    /// stops the command: a rule the team wrote is never silently skipped).
+    pub policies: bool,
+    /// The state, recording this command (`monform apply`) with its
+    /// PostgreSQL writes and lock; it needs an environment chosen when the
+    /// project declares some.
+    pub state: Option<&'a str>,
+    pub reach: Reach<'a>,
+}
+
+/// Opens the project of `dir` through the engine (`ops::open`), saying
+/// why not in this command line's words: the files' warnings first, then
+/// the first problem (the files', the environment's, the policies', the
+/// state's, the API's).
+pub async fn open(dir: &Path, output: &Output, open: Open<'_>) -> Result<Opened, Stop> {
+    let env = open_env();
+    let rate_limit = crate::connect::RATE_LIMIT_FLAG.get().cloned().flatten();
+    let observe = crate::connect::observe;
+    let api = match open.reach {
+        Reach::Offline => ApiRequest::Offline,
+        Reach::Service { api_url, prefetch } => ApiRequest::Connect(Connect {
+            flag: api_url,
+            rate_limit_flag: rate_limit.as_deref(),
+            prefetch,
+            local: Some(&crate::connect::Emulator),
+            observe: Some(&observe),
+        }),
     };
-    Ok(ProjectPolicies { policies, files })
+    let prefetch = matches!(&api, ApiRequest::Connect(connect) if connect.prefetch);
+    if prefetch {
+        // Its retry lines wait until the load's own output is out, as
+        // those of a connection made after the load.
+        crate::connect::hold_lines();
+    }
+    let request = OpenRequest {
+        environment: environment(),
+        findings: open.findings == Findings::Show,
+        policies: if open.policies { PolicyLoad::Require } else { PolicyLoad::Skip },
+        state: open.state,
+        api,
+        ..OpenRequest::new(dir, &env)
+    };
+    match ops::open(request).await {
+        Ok(opened) => {
+            show_load(&opened.loaded, output)?;
+            if prefetch {
+                crate::connect::release_lines();
+            }
+            Ok(opened)
+        }
+        Err(OpenError { why, loaded }) => {
+            if let Some(loaded) = &loaded {
+                show_load(loaded, output)?;
+            }
+            Err(unopened(dir, why, loaded.as_deref(), output))
+        }
+    }
+}
+
+/// Why a project did not open, in words (the files' problems are shown by `open`).
+fn unopened(dir: &Path, why: Unopened, loaded: Option<&Loaded>, output: &Output) -> Stop {
+    match why {
+        Unopened::NoEnvironment(refusal) => Stop::Message(format!("{refusal} with --env NAME or MONFORM_ENV")),
+        Unopened::Policies(problems) => {
+            if let Some(loaded) = loaded {
+                output.diagnostics(&problems, &loaded.sources);
+            }
+            let count = match problems.len() {
+                1 => "1 problem".to_owned(),
+                n => format!("{n} problems"),
+            };
+            eprintln!("error: {count} in the policies; nothing was checked");
+            Stop::Reported
+        }
+        Unopened::State(why) => state_unopened(why),
+        Unopened::Api(why) => {
+            let project = loaded.and_then(|l| l.project.clone());
+            let project = project.unwrap_or_else(|| Project::new(String::new()));
+            Stop::Message(crate::connect::unconnected(dir, &project, &why))
+        }
+        other => Stop::Message(other.to_string()),
+    }
+}
+
+/// Why the state did not open, in words.
+fn state_unopened(why: StateUnopened) -> Stop {
+    Stop::Message(match why {
+        StateUnopened::NoUrl => format!(
+            "{STATE_URL_VARIABLE} is not set: the PostgreSQL state backend needs it\n\nhint: export {STATE_URL_VARIABLE}=postgres://USER:PASSWORD@HOST:5432/DATABASE (connection URLs never live in files)"
+        ),
+        StateUnopened::Postgres(error) => error.to_string(),
+    })
 }
 
 /// How `export` and `import --all-unmanaged` split the resource files.
@@ -232,38 +304,19 @@ pub fn parse_excludes(excludes: &[String]) -> Result<Vec<monform_model::AddressP
         .collect()
 }
 
-/// Where the URL of the PostgreSQL state comes from (never from files).
-pub const STATE_URL_VARIABLE: &str = "MONFORM_STATE_URL";
-
-/// The project's state backend: `.monform/state.json` (`state.<env>.json`
-/// for an environment), or PostgreSQL at `MONFORM_STATE_URL` when
-/// monform.toml says `[state] backend = "postgres"` (a row per project name,
-/// so per environment). `command` is recorded with every PostgreSQL write and lock.
+/// The project's state backend (`ops::open_state`), recording `command`
+/// with every PostgreSQL write and lock.
 pub fn open_backend(dir: &Path, project: &Project, command: &str) -> Result<Box<dyn StateBackend>, Stop> {
-    match project.state_backend {
-        monform_config::StateBackend::Local => Ok(Box::new(local_state(dir, project))),
-        monform_config::StateBackend::Postgres => Ok(Box::new(open_postgres(&project.name, command)?)),
-    }
+    ops::open_state(dir, project, command, &open_env()).map_err(state_unopened)
 }
 
 pub fn local_state(dir: &Path, project: &Project) -> LocalState {
-    match &project.environment {
-        Some(environment) => LocalState::for_environment(dir, environment),
-        None => LocalState::new(dir),
-    }
+    ops::local_state(dir, project)
 }
 
 /// The PostgreSQL state of `project`, at `MONFORM_STATE_URL`.
 pub fn open_postgres(project: &str, command: &str) -> Result<PostgresState, Stop> {
-    let url = std::env::var(STATE_URL_VARIABLE)
-        .ok()
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| {
-            Stop::Message(format!(
-                "{STATE_URL_VARIABLE} is not set: the PostgreSQL state backend needs it\n\nhint: export {STATE_URL_VARIABLE}=postgres://USER:PASSWORD@HOST:5432/DATABASE (connection URLs never live in files)"
-            ))
-        })?;
-    PostgresState::open(&url, project, Actor::current(command)).map_err(|e| Stop::Message(e.to_string()))
+    ops::open_postgres(project, command, &open_env()).map_err(state_unopened)
 }
 
 /// An engine refusal in words, `file:line:column` where it has a span.

@@ -14,11 +14,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use monform_engine::ops::{self, Session};
+use monform_engine::ops;
 use monform_model::Address;
 
 use super::context::{
-    Split, Stop, block_on, current_project, finish, new_project, open_backend, refused, require_environment,
+    Findings, Open, Reach, Split, Stop, block_on, current_project, finish, new_project, open_backend, refused,
+    require_environment,
 };
 use crate::connect::connect;
 use crate::render::Output;
@@ -148,18 +149,21 @@ async fn import_one(
     let address: Address = text
         .parse()
         .map_err(|e| Stop::Message(format!("`{text}` is not an address: {e}")))?;
-    let (loaded, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
-    let backend = open_backend(dir, &project, &format!("monform import {address} {remote_id}"))?;
-    let connection = connect(dir, api_url, &project).await?;
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client: &connection.client,
-        backend: backend.as_ref(),
+    let command = format!("monform import {address} {remote_id}");
+    let open = Open {
+        findings: Findings::Hide,
+        policies: false,
+        state: Some(&command),
+        reach: Reach::Service {
+            api_url,
+            prefetch: false,
+        },
     };
+    let opened = super::context::open(dir, output, open).await?;
+    let session = opened.session().map_err(|why| Stop::Message(why.to_string()))?;
     let result = ops::import_one(&session, &address, remote_id).await;
-    connection.close().await;
-    let imported = result.map_err(|refusal| refused(&refusal, &loaded))?;
+    opened.close().await;
+    let imported = result.map_err(|refusal| refused(&refusal, &opened.loaded))?;
     if let Some(error) = imported.record_error {
         return Err(Stop::Message(format!(
             "cannot write the project's ownership record: {error}"

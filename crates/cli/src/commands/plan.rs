@@ -6,10 +6,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use monform_engine::Refresh;
-use monform_engine::ops::{self, OverBudget, PlanRequest, Session};
+use monform_engine::ops::{self, Opened, OverBudget, PlanRequest};
 
-use super::context::{Stop, block_on, open_backend, parse_targets, refused};
-use crate::connect::connect;
+use super::context::{Findings, Open, Reach, Stop, block_on, parse_targets, refused};
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::shown::{KEY, POLICY_KEY, Shown};
@@ -120,29 +119,26 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     let result = block_on(async {
         let targets = parse_targets(&args.targets)?;
         let excludes = super::context::parse_excludes(&args.excludes)?;
-        // Every object is read whatever the files say: reading starts now.
-        let ahead = match args.refresh {
-            RefreshArg::All => super::context::connect_ahead(dir, api_url).await,
-            _ => None,
+        // Every object is read whatever the files say: reading starts
+        // while the files load.
+        let reach = match args.refresh {
+            RefreshArg::None => Reach::Offline,
+            refresh => Reach::Service {
+                api_url,
+                prefetch: refresh == RefreshArg::All,
+            },
         };
-        let (mut loaded, project) = super::context::load(dir, output, super::context::Findings::Show)?;
-        let policies = super::context::load_policies(dir, &mut loaded, &project, output)?;
-        let header = super::context::plan_header(&project);
-        let backend = open_backend(dir, &project, "monform plan")?;
-        let connection = match (args.refresh, ahead) {
-            (RefreshArg::None, _) => crate::connect::offline()?,
-            (_, Some(ahead)) => {
-                crate::connect::release_lines();
-                ahead
-            }
-            _ => connect(dir, api_url, &project).await?,
+        let open = Open {
+            findings: Findings::Show,
+            policies: true,
+            state: Some("monform plan"),
+            reach,
         };
-        let session = Session {
-            project: &project,
-            desired: &loaded.desired,
-            client: &connection.client,
-            backend: backend.as_ref(),
-        };
+        let opened = super::context::open(dir, output, open).await?;
+        let header = super::context::plan_header(&opened.project);
+        let session = opened.session().map_err(|why| Stop::Message(why.to_string()))?;
+        let loaded = &opened.loaded;
+        let policies = &opened.policies;
         let request = PlanRequest {
             targets,
             excludes,
@@ -151,7 +147,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         };
         let planned = ops::plan(&session, &request)
             .await
-            .map_err(|refusal| refused(&refusal, &loaded))?;
+            .map_err(|refusal| refused(&refusal, loaded))?;
         let policy = (!policies.policies.is_empty()).then(|| {
             let check = ops::PolicyCheck {
                 policies: &policies.policies,
@@ -160,8 +156,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             };
             ops::check_policies(&planned, &loaded.desired, &check)
         });
-        super::context::warn_idle_moves(&planned, &loaded);
-        super::context::warn_other_target(&planned, &connection.target);
+        super::context::warn_idle_moves(&planned, loaded);
+        let target = opened.api.as_ref().map(|api| api.target.clone());
+        if let Some(target) = &target {
+            super::context::warn_other_target(&planned, target);
+        }
         let moved = crate::render::plan::moved_note(&planned.actual, &planned.plan);
         let runs = planned.runs_a_month.clone();
         let over = planned.over_budget.clone();
@@ -172,7 +171,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         };
         // A plan over the budget is not saved: it cannot be applied.
         let saved = args.out.as_ref().map(|path| (path, planned.saved(&session)));
-        connection.close().await;
+        opened.close().await;
+        let Opened { loaded, project, .. } = opened;
         if let Some((path, Ok(saved))) = saved {
             let policy_json = policy.as_ref().map(|p| crate::render::policy::json(p, &loaded));
             write_saved(

@@ -4,16 +4,17 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::{Args, ValueEnum};
 use monform_config::source::Sources;
-use monform_config::{Desired, Project};
+use monform_config::{Diagnostic, Project};
 use monform_engine::Plan;
-use monform_reconcile::{Host, HostPolicies, LogFormat, Settings};
+use monform_engine::ops::{
+    self, ApiRequest, Connect, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, Unopened,
+};
+use monform_reconcile::{Host, LogFormat, Settings, Unloaded};
 
-use super::context::{Stop, block_on, finish, load_files, open_backend, parse_excludes, require_environment};
-use crate::connect::connect;
+use super::context::{Stop, block_on, finish, load_files, parse_excludes};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum LogFormatArg {
@@ -40,58 +41,52 @@ pub struct ReconcileArgs {
     log_format: LogFormatArg,
 }
 
-/// Loads the files each interval, as `plan` would (without the linter's
-/// findings: a reconciler acts on what loads), and their policies.
+/// Opens the files each interval, as `apply` would (without the linter's
+/// findings: a reconciler acts on what loads), with their policies.
 struct CliHost<'a> {
     dir: &'a Path,
-    /// The sources of the last load: the policies' input and findings point into them.
-    sources: Mutex<Option<Sources>>,
+}
+
+impl CliHost<'_> {
+    fn request<'r>(&self, env: &'r OpenEnv) -> OpenRequest<'r>
+    where
+        Self: 'r,
+    {
+        OpenRequest {
+            environment: super::context::environment(),
+            findings: false,
+            policies: PolicyLoad::Require,
+            ..OpenRequest::new(self.dir, env)
+        }
+    }
+}
+
+/// Problems in one line each, `file:line:column: message`.
+fn in_words(problems: &[Diagnostic], sources: &Sources) -> String {
+    let problems: Vec<String> = problems
+        .iter()
+        .map(|d| match d.location(sources) {
+            Some(at) => format!("{at}: {}", d.message),
+            None => d.message.clone(),
+        })
+        .collect();
+    problems.join("; ")
+}
+
+/// Why the files did not open, in words.
+fn unloaded(error: OpenError) -> Unloaded {
+    let OpenError { why, loaded } = error;
+    match (why, loaded) {
+        (Unopened::Policies(problems), Some(loaded)) => Unloaded::Policies(in_words(&problems, &loaded.sources)),
+        (Unopened::Files(_), Some(loaded)) => Unloaded::Files(in_words(&loaded.diagnostics, &loaded.sources)),
+        (why, _) => Unloaded::Files(why.to_string()),
+    }
 }
 
 impl Host for CliHost<'_> {
-    fn load(&self) -> Result<(Desired, Project), String> {
-        let loaded = load_files(self.dir);
-        let problems: Vec<String> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| !d.finding)
-            .map(|d| match d.location(&loaded.sources) {
-                Some(at) => format!("{at}: {}", d.message),
-                None => d.message.clone(),
-            })
-            .collect();
-        if !problems.is_empty() {
-            return Err(problems.join("; "));
-        }
-        let project = loaded.project.ok_or("monform.toml has no project")?;
-        *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = Some(loaded.sources);
-        Ok((loaded.desired, project))
-    }
-
-    fn policies(&self, desired: &Desired, project: &Project) -> Result<Option<HostPolicies>, String> {
-        let Some(mut sources) = self.sources.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-            return Err("the files were not loaded".into());
-        };
-        let (policies, problems) = monform_policy::load(self.dir, project, &mut sources);
-        if !problems.is_empty() {
-            let problems: Vec<String> = problems
-                .iter()
-                .map(|d| match d.location(&sources) {
-                    Some(at) => format!("{at}: {}", d.message),
-                    None => d.message.clone(),
-                })
-                .collect();
-            return Err(problems.join("; "));
-        }
-        if policies.is_empty() {
-            return Ok(None);
-        }
-        let input = monform_policy::input::files(desired, project, &sources);
-        Ok(Some(HostPolicies {
-            policies,
-            input,
-            sources,
-        }))
+    fn open(&self) -> Result<Opened, Unloaded> {
+        let env = super::context::open_env();
+        ops::open_files(self.request(&env)).map_err(unloaded)
     }
 
     fn markdown(&self, plan: &Plan) -> String {
@@ -123,18 +118,37 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> ExitCode {
 
 async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Result<ExitCode, Stop> {
     let excludes = parse_excludes(&args.excludes)?;
-    let host = CliHost {
-        dir,
-        sources: Mutex::new(None),
+    let host = CliHost { dir };
+    let env = super::context::open_env();
+    let rate_limit = crate::connect::RATE_LIMIT_FLAG.get().cloned().flatten();
+    let observe = crate::connect::observe;
+    // The first open: the files as each interval opens them, and the
+    // state and connection every interval uses.
+    let request = OpenRequest {
+        state: Some("monform reconcile"),
+        api: ApiRequest::Connect(Connect {
+            flag: api_url,
+            rate_limit_flag: rate_limit.as_deref(),
+            local: Some(&crate::connect::Emulator),
+            observe: Some(&observe),
+            ..Connect::default()
+        }),
+        ..host.request(&env)
     };
-    let (_, project) = host
-        .load()
-        .map_err(|why| Stop::Message(format!("the files do not load: {why}")))?;
-    require_environment(&project)?;
-    let backend = open_backend(dir, &project, "monform reconcile")?;
-    let connection = connect(dir, api_url, &project).await?;
-    let postgres_url = match project.state_backend {
-        monform_config::StateBackend::Postgres => std::env::var(super::context::STATE_URL_VARIABLE).ok(),
+    let opened = ops::open(request).await.map_err(|error| match error.why {
+        Unopened::Files(_) | Unopened::Policies(_) => match unloaded(error) {
+            Unloaded::Files(why) => Stop::Message(format!("the files do not load: {why}")),
+            Unloaded::Policies(why) => Stop::Message(format!("the policies do not load: {why}")),
+        },
+        Unopened::NoEnvironment(refusal) => Stop::Message(format!("{refusal} with --env NAME or MONFORM_ENV")),
+        Unopened::Api(why) => {
+            let project = error.loaded.and_then(|l| l.project).unwrap_or_else(|| Project::new(String::new()));
+            Stop::Message(crate::connect::unconnected(dir, &project, &why))
+        }
+        why => Stop::Message(why.to_string()),
+    })?;
+    let postgres_url = match opened.project.state_backend {
+        monform_config::StateBackend::Postgres => env.state_url.clone(),
         monform_config::StateBackend::Local => None,
     };
     let settings = Settings {
@@ -149,7 +163,7 @@ async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Re
         },
         postgres_url,
     };
-    let code = monform_reconcile::run(&host, &connection.client, backend.as_ref(), &project, settings).await;
-    connection.close().await;
+    let code = monform_reconcile::run(&host, &opened, settings).await;
+    opened.close().await;
     Ok(ExitCode::from(code))
 }

@@ -267,6 +267,50 @@ pub async fn open(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
         }
         _ => None,
     };
+    let mut opened = match open_rest(opening, &request) {
+        Ok(opened) => opened,
+        Err(error) => {
+            if let Some(Ok(api)) = ahead {
+                api.close().await;
+            }
+            return Err(error);
+        }
+    };
+    let api = match (ahead, &request.api) {
+        (Some(ahead), _) => Some(ahead),
+        (None, ApiRequest::None) => None,
+        (None, ApiRequest::Offline) => Some(connect::offline()),
+        (None, ApiRequest::Connect(connect)) => {
+            let text = opened.loaded.sources.iter().next().map(|file| file.text.as_ref());
+            Some(connect_api(request.dir, &opened.project, env, connect, text).await)
+        }
+    };
+    match api.transpose() {
+        Ok(api) => opened.api = api,
+        Err(why) => {
+            return Err(OpenError {
+                why: why.into(),
+                loaded: Some(Box::new(opened.loaded)),
+            });
+        }
+    }
+    Ok(opened)
+}
+
+/// [`open`] without the API (`request.api` is not read): what a front
+/// end that is not async opens (a reconciler's interval reloading the
+/// files, an editor's diagnostics).
+pub fn open_files(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
+    let env = request.env;
+    let no_text = Unsaved::default();
+    let unsaved = request.unsaved.unwrap_or(&no_text);
+    let vars = |name: &str| (env.vars)(name);
+    let opening = monform_config::open(request.dir, &vars, request.environment, unsaved);
+    open_rest(opening, &request)
+}
+
+/// The files, the environment, the policies and the state, after monform.toml.
+fn open_rest(opening: monform_config::Opening<'_>, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     let cache = request.cache.then(|| request.dir.join(monform_config::CACHE_DIR));
     let mut loaded = opening.load(cache.as_deref());
     if !request.findings {
@@ -278,17 +322,14 @@ pub async fn open(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
         loaded: Some(Box::new(loaded)),
     };
     if !loaded.is_ok() {
-        close_ahead(ahead).await;
         return Err(fail(Unopened::Files(loaded.diagnostics.len()), loaded));
     }
     let Some(project) = loaded.project.clone() else {
-        close_ahead(ahead).await;
         return Err(fail(Unopened::NoProject, loaded));
     };
     if request.state.is_some()
         && let Err(refusal) = super::environment_chosen(&project)
     {
-        close_ahead(ahead).await;
         return Err(fail(Unopened::NoEnvironment(refusal), loaded));
     }
     let (policies, policy_problems) = match request.policies {
@@ -296,34 +337,17 @@ pub async fn open(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
         mode => {
             let (policies, problems) = load_policies(request.dir, &mut loaded, &project);
             if mode == PolicyLoad::Require && !problems.is_empty() {
-                close_ahead(ahead).await;
                 return Err(fail(Unopened::Policies(problems), loaded));
             }
             (policies, problems)
         }
     };
     let backend = match request.state {
-        Some(command) => match open_state(request.dir, &project, command, env) {
+        Some(command) => match open_state(request.dir, &project, command, request.env) {
             Ok(backend) => Some(backend),
-            Err(why) => {
-                close_ahead(ahead).await;
-                return Err(fail(why.into(), loaded));
-            }
+            Err(why) => return Err(fail(why.into(), loaded)),
         },
         None => None,
-    };
-    let api = match (ahead, &request.api) {
-        (Some(ahead), _) => Some(ahead),
-        (None, ApiRequest::None) => None,
-        (None, ApiRequest::Offline) => Some(connect::offline()),
-        (None, ApiRequest::Connect(connect)) => {
-            let text = loaded.sources.iter().next().map(|file| file.text.as_ref());
-            Some(connect_api(request.dir, &project, env, connect, text).await)
-        }
-    };
-    let api = match api.transpose() {
-        Ok(api) => api,
-        Err(why) => return Err(fail(why.into(), loaded)),
     };
     Ok(Opened {
         root: request.dir.to_path_buf(),
@@ -332,14 +356,8 @@ pub async fn open(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
         policies,
         policy_problems,
         backend,
-        api,
+        api: None,
     })
-}
-
-async fn close_ahead(ahead: Option<Result<Api, ApiUnopened>>) {
-    if let Some(Ok(api)) = ahead {
-        api.close().await;
-    }
 }
 
 /// Loads the policies into `loaded`'s sources: **the one place** a plan's
@@ -390,11 +408,18 @@ impl Opened {
     /// The session to plan and apply with: the one place a [`Session`] is
     /// made. Needs the state and an API (or the offline one) opened.
     pub fn session(&self) -> Result<Session<'_>, Unopened> {
+        self.session_over(self)
+    }
+
+    /// A session over `files` (the same project opened again: a
+    /// reconciler reloads its files each interval) with this one's state
+    /// and API connection.
+    pub fn session_over<'a>(&'a self, files: &'a Opened) -> Result<Session<'a>, Unopened> {
         let backend = self.backend.as_deref().ok_or(Unopened::Without("a state"))?;
         let api = self.api.as_ref().ok_or(Unopened::Without("an API connection"))?;
         Ok(Session {
-            project: &self.project,
-            desired: &self.loaded.desired,
+            project: &files.project,
+            desired: &files.loaded.desired,
             client: &api.client,
             backend,
         })
@@ -419,8 +444,8 @@ impl Opened {
 
     /// Closes the API connection (stops a local service); the files,
     /// policies and state stay.
-    pub async fn close(&mut self) {
-        if let Some(api) = self.api.take() {
+    pub async fn close(&self) {
+        if let Some(api) = &self.api {
             api.close().await;
         }
     }

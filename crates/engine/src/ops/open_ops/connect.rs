@@ -66,7 +66,7 @@ pub struct StartedLocal {
     pub api_key: String,
     pub account_id: String,
     /// Stops it.
-    pub stop: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>,
+    pub stop: StopLocal,
 }
 
 /// A client of the service and what it is connected to.
@@ -76,19 +76,43 @@ pub struct Api {
     pub target: Target,
     /// Where the key may go and why; `None` for the offline client.
     pub access: Option<Access>,
-    stop: Option<Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>>,
+    local: bool,
+    /// Taken by the first [`Api::close`]: a front end closes while a
+    /// session still borrows the connection.
+    stop: std::sync::Mutex<Option<StopLocal>>,
 }
 
+/// Stops a local service.
+pub type StopLocal = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+
 impl Api {
-    /// Stops the local service, if one was started.
-    pub async fn close(self) {
-        if let Some(stop) = self.stop {
+    fn new(client: Client, target: Target, access: Option<Access>, stop: Option<StopLocal>) -> Api {
+        Api {
+            client,
+            target,
+            access,
+            local: stop.is_some(),
+            stop: std::sync::Mutex::new(stop),
+        }
+    }
+
+    /// A client the front end made itself, for a service it runs (a
+    /// benchmark's own emulator, with its key): no rule chose it.
+    pub fn of_client(client: Client, target: Target) -> Api {
+        Api::new(client, target, None, None)
+    }
+
+    /// Stops the local service, if one was started (once; the client then
+    /// reaches nothing).
+    pub async fn close(&self) {
+        let stop = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(stop) = stop {
             stop().await;
         }
     }
 
     pub fn is_local(&self) -> bool {
-        self.stop.is_some()
+        self.local
     }
 }
 
@@ -197,12 +221,7 @@ pub async fn connect_api(
     if let Some(observe) = connect.observe {
         observe(&client, &access);
     }
-    Ok(Api {
-        client,
-        target,
-        access: Some(access),
-        stop: None,
-    })
+    Ok(Api::new(client, target, Some(access), None))
 }
 
 /// The bundled emulator on `dir/.monform/local.db`, the database `monform
@@ -232,15 +251,11 @@ async fn local(dir: &Path, connect: &Connect<'_>, access: Access) -> Result<Api,
             });
         }
     };
-    Ok(Api {
-        client,
-        target: Target {
-            api_url: super::super::LOCAL.into(),
-            account: Some(started.account_id),
-        },
-        access: Some(access),
-        stop: Some(stop),
-    })
+    let target = Target {
+        api_url: super::super::LOCAL.into(),
+        account: Some(started.account_id),
+    };
+    Ok(Api::new(client, target, Some(access), Some(stop)))
 }
 
 /// See [`ApiRequest::Offline`].
@@ -250,14 +265,10 @@ pub(super) fn offline() -> Result<Api, ApiUnopened> {
         error: e.to_string(),
         from: None,
     })?;
-    Ok(Api {
-        client,
-        // Never recorded: a plan saves no state, and an apply refuses to plan offline.
-        target: Target {
-            api_url: "offline".into(),
-            account: None,
-        },
-        access: None,
-        stop: None,
-    })
+    // Never recorded: a plan saves no state, and an apply refuses to plan offline.
+    let target = Target {
+        api_url: "offline".into(),
+        account: None,
+    };
+    Ok(Api::new(client, target, None, None))
 }
