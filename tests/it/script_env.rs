@@ -80,7 +80,7 @@ fn browser_ready() -> bool {
         None => true,
         Some(why) if std::env::var_os("MONFORM_REQUIRE_BROWSER").is_some() => panic!("{why}"),
         Some(why) => {
-            eprintln!("skipped: {why}");
+            monform_testkit::skipped(&format!("{why} (MONFORM_REQUIRE_BROWSER=1 fails instead)"));
             false
         }
     }

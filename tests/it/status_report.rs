@@ -148,7 +148,9 @@ fn page_width_at_390(page: &Path) -> Option<u64> {
             Ok("1"),
             "no browser"
         );
-        eprintln!("skipped: no Chromium or playwright-core");
+        monform_testkit::skipped(
+            "no Chromium or playwright-core: the page's width at 390 px is not measured (MONFORM_REQUIRE_BROWSER=1 fails instead)",
+        );
         return None;
     }
     let script = format!(
@@ -173,4 +175,39 @@ fn page_width_at_390(page: &Path) -> Option<u64> {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     Some(String::from_utf8_lossy(&output.stdout).trim().parse().unwrap())
+}
+
+/// Issue 46, item 5: a check applied but never run has no figures. The
+/// service answers zeros for it; `status` says "no data" (JSON `null`),
+/// not 0.00% success and 0 ms, in the table, the JSON and the HTML report.
+#[test]
+fn a_check_that_never_ran_has_no_data_not_zeros() {
+    let emulator = Emulator::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        "[project]\nname = \"fresh\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("monitors.yaml"),
+        "checks:\n  homepage:\n    checkType: URL\n    name: Homepage\n    request:\n      url: https://shop.example.com/\n",
+    )
+    .unwrap();
+    emulator.applied(dir.path());
+    assert_run!("never_ran", emulator.monform(dir.path()).arg("status"));
+
+    let json = status(&emulator, dir.path(), &["--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    insta::assert_snapshot!("never_ran_json", stdout(&json));
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    for figure in ["successRatio", "p95", "p99", "avg"] {
+        assert!(rows[0][figure].is_null(), "{figure}: {rows}");
+    }
+
+    let html = stdout(&status(&emulator, dir.path(), &["--format", "html"]));
+    let row = &html[html.find("checks.homepage").unwrap_or_else(|| panic!("{html}"))..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert_eq!(row.matches(">no data</span>").count(), 2, "success and p95: {row}");
+    assert!(!row.contains("0.0%") && !row.contains(" ms"), "{row}");
 }

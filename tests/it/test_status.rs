@@ -331,7 +331,10 @@ fn chromium() -> Option<std::path::PathBuf> {
         Ok("1"),
         "no Chromium"
     );
-    eprintln!("skipped: no Chromium at {}", path.display());
+    monform_testkit::skipped(&format!(
+        "no Chromium at {} (MONFORM_REQUIRE_BROWSER=1 fails instead)",
+        path.display()
+    ));
     None
 }
 

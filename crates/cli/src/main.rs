@@ -67,6 +67,10 @@ struct Cli {
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    /// The project folder's path in its repository, for the files named in `--format github`, SARIF, JUnit and
+    /// Markdown (e.g. `shop`); default: found from the nearest folder holding `.git`
+    #[arg(long, global = true, env = "MONFORM_PATH_PREFIX", value_name = "PATH")]
+    path_prefix: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -252,6 +256,7 @@ fn main() -> ExitCode {
     }
     let dir = cli.dir.take().unwrap_or_else(project_folder);
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
+    render::repo_paths::set_prefix_flag(cli.path_prefix.take());
     let all_findings = match &cli.command {
         Command::Validate(args) => args.all_findings,
         Command::Plan(args) => args.all_findings,
@@ -263,7 +268,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Validate(args) => commands::validate::run(&dir, &args, &output),
         Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
-        Command::Show(args) => commands::show::run(args, &output),
+        Command::Show(args) => commands::show::run(&dir, args, &output),
         Command::Apply(args) => commands::apply::run_apply(&dir, cli.api_url.as_deref(), args, &output),
         Command::Destroy(args) => commands::apply::run_destroy(&dir, cli.api_url.as_deref(), args, &output),
         Command::Reconcile(args) => commands::reconcile::run(&dir, cli.api_url.as_deref(), args),

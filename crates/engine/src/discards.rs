@@ -96,7 +96,8 @@ fn estimate(groups: &RemoteGroups, check: &Value, now: DateTime<Utc>) -> u64 {
 
 /// The service answers all zeros for a check without results in the range;
 /// a run always takes some time, so a real result makes the average positive.
-fn has_results(entry: &ReportEntry) -> bool {
+/// (`status` shows such a check's figures as "no data".)
+pub(crate) fn has_results(entry: &ReportEntry) -> bool {
     entry.success_ratio.is_some_and(|r| r > 0.0) || entry.avg.is_some_and(|a| a > 0.0)
 }
 

@@ -356,6 +356,16 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
             if remote_value.is_none() && !hidden {
                 continue;
             }
+            // `{{API_TOKEN}}` (or `Bearer {{API_TOKEN}}`) holds no secret:
+            // the service puts its variable there when the check runs. Kept
+            // as written, not made a variable for the user to set.
+            if remote_value
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(names_service_variables)
+            {
+                continue;
+            }
             let mut name = env_name(&address, &path.to_string());
             let base = name.clone();
             let mut n = 2;
@@ -433,15 +443,52 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
         for (kind, entries) in sections {
             document.insert(kind.section().to_owned(), Value::Object(entries));
         }
+        // The schema the project holds (an `$id` URL is a name, not a
+        // place an editor can fetch it from), relative to this file.
+        let up = "../".repeat(file.matches('/').count());
         let header = format!(
-            "# yaml-language-server: $schema={}\n# Written by `monform export` / `monform import`.\n",
-            monform_model::schema::SCHEMA_ID
+            "# yaml-language-server: $schema={up}{RESOURCE_SCHEMA_FILE}\n# Written by `monform export` / `monform import`.\n"
         );
         let body = serde_saphyr::to_string(&Value::Object(document)).unwrap_or_default();
         exported.files.insert(file, format!("{header}{body}"));
     }
     exported
 }
+
+/// Whether `text` is only references to the service's variables
+/// (`{{NAME}}`), after at most an authorization scheme word (`Bearer`).
+pub(crate) fn names_service_variables(text: &str) -> bool {
+    let text = text.trim();
+    let rest = match text.split_once(char::is_whitespace) {
+        Some((scheme, rest)) if !scheme.starts_with("{{") && scheme.chars().all(|c| c.is_ascii_alphabetic()) => rest,
+        _ => text,
+    };
+    let mut rest = rest.trim();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let Some(after) = rest.strip_prefix("{{") else {
+            return false;
+        };
+        let Some((name, next)) = after.split_once("}}") else {
+            return false;
+        };
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return false;
+        }
+        rest = next.trim_start();
+    }
+    true
+}
+
+/// Where an exported project keeps the JSON Schemas its files name for
+/// editors: written beside them (as `monform schema` and `monform schema
+/// --project` print them), so the comments work offline and match the
+/// monform that wrote the files.
+pub const RESOURCE_SCHEMA_FILE: &str = "schema/resource-file.schema.json";
+pub const PROJECT_SCHEMA_FILE: &str = "schema/monform.schema.json";
 
 /// `ENVIRONMENT.md`: the environment variables the files need.
 pub fn environment_markdown(env: &[EnvVar]) -> String {
@@ -459,7 +506,10 @@ pub fn environment_markdown(env: &[EnvVar]) -> String {
 
 /// `monform.toml` of an exported project.
 pub fn project_toml(project: &str, api_url: Option<&str>) -> String {
-    let mut text = format!("[project]\nname = \"{}\"\n", project.replace(['"', '\\'], ""));
+    let mut text = format!(
+        "#:schema {PROJECT_SCHEMA_FILE}\n[project]\nname = \"{}\"\n",
+        project.replace(['"', '\\'], "")
+    );
     if let Some(url) = api_url {
         text.push_str(&format!("\n[api]\nurl = \"{}\"\n", url.replace(['"', '\\'], "")));
     }

@@ -11,6 +11,8 @@
 //! - [`redact_ids`]: remote ids and UUIDs out of output, for snapshots;
 //! - [`postgres_url`]: the test database, which `MONFORM_REQUIRE_POSTGRES=1`
 //!   makes mandatory;
+//! - [`skipped`]: a test that cannot run here says so where `cargo test`
+//!   shows it (uncaptured);
 //! - [`circles`]: import circles between the modules of a crate, and the
 //!   test that holds every crate of the workspace to none.
 //!
@@ -23,9 +25,11 @@ mod emulator;
 mod postgres;
 mod redact;
 mod seed;
+mod skip;
 pub mod targets;
 
 pub use emulator::{Emulator, client_for, served, served_during, start_emulator, start_emulator_with};
 pub use postgres::postgres_url;
 pub use redact::redact_ids;
 pub use seed::{Lcg, Seed, kill_randomly};
+pub use skip::skipped;

@@ -20,7 +20,9 @@ fn url_from(url: Option<String>, require: Option<String>) -> Option<String> {
             !required,
             "MONFORM_REQUIRE_POSTGRES is set but MONFORM_TEST_POSTGRES_URL is not: this test needs PostgreSQL (see .ci/run)"
         );
-        eprintln!("skipped: MONFORM_TEST_POSTGRES_URL is not set (no PostgreSQL could be started; see .ci/run)");
+        crate::skipped(
+            "no PostgreSQL: MONFORM_TEST_POSTGRES_URL is not set (see .ci/run; MONFORM_REQUIRE_POSTGRES=1 fails instead)",
+        );
     }
     url
 }

@@ -1,7 +1,7 @@
 //! `monform apply [PLANFILE]` and `monform destroy`: make the account match
 //! the files (or remove the project's objects), unattended or after a `yes`.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -493,7 +493,13 @@ fn confirm(destroy: bool) -> Answer {
     eprint!("\nDo you want to {what}? Only 'yes' will be accepted.\n  Enter a value: ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
-    match std::io::stdin().lock().read_line(&mut answer) {
+    let read = std::io::stdin().lock().read_line(&mut answer);
+    // A terminal echoes the answer and its newline; a piped one is not
+    // echoed, and what follows would go on the prompt's line.
+    if !std::io::stdin().is_terminal() {
+        eprintln!();
+    }
+    match read {
         Ok(0) | Err(_) => Answer::Nothing,
         Ok(_) if answer.trim() == "yes" => Answer::Yes,
         Ok(_) => Answer::No,

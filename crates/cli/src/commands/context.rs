@@ -114,9 +114,10 @@ fn show_load(loaded: &Loaded, output: &Output) -> Result<(), Stop> {
     output.diagnostics(&warnings, &loaded.sources);
     if !loaded.is_ok() {
         output.diagnostics(&loaded.diagnostics, &loaded.sources);
+        // Each was just printed: no need to send the user to `validate`.
         eprintln!(
-            "error: the files have {} problems; run `monform validate` for details",
-            loaded.diagnostics.len()
+            "error: the files have {}, shown above",
+            super::validate::plural(loaded.diagnostics.len(), "problem")
         );
         return Err(Stop::Reported);
     }

@@ -11,6 +11,7 @@ use monform_engine::ops::{self, Opened, OverBudget, PlanRequest};
 use super::context::{Findings, Open, Reach, Stop, block_on, parse_targets, refused};
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
+use crate::render::repo_paths::RepoPaths;
 use crate::render::shown::{KEY, POLICY_KEY, Shown};
 use crate::render::{budget, effective};
 
@@ -217,17 +218,23 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
     {
         output.diagnostics(&crate::render::policy::diagnostics(policy, &loaded), &loaded.sources);
     }
-    // A plan without changes changes no runs: it stays one line.
-    let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes());
+    // A plan without changes changes no runs: it stays one line, unless the
+    // runs as they are are over the budget (the plan fails: it says why).
+    let unchanged_over = over.is_some() && !plan.summary().has_changes();
+    let runs_line = Some(budget::line(&runs)).filter(|_| plan.summary().has_changes() || unchanged_over);
+    let closing = |text: String| match unchanged_over {
+        true => text.replacen(&crate::render::plan::summary_line(&plan), budget::UNCHANGED_OVER, 1),
+        false => text,
+    };
     match args.format {
         Format::Human => print!(
             "{moved}{}{}{}",
-            human(
+            closing(human(
                 &plan,
                 Style {
                     color: output.stdout_color()
                 }
-            ),
+            )),
             effective::human(&effective),
             runs_line.map(|line| format!("{line}\n")).unwrap_or_default()
         ),
@@ -255,18 +262,21 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             if let Some(policy) = &policy {
                 found.extend(crate::render::policy::diagnostics(policy, &loaded));
             }
+            let paths = RepoPaths::for_project(dir);
             match args.format {
-                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&found, &loaded.sources)),
-                _ => print!("{}", crate::render::sarif::github(&found, &loaded.sources)),
+                Format::Sarif => {
+                    crate::render::print_json(&crate::render::sarif::sarif(&found, &loaded.sources, &paths))
+                }
+                _ => print!("{}", crate::render::sarif::github(&found, &loaded.sources, &paths)),
             }
         }
         Format::Markdown => print!(
             "{}{}{}",
-            markdown(&plan),
+            closing(markdown(&plan)),
             runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
             policy
                 .as_ref()
-                .map(|p| crate::render::policy::markdown(p, &loaded))
+                .map(|p| crate::render::policy::markdown(p, &loaded, &RepoPaths::for_project(dir)))
                 .unwrap_or_default()
         ),
     }
@@ -276,7 +286,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         );
         ExitCode::FAILURE
     } else if let Some(over) = over {
-        eprintln!("error: {}", budget::over(&over));
+        match unchanged_over {
+            true => eprintln!("error: {}", budget::over_unchanged(&over)),
+            false => eprintln!("error: {}", budget::over(&over)),
+        }
         ExitCode::FAILURE
     } else if args.detailed_exitcode && plan.summary().has_changes() {
         ExitCode::from(2)

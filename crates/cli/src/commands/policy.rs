@@ -10,6 +10,7 @@ use monform_policy::TestOutcome;
 use serde_json::{Value, json};
 
 use crate::render::Output;
+use crate::render::repo_paths::RepoPaths;
 use crate::render::sarif::{github, sarif};
 
 #[derive(Args)]
@@ -106,8 +107,8 @@ pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
                                "tests": cases, "diagnostics": problems});
             crate::render::print_json(&value);
         }
-        TestFormat::Sarif => crate::render::print_json(&sarif(&found, &loaded.sources)),
-        TestFormat::Github => print!("{}", github(&found, &loaded.sources)),
+        TestFormat::Sarif => crate::render::print_json(&sarif(&found, &loaded.sources, &RepoPaths::for_project(dir))),
+        TestFormat::Github => print!("{}", github(&found, &loaded.sources, &RepoPaths::for_project(dir))),
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

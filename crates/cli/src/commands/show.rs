@@ -12,6 +12,7 @@ use super::context::PlanFormat as Format;
 use crate::render::Output;
 use crate::render::plan::{Style, human, json, markdown};
 use crate::render::policy;
+use crate::render::repo_paths::RepoPaths;
 use crate::render::shown::{KEY, POLICY_KEY, Shown};
 
 #[derive(Args)]
@@ -60,7 +61,9 @@ fn read(path: &std::path::Path) -> Result<Read, String> {
     })
 }
 
-pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
+/// `dir`: the project folder, which names the policies' files in Markdown
+/// from the repository's root.
+pub fn run(dir: &std::path::Path, args: ShowArgs, output: &Output) -> ExitCode {
     let Read {
         plan,
         environment,
@@ -97,7 +100,10 @@ pub fn run(args: ShowArgs, output: &Output) -> ExitCode {
         Format::Markdown => print!(
             "{}{}",
             markdown(&plan),
-            policy.as_ref().map(policy::markdown_of).unwrap_or_default()
+            policy
+                .as_ref()
+                .map(|p| policy::markdown_of(p, &RepoPaths::for_project(dir)))
+                .unwrap_or_default()
         ),
     }
     ExitCode::SUCCESS

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::render::Items;
 use crate::render::Output;
 use crate::render::findings::{Locator, to_json};
+use crate::render::repo_paths::RepoPaths;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -112,9 +113,10 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
             };
             all.extend(warnings.iter().cloned());
             all.extend(errors.iter().cloned());
+            let paths = RepoPaths::for_project(dir);
             match args.format {
-                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&all, sources)),
-                _ => print!("{}", crate::render::sarif::github(&all, sources)),
+                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&all, sources, &paths)),
+                _ => print!("{}", crate::render::sarif::github(&all, sources, &paths)),
             }
             match errors.is_empty() {
                 true => ExitCode::SUCCESS,

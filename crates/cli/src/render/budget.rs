@@ -46,10 +46,34 @@ pub fn over(over: &OverBudget) -> String {
         thousands(over.runs),
         thousands(over.max)
     );
+    push_top(&mut message, over);
+    message
+}
+
+/// The closing line of a plan that changes nothing while the project, as
+/// applied, is over its run budget: "No changes." then a failure would
+/// read as a contradiction.
+pub const UNCHANGED_OVER: &str =
+    "No changes, but the checks as applied already run more often than the run budget allows.";
+
+/// Why such a plan fails: the budget, not a change, and what would pass.
+pub fn over_unchanged(over: &OverBudget) -> String {
+    let mut message = format!(
+        "the project's checks run {} times a month as they are, over the budget of {} ([budget] max-runs-per-month in monform.toml), although this plan changes nothing; most runs:",
+        thousands(over.runs),
+        thousands(over.max)
+    );
+    push_top(&mut message, over);
+    message.push_str(
+        "\n\nhint: run those checks less often or in fewer locations, or raise max-runs-per-month to at least the figure above",
+    );
+    message
+}
+
+fn push_top(message: &mut String, over: &OverBudget) {
     for (address, runs) in &over.top {
         message.push_str(&format!("\n  {address}: {} runs a month", thousands(*runs)));
     }
-    message
 }
 
 #[cfg(test)]

@@ -20,6 +20,11 @@ pub fn report(out: &Path, exported: &Exported, verb: &str) {
         plural(files, "resource file", "resource files"),
         out.display()
     );
+    // The files' `$schema` comments name these, relative to each file.
+    eprintln!(
+        "Editors' JSON Schemas: {} (`monform schema` and `monform schema --project` print them again)",
+        out.join("schema").display()
+    );
     if !exported.env.is_empty() {
         eprintln!(
             "Set these environment variables (secrets; listed in {}):",

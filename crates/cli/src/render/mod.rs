@@ -118,6 +118,7 @@ pub mod plan;
 pub mod policy;
 pub mod progress;
 pub mod renames;
+pub mod repo_paths;
 pub mod run_detail;
 pub mod sarif;
 pub mod shown;

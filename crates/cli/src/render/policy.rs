@@ -6,6 +6,8 @@ use monform_config::{Diagnostic, Loaded};
 use monform_engine::ops::PolicyOutcome;
 use serde_json::{Value, json};
 
+use super::repo_paths::RepoPaths;
+
 /// An outcome's findings and errors as diagnostics at their file:line.
 pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> {
     let mut found = monform_policy::diagnostics(&outcome.findings, &loaded.desired, &loaded.sources);
@@ -28,22 +30,23 @@ pub fn json(outcome: &PolicyOutcome, loaded: &Loaded) -> Value {
 }
 
 /// The policies' part of a plan in Markdown: overrides first (a reviewer
-/// must see them), then each finding.
-pub fn markdown(outcome: &PolicyOutcome, loaded: &Loaded) -> String {
-    markdown_of(&json(outcome, loaded))
+/// must see them), then each finding, its file from the repository's root.
+pub fn markdown(outcome: &PolicyOutcome, loaded: &Loaded, paths: &RepoPaths) -> String {
+    markdown_of(&json(outcome, loaded), paths)
 }
 
 /// The Markdown of the policies' part of a plan's JSON ([`json`]): what
 /// `plan --format markdown` prints, and `show` of a saved plan, which has
-/// only the JSON.
-pub fn markdown_of(policy: &Value) -> String {
-    list(policy, &MARKDOWN)
+/// only the JSON. The JSON's files are the project's; a pull request's
+/// comment names them from the repository's root (`paths`).
+pub fn markdown_of(policy: &Value, paths: &RepoPaths) -> String {
+    list(policy, &MARKDOWN, paths)
 }
 
 /// The same for a terminal (`show` of a saved plan: `plan` itself prints
-/// the findings as diagnostics, with their source lines).
+/// the findings as diagnostics, with their source lines, from the project).
 pub fn human_of(policy: &Value) -> String {
-    list(policy, &PLAIN)
+    list(policy, &PLAIN, &RepoPaths::default())
 }
 
 /// How a findings list is written.
@@ -73,8 +76,8 @@ const PLAIN: Style = Style {
 /// (code and severity), a line counting the rest, as the terminal's
 /// diagnostics do. A pull request's comment holds a few dozen lines, not
 /// 100,000.
-fn list(policy: &Value, style: &Style) -> String {
-    let (overrides, findings) = parts(policy);
+fn list(policy: &Value, style: &Style, paths: &RepoPaths) -> String {
+    let (overrides, findings) = parts(policy, paths);
     if findings.is_empty() && overrides.is_empty() {
         return String::new();
     }
@@ -118,7 +121,7 @@ struct Shown<'a> {
 }
 
 /// The overrides and findings of the policy JSON (missing parts: none).
-fn parts(policy: &Value) -> (Vec<&str>, Vec<Shown<'_>>) {
+fn parts<'a>(policy: &'a Value, paths: &RepoPaths) -> (Vec<&'a str>, Vec<Shown<'a>>) {
     let overrides = policy["overrides"]
         .as_array()
         .map(|list| list.iter().filter_map(Value::as_str).collect())
@@ -131,7 +134,7 @@ fn parts(policy: &Value) -> (Vec<&str>, Vec<Shown<'_>>) {
                     severity: f["severity"].as_str().unwrap_or("error"),
                     code: f["code"].as_str().unwrap_or_default(),
                     at: match (f["file"].as_str(), f["line"].as_u64(), f["column"].as_u64()) {
-                        (Some(file), Some(line), Some(column)) => format!("{file}:{line}:{column}"),
+                        (Some(file), Some(line), Some(column)) => format!("{}:{line}:{column}", paths.path(file)),
                         _ => String::new(),
                     },
                     message: f["message"].as_str().unwrap_or_default(),
@@ -153,13 +156,16 @@ mod tests {
         findings.push(finding("monform.other.deny", 9));
         let policy = json!({"overrides": [], "findings": findings});
         assert_eq!(
-            markdown_of(&policy),
+            markdown_of(
+                &policy,
+                &RepoPaths::find(std::path::Path::new("/nowhere"), Some("shop"))
+            ),
             "\n### Policies\n\n\
-             - error `monform.owner_tag.deny` at `m.yaml:1:3`: at 1\n\
-             - error `monform.owner_tag.deny` at `m.yaml:2:3`: at 2\n\
-             - error `monform.owner_tag.deny` at `m.yaml:3:3`: at 3\n\
+             - error `monform.owner_tag.deny` at `shop/m.yaml:1:3`: at 1\n\
+             - error `monform.owner_tag.deny` at `shop/m.yaml:2:3`: at 2\n\
+             - error `monform.owner_tag.deny` at `shop/m.yaml:3:3`: at 3\n\
              - and 2 more of `monform.owner_tag.deny` (`--format json` lists every one)\n\
-             - error `monform.other.deny` at `m.yaml:9:3`: at 9\n"
+             - error `monform.other.deny` at `shop/m.yaml:9:3`: at 9\n"
         );
         assert!(human_of(&policy).contains("  and 2 more of monform.owner_tag.deny (--format json lists every one)\n"));
     }

@@ -10,15 +10,17 @@ use serde_json::{Value, json};
 
 use super::Items;
 use super::findings::Locator;
+use super::repo_paths::{RepoPaths, SRCROOT, uri_path};
 
 const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// A SARIF 2.1.0 log of one run of monform: a rule per diagnostic code, a
-/// result per diagnostic at its file:line:column (relative to the project
-/// root, which code scanning resolves against the repository's checkout).
-/// Written as it is serialized, a result at a time: 130,000 results built
-/// as one JSON value first held 440 MB.
-pub fn sarif<'a>(diagnostics: &'a [Diagnostic], sources: &'a Sources) -> impl Serialize + 'a {
+/// result per diagnostic at its file:line:column. Paths are relative to the
+/// repository's root (`paths`), under the base `%SRCROOT%`, which the run
+/// declares (`originalUriBaseIds`) as code scanning resolves it against
+/// its checkout. Written as it is serialized, a result at a time: 130,000
+/// results built as one JSON value first held 440 MB.
+pub fn sarif<'a>(diagnostics: &'a [Diagnostic], sources: &'a Sources, paths: &'a RepoPaths) -> impl Serialize + 'a {
     let mut rules: Vec<&str> = Vec::new();
     for diagnostic in diagnostics {
         if !rules.contains(&diagnostic.code) {
@@ -50,7 +52,7 @@ pub fn sarif<'a>(diagnostics: &'a [Diagnostic], sources: &'a Sources) -> impl Se
             let (file, line, column) = locator.locate(sources, span);
             result["locations"] = json!([{
                 "physicalLocation": {
-                    "artifactLocation": { "uri": file },
+                    "artifactLocation": { "uri": uri_path(&paths.path(&file)), "uriBaseId": SRCROOT },
                     "region": { "startLine": line, "startColumn": column },
                 },
             }]);
@@ -62,6 +64,7 @@ pub fn sarif<'a>(diagnostics: &'a [Diagnostic], sources: &'a Sources) -> impl Se
         version: "2.1.0",
         runs: [Run {
             tool: json!({ "driver": driver }),
+            original_uri_base_ids: json!({ SRCROOT: base(paths) }),
             results: Items::new(results),
         }],
     }
@@ -76,9 +79,21 @@ struct Log<R> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Run<R> {
     tool: Value,
+    original_uri_base_ids: Value,
     results: R,
+}
+
+/// `%SRCROOT%`: the repository's root, as a `file:` URI when it is known
+/// here; else described (code scanning maps it to its checkout either way).
+fn base(paths: &RepoPaths) -> Value {
+    let description = json!({ "text": "The root of the repository holding the project" });
+    match paths.root_uri() {
+        Some(uri) => json!({ "uri": uri, "description": description }),
+        None => json!({ "description": description }),
+    }
 }
 
 fn rule_text(code: &str) -> String {
@@ -97,8 +112,9 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// One workflow command per diagnostic: `::error file=F,line=L,col=C,title=CODE::MESSAGE`.
-pub fn github(diagnostics: &[Diagnostic], sources: &Sources) -> String {
+/// One workflow command per diagnostic: `::error file=F,line=L,col=C,title=CODE::MESSAGE`,
+/// `F` from the repository's root (`paths`), where GitHub attaches it.
+pub fn github(diagnostics: &[Diagnostic], sources: &Sources, paths: &RepoPaths) -> String {
     let mut locator = Locator::default();
     let mut out = String::new();
     for diagnostic in diagnostics {
@@ -110,7 +126,7 @@ pub fn github(diagnostics: &[Diagnostic], sources: &Sources) -> String {
         let mut properties = Vec::new();
         if let Some(span) = diagnostic.span {
             let (file, line, column) = locator.locate(sources, span);
-            properties.push(format!("file={}", property(&file)));
+            properties.push(format!("file={}", property(&paths.path(&file))));
             properties.push(format!("line={line}"));
             properties.push(format!("col={column}"));
         }
@@ -145,6 +161,7 @@ mod tests {
         let found = github(
             &[Diagnostic::new("monform.x.deny", "no owner").warning()],
             &Sources::default(),
+            &RepoPaths::default(),
         );
         assert_eq!(found, "::warning title=monform.x.deny::no owner\n");
     }

@@ -46,8 +46,8 @@ pub fn sort(checks: &mut [CheckStatus]) {
 }
 
 /// One check as `--format json` and the HTML report's template show it:
-/// success ratio a fraction 0..1 (`null` when the report does not list
-/// the check), times in milliseconds.
+/// success ratio a fraction 0..1, times in milliseconds; each `null` when
+/// the check had no run in the range (or the report does not list it).
 pub fn json_value(check: &CheckStatus) -> Value {
     json!({
         "address": check.address.to_string(),
@@ -85,12 +85,16 @@ pub fn summary_line(rows: &[CheckStatus]) -> String {
     text
 }
 
+/// What a figure shows for a check without a run in the range: the
+/// service's zeros would read as 0% success and 0 ms.
+pub const NO_DATA: &str = "no data";
+
 fn percent(ratio: Option<f64>) -> String {
-    ratio.map_or_else(|| "-".to_owned(), |r| format!("{:.2}%", r * 100.0))
+    ratio.map_or_else(|| NO_DATA.to_owned(), |r| format!("{:.2}%", r * 100.0))
 }
 
 fn millis(ms: Option<f64>) -> String {
-    ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", ms.round() as i64))
+    ms.map_or_else(|| NO_DATA.to_owned(), |ms| format!("{} ms", ms.round() as i64))
 }
 
 fn paint(status: &str, color: bool) -> String {
@@ -238,5 +242,6 @@ mod tests {
         assert_eq!(lines[0].find("NAME"), lines[1].find("Home"));
         assert!(lines[1].contains("100.00%") && lines[1].contains("120 ms"));
         assert!(lines[2].ends_with('-'));
+        assert!(lines[2].contains("no data"), "{text}");
     }
 }

@@ -1,8 +1,35 @@
 //! `monform test` output: one line per check and location (the engine's
 //! `ops::TestRun`, the service's or `--local`'s), a summary, and JUnit XML.
 
+use std::collections::HashMap;
+
 use monform_api::RunStatus;
 use monform_engine::ops::TestRun;
+use monform_model::Kind;
+
+use super::findings::Locator;
+use super::repo_paths::RepoPaths;
+
+/// Where each check of the files is defined, by address: its file from the
+/// repository's root and its line. JUnit's `file` and `line` attributes,
+/// which CI reporters (GitLab, GitHub actions reading JUnit) link or
+/// annotate.
+pub type Places = HashMap<String, (String, usize)>;
+
+/// The [`Places`] of `loaded`'s checks.
+pub fn places(loaded: &monform_config::Loaded, paths: &RepoPaths) -> Places {
+    let mut locator = Locator::default();
+    loaded
+        .desired
+        .resources
+        .values()
+        .filter(|d| d.address.kind == Kind::Check)
+        .map(|d| {
+            let (file, line, _) = locator.locate(&loaded.sources, d.span);
+            (d.address.to_string(), (paths.path(&file), line))
+        })
+        .collect()
+}
 
 /// Counts by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,9 +132,10 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// JUnit XML: one testsuite, one testcase per check and location, a
-/// `<failure>` for every run that did not pass.
-pub fn junit(suite: &str, lines: &[TestRun], elapsed_ms: Option<f64>) -> String {
+/// JUnit XML: one testsuite, one testcase per check and location (at its
+/// file and line, from `places`), a `<failure>` for every run that did not
+/// pass.
+pub fn junit(suite: &str, lines: &[TestRun], elapsed_ms: Option<f64>, places: &Places) -> String {
     let summary = Summary::of(lines);
     let seconds = |ms: Option<f64>| format!("{:.3}", ms.unwrap_or(0.0) / 1000.0);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -125,8 +153,12 @@ pub fn junit(suite: &str, lines: &[TestRun], elapsed_ms: Option<f64>) -> String 
         seconds(elapsed_ms)
     ));
     for line in lines {
+        let place = places
+            .get(&line.address)
+            .map(|(file, at)| format!(" file=\"{}\" line=\"{at}\"", escape(file)))
+            .unwrap_or_default();
         let open = format!(
-            "    <testcase classname=\"{}\" name=\"{} ({})\" time=\"{}\"",
+            "    <testcase classname=\"{}\" name=\"{} ({})\"{place} time=\"{}\"",
             escape(&line.address),
             escape(&line.name),
             escape(&line.location),
@@ -314,7 +346,9 @@ mod tests {
             line("checks.a", RunStatus::Passed),
             line("checks.b", RunStatus::TimedOut),
         ];
-        let xml = junit("shop", &lines, Some(300.0));
+        let places = Places::from([("checks.b".to_owned(), ("shop/m&s.yaml".to_owned(), 7))]);
+        let xml = junit("shop", &lines, Some(300.0), &places);
+        assert!(xml.contains(r#" file="shop/m&amp;s.yaml" line="7" time="#), "{xml}");
         assert!(xml.contains("name=\"checks.a &lt;&amp;&gt; (eu-west-1)\""), "{xml}");
         assert_eq!(xml.matches("<testcase ").count(), 2);
         assert_eq!(xml.matches("<failure ").count(), 1);
@@ -328,7 +362,7 @@ mod tests {
             "out/checks.b-local/screenshot-1.png".into(),
             "out/checks.b-local/trace-1.zip".into(),
         ];
-        let xml = junit("shop", std::slice::from_ref(&failed), None);
+        let xml = junit("shop", std::slice::from_ref(&failed), None, &Places::new());
         assert!(xml.contains("<system-out>[[ATTACHMENT|out/checks.b-local/screenshot-1.png]]\n[[ATTACHMENT|out/checks.b-local/trace-1.zip]]\n</system-out>"), "{xml}");
         let text = markdown(&[failed], None);
         assert!(

@@ -222,7 +222,10 @@ fn chromium() -> Option<PathBuf> {
         "MONFORM_REQUIRE_BROWSER=1 but there is no Chromium at {}",
         path.display()
     );
-    eprintln!("skipped: no Chromium at {}", path.display());
+    monform_testkit::skipped(&format!(
+        "no Chromium at {} (MONFORM_REQUIRE_BROWSER=1 fails instead)",
+        path.display()
+    ));
     None
 }
 

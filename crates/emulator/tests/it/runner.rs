@@ -281,7 +281,7 @@ async fn browser_checks_run_where_chromium_is_else_say_so() {
 #[tokio::test]
 async fn browser_scripts_see_none_of_the_servers_environment() {
     if monform_runner::BrowserSetup::discover(None).missing(true).is_some() {
-        eprintln!("skipped: no browser");
+        monform_testkit::skipped("no Node.js, playwright-core or Chromium (MONFORM_REQUIRE_BROWSER=1 fails instead)");
         return;
     }
     let ts = emulator().await;

@@ -131,3 +131,23 @@ fn service_text_reads_back_as_itself_and_only_placeholders_substitute() {
     assert_eq!(json["request"]["url"], json!("https://e.com/${env:LEAK}"));
     assert_eq!(json["request"]["headers"][0]["value"], json!("LEAKED"));
 }
+
+#[test]
+fn only_references_to_the_services_variables_are_not_secrets() {
+    for kept in ["{{API_TOKEN}}", "Bearer {{API_TOKEN}}", " {{ A }}{{B_2}} "] {
+        assert!(names_service_variables(kept), "{kept}");
+    }
+    for secret in [
+        "s3cret",
+        "Bearer s3cret",
+        "Bearer",
+        "x{{A}}",
+        "{{A}} x",
+        "{{A-B}}",
+        "{{}}",
+        "{{A",
+        "",
+    ] {
+        assert!(!names_service_variables(secret), "{secret}");
+    }
+}

@@ -15,7 +15,9 @@ use monform_model::Address;
 use super::Refusal;
 use super::import_ops::{list_everything, write_tag};
 pub use crate::export::{EnvVar, Exported, KnownSecrets, SplitBy, include_name, known_secrets};
-use crate::export::{adopted_state, environment_markdown, export, project_toml, unmanaged};
+use crate::export::{
+    PROJECT_SCHEMA_FILE, RESOURCE_SCHEMA_FILE, adopted_state, environment_markdown, export, project_toml, unmanaged,
+};
 use crate::identity::{owned_by, uses_tags};
 pub use crate::ownership::Owner;
 use crate::ownership::{Owners, write_record};
@@ -108,6 +110,20 @@ pub fn write_project(out: &Path, project: &str, api_url: Option<&str>, exported:
     let toml = out.join(PROJECT_FILE);
     crate::durable::write(&toml, project_toml(project, url).as_bytes()).map_err(|e| failed(&toml, e))?;
     for (relative, text) in &exported.files {
+        let path = out.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;
+        }
+        crate::durable::write(&path, text.as_bytes()).map_err(|e| failed(&path, e))?;
+    }
+    let schemas = [
+        (RESOURCE_SCHEMA_FILE, monform_model::schema::document_text()),
+        (
+            PROJECT_SCHEMA_FILE,
+            monform_config::project_schema::project_schema_text(),
+        ),
+    ];
+    for (relative, text) in schemas {
         let path = out.join(relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;

@@ -53,6 +53,8 @@ pub struct CheckStatus {
     /// The report's (`None` when it does not list the check, or names a
     /// type monform does not know).
     pub check_type: Option<CheckType>,
+    /// The figures of the range: `None` when the check had no run in it
+    /// (or the report does not list it).
     pub success_ratio: Option<f64>,
     pub p95: Option<f64>,
     pub p99: Option<f64>,
@@ -115,7 +117,10 @@ pub async fn status(
     let report = report.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?;
     let mut out = Vec::new();
     for (id, address) in &checks {
+        // The service answers zeros for a check without runs in the range:
+        // no figures, not 0% and 0 ms.
         let entry = report.iter().find(|e| &e.check_id == id);
+        let figures = entry.filter(|e| crate::discards::has_results(e));
         let (last, series) = lasts
             .iter()
             .find(|(i, _, _)| i == id)
@@ -141,10 +146,10 @@ pub async fn status(
             address: address.clone(),
             name: entry.map_or(fallback_name, |e| e.name.clone()),
             check_type: entry.and_then(|e| e.check_type.parse().ok()),
-            success_ratio: entry.and_then(|e| e.success_ratio),
-            p95: entry.and_then(|e| e.p95),
-            p99: entry.and_then(|e| e.p99),
-            avg: entry.and_then(|e| e.avg),
+            success_ratio: figures.and_then(|e| e.success_ratio),
+            p95: figures.and_then(|e| e.p95),
+            p99: figures.and_then(|e| e.p99),
+            avg: figures.and_then(|e| e.avg),
             last_status,
             group,
             series,

@@ -25,8 +25,9 @@ use monform_runner::{BrowserSetup, Job, Outcome, Runner, RunnerConfig, Variables
 use super::args::{Format, TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
+use crate::render::repo_paths::RepoPaths;
 use crate::render::run_detail::{detail, failing_line};
-use crate::render::test::{Summary, human, json as json_report, junit, markdown};
+use crate::render::test::{Summary, human, json as json_report, junit, markdown, places};
 
 /// The variables of monform's own environment that `[project] pass-env`
 /// gives the scripts, with their values (unset ones are left out). The
@@ -61,6 +62,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
     let started = Instant::now();
     let result = block_on(async {
         let (loaded, project) = context::load(dir, output, context::Findings::Hide)?;
+        let places = places(&loaded, &RepoPaths::for_project(dir));
         // Runs happen in their own folders: code bundles need absolute paths.
         let dir = &std::path::absolute(dir).map_err(|e| Stop::Message(format!("{}: {e}", dir.display())))?;
         let request = request(&args)?;
@@ -155,9 +157,9 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
             eprint!("\r\x1b[K");
         }
         ran.sort_by(|a, b| (&a.line.address, &a.line.location).cmp(&(&b.line.address, &b.line.location)));
-        Ok::<_, Stop>((ran, project.name.clone()))
+        Ok::<_, Stop>((ran, project.name.clone(), places))
     });
-    let (ran, project) = match context::settle(result) {
+    let (ran, project, places) = match context::settle(result) {
         Ok(value) => value,
         Err(code) => return code,
     };
@@ -174,7 +176,7 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         Format::Json => crate::render::print_json(&json_report(&lines, elapsed)),
     }
     if let Some(path) = &args.junit
-        && let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed))
+        && let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed, &places))
     {
         eprintln!("error: {message}");
         return ExitCode::FAILURE;

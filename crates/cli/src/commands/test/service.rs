@@ -13,10 +13,13 @@ use super::args::{TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::test::{Summary, failure_detail, human, junit};
+use crate::render::repo_paths::RepoPaths;
+use crate::render::test::{Places, Summary, failure_detail, human, junit, places};
 
 struct Outcome {
     lines: Vec<TestRun>,
+    /// Where each check is defined, for JUnit.
+    places: Places,
     elapsed_ms: Option<f64>,
     not_run: Vec<Address>,
     project: String,
@@ -38,6 +41,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         let lines = tested.runs;
         Ok::<_, Stop>(Outcome {
             lines,
+            places: places(&loaded, &RepoPaths::for_project(dir)),
             elapsed_ms: tested.elapsed_ms,
             not_run: tested.not_run,
             project: project.name.clone(),
@@ -55,7 +59,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         eprintln!("note: {address} was not run (heartbeat or deactivated checks are not run by test sessions)");
     }
     if let Some(path) = &args.junit {
-        let xml = junit(&outcome.project, &outcome.lines, outcome.elapsed_ms);
+        let xml = junit(&outcome.project, &outcome.lines, outcome.elapsed_ms, &outcome.places);
         if let Err(Stop::Message(message)) = write_atomically(path, &xml) {
             eprintln!("error: {message}");
             return ExitCode::FAILURE;
