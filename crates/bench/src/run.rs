@@ -369,7 +369,6 @@ pub async fn run_size(
         applied.is_complete(),
         format!("[{checks}] the 1% apply is not complete: {}", outcome(&applied)),
     );
-    drop(session);
     drop(opened);
     crate::partial::pull_request(&bench.server, &bench.client, dir, &mut report, sanity).await;
 

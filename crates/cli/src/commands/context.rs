@@ -181,7 +181,11 @@ pub async fn open(dir: &Path, output: &Output, open: Open<'_>) -> Result<Opened,
     let request = OpenRequest {
         environment: environment(),
         findings: open.findings == Findings::Show,
-        policies: if open.policies { PolicyLoad::Require } else { PolicyLoad::Skip },
+        policies: if open.policies {
+            PolicyLoad::Require
+        } else {
+            PolicyLoad::Skip
+        },
         state: open.state,
         api,
         ..OpenRequest::new(dir, &env)

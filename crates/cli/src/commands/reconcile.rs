@@ -9,9 +9,7 @@ use clap::{Args, ValueEnum};
 use monform_config::source::Sources;
 use monform_config::{Diagnostic, Project};
 use monform_engine::Plan;
-use monform_engine::ops::{
-    self, ApiRequest, Connect, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, Unopened,
-};
+use monform_engine::ops::{self, ApiRequest, Connect, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, Unopened};
 use monform_reconcile::{Host, LogFormat, Settings, Unloaded};
 
 use super::context::{Stop, block_on, finish, load_files, parse_excludes};
@@ -142,7 +140,10 @@ async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Re
         },
         Unopened::NoEnvironment(refusal) => Stop::Message(format!("{refusal} with --env NAME or MONFORM_ENV")),
         Unopened::Api(why) => {
-            let project = error.loaded.and_then(|l| l.project).unwrap_or_else(|| Project::new(String::new()));
+            let project = error
+                .loaded
+                .and_then(|l| l.project)
+                .unwrap_or_else(|| Project::new(String::new()));
             Stop::Message(crate::connect::unconnected(dir, &project, &why))
         }
         why => Stop::Message(why.to_string()),
