@@ -118,6 +118,8 @@ enum Command {
     Trust(commands::trust::TrustArgs),
     /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml; --policy-input: of the policies' input)
     Schema(commands::schema::SchemaArgs),
+    /// Write the docs' generated reference pages (commands, kinds and fields, diagnostics) into --out DIR
+    Docs(commands::docs::DocsArgs),
     /// Run the language server (LSP over stdio) for editors: diagnostics, completion, hover,
     /// navigation, rename and code actions on the unsaved text of the project's files
     Lsp,
@@ -281,6 +283,7 @@ fn main() -> ExitCode {
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Policy(args) => commands::policy::run(&dir, args, &output),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Docs(args) => commands::docs::run(args, command()),
         Command::Trust(args) => commands::trust::run(&dir, &args),
         Command::Lsp => commands::lsp::run(),
         Command::Serve(args) => commands::serve::run(&dir, args),

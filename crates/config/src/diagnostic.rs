@@ -6,6 +6,7 @@ use miette::{LabeledSpan, SourceSpan};
 use crate::source::{Sources, Span};
 use crate::tree::{Node, NodeValue, Sensitive};
 
+pub mod codes;
 mod excerpt;
 pub mod summary;
 pub use excerpt::CONTEXT_LINES;

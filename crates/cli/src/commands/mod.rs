@@ -2,6 +2,7 @@ pub mod agent;
 pub mod apply;
 pub mod codify;
 pub mod context;
+pub mod docs;
 pub mod export;
 pub mod import;
 pub mod location_keys;
