@@ -37,6 +37,7 @@ mod state_ops;
 mod status_ops;
 mod test_ops;
 mod trust_ops;
+mod validate_ops;
 pub use crate::identity::uses_tags;
 /// For a front end's own PostgreSQL connection (the reconciler's leader
 /// lock): its errors without the URL's password, as the state backend's.
@@ -72,6 +73,7 @@ pub use trust_ops::{
     LOCAL, TRUST_FILE, TrustError, TrustRecord, Trusted, USER_CONFIG_FILE, revoke_trust, trust_project,
     trusted_projects,
 };
+pub use validate_ops::{Findings, validate};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.
