@@ -458,3 +458,6 @@ fn reconcile_codify_policy_commits_drift_on_a_branch() {
     assert_eq!(again.status.code(), Some(2));
     assert_eq!(git(&["branch", "--list", "monform/*"]).lines().count(), 1);
 }
+
+mod both_sides;
+mod environments;

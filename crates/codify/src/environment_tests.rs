@@ -64,14 +64,17 @@ fn an_edit_in_one_environment_is_refused_in_a_shared_definition_with_the_choices
     let codified = codify(&loaded, &[drift("home", "muted", json!(true))], &Options::default());
     assert!(codified.files.is_empty(), "{:?}", codified.diff());
     assert_eq!(codified.hand_edits.len(), 1);
-    let why = &codified.hand_edits[0].why;
-    assert!(
-        why.starts_with("changed in environment production, and environments staging read the same definition"),
-        "{why}"
+    assert_eq!(
+        codified.hand_edits[0].why,
+        "changed in environment production, and staging reads the same definition: not written (see the note)"
     );
+    assert_eq!(codified.notes.len(), 1, "said once");
+    let choices = &codified.notes[0];
     assert!(
-        why.contains("`environments: [production]`") && why.contains("--all-environments"),
-        "{why}"
+        choices.contains("`environments: [production]`")
+            && choices.contains("[environments.production] vars")
+            && choices.contains("--all-environments"),
+        "{choices}"
     );
 
     // A definition production alone reads takes it.
@@ -91,7 +94,7 @@ fn an_edit_in_one_environment_is_refused_in_a_shared_definition_with_the_choices
     let codified = codify(&loaded, &[drift("home", "muted", json!(true))], &all);
     assert!(codified.hand_edits.is_empty(), "{:?}", codified.hand_edits);
     let note = codified.fields[0].note.as_deref().unwrap_or_default();
-    assert!(note.contains("staging change too"), "{note}");
+    assert!(note.contains("staging changes too"), "{note}");
 
     // Without environments loaded nothing changes.
     let checks = CHECKS.replace("    environments: [production]\n", "");

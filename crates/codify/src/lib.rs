@@ -273,6 +273,8 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
         .map(|p| p.defaults.iter().map(|e| e.key.clone()).collect())
         .unwrap_or_default();
     let mut planned: Vec<Planned> = Vec::new();
+    // What to do with an edit refused in a shared definition, said once.
+    let mut choices: Option<String> = None;
     for resource in drifted {
         let address = &resource.address;
         let hand = |path: Option<String>, service: Option<Value>, why: String| HandEdit {
@@ -381,7 +383,11 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
                 },
             };
             match locate(&site, &path, service).and_then(|edit| match &scope {
-                Some(scope) => scope.allow(edit, definition_id, address.kind),
+                Some(scope) => scope.allow(edit).inspect_err(|_| {
+                    if choices.is_none() {
+                        choices = Some(scope.choices());
+                    }
+                }),
                 None => Ok(edit),
             }) {
                 Ok(mut edit) => planned.push(Planned {
@@ -412,6 +418,7 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
             }
         }
     }
+    out.notes.extend(choices);
     let planned = settle_shared(planned, loaded, &mut out.hand_edits);
     apply(planned, loaded, &mut out);
     out
@@ -456,28 +463,37 @@ impl<'a> Scope<'a> {
         }
     }
 
-    fn allow(&self, mut edit: Edit, id: &str, kind: monform_model::Kind) -> Result<Edit, String> {
+    fn allow(&self, mut edit: Edit) -> Result<Edit, String> {
         let env_vars = edit.check.len() >= 2 && edit.check[0] == "environments" && edit.check[1] == self.name;
         if self.own || env_vars {
             return Ok(edit);
         }
         let others = self.others.join(", ");
+        let one = self.others.len() == 1;
         if self.all {
-            let shared = format!("written for every environment: {others} change too at their next apply");
+            let changes = if one { "changes" } else { "change" };
+            let shared = format!("written for every environment: {others} {changes} too at the next apply");
             edit.note = Some(match edit.note.take() {
                 Some(note) => format!("{note}; {shared}"),
                 None => shared,
             });
             return Ok(edit);
         }
-        let name = self.name;
-        let section = kind.section();
+        let (name, verb) = (self.name, if one { "reads" } else { "read" });
         Err(format!(
-            "changed in environment {name}, and environments {others} read the same definition: write it where \
-             {name} alone reads it (a definition of {section}.{id} with `environments: [{name}]`, the others' with \
-             the rest; or the field as `${{var:NAME}}` with NAME in [environments.{name}] vars, which --edit-vars \
-             then writes), or run with --all-environments to change every environment"
+            "changed in environment {name}, and {others} {verb} the same definition: not written (see the note)"
         ))
+    }
+
+    /// What to do instead, said once.
+    fn choices(&self) -> String {
+        let name = self.name;
+        format!(
+            "a value changed in environment {name} goes where {name} alone reads it: a definition limited to it \
+             (`environments: [{name}]`, the shared one limited to the others), or a `${{var:NAME}}` whose value is \
+             in [environments.{name}] vars (--edit-vars writes it there); --all-environments writes the shared \
+             definition, for every environment"
+        )
     }
 }
 
