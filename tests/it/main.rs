@@ -17,6 +17,7 @@ mod environments;
 mod examples;
 mod exclude;
 mod for_each_data;
+mod for_each_typo;
 mod import_export;
 mod lifecycle;
 mod lint;

@@ -1,6 +1,7 @@
 //! The validated resources into the desired state: a logical id defined
 //! twice reported, references resolved (a resource made from a `forEach`
-//! item pointing at the item too), reference cycles reported.
+//! item pointing at the item too), reference cycles reported. A mistake
+//! in a `forEach` definition is reported once, naming the items it is in.
 
 use super::*;
 
@@ -36,7 +37,7 @@ impl Loader<'_> {
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
         let defined: FxHashSet<Address> = first_seen.into_keys().collect();
-        let resolved: Vec<(Option<DesiredResource>, Vec<Diagnostic>)> = kept
+        let resolved: Vec<(Option<DesiredResource>, Vec<Diagnostic>, Vec<FromItem>)> = kept
             .into_par_iter()
             .map(|item| {
                 let mut diagnostics = item.diagnostics;
@@ -47,10 +48,20 @@ impl Loader<'_> {
                     &defined,
                     &mut diagnostics,
                 );
+                // Those in the definition, not the item, are the same in
+                // every item: merged below.
+                let mut in_definition = Vec::new();
                 if let Some(extent) = item.item {
-                    for diagnostic in &mut diagnostics {
-                        point_at_item(diagnostic, &item.address, item.key_span, extent);
-                    }
+                    let (outside, inside) = diagnostics.into_iter().partition(|d| !is_inside(d, extent));
+                    diagnostics = inside;
+                    in_definition = outside
+                        .into_iter()
+                        .map(|diagnostic| FromItem {
+                            diagnostic,
+                            address: item.address.clone(),
+                            key: item.key_span,
+                        })
+                        .collect();
                 }
                 let env_reads = item.validated.sensitive;
                 let resource = item.validated.resource.map(|resource| DesiredResource {
@@ -62,14 +73,17 @@ impl Loader<'_> {
                     sensitive: env_reads.iter().map(|(path, _)| path.clone()).collect(),
                     env_reads,
                 });
-                (resource, diagnostics)
+                (resource, diagnostics, in_definition)
             })
             .collect();
         let mut resources = Vec::with_capacity(resolved.len());
-        for (resource, diagnostics) in resolved {
+        let mut in_definitions = Vec::new();
+        for (resource, diagnostics, in_definition) in resolved {
             self.diagnostics.extend(diagnostics);
+            in_definitions.extend(in_definition);
             resources.extend(resource);
         }
+        self.diagnostics.extend(merge_items(in_definitions));
         (Desired::from_resources(resources), defined)
     }
 
@@ -88,16 +102,104 @@ impl Loader<'_> {
     }
 }
 
-/// A diagnostic of a resource made from a `forEach` item, pointing into
-/// the definition, also points at the item (the `orders:` line); one
-/// already inside the item needs nothing more.
-fn point_at_item(diagnostic: &mut Diagnostic, address: &Address, key: Span, item: Span) {
-    let inside = diagnostic
+/// Whether `diagnostic` points inside a `forEach` item's own text.
+fn is_inside(diagnostic: &Diagnostic, item: Span) -> bool {
+    diagnostic
         .span
-        .is_some_and(|s| s.file == item.file && item.start <= s.start && s.start < item.start + item.len);
-    if !inside {
-        diagnostic
-            .related
-            .push(Diagnostic::new(diagnostic.code, format!("{address} is made from this item")).at(key, "this item"));
+        .is_some_and(|s| s.file == item.file && item.start <= s.start && s.start < item.start + item.len)
+}
+
+/// A diagnostic of a resource made from a `forEach` item that points into
+/// the definition, with the item it was found in.
+struct FromItem {
+    diagnostic: Diagnostic,
+    address: Address,
+    /// The item's key (the `orders:` line).
+    key: Span,
+}
+
+/// Items named in a merged diagnostic before "and N more".
+const ITEMS_NAMED: usize = 5;
+
+/// One diagnostic per mistake in a definition: those of its items that say
+/// the same but for the item's address become one, addressed
+/// `section.id[*]` and naming the items; one found in a single item points
+/// at that item too (the `orders:` line).
+fn merge_items(found: Vec<FromItem>) -> Vec<Diagnostic> {
+    type Key = (Address, &'static str, String, Option<Span>, String);
+    let mut groups: Vec<(Diagnostic, Vec<FromItem>)> = Vec::new();
+    // Keyed, not compared pairwise: a mistake in a forEach of 10,000 items
+    // is 10,000 diagnostics.
+    let mut index: FxHashMap<Key, Vec<usize>> = FxHashMap::default();
+    for from in found {
+        let definition = split_item(&from.address).0;
+        let general = generalised(&from.diagnostic, &from.address, &definition.to_string());
+        let key = (
+            definition,
+            general.code,
+            general.message.clone(),
+            general.span,
+            general.label.clone(),
+        );
+        let candidates = index.entry(key).or_default();
+        // Same key but not equal (other help or related places): kept apart.
+        match candidates.iter().find(|&&i| groups[i].0 == general) {
+            Some(&i) => groups[i].1.push(from),
+            None => {
+                candidates.push(groups.len());
+                groups.push((general, vec![from]));
+            }
+        }
     }
+    groups
+        .into_iter()
+        .map(|(mut general, mut items)| {
+            if items.len() == 1 {
+                let FromItem {
+                    mut diagnostic,
+                    address,
+                    key,
+                } = items.remove(0);
+                diagnostic.related.push(
+                    Diagnostic::new(diagnostic.code, format!("{address} is made from this item")).at(key, "this item"),
+                );
+                return diagnostic;
+            }
+            let keys: Vec<&str> = items.iter().map(|i| split_item(&i.address).1).collect();
+            let named = keys.iter().take(ITEMS_NAMED).copied().collect::<Vec<_>>().join(", ");
+            general.message = match keys.len() - keys.len().min(ITEMS_NAMED) {
+                0 => format!("{}\nin {} items of the forEach: {named}", general.message, keys.len()),
+                more => format!(
+                    "{}\nin {} items of the forEach: {named} and {more} more",
+                    general.message,
+                    keys.len()
+                ),
+            };
+            general
+        })
+        .collect()
+}
+
+/// `checks.api[users]` as its definition's address for every item,
+/// `checks.api[*]`, and its key, `users`.
+fn split_item(address: &Address) -> (Address, &str) {
+    let (id, key) = address
+        .id
+        .split_once('[')
+        .map_or((address.id.as_str(), ""), |(id, rest)| (id, rest.trim_end_matches(']')));
+    (Address::new(address.kind, format!("{id}[*]")), key)
+}
+
+/// `diagnostic` with `address` written as `every` (`checks.api[*]`)
+/// wherever it says it.
+fn generalised(diagnostic: &Diagnostic, address: &Address, every: &str) -> Diagnostic {
+    let name = address.to_string();
+    let mut general = diagnostic.clone();
+    general.message = general.message.replace(&name, every);
+    general.label = general.label.replace(&name, every);
+    general.help = general.help.map(|h| h.replace(&name, every));
+    for related in &mut general.related {
+        *related = generalised(related, address, every);
+    }
+    general
 }
