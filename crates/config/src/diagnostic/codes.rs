@@ -495,10 +495,8 @@ mod tests {
                         let rest = &text[at + 1..];
                         let end = rest.find('"').unwrap_or(rest.len());
                         let code = &rest[..end];
-                        if code["monform::".len()..]
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c == '-')
-                        {
+                        let name = &code["monform::".len()..];
+                        if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
                             found.insert(code.to_owned());
                         }
                     }
