@@ -35,6 +35,7 @@ mod reliability;
 mod renames;
 mod repo_paths;
 mod review;
+mod saved_env;
 mod schema;
 mod script_env;
 mod secrets;

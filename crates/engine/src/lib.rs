@@ -263,7 +263,7 @@ pub use plan::{
 pub use refresh::Refresh;
 pub use renames::SuggestedMove;
 pub use safety::SafetyError;
-pub use saved::{SavedPlan, StalePlan};
+pub use saved::{OtherEnvironment, SavedPlan, StalePlan};
 pub use state::postgres::Actor;
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError, Target};
 // What a state backend written in another crate implements and is handed.

@@ -143,7 +143,8 @@ impl Planned {
         if let Some(over) = &self.over_budget {
             return Err(Refusal::OverBudget(over.clone()));
         }
-        Ok(SavedPlan::new(&self.plan, session.desired, &self.state))
+        let environment = session.project.environment.as_deref();
+        Ok(SavedPlan::new(&self.plan, session.desired, &self.state, environment))
     }
 }
 

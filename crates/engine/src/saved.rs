@@ -33,6 +33,10 @@ pub struct SavedChange {
 pub struct SavedPlan {
     pub format_version: u32,
     pub project: String,
+    /// The environment it was planned for: `apply PLANFILE` applies it
+    /// there without being told again ([`SavedPlan::environment_to_apply`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
     pub state_serial: u64,
     pub changes: Vec<SavedChange>,
     /// Address to field path to salted fingerprint of the secret to write.
@@ -67,6 +71,14 @@ pub enum StalePlan {
     Secret(String),
     #[error("the files or the account changed since the plan was made: {0} would now be planned differently")]
     Changed(String),
+}
+
+/// A saved plan applied in another environment than it was planned for.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("the plan was made for environment `{planned}`, not `{chosen}`")]
+pub struct OtherEnvironment {
+    pub planned: String,
+    pub chosen: String,
 }
 
 fn saved_changes(plan: &Plan, desired: &Desired) -> Vec<SavedChange> {
@@ -113,10 +125,12 @@ fn secrets(plan: &Plan, desired: &Desired, salt: &str) -> BTreeMap<String, BTree
 }
 
 impl SavedPlan {
-    pub fn new(plan: &Plan, desired: &Desired, state: &State) -> SavedPlan {
+    /// `environment`: the one the plan was made for, if the project has any.
+    pub fn new(plan: &Plan, desired: &Desired, state: &State, environment: Option<&str>) -> SavedPlan {
         SavedPlan {
             format_version: SAVED_PLAN_VERSION,
             project: plan.project.clone(),
+            environment: environment.map(str::to_owned),
             state_serial: state.serial,
             changes: saved_changes(plan, desired),
             secrets: secrets(plan, desired, &state.salt),
@@ -173,8 +187,57 @@ impl SavedPlan {
         Ok(())
     }
 
+    /// The environment to apply this plan in: its own, which `chosen` (the
+    /// one asked for, if any) may only repeat. A plan saved without one
+    /// takes `chosen` (its project name then tells a wrong one: `verify`).
+    pub fn environment_to_apply<'a>(&'a self, chosen: Option<&'a str>) -> Result<Option<&'a str>, OtherEnvironment> {
+        match (self.environment.as_deref(), chosen) {
+            (Some(planned), Some(chosen)) if planned != chosen => Err(OtherEnvironment {
+                planned: planned.to_owned(),
+                chosen: chosen.to_owned(),
+            }),
+            (Some(planned), _) => Ok(Some(planned)),
+            (None, chosen) => Ok(chosen),
+        }
+    }
+
     /// The addresses the plan touches.
     pub fn addresses(&self) -> Vec<Address> {
         self.changes.iter().filter_map(|c| c.address.parse().ok()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(environment: Option<&str>) -> SavedPlan {
+        SavedPlan::new(&Plan::default(), &Desired::default(), &State::new("shop"), environment)
+    }
+
+    #[test]
+    fn a_plan_is_applied_in_its_own_environment() {
+        let production = saved(Some("production"));
+        assert_eq!(production.environment_to_apply(None), Ok(Some("production")));
+        assert_eq!(production.environment_to_apply(Some("production")), Ok(Some("production")));
+        assert_eq!(
+            production.environment_to_apply(Some("staging")),
+            Err(OtherEnvironment {
+                planned: "production".into(),
+                chosen: "staging".into()
+            })
+        );
+        assert_eq!(saved(None).environment_to_apply(Some("staging")), Ok(Some("staging")));
+        assert_eq!(saved(None).environment_to_apply(None), Ok(None));
+    }
+
+    #[test]
+    fn the_environment_is_kept_in_the_file_and_plans_without_one_still_read() {
+        let text = serde_json::to_string(&saved(Some("production"))).unwrap();
+        assert!(text.contains(r#""environment":"production""#), "{text}");
+        let old = serde_json::to_string(&saved(None)).unwrap();
+        assert!(!old.contains("environment"), "{old}");
+        let read: SavedPlan = serde_json::from_str(&old).unwrap();
+        assert_eq!(read.environment, None);
     }
 }

@@ -155,6 +155,9 @@ async fn apply(
         format,
     } = extras;
     let saved = plan_file.as_deref().map(read_saved).transpose()?;
+    if let (Some(path), Some((plan, _))) = (&plan_file, &saved) {
+        use_saved_environment(path, plan)?;
+    }
     // A reviewed plan is applied as it was reviewed: with the overrides it
     // was planned with, never with ones added at apply time.
     let (saved, policy_overrides) = match (saved, policy_overrides) {
@@ -470,8 +473,35 @@ fn read_saved(path: &Path) -> Result<(SavedPlan, Vec<String>), Stop> {
         |e: serde_json::Error| Stop::Message(format!("{} is not a saved monform plan: {e}", path.display()));
     let file: serde_json::Value = serde_json::from_str(&text).map_err(not_a_plan)?;
     let overrides = crate::render::shown::saved_overrides(&file);
-    let saved = serde_json::from_value(file).map_err(not_a_plan)?;
+    // Plans saved before the engine kept the environment have it only in
+    // what `show` reads.
+    let shown_environment = file[crate::render::shown::KEY]["environment"].as_str().map(str::to_owned);
+    let mut saved: SavedPlan = serde_json::from_value(file).map_err(not_a_plan)?;
+    saved.environment = saved.environment.or(shown_environment);
     Ok((saved, overrides))
+}
+
+/// Applies the saved plan at `path` in the environment it was planned
+/// for; one chosen with `--env` (or `MONFORM_ENV`) must be that one.
+fn use_saved_environment(path: &Path, plan: &SavedPlan) -> Result<(), Stop> {
+    let chosen = super::context::chosen_environment();
+    match plan.environment_to_apply(chosen) {
+        Ok(Some(environment)) => {
+            if chosen.is_none() {
+                eprintln!("Applying {} to environment {environment}, as planned", path.display());
+            }
+            super::context::set_saved_plan_environment(environment);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(other) => Err(Stop::Message(format!(
+            "{}: {other} (chosen with --env or MONFORM_ENV): nothing was applied\n\nhint: leave --env out to apply it to {}, or plan {} with `monform --env {} plan --out FILE`",
+            path.display(),
+            other.planned,
+            other.chosen,
+            other.chosen
+        ))),
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -36,7 +36,23 @@ pub fn set_environment(environment: Option<String>) {
     let _ = ENVIRONMENT.set(environment.filter(|e| !e.is_empty()));
 }
 
+/// The environment of the saved plan `apply PLANFILE` applies, when none
+/// was chosen: the plan is applied where it was planned.
+static SAVED_PLAN_ENVIRONMENT: OnceLock<String> = OnceLock::new();
+
+pub fn set_saved_plan_environment(environment: &str) {
+    let _ = SAVED_PLAN_ENVIRONMENT.set(environment.to_owned());
+}
+
 pub fn environment() -> Option<&'static str> {
+    ENVIRONMENT
+        .get()
+        .and_then(Option::as_deref)
+        .or_else(|| SAVED_PLAN_ENVIRONMENT.get().map(String::as_str))
+}
+
+/// The environment chosen with `--env` or `MONFORM_ENV` alone.
+pub fn chosen_environment() -> Option<&'static str> {
     ENVIRONMENT.get().and_then(Option::as_deref)
 }
 

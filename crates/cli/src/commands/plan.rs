@@ -10,7 +10,7 @@ use monform_engine::ops::{self, Opened, OverBudget, PlanRequest};
 
 use super::context::{Findings, Open, Reach, Stop, block_on, parse_targets, refused};
 use crate::render::Output;
-use crate::render::plan::{Style, human, json, markdown};
+use crate::render::plan::{Style, human, json, markdown_in};
 use crate::render::repo_paths::RepoPaths;
 use crate::render::shown::{KEY, POLICY_KEY, Shown};
 use crate::render::{budget, effective};
@@ -272,7 +272,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         }
         Format::Markdown => print!(
             "{}{}{}",
-            closing(markdown(&plan)),
+            closing(markdown_in(&plan, environment.as_deref())),
             runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
             policy
                 .as_ref()

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::context::PlanFormat as Format;
 use crate::render::Output;
-use crate::render::plan::{Style, human, json, markdown};
+use crate::render::plan::{Style, human, json, markdown_in};
 use crate::render::policy;
 use crate::render::repo_paths::RepoPaths;
 use crate::render::shown::{KEY, POLICY_KEY, Shown};
@@ -49,7 +49,8 @@ fn read(path: &std::path::Path) -> Result<Read, String> {
         .ok_or_else(|| format!("{shown_path} was saved by a monform too old to show it"))?;
     let shown: Shown =
         serde_json::from_value(shown).map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
-    let environment = shown.environment().map(str::to_owned);
+    // The engine's own record; plans saved before it kept one have it in `shown` only.
+    let environment = saved.environment.clone().or_else(|| shown.environment().map(str::to_owned));
     let plan = shown
         .plan(saved.project, saved.state_serial)
         .map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
@@ -99,7 +100,7 @@ pub fn run(dir: &std::path::Path, args: ShowArgs, output: &Output) -> ExitCode {
         }
         Format::Markdown => print!(
             "{}{}",
-            markdown(&plan),
+            markdown_in(&plan, environment.as_deref()),
             policy
                 .as_ref()
                 .map(|p| policy::markdown_of(p, &RepoPaths::for_project(dir)))

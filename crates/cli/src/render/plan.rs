@@ -10,7 +10,7 @@ use similar::TextDiff;
 mod json;
 mod markdown;
 pub use json::json;
-pub use markdown::markdown;
+pub use markdown::{markdown, markdown_in};
 
 /// One line of a change's body.
 struct Line {

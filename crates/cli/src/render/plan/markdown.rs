@@ -33,8 +33,16 @@ pub const MARKDOWN_LIMIT: usize = 65_000;
 /// diff per changed resource. The largest diffs are left out first when the
 /// whole would not fit, and the comment says so.
 pub fn markdown(plan: &Plan) -> String {
+    markdown_in(plan, None)
+}
+
+/// [`markdown`] of a plan for `environment`, which its heading names.
+pub fn markdown_in(plan: &Plan, environment: Option<&str>) -> String {
     let summary = plan.summary();
-    let mut head = format!("### monform plan for `{}`\n\n", plan.project);
+    let mut head = match environment {
+        Some(environment) => format!("### monform plan for `{}`, environment `{environment}`\n\n", plan.project),
+        None => format!("### monform plan for `{}`\n\n", plan.project),
+    };
     // Every count the summary line has, so the two never disagree; moved
     // objects are their own column, never "unchanged".
     let columns = [
