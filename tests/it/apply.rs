@@ -114,13 +114,8 @@ fn full_lifecycle_converges_and_destroy_restores_the_account() {
     assert_eq!(planned.status.code(), Some(0), "{}", stdout(&planned));
     outputs.push(planned);
 
-    let refused = run(&emulator, dir, &["destroy", "--auto-approve"]);
-    assert_eq!(
-        refused.status.code(),
-        Some(1),
-        "destroying 26 objects needs --allow-mass-delete"
-    );
-    let destroyed = run(&emulator, dir, &["destroy", "--auto-approve", "--allow-mass-delete"]);
+    // Deleting everything is destroy's purpose: no --allow-mass-delete (issue 46).
+    let destroyed = run(&emulator, dir, &["destroy", "--auto-approve"]);
     assert_ok(&destroyed);
     outputs.push(destroyed);
     assert_eq!(

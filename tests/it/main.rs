@@ -11,6 +11,7 @@ mod budget;
 mod codify;
 mod declare;
 mod declare_for_each;
+mod destroy;
 mod docs;
 mod entry_environments;
 mod environments;

@@ -103,9 +103,14 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             }
         })
         .collect();
+    // A destroy plans against no files: its deletes are its purpose, not removals.
+    let gone = match options.destroying {
+        Some(_) => Reason::Destroyed,
+        None => Reason::Removed,
+    };
     for (address, remote) in &actual.owned {
         if !desired.resources.contains_key(address) {
-            let mut change = removal(address, remote, Reason::Removed);
+            let mut change = removal(address, remote, gone);
             if desired.declarations.removed(address).is_some_and(|r| !r.destroy) {
                 change.action = Action::Forget;
                 change.reason = Reason::Forgotten;

@@ -359,12 +359,11 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
     let over = runs
         .as_ref()
         .and_then(|runs| OverBudget::of(runs, session.project.max_runs_per_month));
-    let unsafe_changes = crate::safety::check(
-        &planned.plan,
-        session.desired,
-        &planned.state,
-        request.allow_mass_delete,
-    );
+    // Deleting everything is what `destroy` is for, after its own
+    // confirmation: the mass-delete guard is for applies, where so many
+    // deletes are a surprise. `preventDestroy` holds for both.
+    let allow_mass_delete = request.allow_mass_delete || plan_request.destroy;
+    let unsafe_changes = crate::safety::check(&planned.plan, session.desired, &planned.state, allow_mass_delete);
     let refused = match (over, unsafe_changes.is_empty()) {
         (Some(over), _) => Some(Refusal::OverBudget(over)),
         (None, false) => Some(Refusal::Unsafe(unsafe_changes)),

@@ -50,6 +50,9 @@ pub enum Reason {
     DeletedRemotely,
     #[serde(rename = "removed from configuration")]
     Removed,
+    /// Deleted by `destroy`, whose purpose that is (the files still have it).
+    #[serde(rename = "destroy")]
+    Destroyed,
     #[serde(rename = "duplicate left by an interrupted apply")]
     Duplicate,
     #[serde(rename = "a dependency is replaced")]
@@ -74,6 +77,7 @@ impl Reason {
             Reason::Drift => "changed outside monform (drift)",
             Reason::DeletedRemotely => "deleted outside monform (drift)",
             Reason::Removed => "removed from configuration",
+            Reason::Destroyed => "destroy",
             Reason::Duplicate => "duplicate left by an interrupted apply",
             Reason::DependencyReplaced => "a dependency is replaced",
             Reason::UpToDate => "up to date",

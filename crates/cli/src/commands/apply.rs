@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// Leave out this address and what depends on it (repeatable; `*` matches any characters, e.g. 'checks.api[*]')
     #[arg(long = "exclude")]
     excludes: Vec<String>,
-    /// Allow deleting more than 10 objects and 30% of the project in one run
+    /// Allow an apply to delete more than 10 objects and 30% of the project (destroy needs no flag: it asks first)
     #[arg(long)]
     allow_mass_delete: bool,
 }
