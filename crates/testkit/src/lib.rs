@@ -13,6 +13,9 @@
 //!   makes mandatory;
 //! - [`skipped`]: a test that cannot run here says so where `cargo test`
 //!   shows it (uncaptured);
+//! - [`projects`]: projects drawn from the resource model's schema, with
+//!   one random edit and what a plan must show for it (the
+//!   zero-spurious-diff property of issue 45);
 //! - [`circles`]: import circles between the modules of a crate, and the
 //!   test that holds every crate of the workspace to none.
 //!
@@ -23,6 +26,7 @@
 pub mod circles;
 mod emulator;
 mod postgres;
+pub mod projects;
 mod redact;
 mod seed;
 mod skip;

@@ -58,7 +58,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The changes of a plan, one per line with their fields, noops left out.
-fn describe(plan: &Plan) -> String {
+pub(crate) fn describe(plan: &Plan) -> String {
     let mut out = String::new();
     for change in plan.changes.iter().filter(|c| c.action != Action::Noop) {
         out.push_str(&format!(

@@ -5,3 +5,4 @@
 mod conformance;
 mod converge;
 mod request_count;
+mod zero_diff;
