@@ -9,6 +9,7 @@ mod apply;
 mod apply_json;
 mod budget;
 mod codify;
+mod conflicts;
 mod declare;
 mod declare_for_each;
 mod destroy;

@@ -72,7 +72,7 @@ fn the_example_policies_pass_their_tests() {
     let output = run(dir.path(), &["policy", "test"]);
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     assert!(
-        stdout(&output).ends_with("20 tests: 20 passed, 0 failed\n"),
+        stdout(&output).ends_with("22 tests: 22 passed, 0 failed\n"),
         "{}",
         stdout(&output)
     );

@@ -351,18 +351,6 @@ fn compare(
             });
         }
     }
-    let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
-    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
-    let replace = type_changed
-        || fields.iter().any(|f| {
-            let root = FieldPath::parse(&f.path);
-            facts.replace.iter().any(|p| monform_model::facts::matches(p, &root))
-        });
-    let action = match (fields.is_empty() && !type_changed, replace) {
-        (true, _) => Action::Noop,
-        (false, true) => Action::Replace,
-        (false, false) => Action::Update,
-    };
     let version = actual.version();
     let version_changed = recorded
         .and_then(|r| r.version.as_deref())
@@ -398,6 +386,45 @@ fn compare(
             }
             version_changed
         }
+    };
+    // A secret variable's value, which the service never returns, set in
+    // the service since. (Only variables: other objects' versions also
+    // move when monform changes what refers to them.)
+    if kind == monform_model::Kind::Variable && version_changed && !fields.iter().any(|f| f.drift) {
+        conflict::Secrets {
+            sensitive: &sensitive,
+            desired,
+            actual,
+            recorded,
+            state,
+        }
+        .rotated(&mut fields);
+    }
+    // Lists changed only inside what is masked: the items the service changed.
+    let secrets = conflict::Secrets {
+        sensitive: &sensitive,
+        desired,
+        actual,
+        recorded,
+        state,
+    };
+    let secret_fields: Vec<String> = fields.iter().filter(|f| f.sensitive).map(|f| f.path.clone()).collect();
+    fields.retain_mut(|field| {
+        let masked_alike = !field.sensitive && field.before.is_some() && field.before == field.after;
+        !masked_alike || secrets.changed_items(field, &secret_fields)
+    });
+    let drifted = drifted || fields.iter().any(|f| f.drift);
+    let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
+    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
+    let replace = type_changed
+        || fields.iter().any(|f| {
+            let root = FieldPath::parse(&f.path);
+            facts.replace.iter().any(|p| monform_model::facts::matches(p, &root))
+        });
+    let action = match (fields.is_empty() && !type_changed, replace) {
+        (true, _) => Action::Noop,
+        (false, true) => Action::Replace,
+        (false, false) => Action::Update,
     };
     // A change only inside what is masked (a URL's `?apikey=`) would show
     // the same text twice: shown as a secret's change, drift kept.

@@ -262,7 +262,7 @@ pub use plan::{
 };
 pub use refresh::Refresh;
 pub use renames::SuggestedMove;
-pub use safety::SafetyError;
+pub use safety::{Overwrite, SafetyError};
 pub use saved::{OtherEnvironment, SavedPlan, StalePlan};
 pub use state::postgres::Actor;
 pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError, Target};

@@ -29,6 +29,7 @@ mod access_ops;
 mod drift_ops;
 mod export_ops;
 mod import_ops;
+mod init_ops;
 mod local_env;
 mod open_ops;
 mod policy_ops;
@@ -52,6 +53,7 @@ pub use export_ops::{
     new_project_name, write_project,
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
+pub use init_ops::{EXAMPLE_FILE, GitIgnore, IGNORED, InitRefusal, Initialised, check_init, ignore_state, init_name, init_project};
 pub use local_env::{EnvRead, UnpassedEnv, unpassed_env};
 pub use open_ops::{
     ACCOUNT_VARIABLE, API_KEY_VARIABLE, API_URL_VARIABLE, Api, ApiRequest, ApiUnopened, Connect, EnvVars, LocalService,
@@ -303,6 +305,9 @@ pub struct ApplyRequest {
     /// exactly it. Its addresses are the targets.
     pub saved: Option<SavedPlan>,
     pub allow_mass_delete: bool,
+    /// Overwrite changes made outside monform that the files change too
+    /// (conflicts) without a person's yes ([`Ready::approve_conflicts`]).
+    pub allow_conflicts: bool,
     /// Who takes the lock, as its holder shows it (`monform apply`).
     pub command: String,
 }
@@ -322,6 +327,8 @@ pub struct Ready<'s> {
     refused: Option<Refusal>,
     /// The policies' findings, once [`Ready::check_policies`] ran.
     pub policy: Option<PolicyOutcome>,
+    /// The conflicts nobody approved yet (`safety::conflicts_to_approve`).
+    conflicts: Vec<crate::safety::Overwrite>,
 }
 
 impl Ready<'_> {
@@ -332,6 +339,17 @@ impl Ready<'_> {
     /// Why [`execute`] would refuse this plan, if it would.
     pub fn refusal(&self) -> Option<&Refusal> {
         self.refused.as_ref()
+    }
+
+    /// The conflicts [`execute`] refuses to overwrite until a person
+    /// approves them: a front end asks, as it asks before a destroy.
+    pub fn conflicts(&self) -> &[crate::safety::Overwrite] {
+        &self.conflicts
+    }
+
+    /// A person saw the conflicts and answered yes to overwriting them.
+    pub fn approve_conflicts(&mut self) {
+        self.conflicts.clear();
     }
 }
 
@@ -364,6 +382,11 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
     // deletes are a surprise. `preventDestroy` holds for both.
     let allow_mass_delete = request.allow_mass_delete || plan_request.destroy;
     let unsafe_changes = crate::safety::check(&planned.plan, session.desired, &planned.state, allow_mass_delete);
+    // A destroy overwrites nothing: it deletes, and says so.
+    let conflicts = match request.allow_conflicts || plan_request.destroy {
+        true => Vec::new(),
+        false => crate::safety::conflicts_to_approve(&planned.plan, session.desired),
+    };
     let refused = match (over, unsafe_changes.is_empty()) {
         (Some(over), _) => Some(Refusal::OverBudget(over)),
         (None, false) => Some(Refusal::Unsafe(unsafe_changes)),
@@ -378,6 +401,7 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
         destroy: plan_request.destroy,
         refused,
         policy: None,
+        conflicts,
     })
 }
 
@@ -408,6 +432,9 @@ impl Applied {
 pub async fn execute(ready: Ready<'_>, options: &ApplyOptions, observer: &dyn Observer) -> Result<Applied, Refusal> {
     if let Some(refusal) = ready.refused {
         return Err(refusal);
+    }
+    if !ready.conflicts.is_empty() {
+        return Err(Refusal::Conflicts(ready.conflicts));
     }
     // The lock is held until the end, through the read-back.
     let Ready {

@@ -137,7 +137,8 @@ impl Conflict {
     /// tell two values apart without telling either.
     pub fn secret(fingerprint: &str) -> Value {
         Value::String(format!(
-            "(sensitive, fingerprint {})",
+            "{}{})",
+            monform_model::sensitive::MASK_FINGERPRINT,
             fingerprint.get(..8).unwrap_or(fingerprint)
         ))
     }

@@ -1,7 +1,9 @@
 //! Guards before anything is deleted (design decision 7): `preventDestroy`
-//! and the mass-delete threshold.
+//! and the mass-delete threshold; and before a change made outside monform
+//! is overwritten by a file edit of the same field (a conflict, issue 45).
 
 use monform_config::Desired;
+use monform_model::{Address, DriftPolicy};
 
 use crate::plan::{Action, Plan};
 use crate::state::State;
@@ -57,4 +59,44 @@ pub fn check(plan: &Plan, desired: &Desired, state: &State, allow_mass_delete: b
         problems.push(SafetyError::MassDelete { deletes, total });
     }
     problems
+}
+
+/// A field a plan overwrites although the service changed it since the
+/// last apply (a conflict the files changed too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overwrite {
+    pub address: Address,
+    pub path: String,
+}
+
+impl std::fmt::Display for Overwrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.address, self.path)
+    }
+}
+
+/// The conflicts an apply may not overwrite without a person's yes (or
+/// `--allow-conflicts`): every conflict but those of resources whose
+/// `lifecycle.drift` is `revert`, which says the files always win. The one
+/// rule every front end (the CLI, the reconciler) applies by.
+pub fn conflicts_to_approve(plan: &Plan, desired: &Desired) -> Vec<Overwrite> {
+    plan.changes
+        .iter()
+        .filter(|change| {
+            desired
+                .resources
+                .get(&change.address)
+                .is_none_or(|r| r.resource.lifecycle().drift != Some(DriftPolicy::Revert))
+        })
+        .flat_map(|change| {
+            change
+                .fields
+                .iter()
+                .filter(|f| f.conflict.is_some())
+                .map(|f| Overwrite {
+                    address: change.address.clone(),
+                    path: f.path.clone(),
+                })
+        })
+        .collect()
 }

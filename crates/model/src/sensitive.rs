@@ -23,6 +23,15 @@ pub use worded::{Hidden, Wording, show_number, word};
 /// What masked values read as, in every output.
 pub const MASK: &str = "(sensitive)";
 
+/// A masked value the service changed since the last apply (a plan's old
+/// value of a credential header set in the web UI): masked too, but not the
+/// same text as the files' [`MASK`], so the changed item is the one shown.
+pub const MASK_CHANGED: &str = "(sensitive, changed)";
+
+/// What a secret shows as where two values must be told apart without
+/// telling either (a conflict's): the first digits of a salted fingerprint.
+pub const MASK_FINGERPRINT: &str = "(sensitive, fingerprint ";
+
 /// Whether a header or parameter name (of a header, or of a URL's query)
 /// says its value is a credential: `Authorization`, `Proxy-Authorization`,
 /// `Cookie`, `Set-Cookie`, and any name with a token, key, secret, password,
@@ -151,11 +160,11 @@ fn redact_with(value: &Value, at: &FieldPath, sensitive: &[FieldPath], urls: boo
     }
 }
 
-/// Whether a masked value shows a secret was there: [`MASK`] itself, or a
-/// URL with a credential masked.
+/// Whether a masked value shows a secret was there: [`MASK`] itself (or
+/// [`MASK_CHANGED`], a [`MASK_FINGERPRINT`]), or a URL with a credential masked.
 pub fn holds_mask(value: &Value) -> bool {
     match value {
-        Value::String(s) => s == MASK || is_masked_url(s),
+        Value::String(s) => s == MASK || s == MASK_CHANGED || s.starts_with(MASK_FINGERPRINT) || is_masked_url(s),
         Value::Array(items) => items.iter().any(holds_mask),
         Value::Object(map) => map.values().any(holds_mask),
         _ => false,

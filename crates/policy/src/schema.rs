@@ -83,12 +83,29 @@ fn plan_schema(sensitive: &str) -> Value {
                                     "after": { "description": sensitive },
                                     "sensitive": { "type": "boolean" },
                                     "drift": { "type": "boolean" },
+                                    "conflict": conflict_schema(),
                                 },
                             },
                         },
                     },
                 },
             },
+        },
+    })
+}
+
+/// A field's conflict (issue 45): its own function, as one `json!` it
+/// passes the macro's recursion limit.
+fn conflict_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Changed both in the files and in the service since the last apply: applying overwrites the service's change. Absent when it is not a conflict.",
+        "required": ["applied", "service", "files"],
+        "additionalProperties": false,
+        "properties": {
+            "applied": { "description": "What monform last applied; null when the state keeps only its fingerprint (text, lists)." },
+            "service": { "description": "What the service holds (masked as `before`); null when it is never returned (a secret)." },
+            "files": { "description": "What the files say (masked as `after`)." },
         },
     })
 }

@@ -287,6 +287,9 @@ async fn apply(
         },
         saved: None,
         allow_mass_delete: false,
+        // The drift policies decided (`policy.rs`): a change the files and
+        // the service both made is applied only under `revert` or `ignore`.
+        allow_conflicts: true,
         command: "monform reconcile".to_owned(),
     };
     let mut ready = match ops::prepare_apply(session, request).await {

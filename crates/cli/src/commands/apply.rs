@@ -82,6 +82,9 @@ pub struct RunArgs {
     /// Allow an apply to delete more than 10 objects and 30% of the project (destroy needs no flag: it asks first)
     #[arg(long)]
     allow_mass_delete: bool,
+    /// Overwrite changes made outside monform that the files change too (conflicts) without asking
+    #[arg(long)]
+    allow_conflicts: bool,
 }
 
 pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Output) -> ExitCode {
@@ -223,6 +226,7 @@ async fn apply(
         },
         saved,
         allow_mass_delete: args.allow_mass_delete,
+        allow_conflicts: args.allow_conflicts,
         command: command.to_owned(),
     };
     let mut ready = ops::prepare_apply(&session, request)
@@ -281,8 +285,11 @@ async fn apply(
     }
     // With no changes the engine still runs: it records adopted objects in the state.
     let has_changes = plan.summary().has_changes();
+    // Conflicts are asked about as a destroy is; unattended, the engine
+    // refuses them (see `ops::Ready::conflicts`).
+    let conflicts = ready.conflicts().len();
     if has_changes && !from_file && !args.auto_approve {
-        let answer = confirm(destroy);
+        let answer = confirm(destroy, conflicts);
         if answer != Answer::Yes {
             drop(ready);
             opened.close().await;
@@ -328,6 +335,10 @@ async fn apply(
     crate::connect::route_lines(Some(Arc::new(move |text| above.line(text))));
     // JSON and Markdown report per address after the apply, which takes the plan.
     let plan_copy = (format != ApplyFormat::Human).then(|| plan.clone());
+    if conflicts > 0 && !from_file && !args.auto_approve {
+        // Answered yes to the question naming them.
+        ready.approve_conflicts();
+    }
     let result = ops::execute(ready, &options, &on_event).await;
     crate::connect::route_lines(None);
     client.observe_waits(None);
@@ -514,11 +525,16 @@ enum Answer {
 
 /// Asks for `yes` on standard input: a terminal, or a pipe (`echo yes |
 /// monform apply`), as Terraform does.
-fn confirm(destroy: bool) -> Answer {
-    let what = if destroy {
-        "destroy every object of this project"
-    } else {
-        "perform these actions"
+fn confirm(destroy: bool, conflicts: usize) -> Answer {
+    let what = match (destroy, conflicts) {
+        (true, _) => "destroy every object of this project".to_owned(),
+        (false, 0) => "perform these actions".to_owned(),
+        (false, 1) => {
+            "perform these actions and overwrite 1 change made outside monform (the conflict above)".to_owned()
+        }
+        (false, n) => {
+            format!("perform these actions and overwrite {n} changes made outside monform (the conflicts above)")
+        }
     };
     eprint!("\nDo you want to {what}? Only 'yes' will be accepted.\n  Enter a value: ");
     let _ = std::io::stderr().flush();

@@ -8,6 +8,7 @@
 //! reaches this module.
 
 use monform_engine::{Change, FieldChange, Plan, Whose};
+use monform_model::sensitive::holds_mask;
 use monform_model::{Address, Kind};
 use serde_json::{Value, json};
 use similar::{Algorithm, DiffOp, capture_diff_slices};
@@ -205,7 +206,12 @@ pub fn lines(plan: &Plan, change: &Change, field: &FieldChange, sign: char, head
             }
             Item::Changed(old, new) => {
                 out.push(('~', "    {".to_owned()));
-                let (fields, same) = changed_fields(old, new);
+                let (fields, mut same) = changed_fields(old, new);
+                // A secret changed: which item it is, by its name (a header's key).
+                if let Some((name, value)) = identity(old, new) {
+                    out.push((' ', format!("        {name} = {}", show(value))));
+                    same = same.saturating_sub(1);
+                }
                 out.extend(fields.into_iter().map(|(sign, text)| (sign, format!("        {text}"))));
                 if same > 0 {
                     out.push((' ', format!("        ({same} unchanged field{} hidden)", plural(same))));
@@ -219,6 +225,17 @@ pub fn lines(plan: &Plan, change: &Change, field: &FieldChange, sign: char, head
     }
     out.push((' ', "]".to_owned()));
     Some(out)
+}
+
+/// The name of an item whose masked value changed (`key`, or `name`),
+/// unchanged on both sides: the masks alone do not say which it is.
+fn identity<'v>(old: &'v Value, new: &Value) -> Option<(&'static str, &'v Value)> {
+    if !holds_mask(old) && !holds_mask(new) {
+        return None;
+    }
+    ["key", "name"]
+        .into_iter()
+        .find_map(|name| Some((name, old.get(name)?)).filter(|(_, v)| new.get(name) == Some(*v)))
 }
 
 fn plural(n: usize) -> &'static str {

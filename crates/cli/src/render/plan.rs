@@ -84,8 +84,27 @@ pub fn summary_line(plan: &Plan) -> String {
             line.push_str(&format!(", {count} {text}"));
         }
     }
+    if s.conflict > 0 {
+        line.push_str(&format!(", {}", conflicts(s.conflict)));
+    }
     line.push('.');
     line
+}
+
+/// "1 conflict", "2 conflicts".
+fn conflicts(count: usize) -> String {
+    format!("{count} conflict{}", if count == 1 { "" } else { "s" })
+}
+
+/// What a plan with conflicts overwrites, in a sentence; `None` without.
+pub fn conflict_note(plan: &Plan) -> Option<String> {
+    let count = plan.summary().conflict;
+    let note = match count {
+        0 => return None,
+        1 => "Conflict: 1 field changed both in the files and in the service since the last apply; applying overwrites the service's value with the files'. To keep the service's, put it in the files (`monform codify` shows where).".to_owned(),
+        n => format!("Conflicts: {n} fields changed both in the files and in the service since the last apply; applying overwrites the service's values with the files'. To keep the service's, put them in the files (`monform codify` shows where)."),
+    };
+    Some(note)
 }
 
 /// What a partial refresh did not check, in a sentence; `None` when
@@ -146,10 +165,12 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
     let action = change.action;
     let name = format!("{:width$}", field.path);
     if field.sensitive {
-        let text = if action == Action::Create {
-            format!("{name} = (sensitive)")
-        } else {
-            format!("{name} = (sensitive value changed)")
+        let text = match (action, field.drift, &field.conflict) {
+            (Action::Create, ..) => format!("{name} = (sensitive)"),
+            // Set outside monform: the service never returns it, its version tells.
+            (_, true, _) => format!("{name} = (sensitive)  # drift: changed in the service; value not readable"),
+            (_, _, Some(_)) => format!("{name} = (sensitive value changed){}", drift_mark(field, true)),
+            _ => format!("{name} = (sensitive value changed)"),
         };
         return vec![Line { sign, text }];
     }
@@ -158,7 +179,7 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
         let after = field.after.as_ref().and_then(Value::as_str).unwrap_or("");
         let mut out = vec![Line {
             sign,
-            text: format!("{} = <<EOT{}", field.path, drift_mark(field)),
+            text: format!("{} = <<EOT{}", field.path, drift_mark(field, false)),
         }];
         if action == Action::Create {
             out.extend(after.lines().map(|l| Line {
@@ -192,9 +213,9 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
         return out;
     }
     let note = if field.known_after_apply {
-        " (known after apply)"
+        " (known after apply)".to_owned()
     } else {
-        drift_mark(field)
+        drift_mark(field, false)
     };
     let head = format!("{name} = [{note}");
     // A created list of plain values reads best on one line, as before; a
@@ -212,6 +233,11 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
         return items.into_iter().map(|(sign, text)| Line { sign, text }).collect();
     }
     let after = field.after.as_ref().map(show).unwrap_or_else(|| "null".to_owned());
+    // A value on one line has room for the conflict's three values.
+    let note = match field.known_after_apply {
+        true => note,
+        false => drift_mark(field, true),
+    };
     let text = match (&field.before, action) {
         (_, Action::Create) | (None, _) => format!("{name} = {after}{note}"),
         (Some(before), _) => format!("{name} = {} -> {after}{note}", show(before)),
@@ -219,12 +245,37 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
     vec![Line { sign, text }]
 }
 
-/// How a field changed outside monform is told apart from a file edit.
-fn drift_mark(field: &FieldChange) -> &'static str {
+/// How a field changed outside monform is told apart from a file edit;
+/// a conflict (changed in both) with its three values when `values` and
+/// they fit on a line.
+fn drift_mark(field: &FieldChange, values: bool) -> String {
+    if let Some(conflict) = &field.conflict {
+        let one_line = |v: &Value| !v.is_array() && !v.is_object() && !is_multiline(Some(v));
+        let shown = [
+            conflict.applied.as_ref(),
+            conflict.service.as_ref(),
+            Some(&conflict.files),
+        ];
+        if values && shown.iter().flatten().all(|v| one_line(v)) {
+            let applied = conflict
+                .applied
+                .as_ref()
+                .map_or_else(|| "(not recorded)".to_owned(), show);
+            let service = conflict
+                .service
+                .as_ref()
+                .map_or_else(|| "(not readable)".to_owned(), show);
+            return format!(
+                "  # conflict: applied {applied}, service {service} (changed outside monform), files {}",
+                show(&conflict.files)
+            );
+        }
+        return "  # conflict: changed outside monform and in the files since the last apply".to_owned();
+    }
     if field.drift {
-        "  # drift: changed outside monform"
+        "  # drift: changed outside monform".to_owned()
     } else {
-        ""
+        String::new()
     }
 }
 
@@ -325,6 +376,10 @@ pub fn write_human(
     out.write_str(&excluded_human(plan))?;
     out.write_str(&summary_line(plan))?;
     out.write_char('\n')?;
+    if let Some(note) = conflict_note(plan) {
+        out.write_str(&style.paint(&note, "1;33"))?;
+        out.write_char('\n')?;
+    }
     if let Some(note) = refresh_note(plan) {
         out.write_str(&style.paint(&note, "33"))?;
         out.write_char('\n')?;

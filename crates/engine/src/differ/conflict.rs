@@ -9,12 +9,12 @@
 //! take, so a conflict is only ever claimed for an object someone edited.
 
 use monform_model::FieldPath;
-use monform_model::sensitive::redact_paths;
+use monform_model::sensitive::{MASK_CHANGED, redact_paths};
 use serde_json::Value;
 
 use crate::forms::{ActualView, field_print, lookup, printed_value, same_print};
 use crate::plan::{Conflict, FieldChange};
-use crate::state::{Fingerprints, State};
+use crate::state::{Fingerprints, ResourceState, State};
 
 /// The prints of `prints` at `path` or under it (`path.x`, `path[0]`).
 pub(super) fn under<'p>(prints: &'p Fingerprints, path: &'p str) -> impl Iterator<Item = (&'p str, &'p str)> {
@@ -110,6 +110,127 @@ impl Service<'_> {
     }
 }
 
+/// The secrets of one object, for those the service never returns (a
+/// secret variable's value): a plan cannot compare them, but the object's
+/// version moving past the one applied, with no other field changed in the
+/// service, says one was set outside monform (rotated in the web UI).
+pub(super) struct Secrets<'a> {
+    pub sensitive: &'a [FieldPath],
+    pub desired: &'a Value,
+    pub actual: &'a ActualView,
+    pub recorded: Option<&'a ResourceState>,
+    pub state: &'a State,
+}
+
+impl Secrets<'_> {
+    /// Marks each unreadable secret drift ("changed in the service; value
+    /// not readable"), or a conflict when the files changed it too (its
+    /// values as fingerprints). Called only when the version moved and no
+    /// readable field explains it.
+    pub fn rotated(&self, fields: &mut Vec<FieldChange>) {
+        for path in self.sensitive {
+            let Some(value) = lookup(self.desired, path) else {
+                continue;
+            };
+            if self.held(path).is_some_and(|v| !v.is_null()) {
+                continue;
+            }
+            let key = path.to_string();
+            match fields.iter_mut().find(|f| f.sensitive && f.path == key) {
+                // Set in the files too: both moved.
+                Some(field) => {
+                    let applied = self.recorded.and_then(|r| r.secrets.get(&key));
+                    field.conflict = Some(Conflict {
+                        applied: applied.map(|print| Conflict::secret(print)),
+                        service: None,
+                        files: Conflict::secret(&self.state.fingerprint(value)),
+                    });
+                }
+                None => fields.push(FieldChange {
+                    path: key,
+                    before: None,
+                    after: None,
+                    sensitive: true,
+                    drift: true,
+                    known_after_apply: false,
+                    cleared: false,
+                    conflict: None,
+                }),
+            }
+        }
+    }
+}
+
+impl Secrets<'_> {
+    /// Lists whose items differ only inside what is masked (a credential
+    /// header set in the web UI shows `(sensitive)` on both sides): the
+    /// items whose secret the service changed since the last apply (by the
+    /// state's fingerprint of it) show [`MASK_CHANGED`] as the service's, so
+    /// the changed item is the one shown, by name. A list whose only
+    /// change is a secret the files changed is left to that secret's own
+    /// field (returns false: drop it).
+    pub fn changed_items(&self, field: &mut FieldChange, secret_fields: &[String]) -> bool {
+        let Some(mut before) = field.before.clone().filter(Value::is_array) else {
+            return true;
+        };
+        let base = FieldPath::parse(&field.path);
+        let mut changed = Vec::new();
+        let mut all_recorded = true;
+        for path in self.sensitive.iter().filter(|p| p.starts_with(&base) && **p != base) {
+            let key = path.to_string();
+            let Some(recorded) = self.recorded.and_then(|r| r.secrets.get(&key)) else {
+                all_recorded = false;
+                continue;
+            };
+            if self.held(path).map(|v| self.state.fingerprint(v)).as_ref() != Some(recorded) {
+                changed.push(key);
+                let inner = FieldPath(path.segments()[base.segments().len()..].to_vec());
+                if let Some(slot) = lookup_mut(&mut before, &inner) {
+                    *slot = Value::String(MASK_CHANGED.to_owned());
+                }
+            }
+        }
+        if changed.is_empty() {
+            // Nothing the service changed: the files' secret edit (its own
+            // field), or a state too old to tell (shown as before).
+            return !all_recorded;
+        }
+        field.before = Some(before);
+        if changed.iter().any(|c| secret_fields.contains(c)) {
+            field.drift = false;
+            field.conflict = Some(Conflict {
+                applied: None,
+                service: field.before.clone(),
+                files: field.after.clone().unwrap_or(Value::Null),
+            });
+        } else {
+            field.drift = true;
+        }
+        true
+    }
+
+    /// The service's value at `path`, in the files' form.
+    fn held(&self, path: &FieldPath) -> Option<&Value> {
+        match path.segments().split_first() {
+            Some((monform_model::Segment::Key(name), rest)) => {
+                self.actual.get(name).and_then(|v| lookup(v, &FieldPath(rest.to_vec())))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn lookup_mut<'v>(value: &'v mut Value, path: &FieldPath) -> Option<&'v mut Value> {
+    let mut current = value;
+    for segment in path.segments() {
+        current = match segment {
+            monform_model::Segment::Key(k) => current.get_mut(k)?,
+            monform_model::Segment::Index(i) => current.get_mut(*i)?,
+        };
+    }
+    Some(current)
+}
+
 /// A number or boolean compared as the differ does (10 and 10.0 are one).
 fn same_scalar(applied: &Value, held: &Value) -> bool {
     match (applied, held) {
@@ -135,8 +256,14 @@ mod tests {
             &state,
         );
         assert_eq!(prints.get("maxResponseTime"), Some("=5000       "));
-        assert_eq!(printed_value(prints.get("maxResponseTime").unwrap_or_default()), Some(json!(5000)));
-        assert_eq!(printed_value(prints.get("activated").unwrap_or_default()), Some(json!(true)));
+        assert_eq!(
+            printed_value(prints.get("maxResponseTime").unwrap_or_default()),
+            Some(json!(5000))
+        );
+        assert_eq!(
+            printed_value(prints.get("activated").unwrap_or_default()),
+            Some(json!(true))
+        );
         let name = prints.get("name").unwrap_or_default();
         assert_eq!(name.len(), 12);
         assert_eq!(printed_value(name), None, "text is never kept in the state");

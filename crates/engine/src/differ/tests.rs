@@ -126,3 +126,101 @@ fn a_create_comes_after_the_delete_that_frees_its_unique_value() {
     // The other delete frees nothing the create needs: address order.
     assert!(create < position(&plan, "snippets.c"), "{:?}", plan.changes);
 }
+
+/// A state that applied `applied` to `checks.home` (remote `c1`) at `version`.
+fn applied_state(kind: Kind, address: &str, applied: &serde_json::Value, version: &str) -> State {
+    let mut state = State::new("p");
+    let mut entry = crate::state::test_entry("c1", &[]);
+    entry.version = Some(version.to_owned());
+    entry.fields = field_fingerprints(kind, applied, &[], &state);
+    entry.secrets = crate::forms::secret_fingerprints(kind, applied, &[], &state);
+    state.resources.insert(address.to_owned(), entry);
+    state
+}
+
+/// Changed in the files and in the service since the last apply: a
+/// conflict with the three values; the service alone, drift; an object the
+/// service did not touch (same version), never a conflict.
+#[test]
+fn a_field_changed_on_both_sides_is_a_conflict_with_its_three_values() {
+    let check = |time: u64| {
+        json!({ "checkType": "API", "name": "Home", "maxResponseTime": time,
+                "request": { "url": "https://example.com", "method": "GET" } })
+    };
+    let state = applied_state(Kind::Check, "checks.home", &check(5000), "2026-11-22T10:00:00.000Z");
+    let desired = desired_of(&[(Kind::Check, "home", check(7000))]);
+    let remote = |time: u64, version: &str| {
+        let mut body = check(time);
+        body["id"] = json!("c1");
+        body["updated_at"] = json!(version);
+        Remote::with_id(Kind::Check, "c1", &body)
+    };
+    let planned = |remote: Remote| {
+        let mut actual = Actual::default();
+        actual.owned.insert(Address::new(Kind::Check, "home"), remote);
+        plan("p", &desired, &actual, &state, &PlanOptions::default()).changes[0].clone()
+    };
+    let change = planned(remote(9000, "2026-11-22T11:00:00.000Z"));
+    assert_eq!(change.reason, Reason::Conflict, "{change:?}");
+    let field = change
+        .fields
+        .iter()
+        .find(|f| f.path == "maxResponseTime")
+        .expect("maxResponseTime changes");
+    assert_eq!(
+        field.conflict,
+        Some(crate::plan::Conflict {
+            applied: Some(json!(5000)),
+            service: Some(json!(9000)),
+            files: json!(7000)
+        })
+    );
+    assert!(!field.drift);
+    // The service as applied: a file edit alone.
+    let change = planned(remote(5000, "2026-11-22T11:00:00.000Z"));
+    assert_eq!(change.reason, Reason::ConfigChanged, "{change:?}");
+    // The same version: whatever form its value takes, nobody edited it.
+    let change = planned(remote(9000, "2026-11-22T10:00:00.000Z"));
+    assert!(change.fields.iter().all(|f| f.conflict.is_none()), "{change:?}");
+}
+
+/// A secret variable's value is never returned; its version moving says
+/// it was set in the service (drift), or a conflict when the files set it too.
+#[test]
+fn a_secret_variable_set_in_the_service_is_drift_or_a_conflict() {
+    let variable = |value: &str| json!({ "value": value, "secret": true });
+    let state = applied_state(
+        Kind::Variable,
+        "variables.TOKEN",
+        &variable("one"),
+        "2026-11-22T10:00:00.000Z",
+    );
+    let planned = |files: &str, version: &str| {
+        let desired = desired_of(&[(Kind::Variable, "TOKEN", variable(files))]);
+        let mut actual = Actual::default();
+        actual.owned.insert(
+            Address::new(Kind::Variable, "TOKEN"),
+            Remote::with_id(
+                Kind::Variable,
+                "TOKEN",
+                &json!({ "key": "TOKEN", "value": null, "secret": true, "locked": false, "updated_at": version }),
+            ),
+        );
+        plan("p", &desired, &actual, &state, &PlanOptions::default()).changes[0].clone()
+    };
+    let same = planned("one", "2026-11-22T10:00:00.000Z");
+    assert_eq!(same.action, Action::Noop, "{same:?}");
+    let rotated = planned("one", "2026-11-22T11:00:00.000Z");
+    assert_eq!((rotated.action, rotated.reason), (Action::Update, Reason::Drift));
+    let field = &rotated.fields[0];
+    assert_eq!(
+        (field.path.as_str(), field.sensitive, field.drift),
+        ("value", true, true)
+    );
+    let both = planned("two", "2026-11-22T11:00:00.000Z");
+    assert_eq!(both.reason, Reason::Conflict);
+    let conflict = both.fields[0].conflict.clone().expect("a conflict");
+    assert_eq!(conflict.service, None);
+    let shown = format!("{:?}", (&conflict.applied, &conflict.files));
+    assert!(shown.contains("(sensitive, fingerprint ") && !shown.contains("one") && !shown.contains("two"));
+}

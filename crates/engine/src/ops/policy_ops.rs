@@ -81,8 +81,14 @@ pub fn plan_input(plan: &Plan, desired: &Desired, actual: &Actual) -> Value {
                         (true, Some(_)) => json!(MASK),
                         (_, v) => v.clone().unwrap_or(Value::Null),
                     };
-                    json!({"path": f.path, "before": shown(&f.before), "after": shown(&f.after),
-                           "sensitive": f.sensitive, "drift": f.drift})
+                    let mut field = json!({"path": f.path, "before": shown(&f.before), "after": shown(&f.after),
+                           "sensitive": f.sensitive, "drift": f.drift});
+                    // Masked as before and after are, by the differ.
+                    if let Some(conflict) = &f.conflict {
+                        field["conflict"] =
+                            json!({"applied": conflict.applied, "service": conflict.service, "files": conflict.files});
+                    }
+                    field
                 })
                 .collect();
             let mut value = json!({

@@ -52,6 +52,14 @@ pub enum Refusal {
     Policy(super::PolicyOutcome),
     #[error("the plan runs checks {} times a month, over the budget of {}", .0.runs, .0.max)]
     OverBudget(OverBudget),
+    /// Changes made outside monform the plan would overwrite (conflicts),
+    /// unattended: nobody approved them, no `--allow-conflicts`.
+    #[error(
+        "the plan overwrites {} made outside monform that the files change too (a conflict): {}\n\nhint: apply in a terminal to be asked, pass --allow-conflicts, set `lifecycle.drift: revert` on the resource, or put the service's value in the files (`monform codify`)",
+        if .0.len() == 1 { "a change".to_owned() } else { format!("{} changes", .0.len()) },
+        .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    Conflicts(Vec<crate::safety::Overwrite>),
     /// Deletes the guards stop: `preventDestroy`, the mass-delete threshold.
     #[error("the plan deletes what the safety guards protect")]
     Unsafe(Vec<SafetyError>),
@@ -85,6 +93,9 @@ pub enum Refusal {
     /// `export` or `import --all-unmanaged` cannot go on.
     #[error("{0}")]
     Export(super::ExportRefusal),
+    /// `init` cannot start a project.
+    #[error("{0}")]
+    Init(super::InitRefusal),
     /// `state migrate` from a backend that holds no state (named).
     #[error("there is no state to copy at {0}")]
     NoState(String),

@@ -26,6 +26,35 @@ fn without_fields(change: &Change) -> String {
     }
 }
 
+/// The conflicts, as a warning a reviewer cannot miss: each field with
+/// what was applied, what the service holds and what the files say.
+fn conflicts(plan: &Plan) -> String {
+    let Some(note) = super::conflict_note(plan) else {
+        return String::new();
+    };
+    let cell = |value: Option<&serde_json::Value>, missing: &str| match value {
+        Some(value) => format!("`{}`", super::show(value).replace('`', "'").replace('|', "\\|")),
+        None => missing.to_owned(),
+    };
+    let mut out =
+        format!("\n> [!WARNING]\n> {note}\n\n| object | field | applied | service | files |\n|---|---|---|---|---|\n");
+    for change in &plan.changes {
+        for field in &change.fields {
+            if let Some(conflict) = &field.conflict {
+                out.push_str(&format!(
+                    "| `{}` | `{}` | {} | {} | {} |\n",
+                    change.address,
+                    field.path,
+                    cell(conflict.applied.as_ref(), "(not recorded)"),
+                    cell(conflict.service.as_ref(), "(not readable)"),
+                    cell(Some(&conflict.files), ""),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// GitHub keeps comments under 65,536 characters; stay well below.
 pub const MARKDOWN_LIMIT: usize = 65_000;
 
@@ -63,6 +92,7 @@ pub fn markdown_in(plan: &Plan, environment: Option<&str>) -> String {
     ));
     head.push_str(&format!("| {} |\n\n", row(&|(_, count)| count.to_string())));
     head.push_str(&format!("**{}**\n", summary_line(plan)));
+    head.push_str(&conflicts(plan));
     if let Some(note) = refresh_note(plan) {
         head.push_str(&format!("\n> {note}\n"));
     }

@@ -1,0 +1,257 @@
+//! Conflicts and complete drift (issue 45), end to end: the real binary
+//! against the real emulator. A field changed both in the files and in the
+//! service since the last apply shows its three values in every format and
+//! needs a person (or `--allow-conflicts`, or `lifecycle.drift: revert`) to
+//! be applied; a rotated secret variable is drift; a changed list item is
+//! the one shown.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::{Value, json};
+
+const MONITORS: &str = r#"checks:
+  login:
+    checkType: API
+    name: Login
+    frequency: 5
+    maxResponseTime: 5000
+    request:
+      method: GET
+      url: https://example.com/login
+      headers:
+        - { key: Accept, value: application/json }
+        - { key: Authorization, value: "Bearer ${env:LOGIN_TOKEN}" }
+"#;
+
+const TOKEN: &str = "tok-first-4711";
+
+fn project(monitors: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        "[project]\nname = \"conflicts\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("monitors.yaml"), monitors).unwrap();
+    dir
+}
+
+fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
+    emulator
+        .monform(dir)
+        .args(args)
+        .env("LOGIN_TOKEN", TOKEN)
+        .output()
+        .unwrap()
+}
+
+/// `plan ARGS`: exit code and standard output, ids redacted.
+fn plan(emulator: &Emulator, dir: &Path, args: &[&str]) -> (i32, String) {
+    let output = run(emulator, dir, &[&["plan"], args].concat());
+    assert!(!stdout(&output).contains(TOKEN), "{}", stdout(&output));
+    (output.status.code().unwrap_or(-1), redact_ids(&stdout(&output)))
+}
+
+fn apply(emulator: &Emulator, dir: &Path) {
+    let output = run(emulator, dir, &["apply", "--auto-approve"]);
+    assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+}
+
+/// The check `Login` as the service holds it, and its path for a PUT.
+fn login(emulator: &Emulator) -> (Value, String) {
+    let check = check_named(emulator, "Login");
+    let id = check["id"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| check["id"].to_string());
+    (check, format!("/v1/checks/api/{id}"))
+}
+
+/// Scenario 1: applied 5000, raised to 9000 in the UI during an incident,
+/// changed to 7000 by a pull request.
+fn conflicted() -> (Emulator, tempfile::TempDir) {
+    let emulator = Emulator::start();
+    let project = project(MONITORS);
+    let dir = project.path();
+    apply(&emulator, dir);
+    let (_, path) = login(&emulator);
+    emulator.call("PUT", &path, Some(json!({"maxResponseTime": 9000})));
+    edit(dir, "monitors.yaml", "maxResponseTime: 5000", "maxResponseTime: 7000");
+    (emulator, project)
+}
+
+#[test]
+fn a_field_changed_in_the_files_and_in_the_service_is_a_conflict_in_every_format() {
+    let (emulator, project) = conflicted();
+    let dir = project.path();
+    let (code, human) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 2, "{human}");
+    insta::assert_snapshot!("conflict_human", human);
+    let (_, markdown) = plan(&emulator, dir, &["--format", "markdown"]);
+    insta::assert_snapshot!("conflict_markdown", markdown);
+    let (_, json) = plan(&emulator, dir, &["--format", "json"]);
+    let value: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["summary"]["conflict"], json!(1), "{json}");
+    let change = &value["changes"][0];
+    assert_eq!(change["reason"], "changed in the files and outside monform (conflict)");
+    let field = change["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "maxResponseTime")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(
+        field["conflict"],
+        json!({"applied": 5000, "service": 9000, "files": 7000}),
+        "{json}"
+    );
+    assert_eq!((&field["before"], &field["after"]), (&json!(9000), &json!(7000)));
+}
+
+/// A file edit alone, and a UI edit alone, are no conflict.
+#[test]
+fn one_side_changed_is_no_conflict() {
+    let emulator = Emulator::start();
+    let project = project(MONITORS);
+    let dir = project.path();
+    apply(&emulator, dir);
+    edit(dir, "monitors.yaml", "maxResponseTime: 5000", "maxResponseTime: 7000");
+    // Another field changed in the UI: the object's version moves.
+    let (_, path) = login(&emulator);
+    emulator.call("PUT", &path, Some(json!({"frequency": 10})));
+    let (_, json) = plan(&emulator, dir, &["--format", "json"]);
+    let value: Value = serde_json::from_str(&json).unwrap();
+    assert!(value["summary"].get("conflict").is_none(), "{json}");
+    let fields = value["changes"][0]["fields"].as_array().unwrap();
+    let of = |path: &str| {
+        fields
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{json}"))
+    };
+    assert_eq!(of("maxResponseTime")["drift"], json!(false));
+    assert!(of("maxResponseTime").get("conflict").is_none(), "{json}");
+    assert_eq!(of("frequency")["drift"], json!(true));
+}
+
+/// Applying a conflict: asked as a destroy is; unattended, refused without
+/// `--allow-conflicts`, which (or `lifecycle.drift: revert`) lets it through.
+#[test]
+fn an_unattended_apply_refuses_a_conflict_without_allow_conflicts() {
+    let (emulator, project) = conflicted();
+    let dir = project.path();
+    let refused = run(&emulator, dir, &["apply", "--auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    insta::assert_snapshot!("conflict_apply_refused", tail_from(&stderr(&refused), "error:"));
+    assert_eq!(
+        login(&emulator).0["maxResponseTime"],
+        json!(9000),
+        "nothing was applied"
+    );
+
+    // Asked in a terminal (here a pipe): "no" keeps the service's value.
+    let mut asked = emulator.monform(dir);
+    asked.args(["apply"]).env("LOGIN_TOKEN", TOKEN).write_stdin("no\n");
+    let asked = asked.output().unwrap();
+    assert!(
+        stderr(&asked).contains(
+            "Do you want to perform these actions and overwrite 1 change made outside monform (the conflict above)?"
+        ),
+        "{}",
+        stderr(&asked)
+    );
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(9000));
+
+    let allowed = run(&emulator, dir, &["apply", "--auto-approve", "--allow-conflicts"]);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(7000));
+    let (code, human) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(
+        (code, human.as_str()),
+        (0, "No changes. Your monitors match the configuration.\n")
+    );
+}
+
+#[test]
+fn a_yes_in_a_terminal_or_lifecycle_drift_revert_applies_a_conflict() {
+    let (emulator, project) = conflicted();
+    let dir = project.path();
+    let mut asked = emulator.monform(dir);
+    asked.args(["apply"]).env("LOGIN_TOKEN", TOKEN).write_stdin("yes\n");
+    let asked = asked.output().unwrap();
+    assert!(asked.status.success(), "{}", stderr(&asked));
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(7000));
+
+    // `revert`: the files always win, unattended too.
+    let (_, path) = login(&emulator);
+    emulator.call("PUT", &path, Some(json!({"maxResponseTime": 9500})));
+    edit(
+        dir,
+        "monitors.yaml",
+        "maxResponseTime: 7000",
+        "maxResponseTime: 6000\n    lifecycle: { drift: revert }",
+    );
+    let (_, json) = plan(&emulator, dir, &["--format", "json"]);
+    assert!(json.contains("\"conflict\""), "{json}");
+    apply(&emulator, dir);
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(6000));
+}
+
+/// Scenario 3: a secret variable rotated in the web UI is drift, though
+/// its value cannot be read.
+#[test]
+fn a_secret_variable_set_in_the_service_is_drift() {
+    let emulator = Emulator::start();
+    let project = project("variables:\n  API_TOKEN: { value: \"${env:LOGIN_TOKEN}\", secret: true }\n");
+    let dir = project.path();
+    apply(&emulator, dir);
+    let (code, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 0);
+    emulator.call(
+        "PUT",
+        "/v1/variables/API_TOKEN",
+        Some(json!({"value": "rotated-in-the-ui"})),
+    );
+    let (code, human) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 2, "{human}");
+    insta::assert_snapshot!("secret_drift_human", human);
+    let (_, json) = plan(&emulator, dir, &["--format", "json"]);
+    assert!(!json.contains("rotated-in-the-ui"), "{json}");
+    let value: Value = serde_json::from_str(&json).unwrap();
+    let field = &value["changes"][0]["fields"][0];
+    assert_eq!(
+        (&field["path"], &field["sensitive"], &field["drift"], &field["before"]),
+        (&json!("value"), &json!(true), &json!(true), &Value::Null),
+        "{json}"
+    );
+    // Applied, the files' value is back and the plan is empty.
+    apply(&emulator, dir);
+    let (code, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 0);
+}
+
+/// Scenario 4: a credential header changed in the web UI: the changed item
+/// is the one shown (by name, its value masked), not hidden.
+#[test]
+fn a_credential_header_changed_in_the_service_is_the_item_shown() {
+    let emulator = Emulator::start();
+    let project = project(MONITORS);
+    let dir = project.path();
+    apply(&emulator, dir);
+    let (check, path) = login(&emulator);
+    let mut request = check["request"].clone();
+    request["headers"] = json!([
+        {"key": "Accept", "value": "application/json"},
+        {"key": "Authorization", "value": "Bearer tok-from-the-ui"},
+    ]);
+    emulator.call("PUT", &path, Some(json!({"request": request})));
+    let (code, human) = plan(&emulator, dir, &["--detailed-exitcode"]);
+    assert_eq!(code, 2, "{human}");
+    assert!(!human.contains("tok-from-the-ui"), "{human}");
+    insta::assert_snapshot!("credential_header_drift_human", human);
+    let (_, json) = plan(&emulator, dir, &["--format", "json"]);
+    assert!(!json.contains("tok-from-the-ui") && !json.contains(TOKEN), "{json}");
+}
