@@ -55,3 +55,4 @@ mod url_secrets;
 mod validate;
 mod verify;
 mod wording;
+mod zero_diff;
