@@ -4,8 +4,8 @@
 //! Verification records it once in the state entry, by field path, as the
 //! fingerprints of what was written and what the service holds; a plan that
 //! finds exactly that pair again shows no difference, so a rewrite never
-//! becomes a permanent diff. Only fingerprints are kept: the state never
-//! holds a value.
+//! becomes a permanent diff. Only fingerprints are kept here: the state
+//! holds no text value (field prints keep numbers and booleans only).
 //!
 //! A default the service fills in where the files leave a field out is not
 //! compared at all (a plan compares the fields the files set), so it needs

@@ -92,8 +92,11 @@ pub struct ResourceState {
     pub managed: FieldSet,
     /// Field path (as a plan shows it) to a short salted fingerprint of its
     /// value as last applied, secrets masked: a field that differs from the
-    /// account while the files still say what was applied is drift. Empty in
-    /// states written before it existed (drift is then told by version).
+    /// account while the files still say what was applied is drift; one the
+    /// files changed too is a conflict. A number or a boolean is kept as
+    /// itself (`=5000`, padded), so a conflict can show what was applied
+    /// (`forms::field_print`). Empty in states written before it existed
+    /// (drift is then told by version).
     #[serde(default, skip_serializing_if = "Fingerprints::is_empty")]
     pub fields: Fingerprints,
     /// Field path to the service's normal form of the value written there

@@ -15,7 +15,8 @@
 //!
 //! The per-field fingerprints of drift marks (`fields`) are written the
 //! same way: the index of their field paths in `fieldSets` and their
-//! 12-digit hashes joined in that order (`"fields":[3,"0a1b…"]`).
+//! 12-character prints joined in that order (`"fields":[3,"0a1b…"]`): a
+//! hash, or a number or boolean as itself padded to 12 (`=5000       `).
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
