@@ -51,6 +51,9 @@ pub struct Exported {
     pub objects: BTreeMap<Address, Remote>,
     /// The environment variables the files need.
     pub env: Vec<EnvVar>,
+    /// Sensitive fields kept as written, as (address, field): their value
+    /// only names the service's own variables (`{{API_TOKEN}}`).
+    pub service_references: Vec<(Address, String)>,
     /// Problems worth telling (references to objects not exported...).
     pub warnings: Vec<String>,
 }
@@ -364,6 +367,7 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
                 .and_then(Value::as_str)
                 .is_some_and(names_service_variables)
             {
+                exported.service_references.push((address.clone(), path.to_string()));
                 continue;
             }
             let mut name = env_name(&address, &path.to_string());

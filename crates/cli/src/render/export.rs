@@ -25,6 +25,14 @@ pub fn report(out: &Path, exported: &Exported, verb: &str) {
         "Editors' JSON Schemas: {} (`monform schema` and `monform schema --project` print them again)",
         out.join("schema").display()
     );
+    if !exported.service_references.is_empty() {
+        eprintln!(
+            "Kept as written ({{{{NAME}}}}: the service fills in its own variable when the check runs; no secret to set here):"
+        );
+        for (address, field) in &exported.service_references {
+            eprintln!("  {address} {field}");
+        }
+    }
     if !exported.env.is_empty() {
         eprintln!(
             "Set these environment variables (secrets; listed in {}):",
