@@ -6,6 +6,7 @@ use crate::common;
 
 mod listener;
 mod recovery;
+mod reports;
 
 use std::io::Read;
 use std::path::Path;
@@ -124,17 +125,16 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
     ui_edit(&emulator, "Status", json!({"frequency": 30}));
 
     wait_until("the drift report", Duration::from_secs(20), || {
-        !receiver.reports().is_empty()
+        !of_type(&receiver, "drift").is_empty()
     });
-    let report = receiver.reports()[0].clone();
-    assert_eq!(report["type"], "drift", "{report}");
+    let report = of_type(&receiver, "drift")[0].clone();
     assert_eq!(report["project"], "recon", "{report}");
     let drifted = report["drifted"].as_array().unwrap();
     assert_eq!(drifted.len(), 1, "only the notify check: {report}");
     assert_eq!(drifted[0]["address"], "checks.homepage");
     assert_eq!(drifted[0]["fields"][0]["path"], "frequency");
-    assert_eq!(drifted[0]["fields"][0]["before"], 10);
-    assert_eq!(drifted[0]["fields"][0]["after"], 5);
+    assert_eq!(drifted[0]["fields"][0]["service"], 10);
+    assert_eq!(drifted[0]["fields"][0]["files"], 5);
     insta::assert_snapshot!("drift_report_markdown", steady(report["markdown"].as_str().unwrap()));
 
     // The revert check holds the files' value again; the ignored field keeps the UI's.
@@ -146,7 +146,14 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
 
     // Several intervals later: still one report.
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(receiver.reports().len(), 1, "{:?}", receiver.reports());
+    assert_eq!(of_type(&receiver, "drift").len(), 1, "{:?}", receiver.reports());
+    // The revert, told once (the service's value and the files').
+    let reverted = of_type(&receiver, "reverted");
+    assert_eq!(reverted.len(), 1, "{:?}", receiver.reports());
+    assert_eq!(
+        reverted[0]["drifted"][0]["fields"],
+        json!([{"path": "frequency", "service": 15, "files": 5, "sensitive": false}])
+    );
     let scrape = metrics(port);
     assert_eq!(
         sample(&scrape, "monform_reconcile_drifted_resources", Some(("kind", "checks"))),
@@ -159,9 +166,9 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
     // Put back by hand: one back-in-sync report.
     ui_edit(&emulator, "Homepage", json!({"frequency": 5}));
     wait_until("the back-in-sync report", Duration::from_secs(20), || {
-        receiver.reports().len() == 2
+        !of_type(&receiver, "in-sync").is_empty()
     });
-    let back = receiver.reports()[1].clone();
+    let back = of_type(&receiver, "in-sync")[0].clone();
     assert_eq!(back["type"], "in-sync", "{back}");
     assert_eq!(back["resolved"], json!(["checks.homepage"]), "{back}");
 
@@ -187,7 +194,12 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
         !events.contains("checks.status"),
         "an ignored field is no change: {events}"
     );
-    assert_eq!(receiver.reports().len(), 2);
+    assert_eq!(receiver.reports().len(), 3);
+}
+
+/// The reports of one `type` (`drift`, `reverted`, `in-sync`) received so far.
+fn of_type(receiver: &Receiver, kind: &str) -> Vec<Value> {
+    receiver.reports().into_iter().filter(|r| r["type"] == kind).collect()
 }
 
 #[test]
@@ -308,7 +320,7 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
 
     ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
     wait_until("the drift report", Duration::from_secs(20), || {
-        !receiver.reports().is_empty()
+        !of_type(&receiver, "drift").is_empty()
     });
 
     // Mid-interval: killed without a chance to clean up.
@@ -331,7 +343,7 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
         check(&emulator, "API")["frequency"] == 5
     });
     std::thread::sleep(Duration::from_secs(4));
-    let reports = receiver.reports();
+    let reports = of_type(&receiver, "drift");
     assert_eq!(reports.len(), 1, "each drift once: {reports:?}");
     let survivor = &mut replicas[1 - leader];
     // SAFETY: a signal to the child this test started.

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 use crate::leader::Leadership;
 use crate::policy::{Decision, Origin, Verdict};
-use crate::report::{Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, slack_text};
+use crate::report::{
+    Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted, slack_text,
+};
 use crate::{Context, Unloaded, deliver};
 
 /// How an interval ended (the exit code of `--once`).
@@ -141,11 +143,47 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         .filter(|d| d.verdict == Verdict::Apply)
         .map(|d| d.address.clone())
         .collect();
-    if !to_apply.is_empty()
-        && !ctx.stop.load(Ordering::SeqCst)
-        && let Some(error) = apply(ctx, &session, to_apply, &files).await
-    {
-        outcome = error;
+    let mut applied = Vec::new();
+    if !to_apply.is_empty() && !ctx.stop.load(Ordering::SeqCst) {
+        let (error, done) = apply(ctx, &session, to_apply, &files).await;
+        applied = done;
+        if let Some(error) = error {
+            outcome = error;
+        }
+    }
+    let subject = Subject {
+        project: &project.name,
+        environment: project.environment.as_deref(),
+    };
+    // Drift a `revert` policy undid: told each time, with what the
+    // service had and what the files restored (not remembered: it is over).
+    let reverted: Vec<Drifted> = decisions
+        .iter()
+        .filter(|d| d.origin != Origin::Files && d.verdict == Verdict::Apply && applied.contains(&d.address))
+        .filter_map(|d| {
+            let change = planned.plan.changes.iter().find(|c| c.address == d.address)?;
+            Some(Drifted::of(change, d.policy)).filter(|r| !r.fields.is_empty() || change.reason.is_drift())
+        })
+        .collect();
+    if !reverted.is_empty() {
+        let markdown = ctx.host.markdown(&drift_only(&planned.plan, &reverted));
+        let body = reverted_body(&subject, &reverted, &markdown);
+        let slack = slack_reverted(&subject, &reverted);
+        let failures = send_all(ctx, &channels, &body, &slack).await;
+        ctx.event("reverted", json!({ "reverted": reverted }));
+        let addresses: Vec<&str> = reverted.iter().map(|d| d.address.as_str()).collect();
+        ctx.log.warn(
+            "changed outside monform; reverted to the files",
+            json!({ "addresses": addresses.join(", ") }),
+        );
+        if !failures.is_empty() {
+            outcome = ctx.failed(
+                "report_failed",
+                "a revert report was not delivered",
+                &failures.join("; "),
+                false,
+            );
+        }
     }
     // Drift a person is to hear of: `notify` resources whose drift is not applied.
     let drifted: Vec<Drifted> = decisions
@@ -161,10 +199,6 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     if news.drifted.is_empty() && news.resolved.is_empty() {
         return outcome;
     }
-    let subject = Subject {
-        project: &project.name,
-        environment: project.environment.as_deref(),
-    };
     // Remembered before sending: a leader killed between the two loses a
     // report rather than sending it twice (its successor reads this).
     if let Err(why) = leadership
@@ -271,13 +305,14 @@ async fn send_all(ctx: &Context<'_>, channels: &[deliver::Channel], body: &Value
 }
 
 /// Applies `targets` as `monform apply --target` would (the project's
-/// policies checked first, with no override); `Some` on failure.
+/// policies checked first, with no override): `Some` outcome on failure,
+/// and the addresses applied.
 async fn apply(
     ctx: &Context<'_>,
     session: &Session<'_>,
     targets: Vec<Address>,
     files: &Opened,
-) -> Option<Outcome> {
+) -> (Option<Outcome>, Vec<Address>) {
     let request = ApplyRequest {
         plan: PlanRequest {
             targets,
@@ -299,9 +334,9 @@ async fn apply(
                 "another apply holds the lock; trying again next interval",
                 json!({ "lock": error.to_string() }),
             );
-            return None;
+            return (None, Vec::new());
         }
-        Err(refusal) => return Some(ctx.refused(&refusal)),
+        Err(refusal) => return (Some(ctx.refused(&refusal)), Vec::new()),
     };
     if !files.policies.is_empty() {
         let check = ops::PolicyCheck {
@@ -314,7 +349,7 @@ async fn apply(
     }
     if let Some(refusal) = ready.refusal() {
         let outcome = ctx.refused(refusal);
-        return Some(outcome);
+        return (Some(outcome), Vec::new());
     }
     let options = ApplyOptions {
         parallelism: 8,
@@ -343,11 +378,12 @@ async fn apply(
         Ok(applied) => {
             let done = applied.report.done.len() as u64;
             ctx.metrics.update(|f| f.applied += done);
-            (!applied.is_complete()).then_some(Outcome::Error {
+            let failed = (!applied.is_complete()).then_some(Outcome::Error {
                 api: applied.report.unreachable,
-            })
+            });
+            (failed, applied.report.done.iter().map(|(a, _)| a.clone()).collect())
         }
-        Err(refusal) => Some(ctx.refused(&refusal)),
+        Err(refusal) => (Some(ctx.refused(&refusal)), Vec::new()),
     }
 }
 

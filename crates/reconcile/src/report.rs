@@ -1,24 +1,31 @@
 //! Drift reports (issue 30): what drifted, remembered so each drift is
 //! reported once (not every interval while it lasts) and its end once
-//! ("back in sync"); the JSON body sent to the project's WEBHOOK channels,
-//! the message sent to its SLACK channels (Slack's incoming-webhook
-//! format), and the lines of `--events FILE`.
+//! ("back in sync"); what a `revert` policy reverted, each time (issue
+//! 45); the JSON body sent to the project's WEBHOOK channels, the message
+//! sent to its SLACK channels (Slack's incoming-webhook format), and the
+//! lines of `--events FILE`.
 //!
-//! The WEBHOOK body (`formatVersion` 1):
+//! The WEBHOOK body (`formatVersion` 2):
 //!
 //! ```json
-//! { "formatVersion": 1, "type": "drift",            // or "in-sync"
+//! { "formatVersion": 2, "type": "drift",            // "reverted", or "in-sync"
 //!   "project": "acme-web", "environment": null, "time": "2026-11-25T18:00:00Z",
 //!   "drifted": [ { "address": "checks.homepage", "action": "update",
 //!                  "reason": "changed outside monform (drift)", "policy": "notify",
-//!                  "fields": [ { "path": "muted", "before": true, "after": false,
+//!                  "fields": [ { "path": "muted", "service": true, "files": false,
 //!                                "sensitive": false } ] } ],
 //!   "resolved": [],                                   // "in-sync": the addresses back in sync
 //!   "markdown": "### monform plan for `acme-web` ..." }
 //! ```
 //!
-//! A sensitive field has `"sensitive": true` and neither `before` nor
-//! `after`: secrets never leave the process.
+//! Each field is one the service changed: `service` is what it holds (for
+//! `reverted`: what it had), `files` what the files say (for `reverted`:
+//! what was restored). A field changed in the files too since the last
+//! apply has `"conflict": true` and `applied`, the value last applied
+//! (absent when the state keeps only a fingerprint of it). A sensitive
+//! field has `"sensitive": true` and no values: secrets never leave the
+//! process. (`formatVersion` 1 said `before` and `after` for `service` and
+//! `files`.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,18 +49,26 @@ pub struct Drifted {
     pub codified_branch: Option<String>,
 }
 
-/// A field of a drifted resource: before is the service's value, after the files'.
+/// A field the service changed: its value there and in the files.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Field {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub before: Option<Value>,
+    pub service: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub after: Option<Value>,
+    pub files: Option<Value>,
+    /// Changed in the files too since the last apply.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub conflict: bool,
+    /// A conflict's value as last applied, when the state keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Value>,
     pub sensitive: bool,
 }
 
 impl Drifted {
+    /// The fields of `change` the service changed (an edit made in the
+    /// files alone is no drift to report).
     pub fn of(change: &Change, policy: monform_model::DriftPolicy) -> Drifted {
         Drifted {
             address: change.address.to_string(),
@@ -63,16 +78,27 @@ impl Drifted {
             fields: change
                 .fields
                 .iter()
-                .map(|f| Field {
-                    path: f.path.clone(),
+                .filter(|f| f.drift || f.conflict.is_some())
+                .map(|f| {
                     // The plan carries no secret; masked again in case.
-                    before: if f.sensitive { None } else { f.before.clone() },
-                    after: if f.sensitive { None } else { f.after.clone() },
-                    sensitive: f.sensitive,
+                    let shown = |value: &Option<Value>| if f.sensitive { None } else { value.clone() };
+                    Field {
+                        path: f.path.clone(),
+                        service: shown(&f.before),
+                        files: shown(&f.after),
+                        conflict: f.conflict.is_some(),
+                        applied: f.conflict.as_ref().and_then(|c| shown(&c.applied)),
+                        sensitive: f.sensitive,
+                    }
                 })
                 .collect(),
             codified_branch: None,
         }
+    }
+
+    /// How many of its fields changed in the files too.
+    pub fn conflicts(&self) -> usize {
+        self.fields.iter().filter(|f| f.conflict).count()
     }
 
     /// Tells one drift from another of the same address: its fields' values.
@@ -177,10 +203,13 @@ pub struct Subject<'a> {
     pub environment: Option<&'a str>,
 }
 
+/// The version of the WEBHOOK body (2: fields say `service` and `files`).
+pub const FORMAT_VERSION: u32 = 2;
+
 /// The WEBHOOK body of a drift report.
 pub fn drift_body(subject: &Subject<'_>, drifted: &[Drifted], markdown: &str) -> Value {
     json!({
-        "formatVersion": 1,
+        "formatVersion": FORMAT_VERSION,
         "type": "drift",
         "project": subject.project,
         "environment": subject.environment,
@@ -191,10 +220,25 @@ pub fn drift_body(subject: &Subject<'_>, drifted: &[Drifted], markdown: &str) ->
     })
 }
 
+/// The WEBHOOK body of a revert report: drift the `revert` policy undid,
+/// each field with what the service had and what the files restored.
+pub fn reverted_body(subject: &Subject<'_>, reverted: &[Drifted], markdown: &str) -> Value {
+    json!({
+        "formatVersion": FORMAT_VERSION,
+        "type": "reverted",
+        "project": subject.project,
+        "environment": subject.environment,
+        "time": now(),
+        "drifted": reverted,
+        "resolved": [],
+        "markdown": markdown,
+    })
+}
+
 /// The WEBHOOK body of a back-in-sync report.
 pub fn in_sync_body(subject: &Subject<'_>, resolved: &[String]) -> Value {
     json!({
-        "formatVersion": 1,
+        "formatVersion": FORMAT_VERSION,
         "type": "in-sync",
         "project": subject.project,
         "environment": subject.environment,
@@ -219,12 +263,45 @@ pub fn slack_text(subject: &Subject<'_>, drifted: &[Drifted], resolved: &[String
     } else {
         let addresses: Vec<&str> = drifted.iter().map(|d| d.address.as_str()).collect();
         format!(
-            ":warning: monform: {} changed outside monform in {scope}: {}",
+            ":warning: monform: {} changed outside monform in {scope}: {}{}",
             plural(drifted.len(), "resource"),
-            addresses.join(", ")
+            addresses.join(", "),
+            conflicts_said(drifted)
         )
     };
     json!({ "text": text })
+}
+
+/// The Slack message of a revert report.
+pub fn slack_reverted(subject: &Subject<'_>, reverted: &[Drifted]) -> Value {
+    let scope = match subject.environment {
+        Some(environment) => format!("{} ({environment})", subject.project),
+        None => subject.project.to_owned(),
+    };
+    let fields: Vec<String> = reverted
+        .iter()
+        .flat_map(|d| {
+            d.fields.iter().map(move |f| match (&f.service, &f.files) {
+                (Some(service), Some(files)) => format!("{}.{}: {service} -> {files}", d.address, f.path),
+                _ => format!("{}.{} (sensitive)", d.address, f.path),
+            })
+        })
+        .collect();
+    let text = format!(
+        ":leftwards_arrow_with_hook: monform: reverted {} changed outside monform in {scope} to the files' values: {}{}",
+        plural(reverted.len(), "resource"),
+        fields.join(", "),
+        conflicts_said(reverted)
+    );
+    json!({ "text": text })
+}
+
+/// ` (2 conflicts: changed in the files too)`, or nothing.
+fn conflicts_said(drifted: &[Drifted]) -> String {
+    match drifted.iter().map(Drifted::conflicts).sum::<usize>() {
+        0 => String::new(),
+        n => format!(" ({}: changed in the files too)", plural(n, "conflict")),
+    }
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -294,8 +371,10 @@ mod tests {
             policy: "notify".into(),
             fields: vec![Field {
                 path: "frequency".into(),
-                before: Some(json!(5)),
-                after: Some(json!(after)),
+                service: Some(json!(5)),
+                files: Some(json!(after)),
+                conflict: false,
+                applied: None,
                 sensitive: false,
             }],
             codified_branch: None,
@@ -312,6 +391,63 @@ mod tests {
         let ended = memory.news(Vec::new());
         assert_eq!(ended.resolved, ["checks.a"]);
         assert!(memory.news(Vec::new()).resolved.is_empty());
+    }
+
+    #[test]
+    fn reports_say_service_and_files_for_the_fields_the_service_changed_and_mark_conflicts() {
+        let field = |path: &str, drift: bool, conflict: bool| monform_engine::FieldChange {
+            path: path.into(),
+            before: Some(json!(9000)),
+            after: Some(json!(7000)),
+            sensitive: false,
+            drift,
+            known_after_apply: false,
+            cleared: false,
+            conflict: conflict.then(|| monform_engine::Conflict {
+                applied: Some(json!(5000)),
+                service: Some(json!(9000)),
+                files: json!(7000),
+            }),
+        };
+        let change = Change {
+            address: "checks.api".parse().unwrap(),
+            action: monform_engine::Action::Update,
+            remote_id: None,
+            from: None,
+            reason: monform_engine::Reason::Conflict,
+            fields: vec![
+                field("maxResponseTime", false, true),
+                field("frequency", true, false),
+                field("name", false, false),
+            ],
+            unchanged: 0,
+            remote_version: None,
+            deferred: None,
+        };
+        let drifted = Drifted::of(&change, monform_model::DriftPolicy::Notify);
+        let fields = serde_json::to_value(&drifted.fields).unwrap();
+        assert_eq!(
+            fields,
+            json!([
+                {"path": "maxResponseTime", "service": 9000, "files": 7000, "conflict": true, "applied": 5000, "sensitive": false},
+                {"path": "frequency", "service": 9000, "files": 7000, "sensitive": false},
+            ]),
+            "the files' own edit (name) is no drift"
+        );
+        let subject = Subject {
+            project: "shop",
+            environment: Some("production"),
+        };
+        let text = slack_reverted(&subject, std::slice::from_ref(&drifted))["text"].clone();
+        assert_eq!(
+            text,
+            ":leftwards_arrow_with_hook: monform: reverted 1 resource changed outside monform in shop (production) to the files' values: checks.api.maxResponseTime: 9000 -> 7000, checks.api.frequency: 9000 -> 7000 (1 conflict: changed in the files too)"
+        );
+        let body = reverted_body(&subject, &[drifted], "");
+        assert_eq!(
+            (body["type"].clone(), body["formatVersion"].clone()),
+            (json!("reverted"), json!(2))
+        );
     }
 
     #[test]

@@ -237,8 +237,15 @@ fn exclude_leaves_the_excluded_resources_drift_alone() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(check(&emulator, "API")["frequency"], 5, "reverted");
     let reports = receiver.reports();
-    assert_eq!(reports.len(), 1, "{reports:?}");
-    assert_eq!(reports[0]["drifted"][0]["address"], "checks.homepage");
+    let types: Vec<(&Value, &Value)> = reports
+        .iter()
+        .map(|r| (&r["type"], &r["drifted"][0]["address"]))
+        .collect();
+    assert_eq!(
+        types,
+        [(&json!("reverted"), &json!("checks.api")), (&json!("drift"), &json!("checks.homepage"))],
+        "{reports:?}"
+    );
 }
 
 /// The service goes down: the attempts after failed intervals are 2, 4,

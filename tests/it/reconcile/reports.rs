@@ -1,0 +1,145 @@
+//! What the reconciler tells its `[reconcile] notify` channels (issue 45):
+//! a revert, with what the service had and what the files restored;
+//! fields as `service` and `files`; a conflict as a conflict; and a
+//! `codify` policy that writes an environment's edit only where that
+//! environment alone reads it.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{CHECKS, check, project, ui_edit};
+use crate::common::receiver::Receiver;
+use crate::common::*;
+
+fn once(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
+    emulator
+        .monform(dir)
+        .args(args)
+        .args(["reconcile", "--once"])
+        .output()
+        .unwrap()
+}
+
+/// A report with its time made steady, for a snapshot.
+fn steady_report(report: &Value) -> String {
+    let mut report = report.clone();
+    report["time"] = json!("[time]");
+    steady(&serde_json::to_string_pretty(&report).unwrap())
+}
+
+/// The issue's scenario 7: `drift = "revert"` reverts a UI edit and says
+/// so to the channels, each field as the service had it and as the files
+/// restored it.
+#[test]
+fn a_revert_is_reported_with_what_the_service_had_and_what_the_files_restored() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let project = project("1m", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    emulator.applied(dir);
+    ui_edit(&emulator, "API", json!({"frequency": 15}));
+    let output = once(&emulator, dir, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(check(&emulator, "API")["frequency"], 5, "reverted");
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    insta::assert_snapshot!("reverted_report", steady_report(&reports[0]));
+    // Reverted is over: the next interval is in sync and reports nothing.
+    let again = once(&emulator, dir, &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(receiver.reports().len(), 1);
+}
+
+/// A field changed in the files (not applied yet) and in the UI: the
+/// `notify` report marks it a conflict, with the value last applied.
+#[test]
+fn notify_reports_a_conflict_as_a_conflict() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let project = project("1m", "", &receiver.url, CHECKS);
+    let dir = project.path();
+    emulator.applied(dir);
+    edit(
+        dir,
+        "monitors.yaml",
+        "name: Homepage\n    frequency: 5",
+        "name: Homepage\n    frequency: 10",
+    );
+    ui_edit(&emulator, "Homepage", json!({"frequency": 15}));
+    let output = once(&emulator, dir, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(check(&emulator, "Homepage")["frequency"], 15, "a person decides");
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let drifted = &reports[0]["drifted"][0];
+    assert_eq!(drifted["address"], "checks.homepage", "{drifted}");
+    assert_eq!(drifted["reason"], "changed in the files and outside monform (conflict)");
+    assert_eq!(
+        drifted["fields"],
+        json!([{"path": "frequency", "service": 15, "files": 10, "conflict": true, "applied": 5, "sensitive": false}])
+    );
+}
+
+const ENVIRONMENTS: &str = r#"[project]
+name = "shop"
+
+[defaults]
+locations = ["eu-west-1"]
+
+[vars]
+env = "none"
+
+[environments.staging]
+vars = { env = "staging" }
+
+[environments.production]
+vars = { env = "production" }
+
+[reconcile]
+drift = "codify"
+notify = ["ops-webhook"]
+"#;
+
+/// The issue's scenario 5, the reconciler's side: its `codify` policy does
+/// not write production's edit into a definition staging reads too.
+#[test]
+fn the_codify_policy_leaves_a_shared_definition_alone_and_reports_the_drift() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("monform.toml"), ENVIRONMENTS).unwrap();
+    let monitors = format!(
+        "checks:\n  home:\n    checkType: URL\n    name: \"Home ${{var:env}}\"\n    request: {{ url: \"https://example.com/\" }}\nalertChannels:\n  ops-webhook:\n    environments: [production]\n    type: WEBHOOK\n    config: {{ name: ops, url: \"{}\" }}\n    sendRecovery: false\n    sendFailure: false\n    sendDegraded: false\n",
+        receiver.url
+    );
+    std::fs::write(root.join("monitors.yaml"), &monitors).unwrap();
+    git_repository(root, ("Reconciler", "rec@example.com"), ".monform/\n");
+    let applied = emulator
+        .monform(root)
+        .args(["--env", "production", "apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    ui_edit(&emulator, "Home production", json!({"muted": true}));
+
+    let output = once(&emulator, root, &["--env", "production"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        git(root, &["branch", "--list", "monform/*"]),
+        "",
+        "no branch: {}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(root.join("monitors.yaml")).unwrap(), monitors);
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let drifted = &reports[0]["drifted"][0];
+    assert_eq!(drifted["policy"], "codify", "{drifted}");
+    assert!(drifted.get("codifiedBranch").is_none(), "{drifted}");
+    assert_eq!(
+        drifted["fields"],
+        json!([{"path": "muted", "service": true, "files": false, "sensitive": false}])
+    );
+}
