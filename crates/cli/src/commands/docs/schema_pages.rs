@@ -80,7 +80,8 @@ fn section_page(reader: &Reader, section: &str, entry: &Value, definition: &Valu
     }
     if let Some(pattern) = entry["propertyNames"]["pattern"].as_str() {
         out.push_str(&format!(
-            "Written as `{section}: {{ ID: {{ ... }} }}`; a logical id matches `{pattern}`.\n\n"
+            "Written as `{section}: {{ ID: {{ ... }} }}`; a logical id matches `{pattern}`. A type `... or \
+             ${{...}}` takes a whole-value substitution (`${{var:NAME}}`, `${{env:NAME}}`, `${{each.value.X}}`) too.\n\n"
         ));
     }
     let Some(variants) = definition["oneOf"].as_array() else {
@@ -192,17 +193,16 @@ fn types_page(reader: &Reader, document: &Value, roots: &[String]) -> String {
             // An enumeration or a choice of shapes: one row says it.
             let wrapper = serde_json::json!({ "properties": { "(value)": definition } });
             let rows = reader.rows(&wrapper);
-            let ty = rows.first().map(|r| r.ty.clone()).unwrap_or_default();
-            let limits = rows.first().map(|r| r.limits.join("; ")).unwrap_or_default();
-            out.push_str(&format!(
-                "A value: {}{}.\n",
-                one_line(&ty),
-                if limits.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", one_line(&limits))
+            if let Some(row) = rows.first() {
+                out.push_str(&format!("A value: {}", one_line(&row.ty)));
+                if !row.values.is_empty() {
+                    out.push_str(&format!(", one of {}", row.values.join(", ")));
                 }
-            ));
+                if !row.limits.is_empty() {
+                    out.push_str(&format!(" ({})", one_line(&row.limits.join("; "))));
+                }
+                out.push_str(".\n");
+            }
         }
         out.push('\n');
     }

@@ -13,8 +13,12 @@ pub struct Row {
     pub ty: String,
     pub required: bool,
     pub default: Option<String>,
-    /// Limits and allowed values, each a short phrase.
+    /// Limits, each a short phrase.
     pub limits: Vec<String>,
+    /// The values allowed, when the field is an enumeration.
+    pub values: Vec<String>,
+    /// Whether a whole-value `${...}` substitution may stand for it.
+    pub substitution: bool,
     pub description: String,
 }
 
@@ -23,9 +27,25 @@ struct Facts {
     ty: String,
     default: Option<String>,
     limits: Vec<String>,
+    values: Vec<String>,
+    substitution: bool,
     description: Option<String>,
     /// The field's own object, when its properties are written inline.
     inline_object: Option<Value>,
+}
+
+impl Facts {
+    fn new(description: Option<String>) -> Facts {
+        Facts {
+            ty: String::new(),
+            default: None,
+            limits: Vec::new(),
+            values: Vec::new(),
+            substitution: false,
+            description,
+            inline_object: None,
+        }
+    }
 }
 
 /// Reads schemas whose `$ref`s point into `root`'s `definitions`.
@@ -86,6 +106,8 @@ impl<'a> Reader<'a> {
                 required: required.contains(&name.as_str()),
                 default: facts.default,
                 limits: facts.limits,
+                values: facts.values,
+                substitution: facts.substitution,
                 description: one_line(&description),
             });
             // Inline objects (no definition of their own) are spelled out
@@ -124,13 +146,9 @@ impl<'a> Reader<'a> {
 
     fn facts(&self, schema: &'a Value) -> Facts {
         let (alternatives, substitution) = self.essential(schema);
-        let mut facts = Facts {
-            ty: String::new(),
-            default: schema.get("default").map(value_text),
-            limits: Vec::new(),
-            description: schema.get("description").and_then(Value::as_str).map(str::to_owned),
-            inline_object: None,
-        };
+        let mut facts = Facts::new(schema.get("description").and_then(Value::as_str).map(str::to_owned));
+        facts.default = schema.get("default").map(value_text);
+        facts.substitution = substitution;
         let mut types = Vec::new();
         for alternative in &alternatives {
             types.push(self.type_of(alternative, &mut facts));
@@ -138,9 +156,6 @@ impl<'a> Reader<'a> {
         facts.ty = types.join(" or ");
         if facts.ty.is_empty() {
             facts.ty = "any".to_owned();
-        }
-        if substitution {
-            facts.limits.push("or a whole-value `${...}` substitution".to_owned());
         }
         facts
     }
@@ -201,27 +216,16 @@ impl<'a> Reader<'a> {
             return format!("`{}`", value_text(value));
         }
         if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-            let words: Vec<String> = values.iter().map(|v| format!("`{}`", value_text(v))).collect();
+            facts.values = values.iter().map(|v| format!("`{}`", value_text(v))).collect();
             let base = base_type(schema);
-            let base = if base.is_empty() {
-                String::new()
-            } else {
-                format!("{base}: ")
-            };
-            return format!("{base}one of {}", words.join(", "));
+            return if base.is_empty() { "string".to_owned() } else { base };
         }
         if let Some(branches) = schema
             .get("oneOf")
             .or_else(|| schema.get("anyOf"))
             .and_then(Value::as_array)
         {
-            let mut inner = Facts {
-                ty: String::new(),
-                default: None,
-                limits: Vec::new(),
-                description: Some(String::new()),
-                inline_object: None,
-            };
+            let mut inner = Facts::new(Some(String::new()));
             let words: Vec<String> = branches
                 .iter()
                 .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
@@ -254,13 +258,7 @@ impl<'a> Reader<'a> {
                     Some(Value::Bool(false)) | None => "object".to_owned(),
                     Some(Value::Bool(true)) => "map".to_owned(),
                     Some(values) => {
-                        let mut inner = Facts {
-                            ty: String::new(),
-                            default: None,
-                            limits: Vec::new(),
-                            description: Some(String::new()),
-                            inline_object: None,
-                        };
+                        let mut inner = Facts::new(Some(String::new()));
                         let value = self.type_of(values, &mut inner);
                         if values.get("properties").is_some() {
                             facts.inline_object = Some(values.clone());
@@ -375,25 +373,38 @@ pub fn one_line(text: &str) -> String {
     out
 }
 
-/// A Markdown table of `rows`.
+/// A Markdown table of `rows`: the field, its type, and what it means
+/// with its default, allowed values and limits.
 pub fn table(rows: &[Row]) -> String {
     if rows.is_empty() {
         return "No fields.\n".to_owned();
     }
-    let mut out = String::from("| field | type | default | limits | description |\n|---|---|---|---|---|\n");
+    let mut out = String::from("| field | type | description |\n|---|---|---|\n");
     for row in rows {
         let required = if row.required { " (required)" } else { "" };
-        let default = row
-            .default
-            .as_deref()
-            .map(|d| format!("`{}`", one_line(d)))
-            .unwrap_or_default();
+        let substitution = if row.substitution { " or `${...}`" } else { "" };
+        let mut about = vec![row.description.clone()];
+        if let Some(default) = &row.default {
+            about.push(format!("Default: `{}`.", one_line(default)));
+        }
+        if !row.values.is_empty() {
+            about.push(format!("One of {}.", row.values.join(", ")));
+        }
+        if !row.limits.is_empty() {
+            let notes = one_line(&row.limits.join("; "));
+            let mut chars = notes.chars();
+            let first = chars
+                .next()
+                .map(|c| c.to_uppercase().collect::<String>())
+                .unwrap_or_default();
+            about.push(format!("{first}{}.", chars.as_str()));
+        }
+        about.retain(|a| !a.is_empty());
         out.push_str(&format!(
-            "| `{}`{required} | {} | {default} | {} | {} |\n",
+            "| `{}`{required} | {}{substitution} | {} |\n",
             row.name,
             one_line(&row.ty),
-            one_line(&row.limits.join("; ")),
-            row.description
+            about.join(" ")
         ));
     }
     out
