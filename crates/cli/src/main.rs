@@ -1,5 +1,60 @@
 //! The `monform` command. Parses arguments, runs a command, renders its
 //! result; the work itself lives in the library crates.
+//!
+//! # Code map
+//!
+//! clap arguments, one module per command (`commands/`), connection set-up
+//! (`connect.rs`: `--api-url`, `MONFORM_API_URL`, monform.toml; `local` starts
+//! the emulator in-process on `connect::local_db`, the database `serve`
+//! serves by default; `Connection::target`, the URL as chosen and the
+//! account, is what apply records in the state and plan compares with it),
+//! rendering (`render/`: miette diagnostics, with `render/findings.rs`
+//! summarising many of one rule's findings, the linter's or a policy's, and writing `validate --format json` a
+//! diagnostic at a time (`render::Items`; `render::print_json` buffers stdout, which flushes at each newline); plans
+//! as human text (`render/plan.rs`), JSON and Markdown (`render/plan/json.rs`, `render/plan/markdown.rs`), with `render/renames.rs` the rename suggestions in all three, `render/lists.rs` lists diffed item by item, `render/shown.rs` what a saved plan keeps for `commands/show.rs` (`monform show PLANFILE`, rendered by the same functions as `plan`); apply progress). stdout carries data,
+//! stderr diagnostics and progress. `commands/context.rs` loads the files
+//! (`Findings::Show` for validate, plan and apply; `Hide` leaves the linter's
+//! findings out of every other command) and opens the state
+//! backend monform.toml names (PostgreSQL at `MONFORM_STATE_URL`);
+//! `commands/state.rs` has `state list|show|rm|mv|history|migrate`.
+//! `commands/test.rs` dispatches: `commands/test/service.rs` runs applied
+//! checks in the service's test sessions (`ops::test_selection`,
+//! `ops::run_test_sessions`), `commands/test/local.rs` (`test --local`) the
+//! files' checks (`ops::local_checks`) here with `monform-runner`; both read
+//! `commands/test/args.rs` and neither uses the other; both render the
+//! engine's `ops::TestRun` (`render/test.rs`). `commands/status.rs`
+//! renders `ops::status`'s `CheckStatus` as it comes (`render/status.rs`,
+//! which also writes the JSON shape); `commands/export.rs` and `commands/import.rs`
+//! word `ops::export_account` / `find_unmanaged` / `adopt_unmanaged`
+//! (`render/export.rs` what both say). Commands do not call each other:
+//! what two share is in `context.rs` (loading, the state backend, the split
+//! and plan formats, durable writes, signals) or `render/`.
+//! `commands/location_keys.rs` creates, lists and revokes a private
+//! location's agent keys (the raw key alone on stdout, once).
+//! Policies (issue 32): `context::load_policies` loads them for plan and
+//! apply (a broken one stops the command at its file:line); validate
+//! evaluates them per load (per environment); plan and apply call
+//! `ops::check_policies` / `Ready::check_policies` with `--policy-override`,
+//! and `render/policy.rs` writes the findings and overrides into the plan's
+//! JSON and Markdown. `plan --out` keeps that JSON in the saved plan (key
+//! `policy`): `show` prints it (human, JSON, Markdown) and `apply PLANFILE`
+//! re-checks the plan with the overrides saved there, refusing new ones. `render/sarif.rs` writes any diagnostics as SARIF 2.1.0
+//! or GitHub workflow commands (`validate`, `plan`, `policy test --format
+//! sarif|github`); `render/apply_output.rs` is `apply --format json` (a line
+//! per event, a result line last, also when the apply never starts) and
+//! `--format markdown`. `commands/policy.rs` is `policy test`.
+//! `commands/docs.rs` is `monform docs --out DIR`: the docs' reference pages
+//! (`docs/src/reference/`) from clap's definition, the model's schema and the
+//! diagnostics' table (`monform_config::diagnostic::codes`).
+//! `--env` / `MONFORM_ENV` is read once (`context::environment`); every
+//! command loads the files for it (`context::load_files`), and those that use
+//! the API or a state require one when environments are declared. The
+//! binary uses mimalloc as its allocator: loading and planning allocate a great
+//! deal from both cores, and glibc's malloc took about a fifth of the time.
+//! `main` sets its purge delay per command (`tune_allocator`): 0 for `plan`
+//! (freed pages go back at once, or its peak holds them), 10 ms for every
+//! other command (the same peaks; at 0 a large apply spent half its CPU in
+//! the kernel faulting pages in again).
 
 #[cfg(test)]
 mod boundary;
