@@ -59,7 +59,8 @@ const POLICIES: [(&str, &str); 10] = [
 pub struct PolicyFigures {
     pub policies: usize,
     pub resources: usize,
-    /// Building `input` from the loaded files (masking included).
+    /// Reading the policies and building `input` from the loaded files
+    /// (masking included).
     pub input_ms: f64,
     /// Evaluating every `deny`, `violation` and `warn`.
     pub evaluate_ms: f64,
@@ -85,20 +86,21 @@ pub fn remove(dir: &Path) {
     std::fs::remove_dir_all(dir.join(monform_policy::DEFAULT_DIR)).expect("policies removed");
 }
 
-/// Loads the policies of `dir` and evaluates them over `loaded`.
+/// Loads the policies of `dir` as a plan does (`ops::load_policies`: the
+/// policies and the input of the loaded files) and evaluates them over
+/// `loaded`; the input's figures include parsing the ten policies.
 pub fn measure(dir: &Path, loaded: &mut Loaded) -> PolicyFigures {
     let project = loaded.project.clone().expect("a project");
-    let (policies, problems) = monform_policy::load(dir, &project, &mut loaded.sources);
+    let (started, cpu) = (Instant::now(), cpu_time());
+    let (policies, problems) = monform_engine::ops::load_policies(dir, loaded, &project);
+    let (input_took, input_cpu) = (started.elapsed(), cpu_time() - cpu);
     assert!(problems.is_empty(), "the bench's policies load: {problems:?}");
     let (started, cpu) = (Instant::now(), cpu_time());
-    let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
-    let (input_took, input_cpu) = (started.elapsed(), cpu_time() - cpu);
-    let (started, cpu) = (Instant::now(), cpu_time());
-    let (findings, errors) = policies.evaluate(&input, &[]);
+    let (findings, errors) = policies.policies.evaluate(&policies.files, &[]);
     let (evaluate_took, evaluate_cpu) = (started.elapsed(), cpu_time() - cpu);
     assert!(errors.is_empty(), "the bench's policies run: {errors:?}");
     PolicyFigures {
-        policies: policies.len(),
+        policies: policies.policies.len(),
         resources: loaded.desired.len(),
         input_ms: ms(input_took),
         evaluate_ms: ms(evaluate_took),

@@ -149,12 +149,11 @@ enum Command {
     Apply(commands::apply::ApplyArgs),
     /// Delete every object of this project (and nothing else)
     Destroy(commands::apply::DestroyArgs),
-    /// Keep the service in sync with the files: each interval, drift follows each resource's
-    /// lifecycle.drift policy and [reconcile] in monform.toml (--once: one interval)
+    /// Keep the service in sync with the files, each interval (--once: one interval)
     Reconcile(commands::reconcile::ReconcileArgs),
-    /// Write the service's changes (drift) back into the files: a diff (--check) or the edits (--write, --branch NAME)
+    /// Write the service's changes (drift) back into the files (--check: the diff only)
     Codify(commands::codify::CodifyArgs),
-    /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one into a new project (--all-unmanaged --out DIR)
+    /// Adopt an existing object (ADDRESS REMOTE_ID), or every unmanaged one (--all-unmanaged)
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
     Export(commands::export::ExportArgs),
@@ -168,20 +167,17 @@ enum Command {
     LocationKeys(commands::location_keys::LocationKeysArgs),
     /// The project's Rego policies: `policy test` runs their test_* rules
     Policy(commands::policy::PolicyArgs),
-    /// Trust this project's [api] url with your API key (its files alone cannot choose where the
-    /// key goes); --revoke forgets it, --list shows every trusted project
+    /// Trust this project's [api] url with your API key (--revoke, --list)
     Trust(commands::trust::TrustArgs),
-    /// Print the JSON Schema (draft-07) of a resource file (--project: of monform.toml; --policy-input: of the policies' input)
+    /// Print the JSON Schema of a resource file (--project: monform.toml's; --policy-input)
     Schema(commands::schema::SchemaArgs),
-    /// Write the docs' generated reference pages (commands, kinds and fields, diagnostics) into --out DIR
+    /// Write the docs' generated reference pages into --out DIR
     Docs(commands::docs::DocsArgs),
-    /// Run the language server (LSP over stdio) for editors: diagnostics, completion, hover,
-    /// navigation, rename and code actions on the unsaved text of the project's files
+    /// Run the language server for editors (LSP over stdio)
     Lsp,
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
-    /// Run the private-location agent: runs the checks of a private location from this network,
-    /// configured by environment variables (see `monform agent --help`)
+    /// Run the private-location agent: a private location's checks, from this network
     #[command(after_help = agent_environment())]
     Agent,
 }
@@ -200,6 +196,51 @@ fn agent_environment() -> String {
     text
 }
 
+/// The guide page that explains each command at length: its `--help` is a
+/// line, and names this page last.
+const GUIDES: &[(&str, &str)] = &[
+    ("init", "quickstart.md"),
+    ("validate", "plan-apply.md"),
+    ("plan", "plan-apply.md"),
+    ("show", "plan-apply.md"),
+    ("apply", "plan-apply.md"),
+    ("destroy", "plan-apply.md"),
+    ("reconcile", "drift.md"),
+    ("codify", "codify.md"),
+    ("import", "migrating.md"),
+    ("export", "migrating.md"),
+    ("state", "state.md"),
+    ("test", "testing.md"),
+    ("status", "status-pages.md"),
+    ("location-keys", "private-locations.md"),
+    ("policy", "policies.md"),
+    ("trust", "security.md"),
+    ("schema", "editors.md"),
+    ("docs", "contributing.md"),
+    ("lsp", "editors.md"),
+    ("serve", "emulator.md"),
+    ("agent", "private-locations.md"),
+];
+
+/// `cli`'s subcommands with their guide page named after their help.
+fn with_guides(mut cli: clap::Command) -> clap::Command {
+    let names: Vec<String> = cli.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    for name in names {
+        let Some((_, page)) = GUIDES.iter().find(|(command, _)| *command == name) else {
+            continue;
+        };
+        cli = cli.mut_subcommand(name, |command| {
+            let guide = format!("Guide: docs/src/guide/{page}");
+            let text = match command.get_after_help() {
+                Some(before) => format!("{before}\n{guide}"),
+                None => guide,
+            };
+            command.after_help(text)
+        });
+    }
+    cli
+}
+
 /// The global options the agent does not read: hidden from its help, and
 /// refused when given (an agent is configured by its environment).
 const NOT_FOR_AGENT: [(&str, &str); 3] = [
@@ -212,7 +253,7 @@ const NOT_FOR_AGENT: [(&str, &str); 3] = [
 /// the options it reads. An option a subcommand defines itself is not
 /// propagated to it: the agent gets hidden ones of its own, to refuse them.
 fn command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command().mut_subcommand("agent", |agent| {
+    with_guides(<Cli as clap::CommandFactory>::command()).mut_subcommand("agent", |agent| {
         NOT_FOR_AGENT
             .iter()
             .fold(agent, |agent, (id, flag)| {

@@ -45,7 +45,8 @@ pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
         eprintln!("error: monform.toml could not be read");
         return ExitCode::FAILURE;
     };
-    let (policies, problems) = monform_policy::load(dir, &project, &mut loaded.sources);
+    let (policies, problems) = monform_engine::ops::load_policies(dir, &mut loaded, &project);
+    let policies = policies.policies;
     let report = policies.test();
     // A failed test is a finding at its rule, for SARIF and annotations.
     let mut found = problems.clone();

@@ -360,9 +360,11 @@ fn open_rest(opening: monform_config::Opening<'_>, request: &OpenRequest<'_>) ->
     })
 }
 
-/// Loads the policies into `loaded`'s sources: **the one place** a plan's
-/// or an apply's policies are read.
-fn load_policies(dir: &Path, loaded: &mut Loaded, project: &Project) -> (ProjectPolicies, Vec<Diagnostic>) {
+/// Loads the project's Rego policies into `loaded`'s sources, with the
+/// input of its files, and their problems: **the one place** policies are
+/// read ([`open`] for a plan or an apply; `monform policy test`, which
+/// needs no valid resource files; the bench).
+pub fn load_policies(dir: &Path, loaded: &mut Loaded, project: &Project) -> (ProjectPolicies, Vec<Diagnostic>) {
     let (policies, problems) = monform_policy::load(dir, project, &mut loaded.sources);
     // At 100,000 checks the input takes a while: only for policies to read it.
     let files = if policies.is_empty() {
