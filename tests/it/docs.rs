@@ -495,3 +495,42 @@ fn readme_set_up_commands_are_the_ones_ci_runs() {
         assert!(ci.contains(command), ".ci/run does not run README's `{command}`");
     }
 }
+
+/// Every command's help is a line, and names the guide page that explains
+/// it at length (a page of the book).
+#[test]
+fn every_command_help_is_a_line_and_names_its_guide() {
+    let output = monform().arg("--help").output().unwrap();
+    let help = stdout(&output);
+    let commands: Vec<(String, String)> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            l.trim()
+                .split_once(' ')
+                .map(|(c, about)| (c.to_owned(), about.trim().to_owned()))
+        })
+        .filter(|(c, _)| c != "help")
+        .collect();
+    assert!(commands.len() > 15, "{help}");
+    for (command, about) in commands {
+        assert!(
+            about.len() <= 100,
+            "`monform {command}`'s help is longer than a line: {about}"
+        );
+        let output = monform().args([command.as_str(), "--help"]).output().unwrap();
+        let text = stdout(&output);
+        let guide = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| l.strip_prefix("Guide: "))
+            .unwrap_or_else(|| panic!("`monform {command} --help` names no guide page:\n{text}"));
+        assert!(
+            repo_root().join(guide).is_file(),
+            "`monform {command} --help` names {guide}, which is missing"
+        );
+    }
+}

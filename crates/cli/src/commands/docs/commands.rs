@@ -62,7 +62,19 @@ fn write_command(command: &clap::Command, index: &mut String, out: &mut String) 
         out.push('\n');
     }
     if let Some(after) = command.get_after_help() {
-        out.push_str(&format!("```text\n{}\n```\n\n", after.to_string().trim()));
+        // `Guide: docs/src/guide/PAGE` (the page the help names) as a link;
+        // anything else (the agent's environment) as the help prints it.
+        let after = after.to_string();
+        let (guides, rest): (Vec<&str>, Vec<&str>) = after.lines().partition(|l| l.starts_with("Guide: "));
+        let rest = rest.join("\n");
+        if !rest.trim().is_empty() {
+            out.push_str(&format!("```text\n{}\n```\n\n", rest.trim()));
+        }
+        for guide in guides {
+            let path = guide.trim_start_matches("Guide: ").trim();
+            let page = path.trim_start_matches("docs/src/guide/");
+            out.push_str(&format!("Guide: [{page}](../guide/{page}).\n\n"));
+        }
     }
     for sub in command
         .get_subcommands()
