@@ -353,10 +353,17 @@ pub fn codify(loaded: &Loaded, drifted: &[Drifted], options: &Options) -> Codifi
                 .iter()
                 .any(|s| path.0.starts_with(&s.0) || s.0.starts_with(&path.0));
             let Some(service) = field.service.as_ref().filter(|_| !secret) else {
+                // Where a person sets it: the environment variables it is read from.
+                let names: Vec<String> = desired
+                    .env_reads
+                    .iter()
+                    .filter(|(p, _)| p.0.starts_with(&path.0) || path.0.starts_with(&p.0))
+                    .flat_map(|(_, names)| names.iter().map(|n| format!("${{env:{n}}}")))
+                    .collect();
                 out.secrets.push(Field {
                     address: address.clone(),
                     path: field.path.clone(),
-                    note: None,
+                    note: (!names.is_empty()).then(|| format!("read from {}", names.join(", "))),
                 });
                 continue;
             };

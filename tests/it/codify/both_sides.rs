@@ -118,3 +118,38 @@ fn no_drift_with_file_changes_says_the_files_change_something() {
         "No drift: the service has what was last applied. The files change 1 resource (monform plan shows them).\n"
     );
 }
+
+/// The scenario 3: a secret variable rotated in the web UI cannot
+/// be read, but its change can be seen: a secret to set, and where.
+#[test]
+fn a_secret_rotated_in_the_service_is_listed_as_a_secret_to_set() {
+    let emulator = Emulator::start();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("monform.toml"), PROJECT).unwrap();
+    let variables = "variables:\n  API_TOKEN: { value: \"${env:API_TOKEN}\", secret: true }\n";
+    std::fs::write(dir.join("variables.yaml"), variables).unwrap();
+    let run = |args: &[&str]| {
+        emulator
+            .monform(dir)
+            .env("API_TOKEN", "tok-first-4711")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let applied = run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.call(
+        "PUT",
+        "/v1/variables/API_TOKEN",
+        Some(json!({"value": "rotated-in-the-ui"})),
+    );
+    let checked = run(&["codify", "--check"]);
+    assert_eq!(checked.status.code(), Some(3), "{}", stderr(&checked));
+    assert_eq!(stdout(&checked), "", "nothing to write");
+    assert_eq!(
+        stderr(&checked),
+        "Secrets to set: changed in the service, their values not readable (1):\n  variables.API_TOKEN.value (read from ${env:API_TOKEN})\n"
+    );
+    assert!(!stderr(&checked).contains("tok-first") && !stderr(&checked).contains("rotated"));
+}

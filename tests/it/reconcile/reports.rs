@@ -143,3 +143,38 @@ fn the_codify_policy_leaves_a_shared_definition_alone_and_reports_the_drift() {
         json!([{"path": "muted", "service": true, "files": false, "sensitive": false}])
     );
 }
+
+/// The scenario 3, the reconciler's side: a secret variable
+/// rotated in the UI is reported, without a value.
+#[test]
+fn a_rotated_secret_is_reported_without_its_value() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let variables = "variables:\n  API_TOKEN: { value: \"${env:API_TOKEN}\", secret: true }\n";
+    let project = project("1m", "", &receiver.url, variables);
+    let dir = project.path();
+    let run = |args: &[&str]| {
+        emulator
+            .monform(dir)
+            .env("API_TOKEN", "tok-first-4711")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let applied = run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    emulator.call(
+        "PUT",
+        "/v1/variables/API_TOKEN",
+        Some(json!({"value": "rotated-in-the-ui"})),
+    );
+    let output = run(&["reconcile", "--once"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let reports = receiver.reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let text = reports[0].to_string();
+    assert!(!text.contains("tok-first") && !text.contains("rotated-in"), "{text}");
+    let drifted = &reports[0]["drifted"][0];
+    assert_eq!(drifted["address"], "variables.API_TOKEN", "{drifted}");
+    assert_eq!(drifted["fields"], json!([{"path": "value", "sensitive": true}]));
+}

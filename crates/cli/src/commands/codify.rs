@@ -235,9 +235,13 @@ fn summary(codified: &Codified, file_changes: usize) -> String {
         text.push_str(&format!("note: {note}\n"));
     }
     if !codified.secrets.is_empty() {
-        text.push_str("Secrets changed in the service, not written (set them where they come from):\n");
+        text.push_str(&format!(
+            "Secrets to set: changed in the service, their values not readable ({}):\n",
+            codified.secrets.len()
+        ));
         for secret in &codified.secrets {
-            text.push_str(&format!("  {}.{}\n", secret.address, secret.path));
+            let from = secret.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
+            text.push_str(&format!("  {}.{}{from}\n", secret.address, secret.path));
         }
     }
     text
