@@ -146,6 +146,17 @@ fn markdown_and_junit_name_the_file_from_the_repository_root() {
     let policies = tail_from(&markdown, "### Policies");
     insta::assert_snapshot!("markdown_policies", policies);
     assert!(policies.contains("`shop/monitors/health.yaml:2:3`"), "{policies}");
+    // In a GitHub Actions run, each place links to the file at the commit.
+    let in_actions = emulator
+        .monform(&shop)
+        .args(["plan", "--format", "markdown"])
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_REPOSITORY", "acme/monorepo")
+        .env("GITHUB_SHA", "4f2c1e0")
+        .output()
+        .unwrap();
+    let linked = stdout(&in_actions);
+    insta::assert_snapshot!("markdown_policies_linked", tail_from(&linked, "### Policies"));
 
     let junit = repo.path().join("junit.xml");
     let tested = in_root(repo.path(), &["test", "--local", "--junit", junit.to_str().unwrap()])

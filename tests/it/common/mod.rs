@@ -17,8 +17,9 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// `monform` with a clean, colourless environment: no credentials, no
-/// API URL, and a user folder of its own ([`user_config_home`]), never the
-/// real `~/.config/monform` (its config.toml or trusted projects).
+/// API URL, no GitHub Actions variables (links in Markdown), and a user
+/// folder of its own ([`user_config_home`]), never the real
+/// `~/.config/monform` (its config.toml or trusted projects).
 pub fn monform() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::cargo_bin("monform").expect("monform binary");
     command
@@ -26,7 +27,11 @@ pub fn monform() -> assert_cmd::Command {
         .env("XDG_CONFIG_HOME", user_config_home())
         .env_remove("MONFORM_API_KEY")
         .env_remove("MONFORM_ACCOUNT_ID")
-        .env_remove("MONFORM_API_URL");
+        .env_remove("MONFORM_API_URL")
+        .env_remove("MONFORM_PATH_PREFIX")
+        .env_remove("GITHUB_SERVER_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_SHA");
     command
 }
 

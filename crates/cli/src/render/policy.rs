@@ -56,6 +56,8 @@ struct Style {
     /// Around a rule, a place or a flag.
     quote: &'static str,
     overridden: &'static str,
+    /// A place is a link when there is one (GitHub Actions).
+    links: bool,
 }
 
 const MARKDOWN: Style = Style {
@@ -63,6 +65,7 @@ const MARKDOWN: Style = Style {
     item: "- ",
     quote: "`",
     overridden: "**overridden for this run:**",
+    links: true,
 };
 
 const PLAIN: Style = Style {
@@ -70,6 +73,7 @@ const PLAIN: Style = Style {
     item: "  ",
     quote: "",
     overridden: "overridden for this run:",
+    links: false,
 };
 
 /// The overrides, then the findings: past [`summary::SHOWN`] of one rule
@@ -86,6 +90,7 @@ fn list(policy: &Value, style: &Style, paths: &RepoPaths) -> String {
         item,
         quote: q,
         overridden,
+        links,
     } = style;
     let mut out = heading.to_string();
     for rule in &overrides {
@@ -93,7 +98,11 @@ fn list(policy: &Value, style: &Style, paths: &RepoPaths) -> String {
     }
     let line = |f: &Shown<'_>| {
         let message = f.message.replace('\n', " ");
-        format!("{item}{} {q}{}{q} at {q}{}{q}: {message}\n", f.severity, f.code, f.at)
+        let at = match f.link.as_ref().filter(|_| *links) {
+            Some(link) => format!("[{q}{}{q}]({link})", f.at),
+            None => format!("{q}{}{q}", f.at),
+        };
+        format!("{item}{} {q}{}{q} at {at}: {message}\n", f.severity, f.code)
     };
     for shown in summary::summarise(&findings, |f| (f.code, f.severity), |_| true) {
         match shown {
@@ -117,6 +126,8 @@ struct Shown<'a> {
     code: &'a str,
     /// `file:line:column`, or empty for a finding about no place.
     at: String,
+    /// Where `at` is in the repository's web view, when known.
+    link: Option<String>,
     message: &'a str,
 }
 
@@ -136,6 +147,10 @@ fn parts<'a>(policy: &'a Value, paths: &RepoPaths) -> (Vec<&'a str>, Vec<Shown<'
                     at: match (f["file"].as_str(), f["line"].as_u64(), f["column"].as_u64()) {
                         (Some(file), Some(line), Some(column)) => format!("{}:{line}:{column}", paths.path(file)),
                         _ => String::new(),
+                    },
+                    link: match (f["file"].as_str(), f["line"].as_u64()) {
+                        (Some(file), Some(line)) => paths.link(file, line),
+                        _ => None,
                     },
                     message: f["message"].as_str().unwrap_or_default(),
                 })

@@ -29,6 +29,10 @@ pub struct RepoPaths {
     prefix: String,
     /// The repository's root, when known (for SARIF's base URI).
     root: Option<PathBuf>,
+    /// In a GitHub Actions run, the URL of the files at the commit being
+    /// checked (`https://github.com/OWNER/REPO/blob/SHA/`): Markdown links
+    /// a pull request's comment can follow.
+    blob_url: Option<String>,
 }
 
 impl RepoPaths {
@@ -37,7 +41,10 @@ impl RepoPaths {
     /// in a worktree or submodule), else the project folder itself.
     pub fn for_project(dir: &Path) -> RepoPaths {
         let flag = PREFIX_FLAG.get().cloned().flatten();
-        RepoPaths::find(dir, flag.as_deref())
+        RepoPaths {
+            blob_url: github_blob_url(|name| std::env::var(name).ok()),
+            ..RepoPaths::find(dir, flag.as_deref())
+        }
     }
 
     /// [`RepoPaths::for_project`] with the flag given.
@@ -52,7 +59,11 @@ impl RepoPaths {
                 let root = dir.ancestors().nth(depth)?;
                 (relative(root, dir).as_deref() == Some(prefix.as_str())).then(|| root.to_path_buf())
             });
-            return RepoPaths { prefix, root };
+            return RepoPaths {
+                prefix,
+                root,
+                blob_url: None,
+            };
         }
         let Some(dir) = dir else {
             return RepoPaths::default();
@@ -61,6 +72,7 @@ impl RepoPaths {
             Some(root) => RepoPaths {
                 prefix: relative(root, &dir).unwrap_or_default(),
                 root: Some(root.to_path_buf()),
+                blob_url: None,
             },
             None => RepoPaths::default(),
         }
@@ -74,6 +86,13 @@ impl RepoPaths {
         format!("{}{file}", self.prefix)
     }
 
+    /// A link to `file` (relative to the project folder) at `line` in the
+    /// repository's web view, in a GitHub Actions run.
+    pub fn link(&self, file: &str, line: u64) -> Option<String> {
+        let base = self.blob_url.as_ref()?;
+        Some(format!("{base}{}#L{line}", uri_path(&self.path(file))))
+    }
+
     /// The repository's root as a `file:` URI ending in `/` (SARIF's
     /// `originalUriBaseIds`), when known.
     pub fn root_uri(&self) -> Option<String> {
@@ -84,6 +103,19 @@ impl RepoPaths {
         let slash = if path.starts_with('/') { "" } else { "/" };
         Some(format!("file://{slash}{path}/"))
     }
+}
+
+/// `GITHUB_SERVER_URL/GITHUB_REPOSITORY/blob/GITHUB_SHA/`, which GitHub
+/// Actions sets in every run, else `None`.
+fn github_blob_url(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let get = |name: &str| var(name).filter(|value| !value.trim().is_empty());
+    let (server, repository, sha) = (get("GITHUB_SERVER_URL")?, get("GITHUB_REPOSITORY")?, get("GITHUB_SHA")?);
+    Some(format!(
+        "{}/{}/blob/{}/",
+        server.trim_end_matches('/'),
+        uri_path(&repository),
+        uri_path(&sha)
+    ))
 }
 
 /// `dir` below `root` as `a/b/` (empty when they are one folder), or
@@ -165,7 +197,30 @@ mod tests {
         let paths = RepoPaths {
             prefix: String::new(),
             root: Some(PathBuf::from("/work/my repo")),
+            blob_url: None,
         };
         assert_eq!(paths.root_uri().as_deref(), Some("file:///work/my%20repo/"));
+    }
+
+    #[test]
+    fn links_point_at_the_commit_in_a_github_actions_run() {
+        let env = |name: &str| {
+            Some(match name {
+                "GITHUB_SERVER_URL" => "https://github.com/".to_owned(),
+                "GITHUB_REPOSITORY" => "acme/mono".to_owned(),
+                _ => "0123abc".to_owned(),
+            })
+        };
+        let paths = RepoPaths {
+            prefix: "shop/".into(),
+            root: None,
+            blob_url: github_blob_url(env),
+        };
+        assert_eq!(
+            paths.link("my checks.yaml", 7).as_deref(),
+            Some("https://github.com/acme/mono/blob/0123abc/shop/my%20checks.yaml#L7")
+        );
+        assert_eq!(github_blob_url(|_| None), None);
+        assert_eq!(RepoPaths::default().link("a.yaml", 1), None);
     }
 }
