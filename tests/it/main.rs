@@ -21,6 +21,7 @@ mod exclude;
 mod for_each_data;
 mod for_each_typo;
 mod import_export;
+mod init;
 mod lifecycle;
 mod lint;
 mod location_keys;

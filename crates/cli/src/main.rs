@@ -139,6 +139,9 @@ pub enum ColorChoice {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start a project in this folder (or --dir): monform.toml, an example check, editors' schemas, .gitignore;
+    /// --from-account adopts the account's unmanaged objects instead
+    Init(commands::init::InitArgs),
     /// Load and check the project's files; no network
     Validate(commands::validate::ValidateArgs),
     /// Show what apply would change
@@ -352,7 +355,12 @@ fn main() -> ExitCode {
             cli.api_url = Some(url.clone());
         }
     }
-    let dir = cli.dir.take().unwrap_or_else(project_folder);
+    let dir = match (cli.dir.take(), &cli.command) {
+        (Some(dir), _) => dir,
+        // A project is started where the user is, not in the nearest one.
+        (None, Command::Init(_)) => PathBuf::from("."),
+        (None, _) => project_folder(),
+    };
     let _ = connect::RATE_LIMIT_FLAG.set(cli.rate_limit.clone());
     render::repo_paths::set_prefix_flag(cli.path_prefix.take());
     let all_findings = match &cli.command {
@@ -364,6 +372,7 @@ fn main() -> ExitCode {
     let output = render::Output::new(cli.color).with_all_findings(all_findings);
     commands::context::set_environment(cli.environment.clone());
     match cli.command {
+        Command::Init(args) => commands::init::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Validate(args) => commands::validate::run(&dir, &args, &output),
         Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Show(args) => commands::show::run(&dir, args, &output),

@@ -53,7 +53,9 @@ pub use export_ops::{
     new_project_name, write_project,
 };
 pub use import_ops::{ImportRefusal, Imported, import_one, list_everything, write_tag};
-pub use init_ops::{EXAMPLE_FILE, GitIgnore, IGNORED, InitRefusal, Initialised, check_init, ignore_state, init_name, init_project};
+pub use init_ops::{
+    EXAMPLE_FILE, GitIgnore, IGNORED, InitRefusal, Initialised, check_init, ignore_state, init_name, init_project,
+};
 pub use local_env::{EnvRead, UnpassedEnv, unpassed_env};
 pub use open_ops::{
     ACCOUNT_VARIABLE, API_KEY_VARIABLE, API_URL_VARIABLE, Api, ApiRequest, ApiUnopened, Connect, EnvVars, LocalService,

@@ -69,13 +69,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
     }))
 }
 
-struct AllOptions<'a> {
-    split: Split,
-    name: Option<&'a str>,
-    include: &'a [String],
+/// `import --all-unmanaged`'s choices (also `init --from-account`'s).
+pub(super) struct AllOptions<'a> {
+    pub split: Split,
+    pub name: Option<&'a str>,
+    pub include: &'a [String],
 }
 
-async fn import_all(
+pub(super) async fn import_all(
     dir: &Path,
     api_url: Option<&str>,
     out: &Path,

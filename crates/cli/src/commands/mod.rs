@@ -5,6 +5,7 @@ pub mod context;
 pub mod docs;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod location_keys;
 pub mod lsp;
 pub mod plan;
