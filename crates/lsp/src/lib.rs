@@ -12,9 +12,9 @@
 //!
 //! - `documents`: the open documents' text (full or incremental sync) and
 //!   positions (UTF-16) both ways;
-//! - `analysis`: the project (the folder holding `monform.toml`) loaded by
-//!   `monform_config` with the unsaved text in place of the disk's, and
-//!   every diagnostic `validate` gives, by file;
+//! - `analysis`: the project (the folder holding `monform.toml`) validated
+//!   by `ops::validate` with the unsaved text in place of the disk's:
+//!   every diagnostic `validate` gives, policies included, by file;
 //! - `server`: the loop, debounced loads on a worker thread;
 //! - `transport`: stdin and stdout as an `lsp_server::Connection`, read
 //!   with bounded memory; a frame it cannot read is answered with a
@@ -34,13 +34,16 @@
 //! - `documents.rs`: the open documents' unsaved text (full or incremental
 //!   sync) and positions both ways (LSP's UTF-16 columns, the loader's bytes).
 //! - `analysis.rs`: a project (the nearest folder above a file holding
-//!   `monform.toml`) loaded with `monform_config::load_unsaved`, the open
-//!   documents' text in place of the disk's and the files not typed in taken
-//!   from the parse cache `monform` keeps (`.monform/cache/`), as `validate` loads it (every
-//!   environment, then `shared::shared_objects` across them); every
-//!   diagnostic at its range with its code, help (also in `data.help`) and
-//!   related places, by file; every file loaded gets a list, empty when
-//!   clean, so fixed problems clear.
+//!   `monform.toml`) validated by `monform_engine::ops::validate`, the one
+//!   composition `monform validate` renders too: the open documents' text
+//!   in place of the disk's, the files not typed in taken from the parse
+//!   cache `monform` keeps (`.monform/cache/`); every environment, each
+//!   finding once (named after the environments it is limited to), then
+//!   `shared::shared_objects` across them; the linter; the Rego policies'
+//!   findings and the policies that do not load. Every diagnostic at its
+//!   range with its code, help (also in `data.help`) and related places,
+//!   by file, in `validate --format json`'s order; every file loaded gets
+//!   a list, empty when clean, so fixed problems clear.
 //! - `server.rs`: the loop. A change makes its project's load due after a
 //!   60 ms pause in typing (`DEBOUNCE`); loads run on one worker thread
 //!   (newest per project), and the diagnostics of a load newer than the last
@@ -75,13 +78,15 @@
 //!   definition, also the live facts. `live.rs`: the cache of live facts
 //!   (remote id, what the next apply would do, drifted field paths, the last
 //!   result's status and time), refreshed on a thread of its own after a load
-//!   without errors, at most every 5 s per project, through
-//!   `monform_engine::ops::plan` and `ops::status` (and the client's latest
-//!   result for its time) when `MONFORM_API_KEY` is set (the URL from
-//!   `MONFORM_API_URL` or `[api] url`; `local` is not started from an
-//!   editor), against the state monform.toml names (PostgreSQL at
-//!   `MONFORM_STATE_URL`, whose error is not shown: it may name the URL). Hover reads the cache and never waits; it keeps no value, so
-//!   no secret can reach the editor.
+//!   without errors, at most every 5 s per project, when `MONFORM_API_KEY`
+//!   is set: the project opened through `ops::open` (its state, its API by
+//!   the engine's rule with the account and rate limit; `local` is not
+//!   started from an editor) over the same text, then `ops::plan` and
+//!   `ops::status` (and the client's latest result for its time). The
+//!   server reads no variable itself: the CLI passes them (`Config::env`).
+//!   A PostgreSQL state's error is not shown (it may name the URL). Hover
+//!   reads the cache and never waits; it keeps no value, so no secret can
+//!   reach the editor.
 //!
 //! - `rename.rs`: a logical id renamed in one workspace edit: its
 //!   definition and every reference in every file, and `{ from: OLD, to:
@@ -102,7 +107,8 @@
 //!   resource or a `lifecycle` block it cannot extend safely).
 //!
 //! Tested end to end in `tests/it/lsp.rs` (and `lsp_live.rs`, against the
-//! emulator): the real `monform lsp` over stdio, spoken to by
+//! emulator; `lsp_validate.rs`: the diagnostics equal `validate --format
+//! json`'s on the examples and on projects with policies): the real `monform lsp` over stdio, spoken to by
 //! `tests/it/common/lsp.rs` (a small JSON-RPC client on `lsp-server`'s
 //! framing and `lsp-types`' messages).
 //!
@@ -113,7 +119,9 @@
 //!
 //! **Architecture invariant:** the loader is the only judge: the server
 //! holds no rule of its own about the files; what it says comes from
-//! `monform_config` and `monform_model`.
+//! `ops::validate` (over `monform_config`, `monform_model` and
+//! `monform_policy`), and it opens a project for the service only through
+//! `ops::open` (it builds no `Session`, resolves no credential or state).
 
 mod actions;
 mod analysis;
@@ -136,6 +144,7 @@ use lsp_types::{
     ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions,
 };
+use monform_engine::ops::OpenEnv;
 
 /// Why the server stopped.
 #[derive(Debug, thiserror::Error)]
@@ -170,11 +179,25 @@ pub fn capabilities() -> ServerCapabilities {
 }
 
 /// How the server loads projects.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The environment to load (`--env`, `MONFORM_ENV`); without one, each
     /// environment the project declares, as `monform validate` does.
     pub environment: Option<String>,
+    /// What the front end read of its environment: the files' `${env:}`
+    /// values, and for live facts the API key, account, URL, rate limit
+    /// and state URL. The server reads no variable itself.
+    pub env: OpenEnv,
+}
+
+impl Default for Config {
+    /// No environment chosen, no variable set (no live facts).
+    fn default() -> Config {
+        Config {
+            environment: None,
+            env: OpenEnv::empty(),
+        }
+    }
 }
 
 /// Serves one editor over standard input and output until it says `exit`

@@ -5,14 +5,17 @@
 //! the network. Only ids, field names, statuses and times are kept: never
 //! a value, so no secret can reach the editor.
 //!
-//! Enabled when the API is known and a key is set (`MONFORM_API_KEY`, the
-//! URL from `MONFORM_API_URL` or `[api] url`, the account from
-//! `MONFORM_ACCOUNT_ID`), as for `monform plan`; `url = "local"` (an
-//! emulator started in-process) is not started by the editor. Opening a
-//! file must not hand the key to whatever URL a cloned repository names:
-//! the engine's rule (`ops::choose_api`) decides, as for the CLI, and when
-//! it refuses, no request is made and the editor is told why, once
-//! (`window/showMessage`; hover says it too).
+//! Enabled when `MONFORM_API_KEY` is set (the front end reads the
+//! variables into [`Config::env`]). Each refresh opens the project as
+//! every front end does, through `ops::open` over the same unsaved text:
+//! the state monform.toml names (PostgreSQL at `MONFORM_STATE_URL`), the
+//! URL by the engine's rule (`--api-url` aside: `MONFORM_API_URL`, or
+//! `[api] url` once trusted), `MONFORM_ACCOUNT_ID`, `MONFORM_RATE_LIMIT`;
+//! `url = "local"` (an emulator started in-process) is not started by the
+//! editor. Opening a file must not hand the key to whatever URL a cloned
+//! repository names: when the engine refuses the URL, no request is made
+//! and the editor is told why, once (`window/showMessage`; hover says it
+//! too).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,12 +26,15 @@ use crossbeam_channel::{Receiver, Sender};
 use lsp_server::{Message, Notification};
 use lsp_types::notification::{Notification as _, ShowMessage};
 use lsp_types::{MessageType, ShowMessageParams};
-use monform_api::{Client, ClientConfig, Secret};
-use monform_engine::ops::{self, AccessRefusal, AccessRequest, PlanRequest, ProjectUrl, Session, StatusRequest};
-use monform_engine::{Action, Actor, LocalState, PostgresState, StateBackend};
+use monform_engine::Action;
+use monform_engine::ops::{
+    self, AccessRefusal, ApiRequest, ApiUnopened, Connect, OpenRequest, Opened, PlanRequest, StateUnopened,
+    StatusRequest, Unopened,
+};
 use monform_model::Address;
 use monform_model::reports::QuickRange;
 
+use crate::Config;
 use crate::analysis::Analysis;
 
 /// How often a project's facts are read at most: each load after a change
@@ -69,33 +75,16 @@ pub struct Live {
     cache: Cache,
 }
 
-/// How to reach the service, from the environment.
-#[derive(Clone)]
-struct Access {
-    /// `MONFORM_API_URL`.
-    url: Option<String>,
-    key: String,
-    account: Option<String>,
-    /// The user's monform folder (their config.toml and trusted projects).
-    user_dir: Option<PathBuf>,
-}
-
 impl Live {
-    /// Live facts when `MONFORM_API_KEY` is set; none otherwise. `editor`
-    /// is where the reason goes when a project's API is refused.
-    pub fn from_environment(editor: Sender<Message>) -> Live {
+    /// Live facts when the front end read an API key; none otherwise.
+    /// `editor` is where the reason goes when a project's API is refused.
+    pub fn new(editor: Sender<Message>, config: &Config) -> Live {
         let cache: Cache = Arc::default();
-        let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-        let requests = env("MONFORM_API_KEY").map(|key| {
-            let access = Access {
-                url: env("MONFORM_API_URL"),
-                key,
-                account: env("MONFORM_ACCOUNT_ID"),
-                user_dir: ops::user_config_dir(&env),
-            };
+        let requests = config.env.api_key.is_some().then(|| {
             let (sender, receiver) = crossbeam_channel::unbounded();
             let filled = cache.clone();
-            std::thread::spawn(move || refresher(receiver, access, filled, editor));
+            let config = config.clone();
+            std::thread::spawn(move || refresher(receiver, config, filled, editor));
             sender
         });
         Live { requests, cache }
@@ -105,7 +94,7 @@ impl Live {
     /// errors only: a plan refuses the others).
     pub fn watch(&self, analysis: &Arc<Analysis>) {
         if let Some(requests) = &self.requests
-            && analysis.loaded.is_ok()
+            && analysis.files_ok
         {
             let _ = requests.send(analysis.clone());
         }
@@ -127,7 +116,7 @@ impl Live {
     }
 }
 
-fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, editor: Sender<Message>) {
+fn refresher(requests: Receiver<Arc<Analysis>>, config: Config, cache: Cache, editor: Sender<Message>) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
         return;
     };
@@ -145,12 +134,15 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, ed
                 continue;
             }
             last.insert(root.clone(), Instant::now());
-            let facts = match api_url(&analysis, &access) {
-                Ok(url) => {
+            let facts = match runtime.block_on(read(&analysis, &config)) {
+                Ok(facts) => {
                     told.remove(&root);
-                    runtime.block_on(read(&analysis, &access, url))
+                    Ok(facts)
                 }
-                Err(Off::Unset(reason)) => Err(reason),
+                Err(Off::Quiet(reason)) => {
+                    told.remove(&root);
+                    Err(reason)
+                }
                 Err(Off::Refused(reason)) => {
                     if told.get(&root) != Some(&reason) {
                         tell(&editor, &reason);
@@ -170,36 +162,35 @@ fn refresher(requests: Receiver<Arc<Analysis>>, access: Access, cache: Cache, ed
     }
 }
 
-/// The URL the key may go to for this project (`ops::choose_api`), or
-/// why live facts are off, in one line (hover shows it too).
-fn api_url(analysis: &Analysis, access: &Access) -> Result<String, Off> {
-    let project_url = analysis.loaded.project.as_ref().and_then(ProjectUrl::of);
-    let request = AccessRequest {
-        root: &analysis.root,
-        flag: None,
-        env_url: access.url.as_deref(),
-        project_url: project_url.as_ref(),
-        user_dir: access.user_dir.as_deref(),
-    };
-    match ops::choose_api(&request) {
-        Ok(chosen) if chosen.is_local() => Err(Off::Unset(
-            "the editor does not start the bundled emulator (url = \"local\"); run `monform serve` and set MONFORM_API_URL"
-                .into(),
-        )),
-        Ok(chosen) => Ok(chosen.url),
-        Err(AccessRefusal::NoUrl) => Err(Off::Unset("no API URL (MONFORM_API_URL or [api] url)".into())),
-        Err(refusal @ AccessRefusal::Untrusted { .. }) => Err(Off::Refused(format!(
-            "{refusal} (run `monform trust` in the project, or set MONFORM_API_URL)"
-        ))),
-        Err(refusal) => Err(Off::Refused(refusal.to_string())),
-    }
+/// Why a project has no live facts: nothing set up or a failure (said
+/// in hover only), or a URL refused (the editor is told as well: the user
+/// may expect them).
+enum Off {
+    Quiet(String),
+    Refused(String),
 }
 
-/// Why a project has no live facts: nothing set up (said in hover only),
-/// or a URL refused (the editor is told as well: the user may expect them).
-enum Off {
-    Unset(String),
-    Refused(String),
+/// Why the project did not open for live facts, in one line without
+/// secrets (hover shows it).
+fn off(why: Unopened) -> Off {
+    match why {
+        Unopened::Api(ApiUnopened::NoLocal) => Off::Quiet(
+            "the editor does not start the bundled emulator (url = \"local\"); run `monform serve` and set MONFORM_API_URL"
+                .into(),
+        ),
+        Unopened::Api(ApiUnopened::Access(AccessRefusal::NoUrl)) => {
+            Off::Quiet("no API URL (MONFORM_API_URL or [api] url)".into())
+        }
+        Unopened::Api(ApiUnopened::Access(refusal @ AccessRefusal::Untrusted { .. })) => Off::Refused(format!(
+            "{refusal} (run `monform trust` in the project, or set MONFORM_API_URL)"
+        )),
+        Unopened::Api(ApiUnopened::Access(refusal)) => Off::Refused(refusal.to_string()),
+        // Its error may name the URL, whose password the editor must not show.
+        Unopened::State(StateUnopened::Postgres(_)) => {
+            Off::Quiet("cannot open the PostgreSQL state at MONFORM_STATE_URL".into())
+        }
+        other => Off::Quiet(other.to_string()),
+    }
 }
 
 /// Shows `reason` in the editor (a closed connection has nobody to tell).
@@ -211,36 +202,26 @@ fn tell(editor: &Sender<Message>, reason: &str) {
     let _ = editor.send(Notification::new(ShowMessage::METHOD.into(), params).into());
 }
 
-/// One refresh: a plan (remote ids, drift) and the applied checks' last results.
-async fn read(analysis: &Analysis, access: &Access, url: String) -> Result<Facts, String> {
-    let Some(project) = &analysis.loaded.project else {
-        return Err("monform.toml has no project".into());
+/// One refresh: the project opened over the analysis's text (its state
+/// and API), then a plan (remote ids, drift) and the applied checks' last
+/// results.
+async fn read(analysis: &Analysis, config: &Config) -> Result<Facts, Off> {
+    let request = OpenRequest {
+        environment: config.environment.as_deref(),
+        unsaved: Some(&analysis.unsaved),
+        state: Some("monform lsp"),
+        api: ApiRequest::Connect(Connect::default()),
+        ..OpenRequest::new(&analysis.root, &config.env)
     };
-    let mut config = ClientConfig::new(url, Secret::new(access.key.clone()));
-    config.account_id = access.account.clone();
-    let client = Client::new(config).map_err(|e| e.to_string())?;
-    let backend: Box<dyn StateBackend> = match project.state_backend {
-        monform_config::StateBackend::Local => Box::new(match &project.environment {
-            Some(environment) => LocalState::for_environment(&analysis.root, environment),
-            None => LocalState::new(&analysis.root),
-        }),
-        monform_config::StateBackend::Postgres => {
-            let url = std::env::var("MONFORM_STATE_URL")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .ok_or("MONFORM_STATE_URL is not set: the PostgreSQL state backend needs it")?;
-            // Its error may name the URL, whose password the editor must not show.
-            let state = PostgresState::open(&url, &project.name, Actor::current("monform lsp"))
-                .map_err(|_| "cannot open the PostgreSQL state at MONFORM_STATE_URL")?;
-            Box::new(state)
-        }
-    };
-    let session = Session {
-        project,
-        desired: &analysis.loaded.desired,
-        client: &client,
-        backend: backend.as_ref(),
-    };
+    let opened = ops::open(request).await.map_err(|error| off(error.why))?;
+    let facts = facts_of(&opened).await.map_err(Off::Quiet);
+    opened.close().await;
+    facts
+}
+
+async fn facts_of(opened: &Opened) -> Result<Facts, String> {
+    let session = opened.session().map_err(|why| why.to_string())?;
+    let client = session.client;
     let planned = ops::plan(&session, &PlanRequest::default())
         .await
         .map_err(|refusal| refusal.to_string())?;
@@ -266,7 +247,7 @@ async fn read(analysis: &Analysis, access: &Access, url: String) -> Result<Facts
         range: QuickRange::Last24Hours,
         sparklines: false,
     };
-    if let Ok(statuses) = ops::status(&client, &analysis.loaded.desired, &planned.state, request).await {
+    if let Ok(statuses) = ops::status(client, session.desired, &planned.state, request).await {
         for status in statuses {
             facts.resources.entry(status.address.clone()).or_default().last_status =
                 status.last_status.map(|s| s.as_str().to_owned());

@@ -68,6 +68,7 @@ impl<'c> Server<'c> {
         let (done_sender, done) = crossbeam_channel::unbounded::<Done>();
         let worker_config = config.clone();
         std::thread::spawn(move || worker(job_receiver, done_sender, worker_config));
+        let live = crate::live::Live::new(connection.sender.clone(), &config);
         Server {
             connection,
             documents: Documents::default(),
@@ -75,7 +76,7 @@ impl<'c> Server<'c> {
             jobs,
             done,
             config,
-            live: crate::live::Live::from_environment(connection.sender.clone()),
+            live,
         }
     }
 
@@ -248,11 +249,7 @@ impl<'c> Server<'c> {
         {
             return Ok(Some(analysis.clone()));
         }
-        let analysis = Arc::new(Analysis::load(
-            &root,
-            &self.unsaved(&root),
-            self.config.environment.as_deref(),
-        ));
+        let analysis = Arc::new(Analysis::load(&root, self.unsaved(&root), &self.config));
         self.install(root, generation, analysis.clone())?;
         Ok(Some(analysis))
     }
@@ -336,7 +333,7 @@ fn worker(jobs: Receiver<Job>, done: Sender<Done>, config: Config) {
             latest.insert(job.root.clone(), job);
         }
         for (root, job) in latest {
-            let analysis = Arc::new(Analysis::load(&root, &job.unsaved, config.environment.as_deref()));
+            let analysis = Arc::new(Analysis::load(&root, job.unsaved, &config));
             let sent = done.send(Done {
                 root,
                 generation: job.generation,

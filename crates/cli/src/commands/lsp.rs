@@ -6,6 +6,7 @@ use std::process::ExitCode;
 pub fn run() -> ExitCode {
     let config = monform_lsp::Config {
         environment: super::context::environment().map(str::to_owned),
+        env: super::context::open_env(),
     };
     match monform_lsp::run_stdio(config) {
         Ok(()) => ExitCode::SUCCESS,

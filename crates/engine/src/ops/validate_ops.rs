@@ -27,6 +27,9 @@ pub struct Findings {
     /// `diagnostics` were moved into [`Findings::warnings`] and
     /// [`Findings::errors`].
     pub loaded: Loaded,
+    /// Whether `loaded` had no error of the files (the policies' findings
+    /// aside): what a plan of it needs (an editor's live facts).
+    pub files_ok: bool,
     /// Each environment's load, by name, when every one was validated (no
     /// environment chosen and the project declares some); empty otherwise.
     pub environments: Vec<(String, Loaded)>,
@@ -81,6 +84,7 @@ impl Findings {
 /// (`state` and `api` are not read).
 pub fn validate(request: &OpenRequest<'_>) -> Findings {
     let mut loaded = load(request, request.environment);
+    let files_ok = loaded.is_ok();
     let names: Vec<String> = match &loaded.project {
         Some(project) if request.environment.is_none() => {
             project.environment_names().into_iter().map(str::to_owned).collect()
@@ -122,6 +126,7 @@ pub fn validate(request: &OpenRequest<'_>) -> Findings {
     let (warnings, errors) = found.into_iter().partition(|d| d.severity != Severity::Error);
     Findings {
         loaded,
+        files_ok,
         environments,
         warnings,
         errors,
