@@ -63,5 +63,9 @@ fn an_apply_deleting_thirteen_objects_still_needs_the_flag() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("--allow-mass-delete"), "{}", stderr(&output));
-    assert!(stdout(&output).contains("(removed from configuration, id"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("(removed from configuration, id"),
+        "{}",
+        stdout(&output)
+    );
 }
