@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::render::Items;
 use crate::render::Output;
 use crate::render::findings::{Locator, to_json};
+use crate::render::repo_paths::RepoPaths;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -45,12 +46,12 @@ pub fn run(dir: &Path, args: &ValidateArgs, output: &Output) -> ExitCode {
         policies: PolicyLoad::Report,
         ..OpenRequest::new(dir, &env)
     });
-    let code = render(&findings, args.format, output);
+    let code = render(dir, &findings, args.format, output);
     super::context::exit_without_freeing(findings);
     code
 }
 
-fn render(findings: &Findings, format: Format, output: &Output) -> ExitCode {
+fn render(dir: &Path, findings: &Findings, format: Format, output: &Output) -> ExitCode {
     let loaded = &findings.loaded;
     let (ok, resources) = if findings.environments.is_empty() {
         let ok = format!(
@@ -90,9 +91,10 @@ fn render(findings: &Findings, format: Format, output: &Output) -> ExitCode {
             };
             all.extend(warnings.iter().cloned());
             all.extend(errors.iter().cloned());
+            let paths = RepoPaths::for_project(dir);
             match format {
-                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&all, sources)),
-                _ => print!("{}", crate::render::sarif::github(&all, sources)),
+                Format::Sarif => crate::render::print_json(&crate::render::sarif::sarif(&all, sources, &paths)),
+                _ => print!("{}", crate::render::sarif::github(&all, sources, &paths)),
             }
             match errors.is_empty() {
                 true => ExitCode::SUCCESS,
