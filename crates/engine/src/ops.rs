@@ -5,8 +5,10 @@
 //! other projects, stale saved plans, the run budget, `preventDestroy` and
 //! the mass-delete threshold, the lock. Each refusal is a typed
 //! [`Refusal`] the front end words; progress goes to an [`Observer`].
-//! Front ends keep what is theirs: arguments, prompts, signals, choosing
-//! the API and the state backend, and rendering.
+//! A front end opens its project with [`open`] (monform.toml, the files,
+//! the policies, the state backend, the API and its credentials, from
+//! what the front end read of its environment) and keeps what is its
+//! own: arguments, prompts, signals and rendering.
 
 use std::time::{Duration, Instant};
 
@@ -87,6 +89,30 @@ pub struct Session<'a> {
     pub desired: &'a Desired,
     pub client: &'a Client,
     pub backend: &'a dyn StateBackend,
+    /// The project's Rego policies with their input: an apply they deny
+    /// does not start ([`prepare_apply`] judges it by itself); `None`:
+    /// none were loaded. Made by `Opened::session`.
+    pub policies: Option<&'a ProjectPolicies>,
+}
+
+impl<'a> Session<'a> {
+    /// A session of files loaded without `ops::open` (the engine's own
+    /// tests), without policies.
+    #[cfg(feature = "test-support")]
+    pub fn for_tests(
+        project: &'a Project,
+        desired: &'a Desired,
+        client: &'a Client,
+        backend: &'a dyn StateBackend,
+    ) -> Session<'a> {
+        Session {
+            project,
+            desired,
+            client,
+            backend,
+            policies: None,
+        }
+    }
 }
 
 /// Where progress goes: the CLI's progress line, a log, nothing.
@@ -310,6 +336,9 @@ pub struct ApplyRequest {
     /// Overwrite changes made outside monform that the files change too
     /// (conflicts) without a person's yes ([`Ready::approve_conflicts`]).
     pub allow_conflicts: bool,
+    /// The policies' rules to let pass for this run (`--policy-override`:
+    /// a package or one rule of it).
+    pub policy_overrides: Vec<String>,
     /// Who takes the lock, as its holder shows it (`monform apply`).
     pub command: String,
 }
@@ -327,7 +356,7 @@ pub struct Ready<'s> {
     /// Why it may not run (over the budget, unsafe): found before any
     /// confirmation, so a front end shows the plan and then the refusal.
     refused: Option<Refusal>,
-    /// The policies' findings, once [`Ready::check_policies`] ran.
+    /// The policies' findings, when the project has policies.
     pub policy: Option<PolicyOutcome>,
     /// The conflicts nobody approved yet (`safety::conflicts_to_approve`).
     conflicts: Vec<crate::safety::Overwrite>,
@@ -357,7 +386,8 @@ impl Ready<'_> {
 
 /// Takes the lock and plans for an apply (or a destroy). A stale saved
 /// plan is refused at once; the run budget and the safety guards are
-/// checked and kept for [`execute`] to refuse on.
+/// checked, and the project's policies evaluated ([`Session::policies`]),
+/// and kept for [`execute`] to refuse on.
 pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) -> Result<Ready<'s>, Refusal> {
     let mut plan_request = request.plan;
     if plan_request.refresh == Refresh::None && !plan_request.destroy {
@@ -394,7 +424,7 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
         (None, false) => Some(Refusal::Unsafe(unsafe_changes)),
         (None, true) => None,
     };
-    Ok(Ready {
+    let mut ready = Ready {
         session,
         _lock: lock,
         took_over,
@@ -404,7 +434,12 @@ pub async fn prepare_apply<'s>(session: &'s Session<'s>, request: ApplyRequest) 
         refused,
         policy: None,
         conflicts,
-    })
+    };
+    // The project's policies judge every apply: no front end has to ask.
+    if let Some(policies) = session.policies.filter(|p| !p.is_empty()) {
+        ready.judge(policies, &request.policy_overrides);
+    }
+    Ok(ready)
 }
 
 /// What an apply did.

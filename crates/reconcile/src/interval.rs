@@ -322,12 +322,13 @@ async fn apply(
         },
         saved: None,
         allow_mass_delete: false,
+        policy_overrides: Vec::new(),
         // The drift policies decided (`policy.rs`): a change the files and
         // the service both made is applied only under `revert` or `ignore`.
         allow_conflicts: true,
         command: "monform reconcile".to_owned(),
     };
-    let mut ready = match ops::prepare_apply(session, request).await {
+    let ready = match ops::prepare_apply(session, request).await {
         Ok(ready) => ready,
         Err(Refusal::Lock(error)) => {
             ctx.log.warn(
@@ -338,14 +339,9 @@ async fn apply(
         }
         Err(refusal) => return (Some(ctx.refused(&refusal)), Vec::new()),
     };
-    if !files.policies.is_empty() {
-        let check = ops::PolicyCheck {
-            policies: &files.policies.policies,
-            files: &files.policies.files,
-            overrides: &[],
-        };
-        let outcome = ready.check_policies(&check).clone();
-        report_policies(ctx, &outcome, files);
+    // The engine judged the plan by the project's policies (no override).
+    if let Some(outcome) = &ready.policy {
+        report_policies(ctx, outcome, files);
     }
     if let Some(refusal) = ready.refusal() {
         let outcome = ctx.refused(refusal);

@@ -206,15 +206,10 @@ async fn apply(
             prefetch: false,
         },
     };
-    let mut opened = super::context::open(dir, output, open).await?;
-    if destroy && !opened.policies.is_empty() {
-        // After a destroy none of the files' resources runs: the policies
-        // judge its deletes (`input.plan`), not the files' settings.
-        opened.policies.files = opened.policies.files.with("resources", serde_json::json!([]));
-    }
+    let opened = super::context::open(dir, output, open).await?;
     let header = super::context::plan_header(&opened.project);
     let session = opened.session().map_err(|why| Stop::Message(why.to_string()))?;
-    let (loaded, project, policies) = (&opened.loaded, &opened.project, &opened.policies);
+    let (loaded, project) = (&opened.loaded, &opened.project);
     let target = opened.api.as_ref().map(|api| api.target.clone());
     let from_file = saved.is_some();
     let request = ApplyRequest {
@@ -226,21 +221,17 @@ async fn apply(
         },
         saved,
         allow_mass_delete: args.allow_mass_delete,
+        policy_overrides,
         allow_conflicts: args.allow_conflicts,
         command: command.to_owned(),
     };
     let mut ready = ops::prepare_apply(&session, request)
         .await
         .map_err(|refusal| refused_to(verb, &refusal, loaded))?;
-    // The engine refuses a plan the policies deny; their findings are shown first.
-    if !policies.policies.is_empty() {
-        let check = ops::PolicyCheck {
-            policies: &policies.policies,
-            files: &policies.files,
-            overrides: &policy_overrides,
-        };
-        let outcome = ready.check_policies(&check).clone();
-        output.diagnostics(&crate::render::policy::diagnostics(&outcome, loaded), &loaded.sources);
+    // The engine judged the plan by the policies (and refuses it when
+    // they deny): their findings are shown first.
+    if let Some(outcome) = &ready.policy {
+        output.diagnostics(&crate::render::policy::diagnostics(outcome, loaded), &loaded.sources);
     }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");

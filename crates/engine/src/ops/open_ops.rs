@@ -424,6 +424,7 @@ impl Opened {
             desired: &files.loaded.desired,
             client: &api.client,
             backend,
+            policies: Some(&files.policies),
         })
     }
 

@@ -9,7 +9,7 @@ use monform_policy::input::Input;
 use monform_policy::{EvalError, Finding, Policies};
 use serde_json::{Value, json};
 
-use super::{Planned, Ready, Refusal};
+use super::{Planned, ProjectPolicies, Ready, Refusal};
 use crate::actual::Actual;
 use crate::identity::is_ownership_tag;
 use crate::plan::{Action, Plan};
@@ -53,6 +53,26 @@ pub fn check_policies(planned: &Planned, desired: &Desired, check: &PolicyCheck<
 }
 
 impl Ready<'_> {
+    /// The project's policies over this apply's plan, as
+    /// [`super::prepare_apply`] runs them. A destroy's input has no
+    /// resources: after it none of the files' resources runs, so the
+    /// policies judge its deletes (`input.plan`), not the files' settings.
+    pub(super) fn judge(&mut self, policies: &ProjectPolicies, overrides: &[String]) {
+        let emptied;
+        let files = if self.destroy {
+            emptied = policies.files.with("resources", json!([]));
+            &emptied
+        } else {
+            &policies.files
+        };
+        let check = PolicyCheck {
+            policies: &policies.policies,
+            files,
+            overrides,
+        };
+        self.check_policies(&check);
+    }
+
     /// Evaluates the policies over this apply's plan; one that blocks
     /// makes [`super::execute`] refuse (after any refusal found before).
     pub fn check_policies(&mut self, check: &PolicyCheck<'_>) -> &PolicyOutcome {

@@ -103,12 +103,7 @@ async fn apply_and_replan(dir: &Path, env: &HashMap<String, String>, client: &Cl
     // moves, clash refusals, the budget and safety guards, verification.
     let project = loaded.project.clone().expect("project");
     let backend = LocalState::new(dir);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client,
-        backend: &backend,
-    };
+    let session = Session::for_tests(&project, &loaded.desired, client, &backend);
     let request = ApplyRequest {
         command: "converge".into(),
         allow_mass_delete: true,

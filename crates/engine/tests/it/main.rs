@@ -4,5 +4,6 @@
 
 mod conformance;
 mod converge;
+mod open;
 mod request_count;
 mod zero_diff;

@@ -318,12 +318,7 @@ async fn plan(service: Service, root: &Path, client: &Client) -> Result<Plan, St
     let loaded = load(root)?;
     let project = loaded.project.clone().ok_or("no project")?;
     let backend = LocalState::new(root);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client,
-        backend: &backend,
-    };
+    let session = Session::for_tests(&project, &loaded.desired, client, &backend);
     let mut last = String::new();
     for _ in 0..service.attempts() {
         match ops::plan(&session, &PlanRequest::default()).await {
@@ -342,12 +337,7 @@ async fn converge(service: Service, root: &Path, client: &Client, what: &str) ->
     let loaded = load(root).map_err(|e| (false, e))?;
     let project = loaded.project.clone().ok_or((false, "no project".to_owned()))?;
     let backend = LocalState::new(root);
-    let session = Session {
-        project: &project,
-        desired: &loaded.desired,
-        client,
-        backend: &backend,
-    };
+    let session = Session::for_tests(&project, &loaded.desired, client, &backend);
     let mut problem = String::new();
     let mut applied_plan = None;
     for _ in 0..service.attempts() {
