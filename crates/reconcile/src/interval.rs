@@ -143,9 +143,28 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         .filter(|d| d.verdict == Verdict::Apply)
         .map(|d| d.address.clone())
         .collect();
+    // Objects the service changed to what the files say (a codified branch
+    // merged, an edit undone by hand): recorded as applied by the apply's
+    // no-op housekeeping, so a later edit of them is drift, not a conflict
+    // with files that only caught up. Recorded only where files and service agree.
+    let caught_up: Vec<Address> = planned
+        .plan
+        .changes
+        .iter()
+        .filter(|c| c.action == monform_engine::Action::Noop)
+        .filter(|c| {
+            planned
+                .state
+                .resources
+                .get(&c.address.to_string())
+                .is_some_and(|r| r.version != c.remote_version)
+        })
+        .map(|c| c.address.clone())
+        .collect();
     let mut applied = Vec::new();
-    if !to_apply.is_empty() && !ctx.stop.load(Ordering::SeqCst) {
-        let (error, done) = apply(ctx, &session, to_apply, &files).await;
+    if (!to_apply.is_empty() || !caught_up.is_empty()) && !ctx.stop.load(Ordering::SeqCst) {
+        let targets = to_apply.into_iter().chain(caught_up).collect();
+        let (error, done) = apply(ctx, &session, targets, &files).await;
         applied = done;
         if let Some(error) = error {
             outcome = error;

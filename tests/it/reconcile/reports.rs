@@ -178,3 +178,44 @@ fn a_rotated_secret_is_reported_without_its_value() {
     assert_eq!(drifted["address"], "variables.API_TOKEN", "{drifted}");
     assert_eq!(drifted["fields"], json!([{"path": "value", "sensitive": true}]));
 }
+
+/// The reconciler records the service's values as applied only where the
+/// files say the same: its codified branch merged (files = service, the
+/// state still at the old value), the next interval records them, so a
+/// later UI edit is drift codified as usual, not a conflict with files
+/// that only caught up.
+#[test]
+fn files_that_caught_up_with_the_service_are_recorded_so_the_next_edit_is_drift() {
+    let emulator = Emulator::start();
+    let receiver = Receiver::start();
+    let checks = "checks:\n  web:\n    checkType: URL\n    name: Web\n    frequency: 5\n    request: { url: \"https://example.com/\" }\n";
+    let project = project("1m", "drift = \"codify\"\n", &receiver.url, checks);
+    let root = project.path();
+    git_repository(root, ("Reconciler", "rec@example.com"), ".monform/\n");
+    emulator.applied(root);
+    ui_edit(&emulator, "Web", json!({"frequency": 15}));
+    let first = once(&emulator, root, &[]);
+    assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    // The branch merged by hand (here: its value written and committed).
+    edit(root, "monitors.yaml", "frequency: 5\n", "frequency: 15\n");
+    git(root, &["commit", "-qam", "merge the codified branch"]);
+    let caught_up = once(&emulator, root, &[]);
+    assert_eq!(caught_up.status.code(), Some(0), "in sync: {}", stderr(&caught_up));
+
+    ui_edit(&emulator, "Web", json!({"frequency": 30}));
+    let again = once(&emulator, root, &[]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    let drift: Vec<Value> = receiver
+        .reports()
+        .into_iter()
+        .filter(|r| r["type"] == "drift")
+        .collect();
+    assert_eq!(drift.len(), 2, "{drift:?}");
+    let last = &drift[1]["drifted"][0];
+    assert_eq!(
+        last["fields"],
+        json!([{"path": "frequency", "service": 30, "files": 15, "sensitive": false}]),
+        "drift, not a conflict: {last}"
+    );
+    assert!(last["codifiedBranch"].is_string(), "{last}");
+}
