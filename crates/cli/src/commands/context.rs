@@ -133,7 +133,7 @@ fn show_load(loaded: &Loaded, output: &Output) -> Result<(), Stop> {
         // Each was just printed: no need to send the user to `validate`.
         eprintln!(
             "error: the files have {}, shown above",
-            super::validate::plural(loaded.diagnostics.len(), "problem")
+            crate::render::findings::plural(loaded.diagnostics.len(), "problem")
         );
         return Err(Stop::Reported);
     }

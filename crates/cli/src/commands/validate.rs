@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::render::Items;
 use crate::render::Output;
-use crate::render::findings::{Locator, to_json};
+use crate::render::findings::{Locator, plural, to_json};
 use crate::render::repo_paths::RepoPaths;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -159,12 +159,4 @@ fn report(diagnostics: &[Diagnostic], sources: &Sources, ok: &str, output: &Outp
         plural(diagnostics.len(), "problem")
     );
     ExitCode::FAILURE
-}
-
-pub fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }

@@ -40,6 +40,15 @@ pub fn summary_text(first: &Diagnostic, next: &[&Diagnostic], total: usize, sour
     text
 }
 
+/// `1 problem`, `2 problems`.
+pub fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 pub fn severity_name(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
