@@ -443,7 +443,7 @@ fn help_and_the_emulator_guide_document_every_serve_flag_and_the_connection_limi
         assert!(line.ends_with(default), "{line}");
     }
     let readme = std::fs::read_to_string(repo_root().join("docs/src/guide/emulator.md")).unwrap();
-    let global = ["--dir", "--api-url", "--env", "--color", "--help"];
+    let global = ["--dir", "--api-url", "--env", "--color", "--path-prefix", "--help"];
     let flags: Vec<&str> = help
         .lines()
         .filter_map(|l| l.trim_start().split_once("--"))
