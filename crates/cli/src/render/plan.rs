@@ -4,6 +4,7 @@
 
 use monform_config::Desired;
 use monform_engine::{Action, Change, FieldChange, Plan, Refresh};
+use monform_model::Kind;
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -167,8 +168,11 @@ fn field_lines(plan: &Plan, change: &Change, sign: char, field: &FieldChange, wi
     if field.sensitive {
         let text = match (action, field.drift, &field.conflict) {
             (Action::Create, ..) => format!("{name} = (sensitive)"),
-            // Set outside monform: the service never returns it, its version tells.
-            (_, true, _) => format!("{name} = (sensitive)  # drift: changed in the service; value not readable"),
+            // A secret variable set outside monform: the service never
+            // returns its value, its version tells.
+            (_, true, _) if change.address.kind == Kind::Variable => {
+                format!("{name} = (sensitive)  # drift: changed in the service; value not readable")
+            }
             (_, _, Some(_)) => format!("{name} = (sensitive value changed){}", drift_mark(field, true)),
             _ => format!("{name} = (sensitive value changed)"),
         };
