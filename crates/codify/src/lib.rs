@@ -21,9 +21,12 @@
 //! its span only, in the style it was written (quoting, flow or block at its
 //! column: `render.rs`; a YAML collection's end found from its last value or
 //! closing bracket: `text.rs`); `${each.value.X}` goes to that `forEach`
-//! item's entry; `${var:NAME}` becomes a literal with a note, or (`--edit-vars`,
-//! the variable used once in the project) the `[vars]` value in
-//! monform.toml; a field the resource does not write (from `[defaults]`, an
+//! item's entry (also through `${each.value.X:-default}`: the item's X, or
+//! a new X on the item when it had none); `${var:NAME}` becomes a literal
+//! with a note, or (`--edit-vars`, the variable used once in the project)
+//! the `[vars]` value in monform.toml (with an environment loaded, that
+//! environment's `[environments.NAME] vars`, added there if it has none);
+//! a field the resource does not write (from `[defaults]`, an
 //! anchor's merge or the service's default) becomes a new entry after the
 //! resource's last one (YAML block or flow, TOML table or inline table). An
 //! edit to a `forEach` definition is shared by its items: made once when
@@ -43,6 +46,15 @@
 //! the files already use left out with a note), exported as new files under
 //! `unmanaged/` with an `import` entry per object, so the next apply adopts
 //! them; an existing file there is never replaced.
+//!
+//! Issue 45: with an environment loaded (`--env`), an edit is made only
+//! where that environment alone reads (a definition whose `environments:`
+//! names it alone, its own vars); one in a definition other environments
+//! read is a hand edit, the choices said once in a note, unless
+//! `--all-environments` (`Scope` in `lib.rs`). A field changed in the
+//! files and in the service since the last apply (`DriftedField::conflict`)
+//! is listed with its applied, service and files values, and written only
+//! with `--take-service`.
 //!
 //! **Architecture invariant:** secrets are never written nor shown: a field
 //! the plan masks, or one holding a non-public `${env:}` value, is listed by

@@ -3,7 +3,8 @@
 //! the files, plans through `monform_engine::ops`, and per change follows
 //! the resource's drift policy (`policy.rs`), applies through the same
 //! `ops` operations as `monform apply` (lock, budget, `preventDestroy`,
-//! mass-delete threshold, the project's Rego policies), reports new drift and its end to the project's
+//! mass-delete threshold, the project's Rego policies), reports new drift
+//! (conflicts marked), its end, and each revert to the project's
 //! WEBHOOK and SLACK channels (`report.rs`, `deliver.rs`), writes
 //! `--events FILE`, and serves `/metrics`, `/healthz`, `/readyz`
 //! (`metrics.rs`). One process leads per project (`leader.rs`).
@@ -45,9 +46,16 @@
 //! or the `monform_reconcile_memory` row with the PostgreSQL state) *before* it is
 //! sent: a leader killed between the two loses that report rather than have
 //! its successor send it again ("no drift report sent twice"); a delivery
-//! that fails is forgotten again, so the next interval retries it. Only
-//! `notify` and `codify` drift is reported to channels; reverted drift and
-//! file changes are events and log lines. `codify` (issue 33): new drift of
+//! that fails is forgotten again, so the next interval retries it.
+//! `notify` and `codify` drift is reported once (a field changed in the
+//! files too since the last apply as a conflict, with its applied value);
+//! drift a `revert` policy undid is reported each time, as `reverted`
+//! (what the service had, what the files restored; issue 45); file
+//! changes are events and log lines. Objects the service changed to what
+//! the files say (a codified branch merged) are recorded as applied by a
+//! no-op apply, so the next edit of them is drift, not a conflict; the
+//! state records the service's values only where the files say the same.
+//! `codify` (issue 33): new drift of
 //! that policy is handed to the `Host` (`Host::codify`; the CLI's runs
 //! `monform_codify` and `git::commit_to_branch`), which commits it on a new
 //! branch with git's plumbing and a private index, so the reconciler keeps
