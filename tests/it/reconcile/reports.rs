@@ -52,33 +52,40 @@ fn a_revert_is_reported_with_what_the_service_had_and_what_the_files_restored() 
 }
 
 /// A field changed in the files (not applied yet) and in the UI: the
-/// `notify` report marks it a conflict, with the value last applied.
+/// `notify` and `codify` reports mark it a conflict, with the value last
+/// applied; `codify` writes no branch for it (a person decides).
 #[test]
-fn notify_reports_a_conflict_as_a_conflict() {
-    let emulator = Emulator::start();
-    let receiver = Receiver::start();
-    let project = project("1m", "", &receiver.url, CHECKS);
-    let dir = project.path();
-    emulator.applied(dir);
-    edit(
-        dir,
-        "monitors.yaml",
-        "name: Homepage\n    frequency: 5",
-        "name: Homepage\n    frequency: 10",
-    );
-    ui_edit(&emulator, "Homepage", json!({"frequency": 15}));
-    let output = once(&emulator, dir, &[]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert_eq!(check(&emulator, "Homepage")["frequency"], 15, "a person decides");
-    let reports = receiver.reports();
-    assert_eq!(reports.len(), 1, "{reports:?}");
-    let drifted = &reports[0]["drifted"][0];
-    assert_eq!(drifted["address"], "checks.homepage", "{drifted}");
-    assert_eq!(drifted["reason"], "changed in the files and outside monform (conflict)");
-    assert_eq!(
-        drifted["fields"],
-        json!([{"path": "frequency", "service": 15, "files": 10, "conflict": true, "applied": 5, "sensitive": false}])
-    );
+fn notify_and_codify_report_a_conflict_as_a_conflict() {
+    for policy in ["notify", "codify"] {
+        let emulator = Emulator::start();
+        let receiver = Receiver::start();
+        let settings = format!("drift = \"{policy}\"\n");
+        let project = project("1m", &settings, &receiver.url, CHECKS);
+        let dir = project.path();
+        git_repository(dir, ("Reconciler", "rec@example.com"), ".monform/\n");
+        emulator.applied(dir);
+        edit(
+            dir,
+            "monitors.yaml",
+            "name: Homepage\n    frequency: 5",
+            "name: Homepage\n    frequency: 10",
+        );
+        ui_edit(&emulator, "Homepage", json!({"frequency": 15}));
+        let output = once(&emulator, dir, &[]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert_eq!(check(&emulator, "Homepage")["frequency"], 15, "a person decides");
+        assert_eq!(git(dir, &["branch", "--list", "monform/*"]), "", "{policy}");
+        let reports = receiver.reports();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        let drifted = &reports[0]["drifted"][0];
+        assert_eq!(drifted["address"], "checks.homepage", "{drifted}");
+        assert_eq!(drifted["policy"], policy, "{drifted}");
+        assert_eq!(drifted["reason"], "changed in the files and outside monform (conflict)");
+        assert_eq!(
+            drifted["fields"],
+            json!([{"path": "frequency", "service": 15, "files": 10, "conflict": true, "applied": 5, "sensitive": false}])
+        );
+    }
 }
 
 const ENVIRONMENTS: &str = r#"[project]
