@@ -255,3 +255,69 @@ fn a_credential_header_changed_in_the_service_is_the_item_shown() {
     let (_, json) = plan(&emulator, dir, &["--format", "json"]);
     assert!(!json.contains("tok-from-the-ui") && !json.contains(TOKEN), "{json}");
 }
+
+/// A reviewed plan keeps its conflicts (`show` says them as `plan` did);
+/// applied from the file (unattended), it needs `--allow-conflicts`.
+#[test]
+fn a_saved_plan_shows_its_conflicts_and_applies_them_only_when_allowed() {
+    let (emulator, project) = conflicted();
+    let dir = project.path();
+    let saved = dir.join("reviewed.plan");
+    let planned = run(&emulator, dir, &["plan", "--out", saved.to_str().unwrap()]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let shown = monform()
+        .args(["--color", "never", "show"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let shown = stdout(&shown);
+    assert!(
+        shown.contains("# conflict: applied 5000, service 9000 (changed outside monform), files 7000")
+            && shown.contains(", 1 conflict."),
+        "{shown}"
+    );
+    let refused = run(&emulator, dir, &["apply", saved.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    assert!(stderr(&refused).contains("--allow-conflicts"), "{}", stderr(&refused));
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(9000));
+    let allowed = run(&emulator, dir, &["apply", "--allow-conflicts", saved.to_str().unwrap()]);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(login(&emulator).0["maxResponseTime"], json!(7000));
+}
+
+/// A team rule can deny conflicts: the policy input has them
+/// (`examples/policies/conflicts.rego`).
+#[test]
+fn a_policy_can_deny_a_conflict() {
+    let (emulator, project) = conflicted();
+    let dir = project.path();
+    let policies = dir.join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::copy(
+        repo_root().join("examples/policies/conflicts.rego"),
+        policies.join("conflicts.rego"),
+    )
+    .unwrap();
+    let planned = run(&emulator, dir, &["plan"]);
+    assert_eq!(planned.status.code(), Some(1), "{}", stdout(&planned));
+    // At the field's own line, with both values.
+    let said = stderr(&planned);
+    assert!(
+        said.contains("`maxResponseTime` was changed in the service (to 9000)")
+            && said.contains("the files change it to 7000")
+            && said.contains("monitors.yaml:6:5"),
+        "{said}"
+    );
+    let overridden = run(
+        &emulator,
+        dir,
+        &[
+            "apply",
+            "--auto-approve",
+            "--allow-conflicts",
+            "--policy-override",
+            "monform.conflicts",
+        ],
+    );
+    assert!(overridden.status.success(), "{}", stderr(&overridden));
+}
