@@ -231,6 +231,42 @@ fn a_secret_variable_set_in_the_service_is_drift() {
     apply(&emulator, dir);
     let (code, _) = plan(&emulator, dir, &["--detailed-exitcode"]);
     assert_eq!(code, 0);
+
+    // Rotated in the service and changed in the files: a conflict, whose
+    // values are fingerprints (the service's cannot be read).
+    emulator.call(
+        "PUT",
+        "/v1/variables/API_TOKEN",
+        Some(json!({"value": "rotated-again"})),
+    );
+    let output = emulator
+        .monform(dir)
+        .args(["plan", "--format", "json"])
+        .env("LOGIN_TOKEN", "tok-second-4712")
+        .output()
+        .unwrap();
+    let json = stdout(&output);
+    assert!(!json.contains("tok-second-4712") && !json.contains("rotated-again") && !json.contains(TOKEN));
+    let value: Value = serde_json::from_str(&json).unwrap();
+    let conflict = &value["changes"][0]["fields"][0]["conflict"];
+    assert_eq!(conflict["service"], Value::Null, "{json}");
+    for side in ["applied", "files"] {
+        let shown = conflict[side].as_str().unwrap_or_default();
+        assert!(shown.starts_with("(sensitive, fingerprint "), "{json}");
+    }
+    assert_ne!(conflict["applied"], conflict["files"], "{json}");
+    let output = emulator
+        .monform(dir)
+        .args(["plan"])
+        .env("LOGIN_TOKEN", "tok-second-4712")
+        .output()
+        .unwrap();
+    let human = stdout(&output);
+    assert!(
+        human.contains("value = (sensitive value changed)  # conflict: applied (sensitive, fingerprint ")
+            && human.contains("service (not readable) (changed outside monform), files (sensitive, fingerprint "),
+        "{human}"
+    );
 }
 
 /// Scenario 4: a credential header changed in the web UI: the changed item

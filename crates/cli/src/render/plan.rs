@@ -5,6 +5,7 @@
 use monform_config::Desired;
 use monform_engine::{Action, Change, FieldChange, Plan, Refresh};
 use monform_model::Kind;
+use monform_model::sensitive::holds_mask;
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -261,17 +262,22 @@ fn drift_mark(field: &FieldChange, values: bool) -> String {
             Some(&conflict.files),
         ];
         if values && shown.iter().flatten().all(|v| one_line(v)) {
+            // A secret's fingerprint reads as the masks do, unquoted.
+            let value = |v: &Value| match v.as_str() {
+                Some(text) if holds_mask(v) => text.to_owned(),
+                _ => show(v),
+            };
             let applied = conflict
                 .applied
                 .as_ref()
-                .map_or_else(|| "(not recorded)".to_owned(), show);
+                .map_or_else(|| "(not recorded)".to_owned(), value);
             let service = conflict
                 .service
                 .as_ref()
-                .map_or_else(|| "(not readable)".to_owned(), show);
+                .map_or_else(|| "(not readable)".to_owned(), value);
             return format!(
                 "  # conflict: applied {applied}, service {service} (changed outside monform), files {}",
-                show(&conflict.files)
+                value(&conflict.files)
             );
         }
         return "  # conflict: changed outside monform and in the files since the last apply".to_owned();
