@@ -69,7 +69,10 @@ pub fn markdown(plan: &Plan) -> String {
 pub fn markdown_in(plan: &Plan, environment: Option<&str>) -> String {
     let summary = plan.summary();
     let mut head = match environment {
-        Some(environment) => format!("### monform plan for `{}`, environment `{environment}`\n\n", plan.project),
+        Some(environment) => format!(
+            "### monform plan for `{}`, environment `{environment}`\n\n",
+            plan.project
+        ),
         None => format!("### monform plan for `{}`\n\n", plan.project),
     };
     // Every count the summary line has, so the two never disagree; moved
