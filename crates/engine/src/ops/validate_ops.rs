@@ -158,17 +158,16 @@ fn policy_findings(
     let Some(project) = loaded.project.clone().filter(|_| wanted) else {
         return (Vec::new(), Vec::new());
     };
-    let (policies, broken) = monform_policy::load(dir, &project, &mut loaded.sources);
+    let (policies, broken) = super::load_policies(dir, loaded, &project);
     if problems.is_empty() {
         problems.extend(broken);
     }
     if policies.is_empty() || !loaded.is_ok() {
         return (Vec::new(), Vec::new());
     }
-    let input = monform_policy::input::files(&loaded.desired, &project, &loaded.sources);
-    let (findings, errors) = policies.evaluate(&input, &[]);
+    let (findings, errors) = policies.policies.evaluate(&policies.files, &[]);
     // A quarter of a GiB at 100,000 checks: not kept while the findings are placed.
-    drop(input);
+    drop(policies);
     let mut found = monform_policy::diagnostics(&findings, &loaded.desired, &loaded.sources);
     found.extend(errors.iter().map(|e| e.to_diagnostic()));
     found.into_iter().partition(|d| d.severity != Severity::Error)
