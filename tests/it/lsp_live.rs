@@ -214,3 +214,32 @@ fn moved_and_ignore_drift_actions_come_from_the_plan() {
         .collect();
     assert_eq!(actions, ["move groups.prod"], "{plan:#}");
 }
+
+/// Issue 44: live facts open the project as the CLI does (`ops::open`),
+/// so the editor reads `MONFORM_RATE_LIMIT` too: a malformed one is the
+/// reason hover gives, before any request (the language server used to
+/// resolve the API itself and ignore it).
+#[test]
+fn live_facts_read_the_rate_limit_as_the_cli_does() {
+    use crate::common::lsp::position_of;
+    let dir = project();
+    let mut client = Client::start(&[
+        ("MONFORM_API_URL", "http://127.0.0.1:9"),
+        ("MONFORM_API_KEY", "lsp-test-key"),
+        ("MONFORM_RATE_LIMIT", "fast"),
+    ]);
+    let checks = client.open(&dir.path().join("monitors/checks.yaml"));
+    let started = std::time::Instant::now();
+    let text = loop {
+        let text = hover_text(&mut client, &checks, position_of(CHECKS, "homepage", 0, 1));
+        if text.contains("live facts unavailable") || started.elapsed() > std::time::Duration::from_secs(30) {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        text.contains("live facts unavailable: MONFORM_RATE_LIMIT: `fast` is not N/SECS"),
+        "{text}"
+    );
+    assert!(!text.contains("lsp-test-key"), "{text}");
+}
