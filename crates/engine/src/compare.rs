@@ -70,6 +70,17 @@ impl<'v> Walk<'v, '_> {
                     }
                     self.path.pop();
                 }
+                for (key, value) in have {
+                    if self.left_out(want, key, value) {
+                        let mut path = self.field_path();
+                        path.0.push(Segment::Key(key.clone()));
+                        self.found.push(Difference {
+                            path,
+                            before: value.clone(),
+                            after: Value::Null,
+                        });
+                    }
+                }
             }
             _ if self.equal(desired, actual) => {}
             _ => self.found.push(Difference {
@@ -86,12 +97,14 @@ impl<'v> Walk<'v, '_> {
             (d, a) if is_empty(d) && is_empty(a) => true,
             (Value::String(d), Value::String(a)) => d.trim_end() == a.trim_end(),
             (Value::Number(d), Value::Number(a)) => d.as_f64() == a.as_f64(),
-            (Value::Object(want), Value::Object(have)) => want.iter().all(|(k, v)| {
-                self.path.push(Step::Key(k));
-                let same = self.is_meta() || self.equal(v, have.get(k).unwrap_or(&Value::Null));
-                self.path.pop();
-                same
-            }),
+            (Value::Object(want), Value::Object(have)) => {
+                want.iter().all(|(k, v)| {
+                    self.path.push(Step::Key(k));
+                    let same = self.is_meta() || self.equal(v, have.get(k).unwrap_or(&Value::Null));
+                    self.path.pop();
+                    same
+                }) && !have.iter().any(|(k, v)| self.left_out(want, k, v))
+            }
             (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
                 if self.facts.sets.iter().any(|pattern| self.in_pattern(pattern)) {
                     // Set members are matched in any order; their paths say `[0]`.
@@ -114,6 +127,37 @@ impl<'v> Walk<'v, '_> {
             }
             (d, a) => d == a,
         }
+    }
+
+    /// Whether the service holds a field of the model, inside an object the
+    /// files set (every path here is under a top-level field), that the
+    /// files leave out: an update sends the whole top-level field and the
+    /// service replaces it, so the field goes (`alertSettings.reminders`
+    /// taken out of the files). Fields the model does not know (the
+    /// service's own) and monform-only ones are not compared.
+    fn left_out(&self, want: &serde_json::Map<String, Value>, key: &str, value: &Value) -> bool {
+        // A false, zero or empty value the files leave out is most often the
+        // model's default, which the files' typed form may leave unwritten.
+        let unremarkable = match value {
+            Value::Bool(b) => !b,
+            Value::String(s) => s.is_empty(),
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::Object(m) => m.is_empty(),
+            other => is_empty(other),
+        };
+        if want.contains_key(key) || unremarkable {
+            return false;
+        }
+        let child = |pattern: &Pattern| {
+            pattern.len() == self.path.len() + 1
+                && pattern.last() == Some(&PatternStep::Key(key.to_owned()))
+                && pattern.iter().zip(&self.path).all(|(want, step)| match (want, step) {
+                    (PatternStep::Key(a), Step::Key(b)) => a == b,
+                    (PatternStep::Each, Step::Index(_)) => true,
+                    _ => false,
+                })
+        };
+        self.facts.fields.iter().any(child) && !self.facts.meta.iter().any(child)
     }
 
     /// A monform-only field (a header's `secret`): never sent, never compared.
@@ -193,6 +237,24 @@ mod tests {
         let desired = json!({"request": {"url": "new", "assertions": [{"source": "STATUS_CODE"}]}, "tags": ["a"]});
         let actual = json!({"request": {"url": "old", "assertions": []}, "tags": ["a", "b"]});
         assert_eq!(diff(desired, actual), ["request.url", "request.assertions", "tags"]);
+    }
+
+    /// Issue 45: a nested field taken out of the files goes from the
+    /// service at the next update (the top-level field is sent whole), so
+    /// the plan shows it; a field the model does not know is the service's.
+    #[test]
+    fn a_nested_field_left_out_of_the_files_differs() {
+        let desired = json!({"alertSettings": {"escalationType": "RUN_BASED"}, "request": {"url": "u"}});
+        let actual = json!({
+            "alertSettings": {"escalationType": "RUN_BASED", "reminders": {"amount": 2, "interval": 10}},
+            "request": {"url": "u", "extra": 1, "assertions": []},
+        });
+        assert_eq!(diff(desired, actual), ["alertSettings.reminders"]);
+        let desired = json!({"request": {"url": "u", "headers": [{"key": "A", "value": "1"}]}});
+        let actual = json!({"request": {"url": "u", "headers": [{"key": "A", "value": "1", "locked": true}]}});
+        assert_eq!(diff(desired.clone(), actual), ["request.headers"]);
+        let actual = json!({"request": {"url": "u", "headers": [{"key": "A", "value": "1", "locked": false}]}});
+        assert!(diff(desired, actual).is_empty());
     }
 
     #[test]

@@ -370,8 +370,16 @@ fn compare(
                 address: &key,
                 sensitive: &sensitive,
             };
+            // A secret the files changed (its fingerprint moved) inside a
+            // field makes that field the files' edit, though its print
+            // leaves the secret out (a list of variables, one of them secret).
+            let secret_edits: Vec<String> = fields.iter().filter(|f| f.sensitive).map(|f| f.path.clone()).collect();
             for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
-                field.drift = !edited_in_files(&field.path, &now, applied, state);
+                let holds_secret_edit = secret_edits.iter().any(|s| {
+                    s.strip_prefix(field.path.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                });
+                field.drift = !holds_secret_edit && !edited_in_files(&field.path, &now, applied, state);
                 // Edited in the files: changed in the service as well is a conflict.
                 if !field.drift {
                     field.conflict = service.conflict(field);

@@ -64,6 +64,9 @@ pub struct Facts {
     pub natural_key: Vec<Pattern>,
     /// Fields the service keeps unique per account (natural keys included).
     pub unique: Vec<Pattern>,
+    /// Every field of the kind (variant), at every depth: what the model
+    /// knows, as opposed to what a service adds of its own.
+    pub fields: Vec<Pattern>,
 }
 
 /// Every kind's facts, and every variant's of a tagged kind (its own
@@ -189,6 +192,9 @@ fn collect(schemas: &Schemas, schema: &Value, at: &Pattern, facts: &mut Facts, d
         let mut path = at.clone();
         path.push(Step::Key(name.clone()));
         let flag = |key: &str| property.get(key).and_then(Value::as_bool).unwrap_or(false);
+        if !facts.fields.contains(&path) {
+            facts.fields.push(path.clone());
+        }
         if let Some(target) = property
             .get("x-ref")
             .and_then(Value::as_str)

@@ -80,13 +80,13 @@ pub fn edit(project: &Project, rng: &mut Rng) -> Option<(Project, Edit)> {
             None => continue,
         };
         if body == before.body
-            || monform_model::validate_resource(before.kind, &inline_scripts(&body)).is_err()
+            || monform_model::validate_resource(before.kind, &edited.merged(before.kind, &body)).is_err()
             || edited.clashes(before.kind, &before.id, &body)
         {
             continue;
         }
         let after = Entry { body, ..before.clone() };
-        let expect = expectation(&before, &after, &location.path);
+        let expect = expectation(&edited, &before, &after, &location.path);
         edited.entries[index] = after;
         let description = format!("{} at {}: {what}", before.address(), FieldPath(location.path.clone()));
         return Some((edited, Edit { description, expect }));
@@ -234,8 +234,23 @@ fn type_matches(schema: &Value, value: &Value) -> bool {
 }
 
 /// What a plan must show after `before` became `after` by an edit at `path`.
-fn expectation(before: &Entry, after: &Entry, path: &[Segment]) -> Expect {
-    if meaning(before.kind, &before.inline()) == meaning(after.kind, &after.inline()) {
+fn expectation(project: &Project, before: &Entry, after: &Entry, path: &[Segment]) -> Expect {
+    let kind = before.kind;
+    let (mut was, now) = (
+        meaning(kind, &project.merged(kind, &before.body)),
+        meaning(kind, &project.merged(kind, &after.body)),
+    );
+    // Below the top level, a false, zero or empty value left out of the
+    // files is most often the model's default left unwritten: the engine
+    // does not clear it (`compare.rs`), nor is it a change here.
+    if let (Value::Object(was), Value::Object(now)) = (&mut was, &now) {
+        for (key, value) in was.iter_mut() {
+            if let Some(now) = now.get(key) {
+                forget_unremarkable(value, now);
+            }
+        }
+    }
+    if was == now {
         Expect::Nothing
     } else {
         Expect::Change {
@@ -291,5 +306,35 @@ fn canonical(
             serde_json::Number::from_f64(f).map_or(value.clone(), Value::Number)
         }),
         other => other.clone(),
+    }
+}
+
+fn unremarkable(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// `was` without the fields `now` leaves out whose value is unremarkable.
+fn forget_unremarkable(was: &mut Value, now: &Value) {
+    match (was, now) {
+        (Value::Object(was), Value::Object(now)) => {
+            was.retain(|k, v| now.contains_key(k) || !unremarkable(v));
+            for (key, value) in was.iter_mut() {
+                if let Some(now) = now.get(key) {
+                    forget_unremarkable(value, now);
+                }
+            }
+        }
+        (Value::Array(was), Value::Array(now)) if was.len() == now.len() => {
+            for (was, now) in was.iter_mut().zip(now) {
+                forget_unremarkable(was, now);
+            }
+        }
+        _ => {}
     }
 }

@@ -61,6 +61,9 @@ impl Entry {
 pub struct Project {
     pub name: String,
     pub entries: Vec<Entry>,
+    /// `[defaults]` of monform.toml: check fields every check without its
+    /// own value gets.
+    pub defaults: Map<String, Value>,
     /// Scripts put in files so far (file names stay unique across edits).
     pub scripts: usize,
 }
@@ -94,6 +97,7 @@ impl Project {
         let mut project = Project {
             name: "zero-diff".into(),
             entries: Vec::new(),
+            defaults: Map::new(),
             scripts: 0,
         };
         for kind in kinds_in_reference_order() {
@@ -107,7 +111,80 @@ impl Project {
                 }
             }
         }
+        if rng.chance(0.4) {
+            project.draw_defaults(&mut rng, &mut seen);
+        }
         (project, seen)
+    }
+
+    /// A few of the fields every check type has, as `[defaults]`, each
+    /// kept only when every check of the project stays valid with it.
+    fn draw_defaults(&mut self, rng: &mut Rng, seen: &mut BTreeSet<String>) {
+        let common = schemas().check_common_fields();
+        let types: Vec<&str> = schemas().resolve(schemas().kind(Kind::Check))["oneOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(super::values::variant_name)
+            .collect();
+        let ids = self.ids();
+        for _ in 0..1 + rng.below(4) {
+            let field = *rng.pick(&common);
+            let variant_name: &str = types[rng.below(types.len())];
+            let variant = schemas().variant(Kind::Check, variant_name);
+            let Some(property) = variant["properties"].get(field) else {
+                continue;
+            };
+            let mut drawn = BTreeSet::new();
+            let mut draw = Draw {
+                rng,
+                ids: &ids,
+                seen: &mut drawn,
+                scripts: &mut self.scripts,
+                optional: 0.5,
+            };
+            let Some(value) = draw.value(property, "", field, 1) else {
+                continue;
+            };
+            let previous = self.defaults.insert(field.to_owned(), value);
+            let valid = self
+                .entries
+                .iter()
+                .filter(|e| e.kind == Kind::Check)
+                .all(|e| monform_model::validate_resource(Kind::Check, &self.merged(e.kind, &e.body)).is_ok());
+            if valid {
+                seen.insert(format!("[defaults].{field}"));
+            } else {
+                match previous {
+                    Some(previous) => self.defaults.insert(field.to_owned(), previous),
+                    None => self.defaults.remove(field),
+                };
+            }
+        }
+    }
+
+    /// What the loader reads for a resource of `kind` written as `body`:
+    /// scripts inline, and for a check the `[defaults]` it does not set
+    /// itself (but no public `locations` for a check with private ones,
+    /// as the loader has it).
+    pub fn merged(&self, kind: Kind, body: &Value) -> Value {
+        let mut merged = inline_scripts(body);
+        if kind != Kind::Check {
+            return merged;
+        }
+        let private = merged
+            .get("privateLocations")
+            .and_then(Value::as_array)
+            .is_some_and(|l| !l.is_empty());
+        if let Value::Object(map) = &mut merged {
+            for (field, value) in &self.defaults {
+                let kept_out = private && field == "locations";
+                if !kept_out && !map.contains_key(field) {
+                    map.insert(field.clone(), inline_scripts(value));
+                }
+            }
+        }
+        merged
     }
 
     /// The logical ids of the project by section.
@@ -181,7 +258,14 @@ impl Project {
                 std::fs::remove_file(entry.path())?;
             }
         }
-        let manifest = format!("[project]\nname = \"{}\"\n\n[state]\nbackend = \"local\"\n", self.name);
+        let mut manifest = format!("[project]\nname = \"{}\"\n\n[state]\nbackend = \"local\"\n", self.name);
+        if !self.defaults.is_empty() {
+            let mut defaults = Value::Object(self.defaults.clone());
+            place_scripts(&mut defaults, Path::new(""), root)?;
+            let table = toml::Value::Table([("defaults".to_owned(), to_toml(&defaults))].into_iter().collect());
+            manifest.push('\n');
+            manifest.push_str(&toml::to_string(&table).map_err(std::io::Error::other)?);
+        }
         std::fs::write(root.join("monform.toml"), manifest)?;
         let mut files: BTreeMap<usize, Map<String, Value>> = BTreeMap::new();
         for entry in &self.entries {
@@ -392,8 +476,13 @@ fn to_toml(value: &Value) -> toml::Value {
             .map_or_else(|| toml::Value::Float(n.as_f64().unwrap_or(0.0)), toml::Value::Integer),
         Value::String(s) => toml::Value::String(s.clone()),
         Value::Array(items) => toml::Value::Array(items.iter().map(to_toml).collect()),
-        Value::Object(map) => toml::Value::Table(map.iter().map(|(k, v)| (k.clone(), to_toml(v))).collect()),
-        // Never drawn: a generated project leaves a field out instead.
+        // TOML has no null: a field written null is left out, which says the same.
+        Value::Object(map) => toml::Value::Table(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), to_toml(v)))
+                .collect(),
+        ),
         Value::Null => toml::Value::String(String::new()),
     }
 }

@@ -361,6 +361,10 @@ impl Draw<'_> {
             let needed = required.contains(&name.as_str());
             // Deeper objects get fewer optional fields, so a project stays small.
             if !needed && !self.rng.chance(self.optional / (1.0 + depth as f64 * 0.15)) {
+                // Now and then written out as null, which says the same as leaving it out.
+                if is_nullable(property) && self.rng.chance(0.04) {
+                    out.insert(name.clone(), Value::Null);
+                }
                 continue;
             }
             let value = match default_of(property) {
@@ -386,6 +390,22 @@ fn type_of(schema: &Value) -> Option<&str> {
         Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
         _ => None,
     }
+}
+
+/// Whether a field takes null (`Option` in the model).
+fn is_nullable(schema: &Value) -> bool {
+    let null_type = |s: &Value| match s.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    null_type(schema)
+        || ["anyOf", "oneOf"].iter().any(|u| {
+            schema
+                .get(*u)
+                .and_then(Value::as_array)
+                .is_some_and(|b| b.iter().any(null_type))
+        })
 }
 
 fn is_null(schema: &Value) -> bool {
