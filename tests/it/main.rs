@@ -27,6 +27,7 @@ mod lint;
 mod location_keys;
 mod lsp;
 mod lsp_live;
+mod lsp_validate;
 mod ownership;
 mod plan;
 mod policy;

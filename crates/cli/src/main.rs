@@ -139,8 +139,7 @@ pub enum ColorChoice {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start a project in this folder (or --dir): monform.toml, an example check, editors' schemas, .gitignore;
-    /// --from-account adopts the account's unmanaged objects instead
+    /// Start a project here: monform.toml, an example check, schemas (--from-account: adopt the account's)
     Init(commands::init::InitArgs),
     /// Load and check the project's files; no network
     Validate(commands::validate::ValidateArgs),
