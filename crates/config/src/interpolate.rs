@@ -409,7 +409,10 @@ fn scalar_text(node: &Node) -> Option<String> {
 }
 
 /// A variable's name (`${env:}`, `${var:}`): a letter or `_`, then letters,
-/// digits, `_` and `-`.
+/// digits, `_` and `-`. The schema's form of [`is_name`]; a test keeps them in step.
+pub(crate) const NAME_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]*$";
+
+/// Whether `name` matches [`NAME_PATTERN`] (written out: no regex per variable).
 pub(crate) fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

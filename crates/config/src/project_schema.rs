@@ -3,6 +3,7 @@
 //! project.rs's own lists (a test keeps them in step); `[defaults]` takes
 //! the check fields of the resource schema.
 
+use crate::interpolate::NAME_PATTERN as ENV_NAME;
 use monform_model::LOGICAL_ID_PATTERN;
 use monform_model::schema::schemas;
 use serde_json::{Value, json};
@@ -29,7 +30,7 @@ fn project_schema() -> Value {
     let vars = json!({
         "type": "object",
         "description": "Values for ${var:NAME} in resource files; any TOML value (a whole-value substitution keeps its type).",
-        "propertyNames": { "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" },
+        "propertyNames": { "pattern": ENV_NAME },
     });
     let defaults = json!({
         "type": "object",
@@ -53,9 +54,9 @@ fn project_schema() -> Value {
                     "name": { "description": "Ownership scope: stable and unique per account.", "allOf": [name] },
                     "include": { "type": "array", "items": { "type": "string" }, "description": "Glob patterns of resource files; default every YAML and TOML file." },
                     "allow-paths": { "type": "array", "items": { "type": "string" }, "description": "Folders outside the project (relative to its root) that `{ file }` scripts, forEachFile globs and symbolic links may read. Every other path must resolve inside the project." },
-                    "secret-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables ${env:} may never read, besides MONFORM_API_KEY, MONFORM_AGENT_KEY and MONFORM_STATE_URL." },
-                    "public-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Environment variables whose values plans may show; every other ${env:} value is sensitive." },
-                    "pass-env": { "type": "array", "items": { "type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$" }, "description": "Variables of monform's environment `test --local` may use, directly or through ${env:}: it gives them to the files' scripts (and a PLAYWRIGHT check's testCommand) besides PATH, LANG, LC_ALL and TZ (a proxy, NODE_EXTRA_CA_CERTS...), and runs no check whose values read another with ${env:} (public-env aside). Scripts get nothing else of monform's environment; never MONFORM_API_KEY, MONFORM_AGENT_KEY, MONFORM_STATE_URL or a secret-env name." },
+                    "secret-env": { "type": "array", "items": { "type": "string", "pattern": ENV_NAME }, "description": "Environment variables ${env:} may never read, besides MONFORM_API_KEY, MONFORM_AGENT_KEY and MONFORM_STATE_URL." },
+                    "public-env": { "type": "array", "items": { "type": "string", "pattern": ENV_NAME }, "description": "Environment variables whose values plans may show; every other ${env:} value is sensitive." },
+                    "pass-env": { "type": "array", "items": { "type": "string", "pattern": ENV_NAME }, "description": "Variables of monform's environment `test --local` may use, directly or through ${env:}: it gives them to the files' scripts (and a PLAYWRIGHT check's testCommand) besides PATH, LANG, LC_ALL and TZ (a proxy, NODE_EXTRA_CA_CERTS...), and runs no check whose values read another with ${env:} (public-env aside). Scripts get nothing else of monform's environment; never MONFORM_API_KEY, MONFORM_AGENT_KEY, MONFORM_STATE_URL or a secret-env name." },
                 },
             },
             "api": api,

@@ -1,5 +1,5 @@
 //! The engine's front door: the operations every front end runs (the CLI,
-//! the bench, the tests; later the reconciler and the language server) on
+//! the language server, the reconciler, the bench, the tests) on
 //! a [`Session`] over one project. A rule about what a plan or an apply may
 //! do lives here once: declared entries that cannot be planned, objects of
 //! other projects, stale saved plans, the run budget, `preventDestroy` and

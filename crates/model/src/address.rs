@@ -9,6 +9,10 @@ use crate::Kind;
 /// Logical ids: letters, digits, `-` and `_`, starting with a letter or digit, at most 64 chars.
 pub const LOGICAL_ID_PATTERN: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
 
+/// Subdomains the service serves status pages and dashboards on
+/// (`customUrl`, `url`): lowercase letters, digits and `-`, at most 63 chars.
+pub const SUBDOMAIN_PATTERN: &str = r"^[a-z0-9][a-z0-9-]{0,62}$";
+
 static LOGICAL_ID: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(LOGICAL_ID_PATTERN).expect("valid pattern"));
 

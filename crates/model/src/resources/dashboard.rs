@@ -16,7 +16,7 @@ pub struct Dashboard {
     pub header: String,
     /// Subdomain the dashboard is served on; unique in the service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"), extend("x-unique" = true))]
+    #[schemars(regex(pattern = crate::address::SUBDOMAIN_PATTERN), extend("x-unique" = true))]
     pub custom_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_domain: Option<String>,

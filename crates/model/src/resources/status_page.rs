@@ -14,7 +14,7 @@ pub struct StatusPage {
     #[schemars(length(min = 1))]
     pub name: String,
     /// Subdomain of the page: lower-case letters, digits and dashes.
-    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"), extend("x-natural-key" = true))]
+    #[schemars(regex(pattern = crate::address::SUBDOMAIN_PATTERN), extend("x-natural-key" = true))]
     pub url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
