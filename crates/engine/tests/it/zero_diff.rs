@@ -135,6 +135,15 @@ fn run(service: Service) {
         let (project, seen) = Project::generate(case_seed, Size::default());
         drawn.extend(seen);
         let outcome = runtime.block_on(one_case(service, case_seed, project));
+        // A long run says how far it got.
+        if (case - first + 1) % 500 == 0 {
+            eprintln!(
+                "zero_diff {service:?}: {} cases in {} s, {} failed",
+                case - first + 1,
+                started.elapsed().as_secs(),
+                failures.len()
+            );
+        }
         match outcome {
             Ok(changed) => edits_with_change += u64::from(changed),
             Err((spurious, text)) => {

@@ -88,7 +88,12 @@ pub fn edit(project: &Project, rng: &mut Rng) -> Option<(Project, Edit)> {
         let after = Entry { body, ..before.clone() };
         let expect = expectation(&edited, &before, &after, &location.path);
         edited.entries[index] = after;
-        let description = format!("{} at {}: {what}", before.address(), FieldPath(location.path.clone()));
+        let path = FieldPath(location.path.clone());
+        let was = path.get(&before.inline()).map_or("absent".to_owned(), |v| {
+            let text = v.to_string();
+            text.chars().take(200).collect()
+        });
+        let description = format!("{} at {path}: {what} (was {was})", before.address());
         return Some((edited, Edit { description, expect }));
     }
     None
@@ -243,6 +248,14 @@ fn expectation(project: &Project, before: &Entry, after: &Entry, path: &[Segment
     // Below the top level, a false, zero or empty value left out of the
     // files is most often the model's default left unwritten: the engine
     // does not clear it (`compare.rs`), nor is it a change here.
+    // An object of nothing but defaults (`apiCheckDefaults: { url: "" }`)
+    // says what leaving it out says.
+    let mut now = now;
+    for side in [&mut was, &mut now] {
+        if let Value::Object(map) = side {
+            map.retain(|_, v| !(v.is_object() && vacuous(v)));
+        }
+    }
     if let (Value::Object(was), Value::Object(now)) = (&mut was, &now) {
         for (key, value) in was.iter_mut() {
             if let Some(now) = now.get(key) {
@@ -336,5 +349,15 @@ fn forget_unremarkable(was: &mut Value, now: &Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// An object whose fields are all unremarkable (or such objects).
+fn vacuous(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.values().all(vacuous),
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        other => unremarkable(other),
     }
 }
