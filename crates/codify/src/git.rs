@@ -106,6 +106,23 @@ pub fn commit_to_branch(root: &Path, branch: &str, codified: &Codified) -> Resul
     result.map(|_| ())
 }
 
+/// `base`, or `base-2`, `base-3`... the first name no branch has yet: two
+/// codified drifts within the same second (names carry the time) each get
+/// their branch instead of the second failing.
+pub fn free_branch(root: &Path, base: &str) -> Result<String, GitError> {
+    for n in 1..1000 {
+        let name = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
+        let reference = format!("refs/heads/{name}");
+        if git(root, &["rev-parse", "--verify", "--quiet", &reference]).is_err() {
+            return Ok(name);
+        }
+    }
+    Err(GitError::Failed {
+        command: "rev-parse".into(),
+        message: format!("every name from {base} to {base}-999 is taken"),
+    })
+}
+
 fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
     run(root, args, None, None)
 }
@@ -182,7 +199,9 @@ mod tests {
         assert_eq!(std::fs::read_to_string(project.join("checks.yaml")).unwrap(), "a: 1\n");
         assert_eq!(git_ok(root, &["status", "--porcelain"]), "");
         assert_eq!(git_ok(root, &["rev-list", "--count", "main..codify/x"]).trim(), "1");
-        // A branch that exists is not moved.
+        // A branch that exists is not moved; the next free name is found.
         assert!(commit_to_branch(&project, "codify/x", &codified).is_err());
+        assert_eq!(free_branch(&project, "codify/x").unwrap(), "codify/x-2");
+        assert_eq!(free_branch(&project, "codify/y").unwrap(), "codify/y");
     }
 }

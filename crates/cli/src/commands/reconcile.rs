@@ -101,10 +101,11 @@ impl Host for CliHost<'_> {
             return Ok(None);
         }
         let project = loaded.project.as_ref().map_or("project", |p| p.name.as_str());
-        let branch = format!(
+        let base = format!(
             "monform/codify-{project}-{}",
             chrono::Utc::now().format("%Y%m%d-%H%M%S")
         );
+        let branch = monform_codify::git::free_branch(self.dir, &base).map_err(|e| e.to_string())?;
         monform_codify::git::commit_to_branch(self.dir, &branch, &codified).map_err(|e| e.to_string())?;
         Ok(Some(branch))
     }
