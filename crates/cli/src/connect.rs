@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 use futures_util::future::BoxFuture;
 use monform_api::{Client, Retry, Wait};
 use monform_config::Project;
-use monform_engine::ops::{self, Access, AccessRefusal, ApiUnopened, Connect, StartedLocal};
+use monform_engine::ops::{self, Access, AccessRefusal, ApiUnopened, Connect, OpenEnv, StartedLocal};
 
 /// A client, the in-process emulator when the URL is `local`, and which
 /// service and account (`target`): the engine's (`ops::connect_api`).
@@ -137,11 +137,17 @@ pub fn retrying(origin: &Origin, retry: &Retry) -> String {
     )
 }
 
+/// What this process read of its environment, for opening a project
+/// (`ops::open` reads none itself).
+pub fn open_env() -> OpenEnv {
+    OpenEnv::read(|name| std::env::var(name).ok())
+}
+
 /// Connects to the API of `project` in `dir` (`ops::connect_api`: the
 /// engine resolves the URL, the key, the rate limit and `local`), or says
 /// why not in this command line's words.
 pub async fn connect(dir: &Path, flag: Option<&str>, project: &Project) -> Result<Connection, String> {
-    let env = crate::commands::context::open_env();
+    let env = open_env();
     let rate_limit = RATE_LIMIT_FLAG.get().cloned().flatten();
     let connect = Connect {
         flag,

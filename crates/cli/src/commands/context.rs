@@ -9,8 +9,8 @@ use clap::ValueEnum;
 
 use monform_config::{Diagnostic, Loaded, Project, Severity};
 use monform_engine::ops::{
-    self, ApiRequest, Connect, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, Refusal, STATE_URL_VARIABLE,
-    StateUnopened, Unopened,
+    self, ApiRequest, Connect, OpenError, OpenRequest, Opened, PolicyLoad, Refusal, STATE_URL_VARIABLE, StateUnopened,
+    Unopened,
 };
 use monform_engine::{LocalState, PostgresState, StateBackend};
 use monform_model::Address;
@@ -140,11 +140,7 @@ fn show_load(loaded: &Loaded, output: &Output) -> Result<(), Stop> {
     Ok(())
 }
 
-/// What this process read of its environment, for opening a project
-/// (`ops::open` reads none itself).
-pub fn open_env() -> OpenEnv {
-    OpenEnv::read(|name| std::env::var(name).ok())
-}
+pub use crate::connect::open_env;
 
 /// How a command reaches the service.
 pub enum Reach<'a> {
