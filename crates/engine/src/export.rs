@@ -7,19 +7,20 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use monform_api::Remote;
-use monform_config::Desired;
 use monform_model::facts::{expand, facts, variant_of};
 use monform_model::schema::schemas;
 use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::{Map, Value};
 
+mod adopt;
 mod prune;
+pub use adopt::{adopted_entry, adopted_state};
 use prune::{prune, set_at};
 
-use crate::forms::{Names, field_fingerprints, lookup, managed};
+use crate::forms::{Names, lookup};
 use crate::identity::{is_ownership_tag, remote_owner, uses_tags};
 use crate::ownership::{Owner, Owners, is_record};
-use crate::state::{FieldSet, Fingerprints, ResourceState, State};
+use crate::state::State;
 
 /// How resource files are split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -518,84 +519,6 @@ pub fn project_toml(project: &str, api_url: Option<&str>) -> String {
         text.push_str(&format!("\n[api]\nurl = \"{}\"\n", url.replace(['"', '\\'], "")));
     }
     text
-}
-
-/// The state of a project that adopts `objects` (by address), given the
-/// loaded files: each entry as `apply` would record it. A secret's
-/// fingerprint is recorded when its value is known (the environment
-/// variable is set, or the API returned it); otherwise the next plan shows
-/// the secret as to be set.
-pub fn adopted_state(
-    project: &str,
-    desired: &Desired,
-    objects: &BTreeMap<Address, Remote>,
-    env: &[EnvVar],
-    lookup_env: &dyn Fn(&str) -> Option<String>,
-) -> State {
-    let mut state = State::new(project);
-    let secrets_by_address: HashMap<&Address, Vec<&EnvVar>> = env.iter().fold(HashMap::new(), |mut map, var| {
-        map.entry(&var.address).or_insert_with(Vec::new).push(var);
-        map
-    });
-    for (address, remote) in objects {
-        let Some(resource) = desired.resources.get(address) else {
-            continue;
-        };
-        let desired_json = managed(address.kind, resource.resource.to_json());
-        let mut secrets = BTreeMap::new();
-        for var in secrets_by_address.get(address).into_iter().flatten() {
-            let known = lookup_env(&var.name)
-                .map(Value::String)
-                .or_else(|| var.remote_value.clone());
-            if let Some(value) = known {
-                secrets.insert(var.field.clone(), state.fingerprint(&value));
-            }
-        }
-        let applied = state.fingerprint(&desired_json);
-        state.resources.insert(
-            address.to_string(),
-            ResourceState {
-                remote_id: remote.id.clone(),
-                version: remote.version(),
-                applied,
-                secrets,
-                prevent_destroy: false,
-                managed: desired_json
-                    .as_object()
-                    .map(|o| o.keys().cloned().collect())
-                    .unwrap_or_default(),
-                fields: field_fingerprints(address.kind, &desired_json, &[], &state),
-                normal: BTreeMap::new(),
-            },
-        );
-    }
-    state.serial = 1;
-    state
-}
-
-/// The state entry for one object adopted under `address` (`monform import ADDRESS ID`).
-pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote: &Remote) -> ResourceState {
-    let desired_json = desired
-        .resources
-        .get(address)
-        .map(|r| managed(address.kind, r.resource.to_json()))
-        .unwrap_or(Value::Null);
-    ResourceState {
-        remote_id: remote.id.clone(),
-        version: remote.version(),
-        applied: state.fingerprint(&desired_json),
-        // Unknown secrets: the next plan shows them as to be set.
-        secrets: BTreeMap::new(),
-        prevent_destroy: desired
-            .resources
-            .get(address)
-            .is_some_and(|r| r.resource.prevent_destroy()),
-        // Nothing was set by monform yet: no field is cleared by the next apply.
-        managed: FieldSet::default(),
-        // Nothing applied yet: no difference is drift until the first apply.
-        fields: Fingerprints::default(),
-        normal: BTreeMap::new(),
-    }
 }
 
 #[cfg(test)]
