@@ -1,4 +1,5 @@
 use super::*;
+use crate::state::ResourceState;
 use serde_json::json;
 
 #[test]
