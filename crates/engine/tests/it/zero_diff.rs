@@ -236,7 +236,12 @@ fn shows_exactly(plan: &Plan, expect: &Expect) -> Result<(), String> {
     match expect {
         Expect::Nothing if changes.is_empty() => Ok(()),
         Expect::Nothing => Err("the files say the same but the plan has changes".into()),
-        Expect::Change { address, path } => {
+        Expect::Change {
+            may_be_nothing: true, ..
+        } if changes.is_empty() => Ok(()),
+        Expect::Change {
+            address, path, also, ..
+        } => {
             let (own, others): (Vec<&Change>, Vec<&Change>) =
                 changes.iter().partition(|c| c.address.to_string() == *address);
             let [change] = own.as_slice() else {
@@ -282,7 +287,9 @@ fn shows_exactly(plan: &Plan, expect: &Expect) -> Result<(), String> {
             }
             for field in &change.fields {
                 let shown = FieldPath::parse(&field.path);
-                if !related(&shown, path) && !secret_sibling(field, path) {
+                let in_also =
+                    matches!(shown.segments().first(), Some(monform_model::Segment::Key(k)) if also.contains(k));
+                if !related(&shown, path) && !in_also && !secret_sibling(field, path) {
                     return Err(format!(
                         "the change of {address} is at {} (the edit was at {path})",
                         field.path
@@ -505,6 +512,8 @@ fn a_nested_field_left_out_is_planned() {
     let expect = Expect::Change {
         address: "checks.home".into(),
         path: FieldPath::parse("alertSettings.reminders"),
+        also: vec!["alertSettings".into()],
+        may_be_nothing: false,
     };
     shows_exactly(&plan, &expect).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
 }
@@ -521,6 +530,22 @@ fn a_secret_list_item_edited_in_the_files_is_not_drift() {
     let expect = Expect::Change {
         address: "checks.flow".into(),
         path: FieldPath::parse("environmentVariables[1].value"),
+        also: vec!["environmentVariables".into()],
+        may_be_nothing: false,
     };
     shows_exactly(&plan, &expect).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
+}
+
+/// A field written `null` says what leaving it out says (ARCHITECTURE's
+/// design decision 3): `alertSettings: null` in YAML, where TOML can only
+/// leave it out, plans nothing, and applies once.
+#[test]
+fn a_field_written_null_is_a_field_left_out() {
+    let left_out =
+        "checks:\n  home:\n    checkType: DNS\n    name: Home\n    request: { query: example.com, recordType: MX }\n";
+    let null = left_out.replace("    request:", "    alertSettings: null\n    request:");
+    let plan = plan_of_edit(left_out, &null);
+    shows_exactly(&plan, &Expect::Nothing).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
+    let plan = plan_of_edit(&null, left_out);
+    shows_exactly(&plan, &Expect::Nothing).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
 }

@@ -11,7 +11,7 @@ use monform_model::schema::schemas;
 use monform_model::{FieldPath, Kind, Segment};
 use serde_json::Value;
 
-use super::project::{Entry, FILES, Project, inline_scripts, pointer_mut, remove_at};
+use super::project::{Entry, FILES, Project, fit_to_format, inline_scripts, pointer_mut, remove_at};
 use super::random::Rng;
 use super::values::{Draw, SKIPPED, default_of, is_meta, variant_name};
 
@@ -21,8 +21,19 @@ pub enum Expect {
     /// No change at all.
     Nothing,
     /// One change, of the resource at `address`, whose fields are all at
-    /// `path`, inside it or around it.
-    Change { address: String, path: FieldPath },
+    /// `path` (inside it or around it) or in the top-level fields `also`
+    /// (what else the edit changes: `[defaults]` no longer filled in, the
+    /// public locations a check with private ones does not get).
+    Change {
+        address: String,
+        path: FieldPath,
+        also: Vec<String>,
+        /// The edit wrote out an object of nothing but default-like values
+        /// where there was none (or the reverse): whether that is a change
+        /// depends on what the service holds for none, so an empty plan is
+        /// right too.
+        may_be_nothing: bool,
+    },
 }
 
 /// One edit of a project.
@@ -53,20 +64,18 @@ pub fn edit(project: &Project, rng: &mut Rng) -> Option<(Project, Edit)> {
         let before = edited.entries[index].clone();
         if rng.chance(0.08) {
             let to = (before.file + 1 + rng.below(FILES.len() - 1)) % FILES.len();
-            edited.entries[index].file = to;
+            let mut after = before.clone();
+            after.file = to;
+            fit_to_format(&mut after.body, to);
+            let expect = expectation(&edited, &before, &after, &[]);
+            edited.entries[index] = after;
             let description = format!(
                 "{} moved from {} to {}",
                 before.address(),
                 FILES[before.file].0,
                 FILES[to].0
             );
-            return Some((
-                edited,
-                Edit {
-                    description,
-                    expect: Expect::Nothing,
-                },
-            ));
+            return Some((edited, Edit { description, expect }));
         }
         let mut found = Vec::new();
         locations(schemas().kind(before.kind), &before.body, &mut Vec::new(), &mut found);
@@ -85,7 +94,8 @@ pub fn edit(project: &Project, rng: &mut Rng) -> Option<(Project, Edit)> {
         {
             continue;
         }
-        let after = Entry { body, ..before.clone() };
+        let mut after = Entry { body, ..before.clone() };
+        fit_to_format(&mut after.body, after.file);
         let expect = expectation(&edited, &before, &after, &location.path);
         edited.entries[index] = after;
         let path = FieldPath(location.path.clone());
@@ -241,19 +251,36 @@ fn type_matches(schema: &Value, value: &Value) -> bool {
 /// What a plan must show after `before` became `after` by an edit at `path`.
 fn expectation(project: &Project, before: &Entry, after: &Entry, path: &[Segment]) -> Expect {
     let kind = before.kind;
-    let (mut was, now) = (
-        meaning(kind, &project.merged(kind, &before.body)),
-        meaning(kind, &project.merged(kind, &after.body)),
-    );
-    // Below the top level, a false, zero or empty value left out of the
-    // files is most often the model's default left unwritten: the engine
-    // does not clear it (`compare.rs`), nor is it a change here.
-    // An object of nothing but defaults (`apiCheckDefaults: { url: "" }`)
-    // says what leaving it out says.
-    let mut now = now;
-    for side in [&mut was, &mut now] {
-        if let Value::Object(map) = side {
-            map.retain(|_, v| !(v.is_object() && vacuous(v)));
+    let was = meaning(kind, &project.merged(kind, &before.body));
+    let now = meaning(kind, &project.merged(kind, &after.body));
+    let strict = changed_fields(&was, &now, false);
+    let Some(first) = strict.first() else {
+        return Expect::Nothing;
+    };
+    Expect::Change {
+        address: before.address(),
+        path: match path {
+            [] => FieldPath::root().key(first),
+            path => FieldPath(path.to_vec()),
+        },
+        may_be_nothing: changed_fields(&was, &now, true).is_empty(),
+        also: strict,
+    }
+}
+
+/// The top-level fields whose meaning differs between `was` and `now`.
+/// Below the top level, a false, zero or empty value left out of the files
+/// is most often the model's default left unwritten: the engine does not
+/// clear it (`compare.rs`), nor is it a change here. `loose`: an object of
+/// nothing but such values (`apiCheckDefaults: { url: "" }`) may say what
+/// leaving it out says (when the service holds it so).
+fn changed_fields(was: &Value, now: &Value, loose: bool) -> Vec<String> {
+    let (mut was, mut now) = (was.clone(), now.clone());
+    if loose {
+        for side in [&mut was, &mut now] {
+            if let Value::Object(map) = side {
+                map.retain(|_, v| !(v.is_object() && vacuous(v)));
+            }
         }
     }
     if let (Value::Object(was), Value::Object(now)) = (&mut was, &now) {
@@ -263,14 +290,15 @@ fn expectation(project: &Project, before: &Entry, after: &Entry, path: &[Segment
             }
         }
     }
-    if was == now {
-        Expect::Nothing
-    } else {
-        Expect::Change {
-            address: before.address(),
-            path: FieldPath(path.to_vec()),
+    let mut changed: Vec<String> = Vec::new();
+    for (one, other) in [(&was, &now), (&now, &was)] {
+        for (key, value) in one.as_object().into_iter().flatten() {
+            if other.get(key) != Some(value) && !changed.contains(key) {
+                changed.push(key.clone());
+            }
         }
     }
+    changed
 }
 
 /// What a resource's files say, as the model reads them: the typed

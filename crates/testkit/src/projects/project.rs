@@ -106,7 +106,8 @@ impl Project {
             for n in 0..count {
                 let id = logical_id(kind, n);
                 let file = rng.below(FILES.len());
-                if let Some(body) = project.draw_valid(kind, &id, &mut rng, &mut seen, size.optional) {
+                if let Some(mut body) = project.draw_valid(kind, &id, &mut rng, &mut seen, size.optional) {
+                    fit_to_format(&mut body, file);
                     project.entries.push(Entry { kind, id, body, file });
                 }
             }
@@ -422,6 +423,26 @@ pub fn pointer_mut<'v>(value: &'v mut Value, segments: &[Segment]) -> Option<&'v
         };
     }
     Some(current)
+}
+
+/// `body` as it reads back from `FILES[file]`: TOML has no null, so a
+/// field written null there is left out (which, unlike null, lets a
+/// `[defaults]` value in).
+pub fn fit_to_format(body: &mut Value, file: usize) {
+    if FILES[file].1 != Format::Toml {
+        return;
+    }
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.retain(|_, v| !v.is_null());
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(body);
 }
 
 /// `value` with every `{ file, __content }` script replaced by its content.
