@@ -136,7 +136,7 @@ fn run(service: Service) {
         drawn.extend(seen);
         let outcome = runtime.block_on(one_case(service, case_seed, project));
         // A long run says how far it got.
-        if (case - first + 1) % 500 == 0 {
+        if (case - first + 1).is_multiple_of(500) {
             eprintln!(
                 "zero_diff {service:?}: {} cases in {} s, {} failed",
                 case - first + 1,
