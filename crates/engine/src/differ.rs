@@ -373,7 +373,18 @@ fn compare(
             // A secret the files changed (its fingerprint moved) inside a
             // field makes that field the files' edit, though its print
             // leaves the secret out (a list of variables, one of them secret).
-            let secret_edits: Vec<String> = fields.iter().filter(|f| f.sensitive).map(|f| f.path.clone()).collect();
+            // So does a secret applied last time that the files no longer have.
+            let removed_secrets = recorded
+                .into_iter()
+                .flat_map(|r| r.secrets.keys())
+                .filter(|path| lookup(desired, &FieldPath::parse(path)).is_none())
+                .cloned();
+            let secret_edits: Vec<String> = fields
+                .iter()
+                .filter(|f| f.sensitive)
+                .map(|f| f.path.clone())
+                .chain(removed_secrets)
+                .collect();
             for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
                 let holds_secret_edit = secret_edits.iter().any(|s| {
                     s.strip_prefix(field.path.as_str())

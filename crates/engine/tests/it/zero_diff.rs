@@ -549,3 +549,20 @@ fn a_field_written_null_is_a_field_left_out() {
     let plan = plan_of_edit(&null, left_out);
     shows_exactly(&plan, &Expect::Nothing).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
 }
+
+/// A secret taken out of the files (a webhook's `webhookSecret`) is the
+/// files' change, not drift: prints leave secrets out, so the field looked
+/// unchanged since the apply.
+#[test]
+fn a_secret_left_out_of_the_files_is_not_drift() {
+    let with = "alertChannels:\n  hook:\n    type: WEBHOOK\n    config:\n      name: Hook\n      url: https://example.com/hook\n      webhookSecret: first-secret\n";
+    let without = with.replace("      webhookSecret: first-secret\n", "");
+    let plan = plan_of_edit(with, &without);
+    let expect = Expect::Change {
+        address: "alertChannels.hook".into(),
+        path: FieldPath::parse("config.webhookSecret"),
+        also: vec!["config".into()],
+        may_be_nothing: false,
+    };
+    shows_exactly(&plan, &expect).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
+}
