@@ -258,7 +258,8 @@ pub use execute::{ApplyError, ApplyOptions, Event, Report};
 pub use lock::{Holder, LockError, LockGuard};
 pub use normal::NormalForm;
 pub use plan::{
-    Action, Change, Conflict, Excluded, ExcludedBy, FieldChange, Foreign, ForeignObjects, Plan, Reason, Refreshed, Summary, Whose,
+    Action, Change, Conflict, Excluded, ExcludedBy, FieldChange, Foreign, ForeignObjects, Plan, Reason, Refreshed,
+    Summary, Whose,
 };
 pub use refresh::Refresh;
 pub use renames::SuggestedMove;

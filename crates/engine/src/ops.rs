@@ -62,8 +62,8 @@ pub use local_env::{EnvRead, UnpassedEnv, unpassed_env};
 pub use open_ops::{
     ACCOUNT_VARIABLE, API_KEY_VARIABLE, API_URL_VARIABLE, Api, ApiRequest, ApiUnopened, Connect, EnvVars, LocalService,
     ObserveClient, OpenEnv, OpenError, OpenRequest, Opened, PolicyLoad, ProjectPolicies, RATE_LIMIT_VARIABLE,
-    RateLimitSource, STATE_URL_VARIABLE, StartedLocal, StateUnopened, Unopened, connect_api, find_project, load_policies,
-    local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
+    RateLimitSource, STATE_URL_VARIABLE, StartedLocal, StateUnopened, Unopened, connect_api, find_project,
+    load_policies, local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
 };
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};

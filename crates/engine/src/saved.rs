@@ -219,7 +219,10 @@ mod tests {
     fn a_plan_is_applied_in_its_own_environment() {
         let production = saved(Some("production"));
         assert_eq!(production.environment_to_apply(None), Ok(Some("production")));
-        assert_eq!(production.environment_to_apply(Some("production")), Ok(Some("production")));
+        assert_eq!(
+            production.environment_to_apply(Some("production")),
+            Ok(Some("production"))
+        );
         assert_eq!(
             production.environment_to_apply(Some("staging")),
             Err(OtherEnvironment {

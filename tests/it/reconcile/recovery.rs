@@ -243,7 +243,10 @@ fn exclude_leaves_the_excluded_resources_drift_alone() {
         .collect();
     assert_eq!(
         types,
-        [(&json!("reverted"), &json!("checks.api")), (&json!("drift"), &json!("checks.homepage"))],
+        [
+            (&json!("reverted"), &json!("checks.api")),
+            (&json!("drift"), &json!("checks.homepage"))
+        ],
         "{reports:?}"
     );
 }

@@ -477,7 +477,9 @@ fn read_saved(path: &Path) -> Result<(SavedPlan, Vec<String>), Stop> {
     let overrides = crate::render::shown::saved_overrides(&file);
     // Plans saved before the engine kept the environment have it only in
     // what `show` reads.
-    let shown_environment = file[crate::render::shown::KEY]["environment"].as_str().map(str::to_owned);
+    let shown_environment = file[crate::render::shown::KEY]["environment"]
+        .as_str()
+        .map(str::to_owned);
     let mut saved: SavedPlan = serde_json::from_value(file).map_err(not_a_plan)?;
     saved.environment = saved.environment.or(shown_environment);
     Ok((saved, overrides))

@@ -50,7 +50,10 @@ fn read(path: &std::path::Path) -> Result<Read, String> {
     let shown: Shown =
         serde_json::from_value(shown).map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;
     // The engine's own record; plans saved before it kept one have it in `shown` only.
-    let environment = saved.environment.clone().or_else(|| shown.environment().map(str::to_owned));
+    let environment = saved
+        .environment
+        .clone()
+        .or_else(|| shown.environment().map(str::to_owned));
     let plan = shown
         .plan(saved.project, saved.state_serial)
         .map_err(|e| format!("the plan in {shown_path} cannot be read: {e}"))?;

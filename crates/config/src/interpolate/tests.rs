@@ -269,7 +269,20 @@ fn substitutions_are_charged_to_the_budget() {
 #[test]
 fn the_schemas_name_pattern_says_what_is_name_accepts() {
     let pattern = regex::Regex::new(NAME_PATTERN).expect("a valid pattern");
-    for name in ["A", "_", "api_key", "API-KEY-2", "a1", "", "1a", "-a", "a.b", "a b", "é", "a$"] {
+    for name in [
+        "A",
+        "_",
+        "api_key",
+        "API-KEY-2",
+        "a1",
+        "",
+        "1a",
+        "-a",
+        "a.b",
+        "a b",
+        "é",
+        "a$",
+    ] {
         assert_eq!(pattern.is_match(name), is_name(name), "{name:?}");
     }
 }
