@@ -39,24 +39,8 @@ impl RateLimit {
 
     /// Parses `N/SECS` (e.g. `600/60`).
     pub fn parse(text: &str) -> Result<RateLimit, String> {
-        let (requests, seconds) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
-        let requests: u32 = requests
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{requests}` is not a number of requests"))?;
-        let seconds: u64 = seconds
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
-        if requests == 0 || seconds == 0 {
-            return Err("both numbers of N/SECS must be above 0".to_owned());
-        }
-        Ok(RateLimit {
-            requests,
-            window: Duration::from_secs(seconds),
-        })
+        let (requests, window) = monform_model::rate_limit::parse(text)?;
+        Ok(RateLimit { requests, window })
     }
 }
 

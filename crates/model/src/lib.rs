@@ -116,6 +116,7 @@ pub mod lifecycle;
 pub mod path;
 pub mod pick;
 pub mod quirks;
+pub mod rate_limit;
 pub mod reports;
 pub mod resources;
 pub mod rules;

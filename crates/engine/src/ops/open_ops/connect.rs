@@ -159,21 +159,7 @@ pub fn parse_rate_limit(text: &str) -> Result<Option<(u32, std::time::Duration)>
     if text == "off" {
         return Ok(None);
     }
-    let (requests, seconds) = text
-        .split_once('/')
-        .ok_or_else(|| format!("`{text}` is not N/SECS, e.g. 600/60"))?;
-    let requests: u32 = requests
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{requests}` is not a number of requests"))?;
-    let seconds: u64 = seconds
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{seconds}` is not a number of seconds"))?;
-    if requests == 0 || seconds == 0 {
-        return Err("both numbers of N/SECS must be above 0".to_owned());
-    }
-    Ok(Some((requests, std::time::Duration::from_secs(seconds))))
+    monform_model::rate_limit::parse(text).map(Some)
 }
 
 /// A client for `project` of the folder `dir` (see the module's
