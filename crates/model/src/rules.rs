@@ -186,6 +186,9 @@ fn check_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
     {
         script_length(&prompt, 1, MAX_PROMPT, "prompt", violations);
     }
+    if check_type == Some(CheckType::Playwright) {
+        playwright_rules(fields, violations);
+    }
     if check_type == Some(CheckType::Icmp)
         && let (Some(max), Some(degraded)) = (
             fields.or("maxPacketLossThreshold", default_max_packet_loss),
@@ -197,6 +200,31 @@ fn check_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
             root.key("maxPacketLossThreshold"),
             format!("maxPacketLossThreshold {max} must be at least degradedPacketLossThreshold {degraded}"),
         ));
+    }
+}
+
+/// A PLAYWRIGHT check runs a folder of specs (`codeBundlePath`) or a
+/// Playwright project (`playwright`): one of them, not both.
+fn playwright_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
+    let (Some(path), Some(project)) = (
+        fields.get::<String>("codeBundlePath"),
+        fields.get::<Value>("playwright"),
+    ) else {
+        return;
+    };
+    let path = path.filter(|p| !p.is_empty());
+    let project = project.filter(|p| !p.is_null());
+    let root = FieldPath::root();
+    match (path, project) {
+        (None, None) => violations.push(
+            Violation::new(root.key("codeBundlePath"), "a PLAYWRIGHT check needs codeBundlePath or playwright")
+                .with_help("point `playwright: { config: playwright.config.ts }` at a Playwright project, or codeBundlePath at a folder of *.spec.js files"),
+        ),
+        (Some(_), Some(_)) => violations.push(
+            Violation::new(root.key("codeBundlePath"), "codeBundlePath and playwright are both given; a PLAYWRIGHT check runs one of them")
+                .with_help("with playwright, the loader bundles the project's files itself: remove codeBundlePath"),
+        ),
+        _ => {}
     }
 }
 

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use super::common::*;
 
 mod script;
-pub use script::{BrowserCheck, Dependency, MultiStepCheck, PlaywrightCheck, PlaywrightEngine, ScriptCheck};
+pub use script::{
+    BrowserCheck, BundleFile, CodeBundle, Dependency, MAX_BUNDLE_FILES, MultiStepCheck, PlaywrightCheck,
+    PlaywrightEngine, PlaywrightProject, ProjectNames, ScriptCheck,
+};
 use script::{BrowserName, MultiStepName, ScriptCheckSchema};
 
 string_enum! {

@@ -76,13 +76,24 @@ impl<M: ScriptCheckName> JsonSchema for ScriptCheckSchema<M> {
 
 string_enum! { PlaywrightEngine { Node = "node", Bun = "bun" } }
 
-/// Playwright check: a Playwright test suite from a code bundle.
+/// Playwright check: a Playwright test suite from a code bundle, or an
+/// existing Playwright project (`playwright`) run with `@playwright/test`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlaywrightCheck {
-    /// Path of the code bundle the suite is read from.
-    #[schemars(length(min = 1))]
+    /// Path of the code bundle the suite is read from (`*.spec.js` /
+    /// `*.test.js` files); not needed with `playwright`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub code_bundle_path: String,
+    /// An existing Playwright project to run as it is: its config (with its
+    /// projects, fixtures, `globalSetup`, `storageState`, TypeScript specs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playwright: Option<PlaywrightProject>,
+    /// What the suite of `playwright` needs, read by the loader (never
+    /// written in the files): its files and their content hash, so a
+    /// changed spec is an update of the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_bundle: Option<CodeBundle>,
     #[serde(default = "default_test_command")]
     pub test_command: String,
     #[serde(default)]
@@ -101,6 +112,69 @@ pub struct PlaywrightCheck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub environment_variables: Option<Vec<EnvironmentVariable>>,
+}
+
+/// The Playwright project a PLAYWRIGHT check runs (issue 49).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlaywrightProject {
+    /// The project's `playwright.config.ts` (or `.js`, `.mjs`, `.cjs`),
+    /// relative to this file; once loaded, relative to `codeBundle`'s root.
+    #[schemars(length(min = 1, max = 1000))]
+    pub config: String,
+    /// The config's project(s) to run (`--project`); all of them (those
+    /// that run in Chromium) when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectNames>,
+    /// Only the tests whose title matches this regular expression
+    /// (`--grep`), e.g. `@smoke`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1000))]
+    pub grep: Option<String>,
+}
+
+/// One project name, or several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProjectNames {
+    One(#[schemars(length(min = 1, max = 200))] String),
+    Many(#[schemars(length(min = 1, max = 20))] Vec<String>),
+}
+
+impl ProjectNames {
+    /// The names, in the order written.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            ProjectNames::One(name) => vec![name.as_str()],
+            ProjectNames::Many(names) => names.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// The files a Playwright project's suite needs (the config, the specs,
+/// their local imports, fixtures, `globalSetup`, the lock file; never
+/// `node_modules`), as the loader read them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CodeBundle {
+    /// `sha256:` and the hex digest of the files' paths and contents.
+    #[schemars(length(min = 71, max = 71))]
+    pub sha256: String,
+    /// Every file, by its path below the bundle's root (`/` separators).
+    #[schemars(length(min = 1, max = MAX_BUNDLE_FILES))]
+    pub files: Vec<BundleFile>,
+}
+
+/// The most files a code bundle holds.
+pub const MAX_BUNDLE_FILES: usize = 2000;
+
+/// One file of a code bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BundleFile {
+    #[schemars(length(min = 1, max = 1000))]
+    pub path: String,
+    pub content: String,
 }
 
 fn default_test_command() -> String {
