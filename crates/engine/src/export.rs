@@ -196,7 +196,7 @@ fn assign_ids(objects: &[Remote], recorded: &KnownSecrets) -> Vec<String> {
 }
 
 /// An environment variable name for a secret.
-fn env_name(address: &Address, field: &str) -> String {
+pub fn env_name(address: &Address, field: &str) -> String {
     let raw = if address.kind == Kind::Variable && field == "value" {
         address.id.clone()
     } else {
@@ -462,7 +462,7 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
 
 /// Whether `text` is only references to the service's variables
 /// (`{{NAME}}`), after at most an authorization scheme word (`Bearer`).
-pub(crate) fn names_service_variables(text: &str) -> bool {
+pub fn names_service_variables(text: &str) -> bool {
     let text = text.trim();
     let rest = match text.split_once(char::is_whitespace) {
         Some((scheme, rest)) if !scheme.starts_with("{{") && scheme.chars().all(|c| c.is_ascii_alphabetic()) => rest,

@@ -42,6 +42,8 @@ mod test_ops;
 mod trust_ops;
 mod validate_ops;
 pub use crate::identity::uses_tags;
+/// Export's rules for a secret (`monform migrate` writes secrets as export does).
+pub use crate::export::{env_name, names_service_variables};
 /// For a front end's own PostgreSQL connection (the reconciler's leader
 /// lock): its errors without the URL's password, as the state backend's.
 pub use crate::state::postgres::scrub_url_secrets;
