@@ -242,6 +242,25 @@ impl Client {
         self.pacer.as_ref().map(|p| p.stats()).unwrap_or_default()
     }
 
+    /// Holds this client's requests to `share` of the key's budget, spread
+    /// evenly, yielding to the key's other clients (`pace::Share`; the
+    /// reconciler's `request-share`); `None`: the whole budget. Nothing
+    /// when pacing is off (`ClientConfig::rate_limit` `None`).
+    pub fn set_share(&self, share: Option<crate::pace::Share>) {
+        if let Some(pacer) = &self.pacer {
+            pacer.set_share(share);
+        }
+    }
+
+    /// The budget the share is taken of: the server's last stated limit
+    /// and window, else the one assumed until it states one.
+    pub fn budget(&self) -> (u32, Duration) {
+        self.pace()
+            .advertised
+            .or(self.config.rate_limit)
+            .unwrap_or(DEFAULT_RATE_LIMIT)
+    }
+
     /// Calls `observer` each time requests start waiting for the rate
     /// limit's window to reset (once per window); `None` stops it.
     pub fn observe_waits(&self, observer: Option<WaitObserver>) {

@@ -80,7 +80,7 @@ pub use client::{
 };
 pub use destination::{Unfit, check_destination};
 pub use error::{Error, StatusError};
-pub use pace::{PaceStats, Wait, WaitObserver};
+pub use pace::{PaceStats, Share, Wait, WaitObserver};
 pub use remote::Remote;
 /// The HTTP method of [`Client::send`].
 pub use reqwest::Method;

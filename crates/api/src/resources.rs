@@ -68,6 +68,24 @@ impl Client {
         Ok(items.into_iter().map(|item| Remote::from_text(kind, item)).collect())
     }
 
+    /// One page (limit 100) of a paged listing of `kind`, and how many
+    /// objects the listing holds (`Content-Range`) when the server says:
+    /// what a rolling refresh reads a few of per plan. `None` for a kind
+    /// listed by cursor, which has no page numbers.
+    pub async fn list_page(&self, kind: Kind, page: usize) -> Result<Option<(Vec<Remote>, Option<usize>)>, Error> {
+        let endpoints = kind.endpoints();
+        if endpoints.listing == Listing::Cursor {
+            return Ok(None);
+        }
+        let reply = self.page(endpoints.list, page.max(1)).await?;
+        let total = reply.content_range.as_deref().and_then(total_of);
+        let items = items_of(endpoints.list, &reply.bytes)?;
+        Ok(Some((
+            items.into_iter().map(|item| Remote::from_text(kind, item)).collect(),
+            total,
+        )))
+    }
+
     /// What [`Client::prefetch`] reads of `kind`.
     async fn list_ahead(&self, kind: Kind) -> Result<Ahead, Error> {
         let endpoints = kind.endpoints();

@@ -104,6 +104,7 @@ fn project_schema() -> Value {
                     "drift": { "enum": ["revert", "notify", "ignore", "codify"], "description": "The drift policy of a resource whose lifecycle sets none. Default \"notify\"." },
                     "apply-changes": { "type": "boolean", "description": "true: a change in the files is applied by the reconciler; false (default): only reported." },
                     "notify": { "type": "array", "items": { "type": "string", "pattern": LOGICAL_ID_PATTERN }, "description": "Logical ids of this project's WEBHOOK and SLACK alert channels that get drift reports." },
+                    "request-share": { "type": "string", "pattern": "^ *[0-9.]+ *% *$", "description": "The share of the API key's rate limit the reconciler's reads may use, above 0% and at most 100% (\"10%\", \"2.5%\"); it slows down, and spreads a sweep of the account over several intervals, to stay within it, and waits while other clients of the key leave less than its share. Default \"25%\"." },
                 },
             },
             "environments": {

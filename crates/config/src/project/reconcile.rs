@@ -1,7 +1,8 @@
 //! `[reconcile]` in monform.toml (issue 30): how often `monform reconcile`
 //! compares the service with the files, the default drift policy, whether
-//! it applies changes made in the files, and which alert channels of the
-//! project get its drift reports.
+//! it applies changes made in the files, which alert channels of the
+//! project get its drift reports, and the share of the API key's request
+//! budget it may spend (`request-share`, issue 48).
 
 use std::time::Duration;
 
@@ -24,7 +25,14 @@ pub struct Reconcile {
     /// `notify`: logical ids of the project's WEBHOOK and SLACK channels,
     /// each with where it is written.
     pub notify: Vec<(String, Span)>,
+    /// `request-share`: the fraction of the service's rate limit the
+    /// reconciler's reads may use, in (0, 1] (default 0.25, `"25%"`).
+    pub request_share: f64,
 }
+
+/// `request-share`'s default: a quarter of the key's budget, the rest left
+/// to the deploy pipeline and people sharing the key.
+pub const DEFAULT_REQUEST_SHARE: f64 = 0.25;
 
 impl Default for Reconcile {
     fn default() -> Reconcile {
@@ -33,11 +41,12 @@ impl Default for Reconcile {
             drift: DriftPolicy::Notify,
             apply_changes: false,
             notify: Vec::new(),
+            request_share: DEFAULT_REQUEST_SHARE,
         }
     }
 }
 
-pub(crate) const KEYS: &[&str] = &["interval", "drift", "apply-changes", "notify"];
+pub(crate) const KEYS: &[&str] = &["interval", "drift", "apply-changes", "notify", "request-share"];
 
 /// Reads the `[reconcile]` table's `fields` into `settings`.
 pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut Vec<Diagnostic>) {
@@ -94,9 +103,35 @@ pub(crate) fn read(fields: &[Entry], settings: &mut Reconcile, diagnostics: &mut
                 }
             }
             ("notify", _) => diagnostics.push(wrong_type(&path, &field.value, "a list of alert channel ids")),
+            ("request-share", NodeValue::Str(text)) => match parse_share(text) {
+                Some(share) => settings.request_share = share,
+                None => diagnostics.push(
+                    Diagnostic::new(
+                        "monform::reconcile",
+                        format!(
+                            "reconcile.request-share {} is not a percentage above 0% and at most 100%",
+                            quote(&field.value)
+                        ),
+                    )
+                    .at(field.value.span, "here")
+                    .help("write a percentage of the API key's rate limit: \"25%\" (the default), \"10%\", \"2.5%\""),
+                ),
+            },
+            ("request-share", _) => diagnostics.push(wrong_type(&path, &field.value, "a percentage such as \"25%\"")),
             _ => diagnostics.push(unknown(&field.key, field.key_span, KEYS.iter().copied(), "field")),
         }
     }
+}
+
+/// `25%`, `2.5%`: a percentage above 0 and at most 100, as a fraction.
+pub fn parse_share(text: &str) -> Option<f64> {
+    let number = text.trim().strip_suffix('%')?.trim_end();
+    // Digits and at most one point: no sign, exponent, `inf` or `NaN`.
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let percent: f64 = number.parse().ok()?;
+    (percent > 0.0 && percent <= 100.0).then_some(percent / 100.0)
 }
 
 /// `90s`, `5m`, `1h`, `1h30m`: a whole number before each unit.
@@ -126,6 +161,16 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares() {
+        assert_eq!(parse_share("25%"), Some(0.25));
+        assert_eq!(parse_share("100%"), Some(1.0));
+        assert_eq!(parse_share(" 2.5 %"), Some(0.025));
+        for bad in ["", "%", "0%", "0.0%", "100.5%", "25", "-5%", "1e1%", "inf%", "NaN%", "25%%", "1.2.3%"] {
+            assert_eq!(parse_share(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn durations() {
