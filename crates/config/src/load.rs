@@ -27,6 +27,7 @@ use crate::tree::{Entry, Node, NodeValue, SyntaxError, parse_toml, parse_yaml_wi
 
 mod cache;
 mod desired;
+mod playwright;
 mod read;
 mod resource;
 mod sections;

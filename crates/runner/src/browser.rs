@@ -37,14 +37,14 @@ pub(crate) struct Context<'a> {
 /// Prepares `command` the way every process of a run is started: the
 /// environment built from nothing (`script_env`: the run's folder `home`
 /// as HOME and TMPDIR), no input, and death with the run.
-fn node_env(command: &mut tokio::process::Command, cx: Context<'_>, home: &Path) {
+pub(crate) fn node_env(command: &mut tokio::process::Command, cx: Context<'_>, home: &Path) {
     let env = script_env::build(|name| std::env::var_os(name), cx.passed, cx.variables, cx.setup, home);
     script_env::apply(command, env);
     command.stdin(Stdio::null()).kill_on_drop(true);
 }
 
 /// A fresh temporary folder for one run's files (and its HOME and TMPDIR).
-fn run_folder() -> Result<tempfile::TempDir, String> {
+pub(crate) fn run_folder() -> Result<tempfile::TempDir, String> {
     tempfile::Builder::new()
         .prefix("monform-run-")
         .tempdir()
@@ -52,12 +52,12 @@ fn run_folder() -> Result<tempfile::TempDir, String> {
 }
 
 /// What one harness run reported.
-struct Report {
-    ok: bool,
-    error: Option<String>,
-    result: Value,
-    output: String,
-    elapsed_ms: f64,
+pub(crate) struct Report {
+    pub ok: bool,
+    pub error: Option<String>,
+    pub result: Value,
+    pub output: String,
+    pub elapsed_ms: f64,
 }
 
 /// Runs the harness in a fresh temporary folder. `files` are written there
@@ -105,16 +105,7 @@ async fn harness(
         .map_err(|e| format!("cannot run {}: {e}", node.display()))?;
     group.0 = None;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
-    output.push_str(&String::from_utf8_lossy(&done.stderr));
-    if output.len() > OUTPUT_LIMIT {
-        let mut cut = OUTPUT_LIMIT;
-        while !output.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        output.truncate(cut);
-        output.push_str("\n[output cut]");
-    }
+    let output = console(&done);
     let result: Value = std::fs::read_to_string(dir.path().join("result.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -138,9 +129,24 @@ async fn harness(
     })
 }
 
+/// A process's output and errors, cut at [`OUTPUT_LIMIT`].
+pub(crate) fn console(done: &std::process::Output) -> String {
+    let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&done.stderr));
+    if output.len() > OUTPUT_LIMIT {
+        let mut cut = OUTPUT_LIMIT;
+        while !output.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        output.truncate(cut);
+        output.push_str("\n[output cut]");
+    }
+    output
+}
+
 /// Kills the harness's whole process group (Node and the Chromium it
 /// started) when a run is cut short (`maxResponseTime`) before it ended.
-struct Group(Option<u32>);
+pub(crate) struct Group(pub Option<u32>);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -175,7 +181,10 @@ pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Pat
         Err(message) => return Probe::error(message),
     };
     let mut at = report.result["at"].clone();
-    if let Some(line) = at["line"].as_u64().and_then(|l| usize::try_from(l).ok()) {
+    // A Playwright project's run found the line's text in its bundle.
+    if at["source"].is_null()
+        && let Some(line) = at["line"].as_u64().and_then(|l| usize::try_from(l).ok())
+    {
         let source = if is_suite {
             let bundle = Path::new(check["codeBundlePath"].as_str().unwrap_or_default());
             std::fs::read_to_string(bundle.join(at["file"].as_str().unwrap_or_default())).unwrap_or_default()
@@ -202,6 +211,9 @@ pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Pat
 /// suite's `*.spec.js` / `*.test.js` files in the harness; another command
 /// runs as written in `codeBundlePath` (`sh -c`).
 async fn suite(check: &Value, cx: Context<'_>, artifacts: Option<&Path>) -> Result<Report, String> {
+    if check["playwright"].is_object() {
+        return crate::playwright_project::run(check, cx, artifacts).await;
+    }
     let bundle = check["codeBundlePath"].as_str().unwrap_or_default();
     if bundle.is_empty() || !Path::new(bundle).is_dir() {
         return Err(format!("codeBundlePath {bundle:?} is not a folder"));

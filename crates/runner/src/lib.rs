@@ -104,6 +104,7 @@ mod icmp;
 #[cfg(test)]
 mod loopback;
 mod outcome;
+mod playwright_project;
 pub mod retry;
 pub mod script_env;
 mod tcp;

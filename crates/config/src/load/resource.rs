@@ -120,6 +120,7 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
             }
         }
     }
+    let reads_project = bundle_playwright(item, base, roots, &mut json, &mut broken, diagnostics);
     let rules = monform_model::rules::check_worded(
         kind,
         &json,
@@ -169,8 +170,52 @@ pub(super) fn validate(item: &Found, base: &Path, roots: &Roots, diagnostics: &m
         refs,
         sensitive,
         substituted,
-        reads_files: !shape.scripts.is_empty(),
+        reads_files: !shape.scripts.is_empty() || reads_project,
     }
+}
+
+/// A PLAYWRIGHT check's `playwright.config`: its project read into
+/// `codeBundle`, and the config's path made the bundle's. True when it read
+/// the project's files (the parse cache cannot keep what they hold).
+fn bundle_playwright(
+    item: &Found,
+    base: &Path,
+    roots: &Roots,
+    json: &mut Value,
+    broken: &mut FxHashSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    if item.address.kind != Kind::Check || json["checkType"] != "PLAYWRIGHT" || broken.contains("playwright") {
+        return false;
+    }
+    let Some(config) = json["playwright"]["config"].as_str().map(str::to_owned) else {
+        return false;
+    };
+    match super::playwright::bundle(base, &config, roots) {
+        Ok((bundle, config)) => {
+            json["codeBundle"] = bundle;
+            json["playwright"]["config"] = Value::String(config);
+        }
+        Err(e) => {
+            broken.insert("playwright".to_owned());
+            let path = FieldPath::root().key("playwright").key("config");
+            let span = item.node.locate(&path, false);
+            let (code, help) = if e.outside {
+                ("monform::path", OUTSIDE_HELP)
+            } else {
+                (
+                    "monform::script-file",
+                    "playwright.config is relative to the file that names it; the suite's imports to the file importing them",
+                )
+            };
+            diagnostics.push(
+                Diagnostic::new(code, format!("{}.playwright.config: {}", item.address, e.message))
+                    .at(span, "this Playwright project")
+                    .help(help),
+            );
+        }
+    }
+    true
 }
 
 /// What a diagnostic's label says at a value it does not show.
