@@ -1,0 +1,3 @@
+output "check_ids" {
+  value = { for name, check in checkly_check.endpoint : name => check.id }
+}
