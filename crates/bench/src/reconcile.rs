@@ -56,13 +56,19 @@ pub fn child_reconcile(dir: PathBuf, intervals: usize) {
         stop: Arc::new(AtomicBool::new(false)),
         file_memory: Box::new(monform_reconcile::report::FileMemory::new(&dir, &project.name)),
         interval: std::sync::Mutex::new(Duration::from_secs(1)),
+        sweep: Default::default(),
     };
     let mut leadership = monform_reconcile::leader::try_local(&dir, &project.name)
         .expect("the lock file")
         .expect("no other reconciler");
     let mut memory = Default::default();
     let (mut max_requests, mut total_requests, mut not_in_sync) = (0, 0, 0);
-    let mut rss_first_mb = 0.0;
+    // RSS after each interval: a leak raises the floor, while the
+    // allocator's transient peaks move single readings by tens of MB (one
+    // run read 21 MB of "growth" between intervals 1 and 100, the next
+    // -0.4 MB). So growth is the lowest of the last ten readings minus the
+    // lowest of the ten after the first interval (which warms caches).
+    let mut rss = Vec::with_capacity(intervals);
     let started = Instant::now();
     for i in 0..intervals {
         let before = client.requests_sent();
@@ -73,17 +79,24 @@ pub fn child_reconcile(dir: PathBuf, intervals: usize) {
         if outcome != Outcome::InSync {
             not_in_sync += 1;
         }
-        if i == 0 {
-            rss_first_mb = round1(rss_mb());
+        if i > 0 {
+            rss.push(rss_mb());
         }
     }
+    let floor = |readings: &[f64]| readings.iter().copied().fold(f64::INFINITY, f64::min);
+    let window = rss.len().min(10);
+    let (rss_first_mb, rss_last_mb) = if window == 0 {
+        (round1(rss_mb()), round1(rss_mb()))
+    } else {
+        (round1(floor(&rss[..window])), round1(floor(&rss[rss.len() - window..])))
+    };
     let report = ReconcileReport {
         intervals,
         max_requests,
         mean_requests: total_requests as f64 / intervals.max(1) as f64,
         mean_interval_ms: started.elapsed().as_secs_f64() * 1000.0 / intervals.max(1) as f64,
         rss_first_mb,
-        rss_last_mb: round1(rss_mb()),
+        rss_last_mb,
         peak_rss_mb: round1(peak_rss_mb()),
         not_in_sync,
     };

@@ -113,12 +113,12 @@ fn first_claims(mut owned: Vec<(Address, Remote)>) -> (BTreeMap<Address, Remote>
 
 /// The state's addresses by (section, remote id), built once per fetch so
 /// claiming stays linear in the number of objects.
-struct Recorded<'s> {
+pub(crate) struct Recorded<'s> {
     by_id: HashMap<(&'s str, &'s str), Option<Address>>,
 }
 
 impl<'s> Recorded<'s> {
-    fn new(state: &'s State) -> Recorded<'s> {
+    pub(crate) fn new(state: &'s State) -> Recorded<'s> {
         let mut by_id = HashMap::with_capacity(state.resources.len());
         for (address, entry) in &state.resources {
             let Some((section, _)) = address.split_once('.') else {
@@ -144,7 +144,7 @@ impl<'s> Recorded<'s> {
 /// tag still names the old one (the next apply rewrites the tag). For kinds
 /// with tags the state is believed only for an object tagged as this
 /// project's, so a stale id can never claim an object made by hand.
-fn claim(
+pub(crate) fn claim(
     kind: Kind,
     remote: &Remote,
     project: &str,

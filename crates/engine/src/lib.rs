@@ -261,7 +261,7 @@ pub use plan::{
     Action, Change, Conflict, Excluded, ExcludedBy, FieldChange, Foreign, ForeignObjects, Plan, Reason, Refreshed,
     Summary, Whose,
 };
-pub use refresh::Refresh;
+pub use refresh::{Refresh, Sweep, SweepRead};
 pub use renames::SuggestedMove;
 pub use safety::{Overwrite, SafetyError};
 pub use saved::{OtherEnvironment, SavedPlan, StalePlan};

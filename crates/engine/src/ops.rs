@@ -41,9 +41,9 @@ mod status_ops;
 mod test_ops;
 mod trust_ops;
 mod validate_ops;
-pub use crate::identity::uses_tags;
 /// Export's rules for a secret (`monform migrate` writes secrets as export does).
 pub use crate::export::{env_name, names_service_variables};
+pub use crate::identity::uses_tags;
 /// For a front end's own PostgreSQL connection (the reconciler's leader
 /// lock): its errors without the URL's password, as the state backend's.
 pub use crate::state::postgres::scrub_url_secrets;
@@ -52,7 +52,7 @@ pub use access_ops::{
 };
 pub use drift_ops::{Drifted, DriftedField, drifted};
 pub use export_ops::{
-    Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, KnownSecrets, Owner, SplitBy, Unmanaged,
+    Adopted, EnvVar, ExportRefusal, Exported, ExportedAccount, Fold, Folded, KnownSecrets, Owner, SplitBy, Unmanaged,
     adopt_unmanaged, check_out, export_account, find_unmanaged, find_unmanaged_for, include_name, known_secrets,
     new_project_name, write_project,
 };
@@ -81,7 +81,7 @@ pub use trust_ops::{
     LOCAL, TRUST_FILE, TrustError, TrustRecord, Trusted, USER_CONFIG_FILE, revoke_trust, trust_project,
     trusted_projects,
 };
-pub use validate_ops::{Findings, validate};
+pub use validate_ops::{Findings, revalidate, validate};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.
@@ -95,6 +95,10 @@ pub struct Session<'a> {
     /// does not start ([`prepare_apply`] judges it by itself); `None`:
     /// none were loaded. Made by `Opened::session`.
     pub policies: Option<&'a ProjectPolicies>,
+    /// Where a rolling refresh stands (`Refresh::Rolling`; the
+    /// reconciler's, kept from one plan to the next). `None`: a rolling
+    /// refresh reads everything, as `Refresh::All`.
+    pub sweep: Option<&'a std::sync::Mutex<crate::refresh::Sweep>>,
 }
 
 impl<'a> Session<'a> {
@@ -113,6 +117,7 @@ impl<'a> Session<'a> {
             client,
             backend,
             policies: None,
+            sweep: None,
         }
     }
 }
@@ -236,9 +241,21 @@ async fn plan_deferred(session: &Session<'_>, request: &PlanRequest) -> Result<P
     };
     let started = Instant::now();
     let refresh = if request.destroy { Refresh::All } else { request.refresh };
-    let actual = match refresh {
-        Refresh::All => crate::fetch::fetch(session.client, project, session.desired, &planning).await,
-        partial => crate::refresh::fetch_partial(session.client, project, session.desired, &planning, partial).await,
+    let actual = match (refresh, session.sweep) {
+        (Refresh::All, _) | (Refresh::Rolling, None) => {
+            crate::fetch::fetch(session.client, project, session.desired, &planning).await
+        }
+        (Refresh::Rolling, Some(sweep)) => {
+            // Taken out for the read: a lock is not held across it.
+            let mut taken = std::mem::take(&mut *sweep.lock().unwrap_or_else(|p| p.into_inner()));
+            let read =
+                crate::refresh::fetch_rolling(session.client, project, session.desired, &planning, &mut taken).await;
+            *sweep.lock().unwrap_or_else(|p| p.into_inner()) = taken;
+            read
+        }
+        (partial, _) => {
+            crate::refresh::fetch_partial(session.client, project, session.desired, &planning, partial).await
+        }
     }
     .map_err(Refusal::Fetch)?;
     let fetched_in = started.elapsed();

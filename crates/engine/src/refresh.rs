@@ -25,6 +25,9 @@ use crate::identity::{remote_owner, uses_tags};
 use crate::ownership::{Owners, record_key};
 use crate::state::State;
 
+mod rolling;
+pub use rolling::{Sweep, SweepRead, fetch_rolling};
+
 /// How much of the account a plan reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,6 +40,11 @@ pub enum Refresh {
     Changed,
     /// Nothing: the plan is made from the state alone (offline).
     None,
+    /// A rolling refresh within a request budget (`monform reconcile`,
+    /// issue 48; `rolling.rs`): what the files changed and the sweep's
+    /// priorities, then the next pages of the listings; the rest trusted.
+    /// Without a sweep on the session, as `All`.
+    Rolling,
 }
 
 impl Refresh {
@@ -45,6 +53,7 @@ impl Refresh {
             Refresh::All => "all",
             Refresh::Changed => "changed",
             Refresh::None => "none",
+            Refresh::Rolling => "rolling",
         }
     }
 }
@@ -151,12 +160,30 @@ pub async fn fetch_partial(
     if mode == Refresh::None {
         return Ok(actual);
     }
+    read_by_id(client, project, desired, read, &mut actual, true).await?;
+    Ok(actual)
+}
+
+/// Reads `read` (address, remote id) one GET each, a few at a time, into
+/// `actual.owned`; with `bookkeeping`, also the declared imports and the
+/// project's ownership record (which an apply rewrites), into `others`
+/// and `owners`. Not found: left out.
+async fn read_by_id(
+    client: &Client,
+    project: &str,
+    desired: &Desired,
+    read: Vec<(Address, String)>,
+    actual: &mut Actual,
+    bookkeeping: bool,
+) -> Result<(), Error> {
     let mut wanted: Vec<(Kind, String, Option<Address>)> =
         read.into_iter().map(|(a, id)| (a.kind, id, Some(a))).collect();
-    for import in &desired.declarations.imports {
-        wanted.push((import.to.kind, import.id.clone(), None));
+    if bookkeeping {
+        for import in &desired.declarations.imports {
+            wanted.push((import.to.kind, import.id.clone(), None));
+        }
+        wanted.push((Kind::Variable, record_key(project), None));
     }
-    wanted.push((Kind::Variable, record_key(project), None));
     // A few at a time, as the executor sends its changes.
     let read: Vec<(Option<Address>, Option<Remote>)> = futures_util::stream::iter(wanted)
         .map(|(kind, id, address)| async move { client.get(kind, &id).await.map(|remote| (address, remote)) })
@@ -180,11 +207,13 @@ pub async fn fetch_partial(
             None => others.push(remote),
         }
     }
-    actual.owners = Owners::new(others.iter());
-    for remote in others {
-        actual.others.entry(remote.kind).or_default().push(remote);
+    if bookkeeping {
+        actual.owners = Owners::new(others.iter());
+        for remote in others {
+            actual.others.entry(remote.kind).or_default().push(remote);
+        }
     }
-    Ok(actual)
+    Ok(())
 }
 
 #[cfg(test)]

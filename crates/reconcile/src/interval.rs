@@ -95,18 +95,31 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             );
         }
     };
-    let session = match ctx.opened.session_over(&files) {
+    let mut session = match ctx.opened.session_over(&files) {
         Ok(session) => session,
         Err(why) => return ctx.failed("refused", "refused; nothing was changed", &why.to_string(), false),
     };
+    // Within `request-share` of the key's budget: this interval's share
+    // of requests, the drift reported lately read first (`sweep.rs`).
+    let drifting: Vec<Address> = memory.reported.keys().filter_map(|a| a.parse().ok()).collect();
+    ctx.sweep.prepare(
+        session.client,
+        project.reconcile.request_share,
+        project.reconcile.interval,
+        &drifting,
+    );
+    session.sweep = Some(&ctx.sweep.sweep);
     let request = PlanRequest {
         targets: Vec::new(),
         excludes: ctx.settings.excludes.clone(),
         destroy: false,
-        // Drift is what a reconcile looks for: every object is read.
-        refresh: Refresh::All,
+        // Drift is what a reconcile looks for: every object is read once a
+        // sweep, as much of it each interval as the share holds.
+        refresh: Refresh::Rolling,
     };
-    let planned = match ops::plan(&session, &request).await {
+    let planned = ops::plan(&session, &request).await;
+    ctx.sweep.report(ctx, session.client);
+    let planned = match planned {
         Ok(planned) => planned,
         Err(refusal) => return ctx.refused(&refusal),
     };
@@ -163,7 +176,24 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         .collect();
     let mut applied = Vec::new();
     if (!to_apply.is_empty() || !caught_up.is_empty()) && !ctx.stop.load(Ordering::SeqCst) {
-        let targets = to_apply.into_iter().chain(caught_up).collect();
+        let targets: Vec<Address> = to_apply.into_iter().chain(caught_up).collect();
+        // A create looks for the object in the whole account first (an
+        // object tagged as this one, or with its natural key, is adopted,
+        // never made twice): that apply lists everything. Otherwise only
+        // the targets are read again.
+        let creates = planned
+            .plan
+            .changes
+            .iter()
+            .any(|c| c.action == monform_engine::Action::Create && targets.contains(&c.address));
+        let only_targets = std::sync::Mutex::new(monform_engine::Sweep::only(targets.clone()));
+        let mut session = match ctx.opened.session_over(&files) {
+            Ok(session) => session,
+            Err(why) => return ctx.failed("refused", "refused; nothing was changed", &why.to_string(), false),
+        };
+        if !creates {
+            session.sweep = Some(&only_targets);
+        }
         let (error, done) = apply(ctx, &session, targets, &files).await;
         applied = done;
         if let Some(error) = error {
@@ -214,7 +244,13 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         })
         .collect();
     let before = memory.clone();
-    let news = memory.news(drifted);
+    // A reported drift this plan did not read is not over: it stays.
+    let unread = |address: &str| {
+        address
+            .parse::<Address>()
+            .is_ok_and(|a| planned.actual.unrefreshed.contains_key(&a))
+    };
+    let news = memory.news_read(drifted, &unread);
     if news.drifted.is_empty() && news.resolved.is_empty() {
         return outcome;
     }
@@ -337,7 +373,8 @@ async fn apply(
             targets,
             excludes: ctx.settings.excludes.clone(),
             destroy: false,
-            refresh: Refresh::All,
+            // With the session's sweep, the targets by id; without, all.
+            refresh: Refresh::Rolling,
         },
         saved: None,
         allow_mass_delete: false,

@@ -90,6 +90,7 @@ pub mod log;
 pub mod metrics;
 pub mod policy;
 pub mod report;
+pub mod sweep;
 
 pub use interval::Outcome;
 pub use log::{Log, LogFormat};
@@ -152,6 +153,9 @@ pub struct Context<'a> {
     pub file_memory: Box<dyn report::MemoryStore>,
     /// `[reconcile] interval` as the last load said.
     pub interval: std::sync::Mutex<Duration>,
+    /// Where the rolling refresh stands (`sweep.rs`), from one interval
+    /// to the next.
+    pub sweep: sweep::Sweeping,
 }
 
 impl Context<'_> {
@@ -216,6 +220,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
         stop: Arc::clone(&stop),
         file_memory: Box::new(report::FileMemory::new(&settings.dir, &project.name)),
         interval: std::sync::Mutex::new(project.reconcile.interval),
+        sweep: sweep::Sweeping::default(),
     };
     metrics.update(|f| f.ready = true);
     loop {
@@ -238,6 +243,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
                 metrics.update(|f| f.leader = false);
                 break;
             }
+            let began = std::time::Instant::now();
             let outcome = interval::run(&ctx, &mut leadership, &mut memory).await;
             if ctx.settings.once {
                 return outcome.code();
@@ -252,10 +258,15 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
                 _ => 0,
             };
             // The service failing (or rate-limiting past the client's own
-            // retries): wait 2, 4, then 8 intervals, at most an hour.
-            let wait = interval
-                .saturating_mul(1 << api_errors.min(3))
-                .min(Duration::from_secs(3600).max(interval));
+            // retries): wait 2, 4, then 8 intervals, at most an hour. An
+            // interval is counted from its start: its reads are paced to
+            // take about an interval when a sweep spans several.
+            let wait = match api_errors {
+                0 => interval.saturating_sub(began.elapsed()),
+                _ => interval
+                    .saturating_mul(1 << api_errors.min(3))
+                    .min(Duration::from_secs(3600).max(interval)),
+            };
             if sleep_or_stop(wait, &stop, &wake).await {
                 log.info("stopped", json!({}));
                 return 0;

@@ -41,6 +41,17 @@ pub struct Figures {
     pub reports: u64,
     pub leader: bool,
     pub ready: bool,
+    /// The rolling refresh (`sweep.rs`): sweeps of the account completed,
+    /// the last one's seconds, requests and share of the key's budget
+    /// (a fraction), how far the one under way is, the read requests sent
+    /// in all, and the times the reads yielded to the key's other clients.
+    pub sweeps: u64,
+    pub sweep_seconds: f64,
+    pub sweep_requests: u64,
+    pub sweep_share: f64,
+    pub sweep_progress: f64,
+    pub read_requests: u64,
+    pub yields: u64,
 }
 
 impl Metrics {
@@ -120,6 +131,49 @@ impl Metrics {
             "gauge",
             "1 when this process leads the project's reconciliation.",
             vec![(String::new(), u8::from(f.leader).to_string())],
+        );
+        let one = |value: String| vec![(String::new(), value)];
+        metric(
+            "monform_reconcile_sweeps_total",
+            "counter",
+            "Sweeps of the account completed (every object read at least once each).",
+            one(f.sweeps.to_string()),
+        );
+        metric(
+            "monform_reconcile_sweep_seconds",
+            "gauge",
+            "How long the last completed sweep took.",
+            one(f.sweep_seconds.to_string()),
+        );
+        metric(
+            "monform_reconcile_sweep_requests",
+            "gauge",
+            "Requests the last completed sweep sent.",
+            one(f.sweep_requests.to_string()),
+        );
+        metric(
+            "monform_reconcile_sweep_share",
+            "gauge",
+            "The last completed sweep's requests as a share of the API key's rate limit (0 to 1; [reconcile] request-share bounds it).",
+            one(f.sweep_share.to_string()),
+        );
+        metric(
+            "monform_reconcile_sweep_progress",
+            "gauge",
+            "How much of the sweep under way is read (0 to 1).",
+            one(f.sweep_progress.to_string()),
+        );
+        metric(
+            "monform_reconcile_read_requests_total",
+            "counter",
+            "Requests the reconciler's plans sent to read the service.",
+            one(f.read_requests.to_string()),
+        );
+        metric(
+            "monform_reconcile_yields_total",
+            "counter",
+            "Times the reads waited because the key's other clients left less than the reconciler's share.",
+            one(f.yields.to_string()),
         );
         out
     }

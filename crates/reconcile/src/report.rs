@@ -128,8 +128,20 @@ impl Memory {
     /// Compares the drifts of this interval with what was reported; `self`
     /// becomes what is reported once the news is sent.
     pub fn news(&mut self, now: Vec<Drifted>) -> News {
+        self.news_read(now, &|_| false)
+    }
+
+    /// [`Memory::news`] of a plan that did not read everything (a rolling
+    /// refresh): a reported drift at an address `unread` says was not read
+    /// is neither over nor forgotten.
+    pub fn news_read(&mut self, now: Vec<Drifted>, unread: &dyn Fn(&str) -> bool) -> News {
         let mut news = News::default();
-        let current: BTreeMap<String, String> = now.iter().map(|d| (d.address.clone(), d.fingerprint())).collect();
+        let mut current: BTreeMap<String, String> = now.iter().map(|d| (d.address.clone(), d.fingerprint())).collect();
+        for (address, fingerprint) in &self.reported {
+            if !current.contains_key(address) && unread(address) {
+                current.insert(address.clone(), fingerprint.clone());
+            }
+        }
         for drift in now {
             if self.reported.get(&drift.address) != current.get(&drift.address) {
                 news.drifted.push(drift);
@@ -407,6 +419,7 @@ mod tests {
                 applied: Some(json!(5000)),
                 service: Some(json!(9000)),
                 files: json!(7000),
+                files_default: false,
             }),
         };
         let change = Change {

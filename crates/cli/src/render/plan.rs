@@ -128,6 +128,11 @@ pub fn refresh_note(plan: &Plan) -> Option<String> {
         Refresh::None => Some(format!(
             "Offline (--refresh=none): nothing was read from the service; {objects} planned from the state alone, their drift not checked (changed fields show only their new value)."
         )),
+        Refresh::Rolling if n == 0 => None,
+        Refresh::Rolling => Some(format!(
+            "Rolling refresh (monform reconcile): {objects} not read in this part of the sweep {} planned from the state; each is read once a sweep.",
+            if n == 1 { "was" } else { "were" }
+        )),
     }
 }
 
@@ -275,9 +280,9 @@ fn drift_mark(field: &FieldChange, values: bool) -> String {
                 .service
                 .as_ref()
                 .map_or_else(|| "(not readable)".to_owned(), value);
+            let files = files_shown(conflict, value);
             return format!(
-                "  # conflict: applied {applied}, service {service} (changed outside monform), files {}",
-                value(&conflict.files)
+                "  # conflict: applied {applied}, service {service} (changed outside monform), files {files}"
             );
         }
         return "  # conflict: changed outside monform and in the files since the last apply".to_owned();
@@ -286,6 +291,16 @@ fn drift_mark(field: &FieldChange, values: bool) -> String {
         "  # drift: changed outside monform".to_owned()
     } else {
         String::new()
+    }
+}
+
+/// A conflict's files' value, `(default)` when the files leave the field
+/// out (`20000 (default)`; `(default)` alone for a field without one).
+pub(super) fn files_shown(conflict: &monform_engine::Conflict, value: impl Fn(&Value) -> String) -> String {
+    match (conflict.files_default, conflict.files.is_null()) {
+        (true, true) => "(default)".to_owned(),
+        (true, false) => format!("{} (default)", value(&conflict.files)),
+        (false, _) => value(&conflict.files),
     }
 }
 

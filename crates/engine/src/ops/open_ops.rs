@@ -425,6 +425,7 @@ impl Opened {
             client: &api.client,
             backend,
             policies: Some(&files.policies),
+            sweep: None,
         })
     }
 
