@@ -237,6 +237,7 @@ fn a_conflict_is_listed_and_written_only_when_taking_the_service() {
         applied: Some(json!(5000)),
         service: Some(json!(9000)),
         files: json!(7000),
+        files_default: false,
     });
     let codified = codify(&loaded, std::slice::from_ref(&drifted), &Options::default());
     assert!(codified.files.is_empty() && codified.fields.is_empty());

@@ -369,6 +369,8 @@ fn compare(
                 state,
                 address: &key,
                 sensitive: &sensitive,
+                kind,
+                desired,
             };
             // A secret the files changed (its fingerprint moved) inside a
             // field makes that field the files' edit, though its print
@@ -385,7 +387,13 @@ fn compare(
                 .map(|f| f.path.clone())
                 .chain(removed_secrets)
                 .collect();
-            for field in fields.iter_mut().filter(|f| !f.sensitive && !f.cleared) {
+            for field in fields.iter_mut().filter(|f| !f.sensitive) {
+                // Taken out of the files: their edit, and a conflict when
+                // the service changed it too since the last apply.
+                if field.cleared {
+                    field.conflict = service.conflict(field);
+                    continue;
+                }
                 let holds_secret_edit = secret_edits.iter().any(|s| {
                     s.strip_prefix(field.path.as_str())
                         .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))

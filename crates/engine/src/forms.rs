@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use monform_model::facts::{expand, facts};
-use monform_model::sensitive::redact_paths;
+use monform_model::sensitive::{holds_mask, holds_url_credential, redact_paths};
 use monform_model::{FieldPath, Kind, Segment};
 use serde_json::Value;
 
@@ -71,20 +71,36 @@ pub fn field_fingerprints(kind: Kind, desired: &Value, extra: &[FieldPath], stat
         .collect()
 }
 
-/// How long every field print is (a snapshot splits them by length).
-const PRINT_WIDTH: usize = 12;
+/// How long every field print's compared part is (a snapshot joins them).
+pub(crate) const PRINT_WIDTH: usize = 12;
 
-/// A field's print as the state records it: a number or a boolean as
-/// itself (`=5000`, padded to the width), so that a plan can say what was
-/// applied when the files and the service both changed it (issue 45);
-/// anything else (text, lists, objects) as a short salted fingerprint, so
-/// the state holds no name, URL or header. Never given a secret: callers
-/// leave sensitive fields out.
+/// The longest text (in characters) a print keeps as itself; longer text
+/// (a script, a long body) only as its fingerprint.
+const TEXT_LIMIT: usize = 256;
+
+/// A field's print as the state records it, so that a plan can say what
+/// was applied when the files and the service both changed it (issue 45):
+/// a number or a boolean as itself (`=5000`, padded to the width); plain
+/// text as its short salted fingerprint followed by the text as a JSON
+/// string (`0a1b2c3d4e5f"Login"`); anything else (lists, objects, long
+/// text) as the fingerprint alone. Only the first [`PRINT_WIDTH`]
+/// characters are compared. Never given a secret: callers leave sensitive
+/// fields out, and text an output would mask (a URL with a credential in
+/// its query) stays a fingerprint.
 pub(crate) fn field_print(state: &State, value: &Value) -> String {
     if let Some(literal) = literal_print(value) {
         return literal;
     }
-    hashed_print(state, value)
+    let mut print = hashed_print(state, value);
+    if let Value::String(text) = value
+        && text.chars().count() <= TEXT_LIMIT
+        && !holds_mask(value)
+        && !holds_url_credential(text)
+        && let Ok(quoted) = serde_json::to_string(text)
+    {
+        print.push_str(&quoted);
+    }
+    print
 }
 
 fn hashed_print(state: &State, value: &Value) -> String {
@@ -103,19 +119,36 @@ fn literal_print(value: &Value) -> Option<String> {
     (text.len() < PRINT_WIDTH).then(|| format!("={text:<width$}", width = PRINT_WIDTH - 1))
 }
 
-/// The value a print records, when it records one (a number or a boolean).
-pub(crate) fn printed_value(print: &str) -> Option<Value> {
+/// The part of a print two prints are compared by: a literal, or the
+/// fingerprint (the text kept after it says the same).
+fn compared(print: &str) -> &str {
+    print.get(..PRINT_WIDTH).unwrap_or(print)
+}
+
+/// The number or boolean a print records as itself.
+pub(crate) fn literal_value(print: &str) -> Option<Value> {
     let text = print.strip_prefix('=')?.trim_end();
     serde_json::from_str(text).ok()
+}
+
+/// The value a print records, when it records one: a number or a boolean,
+/// or plain text (a state written before text was kept has only its
+/// fingerprint: `None`).
+pub(crate) fn printed_value(print: &str) -> Option<Value> {
+    literal_value(print).or_else(|| {
+        let text = print.get(PRINT_WIDTH..).filter(|t| !t.is_empty())?;
+        serde_json::from_str::<String>(text).ok().map(Value::String)
+    })
 }
 
 /// Whether two prints are of the same value: equal, or one the value the
 /// other hashes (a state written before values were recorded).
 pub(crate) fn same_print(state: &State, a: &str, b: &str) -> bool {
+    let (a, b) = (compared(a), compared(b));
     if a == b {
         return true;
     }
-    match (printed_value(a), printed_value(b)) {
+    match (literal_value(a), literal_value(b)) {
         (Some(value), None) => hashed_print(state, &value) == b,
         (None, Some(value)) => a == hashed_print(state, &value),
         _ => false,

@@ -124,11 +124,18 @@ pub struct FieldChange {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conflict {
     /// `None` when the state keeps only a fingerprint of it: it records
-    /// numbers and booleans as they are, text and lists as fingerprints.
+    /// numbers, booleans and short plain text as they are; secrets, long
+    /// text and lists as fingerprints.
     pub applied: Option<Value>,
     /// `None` when the service never returns it (a secret variable's value).
     pub service: Option<Value>,
+    /// Null when the files leave the field out and it has no default.
     pub files: Value,
+    /// The files leave the field out (taken out since the last apply):
+    /// `files` is the model's default, shown as `(default)`.
+    // Saved plans from before it have none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub files_default: bool,
 }
 
 impl Conflict {

@@ -8,11 +8,11 @@
 //! `updated_at`, to the second) has no conflict, whatever form its values
 //! take, so a conflict is only ever claimed for an object someone edited.
 
-use monform_model::FieldPath;
 use monform_model::sensitive::{MASK_CHANGED, redact_paths};
+use monform_model::{FieldPath, Kind};
 use serde_json::Value;
 
-use crate::forms::{ActualView, field_print, lookup, printed_value, same_print};
+use crate::forms::{ActualView, field_print, literal_value, lookup, printed_value, same_print};
 use crate::plan::{Conflict, FieldChange};
 use crate::state::{Fingerprints, ResourceState, State};
 
@@ -36,6 +36,9 @@ pub(super) struct Service<'a> {
     pub address: &'a str,
     /// The files' sensitive paths: the prints were taken with them masked.
     pub sensitive: &'a [FieldPath],
+    pub kind: Kind,
+    /// The files' value of the object (managed form).
+    pub desired: &'a Value,
 }
 
 impl Service<'_> {
@@ -62,11 +65,34 @@ impl Service<'_> {
             [(path, print)] if path == field.path => printed_value(print),
             _ => None,
         };
+        let files = field.after.clone().unwrap_or(Value::Null);
         Some(Conflict {
             applied,
             service: field.before.clone(),
-            files: field.after.clone().unwrap_or(Value::Null),
+            files_default: files.is_null() || self.is_default(&field.path, &files),
+            files,
         })
+    }
+
+    /// Whether `files` is what the model gives the field at `path` when the
+    /// files leave it out (`maxResponseTime` taken out: 20000). Asked only
+    /// of a conflict, so the object is parsed again only then.
+    fn is_default(&self, path: &str, files: &Value) -> bool {
+        let path = FieldPath::parse(path);
+        let Some((monform_model::Segment::Key(name), parent)) = path.segments().split_last() else {
+            return false;
+        };
+        let mut without = self.desired.clone();
+        let removed = lookup_mut(&mut without, &FieldPath(parent.to_vec()))
+            .and_then(Value::as_object_mut)
+            .and_then(|object| object.remove(name));
+        if removed.is_none() {
+            return false;
+        }
+        monform_model::Resource::from_json(self.kind, without)
+            .ok()
+            .map(|resource| resource.to_json())
+            .is_some_and(|json| lookup(&json, &path) == Some(files))
     }
 
     /// Whether the object's version says nobody changed it since the last
@@ -83,7 +109,7 @@ impl Service<'_> {
     /// recorded as applied there.
     fn holds(&self, path: &FieldPath, print: &str) -> bool {
         let value = self.at(path).unwrap_or(&Value::Null);
-        if let Some(applied) = printed_value(print) {
+        if let Some(applied) = literal_value(print) {
             return same_scalar(&applied, value);
         }
         let held = field_print(self.state, &redact_paths(value, path, self.sensitive));
@@ -144,6 +170,7 @@ impl Secrets<'_> {
                         applied: applied.map(|print| Conflict::secret(print)),
                         service: None,
                         files: Conflict::secret(&self.state.fingerprint(value)),
+                        files_default: false,
                     });
                 }
                 None => fields.push(FieldChange {
@@ -202,6 +229,7 @@ impl Secrets<'_> {
                 applied: None,
                 service: field.before.clone(),
                 files: field.after.clone().unwrap_or(Value::Null),
+                files_default: false,
             });
         } else {
             field.drift = true;
@@ -247,7 +275,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn numbers_and_booleans_are_recorded_as_themselves_text_as_a_fingerprint() {
+    fn numbers_booleans_and_plain_text_are_recorded_as_themselves() {
         let state = State::new("p");
         let prints = field_fingerprints(
             Kind::Check,
@@ -265,8 +293,33 @@ mod tests {
             Some(json!(true))
         );
         let name = prints.get("name").unwrap_or_default();
-        assert_eq!(name.len(), 12);
-        assert_eq!(printed_value(name), None, "text is never kept in the state");
+        assert_eq!(&name[12..], "\"Login\"", "the text after its fingerprint");
+        assert_eq!(printed_value(name), Some(json!("Login")));
+        // A print from before text was kept is the same print.
+        assert!(same_print(&state, name, &name[..12]));
+    }
+
+    /// What the state must not hold as text: secrets (by the model, and
+    /// text from `${env:}`), a URL with a credential in its query, and long
+    /// text; each is a fingerprint alone.
+    #[test]
+    fn secrets_credential_urls_and_long_text_are_fingerprints_alone() {
+        let state = State::new("p");
+        let check = json!({"checkType": "API", "name": "Login ${env}", "description": "x".repeat(257),
+            "request": {"method": "GET", "url": "https://api.test/login?apikey=MARKER",
+                "basicAuth": {"username": "u", "password": "MARKER"}}});
+        let prints = field_fingerprints(Kind::Check, &check, &[FieldPath::parse("name")], &state);
+        let text = format!("{prints:?}");
+        assert!(!text.contains("MARKER") && !text.contains("Login"), "{text}");
+        for path in ["request.url", "description"] {
+            assert_eq!(prints.get(path).map(str::len), Some(12), "{path}: {text}");
+        }
+        assert_eq!(prints.get("name"), None);
+        assert_eq!(prints.get("request.basicAuth.password"), None);
+        assert_eq!(
+            printed_value(prints.get("request.method").unwrap_or_default()),
+            Some(json!("GET"))
+        );
     }
 
     #[test]

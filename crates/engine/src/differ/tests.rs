@@ -172,7 +172,8 @@ fn a_field_changed_on_both_sides_is_a_conflict_with_its_three_values() {
         Some(crate::plan::Conflict {
             applied: Some(json!(5000)),
             service: Some(json!(9000)),
-            files: json!(7000)
+            files: json!(7000),
+            files_default: false,
         })
     );
     assert!(!field.drift);

@@ -49,7 +49,9 @@ pub fn drifted(plan: &Plan) -> Vec<Drifted> {
             let fields: Vec<DriftedField> = change
                 .fields
                 .iter()
-                .filter(|f| (f.drift || f.conflict.is_some()) && !f.cleared)
+                // A field the files took out is theirs to clear, unless the
+                // service changed it too (a conflict).
+                .filter(|f| (f.drift && !f.cleared) || f.conflict.is_some())
                 .map(|f| DriftedField {
                     path: f.path.clone(),
                     service: f.before.clone().filter(|v| !f.sensitive && !holds_mask(v)),

@@ -17,14 +17,17 @@
 //! same way: the index of their field paths in `fieldSets` and their
 //! 12-character prints joined in that order (`"fields":[3,"0a1b…"]`): a
 //! hash, or a number or boolean as itself padded to 12 (`=5000       `).
+//! Plain text applied (not secret, not long) is kept as itself too, apart
+//! from the prints: `"texts":{"name":"Login"}` (issue 45).
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
 use super::{FieldSet, Fingerprints, ResourceState, STATE_VERSION, State, StateError};
+use crate::forms::PRINT_WIDTH;
 
 /// An entry as written: borrowed (`S` = `&str`, `M` = `&BTreeMap`) or read.
 #[derive(Serialize, Deserialize)]
@@ -52,6 +55,11 @@ struct Entry<S, M> {
     /// The service's normal forms, by field path (`normal.rs`).
     #[serde(default, skip_serializing_if = "is_empty")]
     normal: M,
+    /// The plain text applied, by field path: kept after its print in
+    /// memory (`forms::field_print`), apart here so that `fields` stays of
+    /// one width (and readable by a monform from before it).
+    #[serde(default, skip_serializing_if = "is_empty")]
+    texts: M,
 }
 
 fn is_empty<M: Borrow<BTreeMap<String, String>>>(map: &M) -> bool {
@@ -129,6 +137,7 @@ pub fn write<'a>(state: &'a State, out: &mut impl Write) -> std::io::Result<()> 
     out.write_all(b"],\"resources\":{")?;
     for (i, ((address, entry), (managed, fields))) in state.resources.iter().zip(indexed).enumerate() {
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        let (prints, texts) = split_texts(&entry.fields);
         let lean = Entry {
             remote_id: entry.remote_id.as_str(),
             version: entry.version.as_deref(),
@@ -136,8 +145,9 @@ pub fn write<'a>(state: &'a State, out: &mut impl Write) -> std::io::Result<()> 
             secrets: &entry.secrets,
             prevent_destroy: entry.prevent_destroy,
             managed,
-            fields: fields.map(|i| (i, entry.fields.joined())),
+            fields: fields.map(|i| (i, &*prints)),
             normal: &entry.normal,
+            texts: &texts,
         };
         serde_json::to_writer(&mut *out, address)?;
         out.write_all(b":")?;
@@ -179,8 +189,10 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
                     None => Fingerprints::default(),
                     Some((i, hashes)) => {
                         let paths = set(i)?;
-                        split_fields(paths, &hashes)
-                            .ok_or_else(|| corrupt(format!("{address}: the field fingerprints do not match set {i}")))?
+                        let fields = split_fields(paths, &hashes).ok_or_else(|| {
+                            corrupt(format!("{address}: the field fingerprints do not match set {i}"))
+                        })?;
+                        with_texts(fields, &entry.texts)
                     }
                 };
                 resources.push((
@@ -221,6 +233,42 @@ fn split_fields(paths: &FieldSet, hashes: &str) -> Option<Fingerprints> {
     // ASCII: every chunk boundary is a character boundary.
     let chunks = (0..paths.len()).filter_map(|i| hashes.get(i * width..(i + 1) * width));
     Fingerprints::with_paths(paths, chunks)
+}
+
+/// The prints' compared parts joined, all of one width, and the texts
+/// kept after them, by path (`forms::field_print`).
+fn split_texts(fields: &Fingerprints) -> (Cow<'_, str>, BTreeMap<String, String>) {
+    let mut texts = BTreeMap::new();
+    if fields.iter().all(|(_, print)| print.len() <= PRINT_WIDTH) {
+        return (Cow::Borrowed(fields.joined()), texts);
+    }
+    let mut joined = String::with_capacity(fields.paths().len() * PRINT_WIDTH);
+    for (path, print) in fields.iter() {
+        let (compared, text) = print.split_at(print.len().min(PRINT_WIDTH));
+        joined.push_str(compared);
+        if let Ok(text) = serde_json::from_str::<String>(text) {
+            texts.insert(path.to_owned(), text);
+        }
+    }
+    (Cow::Owned(joined), texts)
+}
+
+/// `fields` with each text of `texts` kept after its path's print again.
+fn with_texts(fields: Fingerprints, texts: &BTreeMap<String, String>) -> Fingerprints {
+    if texts.is_empty() {
+        return fields;
+    }
+    let prints: Vec<String> = fields
+        .iter()
+        .map(
+            |(path, print)| match texts.get(path).and_then(|t| serde_json::to_string(t).ok()) {
+                // Never after a literal: a text only follows a fingerprint.
+                Some(quoted) if !print.starts_with('=') => format!("{print}{quoted}"),
+                _ => print.to_owned(),
+            },
+        )
+        .collect();
+    Fingerprints::with_paths(fields.paths(), prints.iter().map(String::as_str)).unwrap_or(fields)
 }
 
 /// JSON text of a string, a list of names or an entry, which always serialise.
@@ -274,6 +322,32 @@ mod tests {
         assert!(text.contains("\"fields\":[1,\"0123456789ab00000000000b\"]"), "{text}");
         serde_json::from_slice::<serde_json::Value>(&bytes).expect("valid JSON");
         assert_eq!(decode(&bytes, "s").unwrap(), state);
+    }
+
+    /// Plain text kept after its print (issue 45) is written apart, so
+    /// that `fields` stays of one width (a monform from before reads it),
+    /// and is read back after its print; an older snapshot has none.
+    #[test]
+    fn texts_are_written_apart_and_read_back_after_their_prints() {
+        let mut state = State::new("shop");
+        let mut with_text = entry("1", &["frequency", "name"]);
+        let number = format!("{:<12}", "=5");
+        let name = "0123456789ab\"Login \\\"A\\\"\"";
+        with_text.fields = [("frequency", number.as_str()), ("name", name)]
+            .into_iter()
+            .map(|(p, f)| (p.to_owned(), f.to_owned()))
+            .collect();
+        state.resources.insert("checks.a".into(), with_text);
+        let bytes = encode(&state);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.contains(&format!("\"fields\":[0,\"{number}0123456789ab\"]"))
+                && text.contains(r#""texts":{"name":"Login \"A\""}"#),
+            "{text}"
+        );
+        let read = decode(&bytes, "s").unwrap();
+        assert_eq!(read, state);
+        assert_eq!(read.resources["checks.a"].fields.get("name"), Some(name));
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub fn json(plan: &Plan) -> Value {
                     // Changed in the files and in the service: the three values (masked as before and after are).
                     if let Some(conflict) = &f.conflict {
                         field["conflict"] = json!({"applied": conflict.applied, "service": conflict.service, "files": conflict.files});
+                        // Taken out of the files: `files` is the model's default (null: none).
+                        if conflict.files_default {
+                            field["conflict"]["filesDefault"] = json!(true);
+                        }
                     }
                     // Item by item as well, for lists (never for a sensitive field).
                     if let Some(items) = Some(f).filter(|f| !f.sensitive && matches!(c.action, Action::Update | Action::Replace)).and_then(|f| crate::render::lists::json_items(plan, c, f)) {

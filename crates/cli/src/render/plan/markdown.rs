@@ -47,7 +47,7 @@ fn conflicts(plan: &Plan) -> String {
                     field.path,
                     cell(conflict.applied.as_ref(), "(not recorded)"),
                     cell(conflict.service.as_ref(), "(not readable)"),
-                    cell(Some(&conflict.files), ""),
+                    super::files_shown(conflict, |v| cell(Some(v), "")),
                 ));
             }
         }
