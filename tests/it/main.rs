@@ -20,6 +20,7 @@ mod examples;
 mod exclude;
 mod for_each_data;
 mod for_each_typo;
+mod generate;
 mod import_export;
 mod init;
 mod lifecycle;

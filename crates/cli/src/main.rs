@@ -159,6 +159,8 @@ enum Command {
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
     Export(commands::export::ExportArgs),
+    /// Write checks for an OpenAPI document's operations or a sitemap's pages into the project, as a forEach to review
+    Generate(commands::generate::GenerateArgs),
     /// Inspect and change the state: list, show, rm, mv, history, migrate
     State(commands::state::StateArgs),
     /// Run the project's applied checks once (a test session) and report; exit 1 if any fails
@@ -211,6 +213,7 @@ const GUIDES: &[(&str, &str)] = &[
     ("codify", "codify.md"),
     ("import", "migrating.md"),
     ("export", "migrating.md"),
+    ("generate", "migrating.md"),
     ("state", "state.md"),
     ("test", "testing.md"),
     ("status", "status-pages.md"),
@@ -381,6 +384,7 @@ fn main() -> ExitCode {
         Command::Codify(args) => commands::codify::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Generate(args) => commands::generate::run(&dir, args),
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&dir, cli.api_url.as_deref(), args, &output),

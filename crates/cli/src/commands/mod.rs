@@ -4,6 +4,7 @@ pub mod codify;
 pub mod context;
 pub mod docs;
 pub mod export;
+pub mod generate;
 pub mod import;
 pub mod init;
 pub mod location_keys;
