@@ -323,7 +323,9 @@ pub struct ReconcileReport {
     pub max_requests: u64,
     pub mean_requests: f64,
     pub mean_interval_ms: f64,
-    /// RSS after the first and after the last interval, and the peak.
+    /// The lowest RSS of the ten intervals after the first and of the last
+    /// ten (a leak raises the floor; see `reconcile::child_reconcile`), and
+    /// the peak.
     pub rss_first_mb: f64,
     pub rss_last_mb: f64,
     pub peak_rss_mb: f64,

@@ -75,7 +75,7 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
         add(
             "reconcile_rss_growth",
             format!(
-                "RSS growth from the first to the last of {} reconcile intervals: under 10 MB",
+                "RSS growth (lowest of the last ten vs of intervals 2-11) over {} reconcile intervals: under 10 MB",
                 reconcile.intervals
             ),
             growth,
