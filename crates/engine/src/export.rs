@@ -13,8 +13,12 @@ use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::{Map, Value};
 
 mod adopt;
+mod fold;
+mod folded;
 mod prune;
 pub use adopt::{adopted_entry, adopted_state};
+pub use fold::Fold;
+pub use folded::Folded;
 use prune::{prune, set_at};
 
 use crate::forms::{Names, lookup};
@@ -57,6 +61,19 @@ pub struct Exported {
     pub service_references: Vec<(Address, String)>,
     /// Problems worth telling (references to objects not exported...).
     pub warnings: Vec<String>,
+    /// The checks' shared values, for monform.toml's `[defaults]` (folding).
+    pub defaults: Map<String, Value>,
+    /// The `forEach` definitions folding wrote.
+    pub folded: Vec<Folded>,
+}
+
+impl Exported {
+    /// How many entries the resource files hold: a definition counts once
+    /// however many objects it holds.
+    pub fn definitions(&self) -> usize {
+        let items: usize = self.folded.iter().map(|f| f.items).sum();
+        self.objects.len() - items + self.folded.len()
+    }
 }
 
 /// What `import --all-unmanaged` takes, and what it leaves.
@@ -274,7 +291,9 @@ pub fn known_secrets(state: &State) -> KnownSecrets {
         .collect()
 }
 
-pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) -> Exported {
+/// `fold`: how much look-alike objects are folded into `forEach`
+/// definitions (and the checks' shared values into `[defaults]`).
+pub fn export(objects: Vec<Remote>, split_by: SplitBy, fold: Fold, recorded: &KnownSecrets) -> Exported {
     let mut objects = objects;
     // Ownership records are monform's bookkeeping, not a project's variables.
     objects.retain(|r| !is_record(r.kind, &r.id));
@@ -298,6 +317,8 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
     // file name -> section -> id -> value
     let mut files: BTreeMap<String, BTreeMap<Kind, Map<String, Value>>> = BTreeMap::new();
     let mut values: Vec<(Address, Value)> = Vec::new();
+    // Objects with a field left out: never folded.
+    let mut fixed: HashSet<Address> = HashSet::new();
     for (remote, id) in objects.iter().zip(&ids) {
         let kind = remote.kind;
         let address = Address::new(kind, id.clone());
@@ -337,6 +358,9 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
                     }
                 }
             }
+        }
+        if !unknown_roots.is_empty() {
+            fixed.insert(address.clone());
         }
         if let Some(object) = value.as_object_mut() {
             for root in &unknown_roots {
@@ -389,11 +413,24 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, recorded: &KnownSecrets) 
         values.push((address.clone(), value));
         exported.objects.insert(address, remote.clone());
     }
+    exported.folded = folded::fold_values(&mut values, &mut exported, &fixed, fold);
+    // A group folded into a definition: its checks go to the definition's file.
+    let groups: HashSet<&str> = exported
+        .objects
+        .keys()
+        .filter(|a| a.kind == Kind::Group)
+        .map(|a| a.id.as_str())
+        .collect();
+    let group_file = |group: &str| {
+        groups
+            .contains(group)
+            .then(|| group.split('[').next().unwrap_or(group).to_owned())
+    };
     for (address, mut value) in values {
         let kind = address.kind;
         let file = match (split_by, kind) {
-            (SplitBy::Group, Kind::Check) => match value.get("group").and_then(Value::as_str) {
-                Some(group) if known.contains(&(Kind::Group, group.to_owned())) => format!("groups/{group}.yaml"),
+            (SplitBy::Group, Kind::Check) => match value.get("group").and_then(Value::as_str).and_then(group_file) {
+                Some(group) => format!("groups/{group}.yaml"),
                 _ => "checks.yaml".to_owned(),
             },
             (SplitBy::Group, Kind::Group) => format!("groups/{}.yaml", address.id),
@@ -509,14 +546,26 @@ pub fn environment_markdown(env: &[EnvVar]) -> String {
     text
 }
 
-/// `monform.toml` of an exported project.
-pub fn project_toml(project: &str, api_url: Option<&str>) -> String {
+/// `monform.toml` of an exported project (`defaults`: the checks' shared
+/// values, from folding).
+pub fn project_toml(project: &str, api_url: Option<&str>, defaults: &Map<String, Value>) -> String {
     let mut text = format!(
         "#:schema {PROJECT_SCHEMA_FILE}\n[project]\nname = \"{}\"\n",
         project.replace(['"', '\\'], "")
     );
     if let Some(url) = api_url {
         text.push_str(&format!("\n[api]\nurl = \"{}\"\n", url.replace(['"', '\\'], "")));
+    }
+    if !defaults.is_empty() {
+        let mut table = toml::Table::new();
+        // Values TOML cannot say (a null) were never made defaults.
+        if let Ok(toml::Value::Table(values)) = toml::Value::try_from(Value::Object(defaults.clone())) {
+            table.insert("defaults".to_owned(), toml::Value::Table(values));
+        }
+        if let Ok(written) = toml::to_string(&table) {
+            text.push_str("\n# Merged into every check that does not set the field (written by folding).\n");
+            text.push_str(&written);
+        }
     }
     text
 }

@@ -16,6 +16,8 @@
 //! - [`projects`]: projects drawn from the resource model's schema, with
 //!   one random edit and what a plan must show for it (the
 //!   zero-spurious-diff property of issue 45);
+//! - [`hand_made_checks`]: an account's checks as made by hand in the
+//!   web UI, in shapes (issue 49: what folding must find again);
 //! - [`circles`]: import circles between the modules of a crate, and the
 //!   test that holds every crate of the workspace to none.
 //!
@@ -25,6 +27,7 @@
 
 pub mod circles;
 mod emulator;
+mod hand_made;
 mod postgres;
 pub mod projects;
 mod redact;
@@ -33,6 +36,7 @@ mod skip;
 pub mod targets;
 
 pub use emulator::{Emulator, client_for, served, served_during, start_emulator, start_emulator_with};
+pub use hand_made::hand_made_checks;
 pub use postgres::postgres_url;
 pub use redact::redact_ids;
 pub use seed::{Lcg, Seed, kill_randomly};

@@ -273,6 +273,29 @@ impl From<Split> for monform_engine::ops::SplitBy {
     }
 }
 
+/// How much `export` and `import --all-unmanaged` fold look-alike objects
+/// into `forEach` definitions (issue 49).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FoldArg {
+    /// One entry per object, no [defaults]
+    None,
+    /// Fold objects differing in at most 3 simple fields (strings, numbers, a top-level list such as locations), 3+ a definition; the checks' shared values into [defaults]
+    #[default]
+    Safe,
+    /// Also fold differing lists and nested values, up to 8 fields, 2+ a definition
+    Aggressive,
+}
+
+impl From<FoldArg> for monform_engine::ops::Fold {
+    fn from(fold: FoldArg) -> monform_engine::ops::Fold {
+        match fold {
+            FoldArg::None => monform_engine::ops::Fold::None,
+            FoldArg::Safe => monform_engine::ops::Fold::Safe,
+            FoldArg::Aggressive => monform_engine::ops::Fold::Aggressive,
+        }
+    }
+}
+
 /// The project of `--dir`, when there is a valid monform.toml (its
 /// resource files need not be valid).
 pub fn current_project(dir: &Path) -> Option<(Loaded, Project)> {

@@ -10,7 +10,7 @@ use clap::Args;
 use monform_config::{Loaded, Project};
 use monform_engine::ops;
 
-use super::context::{Split, Stop, block_on, current_project, finish, new_project};
+use super::context::{FoldArg, Split, Stop, block_on, current_project, finish, new_project};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::export::report;
@@ -26,6 +26,9 @@ pub struct ExportArgs {
     /// The name of the written project (default: the current project's)
     #[arg(long)]
     pub project: Option<String>,
+    /// Fold look-alike objects into forEach definitions (see guide/migrating.md)
+    #[arg(long, value_enum, default_value_t = FoldArg::Safe)]
+    pub fold: FoldArg,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, _output: &Output) -> ExitCode {
@@ -36,7 +39,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, _output: &Output
         ops::check_out(&args.out).map_err(words)?;
         let connection = connect(dir, api_url, &settings).await?;
         let known = known_secrets(dir, current.as_ref());
-        let account = ops::export_account(&connection.client, &project, args.split_by.into(), &known).await;
+        let account = ops::export_account(
+            &connection.client,
+            &project,
+            args.split_by.into(),
+            args.fold.into(),
+            &known,
+        )
+        .await;
         connection.close().await;
         let account = account.map_err(words)?;
         if account.project_owns_objects {

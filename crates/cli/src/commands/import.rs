@@ -18,7 +18,7 @@ use monform_engine::ops;
 use monform_model::Address;
 
 use super::context::{
-    Findings, Open, Reach, Split, Stop, block_on, current_project, finish, new_project, open_backend, refused,
+    Findings, FoldArg, Open, Reach, Split, Stop, block_on, current_project, finish, new_project, open_backend, refused,
     require_environment,
 };
 use crate::connect::connect;
@@ -45,6 +45,9 @@ pub struct ImportArgs {
     /// The name of the new project (default: the current project's)
     #[arg(long)]
     project: Option<String>,
+    /// Fold look-alike objects into forEach definitions (with --all-unmanaged; see guide/migrating.md)
+    #[arg(long, value_enum, default_value_t = FoldArg::Safe)]
+    fold: FoldArg,
     /// Also adopt this object whose owner cannot be told, as SECTION:ID (e.g. snippets:12; repeatable)
     #[arg(long, value_name = "SECTION:ID", requires = "all_unmanaged")]
     include: Vec<String>,
@@ -57,6 +60,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
             (_, _, Some(out)) if args.all_unmanaged => {
                 let options = AllOptions {
                     split: args.split_by,
+                    fold: args.fold,
                     name: args.project.as_deref(),
                     include: &args.include,
                 };
@@ -72,6 +76,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
 /// `import --all-unmanaged`'s choices (also `init --from-account`'s).
 pub(super) struct AllOptions<'a> {
     pub split: Split,
+    pub fold: FoldArg,
     pub name: Option<&'a str>,
     pub include: &'a [String],
 }
@@ -80,7 +85,12 @@ pub(super) async fn import_all(
     dir: &Path,
     api_url: Option<&str>,
     out: &Path,
-    AllOptions { split, name, include }: AllOptions<'_>,
+    AllOptions {
+        split,
+        fold,
+        name,
+        include,
+    }: AllOptions<'_>,
     output: &Output,
 ) -> Result<ExitCode, Stop> {
     let current = current_project(dir);
@@ -101,7 +111,15 @@ pub(super) async fn import_all(
     let connection = connect(dir, api_url, &settings).await?;
     let client = &connection.client;
     let adopted = async {
-        let found = ops::find_unmanaged(client, &project, current_state.as_ref(), include, split.into()).await?;
+        let found = ops::find_unmanaged(
+            client,
+            &project,
+            current_state.as_ref(),
+            include,
+            split.into(),
+            fold.into(),
+        )
+        .await?;
         left_out(&found);
         let env = |name: &str| std::env::var(name).ok();
         ops::adopt_unmanaged(client, &project, settings.api_url.as_deref(), out, found.exported, &env).await

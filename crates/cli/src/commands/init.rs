@@ -47,6 +47,9 @@ pub fn run(given: &Path, api_url: Option<&str>, args: InitArgs, output: &Output)
     if args.from_account {
         let options = super::import::AllOptions {
             split: args.split_by,
+            // One entry per object: a first project to read, as export's
+            // `--fold none` (export and import fold by default).
+            fold: super::context::FoldArg::None,
             name: Some(&name),
             include: &args.include,
         };

@@ -20,6 +20,22 @@ pub fn report(out: &Path, exported: &Exported, verb: &str) {
         plural(files, "resource file", "resource files"),
         out.display()
     );
+    if !exported.folded.is_empty() {
+        let items: usize = exported.folded.iter().map(|f| f.items).sum();
+        eprintln!(
+            "Folded {} into {} (forEach): {} definitions in all",
+            plural(items, "object", "objects"),
+            plural(exported.folded.len(), "definition", "definitions"),
+            exported.definitions()
+        );
+    }
+    if !exported.defaults.is_empty() {
+        let fields: Vec<&str> = exported.defaults.keys().map(String::as_str).collect();
+        eprintln!(
+            "The checks' shared values are monform.toml's [defaults]: {}",
+            fields.join(", ")
+        );
+    }
     // The files' `$schema` comments name these, relative to each file.
     eprintln!(
         "Editors' JSON Schemas: {} (`monform schema` and `monform schema --project` print them again)",

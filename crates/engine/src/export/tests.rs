@@ -89,7 +89,7 @@ fn exports_with_logical_references_and_secrets() {
             &json!({"key": "TOKEN", "value": null, "secret": true}),
         ),
     ];
-    let exported = export(objects, SplitBy::Kind, &Default::default());
+    let exported = export(objects, SplitBy::Kind, Fold::None, &Default::default());
     let checks = &exported.files["checks.yaml"];
     assert!(checks.contains("group: prod"), "{checks}");
     assert!(!checks.contains("heartbeat"), "{checks}");
@@ -114,12 +114,16 @@ fn service_text_reads_back_as_itself_and_only_placeholders_substitute() {
                     "headers": [{"key": "Authorization", "value": "Bearer x"}]}}),
         )]
     };
-    let first = export(objects("x"), SplitBy::Kind, &Default::default());
+    let first = export(objects("x"), SplitBy::Kind, Fold::None, &Default::default());
     let placeholder = format!("${{env:{}}}", first.env[0].name);
     // A name spelling the placeholder of the check's own secret.
-    let exported = export(objects(&placeholder), SplitBy::Kind, &Default::default());
+    let exported = export(objects(&placeholder), SplitBy::Kind, Fold::None, &Default::default());
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("monform.toml"), project_toml("p", None)).unwrap();
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        project_toml("p", None, &Default::default()),
+    )
+    .unwrap();
     for (name, text) in &exported.files {
         std::fs::write(dir.path().join(name), text).unwrap();
     }

@@ -14,7 +14,7 @@ use monform_model::Address;
 
 use super::Refusal;
 use super::import_ops::{list_everything, write_tag};
-pub use crate::export::{EnvVar, Exported, KnownSecrets, SplitBy, include_name, known_secrets};
+pub use crate::export::{EnvVar, Exported, Fold, Folded, KnownSecrets, SplitBy, include_name, known_secrets};
 use crate::export::{
     PROJECT_SCHEMA_FILE, RESOURCE_SCHEMA_FILE, adopted_state, environment_markdown, export, project_toml, unmanaged,
 };
@@ -80,17 +80,19 @@ pub struct ExportedAccount {
 }
 
 /// Reads every object of the account into the files of project `project`;
-/// `known`: the secrets a state recorded (written as `${env:}` too).
+/// `known`: the secrets a state recorded (written as `${env:}` too);
+/// `fold`: how much look-alike objects are folded into `forEach`.
 pub async fn export_account(
     client: &Client,
     project: &str,
     split: SplitBy,
+    fold: Fold,
     known: &KnownSecrets,
 ) -> Result<ExportedAccount, Refusal> {
     let objects = list_everything(client).await.map_err(Refusal::Fetch)?;
     let project_owns_objects = objects.iter().any(|r| uses_tags(r.kind) && owned_by(r, project));
     Ok(ExportedAccount {
-        exported: export(objects, split, known),
+        exported: export(objects, split, fold, known),
         project_owns_objects,
     })
 }
@@ -108,7 +110,8 @@ pub fn write_project(out: &Path, project: &str, api_url: Option<&str>, exported:
     std::fs::create_dir_all(out).map_err(|e| failed(out, e))?;
     let url = api_url.filter(|u| *u != "local");
     let toml = out.join(PROJECT_FILE);
-    crate::durable::write(&toml, project_toml(project, url).as_bytes()).map_err(|e| failed(&toml, e))?;
+    crate::durable::write(&toml, project_toml(project, url, &exported.defaults).as_bytes())
+        .map_err(|e| failed(&toml, e))?;
     for (relative, text) in &exported.files {
         let path = out.join(relative);
         if let Some(parent) = path.parent() {
@@ -158,6 +161,7 @@ pub async fn find_unmanaged(
     current: Option<&State>,
     include: &[String],
     split: SplitBy,
+    fold: Fold,
 ) -> Result<Unmanaged, Refusal> {
     let everything = list_everything(client).await.map_err(Refusal::Fetch)?;
     let owners = Owners::new(everything.iter());
@@ -167,7 +171,7 @@ pub async fn find_unmanaged(
     let found = unmanaged(everything, &owners, current, include);
     // Unmanaged objects: no state of this project knows their secrets.
     Ok(Unmanaged {
-        exported: export(found.objects, split, &Default::default()),
+        exported: export(found.objects, split, fold, &Default::default()),
         unknown: found.unknown,
         others: found.others,
     })
@@ -190,7 +194,9 @@ pub async fn find_unmanaged_for(
     // Leaving one out may change the ids of the others (ids are made
     // unique among the exported): export again until none clashes.
     loop {
-        let exported = export(found.objects.clone(), SplitBy::Kind, &Default::default());
+        // Not folded: the files go beside the project's own, which may
+        // have `[defaults]` of their own.
+        let exported = export(found.objects.clone(), SplitBy::Kind, Fold::None, &Default::default());
         let clash: Vec<(Address, Remote)> = exported
             .objects
             .iter()
