@@ -31,6 +31,7 @@ mod lsp_live;
 mod lsp_validate;
 mod ownership;
 mod plan;
+mod playwright_project;
 mod policy;
 mod policy_runs;
 mod rate_limit;

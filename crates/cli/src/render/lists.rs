@@ -79,11 +79,18 @@ pub fn both_lists<'v>(before: Option<&'v Value>, after: Option<&'v Value>) -> Op
     (before.is_some_and(Value::is_array) || after.is_some_and(Value::is_array)).then_some((b, a))
 }
 
-/// One item on one line: `{ key = value, ... }` or the scalar.
+/// One item on one line: `{ key = value, ... }` or the scalar; a text of
+/// several lines (a file of a code bundle, a dependency) by its length.
 pub fn compact(value: &Value) -> String {
     match value {
         Value::Object(map) => {
-            let fields: Vec<String> = map.iter().map(|(k, v)| format!("{k} = {}", show(v))).collect();
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| match v.as_str().filter(|t| t.contains('\n')) {
+                    Some(text) => format!("{k} = ({} lines)", text.lines().count()),
+                    None => format!("{k} = {}", show(v)),
+                })
+                .collect();
             format!("{{ {} }}", fields.join(", "))
         }
         other => show(other),
@@ -110,6 +117,11 @@ pub fn changed_fields(before: &Value, after: &Value) -> (Vec<(char, String)>, us
     for key in keys {
         match (old.get(key), new.get(key)) {
             (Some(a), Some(b)) if a == b => same += 1,
+            (Some(Value::String(a)), Some(Value::String(b))) if a.contains('\n') || b.contains('\n') => {
+                out.push(('~', format!("{key} = <<EOT")));
+                out.extend(text_diff(a, b));
+                out.push((' ', "EOT".to_owned()));
+            }
             (Some(a), Some(b)) => out.push(('~', format!("{key} = {} -> {}", show(a), show(b)))),
             (Some(a), None) => out.push(('-', format!("{key} = {}", show(a)))),
             (None, Some(b)) => out.push(('+', format!("{key} = {}", show(b)))),
@@ -117,6 +129,25 @@ pub fn changed_fields(before: &Value, after: &Value) -> (Vec<(char, String)>, us
         }
     }
     (out, same)
+}
+
+/// A changed text's lines, two of context around each change, as the
+/// plan shows a script's.
+fn text_diff(before: &str, after: &str) -> Vec<(char, String)> {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut out = Vec::new();
+    for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
+        out.push((' ', format!("    {}", hunk.header())));
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => ' ',
+            };
+            out.push((sign, format!("    {}", change.value().trim_end_matches('\n'))));
+        }
+    }
+    out
 }
 
 pub use monform_model::facts::reference_target;
@@ -228,8 +259,16 @@ pub fn lines(plan: &Plan, change: &Change, field: &FieldChange, sign: char, head
 }
 
 /// The name of an item whose masked value changed (`key`, or `name`),
-/// unchanged on both sides: the masks alone do not say which it is.
+/// unchanged on both sides: the masks alone do not say which it is; and
+/// the `path` of a file whose content changed (a code bundle's, a
+/// dependency), always.
 fn identity<'v>(old: &'v Value, new: &Value) -> Option<(&'static str, &'v Value)> {
+    if let Some(path) = old
+        .get("path")
+        .filter(|p| new.get("path") == Some(*p) && old.get("content").is_some())
+    {
+        return Some(("path", path));
+    }
     if !holds_mask(old) && !holds_mask(new) {
         return None;
     }
@@ -266,6 +305,29 @@ mod tests {
         let (fields, same) = changed_fields(&before[0], &after[0]);
         assert_eq!(fields, vec![('~', "target = \"200\" -> \"201\"".to_owned())]);
         assert_eq!(same, 1);
+    }
+
+    #[test]
+    fn a_changed_file_of_a_list_is_named_by_its_path_and_shown_as_a_diff() {
+        let before = json!({"path": "tests/a.spec.ts", "content": "one\ntwo\nthree\n"});
+        let after = json!({"path": "tests/a.spec.ts", "content": "one\n2\nthree\n"});
+        assert_eq!(identity(&before, &after), Some(("path", &json!("tests/a.spec.ts"))));
+        let (fields, same) = changed_fields(&before, &after);
+        let text: Vec<String> = fields.iter().map(|(sign, line)| format!("{sign}{line}")).collect();
+        assert_eq!(
+            text,
+            [
+                "~content = <<EOT",
+                "     @@ -1,3 +1,3 @@",
+                "     one",
+                "-    two",
+                "+    2",
+                "     three",
+                " EOT"
+            ]
+        );
+        assert_eq!(same, 1);
+        assert_eq!(compact(&after), "{ path = \"tests/a.spec.ts\", content = (3 lines) }");
     }
 
     #[test]

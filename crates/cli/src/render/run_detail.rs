@@ -106,6 +106,39 @@ fn exchange(api: &Value) -> String {
     out
 }
 
+/// A Playwright project's tests (`details.tests` with their `project`),
+/// one line each: what ran, in which project, and why a failed one failed.
+fn suite_tests(tests: &Value) -> String {
+    let tests: Vec<&Value> = tests
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["project"].is_string())
+        .collect();
+    if tests.is_empty() {
+        return String::new();
+    }
+    let failed = tests.iter().filter(|t| t["passed"] != true).count();
+    let mut out = format!("  tests: {} passed, {failed} failed\n", tests.len() - failed);
+    for test in tests {
+        let verdict = if test["passed"] == true { "passed" } else { "FAILED" };
+        let line = test["line"].as_u64().map_or_else(String::new, |l| format!(":{l}"));
+        let ms = test["ms"]
+            .as_f64()
+            .map_or_else(String::new, |ms| format!(" ({} ms)", ms.round() as i64));
+        out.push_str(&format!(
+            "    {verdict}  [{}] {}{line} › {}{ms}\n",
+            test["project"].as_str().unwrap_or_default(),
+            test["file"].as_str().unwrap_or_default(),
+            test["name"].as_str().unwrap_or_default(),
+        ));
+        if let Some(error) = test["error"].as_str() {
+            out.push_str(&format!("            {}\n", error.replace('\n', "\n            ")));
+        }
+    }
+    out
+}
+
 /// A run's error (failures), the files it left, and with `verbose` what
 /// it exchanged, its notes and console output.
 pub fn detail(line: &TestRun, outcome: &Outcome, verbose: bool) -> String {
@@ -116,6 +149,7 @@ pub fn detail(line: &TestRun, outcome: &Outcome, verbose: bool) -> String {
     for path in &line.artifacts {
         out.push_str(&format!("  {}: {path}\n", artifact_kind(path)));
     }
+    out.push_str(&suite_tests(&outcome.details["tests"]));
     if verbose {
         out.push_str(&exchange(&outcome.api_result));
         for note in &outcome.notes {
