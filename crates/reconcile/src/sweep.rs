@@ -30,8 +30,9 @@ pub struct Sweeping {
     requests: Mutex<u64>,
 }
 
-/// Objects that drifted lately read by id each plan, at most: past that,
-/// their pages find them (a mass edit must not cost a GET each per plan).
+/// Objects that drifted lately read by id each plan, at most (and at
+/// most half the plan's budget): past that, their pages find them (a mass
+/// edit must not cost a GET each per plan).
 pub const MAX_PRIORITY: usize = 200;
 
 impl Sweeping {
@@ -50,7 +51,9 @@ impl Sweeping {
         let (limit, window) = client.budget();
         let mut sweep = lock(&self.sweep);
         sweep.budget = Sweep::budget_for(share, limit, window, interval);
-        sweep.priority = drifting.iter().take(MAX_PRIORITY).cloned().collect();
+        // Half the interval's budget at most: the rest moves the sweep on.
+        let room = usize::try_from(sweep.budget / 2).unwrap_or(usize::MAX).clamp(1, MAX_PRIORITY);
+        sweep.priority = drifting.iter().take(room).cloned().collect();
     }
 
     /// After a plan: what it read into the metrics, and at a sweep's end a

@@ -161,6 +161,43 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::project::read_project;
+    use crate::tree::parse_toml;
+
+    fn read_share(toml: &str) -> (f64, Vec<Diagnostic>) {
+        let root = parse_toml(0, toml).expect("TOML");
+        let mut diagnostics = Vec::new();
+        let project = read_project(&root, &[], &mut diagnostics).expect("a project");
+        (project.reconcile.request_share, diagnostics)
+    }
+
+    #[test]
+    fn request_share_is_a_percentage_with_a_default() {
+        let (share, diagnostics) = read_share("[project]\nname = \"p\"\n");
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(share, DEFAULT_REQUEST_SHARE);
+        let (share, diagnostics) = read_share("[project]\nname = \"p\"\n[reconcile]\nrequest-share = \"10%\"\n");
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(share, 0.1);
+        // Out of range: at the value (line 4), naming the field; the default stays.
+        let toml = "[project]\nname = \"p\"\n[reconcile]\nrequest-share = \"150%\"\n";
+        let (share, diagnostics) = read_share(toml);
+        assert_eq!(share, DEFAULT_REQUEST_SHARE);
+        let [diagnostic] = diagnostics.as_slice() else {
+            panic!("{diagnostics:?}")
+        };
+        assert_eq!(
+            diagnostic.message,
+            "reconcile.request-share `150%` is not a percentage above 0% and at most 100%"
+        );
+        let span = diagnostic.span.expect("where");
+        assert_eq!(&toml[span.start..span.start + span.len], "\"150%\"");
+        let (_, diagnostics) = read_share("[project]\nname = \"p\"\n[reconcile]\nrequest-share = 0.25\n");
+        assert!(
+            diagnostics[0].message.contains("reconcile.request-share"),
+            "{diagnostics:?}"
+        );
+    }
 
     #[test]
     fn shares() {

@@ -190,7 +190,9 @@ pub async fn fetch_rolling(
     let recorded = Recorded::new(state);
     let moves = crate::declared::Moves::new(desired);
     let mut listed: BTreeMap<Address, monform_api::Remote> = BTreeMap::new();
-    while sweep.kind < Kind::ALL.len() && sent() < sweep.budget {
+    // At least a page a plan, whatever the reads by id took: a sweep
+    // always moves on.
+    while sweep.kind < Kind::ALL.len() && (read_report.pages == 0 || sent() < sweep.budget) {
         let kind = Kind::ALL[sweep.kind];
         let (objects, last) = match client.list_page(kind, sweep.page).await? {
             Some((objects, total)) => {
