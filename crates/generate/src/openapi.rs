@@ -6,7 +6,7 @@
 
 mod schema;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use oas3::Spec;
 use oas3::spec::{ObjectOrReference, Operation, Parameter, ParameterIn};
@@ -96,7 +96,7 @@ pub fn generate(spec: &Spec, options: &Options, origin: &str) -> Result<Generate
         options.methods.iter().map(|m| m.to_ascii_uppercase()).collect()
     };
     let mut wanted = Vec::new();
-    let mut rows = Vec::new();
+    let mut rows = BTreeMap::new();
     let mut skipped = Vec::new();
     let mut headers = BTreeSet::new();
     let mut secured = BTreeSet::new();
@@ -126,17 +126,15 @@ pub fn generate(spec: &Spec, options: &Options, origin: &str) -> Result<Generate
             secured.extend(requirement.0.keys().cloned());
         }
         wanted.push((key, source.clone()));
-        rows.push((source, made));
+        rows.insert(source, made);
     }
-    let mut items = Vec::new();
-    for (key, source) in ids::unique(wanted) {
-        if let Some((_, fields)) = rows.iter().find(|(s, _)| *s == source) {
-            items.push(Item {
-                key,
-                fields: fields.clone(),
-            });
-        }
-    }
+    let mut items: Vec<Item> = ids::unique(wanted)
+        .into_iter()
+        .filter_map(|(key, source)| {
+            let fields = rows.remove(&source)?;
+            Some(Item { key, fields })
+        })
+        .collect();
     items.sort_by(|a, b| a.key.cmp(&b.key));
     skipped.sort();
     let mut notes = Vec::new();
