@@ -114,7 +114,8 @@ pub struct PlaywrightCheck {
     pub environment_variables: Option<Vec<EnvironmentVariable>>,
 }
 
-/// The Playwright project a PLAYWRIGHT check runs (issue 49).
+/// The Playwright project a PLAYWRIGHT check runs: its config, and which
+/// of its projects and tests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlaywrightProject {
