@@ -159,7 +159,7 @@ enum Command {
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
     Export(commands::export::ExportArgs),
-    /// Write checks for an OpenAPI document's operations or a sitemap's pages into the project, as a forEach to review
+    /// Write checks for an OpenAPI document's GET operations or a sitemap's pages as a forEach to review
     Generate(commands::generate::GenerateArgs),
     /// Inspect and change the state: list, show, rm, mv, history, migrate
     State(commands::state::StateArgs),
