@@ -29,6 +29,7 @@ mod location_keys;
 mod lsp;
 mod lsp_live;
 mod lsp_validate;
+mod migrate;
 mod ownership;
 mod plan;
 mod playwright_project;

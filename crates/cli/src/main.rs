@@ -159,6 +159,8 @@ enum Command {
     Import(commands::import::ImportArgs),
     /// Write every object of the account as a monform project (--out DIR)
     Export(commands::export::ExportArgs),
+    /// Write a Terraform project of the service's provider as a monform project adopting its objects
+    Migrate(commands::migrate::MigrateArgs),
     /// Write checks for an OpenAPI document's GET operations or a sitemap's pages as a forEach to review
     Generate(commands::generate::GenerateArgs),
     /// Inspect and change the state: list, show, rm, mv, history, migrate
@@ -213,6 +215,7 @@ const GUIDES: &[(&str, &str)] = &[
     ("codify", "codify.md"),
     ("import", "migrating.md"),
     ("export", "migrating.md"),
+    ("migrate", "migrating.md"),
     ("generate", "migrating.md"),
     ("state", "state.md"),
     ("test", "testing.md"),
@@ -384,6 +387,7 @@ fn main() -> ExitCode {
         Command::Codify(args) => commands::codify::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Import(args) => commands::import::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Export(args) => commands::export::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Migrate(args) => commands::migrate::run(cli.api_url.as_deref(), args),
         Command::Generate(args) => commands::generate::run(&dir, args),
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&dir, cli.api_url.as_deref(), args, &output),

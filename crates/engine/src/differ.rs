@@ -42,7 +42,15 @@ pub struct PlanOptions<'a> {
 
 /// Compares the files with the account.
 pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, options: &PlanOptions<'_>) -> Plan {
-    let names = Names::new(actual);
+    let mut names = Names::new(actual);
+    // An object imported by this plan is already its address to the
+    // references of the others (a check whose group is imported too reads
+    // that group's logical id, not its remote id: no change).
+    for import in &desired.declarations.imports {
+        if !actual.owned.contains_key(&import.to) {
+            names.insert(import.to.kind, &serde_json::Value::String(import.id.clone()), import.to.id.clone());
+        }
+    }
     let being_created: BTreeSet<&Address> = desired
         .resources
         .keys()
