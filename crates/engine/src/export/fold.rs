@@ -101,7 +101,11 @@ fn slots(values: &[&Value], path: &mut Vec<Step>, fold: Fold, out: &mut Vec<Slot
                 .is_some_and(|m| m.len() == map.len() && m.keys().all(|k| map.contains_key(k)))
         });
         if same_keys {
-            for key in map.keys() {
+            // In key order: the slots (and so the splits) do not depend on
+            // the order the service wrote the first member's fields in.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for key in keys {
                 let children: Vec<&Value> = values.iter().filter_map(|v| v.get(key)).collect();
                 path.push(Step::Key(key.clone()));
                 slots(&children, path, fold, out);
@@ -385,10 +389,12 @@ fn unescaped(value: &Value) -> Value {
 /// substitution, `forEach` first, an item per member under `keys`. `None`
 /// when the members no longer fold (a slot the mode does not allow).
 pub fn definition(values: &[&Value], keys: &[String], fold: Fold) -> Option<Value> {
-    let found = slots_of(values, fold);
+    let mut found = slots_of(values, fold);
     if found.iter().any(|s| !s.allowed) || found.is_empty() {
         return None;
     }
+    // An item reads best name first.
+    found.sort_by_key(|s| s.path != [Step::Key("name".to_owned())]);
     let names = field_names(&found);
     let mut template = values[0].clone();
     let mut items: Vec<Map<String, Value>> = vec![Map::new(); values.len()];

@@ -56,9 +56,16 @@ pub(super) fn fold_values(
             .filter(|&i| eligible[i] && values[i].0.kind == kind)
             .collect();
         let candidates: Vec<&Value> = members.iter().map(|&i| &values[i].1).collect();
-        let found: Vec<Vec<usize>> = fold::clusters(&candidates, fold)
+        let mut found: Vec<Vec<usize>> = fold::clusters(&candidates, fold)
             .into_iter()
-            .map(|c| c.into_iter().map(|j| members[j]).collect::<Vec<usize>>())
+            .map(|c| {
+                // Members in the order of their ids, groups in that of
+                // their first: the same account (listed in any order, as
+                // after objects are made again) gets the same ids.
+                let mut c: Vec<usize> = c.into_iter().map(|j| members[j]).collect();
+                c.sort_by(|a, b| values[*a].0.id.cmp(&values[*b].0.id));
+                c
+            })
             // Only groups the definition can be written for (checked before
             // any reference is renamed; renaming keeps equal values equal).
             .filter(|c| {
@@ -67,6 +74,7 @@ pub(super) fn fold_values(
                 fold::definition(&vals, &keys, fold).is_some()
             })
             .collect();
+        found.sort_by(|a, b| values[a[0]].0.id.cmp(&values[b[0]].0.id));
         let in_groups: HashSet<usize> = found.iter().flatten().copied().collect();
         let mut taken: HashSet<String> = (0..values.len())
             .filter(|i| values[*i].0.kind == kind && !in_groups.contains(i))
@@ -114,7 +122,8 @@ pub(super) fn fold_values(
             }
             dropped.insert(i);
         }
-        definitions.insert(group[0], (Address::new(kind, id.clone()), definition));
+        let first = group.iter().copied().min().unwrap_or(group[0]);
+        definitions.insert(first, (Address::new(kind, id.clone()), definition));
         folded.push(Folded {
             definition: Address::new(kind, id.clone()),
             items: group.len(),
