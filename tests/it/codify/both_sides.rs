@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::{Emulator, Monform, assert_run, check_named, stderr, stdout};
+use crate::common::conflicts::{FIRST_TOKEN, SECRET_VARIABLE, apply_then_rotate, ui_edit_check, with_token};
+use crate::common::{Emulator, Monform, assert_run, stderr, stdout};
 
 const PROJECT: &str = "[project]\nname = \"both\"\n\n[defaults]\nlocations = [\"eu-west-1\"]\n";
 
@@ -32,15 +33,7 @@ fn run(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// `maxResponseTime` set in the web UI.
 fn ui_edit(emulator: &Emulator, max: u64) {
-    let check = check_named(emulator, "API");
-    let id = check["id"]
-        .as_str()
-        .map_or_else(|| check["id"].to_string(), str::to_owned);
-    emulator.call(
-        "PUT",
-        &format!("/v1/checks/api/{id}"),
-        Some(json!({ "maxResponseTime": max })),
-    );
+    ui_edit_check(emulator, "API", json!({ "maxResponseTime": max }));
 }
 
 fn files(dir: &Path) -> String {
@@ -127,23 +120,9 @@ fn a_secret_rotated_in_the_service_is_listed_as_a_secret_to_set() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     std::fs::write(dir.join("monform.toml"), PROJECT).unwrap();
-    let variables = "variables:\n  API_TOKEN: { value: \"${env:API_TOKEN}\", secret: true }\n";
-    std::fs::write(dir.join("variables.yaml"), variables).unwrap();
-    let run = |args: &[&str]| {
-        emulator
-            .monform(dir)
-            .env("API_TOKEN", "tok-first-4711")
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let applied = run(&["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
-    emulator.call(
-        "PUT",
-        "/v1/variables/API_TOKEN",
-        Some(json!({"value": "rotated-in-the-ui"})),
-    );
+    std::fs::write(dir.join("variables.yaml"), SECRET_VARIABLE).unwrap();
+    let run = |args: &[&str]| with_token(&emulator, dir, FIRST_TOKEN, args);
+    apply_then_rotate(&emulator, run);
     let checked = run(&["codify", "--check"]);
     assert_eq!(checked.status.code(), Some(3), "{}", stderr(&checked));
     assert_eq!(stdout(&checked), "", "nothing to write");

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{CHECKS, check, project, ui_edit};
+use crate::common::conflicts::{FIRST_TOKEN, SECRET_VARIABLE, apply_then_rotate, with_token};
 use crate::common::receiver::Receiver;
 use crate::common::*;
 
@@ -157,24 +158,10 @@ fn the_codify_policy_leaves_a_shared_definition_alone_and_reports_the_drift() {
 fn a_rotated_secret_is_reported_without_its_value() {
     let emulator = Emulator::start();
     let receiver = Receiver::start();
-    let variables = "variables:\n  API_TOKEN: { value: \"${env:API_TOKEN}\", secret: true }\n";
-    let project = project("1m", "", &receiver.url, variables);
+    let project = project("1m", "", &receiver.url, SECRET_VARIABLE);
     let dir = project.path();
-    let run = |args: &[&str]| {
-        emulator
-            .monform(dir)
-            .env("API_TOKEN", "tok-first-4711")
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let applied = run(&["apply", "--auto-approve"]);
-    assert!(applied.status.success(), "{}", stderr(&applied));
-    emulator.call(
-        "PUT",
-        "/v1/variables/API_TOKEN",
-        Some(json!({"value": "rotated-in-the-ui"})),
-    );
+    let run = |args: &[&str]| with_token(&emulator, dir, FIRST_TOKEN, args);
+    apply_then_rotate(&emulator, run);
     let output = run(&["reconcile", "--once"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let reports = receiver.reports();
