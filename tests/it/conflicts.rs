@@ -134,11 +134,7 @@ fn an_unattended_apply_refuses_a_conflict_without_allow_conflicts() {
     let refused = run(&emulator, dir, &["apply", "--auto-approve"]);
     assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
     insta::assert_snapshot!("conflict_apply_refused", tail_from(&stderr(&refused), "error:"));
-    assert_eq!(
-        login(&emulator)["maxResponseTime"],
-        json!(9000),
-        "nothing was applied"
-    );
+    assert_eq!(login(&emulator)["maxResponseTime"], json!(9000), "nothing was applied");
 
     // Asked in a terminal (here a pipe): "no" keeps the service's value.
     let mut asked = emulator.monform(dir);
@@ -361,7 +357,12 @@ fn a_field_taken_out_of_the_files_and_changed_in_the_service_is_a_conflict() {
         "Login",
         json!({"maxResponseTime": 9000, "description": "Logs in, raised", "request": request}),
     );
-    edit(dir, "monitors.yaml", "    description: Logs in\n    maxResponseTime: 5000\n", "");
+    edit(
+        dir,
+        "monitors.yaml",
+        "    description: Logs in\n    maxResponseTime: 5000\n",
+        "",
+    );
     edit(dir, "monitors.yaml", "        - { key: X-Trace, value: \"on\" }\n", "");
 
     let value = plan_json(&emulator, dir);
@@ -390,12 +391,19 @@ fn a_field_taken_out_of_the_files_and_changed_in_the_service_is_a_conflict() {
     let refused = run(&emulator, dir, &["apply", "--auto-approve"]);
     assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
     assert!(stderr(&refused).contains("--allow-conflicts"), "{}", stderr(&refused));
-    assert_eq!(login(&emulator)["description"], "Logs in, raised", "nothing was applied");
+    assert_eq!(
+        login(&emulator)["description"],
+        "Logs in, raised",
+        "nothing was applied"
+    );
     let allowed = run(&emulator, dir, &["apply", "--auto-approve", "--allow-conflicts"]);
     assert!(allowed.status.success(), "{}", stderr(&allowed));
     assert_eq!(login(&emulator)["maxResponseTime"], json!(20000));
     let (code, human) = plan(&emulator, dir, &["--detailed-exitcode"]);
-    assert_eq!((code, human.as_str()), (0, "No changes. Your monitors match the configuration.\n"));
+    assert_eq!(
+        (code, human.as_str()),
+        (0, "No changes. Your monitors match the configuration.\n")
+    );
 }
 
 /// Plain text applied is recorded, so a conflict on a name shows what was
@@ -406,7 +414,10 @@ fn a_field_taken_out_of_the_files_and_changed_in_the_service_is_a_conflict() {
 fn a_text_conflict_shows_its_applied_value_and_a_secret_text_stays_hidden() {
     let emulator = Emulator::start();
     let monitors = MONITORS
-        .replace("name: Login", "name: Login\n    description: \"Logs in as ${env:LOGIN_TOKEN}\"")
+        .replace(
+            "name: Login",
+            "name: Login\n    description: \"Logs in as ${env:LOGIN_TOKEN}\"",
+        )
         .replace("https://example.com/login", "https://example.com/login?apikey=key-4711");
     let project = project(&monitors);
     let dir = project.path();
@@ -437,7 +448,9 @@ fn a_text_conflict_shows_its_applied_value_and_a_secret_text_stays_hidden() {
     assert!(url.is_object() && url["applied"].is_null(), "{value:#}");
     let (_, human) = plan(&emulator, dir, &[]);
     assert!(
-        human.contains(r#"# conflict: applied "Login", service "Login (UI)" (changed outside monform), files "Sign-in""#),
+        human.contains(
+            r#"# conflict: applied "Login", service "Login (UI)" (changed outside monform), files "Sign-in""#
+        ),
         "{human}"
     );
 }
