@@ -24,6 +24,7 @@
 
 mod child;
 mod contention;
+mod fold;
 mod generate;
 mod harness;
 mod lsp;
@@ -84,6 +85,9 @@ struct Args {
     /// Keystrokes measured in the language server's project (the median is reported).
     #[arg(long, value_name = "N", default_value_t = 20)]
     lsp_keystrokes: usize,
+    /// Skip folding an account of 1,000 hand-made checks (issue 49).
+    #[arg(long)]
+    no_fold: bool,
     /// Internal: run one phase in this process: `noop-plan`; `generate` (only
     /// write the project of `--checks N` into `--dir`); `load-times`;
     /// `load-diff` (a `--keep` project and its emulator database).
@@ -212,8 +216,15 @@ fn main() -> ExitCode {
     if let Some((_, target)) = &lsp {
         targets.push(target.clone());
     }
+    // Folding an account (issue 49 item 2), when sizes were measured.
+    let fold_text = (!args.no_fold && !reports.is_empty())
+        .then(|| fold::run(&runtime, &mut targets, &mut sanity))
+        .flatten();
     print!("{}", summary::markdown(&reports, &targets, rss_reset));
     if let Some((text, _)) = &lsp {
+        print!("{text}");
+    }
+    if let Some(text) = &fold_text {
         print!("{text}");
     }
     for problem in &sanity.0 {
