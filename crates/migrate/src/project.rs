@@ -36,6 +36,8 @@ pub struct Assembled {
     /// `[vars]` entries that held a secret: taken out of monform.toml.
     pub secret_vars: BTreeSet<String>,
     pub definitions: usize,
+    /// A check's fields taken from the state (not written in its HCL).
+    filled: BTreeMap<String, BTreeSet<String>>,
 }
 
 pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
@@ -96,6 +98,7 @@ pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
             .filter_map(|i| i.values.as_object())
             .map(|values| map_resource(&definition.tf_type, values, &from_state).value)
             .collect();
+        let written: BTreeSet<String> = value.keys().cloned().collect();
         let mut differing = Vec::new();
         fill(
             definition.kind,
@@ -105,6 +108,10 @@ pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
             &mut Vec::new(),
             &mut differing,
         );
+        if definition.kind == Kind::Check {
+            let filled = value.keys().filter(|k| !written.contains(*k)).cloned().collect();
+            out.filled.insert(definition.id.clone(), filled);
+        }
         for path in differing {
             definition_notes.push(Note::new(
                 definition.place.clone(),
@@ -168,7 +175,39 @@ pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
             "{address} (in the state) is not a resource monform migrates: not adopted"
         )));
     }
+    drop_group_overrides(&mut out);
     out
+}
+
+/// A check's alert settings (locations, runtime...) taken from the state
+/// where its group sets them: the service runs the group's, so monform
+/// would warn that the check's are ignored. Written in the HCL, they stay.
+fn drop_group_overrides(out: &mut Assembled) {
+    let groups: BTreeMap<String, Value> = out
+        .files
+        .values()
+        .filter_map(|sections| sections.get(&Kind::Group))
+        .flat_map(|groups| groups.iter().map(|(id, value)| (id.clone(), value.clone())))
+        .collect();
+    for sections in out.files.values_mut() {
+        let Some(checks) = sections.get_mut(&Kind::Check) else {
+            continue;
+        };
+        for (id, check) in checks.iter_mut() {
+            let Some(filled) = out.filled.get(id) else { continue };
+            let Some(group) = check.get("group").and_then(Value::as_str).and_then(|g| groups.get(g)) else {
+                continue;
+            };
+            for field in monform_model::group_rules::GROUP_OVERRIDES {
+                if filled.contains(*field)
+                    && monform_model::group_rules::group_overrides(group, field)
+                    && let Some(object) = check.as_object_mut()
+                {
+                    object.remove(*field);
+                }
+            }
+        }
+    }
 }
 
 fn address(definition: &Definition) -> String {

@@ -48,6 +48,11 @@ fn for_each_count_modules_and_variables_translate() {
     assert!(file(&migration, "scripts/login.js").contains("page.goto"));
     // The provider's defaults that are not monform's come from the state.
     assert!(main.contains("degradedResponseTime: 3000"), "{main}");
+    // ... but not what the check's group imposes (its alert settings).
+    let pages = &main[main.find("  pages:").unwrap()..main.find("  api_health:").unwrap()];
+    assert!(!pages.contains("alertSettings"), "{pages}");
+    let login = &main[main.find("  login:").unwrap()..main.find("  nightly_backup:").unwrap()];
+    assert!(login.contains("alertSettings"), "{login}");
     assert!(main.contains("doubleCheck: false"), "{main}");
     // The local module: its own file, ids prefixed with the call's name,
     // arguments and defaults inlined.
