@@ -138,20 +138,29 @@ struct Shared {
     rule: Share,
     tokens: f64,
     filled: Instant,
-    /// Own requests in the window that resets at `counted_until`.
+    /// Own requests in the window of `limit` that resets at `counted_until`.
     used: u32,
     counted_until: Instant,
+    limit: u32,
 }
 
 impl Shared {
     /// When this share may send its next request in `window`, or `None`:
     /// now. `window` is the server's (or the assumed) budget, rolled.
     fn blocked(&mut self, window: &Window, now: Instant) -> Option<Instant> {
-        // A new window ends about a window after the last; the server
-        // moving this one's end by its rounding (a second) is not one.
-        if window.resets_at >= self.counted_until + window.length / 2 {
+        // A new window: the counted one ended (its end moved later by the
+        // server's rounding, a second, is the same one), one ending about a
+        // window later, or another budget (the server's replacing the one
+        // assumed until it spoke).
+        let new = now >= self.counted_until
+            || window.resets_at >= self.counted_until + window.length / 2
+            || window.limit != self.limit;
+        if new {
             self.used = 0;
             self.counted_until = window.resets_at;
+            self.limit = window.limit;
+        } else {
+            self.counted_until = self.counted_until.max(window.resets_at);
         }
         let rule = self.rule;
         if self.used >= rule.allowance(window.limit) || window.remaining <= rule.reserve(window.limit) {
@@ -221,6 +230,7 @@ impl Pacer {
             filled: now,
             used: 0,
             counted_until: now,
+            limit: self.own.0,
         });
     }
 
@@ -510,6 +520,36 @@ mod tests {
         assert!(sent_at[149] >= Duration::from_secs(49), "{:?}", sent_at[149]);
         assert!(sent_at[299] >= minute + Duration::from_secs(49), "{:?}", sent_at[299]);
         assert_eq!(server.rejected, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_share_counts_against_the_servers_budget_once_it_is_stated() {
+        // Assumed 600/60 until the server says 60/10: 15 a 10 s window.
+        let window = Duration::from_secs(10);
+        let pacer = Pacer::new(600, Duration::from_secs(60), false);
+        pacer.set_share(Share::new(0.25));
+        let start = Instant::now();
+        let mut server = Server {
+            limit: 60,
+            window,
+            opened: start,
+            count: 0,
+            rejected: 0,
+        };
+        let mut sent_at = Vec::new();
+        for _ in 0..45 {
+            pacer.acquire().await;
+            sent_at.push(Instant::now() - start);
+            let (remaining, reset) = server.request().expect("within the budget");
+            pacer.learn(60, remaining, reset);
+        }
+        // Three windows' allowance in about three windows, not held to
+        // the assumed minute.
+        assert!(sent_at[44] < 3 * window, "{:?}", sent_at[44]);
+        for w in 0..2u32 {
+            let n = sent_at.iter().filter(|t| **t >= window * w && **t < window * (w + 1)).count();
+            assert!(n <= 15 + 1, "window {w}: {n}");
+        }
     }
 
     #[tokio::test(start_paused = true)]
