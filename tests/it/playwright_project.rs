@@ -137,7 +137,7 @@ fn the_example_project_runs_locally_each_test_reported_a_failure_with_its_line_a
             .any(|f| f.starts_with("checks.shop-e2e-") && f.ends_with("trace-1.zip")),
         "{kept:?}"
     );
-    assert!(out.contains("trace: artifacts/checks.shop-e2e-"), "{out}");
+    assert!(out.contains("): artifacts/checks.shop-e2e-local/trace-1.zip"), "{out}");
     // The example itself is untouched by the runs.
     assert!(source("e2e/tests/home.spec.ts").contains("toHaveTitle('Monform Shop')"));
 }
@@ -160,6 +160,13 @@ fn walk(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Whether a line of a plan's text diff adds (`+`) or removes (`-`) `text`.
+fn diff_line(out: &str, sign: char, text: &str) -> bool {
+    out.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(sign))
+        .any(|l| l.trim_start() == text)
+}
+
 fn plan(emulator: &Emulator, project: &Path) -> String {
     let output = emulator.monform(project).args(["plan"]).output().unwrap();
     assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
@@ -171,7 +178,7 @@ fn plan_bundles_the_project_and_a_changed_spec_is_an_update() {
     let emulator = Emulator::start();
     let project = copy_example("playwright-suite");
     let out = plan(&emulator, project.path());
-    assert!(out.contains("Plan: 2 to create, 0 to update"), "{out}");
+    assert!(out.contains("Plan: 3 to create, 0 to update"), "{out}");
     assert!(out.contains("codeBundle.sha256"), "{out}");
     emulator.applied(project.path());
     let check = check_named(&emulator, "Shop end to end");
@@ -212,11 +219,11 @@ fn plan_bundles_the_project_and_a_changed_spec_is_an_update() {
     assert!(out.contains("Plan: 0 to create, 2 to update, 0 to delete"), "{out}");
     assert!(out.contains("path = \"tests/home.spec.ts\""), "{out}");
     assert!(
-        out.contains("-           await expect(shop.heading).toHaveText('Shop');"),
+        diff_line(&out, '-', "await expect(shop.heading).toHaveText('Shop');"),
         "{out}"
     );
     assert!(
-        out.contains("+           await expect(shop.heading).toHaveText('The Shop');"),
+        diff_line(&out, '+', "await expect(shop.heading).toHaveText('The Shop');"),
         "{out}"
     );
     emulator.applied(project.path());
@@ -345,7 +352,22 @@ fn fifty_specs_are_adopted_unedited_and_one_changed_spec_is_one_update() {
     let out = plan(&emulator, dir.path());
     assert!(out.contains("Plan: 0 to create, 1 to update, 0 to delete"), "{out}");
     assert!(out.contains("path = \"e2e/area2/page-17.spec.ts\""), "{out}");
-    assert!(out.contains("+         test('page 17 still shows the shop'"), "{out}");
+    assert!(
+        diff_line(
+            &out,
+            '+',
+            "test('page 17 still shows the shop', async ({ page, opened }) => {"
+        ),
+        "{out}"
+    );
+    assert!(
+        diff_line(
+            &out,
+            '-',
+            "test('page 17 shows the shop', async ({ page, opened }) => {"
+        ),
+        "{out}"
+    );
     assert!(
         out.contains("(54 unchanged items hidden)"),
         "only the changed spec is shown:\n{out}"

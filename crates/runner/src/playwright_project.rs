@@ -290,6 +290,8 @@ fn plain(message: &str) -> String {
         }
         out.push(c);
     }
+    // `Error: expect(page)...`: that it is an error goes without saying.
+    let out = out.trim_start().strip_prefix("Error: ").unwrap_or(&out);
     out.lines()
         .filter(|l| !l.trim().is_empty())
         .take(4)
