@@ -97,6 +97,12 @@ fn published(dir: &Path) -> Vec<Finding> {
     // Every file of one load is published before the next message is
     // read: an answer to a request sent now comes after them all.
     let _ = client.request_value("workspace/symbol", serde_json::json!({ "query": "" }));
+    held(&client, dir)
+}
+
+/// The diagnostics `client` holds (the latest of each file), as validate
+/// words places (the files' text read from the disk).
+fn held(client: &Client, dir: &Path) -> Vec<Finding> {
     let place = |uri: &lsp_types::Url, position: lsp_types::Position| {
         let path = uri.to_file_path().expect("a file");
         let file = path
@@ -166,6 +172,21 @@ fn copy_folder(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copied");
         }
     }
+}
+
+/// Waits until the server has validated `uri`'s latest text: a request
+/// on it is answered from that validation, after its diagnostics.
+fn settled(client: &mut Client, uri: &lsp_types::Url) {
+    let _ = client.request_value(
+        "textDocument/documentSymbol",
+        serde_json::json!({ "textDocument": { "uri": uri } }),
+    );
+}
+
+/// The whole text of `text` as a range (the server clamps past the end).
+fn whole(text: &str) -> lsp_types::Range {
+    let lines = text.split('\n').count() as u32;
+    lsp_types::Range::new(lsp_types::Position::new(0, 0), lsp_types::Position::new(lines + 1, 0))
 }
 
 fn assert_same(dir: &Path, what: &str) {
@@ -262,3 +283,94 @@ const TYPO: &str = "checks:
     heartbeat: { period: 1, periodUnit: hours, grace: 1, graceUnit: hours }
     colour: red
 ";
+
+/// Typing re-checks only what an edit can affect (issue 48): after each
+/// edit of a file (a name, a field made invalid, a reference left
+/// dangling and fixed, an id renamed, an id defined twice), the
+/// diagnostics the editor holds for every file equal `validate --format
+/// json`'s over the same text saved.
+#[test]
+fn edited_files_diagnostics_equal_validates() {
+    let dir = tempfile::tempdir().expect("a folder");
+    copy_folder(&repo_root().join("examples/full"), dir.path());
+    let path = dir.path().join("monitors/web.yaml");
+    let original = std::fs::read_to_string(&path).expect("web.yaml");
+    let mut client = Client::start(&[]);
+    let uri = client.open(&path);
+    settled(&mut client, &uri);
+    let edits = [
+        ("a name typed", original.replace("name: Homepage", "name: Homepage x")),
+        (
+            "a field made invalid",
+            original.replace("frequency: 5", "frequency: often"),
+        ),
+        ("a dangling group", original.replace("group: production", "group: prod")),
+        ("the original again", original.clone()),
+        ("an id renamed", original.replace("  homepage:", "  homepage-v2:")),
+        ("an id defined twice", original.replace("  homepage:", "  api-orders:")),
+        ("the original at last", original.clone()),
+    ];
+    let mut text = original.clone();
+    for (what, edited) in edits {
+        client.edit(&uri, whole(&text), &edited);
+        text = edited;
+        settled(&mut client, &uri);
+        write(dir.path(), "monitors/web.yaml", &text);
+        let expected = validated(dir.path());
+        assert!(!expected.is_empty(), "{what}: validate finds nothing to compare");
+        assert_eq!(
+            held(&client, dir.path()),
+            expected,
+            "{what}: the editor's diagnostics differ from validate's"
+        );
+    }
+}
+
+/// A keystroke in a project of 20,000 checks in 200 files is re-checked
+/// alone: its diagnostics come within seconds (a debug build on a busy
+/// machine), where the whole project validated again, its ids indexed
+/// pairwise, took minutes (issue 48).
+#[test]
+fn a_keystroke_in_a_large_project_is_rechecked_alone() {
+    let dir = tempfile::tempdir().expect("a folder");
+    write(dir.path(), "monform.toml", "[project]\nname = \"large\"\n");
+    write(
+        dir.path(),
+        "shared.yaml",
+        "groups:\n  web:\n    name: Web\n    locations: [eu-west-1]\n    alertChannels: [oncall]\nalertChannels:\n  oncall: { type: EMAIL, config: { address: oncall@example.com } }\n",
+    );
+    for file in 0..200 {
+        let mut text = String::from("checks:\n");
+        for n in file * 100..file * 100 + 100 {
+            text.push_str(&format!(
+                "  c{n:05}:\n    checkType: URL\n    name: Check {n}\n    group: web\n    alertChannels: [oncall]\n    request: {{ url: https://example.com/{n} }}\n"
+            ));
+        }
+        write(dir.path(), &format!("checks/c{file:03}.yaml"), &text);
+    }
+    let path = dir.path().join("checks/c000.yaml");
+    let text = std::fs::read_to_string(&path).expect("the file");
+    let mut client = Client::start(&[]);
+    let uri = client.open(&path);
+    settled(&mut client, &uri);
+    let name = crate::common::lsp::position_of(&text, "name: Check 1\n", 0, "name: Check 1".len() as u32);
+    let started = std::time::Instant::now();
+    client.edit(&uri, lsp_types::Range::new(name, name), "x");
+    settled(&mut client, &uri);
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "a keystroke's diagnostics took {took:?}"
+    );
+    // A reference broken in the file is found there.
+    let group = crate::common::lsp::range_of(&text, "group: web", 0);
+    client.edit(&uri, group, "group: wbe");
+    settled(&mut client, &uri);
+    let found = client.diagnostics_until(&uri, |d| !d.is_empty());
+    assert!(
+        found
+            .iter()
+            .any(|d| matches!(&d.code, Some(NumberOrString::String(c)) if c == "monform::dangling-reference")),
+        "{found:#?}"
+    );
+}

@@ -79,6 +79,21 @@ impl Shape {
 /// Writes the project at `revision` (0 or 1) into `root`; returns the bytes
 /// of its resource files. Files whose text is already there are left alone.
 pub fn generate(root: &Path, shape: &Shape, revision: u32) -> std::io::Result<usize> {
+    generate_edited(root, shape, revision, &Edits::default())
+}
+
+/// What a benchmark changes in the generated project (the language
+/// server's: one alert channel named in 1,000 places, to rename).
+#[derive(Default)]
+pub struct Edits<'e> {
+    /// Called with `monitors/shared.yaml`'s sections.
+    pub shared: Option<&'e dyn Fn(&mut Map<String, Value>)>,
+    /// Called with each check's number and JSON.
+    pub check: Option<&'e dyn Fn(usize, &mut Value)>,
+}
+
+/// [`generate`], with `edits` made.
+pub fn generate_edited(root: &Path, shape: &Shape, revision: u32, edits: &Edits<'_>) -> std::io::Result<usize> {
     write(
         root,
         "monform.toml",
@@ -91,6 +106,9 @@ pub fn generate(root: &Path, shape: &Shape, revision: u32) -> std::io::Result<us
     shared.insert("snippets".into(), snippets(shape));
     shared.insert("alertChannels".into(), alert_channels(shape));
     shared.insert("variables".into(), variables(shape));
+    if let Some(edit) = edits.shared {
+        edit(&mut shared);
+    }
     bytes += write(root, "monitors/shared.yaml", &yaml(&Value::Object(shared)))?;
     for file in 0..shape.checks.div_ceil(CHECKS_PER_FILE) {
         let first = file * CHECKS_PER_FILE;
@@ -102,7 +120,13 @@ pub fn generate(root: &Path, shape: &Shape, revision: u32) -> std::io::Result<us
             .collect();
         sections.insert("groups".into(), Value::Object(groups));
         let checks: Map<String, Value> = (first..last)
-            .map(|n| (format!("check-{n:05}"), check(n, shape, revision)))
+            .map(|n| {
+                let mut check = check(n, shape, revision);
+                if let Some(edit) = edits.check {
+                    edit(n, &mut check);
+                }
+                (format!("check-{n:05}"), check)
+            })
             .collect();
         sections.insert("checks".into(), Value::Object(checks));
         let name = format!("monitors/team-{}/checks-{file:03}.yaml", file % 8);

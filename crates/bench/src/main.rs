@@ -78,13 +78,17 @@ struct Args {
     /// Skip the user's path.
     #[arg(long)]
     no_user_path: bool,
-    /// Resource files of the language server's project (`monform lsp`:
-    /// diagnostics after a keystroke); 0 skips it.
-    #[arg(long, value_name = "N", default_value_t = 1_000)]
-    lsp_files: usize,
-    /// Keystrokes measured in the language server's project (the median is reported).
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Checks of the language server's project (`monform lsp` over stdio,
+    /// in files of 100: open, keystroke, completion, rename, memory); 0
+    /// skips it.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    lsp_checks: usize,
+    /// Keystrokes measured in the language server's project (p95 reported).
+    #[arg(long, value_name = "N", default_value_t = 40)]
     lsp_keystrokes: usize,
+    /// Only the language server's measurements (no size, no user's path).
+    #[arg(long, conflicts_with = "user_path_only")]
+    lsp_only: bool,
     /// Skip folding an account of 1,000 hand-made checks (issue 49).
     #[arg(long)]
     no_fold: bool,
@@ -172,7 +176,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let monform = if args.no_user_path {
+    let monform = if args.no_user_path && args.lsp_checks == 0 {
         None
     } else {
         // Absolute: the commands run in the project's folder.
@@ -188,7 +192,7 @@ fn main() -> ExitCode {
     };
     let mut sanity = harness::Sanity::default();
     let mut reports = Vec::new();
-    for &checks in &sizes {
+    for &checks in sizes.iter().filter(|_| !args.lsp_only) {
         let mut report = if args.user_path_only {
             report::SizeReport::new(generate::Shape::new(checks), 0)
         } else {
@@ -200,7 +204,7 @@ fn main() -> ExitCode {
                 &mut sanity,
             ))
         };
-        if let Some(monform) = &monform {
+        if let Some(monform) = monform.as_ref().filter(|_| !args.no_user_path) {
             for variant in user_path::variants(checks) {
                 match user_path::run(monform, &variant, &mut sanity) {
                     Ok(measured) => report.user_path.push(measured),
@@ -211,10 +215,23 @@ fn main() -> ExitCode {
         reports.push(report);
     }
     let mut targets: Vec<report::Target> = reports.iter().flat_map(summary::targets).collect();
-    let lsp = (args.lsp_files > 0 && args.lsp_keystrokes > 0)
-        .then(|| lsp::report(&lsp::keystrokes(args.lsp_files, args.lsp_keystrokes)));
-    if let Some((_, target)) = &lsp {
-        targets.push(target.clone());
+    // The real binary over stdio, as an editor runs it.
+    let lsp = match (&monform, args.lsp_checks) {
+        (_, 0) => None,
+        (None, _) => {
+            sanity.expect(false, "the language server: no monform binary (--monform PATH)".to_owned());
+            None
+        }
+        (Some(monform), checks) => match lsp::measure(monform, checks, args.lsp_keystrokes.max(1), 20) {
+            Ok(measured) => Some(lsp::report(&measured)),
+            Err(e) => {
+                sanity.expect(false, format!("the language server: {e}"));
+                None
+            }
+        },
+    };
+    if let Some((_, lsp_targets)) = &lsp {
+        targets.extend(lsp_targets.iter().cloned());
     }
     // Folding an account (issue 49 item 2), when sizes were measured.
     let fold_text = (!args.no_fold && !reports.is_empty())

@@ -51,6 +51,11 @@ impl DataFiles {
         }
     }
 
+    /// Whether no file was read as data.
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().is_ok_and(|files| files.is_empty())
+    }
+
     pub fn contains(&self, path: &Path) -> bool {
         self.0.lock().is_ok_and(|files| files.iter().any(|f| f == path))
     }

@@ -128,6 +128,19 @@ impl Desired {
         edges
     }
 
+    /// The graph made again from the resources (after some were replaced:
+    /// a file read again); its nodes in the resources' order.
+    pub(crate) fn relink(&mut self) {
+        self.graph = DiGraph::default();
+        self.nodes.clear();
+        self.graph.reserve_nodes(self.resources.len());
+        for address in self.resources.keys() {
+            let node = self.graph.add_node(address.clone());
+            self.nodes.insert(address.clone(), node);
+        }
+        self.link();
+    }
+
     /// Adds [`Desired::edges`]' edges.
     pub fn add_edges(&mut self, edges: Vec<(NodeIndex, NodeIndex)>) {
         self.graph.reserve_edges(edges.len());

@@ -179,8 +179,8 @@ pub use diagnostic::{Diagnostic, Report, Severity};
 pub use discover::included;
 pub use expand::EnvLookup;
 pub use load::{
-    CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Opening, Unsaved, load, load_environment, load_project, load_unsaved,
-    load_with_cache, open,
+    CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Opening, Reloaded, Unsaved, is_lint_code, load, load_environment,
+    load_project, load_unsaved, load_with_cache, open, place, reload_file,
 };
 pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 

@@ -17,6 +17,8 @@ use crate::project::{Lint, LintLevel};
 /// `shared` module makes the finding; its code is here with the others so
 /// the linter does not depend on the loader).
 pub const SHARED_OBJECT: &str = "monform::shared-object";
+/// The codes the linter makes (not [`SHARED_OBJECT`], made across environments).
+pub const CODES: [&str; 3] = [UNROUTED, IGNORED_FIELD, GLOBAL_ALERT_SETTINGS];
 const UNROUTED: &str = "monform::unrouted-check";
 const IGNORED_FIELD: &str = "monform::ignored-field";
 const GLOBAL_ALERT_SETTINGS: &str = "monform::global-alert-settings";
@@ -26,13 +28,15 @@ const GLOBAL_ALERT_SETTINGS: &str = "monform::global-alert-settings";
 pub fn lint(desired: &Desired, levels: Lint) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut warnings = Vec::new();
     let mut errors = Vec::new();
-    let routing = routing(desired);
+    // Each reads every check: on both cores (a keystroke in the language
+    // server re-runs the linter over 100,000 checks).
+    let (routing, ignored) = rayon::join(|| routing(desired), || ignored_fields(desired));
     for (level, found) in [
         (
             levels.global_alert_settings,
             Vec::from_iter(global_settings_note(&routing.global)),
         ),
-        (levels.ignored_fields, ignored_fields(desired)),
+        (levels.ignored_fields, ignored),
         (levels.unrouted_checks, routing.unrouted),
     ] {
         for mut diagnostic in found {
@@ -72,12 +76,29 @@ struct Routing<'d> {
     global: Vec<&'d DesiredResource>,
 }
 
+/// The resources of `kind`, in the map's order (kind first, then id).
+fn of_kind(desired: &Desired, kind: Kind) -> impl Iterator<Item = &DesiredResource> {
+    desired
+        .resources
+        .range(Address::new(kind, "")..)
+        .take_while(move |(address, _)| address.kind == kind)
+        .map(|(_, resource)| resource)
+}
+
+/// The groups by id: looked up once per check, without making an address.
+fn groups_by_id(desired: &Desired) -> FxHashMap<&str, &DesiredResource> {
+    of_kind(desired, Kind::Group)
+        .map(|r| (r.address.id.as_str(), r))
+        .collect()
+}
+
 fn routing(desired: &Desired) -> Routing<'_> {
     let mut found = Vec::new();
     let mut global = Vec::new();
     // A channel's wire form once, not once per check that names it.
     let mut sending: FxHashMap<&str, bool> = FxHashMap::default();
-    for resource in desired.resources.values() {
+    let groups = groups_by_id(desired);
+    for resource in of_kind(desired, Kind::Check) {
         let Resource::Check(check) = &*resource.resource else {
             continue;
         };
@@ -85,7 +106,7 @@ fn routing(desired: &Desired) -> Routing<'_> {
         let group = common
             .group
             .as_ref()
-            .and_then(|id| desired.resources.get(&Address::new(Kind::Group, id.as_str())))
+            .and_then(|id| groups.get(id.as_str()))
             .and_then(|r| match &*r.resource {
                 Resource::Group(group) => Some(group),
                 _ => None,
@@ -169,27 +190,34 @@ pub fn ignored_fields(desired: &Desired) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     // A group's wire form once, not once per check in it.
     let mut groups: FxHashMap<&str, serde_json::Value> = FxHashMap::default();
-    for resource in desired.resources.values() {
+    let by_id = groups_by_id(desired);
+    for resource in of_kind(desired, Kind::Check) {
         let Resource::Check(check) = &*resource.resource else {
             continue;
         };
+        if resource.own_fields.is_empty() {
+            continue;
+        }
         let Some(group_id) = &check.common().group else {
             continue;
         };
-        let Some(group) = desired.resources.get(&Address::new(Kind::Group, group_id.as_str())) else {
+        let Some(group) = by_id.get(group_id.as_str()) else {
             continue;
         };
         let group_json = groups
             .entry(group_id.as_str())
             .or_insert_with(|| group.resource.to_json());
         // A group named by a sensitive value (`group: ${env:...}`) is not named here.
-        let group_name = if resource.sensitive.contains(&FieldPath::root().key("group")) {
-            "its group (named by a sensitive value)".to_owned()
-        } else {
-            format!("group `{group_id}`")
+        let group_name = || {
+            if resource.sensitive.contains(&FieldPath::root().key("group")) {
+                "its group (named by a sensitive value)".to_owned()
+            } else {
+                format!("group `{group_id}`")
+            }
         };
         for (field, span) in &resource.own_fields {
             if group_overrides(group_json, field) {
+                let group_name = group_name();
                 found.push(
                     Diagnostic::new(
                         IGNORED_FIELD,

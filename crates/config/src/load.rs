@@ -29,6 +29,7 @@ mod cache;
 mod desired;
 mod playwright;
 mod read;
+mod reload;
 mod resource;
 mod sections;
 #[cfg(test)]
@@ -37,6 +38,7 @@ mod sensitive_tests;
 mod tests;
 pub use cache::{CACHE_DIR, CACHE_FORMAT, CacheStats};
 use read::{ReadFile, parse_text, read_file, read_text};
+pub use reload::{Reloaded, is_lint_code, place, reload_file};
 use resource::{references, validate};
 use sections::resources_of;
 
@@ -54,6 +56,12 @@ pub struct Loaded {
     pub warnings: Vec<Diagnostic>,
     /// How the parse cache fared (all zero without one).
     pub cache: CacheStats,
+    /// Every address defined, valid or not: what reloading one file
+    /// (`reload`) resolves its references against and compares.
+    pub(crate) defined: desired::Defined,
+    /// Whether some `forEach` read a file of the project as data (a file
+    /// changed may then change which files are resource files).
+    pub(crate) read_data: bool,
 }
 
 impl Loaded {
@@ -275,7 +283,7 @@ fn finish_load(
     let (edges, (lint_warnings, lint_errors)) = rayon::join(|| desired.edges(), || crate::lint::lint(&desired, levels));
     desired.add_edges(edges);
     loader.report_cycles(&desired);
-    declare::check(&mut declarations, &defined, &mut loader.diagnostics);
+    declare::check(&mut declarations, &defined.all, &mut loader.diagnostics);
     warnings.extend(lint_warnings);
     loader.diagnostics.extend(lint_errors);
     desired.declarations = declarations;
@@ -294,6 +302,8 @@ fn finish_load(
         diagnostics,
         warnings,
         cache: cache_stats,
+        defined,
+        read_data: !data_files.is_empty(),
     }
 }
 
@@ -429,56 +439,7 @@ impl Loader<'_> {
         let read: Vec<(ReadFile, Vec<Item>, Declarations, bool)> = paths
             .into_par_iter()
             .enumerate()
-            .map(|(i, path)| {
-                let id = (first + i) as FileId;
-                // What the file may expand to: its parse, forEach copies and
-                // substitutions (`crate::budget`).
-                let budget = Budget::default();
-                let mut file = read_text(root, path, id, unsaved);
-                let key = cache
-                    .filter(|_| file.diagnostics.is_empty())
-                    .and_then(|c| c.key(&file.source));
-                if let (Some(cache), Some(key)) = (cache, &key)
-                    && let Some(items) = cache.read(key, &file.source, id)
-                {
-                    return (file, items, Declarations::default(), true);
-                }
-                if file.diagnostics.is_empty() {
-                    parse_text(&mut file, id, &budget);
-                }
-                let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
-                let mut declarations = Declarations::default();
-                let found = match file.node.take() {
-                    Some(tree) => resources_of(tree, &base, context, &budget, &mut declarations, &mut file.diagnostics),
-                    None => Vec::new(),
-                };
-                let items = found
-                    .into_iter()
-                    .map(|mut found| {
-                        let mut own_fields = Vec::new();
-                        if found.address.kind == Kind::Check {
-                            own_fields = crate::lint::overridable(&found.node);
-                            merge_defaults(&mut found.node, defaults);
-                        }
-                        let mut diagnostics = Vec::new();
-                        let validated = validate(&found, &base, context.roots, &mut diagnostics);
-                        Item {
-                            address: found.address,
-                            key_span: found.key_span,
-                            item: found.item,
-                            validated,
-                            diagnostics,
-                            own_fields,
-                        }
-                    })
-                    .collect::<Vec<Item>>();
-                if let (Some(cache), Some(key)) = (cache, &key)
-                    && !unsaved.contains_key(&file.source.name)
-                {
-                    cache.write(key, id, &file, &items, &declarations);
-                }
-                (file, items, declarations, false)
-            })
+            .map(|(i, path)| read_resource_file(root, path, (first + i) as FileId, unsaved, defaults, context, cache))
             .collect();
         // Sized once: an item is about 1 KB, and growing by doubling
         // copied them all again (and faulted fresh pages in) at each step.
@@ -507,6 +468,67 @@ impl Loader<'_> {
         }
         (items, declarations, resource_files, stats)
     }
+}
+
+/// Reads, parses and interpolates one file, finds its resources and
+/// validates them (`[defaults]` merged into checks): the parse cache's
+/// entry when it has the file's, and whether it did.
+fn read_resource_file(
+    root: &Path,
+    path: PathBuf,
+    id: FileId,
+    unsaved: &Unsaved,
+    defaults: &[Entry],
+    context: &Context<'_>,
+    cache: Option<&cache::Cache>,
+) -> (ReadFile, Vec<Item>, Declarations, bool) {
+    // What the file may expand to: its parse, forEach copies and
+    // substitutions (`crate::budget`).
+    let budget = Budget::default();
+    let mut file = read_text(root, path, id, unsaved);
+    let key = cache
+        .filter(|_| file.diagnostics.is_empty())
+        .and_then(|c| c.key(&file.source));
+    if let (Some(cache), Some(key)) = (cache, &key)
+        && let Some(items) = cache.read(key, &file.source, id)
+    {
+        return (file, items, Declarations::default(), true);
+    }
+    if file.diagnostics.is_empty() {
+        parse_text(&mut file, id, &budget);
+    }
+    let base = file.source.path.parent().map(Path::to_owned).unwrap_or_default();
+    let mut declarations = Declarations::default();
+    let found = match file.node.take() {
+        Some(tree) => resources_of(tree, &base, context, &budget, &mut declarations, &mut file.diagnostics),
+        None => Vec::new(),
+    };
+    let items = found
+        .into_iter()
+        .map(|mut found| {
+            let mut own_fields = Vec::new();
+            if found.address.kind == Kind::Check {
+                own_fields = crate::lint::overridable(&found.node);
+                merge_defaults(&mut found.node, defaults);
+            }
+            let mut diagnostics = Vec::new();
+            let validated = validate(&found, &base, context.roots, &mut diagnostics);
+            Item {
+                address: found.address,
+                key_span: found.key_span,
+                item: found.item,
+                validated,
+                diagnostics,
+                own_fields,
+            }
+        })
+        .collect::<Vec<Item>>();
+    if let (Some(cache), Some(key)) = (cache, &key)
+        && !unsaved.contains_key(&file.source.name)
+    {
+        cache.write(key, id, &file, &items, &declarations);
+    }
+    (file, items, declarations, false)
 }
 
 /// Removes repeated diagnostics (the items of one definition repeat its

@@ -131,6 +131,11 @@ impl Sources {
         (self.files.len() - 1) as FileId
     }
 
+    /// Puts `file` in place of file `id` (a file read again).
+    pub(crate) fn replace(&mut self, id: FileId, file: SourceFile) {
+        self.files[id as usize] = file;
+    }
+
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id as usize]
     }

@@ -81,7 +81,7 @@ pub use trust_ops::{
     LOCAL, TRUST_FILE, TrustError, TrustRecord, Trusted, USER_CONFIG_FILE, revoke_trust, trust_project,
     trusted_projects,
 };
-pub use validate_ops::{Findings, validate};
+pub use validate_ops::{Findings, Revalidation, revalidate, validate};
 
 /// One project as a front end loaded it, with the service and the state
 /// it is planned against.

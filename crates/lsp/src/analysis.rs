@@ -3,8 +3,9 @@
 //! (`ops::validate`, which both call), at the same place, with its code
 //! and help.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use lsp_types::{
     Diagnostic as LspDiagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Url,
@@ -12,7 +13,7 @@ use lsp_types::{
 use monform_config::project::PROJECT_FILE;
 use monform_config::source::{SourceFile, Sources, Span};
 use monform_config::{Diagnostic, Loaded, Severity, Unsaved};
-use monform_engine::ops::{self, Findings, OpenRequest, PolicyLoad};
+use monform_engine::ops::{self, Findings, OpenRequest, PolicyLoad, Revalidation};
 
 use crate::Config;
 use crate::documents::LineIndex;
@@ -47,6 +48,13 @@ pub struct Analysis {
     pub diagnostics: BTreeMap<Url, Vec<LspDiagnostic>>,
     /// Where each logical id occurs.
     pub occurrences: Vec<Occurrence>,
+    /// The rest of `ops::validate`'s findings, kept for the next
+    /// keystroke's `ops::revalidate`; `None` when the project was
+    /// validated per environment (the next is a whole validation: the
+    /// environments' loads are not kept).
+    prior: Option<(Vec<Diagnostic>, Vec<Diagnostic>)>,
+    /// Each file's line starts, made when first asked for.
+    lines: Vec<OnceLock<LineIndex>>,
 }
 
 impl Analysis {
@@ -57,15 +65,67 @@ impl Analysis {
     /// parse cache `monform` keeps (`.monform/cache/`): a keystroke parses
     /// the file typed in, the others come from their entries.
     pub fn load(root: &Path, unsaved: Unsaved, config: &Config) -> Analysis {
-        let findings = ops::validate(&OpenRequest {
-            environment: config.environment.as_deref(),
-            unsaved: Some(&unsaved),
-            policies: PolicyLoad::Report,
-            ..OpenRequest::new(root, &config.env)
-        });
+        let findings = ops::validate(&request(root, &unsaved, config));
+        Analysis::of(root, unsaved, findings, None)
+    }
+
+    /// This analysis brought up to date after the files `changed` (names
+    /// relative to the root) changed, `unsaved` the editor's text now:
+    /// `ops::revalidate`, which re-checks only what the change can affect
+    /// (or validates the whole project when it cannot tell).
+    pub fn reload(self, unsaved: Unsaved, changed: &[String], config: &Config) -> Analysis {
+        let Analysis {
+            root,
+            loaded,
+            files_ok,
+            prior,
+            occurrences,
+            ..
+        } = self;
+        let Some((warnings, errors)) = prior else {
+            drop(loaded);
+            return Analysis::load(&root, unsaved, config);
+        };
+        let prior = Findings {
+            loaded,
+            files_ok,
+            environments: Vec::new(),
+            warnings,
+            errors,
+        };
+        let (findings, how) = ops::revalidate(&request(&root, &unsaved, config), prior, changed);
+        let before = match how {
+            // Only the changed files' occurrences are found again.
+            Revalidation::Files => {
+                let ids: Vec<u32> = (findings.loaded.sources.iter().enumerate())
+                    .filter(|(_, f)| changed.contains(&f.name))
+                    .map(|(id, _)| id as u32)
+                    .collect();
+                Some((occurrences, ids))
+            }
+            Revalidation::Whole => None,
+        };
+        Analysis::of(&root, unsaved, findings, before)
+    }
+
+    /// The analysis of `findings`; the occurrences found again only in the
+    /// files `before` names (the others as they were) when it is given.
+    fn of(root: &Path, unsaved: Unsaved, findings: Findings, before: Option<(Vec<Occurrence>, Vec<u32>)>) -> Analysis {
         let diagnostics = publishable(root, &findings);
-        let Findings { loaded, files_ok, .. } = findings;
-        let occurrences = crate::index::occurrences(&loaded);
+        let Findings {
+            loaded,
+            files_ok,
+            environments,
+            warnings,
+            errors,
+        } = findings;
+        let prior = environments.is_empty().then_some((warnings, errors));
+        drop(environments);
+        let occurrences = match before {
+            Some((before, changed)) => crate::index::patched(&loaded, before, &changed),
+            None => crate::index::occurrences(&loaded),
+        };
+        let lines = (0..loaded.sources.len()).map(|_| OnceLock::new()).collect();
         Analysis {
             root: root.to_path_buf(),
             loaded,
@@ -73,6 +133,8 @@ impl Analysis {
             unsaved,
             diagnostics,
             occurrences,
+            prior,
+            lines,
         }
     }
 
@@ -90,7 +152,27 @@ impl Analysis {
 
     /// The location of a span of this load.
     pub fn location(&self, span: Span) -> Option<Location> {
-        location(&self.loaded.sources, span)
+        let file = span.file as usize;
+        if file >= self.loaded.sources.len() {
+            return None;
+        }
+        let source = self.loaded.sources.get(span.file);
+        let index = self.lines.get(file)?.get_or_init(|| LineIndex::new(&source.text));
+        Some(Location::new(
+            file_uri(source)?,
+            index.range(&source.text, span.start, span.len),
+        ))
+    }
+}
+
+/// The request `monform validate` makes of the project at `root`, over
+/// the editor's text.
+fn request<'a>(root: &'a Path, unsaved: &'a Unsaved, config: &'a Config) -> OpenRequest<'a> {
+    OpenRequest {
+        environment: config.environment.as_deref(),
+        unsaved: Some(unsaved),
+        policies: PolicyLoad::Report,
+        ..OpenRequest::new(root, &config.env)
     }
 }
 
@@ -100,16 +182,35 @@ pub fn file_uri(file: &SourceFile) -> Option<Url> {
     Url::from_file_path(path).ok()
 }
 
-fn location(sources: &Sources, span: Span) -> Option<Location> {
-    if span.file as usize >= sources.len() {
-        return None;
+/// Places in one load's sources, each file's line starts made once (a
+/// finding on each of 100,000 checks made its file's 100 times each).
+struct Locator<'s> {
+    sources: &'s Sources,
+    lines: HashMap<u32, (Option<Url>, LineIndex)>,
+}
+
+impl<'s> Locator<'s> {
+    fn new(sources: &'s Sources) -> Locator<'s> {
+        Locator {
+            sources,
+            lines: HashMap::new(),
+        }
     }
-    let file = sources.get(span.file);
-    let index = LineIndex::new(&file.text);
-    Some(Location::new(
-        file_uri(file)?,
-        index.range(&file.text, span.start, span.len),
-    ))
+
+    fn location(&mut self, span: Span) -> Option<Location> {
+        if span.file as usize >= self.sources.len() {
+            return None;
+        }
+        let file = self.sources.get(span.file);
+        let (uri, index) = self
+            .lines
+            .entry(span.file)
+            .or_insert_with(|| (file_uri(file), LineIndex::new(&file.text)));
+        Some(Location::new(
+            uri.clone()?,
+            index.range(&file.text, span.start, span.len),
+        ))
+    }
 }
 
 /// Each finding in its file's list, in `validate --format json`'s order;
@@ -127,22 +228,29 @@ fn publishable(root: &Path, findings: &Findings) -> BTreeMap<Url, Vec<LspDiagnos
     let project_file = std::path::absolute(root.join(PROJECT_FILE))
         .ok()
         .and_then(|p| Url::from_file_path(p).ok());
+    let mut own = Locator::new(&findings.loaded.sources);
+    let mut shared = Locator::new(findings.sources());
     for (diagnostic, sources) in findings.all() {
-        let (uri, range) = match diagnostic.span.and_then(|span| location(sources, span)) {
+        let locator = if std::ptr::eq(sources, own.sources) {
+            &mut own
+        } else {
+            &mut shared
+        };
+        let (uri, range) = match diagnostic.span.and_then(|span| locator.location(span)) {
             Some(location) => (location.uri, location.range),
             None => match &project_file {
                 Some(uri) => (uri.clone(), lsp_types::Range::default()),
                 None => continue,
             },
         };
-        by_file.entry(uri).or_default().push(to_lsp(diagnostic, sources, range));
+        by_file.entry(uri).or_default().push(to_lsp(diagnostic, locator, range));
     }
     by_file
 }
 
 /// One diagnostic as the editor shows it: the message, then the label and
 /// help as the terminal shows them under it.
-fn to_lsp(diagnostic: &Diagnostic, sources: &Sources, range: lsp_types::Range) -> LspDiagnostic {
+fn to_lsp(diagnostic: &Diagnostic, locator: &mut Locator<'_>, range: lsp_types::Range) -> LspDiagnostic {
     let mut message = diagnostic.message.clone();
     if let Some(help) = &diagnostic.help {
         message.push_str("\nhelp: ");
@@ -153,7 +261,7 @@ fn to_lsp(diagnostic: &Diagnostic, sources: &Sources, range: lsp_types::Range) -
         .iter()
         .filter_map(|r| {
             Some(DiagnosticRelatedInformation {
-                location: location(sources, r.span?)?,
+                location: locator.location(r.span?)?,
                 message: r.message.clone(),
             })
         })

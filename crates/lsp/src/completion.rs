@@ -136,15 +136,16 @@ fn logical_ids(analysis: Option<&Analysis>, format: Format, section: &str) -> Ve
     let Some(analysis) = analysis else {
         return Vec::new();
     };
+    let Some(kind) = monform_model::Kind::from_section(section) else {
+        return Vec::new();
+    };
     let mut items: Vec<CompletionItem> = Vec::new();
-    for resource in analysis.loaded.desired.resources.values() {
-        if resource.address.kind.section() != section {
-            continue;
-        }
+    // The section's resources only, from the map's order (kind first):
+    // not the 100,000 checks when the field names a group.
+    let first = monform_model::Address::new(kind, "");
+    let resources = analysis.loaded.desired.resources.range(first..);
+    for (_, resource) in resources.take_while(|(address, _)| address.kind == kind) {
         let label = resource.address.id.clone();
-        if items.iter().any(|i| i.label == label) {
-            continue;
-        }
         let name = resource
             .resource
             .to_json()
@@ -171,9 +172,10 @@ fn addresses(analysis: Option<&Analysis>, format: Format) -> Vec<CompletionItem>
         return Vec::new();
     };
     let mut items: Vec<CompletionItem> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for resource in analysis.loaded.desired.resources.values() {
         let label = definition_of(&resource.address).to_string();
-        if items.iter().any(|i| i.label == label) {
+        if !seen.insert(label.clone()) {
             continue;
         }
         items.push(CompletionItem {

@@ -7,6 +7,7 @@
 use monform_config::source::Span;
 use monform_config::{Loaded, Target};
 use monform_model::Address;
+use rustc_hash::FxHashSet;
 
 /// How an id occurs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,18 +37,36 @@ pub fn definition_of(address: &Address) -> Address {
     }
 }
 
-/// Every occurrence in the load, definitions first, each once.
+/// Every occurrence in the load, each place once, in file order and by
+/// place in a file.
 pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
-    let mut found: Vec<Occurrence> = Vec::new();
-    let push = |found: &mut Vec<Occurrence>, address: &Address, span: Span, role: Role| {
+    let mut found = occurrences_in(loaded, |_| true);
+    found.sort_by_key(|o| (o.span.file, o.span.start));
+    found
+}
+
+/// `occurrences` after the files `changed` (ids) were read again and
+/// nothing else changed (`ops::Revalidation::Files`): those of the other
+/// files kept from `before`, the changed files' found again.
+pub fn patched(loaded: &Loaded, mut before: Vec<Occurrence>, changed: &[u32]) -> Vec<Occurrence> {
+    before.retain(|o| !changed.contains(&o.span.file));
+    before.extend(occurrences_in(loaded, |file| changed.contains(&file)));
+    before.sort_by_key(|o| (o.span.file, o.span.start));
+    before
+}
+
+/// The occurrences of the resources and declarations written in the
+/// files `wanted` says, definitions first.
+fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurrence> {
+    let mut found = Found::default();
+    let push = |found: &mut Found, address: &Address, span: Span, role: Role| {
         let address = definition_of(address);
-        if let Some(span) = narrow(loaded, span, &address.id)
-            && !found.iter().any(|o| o.span == span)
-        {
+        if let Some(span) = narrow(loaded, span, &address.id) {
             found.push(Occurrence { address, span, role });
         }
     };
-    for resource in loaded.desired.resources.values() {
+    let resources = || loaded.desired.resources.values().filter(|r| wanted(r.span.file));
+    for resource in resources() {
         // An item of a `forEach` points at its item: its definition's key
         // is the last line above it naming the definition's id.
         let span = match resource.address.id.split_once('[') {
@@ -59,7 +78,7 @@ pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
         };
         push(&mut found, &resource.address, span, Role::Definition);
     }
-    for resource in loaded.desired.resources.values() {
+    for resource in resources() {
         for reference in &resource.references {
             if let Target::Managed(target) = &reference.target {
                 push(&mut found, target, reference.span, Role::Reference);
@@ -67,18 +86,35 @@ pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
         }
     }
     let declarations = &loaded.desired.declarations;
-    for moved in &declarations.moved {
+    for moved in declarations.moved.iter().filter(|m| wanted(m.span.file)) {
         for address in [&moved.from, &moved.to] {
             declared(loaded, &mut found, address, moved.span);
         }
     }
-    for import in &declarations.imports {
+    for import in declarations.imports.iter().filter(|i| wanted(i.span.file)) {
         declared(loaded, &mut found, &import.to, import.span);
     }
-    for removed in &declarations.removed {
+    for removed in declarations.removed.iter().filter(|r| wanted(r.span.file)) {
         declared(loaded, &mut found, &removed.from, removed.span);
     }
-    found
+    found.all
+}
+
+/// The occurrences found so far, each place once: a set of the places
+/// beside the list (asking the list was quadratic: 100,000 definitions
+/// and 300,000 references took minutes).
+#[derive(Default)]
+struct Found {
+    all: Vec<Occurrence>,
+    places: FxHashSet<Span>,
+}
+
+impl Found {
+    fn push(&mut self, occurrence: Occurrence) {
+        if self.places.insert(occurrence.span) {
+            self.all.push(occurrence);
+        }
+    }
 }
 
 /// The key `id:` (YAML) or the header `[section.id]` / key `id =` (TOML)
@@ -110,7 +146,7 @@ fn definition_key(loaded: &Loaded, item: Span, id: &str) -> Option<Span> {
 }
 
 /// An address written out (`checks.old`) inside a declaration's entry.
-fn declared(loaded: &Loaded, found: &mut Vec<Occurrence>, address: &Address, at: Span) {
+fn declared(loaded: &Loaded, found: &mut Found, address: &Address, at: Span) {
     let Some(entry) = entry_extent(loaded, at) else {
         return;
     };
@@ -125,13 +161,11 @@ fn declared(loaded: &Loaded, found: &mut Vec<Occurrence>, address: &Address, at:
             continue;
         }
         let span = Span::new(entry.file, entry.start + at + section, written.len() - section);
-        if !found.iter().any(|o| o.span == span) {
-            found.push(Occurrence {
-                address: definition_of(address),
-                span,
-                role: Role::Declaration,
-            });
-        }
+        found.push(Occurrence {
+            address: definition_of(address),
+            span,
+            role: Role::Declaration,
+        });
     }
 }
 
@@ -187,6 +221,10 @@ fn text(loaded: &Loaded, span: Span) -> Option<&str> {
 /// reference may be the whole `[a, b]` list when written in flow style).
 fn narrow(loaded: &Loaded, span: Span, id: &str) -> Option<Span> {
     let text = text(loaded, span)?;
+    // Most often the id as it is: no search.
+    if text == id {
+        return Some(span);
+    }
     text.match_indices(id)
         .find(|(at, _)| {
             let before = text[..*at].chars().next_back();

@@ -15,13 +15,15 @@
 //! - `analysis`: the project (the folder holding `monform.toml`) validated
 //!   by `ops::validate` with the unsaved text in place of the disk's:
 //!   every diagnostic `validate` gives, policies included, by file;
-//! - `server`: the loop, debounced loads on a worker thread;
+//! - `server`: the loop, debounced validations on a worker thread, each
+//!   from the one before (`ops::revalidate`: the files changed, and the
+//!   cross-file rules where they read them);
 //! - `transport`: stdin and stdout as an `lsp_server::Connection`, read
 //!   with bounded memory; a frame it cannot read is answered with a
 //!   JSON-RPC error and skipped, not the end of the server.
 //!
-//! The CLI's `monform lsp` only calls [`run_stdio`]; the benchmark serves
-//! an in-memory connection with [`serve`].
+//! The CLI's `monform lsp` only calls [`run_stdio`]; [`serve`] serves any
+//! connection (an in-memory one in a test); the benchmark runs the binary.
 //!
 //! # Code map
 //!
@@ -44,15 +46,24 @@
 //!   range with its code, help (also in `data.help`) and related places,
 //!   by file, in `validate --format json`'s order; every file loaded gets
 //!   a list, empty when clean, so fixed problems clear.
-//! - `server.rs`: the loop. A change makes its project's load due after a
-//!   60 ms pause in typing (`DEBOUNCE`); loads run on one worker thread
-//!   (newest per project), and the diagnostics of a load newer than the last
-//!   are published: to every open document, and to a closed file when they
-//!   changed (cross-file references are re-checked on any change; a file
-//!   closed unsaved is read from the disk again). `crates/bench/src/lsp.rs`
-//!   times a keystroke to its diagnostics in a 1,000-file project through
-//!   `serve` on an in-memory connection. A request needing positions loads there and then when a change
-//!   is not loaded yet, so it never reads an older text's spans.
+//!   A keystroke is `ops::revalidate` from the analysis before it
+//!   (`Analysis::reload`): the file typed in read again and the cross-file
+//!   rules re-run where they read it (`monform_config::reload_file`), the
+//!   whole project validated again only when the engine cannot tell (an id
+//!   another file reads, monform.toml, environments, policies...).
+//! - `server.rs`: the loop. A change makes its project's validation due
+//!   after a 30 ms pause in typing (`DEBOUNCE`), with the files changed
+//!   since; validations run on one worker thread, one per project at a
+//!   time, and the analysis goes with the job (brought up to date in place:
+//!   at 100,000 checks a copy is hundreds of MB); a request waits for the
+//!   running one. Its diagnostics are published to the open documents
+//!   first (the one typed in), then to each closed file whose list changed
+//!   (a file closed unsaved is read from the disk again; a save validates
+//!   the whole project, reading files changed outside the editor).
+//!   `crates/bench/src/lsp.rs` drives the real binary over stdio at
+//!   100,000 checks in 1,000 files: open, keystroke, completion, rename,
+//!   memory. A request needing positions waits for a change not yet
+//!   validated, so it never reads an older text's spans.
 //!
 //! - `cursor.rs`: where the cursor is in YAML or TOML being typed (keys
 //!   from the root, `[]` for a list item, key or value, flow collections,

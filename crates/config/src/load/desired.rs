@@ -9,7 +9,7 @@ impl Loader<'_> {
     /// The desired state of the items, unlinked: the caller links it
     /// (`Desired::edges` while the linter runs) and reports its cycles;
     /// and every address the items define, valid or not.
-    pub(super) fn build_desired(&mut self, mut kept: Vec<Item>) -> (Desired, FxHashSet<Address>) {
+    pub(super) fn build_desired(&mut self, mut kept: Vec<Item>) -> (Desired, Defined) {
         // A logical id defined again is reported (pointing at both places);
         // the first definition is kept. Filtered in place: items are about
         // 1 KB each, not worth a second vector.
@@ -37,54 +37,20 @@ impl Loader<'_> {
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
         let defined: FxHashSet<Address> = first_seen.into_keys().collect();
-        let resolved: Vec<(Option<DesiredResource>, Vec<Diagnostic>, Vec<FromItem>)> = kept
-            .into_par_iter()
-            .map(|item| {
-                let mut diagnostics = item.diagnostics;
-                let references = references(
-                    &item.address,
-                    item.validated.refs,
-                    &item.validated.substituted,
-                    &defined,
-                    &mut diagnostics,
-                );
-                // Those in the definition, not the item, are the same in
-                // every item: merged below.
-                let mut in_definition = Vec::new();
-                if let Some(extent) = item.item {
-                    let (outside, inside) = diagnostics.into_iter().partition(|d| !is_inside(d, extent));
-                    diagnostics = inside;
-                    in_definition = outside
-                        .into_iter()
-                        .map(|diagnostic| FromItem {
-                            diagnostic,
-                            address: item.address.clone(),
-                            key: item.key_span,
-                        })
-                        .collect();
-                }
-                let env_reads = item.validated.sensitive;
-                let resource = item.validated.resource.map(|resource| DesiredResource {
-                    references,
-                    address: item.address,
-                    resource,
-                    span: item.key_span,
-                    own_fields: item.own_fields,
-                    sensitive: env_reads.iter().map(|(path, _)| path.clone()).collect(),
-                    env_reads,
-                });
-                (resource, diagnostics, in_definition)
-            })
-            .collect();
+        let resolved: Vec<Resolved> = kept.into_par_iter().map(|item| resolve(item, &defined)).collect();
         let mut resources = Vec::with_capacity(resolved.len());
         let mut in_definitions = Vec::new();
-        for (resource, diagnostics, in_definition) in resolved {
-            self.diagnostics.extend(diagnostics);
-            in_definitions.extend(in_definition);
-            resources.extend(resource);
+        let mut invalid = Vec::new();
+        for resolved in resolved {
+            self.diagnostics.extend(resolved.diagnostics);
+            in_definitions.extend(resolved.in_definition);
+            match resolved.resource {
+                Ok(resource) => resources.push(resource),
+                Err(address) => invalid.push(address),
+            }
         }
         self.diagnostics.extend(merge_items(in_definitions));
-        (Desired::from_resources(resources), defined)
+        (Desired::from_resources(resources), Defined { all: defined, invalid })
     }
 
     /// Reports every reference cycle of `desired` (linked).
@@ -102,6 +68,71 @@ impl Loader<'_> {
     }
 }
 
+/// Every address the items define, valid or not (a reference to an
+/// invalid resource is not dangling: its own diagnostic says what is
+/// wrong), and those whose resource is invalid (not in the desired state),
+/// with their key: what reloading one file compares (`reload.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct Defined {
+    pub all: FxHashSet<Address>,
+    pub invalid: Vec<(Address, Span)>,
+}
+
+/// One item made a resource: its references resolved against `defined`.
+pub(super) struct Resolved {
+    /// The resource, or the address and key of an invalid one.
+    pub resource: Result<DesiredResource, (Address, Span)>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Those pointing into a `forEach` definition, merged over its items
+    /// (`merge_items`).
+    pub in_definition: Vec<FromItem>,
+}
+
+/// Resolves one item's references and makes it a resource (when valid).
+pub(super) fn resolve(item: Item, defined: &FxHashSet<Address>) -> Resolved {
+    let mut diagnostics = item.diagnostics;
+    let references = references(
+        &item.address,
+        item.validated.refs,
+        &item.validated.substituted,
+        defined,
+        &mut diagnostics,
+    );
+    // Those in the definition, not the item, are the same in
+    // every item: merged below.
+    let mut in_definition = Vec::new();
+    if let Some(extent) = item.item {
+        let (outside, inside) = diagnostics.into_iter().partition(|d| !is_inside(d, extent));
+        diagnostics = inside;
+        in_definition = outside
+            .into_iter()
+            .map(|diagnostic| FromItem {
+                diagnostic,
+                address: item.address.clone(),
+                key: item.key_span,
+            })
+            .collect();
+    }
+    let env_reads = item.validated.sensitive;
+    let resource = match item.validated.resource {
+        Some(resource) => Ok(DesiredResource {
+            references,
+            address: item.address,
+            resource,
+            span: item.key_span,
+            own_fields: item.own_fields,
+            sensitive: env_reads.iter().map(|(path, _)| path.clone()).collect(),
+            env_reads,
+        }),
+        None => Err((item.address, item.key_span)),
+    };
+    Resolved {
+        resource,
+        diagnostics,
+        in_definition,
+    }
+}
+
 /// Whether `diagnostic` points inside a `forEach` item's own text.
 fn is_inside(diagnostic: &Diagnostic, item: Span) -> bool {
     diagnostic
@@ -111,7 +142,7 @@ fn is_inside(diagnostic: &Diagnostic, item: Span) -> bool {
 
 /// A diagnostic of a resource made from a `forEach` item that points into
 /// the definition, with the item it was found in.
-struct FromItem {
+pub(super) struct FromItem {
     diagnostic: Diagnostic,
     address: Address,
     /// The item's key (the `orders:` line).
@@ -125,7 +156,7 @@ const ITEMS_NAMED: usize = 5;
 /// the same but for the item's address become one, addressed
 /// `section.id[*]` and naming the items; one found in a single item points
 /// at that item too (the `orders:` line).
-fn merge_items(found: Vec<FromItem>) -> Vec<Diagnostic> {
+pub(super) fn merge_items(found: Vec<FromItem>) -> Vec<Diagnostic> {
     type Key = (Address, &'static str, String, Option<Span>, String);
     let mut groups: Vec<(Diagnostic, Vec<FromItem>)> = Vec::new();
     // Keyed, not compared pairwise: a mistake in a forEach of 10,000 items

@@ -133,6 +133,90 @@ pub fn validate(request: &OpenRequest<'_>) -> Findings {
     }
 }
 
+/// Validates the project again after the files named in `changed`
+/// (relative to `request.dir`, `/`-separated) changed, from `prior`, its
+/// validation before (with the same request but for `unsaved`): what
+/// [`validate`] would find, re-checking only what the change can affect
+/// (`monform_config::reload_file`: the file, and the cross-file rules
+/// where they read it). The whole project is validated again when that is
+/// not known to be the same: with environments or Rego policies (a policy
+/// reads every file), without the linter's findings, or when the loader
+/// says so (monform.toml changed, an id changed where another file reads
+/// it...). Says which it did: what the caller derived from `prior` for the
+/// other files holds after [`Revalidation::Files`] only.
+pub fn revalidate(request: &OpenRequest<'_>, mut prior: Findings, changed: &[String]) -> (Findings, Revalidation) {
+    if patch(request, &mut prior, changed) {
+        (prior, Revalidation::Files)
+    } else {
+        drop(prior);
+        (validate(request), Revalidation::Whole)
+    }
+}
+
+/// How [`revalidate`] brought a validation up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revalidation {
+    /// The files changed were read again and the cross-file rules re-run
+    /// where they read them: the other files' resources, spans and
+    /// diagnostics are as they were.
+    Files,
+    /// The whole project was validated again.
+    Whole,
+}
+
+/// `prior` brought up to date file by file; false when it cannot be.
+fn patch(request: &OpenRequest<'_>, prior: &mut Findings, changed: &[String]) -> bool {
+    let Some(project) = &prior.loaded.project else {
+        return false;
+    };
+    if !prior.environments.is_empty() || !request.findings || request.environment != project.environment.as_deref() {
+        return false;
+    }
+    if request.policies != PolicyLoad::Skip {
+        let (files, problems) = monform_policy::policy_files(request.dir, project);
+        if !files.is_empty() || !problems.is_empty() {
+            return false;
+        }
+    }
+    let no_text = Unsaved::default();
+    let unsaved = request.unsaved.unwrap_or(&no_text);
+    let vars = |name: &str| (request.env.vars)(name);
+    for name in changed {
+        let Findings {
+            loaded,
+            warnings,
+            errors,
+            ..
+        } = &mut *prior;
+        let Some(reloaded) = monform_config::reload_file(
+            loaded,
+            request.dir,
+            &vars,
+            unsaved,
+            name,
+            warnings.iter().chain(errors.iter()),
+        ) else {
+            return false;
+        };
+        let file = reloaded.file;
+        let (lint_warnings, lint_errors) = reloaded.lint;
+        // As `validate` splits the load's diagnostics (no policy adds any).
+        let (mut new_errors, new_warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = reloaded
+            .diagnostics
+            .into_iter()
+            .partition(|d| d.severity == Severity::Error);
+        new_errors.extend(lint_errors);
+        let replaced = |d: &Diagnostic| d.span.is_some_and(|s| s.file == file) || monform_config::is_lint_code(d.code);
+        monform_config::place(errors, replaced, new_errors);
+        monform_config::place(warnings, replaced, new_warnings);
+        loaded.warnings.retain(|d| !monform_config::is_lint_code(d.code));
+        loaded.warnings.extend(lint_warnings);
+    }
+    // The load's diagnostics are these two lists when no policy runs.
+    prior.files_ok = prior.errors.is_empty() && prior.warnings.is_empty();
+    true
+}
+
 /// The project's files for `environment`, as the request reads them.
 fn load(request: &OpenRequest<'_>, environment: Option<&str>) -> Loaded {
     let cache = request.cache.then(|| request.dir.join(monform_config::CACHE_DIR));
@@ -165,9 +249,10 @@ fn policy_findings(
     if policies.is_empty() || !loaded.is_ok() {
         return (Vec::new(), Vec::new());
     }
-    let (findings, errors) = policies.policies.evaluate(&policies.files, &[]);
-    // A quarter of a GiB at 100,000 checks: not kept while the findings are placed.
-    drop(policies);
+    let input = policies.files(&loaded.desired);
+    let (findings, errors) = policies.policies.evaluate(&input, &[]);
+    // A fifth of a GB at 100,000 checks: not kept while the findings are placed.
+    drop((input, policies));
     let mut found = monform_policy::diagnostics(&findings, &loaded.desired, &loaded.sources);
     found.extend(errors.iter().map(|e| e.to_diagnostic()));
     found.into_iter().partition(|d| d.severity != Severity::Error)
@@ -215,4 +300,133 @@ fn merge(environments: &mut [(String, Loaded)]) -> Vec<Diagnostic> {
         .collect();
     diagnostics.sort_by_key(|d| d.span.map(|s| (s.file, s.start)));
     diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::ops::OpenEnv;
+
+    const PROJECT: &str = "[project]\nname = \"p\"\n";
+    const SHARED: &str = "groups:\n  web:\n    name: Web\n    locations: [eu-west-1]\n    alertChannels: [oncall]\nalertChannels:\n  oncall: { type: EMAIL, config: { address: oncall@example.com } }\n  quiet: { type: EMAIL, config: { address: quiet@example.com }, sendFailure: false }\n";
+    const CHECKS: &str = "checks:\n  home:\n    checkType: URL\n    name: Home\n    group: web\n    frequency: 5\n    request: { url: https://example.com }\n  about:\n    checkType: URL\n    name: About\n    frequency: 10\n    request: { url: https://example.com/about }\n";
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), PROJECT).unwrap();
+        std::fs::write(dir.path().join("shared.yaml"), SHARED).unwrap();
+        std::fs::write(dir.path().join("checks.yaml"), CHECKS).unwrap();
+        dir
+    }
+
+    fn validated(dir: &Path, unsaved: &Unsaved) -> Findings {
+        let env = OpenEnv::empty();
+        validate(&OpenRequest {
+            unsaved: Some(unsaved),
+            cache: false,
+            ..OpenRequest::new(dir, &env)
+        })
+    }
+
+    /// What a validation says, to compare.
+    fn said(findings: &Findings) -> String {
+        let resources: Vec<String> = findings
+            .loaded
+            .desired
+            .resources
+            .values()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        let edges = findings.loaded.desired.graph.edge_count();
+        format!(
+            "ok {}\nerrors {:#?}\nwarnings {:#?}\nloaded warnings {:#?}\nresources {resources:#?}\nedges {edges}",
+            findings.files_ok, findings.errors, findings.warnings, findings.loaded.warnings
+        )
+    }
+
+    /// Each edit of checks.yaml, revalidated from the validation before it,
+    /// says what a whole validation of the same text says, and is made
+    /// without one where it can be (`patched`).
+    #[test]
+    fn revalidating_an_edited_file_equals_validating_the_project() {
+        let dir = project();
+        let edits: [(&str, String, bool); 8] = [
+            ("a name typed", CHECKS.replace("name: Home", "name: Homepage"), true),
+            (
+                "a field made invalid",
+                CHECKS.replace("frequency: 5", "frequency: often"),
+                true,
+            ),
+            ("a dangling group", CHECKS.replace("group: web", "group: wbe"), true),
+            ("the group again", CHECKS.to_owned(), true),
+            ("an id renamed", CHECKS.replace("  about:", "  about-us:"), true),
+            (
+                "channels that send no failure",
+                CHECKS.replace("group: web", "alertChannels: [quiet]"),
+                true,
+            ),
+            // The parser's own finding: one file.
+            ("an id written twice", CHECKS.replace("  about:", "  home:"), true),
+            (
+                "an id another file defines",
+                format!("{CHECKS}groups:\n  web: {{ name: Web again, locations: [eu-west-1] }}\n"),
+                false,
+            ),
+        ];
+        let env = OpenEnv::empty();
+        let mut prior = validated(dir.path(), &Unsaved::default());
+        for (what, text, patched) in edits {
+            let mut unsaved = Unsaved::default();
+            unsaved.insert("checks.yaml".to_owned(), Arc::from(text.as_str()));
+            let request = OpenRequest {
+                unsaved: Some(&unsaved),
+                cache: false,
+                ..OpenRequest::new(dir.path(), &env)
+            };
+            let expected = validated(dir.path(), &unsaved);
+            let mut findings = prior;
+            let was_patched = patch(&request, &mut findings, &["checks.yaml".to_owned()]);
+            assert_eq!(was_patched, patched, "{what}: patched");
+            if !was_patched {
+                let (whole, how) = revalidate(
+                    &request,
+                    validated(dir.path(), &Unsaved::default()),
+                    &["checks.yaml".to_owned()],
+                );
+                assert_eq!(how, Revalidation::Whole, "{what}");
+                findings = whole;
+            }
+            assert_eq!(said(&findings), said(&expected), "{what}");
+            prior = findings;
+        }
+    }
+
+    /// An id another file references, renamed, is a whole validation (the
+    /// reference becomes dangling there).
+    #[test]
+    fn an_id_another_file_reads_is_revalidated_whole() {
+        let dir = project();
+        let env = OpenEnv::empty();
+        let mut unsaved = Unsaved::default();
+        unsaved.insert(
+            "shared.yaml".to_owned(),
+            Arc::from(SHARED.replace("  web:", "  www:").as_str()),
+        );
+        let request = OpenRequest {
+            unsaved: Some(&unsaved),
+            cache: false,
+            ..OpenRequest::new(dir.path(), &env)
+        };
+        let mut findings = validated(dir.path(), &Unsaved::default());
+        assert!(!patch(&request, &mut findings, &["shared.yaml".to_owned()]));
+        let (findings, _) = revalidate(
+            &request,
+            validated(dir.path(), &Unsaved::default()),
+            &["shared.yaml".to_owned()],
+        );
+        assert_eq!(said(&findings), said(&validated(dir.path(), &unsaved)));
+        assert!(findings.errors.iter().any(|d| d.code == "monform::dangling-reference"));
+    }
 }
