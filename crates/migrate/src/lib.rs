@@ -14,8 +14,8 @@
 //!   the rest (conditionals, operators, most functions) says why not.
 //! - `convert.rs`: the module tree (local `source = "./..."` calls
 //!   followed), logical ids, scopes, `for_each` / `count` as `forEach`,
-//!   literal variables and locals as `[vars]`, bodies in the provider's
-//!   shape with the line of every attribute.
+//!   literal variables and locals as `[vars]` (`convert/names.rs`), bodies
+//!   in the provider's shape with the line of every attribute.
 //! - `state.rs`: `terraform show -json`: each instance's id, key, values
 //!   and sensitive marks.
 //! - `mapping.rs`: provider attributes to the model's fields, the names
@@ -24,7 +24,9 @@
 //! - `project.rs`: each definition completed from the state where the
 //!   provider's defaults are not monform's, untranslatable values taken
 //!   from the state (and listed), secrets as `${env:NAME}` by export's
-//!   rule, one `import` entry per instance.
+//!   rule (`project/secrets.rs`), one `import` entry per instance; a
+//!   check's fields its group imposes left out; `checkly_environment_variable`
+//!   written per key (`project/variables.rs`: variables take no `forEach`).
 //! - here: the files of the project (resource YAML, `imports.yaml`,
 //!   monform.toml with `[vars]`, ENVIRONMENT.md, MIGRATION.md, the editors'
 //!   schemas) and the report.
