@@ -19,6 +19,7 @@ mod environments;
 mod examples;
 mod exclude;
 mod for_each_data;
+mod fold;
 mod for_each_typo;
 mod generate;
 mod import_export;
