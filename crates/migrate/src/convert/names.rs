@@ -155,4 +155,3 @@ pub(super) fn evaluate_locals(node: &Node, scope: &mut Scope, is_root: bool, wal
         scope.locals.insert(local.name.clone(), Bound::Fail(reason));
     }
 }
-
