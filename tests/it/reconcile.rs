@@ -7,6 +7,7 @@ use crate::common;
 mod listener;
 mod recovery;
 mod reports;
+mod share;
 
 use std::io::Read;
 use std::path::Path;

@@ -35,6 +35,7 @@ mod policies;
 mod reconcile;
 mod report;
 mod run;
+mod share;
 mod summary;
 mod user_path;
 
@@ -78,6 +79,11 @@ struct Args {
     /// Skip the user's path.
     #[arg(long)]
     no_user_path: bool,
+    /// Only the reconciler within its request share (issue 48): `monform
+    /// serve` at 600/60 and `monform reconcile` at 25%, the release
+    /// binaries, per `--checks` size (the language server skipped).
+    #[arg(long, conflicts_with_all = ["user_path_only", "no_user_path"])]
+    reconcile_only: bool,
     /// Checks of the language server's project (`monform lsp` over stdio,
     /// in files of 100: open, keystroke, completion, rename, memory); 0
     /// skips it.
@@ -123,7 +129,10 @@ fn default_out() -> PathBuf {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    if args.reconcile_only {
+        args.lsp_checks = 0;
+    }
     if let Some(phase) = args.phase {
         let Some(dir) = args.dir else {
             eprintln!("error: --phase needs --dir");
@@ -191,6 +200,12 @@ fn main() -> ExitCode {
         found
     };
     let mut sanity = harness::Sanity::default();
+    // `--reconcile-only`: no size's phases, only the reconciler's rows.
+    let (sizes, share_sizes) = if args.reconcile_only {
+        (Vec::new(), sizes)
+    } else {
+        (sizes.clone(), sizes)
+    };
     let mut reports = Vec::new();
     for &checks in sizes.iter().filter(|_| !args.lsp_only) {
         let mut report = if args.user_path_only {
@@ -215,6 +230,10 @@ fn main() -> ExitCode {
         reports.push(report);
     }
     let mut targets: Vec<report::Target> = reports.iter().flat_map(summary::targets).collect();
+    // The reconciler within its share (issue 48): the release binaries.
+    if let Some(monform) = monform.as_ref().filter(|_| !args.no_user_path && !args.lsp_only) {
+        targets.extend(share::rows(monform, &share_sizes, args.reconcile_only, &mut sanity));
+    }
     // The real binary over stdio, as an editor runs it.
     let lsp = match (&monform, args.lsp_checks) {
         (_, 0) => None,

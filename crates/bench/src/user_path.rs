@@ -26,7 +26,7 @@ use crate::measure::ms;
 use crate::report::{Step, UserPathReport, modelled_seconds};
 
 /// The account `monform serve` is started with (any UUID).
-const ACCOUNT: &str = "11111111-2222-4333-8444-555555555555";
+pub(crate) const ACCOUNT: &str = "11111111-2222-4333-8444-555555555555";
 
 /// A project shape the user's path is measured on.
 pub struct Variant {
@@ -62,9 +62,9 @@ pub fn sibling_binary() -> Option<PathBuf> {
 }
 
 /// `monform serve` as a child process, stopped when dropped.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Drop for Serve {
@@ -80,12 +80,17 @@ fn free_port() -> Result<SocketAddr, String> {
 }
 
 fn serve(monform: &Path, base: &Path, key: &str) -> Result<Serve, String> {
+    serve_with(monform, base, key, "off")
+}
+
+/// `monform serve` on `base/emulator.db` with its `--rate-limit` at `rate_limit`.
+pub(crate) fn serve_with(monform: &Path, base: &Path, key: &str, rate_limit: &str) -> Result<Serve, String> {
     let addr = free_port()?;
     let log = File::create(base.join("serve.log")).map_err(|e| e.to_string())?;
     let child = Command::new(monform)
         .arg("serve")
         .args(["--listen", &addr.to_string(), "--api-key", key, "--account-id", ACCOUNT])
-        .args(["--rate-limit", "off", "--auth-failure-limit", "off", "--db"])
+        .args(["--rate-limit", rate_limit, "--auth-failure-limit", "off", "--db"])
         .arg(base.join("emulator.db"))
         .current_dir(base)
         .stdin(Stdio::null())
@@ -113,17 +118,30 @@ fn serve(monform: &Path, base: &Path, key: &str) -> Result<Serve, String> {
 
 /// Requests `monform serve` has answered, its own scrapes left out.
 fn requests_served(addr: SocketAddr) -> Result<u64, String> {
+    served_counts(addr).map(|(all, _)| all)
+}
+
+/// Requests `monform serve` has answered and of them its 429s, its own
+/// scrapes left out.
+pub(crate) fn served_counts(addr: SocketAddr) -> Result<(u64, u64), String> {
     let mut stream = TcpStream::connect(addr).map_err(|e| format!("cannot reach monform serve: {e}"))?;
     stream
         .write_all(b"GET /-/metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
         .map_err(|e| e.to_string())?;
     let mut text = String::new();
     stream.read_to_string(&mut text).map_err(|e| e.to_string())?;
-    Ok(text
+    let mut counts = (0, 0);
+    for line in text
         .lines()
         .filter(|l| l.starts_with("monform_emulator_requests_total{") && !l.contains("route=\"/-/metrics\""))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum())
+    {
+        let n = line.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+        counts.0 += n;
+        if line.contains("status=\"429\"") {
+            counts.1 += n;
+        }
+    }
+    Ok(counts)
 }
 
 /// What `wait4` says of a finished child.

@@ -337,6 +337,11 @@ pub fn drift_only(plan: &Plan, drifted: &[Drifted]) -> Plan {
     only.excluded.clear();
     only.suggested_moves.clear();
     only.discarded = Default::default();
+    // Every drift shown was read: what a rolling refresh left unread is
+    // not this report's.
+    if only.refreshed.mode == monform_engine::Refresh::Rolling {
+        only.refreshed.not_refreshed = 0;
+    }
     only
 }
 

@@ -56,8 +56,9 @@ impl Sweeping {
         sweep.priority = drifting.iter().take(room).cloned().collect();
     }
 
-    /// After a plan: what it read into the metrics, and at a sweep's end a
-    /// log line with its time, requests and share of the key's budget.
+    /// After a plan: what it read into the metrics, and at the end of a
+    /// sweep spread over intervals a log line with its time, requests and
+    /// share of the key's budget.
     pub fn report(&self, ctx: &Context<'_>, client: &Client) {
         let Some(read) = lock(&self.sweep).last.take() else {
             return;
@@ -82,6 +83,11 @@ impl Sweeping {
             f.sweep_requests = sent;
             f.sweep_share = share;
         });
+        // A sweep read whole in one interval is the interval: its figures
+        // are in /metrics; one spread over intervals is told in the log.
+        if read.whole {
+            return;
+        }
         ctx.log.info(
             "swept the service: every object read",
             json!({
@@ -89,7 +95,6 @@ impl Sweeping {
                 "requests": sent,
                 "share": format!("{:.1}%", share * 100.0),
                 "rate_limit": format!("{limit}/{}s", window.as_secs()),
-                "whole": read.whole,
                 "yields": yields,
             }),
         );
