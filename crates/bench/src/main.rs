@@ -148,6 +148,7 @@ fn main() -> ExitCode {
             // For profiling load + diff: `--dir KEEP/<checks>/project` of a `--keep` run.
             "load-diff" => offline::child_load_diff(dir, args.runs),
             // Ten Rego policies over `--checks N` generated checks (issue 32).
+            "plan-policies" => policies::child_plan_policies(&dir),
             "policies" => policies::child_policies(&dir, args.checks.first().copied().unwrap_or(100_000)),
             // For profiling the loader alone (`monform validate DIR`).
             "generate" => {

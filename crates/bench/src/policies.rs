@@ -93,10 +93,11 @@ pub fn measure(dir: &Path, loaded: &mut Loaded) -> PolicyFigures {
     let project = loaded.project.clone().expect("a project");
     let (started, cpu) = (Instant::now(), cpu_time());
     let (policies, problems) = monform_engine::ops::load_policies(dir, loaded, &project);
+    let files = policies.files(&loaded.desired);
     let (input_took, input_cpu) = (started.elapsed(), cpu_time() - cpu);
     assert!(problems.is_empty(), "the bench's policies load: {problems:?}");
     let (started, cpu) = (Instant::now(), cpu_time());
-    let (findings, errors) = policies.policies.evaluate(&policies.files, &[]);
+    let (findings, errors) = policies.policies.evaluate(&files, &[]);
     let (evaluate_took, evaluate_cpu) = (started.elapsed(), cpu_time() - cpu);
     assert!(errors.is_empty(), "the bench's policies run: {errors:?}");
     PolicyFigures {
@@ -122,5 +123,96 @@ pub fn child_policies(dir: &Path, checks: usize) {
     write(dir);
     let mut loaded = crate::harness::load(dir);
     let figures = measure(dir, &mut loaded);
+    println!("{}", serde_json::to_string(&figures).expect("JSON"));
+}
+
+/// What a no-op `monform plan` with the ten policies spends, as the
+/// binary does it (`--phase plan-policies`: the bench's own process, the
+/// same engine calls in the same order, against `monform serve`): the
+/// policies' own figures, which the binary does not report.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct PlanPolicyFigures {
+    /// Open (files, policies, prefetched listings) + plan.
+    pub plan_ms: f64,
+    /// Building the files' input, after the account's objects are freed.
+    pub input_ms: f64,
+    /// Evaluating every rule over the files and the plan.
+    pub evaluate_ms: f64,
+    pub evaluate_cpu_ms: f64,
+    pub findings: usize,
+    /// RSS (MiB) after the plan, after the account's objects and the
+    /// state are freed, after the input is built, after the evaluation;
+    /// and the process's peak.
+    pub rss_planned_mb: f64,
+    pub rss_freed_mb: f64,
+    pub rss_input_mb: f64,
+    pub rss_evaluated_mb: f64,
+    pub peak_rss_mb: f64,
+}
+
+/// The hidden `--phase plan-policies` mode: `monform plan`'s steps with
+/// the project's policies, against the service `MONFORM_API_URL` names
+/// (as `monform` reads it); prints [`PlanPolicyFigures`] as JSON.
+pub fn child_plan_policies(dir: &Path) {
+    use crate::measure::{peak_rss_mb, round1, rss_mb};
+    use monform_engine::ops::{self, ApiRequest, Connect, OpenEnv, OpenRequest, PlanRequest, PolicyLoad};
+    let env = OpenEnv::read(|name| std::env::var(name).ok());
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let mut figures = PlanPolicyFigures::default();
+    runtime.block_on(async {
+        let started = Instant::now();
+        let request = OpenRequest {
+            policies: PolicyLoad::Require,
+            state: Some("monform plan"),
+            api: ApiRequest::Connect(Connect {
+                flag: None,
+                rate_limit_flag: None,
+                prefetch: true,
+                local: None,
+                observe: None,
+            }),
+            ..OpenRequest::new(dir, &env)
+        };
+        let opened = match ops::open(request).await {
+            Ok(opened) => opened,
+            Err(error) => panic!("the project does not open: {}", error.why),
+        };
+        let session = opened.session().expect("opened with a state and the API");
+        let planned = ops::plan(&session, &PlanRequest::default())
+            .await
+            .expect("the plan is made");
+        figures.plan_ms = ms(started.elapsed());
+        figures.rss_planned_mb = round1(rss_mb());
+        // As `monform plan` (commands/plan.rs).
+        let (loaded, policies) = (&opened.loaded, &opened.policies);
+        let ops::Planned {
+            plan, actual, state, ..
+        } = planned;
+        let changes = ops::plan_input(&plan, &loaded.desired, &actual);
+        drop((actual, state));
+        figures.rss_freed_mb = round1(rss_mb());
+        let started = Instant::now();
+        let files = policies.files(&loaded.desired);
+        figures.input_ms = ms(started.elapsed());
+        figures.rss_input_mb = round1(rss_mb());
+        let check = ops::PolicyCheck {
+            policies: &policies.policies,
+            files: &files,
+            overrides: &[],
+        };
+        let (started, cpu) = (Instant::now(), cpu_time());
+        let outcome = ops::check_plan_input(changes, &check);
+        figures.evaluate_ms = ms(started.elapsed());
+        figures.evaluate_cpu_ms = ms(cpu_time().saturating_sub(cpu));
+        assert!(
+            outcome.errors.is_empty(),
+            "the bench's policies run: {:?}",
+            outcome.errors
+        );
+        figures.findings = outcome.findings.len();
+        figures.rss_evaluated_mb = round1(rss_mb());
+        figures.peak_rss_mb = round1(peak_rss_mb());
+        opened.close().await;
+    });
     println!("{}", serde_json::to_string(&figures).expect("JSON"));
 }

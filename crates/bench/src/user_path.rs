@@ -11,7 +11,11 @@
 //! --detailed-exitcode` after 1% of the checks changed in the files
 //! (exit 2). Two shapes per size (`variants`). The two steps with a time
 //! target, `validate` (each run on an empty parse cache) and the no-op
-//! plan, run three times: the median run is reported.
+//! plan, run three times: the median run is reported. Then the bench's ten
+//! policies: `validate`, and the no-op plan with them (issue 48 item 3:
+//! under 4.5 s and 650 MB at 100,000 checks), with the policies'
+//! evaluation in it timed by the bench's own `--phase plan-policies`
+//! (under 1.5 s).
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -296,6 +300,55 @@ impl Runner<'_> {
 /// Runs of each step with a wall-time target (`validate`, the no-op plan).
 const REPEATS: usize = 3;
 
+/// The policies' evaluation in a no-op plan: `monform-bench --phase
+/// plan-policies` ([`crate::policies::child_plan_policies`]: `monform
+/// plan`'s engine calls, in the same order, allocator tuned as `plan`
+/// tunes it) [`REPEATS`] times against the same `monform serve`; a step
+/// whose wall and CPU time are the median run's evaluation alone, and
+/// whose peak RSS is that process's highest.
+fn policy_evaluation(runner: &Runner<'_>) -> Result<Step, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut runs = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        let output = Command::new(&exe)
+            .args(["--phase", "plan-policies", "--dir"])
+            .arg(runner.project)
+            .current_dir(runner.project)
+            .env("MONFORM_API_URL", format!("http://{}", runner.serve.addr))
+            .env("MONFORM_API_KEY", runner.key)
+            .env("MONFORM_ACCOUNT_ID", ACCOUNT)
+            .env("MONFORM_RATE_LIMIT", "off")
+            .env("MIMALLOC_PURGE_DELAY", "0")
+            .env_remove("MONFORM_ENV")
+            .stdin(Stdio::null())
+            .stderr(File::create(runner.logs.join("plan_policies_evaluation.stderr")).map_err(|e| e.to_string())?)
+            .output()
+            .map_err(|e| format!("cannot run {} --phase plan-policies: {e}", exe.display()))?;
+        if !output.status.success() {
+            return Err(format!("--phase plan-policies failed: {}", output.status));
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        let figures: crate::policies::PlanPolicyFigures =
+            serde_json::from_str(text.trim()).map_err(|e| format!("--phase plan-policies printed `{text}`: {e}"))?;
+        runs.push(figures);
+    }
+    let walls: Vec<f64> = runs.iter().map(|r| r.evaluate_ms).collect();
+    let peak = runs.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max);
+    runs.sort_by(|a, b| a.evaluate_ms.total_cmp(&b.evaluate_ms));
+    let median = runs.swap_remove(REPEATS / 2);
+    Ok(Step {
+        name: "plan_policies_evaluation",
+        title: "the policies' evaluation in that plan (input built before it: not counted)",
+        wall_ms: median.evaluate_ms,
+        cpu_ms: median.evaluate_cpu_ms,
+        peak_rss_mb: peak,
+        requests: 0,
+        modelled_seconds: 0.0,
+        exit_code: 0,
+        runs_wall_ms: walls,
+    })
+}
+
 /// Every step of `variant`, in a temporary folder (project, database, logs).
 pub fn run(monform: &Path, variant: &Variant, sanity: &mut Sanity) -> Result<UserPathReport, String> {
     let shape = variant.shape;
@@ -380,6 +433,19 @@ pub fn run(monform: &Path, variant: &Variant, sanity: &mut Sanity) -> Result<Use
     )?;
     // Exit 1: the policies' `deny` findings are errors.
     expect(policies, 1, sanity);
+    // Issue 48 item 3: the no-op plan again, with the ten policies (the
+    // files as applied); exit 1 on their `deny` findings.
+    generate(&project, &shape, 0).map_err(|e| format!("cannot restore the project: {e}"))?;
+    let plan = runner.repeated(
+        "noop_plan_policies",
+        "no-op plan with 10 policies",
+        &["plan", "--detailed-exitcode"],
+        || Ok(()),
+    )?;
+    expect(plan, 1, sanity);
+    // The policies' own part of that plan, which the binary does not
+    // report: the same engine calls in the bench's own process.
+    expect(policy_evaluation(&runner)?, 0, sanity);
     drop(serve);
     Ok(UserPathReport {
         variant: variant.name,
@@ -427,6 +493,23 @@ pub fn targets(size: &crate::report::SizeReport) -> Vec<crate::report::Target> {
                 let text = format!("validate of {n} checks under 3 s wall");
                 add("user_validate_wall", text, validate.wall_ms, 3_000.0, "ms");
             }
+            // Issue 48 item 3: the ten policies within the plan's memory.
+            if let Some(plan) = path.step("noop_plan_policies") {
+                let text = format!("no-op plan of {n} checks with 10 policies under 4.5 s wall");
+                add("user_policy_plan_wall", text, plan.wall_ms, 4_500.0, "ms");
+                let text = format!("no-op plan of {n} checks with 10 policies under 650 MB peak RSS");
+                add(
+                    "user_policy_plan_rss",
+                    text,
+                    plan.peak_rss_mb,
+                    650.0 * MIB_PER_MB,
+                    "MiB",
+                );
+            }
+            if let Some(evaluation) = path.step("plan_policies_evaluation") {
+                let text = "the 10 policies' evaluation in that plan under 1.5 s wall".to_owned();
+                add("user_policy_evaluation_wall", text, evaluation.wall_ms, 1_500.0, "ms");
+            }
         }
         let peak_mb = match n {
             n if n >= crate::report::LARGE => Some(LARGE_PEAK_MB),
@@ -437,7 +520,8 @@ pub fn targets(size: &crate::report::SizeReport) -> Vec<crate::report::Target> {
             // Issue 29's commands, on a project without policies; the
             // policies' run is reported beside them (its input alone is a
             // quarter of a GiB at 100,000 checks).
-            for step in path.steps.iter().filter(|s| s.name != "validate_policies") {
+            let with_policies = ["validate_policies", "noop_plan_policies", "plan_policies_evaluation"];
+            for step in path.steps.iter().filter(|s| !with_policies.contains(&s.name)) {
                 let text = format!("{} of {n} checks under {limit_mb} MB peak RSS", step.title);
                 add("user_peak_rss", text, step.peak_rss_mb, limit_mb * MIB_PER_MB, "MiB");
             }
@@ -502,8 +586,8 @@ pub fn markdown(sizes: &[crate::report::SizeReport]) -> String {
         out.push_str(&format!(
             "\nBinary: {}. SQLite file on disk, rate limits off (`serve --rate-limit off`, `MONFORM_RATE_LIMIT=off`); \
              output to files. CPU and peak RSS are the `monform` process's own (`wait4`). Validate (each run on an \
-             empty parse cache, the last with the bench's ten policies) and the no-op plan: the median of three runs, peak RSS \
-             the highest. The in-process column, for the bench's shape: load (validate), load + cold apply, the no-op plan's \
+             empty parse cache, the last with the bench's ten policies) and the no-op plan (also with the ten policies): the median of three runs, peak RSS \
+             the highest; the policies' evaluation in that plan: the bench's `--phase plan-policies` (the same engine calls), median of three. The in-process column, for the bench's shape: load (validate), load + cold apply, the no-op plan's \
              own process (load + fetch + plan), reload + the 1% plan, load + the policies' input and evaluation.\n",
             path.monform.display()
         ));

@@ -67,7 +67,7 @@ pub use open_ops::{
     RateLimitSource, STATE_URL_VARIABLE, StartedLocal, StateUnopened, Unopened, connect_api, find_project,
     load_policies, local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
 };
-pub use policy_ops::{PolicyCheck, PolicyOutcome, check_policies, plan_input};
+pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,

@@ -59,26 +59,76 @@ impl From<Value> for Input {
 
 /// `input` without `plan`: what `validate` evaluates.
 pub fn files(desired: &Desired, project: &Project, sources: &Sources) -> Input {
-    let head = json!({
-        "project": {
-            "name": project.name,
-            "environments": project.environment_names(),
-        },
-        "environment": project.environment,
-    });
-    let resources = regorus::Value::from(resources(desired, sources));
-    let mut input = regorus::Value::from(head);
-    if let Ok(object) = input.as_object_mut() {
-        object.insert(regorus::Value::from("resources"), resources);
+    files_at(desired, &Places::of(desired, project, sources))
+}
+
+/// What the input needs besides the resources themselves: the project's
+/// names and where each resource is written. Taken when the policies are
+/// loaded (it needs the files' text for the lines), so that the input
+/// itself is built only when it is evaluated: a plan builds it after the
+/// account's objects are freed, and frees it before it renders (at
+/// 100,000 checks the input is a fifth of a GB, the account's objects
+/// as much again).
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    project: Value,
+    environment: Value,
+    /// Each file's name, by `FileId`.
+    file_names: Vec<String>,
+    /// Each resource's (span start, 1-based line), in the order of
+    /// `Desired::resources`.
+    lines: Vec<(usize, u32)>,
+}
+
+impl Places {
+    pub fn of(desired: &Desired, project: &Project, sources: &Sources) -> Places {
+        let mut lines = Lines::default();
+        Places {
+            project: json!({
+                "name": project.name,
+                "environments": project.environment_names(),
+            }),
+            environment: json!(project.environment),
+            file_names: sources.iter().map(|f| f.name.clone()).collect(),
+            lines: desired
+                .resources
+                .values()
+                .map(|r| {
+                    let line = lines.line(sources, r.span.file, r.span.start);
+                    (r.span.start, u32::try_from(line).unwrap_or(u32::MAX))
+                })
+                .collect(),
+        }
     }
-    Input(input)
+
+    /// The input of no resource (a destroy's: none of them runs after it).
+    pub fn without_resources(&self) -> Input {
+        self.input(Vec::new())
+    }
+
+    fn input(&self, resources: Vec<regorus::Value>) -> Input {
+        let entries = [
+            ("project", regorus::Value::from(self.project.clone())),
+            ("environment", regorus::Value::from(self.environment.clone())),
+            ("resources", regorus::Value::from(resources)),
+        ];
+        let object: BTreeMap<regorus::Value, regorus::Value> =
+            entries.into_iter().map(|(k, v)| (regorus::Value::from(k), v)).collect();
+        Input(regorus::Value::from(object))
+    }
+}
+
+/// `input` without `plan`, from `desired` as it was when `places` was
+/// taken of it.
+pub fn files_at(desired: &Desired, places: &Places) -> Input {
+    places.input(resources(desired, places))
 }
 
 /// Every resource as the policies see it, in address order, already in
 /// the interpreter's values: each is built and converted on its own
 /// (spread over the cores), so 100,000 checks never sit in memory twice
 /// as one JSON document and one converted copy.
-pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
+fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
     // A group's masked fields, once per group rather than once per check.
     let groups: HashMap<&str, Value> = desired
         .resources
@@ -92,21 +142,16 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
         })
         .collect();
     // Each file's name once, shared by its resources' `file`.
-    let file_names: Vec<regorus::Value> = sources.iter().map(|f| regorus::Value::from(f.name.as_str())).collect();
-    let mut lines = Lines::default();
-    // Line numbers first, in one pass: they need each file's line starts.
-    let located: Vec<_> = desired
-        .resources
-        .values()
-        .map(|resource| {
-            let line = lines.line(sources, resource.span.file, resource.span.start);
-            (resource, line)
-        })
+    let file_names: Vec<regorus::Value> = places
+        .file_names
+        .iter()
+        .map(|f| regorus::Value::from(f.as_str()))
         .collect();
+    let located: Vec<_> = desired.resources.values().enumerate().collect();
     located
         .into_par_iter()
         .with_min_len(256)
-        .map_init(Convert::default, |convert, (resource, line)| {
+        .map_init(Convert::default, |convert, (index, resource)| {
             let kind = resource.address.kind;
             // Owned all the way (no copy of a value nobody reads again):
             // masking and the group's merge copied each resource twice.
@@ -119,8 +164,16 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
                 }
                 _ => own,
             };
-            // A resource's span is always in a file of `sources`.
-            let file = file_names[resource.span.file as usize].clone();
+            // A resource's span is always in a file of the sources; the
+            // places were taken of this `desired` (checked by its start).
+            let file = file_names
+                .get(resource.span.file as usize)
+                .cloned()
+                .unwrap_or(regorus::Value::Null);
+            let line = match places.lines.get(index) {
+                Some(&(start, line)) if start == resource.span.start => regorus::Value::from(u64::from(line)),
+                _ => regorus::Value::Null,
+            };
             // What a group would override, where the entry writes it itself.
             let own_fields = resource
                 .own_fields
@@ -132,9 +185,9 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
                 ("kind", convert.key(kind.section())),
                 ("id", regorus::Value::from(resource.address.id.as_str())),
                 ("file", file),
-                ("line", regorus::Value::from(line)),
-                ("fields", convert.value(fields)),
-                ("ownFields", regorus::Value::from(own_fields)),
+                ("line", line),
+                ("fields", convert.fields(fields)),
+                ("ownFields", convert.shared(regorus::Value::from(own_fields))),
             ];
             let object: BTreeMap<regorus::Value, regorus::Value> = entries
                 .into_iter()
@@ -146,14 +199,17 @@ pub fn resources(desired: &Desired, sources: &Sources) -> Vec<regorus::Value> {
 }
 
 /// JSON to the interpreter's values as `regorus::Value::from` converts
-/// it (numbers as serde_json reads them), without the deserializer and
-/// with each object key allocated once: 100,000 resources share a few
-/// dozen keys instead of holding two million copies.
+/// it (numbers as serde_json reads them), without the deserializer, with
+/// each object key allocated once (100,000 resources share a few dozen
+/// keys instead of holding two million copies) and each array or object
+/// made once per distinct content (`shared`).
 #[derive(Default)]
 pub(crate) struct Convert {
     /// Object keys and short texts, each allocated once. Looked up once per
     /// field of every resource: FxHash, not SipHash.
     shared: FxHashMap<String, regorus::Value>,
+    /// Arrays and objects already made, by a hash of their content.
+    trees: FxHashMap<u64, regorus::Value>,
 }
 
 /// Short texts (locations, tags, methods, units) repeat across resources:
@@ -165,6 +221,14 @@ pub(crate) struct Convert {
 /// than `SHARED_TEXT_LEN`) cannot grow the table without bound.
 const SHARED_TEXTS: usize = 4096;
 const SHARED_TEXT_LEN: usize = 32;
+
+/// Arrays and objects repeat across resources even more (a check after
+/// its group: the group's locations, its alert channels, tags, retry
+/// strategy; an API check's headers and assertions): each distinct one is
+/// made once and shared, which took 265 MB of input at 100,000 checks to
+/// (see `docs/src/guide/policies.md`). The table is bounded as the texts'
+/// is: past `SHARED_TREES` entries it only finds.
+const SHARED_TREES: usize = 1 << 16;
 
 impl Convert {
     pub(crate) fn key(&mut self, key: &str) -> regorus::Value {
@@ -184,26 +248,119 @@ impl Convert {
         value
     }
 
-    pub(crate) fn value(&mut self, value: Value) -> regorus::Value {
-        match value {
-            Value::Null => regorus::Value::Null,
-            Value::Bool(b) => regorus::Value::from(b),
-            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => regorus::Value::from(u),
-                (None, Some(i), _) => regorus::Value::from(i),
-                (None, None, Some(f)) if f.is_finite() => regorus::Value::from(f),
-                // serde_json holds no other number; as `from`, undefined.
-                _ => regorus::Value::Undefined,
-            },
-            Value::String(text) if text.len() <= SHARED_TEXT_LEN => self.share(&text, SHARED_TEXTS),
-            Value::String(text) => regorus::Value::from(text),
-            Value::Array(items) => regorus::Value::from(items.into_iter().map(|v| self.value(v)).collect::<Vec<_>>()),
-            Value::Object(map) => {
-                let object: BTreeMap<regorus::Value, regorus::Value> =
-                    map.into_iter().map(|(k, v)| (self.key(&k), self.value(v))).collect();
-                regorus::Value::from(object)
+    /// `value` (an array or an object) as the one already made with the
+    /// same content, else `value` itself, kept for the next time. Sharing
+    /// is invisible to a policy: values are immutable (regorus copies on
+    /// write).
+    pub(crate) fn shared(&mut self, value: regorus::Value) -> regorus::Value {
+        if !matches!(value, regorus::Value::Array(_) | regorus::Value::Object(_)) {
+            return value;
+        }
+        let mut hasher = rustc_hash::FxHasher::default();
+        fingerprint(&value, &mut hasher);
+        let hash = std::hash::Hasher::finish(&hasher);
+        match self.trees.get(&hash) {
+            Some(known) if *known == value => known.clone(),
+            Some(_) => value,
+            None => {
+                if self.trees.len() < SHARED_TREES {
+                    self.trees.insert(hash, value.clone());
+                }
+                value
             }
         }
+    }
+
+    /// `value` converted, what it holds shared; `value` itself not (a
+    /// resource's fields: its name at least is its own).
+    pub(crate) fn fields(&mut self, value: Value) -> regorus::Value {
+        self.convert(value).0
+    }
+
+    /// `value` converted, and whether it may be shared: not when it holds
+    /// a number with a fraction part or exponent (1.0 and 1 are equal in
+    /// Rego, so a shared value could print one as the other in a
+    /// finding's message).
+    fn convert(&mut self, value: Value) -> (regorus::Value, bool) {
+        match value {
+            Value::Null => (regorus::Value::Null, true),
+            Value::Bool(b) => (regorus::Value::from(b), true),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => (regorus::Value::from(u), true),
+                (None, Some(i), _) => (regorus::Value::from(i), true),
+                (None, None, Some(f)) if f.is_finite() => (regorus::Value::from(f), false),
+                // serde_json holds no other number; as `from`, undefined.
+                _ => (regorus::Value::Undefined, false),
+            },
+            Value::String(text) if text.len() <= SHARED_TEXT_LEN => (self.share(&text, SHARED_TEXTS), true),
+            Value::String(text) => (regorus::Value::from(text), true),
+            Value::Array(items) => {
+                let mut shareable = true;
+                let items: Vec<regorus::Value> = items
+                    .into_iter()
+                    .map(|v| {
+                        let (item, ok) = self.convert(v);
+                        shareable &= ok;
+                        if ok { self.shared(item) } else { item }
+                    })
+                    .collect();
+                (regorus::Value::from(items), shareable)
+            }
+            Value::Object(map) => {
+                let mut shareable = true;
+                let object: BTreeMap<regorus::Value, regorus::Value> = map
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let (item, ok) = self.convert(v);
+                        shareable &= ok;
+                        (self.key(&k), if ok { self.shared(item) } else { item })
+                    })
+                    .collect();
+                (regorus::Value::from(object), shareable)
+            }
+        }
+    }
+}
+
+/// A hash of `value`'s content. What it holds was shared before it
+/// (`Convert::shared`), so an array or object inside is hashed by its
+/// address: two equal values whose parts were shared hash alike (two whose
+/// parts were not may not, and are then not shared: never wrong), and a
+/// value is hashed in one pass over its own members, not its whole depth.
+fn fingerprint(value: &regorus::Value, hasher: &mut rustc_hash::FxHasher) {
+    use regorus::Value as R;
+    use std::hash::Hash;
+    match value {
+        R::Null => 0u8.hash(hasher),
+        R::Undefined => 1u8.hash(hasher),
+        R::Bool(b) => (2u8, b).hash(hasher),
+        R::Number(n) => (3u8, n.as_u64(), n.as_i64()).hash(hasher),
+        R::String(text) => (4u8, text.as_ref()).hash(hasher),
+        R::Array(items) => {
+            5u8.hash(hasher);
+            items.iter().for_each(|item| member(item, hasher));
+        }
+        R::Set(items) => {
+            6u8.hash(hasher);
+            items.iter().for_each(|item| member(item, hasher));
+        }
+        R::Object(object) => {
+            7u8.hash(hasher);
+            for (key, item) in object.iter() {
+                member(key, hasher);
+                member(item, hasher);
+            }
+        }
+    }
+}
+
+fn member(value: &regorus::Value, hasher: &mut rustc_hash::FxHasher) {
+    use regorus::Value as R;
+    use std::hash::Hash;
+    match value {
+        R::Array(items) => (8u8, regorus::Rc::as_ptr(items) as usize).hash(hasher),
+        R::Object(object) => (9u8, regorus::Rc::as_ptr(object) as usize).hash(hasher),
+        other => fingerprint(other, hasher),
     }
 }
 
@@ -261,9 +418,33 @@ mod tests {
     }
 
     #[test]
+    fn equal_arrays_and_objects_are_made_once_and_fractions_never_shared() {
+        let mut convert = Convert::default();
+        let of = |value: &regorus::Value, key: &str| value[key].clone();
+        let a = convert.fields(json!({"locations": ["eu-west-1"], "retry": {"max": 2}, "limit": {"loss": 10.5}}));
+        let b = convert.fields(json!({"locations": ["eu-west-1"], "retry": {"max": 2}, "limit": {"loss": 10.5}}));
+        let same = |x: &regorus::Value, y: &regorus::Value| match (x, y) {
+            (regorus::Value::Array(x), regorus::Value::Array(y)) => regorus::Rc::ptr_eq(x, y),
+            (regorus::Value::Object(x), regorus::Value::Object(y)) => regorus::Rc::ptr_eq(x, y),
+            _ => false,
+        };
+        assert!(same(&of(&a, "locations"), &of(&b, "locations")));
+        assert!(same(&of(&a, "retry"), &of(&b, "retry")));
+        // 10.5 could be shared; a value holding 1.0 could print as 1.
+        assert!(!same(&of(&a, "limit"), &of(&b, "limit")));
+        // The fields themselves are each resource's own.
+        assert!(!same(&a, &b));
+        assert_eq!(a, b);
+        // Equal in Rego, not the same text: each keeps its own.
+        let one = convert.fields(json!({"x": [1]}));
+        let float = convert.fields(json!({"x": [1.0]}));
+        assert!(!same(&of(&one, "x"), &of(&float, "x")));
+    }
+
+    #[test]
     fn the_converter_gives_what_regorus_reads_from_json() {
         let value = json!({"a": [1, -2, 2.5, u64::MAX, "x", null, true], "b": {"c": {}, "d": []}, "": "empty key"});
         let mut convert = Convert::default();
-        assert_eq!(convert.value(value.clone()), regorus::Value::from(value));
+        assert_eq!(convert.fields(value.clone()), regorus::Value::from(value));
     }
 }

@@ -8,6 +8,10 @@
 //! - [`input::files`] builds `input.resources`, `input.project` and
 //!   `input.environment` (secrets masked by `monform_model::sensitive`, the
 //!   one rule the plan's outputs use); the engine adds `input.plan`.
+//!   [`input::Places`] (the project's names and each resource's line) is
+//!   taken when the policies load, so the engine builds the input
+//!   ([`input::files_at`]) only when it evaluates: a plan after freeing
+//!   the account's objects (issue 48).
 //! - [`Policies::evaluate`] runs every `deny`, `warn` and `violation` rule
 //!   of packages under `monform.` and returns [`Finding`]s; [`diagnostics`]
 //!   puts them at the resource's (or field's) file:line.
@@ -31,10 +35,14 @@
 //! compiles to it, else on the interpreter, the rules spread over the cores
 //! (each thread takes the next rule when done; results back in rule order; a
 //! result that is a string or a flat object of strings read straight from
-//! regorus's value, the others through JSON);
+//! regorus's value, the others through JSON; a rule's set of results taken
+//! apart as its findings are made, so the two are not held at once);
 //! `input.rs` builds `input.resources`/`project`/`environment` as an `Input`
 //! (regorus's values, converted once per resource in parallel, object keys
-//! and short texts (up to 32 bytes, the first 4,096 distinct) shared; adding `plan` copies only the top level), every value masked by
+//! and short texts (up to 32 bytes, the first 4,096 distinct) shared, and
+//! each distinct array or object inside a resource's fields made once (a
+//! hash of its members, the first 65,536; none holding a fraction); adding
+//! `plan` copies only the top level), every value masked by
 //! `monform_model::sensitive::into_masked` (a check after its group,
 //! `monform_model::effective::into_effective`, each group masked once; both
 //! take the resource's JSON by value, so nothing is copied); `locate.rs` turns

@@ -149,14 +149,6 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         let planned = ops::plan(&session, &request)
             .await
             .map_err(|refusal| refused(&refusal, loaded))?;
-        let policy = (!policies.policies.is_empty()).then(|| {
-            let check = ops::PolicyCheck {
-                policies: &policies.policies,
-                files: &policies.files,
-                overrides: &args.policy_overrides,
-            };
-            ops::check_policies(&planned, &loaded.desired, &check)
-        });
         super::context::warn_idle_moves(&planned, loaded);
         let target = opened.api.as_ref().map(|api| api.target.clone());
         if let Some(target) = &target {
@@ -172,21 +164,36 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         };
         // A plan over the budget is not saved: it cannot be applied.
         let saved = args.out.as_ref().map(|path| (path, planned.saved(&session)));
+        let ops::Planned {
+            plan, actual, state, ..
+        } = planned;
+        // The policies last, over the plan's changes taken while the
+        // account's objects are here; those and the state are freed before
+        // the files' input is built, which is freed before the plan is
+        // rendered (each is a fifth of a GB at 100,000 checks).
+        let policy = if policies.policies.is_empty() {
+            // Not needed again: see `exit_without_freeing`.
+            super::context::exit_without_freeing((actual, state));
+            None
+        } else {
+            let changes = ops::plan_input(&plan, &loaded.desired, &actual);
+            drop((actual, state));
+            let files = policies.files(&loaded.desired);
+            let check = ops::PolicyCheck {
+                policies: &policies.policies,
+                files: &files,
+                overrides: &args.policy_overrides,
+            };
+            Some(ops::check_plan_input(changes, &check))
+        };
         opened.close().await;
         let Opened { loaded, project, .. } = opened;
         if let Some((path, Ok(saved))) = saved {
             let policy_json = policy.as_ref().map(|p| crate::render::policy::json(p, &loaded));
-            write_saved(
-                path,
-                &saved,
-                Shown::of(&planned.plan, project.environment.clone()),
-                policy_json,
-            )?;
+            write_saved(path, &saved, Shown::of(&plan, project.environment.clone()), policy_json)?;
         }
-        // The account's objects and the state are not needed again: see `exit_without_freeing`.
-        super::context::exit_without_freeing((planned.actual, planned.state));
         let planned = Planned {
-            plan: planned.plan,
+            plan,
             header: format!("{header}{moved}"),
             environment: project.environment.clone(),
             runs,
