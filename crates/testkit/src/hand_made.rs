@@ -77,7 +77,7 @@ fn check(shape: usize, n: usize) -> (String, Value) {
     );
     let path = endpoint.replace(' ', "-");
     // Shapes differ in their naming habit too: a prefix or a suffix.
-    let name = if shape % 2 == 0 {
+    let name = if shape.is_multiple_of(2) {
         format!("{service} {} – {endpoint}", shape / SERVICES.len() + 1)
     } else {
         format!("{endpoint} ({service} {})", shape / SERVICES.len() + 1)
