@@ -14,7 +14,7 @@
 //! values (already escaped for the loader): `export` decides which objects
 //! may fold (no secret, no script file) and writes what comes out.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use monform_config::literal::{escape, unescape};
 use serde_json::{Map, Value};
@@ -511,14 +511,14 @@ pub fn logical_ids(names: &[&str], ids: &[&str], fallback: &str, taken: &mut Has
 /// (the loader gives them no default `locations`). `skip`: fields never
 /// made defaults (names, references, scripts).
 pub fn shared_defaults(values: &[&Value], skip: &dyn Fn(&str) -> bool) -> Map<String, Value> {
-    let mut fields: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut fields: BTreeSet<&str> = BTreeSet::new();
     for value in values {
         for key in value.as_object().into_iter().flat_map(|m| m.keys()) {
-            fields.insert(key, ());
+            fields.insert(key);
         }
     }
     let mut out = Map::new();
-    for field in fields.keys() {
+    for field in &fields {
         if skip(field) || matches!(*field, "forEach" | "forEachFile" | "environments" | "lifecycle") {
             continue;
         }
