@@ -1,8 +1,9 @@
 //! A PLAYWRIGHT check's Playwright project (`playwright: { config }`, issue
 //! 49) read into its code bundle: the config, the specs of its test folders,
 //! the files they import by relative path (followed through `.ts` / `.js`
-//! sources), the files its string literals name (`globalSetup`,
-//! `storageState`...), and the package and lock files beside it; never
+//! sources), the files its string literals name (`globalSetup`, a data
+//! file; not those in hidden folders, such as the `.auth/` state a
+//! globalSetup writes), and the package and lock files beside it; never
 //! `node_modules`. The project's files are untrusted input: every path is
 //! resolved through [`Roots`] (inside the project or an allowed folder,
 //! symbolic links followed) and the bundle is bounded in files and bytes.
@@ -125,7 +126,13 @@ pub(super) fn bundle(base: &Path, config: &str, roots: &Roots) -> Result<(Value,
         if !(literal.contains('/') || literal.contains('.')) || literal.contains("://") {
             continue;
         }
-        if let Some(file) = existing(&config_dir.join(literal), roots) {
+        // A hidden folder's files (`.auth/state.json`) are what globalSetup
+        // writes on each run, as Playwright's guide has it: not sources.
+        let hidden = Path::new(literal).components().any(|c| {
+            c.as_os_str().to_string_lossy().starts_with('.')
+                && !matches!(c, std::path::Component::CurDir | std::path::Component::ParentDir)
+        });
+        if let Some(file) = existing(&config_dir.join(literal), roots).filter(|_| !hidden) {
             found.add(file);
         }
     }
@@ -410,6 +417,7 @@ mod tests {
                 ("e2e/tests/helper.ts", "not a spec and not imported"),
                 ("e2e/node_modules/pkg/a.spec.ts", "never bundled"),
                 ("e2e/package.json", "{}"),
+                ("e2e/.auth/state.json", "written by globalSetup"),
                 ("e2e/package-lock.json", "{}"),
                 ("monitors/suite.yaml", "checks: {}"),
             ],
