@@ -174,3 +174,64 @@ fn a_shape_reads_as_one_for_each() {
     let output = emulator.monform(&out).arg("validate").output().unwrap();
     ok(&output, "validate");
 }
+
+/// `--fold aggressive` also folds checks whose assertions differ (safe
+/// keeps them apart), and the plan after the import is still empty.
+#[test]
+fn aggressive_folds_differing_assertions_and_plans_nothing() {
+    let emulator = Emulator::start();
+    let client = emulator.client();
+    emulator.block_on(async {
+        for (i, status) in ["200", "201", "204", "202"].iter().enumerate() {
+            let body = serde_json::json!({
+                "checkType": "API", "name": format!("Orders {i}"), "frequency": 5, "locations": ["eu-west-1"],
+                "request": {"method": "POST", "url": format!("https://shop.example.com/orders/{i}"),
+                            "assertions": [{"source": "STATUS_CODE", "comparison": "EQUALS", "target": status}]},
+            });
+            client
+                .create(monform_model::Kind::Check, &body)
+                .await
+                .expect("a check made");
+        }
+    });
+    let work = tempfile::tempdir().unwrap();
+    let safe = work.path().join("safe");
+    let output = emulator
+        .monform(work.path())
+        .args(["export", "--project", "p", "--out"])
+        .arg(&safe)
+        .output()
+        .unwrap();
+    ok(&output, "export");
+    assert_eq!(definitions(&safe, "checks").len(), 4, "safe: an assertion differs");
+    let out = work.path().join("out");
+    let output = emulator
+        .monform(work.path())
+        .args([
+            "import",
+            "--all-unmanaged",
+            "--fold",
+            "aggressive",
+            "--project",
+            "p",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&output, "import --fold aggressive");
+    let checks = definitions(&out, "checks");
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    let output = emulator
+        .monform(&out)
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+}
