@@ -40,8 +40,6 @@ const config: any = {
 };
 if (Array.isArray(base.projects)) {
   const kept = base.projects.filter((p: any) => inChromium({ ...(base.use || {}), ...(p.use || {}) }));
-  const left = base.projects.filter((p: any) => !kept.includes(p)).map((p: any) => p.name);
-  if (left.length) console.log(`monform: projects not run (not Chromium): ${left.join(', ')}`);
   // A project's `use` is laid over the config's: its launchOptions too.
   const launchOptions = (p: any) => ({ ...((base.use || {}).launchOptions || {}), ...((p.use || {}).launchOptions || {}) });
   config.projects = kept.map((p: any) => ({ ...p, use: patch({ ...(p.use || {}), launchOptions: launchOptions(p) }) }));
