@@ -547,7 +547,10 @@ mod tests {
         // the assumed minute.
         assert!(sent_at[44] < 3 * window, "{:?}", sent_at[44]);
         for w in 0..2u32 {
-            let n = sent_at.iter().filter(|t| **t >= window * w && **t < window * (w + 1)).count();
+            let n = sent_at
+                .iter()
+                .filter(|t| **t >= window * w && **t < window * (w + 1))
+                .count();
             assert!(n <= 15 + 1, "window {w}: {n}");
         }
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::generate::{Shape, generate};
 use crate::harness::Sanity;
 use crate::report::Target;
-use crate::user_path::{ACCOUNT, Serve, served_counts, serve_with};
+use crate::user_path::{ACCOUNT, Serve, serve_with, served_counts};
 
 /// The share and the budget it is of.
 const SHARE: f64 = 0.25;
@@ -164,9 +164,15 @@ fn ui_edit(serve: &Serve, key: &str) -> Result<(), String> {
         let mut text = String::new();
         stream.read_to_string(&mut text).map_err(|e| e.to_string())?;
         if !text.starts_with("HTTP/1.0 2") && !text.starts_with("HTTP/1.1 2") {
-            return Err(format!("{method} {path}: {}", text.lines().next().unwrap_or("no answer")));
+            return Err(format!(
+                "{method} {path}: {}",
+                text.lines().next().unwrap_or("no answer")
+            ));
         }
-        Ok(text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+        Ok(text
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default())
     };
     let listed: serde_json::Value = serde_json::from_str(&request("GET", "/v1/checks?limit=100&page=1", "")?)
         .map_err(|e| format!("the checks: {e}"))?;
@@ -240,7 +246,13 @@ pub fn measure(monform: &Path, checks: usize) -> Result<ShareReport, String> {
     let (served_before, _) = served_counts(serve.addr)?;
     let started = Instant::now();
     let child = monform_in(monform, &project, &serve, &key, &logs.join("reconcile.log"))?
-        .args(["reconcile", "--log-format", "json", "--listen", &format!("127.0.0.1:{port}")])
+        .args([
+            "reconcile",
+            "--log-format",
+            "json",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
         .arg("--events")
         .arg(&events)
         .spawn()

@@ -52,7 +52,9 @@ impl Sweeping {
         let mut sweep = lock(&self.sweep);
         sweep.budget = Sweep::budget_for(share, limit, window, interval);
         // Half the interval's budget at most: the rest moves the sweep on.
-        let room = usize::try_from(sweep.budget / 2).unwrap_or(usize::MAX).clamp(1, MAX_PRIORITY);
+        let room = usize::try_from(sweep.budget / 2)
+            .unwrap_or(usize::MAX)
+            .clamp(1, MAX_PRIORITY);
         sweep.priority = drifting.iter().take(room).cloned().collect();
     }
 

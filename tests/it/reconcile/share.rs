@@ -141,7 +141,10 @@ fn the_reconciler_reads_within_its_share_finds_a_ui_edit_in_a_sweep_and_never_st
     }));
     assert!(waited.is_ok(), "no sweep within 60 s; the reconciler's log:\n{}", log());
     let sweep = scrape("monform_reconcile_sweep_seconds").unwrap();
-    assert!(sweep >= 4.0, "a sweep of 3 pages of checks and every kind spans intervals: {sweep} s");
+    assert!(
+        sweep >= 4.0,
+        "a sweep of 3 pages of checks and every kind spans intervals: {sweep} s"
+    );
 
     // Alone, within 15 requests a window: counted at the service over 20 s.
     let (before, _) = served_counts(&served);
@@ -158,8 +161,10 @@ fn the_reconciler_reads_within_its_share_finds_a_ui_edit_in_a_sweep_and_never_st
     // A UI edit is found within about a sweep.
     let edited = ui_edit(&served, "Check 120", 10);
     wait_until("the drift event", Duration::from_secs(60), || {
-        std::fs::read_to_string(&events)
-            .is_ok_and(|text| text.lines().any(|l| l.contains("\"event\":\"drift\"") && l.contains("checks.c120")))
+        std::fs::read_to_string(&events).is_ok_and(|text| {
+            text.lines()
+                .any(|l| l.contains("\"event\":\"drift\"") && l.contains("checks.c120"))
+        })
     });
     let found_after = edited.elapsed().as_secs_f64();
     assert!(
@@ -188,7 +193,11 @@ fn the_reconciler_reads_within_its_share_finds_a_ui_edit_in_a_sweep_and_never_st
         .output()
         .unwrap();
     assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
-    assert!(ci.elapsed() < Duration::from_secs(12), "the CI plan took {:?}", ci.elapsed());
+    assert!(
+        ci.elapsed() < Duration::from_secs(12),
+        "the CI plan took {:?}",
+        ci.elapsed()
+    );
     let (_, rejected) = served_counts(&served);
     assert_eq!(rejected, 0, "no client got a 429");
     assert!(

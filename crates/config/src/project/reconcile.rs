@@ -204,7 +204,9 @@ mod tests {
         assert_eq!(parse_share("25%"), Some(0.25));
         assert_eq!(parse_share("100%"), Some(1.0));
         assert_eq!(parse_share(" 2.5 %"), Some(0.025));
-        for bad in ["", "%", "0%", "0.0%", "100.5%", "25", "-5%", "1e1%", "inf%", "NaN%", "25%%", "1.2.3%"] {
+        for bad in [
+            "", "%", "0%", "0.0%", "100.5%", "25", "-5%", "1e1%", "inf%", "NaN%", "25%%", "1.2.3%",
+        ] {
             assert_eq!(parse_share(bad), None, "{bad}");
         }
     }
