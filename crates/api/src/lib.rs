@@ -14,7 +14,10 @@
 //! The typed async client (reqwest + rustls): bearer key and account header,
 //! pacing at the budget the server states (`pace.rs`: `X-RateLimit-*` on every
 //! response, `Retry-After` on a 429; 600/60 s until it states one; a wait is
-//! reported to an observer the CLI shows on the progress line), a timeout per request,
+//! reported to an observer the CLI shows on the progress line; a client given
+//! a share of the budget, `Client::set_share`, spreads its requests at that
+//! share, never more than it a window, and yields while the key's other
+//! clients leave less than it), a timeout per request,
 //! at most `ClientConfig::max_in_flight` requests in flight (64; the rest wait
 //! for a slot before their timeout starts, and the pool keeps no more idle
 //! connections: the read-back of a 1% apply at 100,000 checks sent 1,000 GETs

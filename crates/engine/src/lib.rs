@@ -66,7 +66,13 @@
 //!   values before unknown; apply refuses `none` (`Refusal::OfflineApply`).
 //!   The plan carries `Refreshed` (mode, objects not read) for every output,
 //!   and a saved plan its mode: `apply PLANFILE` re-reads its changed objects
-//!   and refuses it when one changed (remote version).
+//!   and refuses it when one changed (remote version). `rolling`
+//!   (`refresh/rolling.rs`, issue 48, `monform reconcile`): within a request
+//!   budget the session's `Sweep` carries from plan to plan, what `changed`
+//!   reads, the sweep's priorities (drift lately reported), then the next
+//!   listing pages from where the last plan stopped; at the sweep's end what
+//!   no page showed is read by id, so every object is read once a sweep; the
+//!   whole account listed at once when it fits the budget.
 //! - `compare.rs`: the diff rule (managed fields only, sets as sets, null = [] =
 //!   absent, trailing whitespace and number formats ignored), walking borrowed
 //!   paths; a `FieldPath` is made only for what differs.

@@ -36,7 +36,12 @@
 //! sync"), `deliver.rs` (the `[reconcile] notify` channels of the files:
 //! WEBHOOK with its method, headers and query parameters; SLACK at its URL;
 //! errors never show a URL), `metrics.rs` (`/metrics` in the text format,
-//! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`).
+//! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`),
+//! `sweep.rs` (`[reconcile] request-share`, issue 48: the share set on the
+//! API client, which paces the reads and yields to the key's other clients;
+//! each plan's budget, the share of an interval, for the engine's rolling
+//! refresh; the drift reported read first; a sweep's log line and metrics).
+//! An interval is counted from its start.
 //!
 //! **Architecture invariant:** it plans and applies only through
 //! `monform_engine::ops` (and the crate root's re-exports), so a reconcile
