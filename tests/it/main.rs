@@ -35,6 +35,7 @@ mod ownership;
 mod plan;
 mod playwright_project;
 mod policy;
+mod policy_findings;
 mod policy_runs;
 mod rate_limit;
 mod reconcile;
