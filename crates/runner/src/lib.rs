@@ -73,6 +73,11 @@
 //! only harness frames) and finds the first frame of the script (an `eval at
 //! runScript` frame, its line less the 3 lines the `AsyncFunction` wrapper
 //! adds) or of a suite's file; `browser.rs` adds that line's text.
+//! `playwright_project.rs`: a PLAYWRIGHT check with `playwright` (an
+//! existing Playwright project) has its `codeBundle` written into the run's
+//! folder and run with `@playwright/test` under `playwright_config.ts` (the
+//! project's config with the system Chromium, a JSON report, traces of
+//! failures); each test of the report is an entry of `details.tests`.
 //! `snippets.rs` (`inline_snippets`):
 //! snippets named by `setupSnippetId` / `tearDownSnippetId` become part of
 //! the setup and teardown scripts; the caller looks them up (the emulator in
