@@ -15,8 +15,18 @@ use serde_json::{Map, Value};
 use super::random::Rng;
 
 /// Fields never generated: monform's own (lifecycle: ignored fields would
-/// hide an edit on purpose) and the loader's expansions.
-pub const SKIPPED: &[&str] = &["lifecycle", "forEach", "forEachFile", "environments"];
+/// hide an edit on purpose), the loader's expansions, and a PLAYWRIGHT
+/// check's Playwright project (`playwright` names a project on disk, read
+/// into `codeBundle` by the loader: tests/it/playwright_project.rs covers
+/// them).
+pub const SKIPPED: &[&str] = &[
+    "lifecycle",
+    "forEach",
+    "forEachFile",
+    "environments",
+    "playwright",
+    "codeBundle",
+];
 
 /// A script written to its own file: the writer puts `content` at a path
 /// and points `file` at it; the validator reads it inline.
