@@ -150,7 +150,7 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Resu
     Ok(started.elapsed())
 }
 
-/// A person's edit in the UI: the name of the first URL check listed, as
+/// A person's edit in the UI: the name of the first check listed, as
 /// another client of the key (the bench's own HTTP).
 fn ui_edit(serve: &Serve, key: &str) -> Result<(), String> {
     use std::io::{Read, Write};
@@ -176,15 +176,20 @@ fn ui_edit(serve: &Serve, key: &str) -> Result<(), String> {
     };
     let listed: serde_json::Value = serde_json::from_str(&request("GET", "/v1/checks?limit=100&page=1", "")?)
         .map_err(|e| format!("the checks: {e}"))?;
-    let id = listed
+    // The first check listed, whatever its type: updated at its type's path.
+    let check = listed
         .as_array()
-        .and_then(|checks| checks.iter().find(|c| c["checkType"] == "URL"))
-        .and_then(|c| c["id"].as_str())
-        .ok_or("no URL check listed")?
-        .to_owned();
+        .and_then(|checks| checks.first())
+        .ok_or("no check listed")?;
+    let id = check["id"].as_str().ok_or("a check without an id")?.to_owned();
+    let segment = monform_model::resources::CheckType::ALL
+        .iter()
+        .find(|t| check["checkType"] == t.as_str())
+        .map(|t| t.path_segment())
+        .ok_or("a check of an unknown type")?;
     request(
         "PUT",
-        &format!("/v1/checks/url/{id}"),
+        &format!("/v1/checks/{segment}/{id}"),
         r#"{"name":"renamed in the UI"}"#,
     )
     .map(drop)
