@@ -82,14 +82,17 @@ pub fn generate(root: &Path, shape: &Shape, revision: u32) -> std::io::Result<us
     generate_edited(root, shape, revision, &Edits::default())
 }
 
+/// An edit of `monitors/shared.yaml`'s sections.
+pub type SharedEdit<'e> = &'e dyn Fn(&mut Map<String, Value>);
+/// An edit of a check, given its number and JSON.
+pub type CheckEdit<'e> = &'e dyn Fn(usize, &mut Value);
+
 /// What a benchmark changes in the generated project (the language
 /// server's: one alert channel named in 1,000 places, to rename).
 #[derive(Default)]
 pub struct Edits<'e> {
-    /// Called with `monitors/shared.yaml`'s sections.
-    pub shared: Option<&'e dyn Fn(&mut Map<String, Value>)>,
-    /// Called with each check's number and JSON.
-    pub check: Option<&'e dyn Fn(usize, &mut Value)>,
+    pub shared: Option<SharedEdit<'e>>,
+    pub check: Option<CheckEdit<'e>>,
 }
 
 /// [`generate`], with `edits` made.

@@ -239,7 +239,10 @@ fn main() -> ExitCode {
     let lsp = match (&monform, args.lsp_checks) {
         (_, 0) => None,
         (None, _) => {
-            sanity.expect(false, "the language server: no monform binary (--monform PATH)".to_owned());
+            sanity.expect(
+                false,
+                "the language server: no monform binary (--monform PATH)".to_owned(),
+            );
             None
         }
         (Some(monform), checks) => match lsp::measure(monform, checks, args.lsp_keystrokes.max(1), 20) {

@@ -48,7 +48,11 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
     // that group's logical id, not its remote id: no change).
     for import in &desired.declarations.imports {
         if !actual.owned.contains_key(&import.to) {
-            names.insert(import.to.kind, &serde_json::Value::String(import.id.clone()), import.to.id.clone());
+            names.insert(
+                import.to.kind,
+                &serde_json::Value::String(import.id.clone()),
+                import.to.id.clone(),
+            );
         }
     }
     let being_created: BTreeSet<&Address> = desired
