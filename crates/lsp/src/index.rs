@@ -50,9 +50,20 @@ pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
 /// files kept from `before`, the changed files' found again.
 pub fn patched(loaded: &Loaded, mut before: Vec<Occurrence>, changed: &[u32]) -> Vec<Occurrence> {
     before.retain(|o| !changed.contains(&o.span.file));
-    before.extend(occurrences_in(loaded, |file| changed.contains(&file)));
-    before.sort_by_key(|o| (o.span.file, o.span.start));
-    before
+    let mut found = occurrences_in(loaded, |file| changed.contains(&file));
+    found.sort_by_key(|o| (o.span.file, o.span.start));
+    // Both in order: merged, not sorted again (400,000 at 100,000 checks).
+    let place = |o: &Occurrence| (o.span.file, o.span.start);
+    let mut merged = Vec::with_capacity(before.len() + found.len());
+    let mut found = found.into_iter().peekable();
+    for occurrence in before {
+        while let Some(next) = found.next_if(|f| place(f) < place(&occurrence)) {
+            merged.push(next);
+        }
+        merged.push(occurrence);
+    }
+    merged.extend(found);
+    merged
 }
 
 /// The occurrences of the resources and declarations written in the
