@@ -7,6 +7,10 @@
 //! system one. Every process started here gets the environment of
 //! `script_env.rs`, never the runner's own: the scripts are the files' code.
 
+// A Playwright project of the files (`playwright:`): its own runner, using
+// this module's Node.js context and report.
+mod playwright_project;
+
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
@@ -212,7 +216,7 @@ pub(crate) async fn probe(check: &Value, cx: Context<'_>, artifacts: Option<&Pat
 /// runs as written in `codeBundlePath` (`sh -c`).
 async fn suite(check: &Value, cx: Context<'_>, artifacts: Option<&Path>) -> Result<Report, String> {
     if check["playwright"].is_object() {
-        return crate::playwright_project::run(check, cx, artifacts).await;
+        return playwright_project::run(check, cx, artifacts).await;
     }
     let bundle = check["codeBundlePath"].as_str().unwrap_or_default();
     if bundle.is_empty() || !Path::new(bundle).is_dir() {

@@ -73,7 +73,7 @@
 //! only harness frames) and finds the first frame of the script (an `eval at
 //! runScript` frame, its line less the 3 lines the `AsyncFunction` wrapper
 //! adds) or of a suite's file; `browser.rs` adds that line's text.
-//! `playwright_project.rs`: a PLAYWRIGHT check with `playwright` (an
+//! `browser/playwright_project.rs`: a PLAYWRIGHT check with `playwright` (an
 //! existing Playwright project) has its `codeBundle` written into the run's
 //! folder and run with `@playwright/test` under `playwright_config.ts` (the
 //! project's config with the system Chromium, a JSON report, traces of
@@ -109,7 +109,6 @@ mod icmp;
 #[cfg(test)]
 mod loopback;
 mod outcome;
-mod playwright_project;
 pub mod retry;
 pub mod script_env;
 mod tcp;

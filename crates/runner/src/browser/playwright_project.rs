@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::browser::{Context, Group, Report, console, node_env, run_folder};
+use super::{Context, Group, Report, console, node_env, run_folder};
 use crate::browser_setup::INSTALL_HINT;
 
-const CONFIG: &str = include_str!("playwright_config.ts");
+const CONFIG: &str = include_str!("../playwright_config.ts");
 /// monform's config, written beside the project's (its relative paths,
 /// `testDir`, `globalSetup`, resolve from the same folder).
 const OURS: &str = "monform.playwright.config.ts";
