@@ -98,16 +98,10 @@ async fn harness(
         command.env("MONFORM_ARTIFACTS", artifacts);
     }
     let started = Instant::now();
-    let child = command
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}; {INSTALL_HINT}", node.display()))?;
-    let mut group = Group(child.id());
-    let done = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("cannot run {}: {e}", node.display()))?;
-    group.0 = None;
+    let done = wait_in_group(&mut command, &node.display().to_string(), |e| {
+        format!("cannot start {}: {e}; {INSTALL_HINT}", node.display())
+    })
+    .await?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let output = console(&done);
     let result: Value = std::fs::read_to_string(dir.path().join("result.json"))
@@ -148,9 +142,28 @@ pub(crate) fn console(done: &std::process::Output) -> String {
     output
 }
 
+/// Runs `command` in a process group of its own and waits for its output:
+/// a run cut short (`maxResponseTime` drops this future) kills everything
+/// it started (node, npx, browsers), not only the child. `start_failed`
+/// words a failed start; a failed wait is "cannot run {label}".
+pub(crate) async fn wait_in_group(
+    command: &mut tokio::process::Command,
+    label: &str,
+    start_failed: impl FnOnce(std::io::Error) -> String,
+) -> Result<std::process::Output, String> {
+    let child = command.process_group(0).spawn().map_err(start_failed)?;
+    let mut group = Group(child.id());
+    let done = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("cannot run {label}: {e}"))?;
+    group.0 = None;
+    Ok(done)
+}
+
 /// Kills the harness's whole process group (Node and the Chromium it
 /// started) when a run is cut short (`maxResponseTime`) before it ended.
-pub(crate) struct Group(pub Option<u32>);
+struct Group(Option<u32>);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -237,18 +250,8 @@ async fn suite(check: &Value, cx: Context<'_>, artifacts: Option<&Path>) -> Resu
         .current_dir(bundle)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Its own process group, so a run cut short kills what the command
-    // started (npx, node, browsers), not only the shell.
-    let child = shell
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-    let mut group = Group(child.id());
-    let done = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-    group.0 = None;
+    let label = format!("`{command}`");
+    let done = wait_in_group(&mut shell, &label, |e| format!("cannot run {label}: {e}")).await?;
     let mut output = String::from_utf8_lossy(&done.stdout).into_owned();
     output.push_str(&String::from_utf8_lossy(&done.stderr));
     Ok(Report {

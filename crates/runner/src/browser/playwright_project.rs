@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::{Context, Group, Report, console, node_env, run_folder};
+use super::{Context, Report, console, node_env, run_folder, wait_in_group};
 use crate::browser_setup::INSTALL_HINT;
 
 const CONFIG: &str = include_str!("../playwright_config.ts");
@@ -93,16 +93,10 @@ pub(crate) async fn run(check: &Value, cx: Context<'_>, artifacts: Option<&Path>
         command.arg("--grep").arg(grep);
     }
     let started = Instant::now();
-    let child = command
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}; {INSTALL_HINT}", node.display()))?;
-    let mut group = Group(child.id());
-    let done = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("cannot run {}: {e}", node.display()))?;
-    group.0 = None;
+    let done = wait_in_group(&mut command, &node.display().to_string(), |e| {
+        format!("cannot start {}: {e}; {INSTALL_HINT}", node.display())
+    })
+    .await?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let output = console(&done);
     let report: Value = std::fs::read_to_string(&report_file)
