@@ -272,7 +272,7 @@ pub use renames::SuggestedMove;
 pub use safety::{Overwrite, SafetyError};
 pub use saved::{OtherEnvironment, SavedPlan, StalePlan};
 pub use state::postgres::Actor;
-pub use state::{HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError, Target};
+pub use state::{CallRecord, HistoryEntry, LocalState, PostgresState, State, StateBackend, StateError, Target};
 // What a state backend written in another crate implements and is handed.
 pub use state::{Delta, ResourceState, StateWriter};
 pub use verify::Verification;

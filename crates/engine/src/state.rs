@@ -301,6 +301,26 @@ pub trait StateWriter: Send {
     /// Makes `changes` durable, in order, as one write (one fsync, one
     /// transaction): after it returns, a crash loses none of them.
     fn write(&mut self, changes: &[Delta]) -> Result<(), StateError>;
+/// One call an agent made through `monform mcp` (issue 51), as the
+/// state's history keeps it: what, by which client, on which plan, and
+/// how it ended. Never a secret: the plan is named by its hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRecord {
+    /// UTC, ISO 8601.
+    pub at: String,
+    /// `user@host` of the server, as the history names who applied.
+    pub by: String,
+    /// The MCP client, as it named itself (`name version`).
+    pub client: String,
+    /// The tool called, e.g. `apply`.
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
+    /// `applied`, `refused: WHY`, `failed: WHY`.
+    pub outcome: String,
+}
+
     /// The end of the apply, `state` being everything written: a backend
     /// with a journal folds it into its snapshot.
     fn finish(self: Box<Self>, state: &State) -> Result<(), StateError>;
@@ -332,6 +352,20 @@ pub trait StateBackend: Send + Sync {
 /// `managed`.
 #[cfg(any(test, feature = "test-support"))]
 pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
+    /// Adds an agent's call to the history (`monform mcp`); a backend
+    /// that cannot keep it says so, and the call is refused.
+    fn record_call(&self, project: &str, call: &CallRecord) -> Result<(), StateError> {
+        let _ = (project, call);
+        Err(StateError::Corrupt {
+            path: self.describe(),
+            detail: "this state backend keeps no history of calls".to_owned(),
+        })
+    }
+    /// The last `limit` calls recorded by [`StateBackend::record_call`], newest first.
+    fn calls(&self, project: &str, limit: usize) -> Result<Vec<CallRecord>, StateError> {
+        let _ = (project, limit);
+        Ok(Vec::new())
+    }
     ResourceState {
         remote_id: id.into(),
         version: Some("2026-11-22T10:00:00.000Z".into()),

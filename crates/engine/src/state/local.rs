@@ -55,6 +55,14 @@ impl LocalState {
         &self.path
     }
 
+    /// `.monform/calls.jsonl` (`calls.<env>.jsonl`): the calls agents made
+    /// through `monform mcp`, the local state's history of them.
+    pub fn calls_path(&self) -> PathBuf {
+        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("state.json");
+        let calls = format!("calls{}l", name.strip_prefix("state").unwrap_or(".json"));
+        self.path.with_file_name(calls)
+    }
+
     /// `.monform/state.journal` (`state.<env>.journal`).
     pub fn journal_path(&self) -> PathBuf {
         self.journal.clone()
@@ -225,6 +233,41 @@ impl StateBackend for LocalState {
 
     fn lock(&self, command: &str) -> Result<crate::lock::LockGuard, crate::lock::LockError> {
         crate::lock::acquire(&self.lock, command)
+    }
+
+    /// One JSON line appended to `.monform/calls.jsonl` (`calls.<env>.jsonl`),
+    /// synced before it returns.
+    fn record_call(&self, _project: &str, call: &crate::state::CallRecord) -> Result<(), StateError> {
+        let path = self.calls_path();
+        let write = self.write_error(&path);
+        let mut line = serde_json::to_vec(call).map_err(|e| write(std::io::Error::other(e)))?;
+        line.push(b'\n');
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(&write)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(&write)?;
+        file.write_all(&line).map_err(&write)?;
+        file.sync_data().map_err(&write)
+    }
+
+    fn calls(&self, _project: &str, limit: usize) -> Result<Vec<crate::state::CallRecord>, StateError> {
+        let path = self.calls_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.read_error(&path, e)),
+        };
+        // A line torn by a crash is skipped, not an error.
+        Ok(text
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .take(limit)
+            .collect())
     }
 }
 

@@ -529,6 +529,66 @@ impl StateBackend for PostgresState {
             .map_err(|e| inner.error("cannot read the history", e))?;
         Ok(Some(entries))
     }
+
+    fn record_call(&self, project: &str, call: &crate::state::CallRecord) -> Result<(), StateError> {
+        self.insert_call(project, call)
+    }
+
+    fn calls(&self, project: &str, limit: usize) -> Result<Vec<crate::state::CallRecord>, StateError> {
+        self.read_calls(project, limit)
+    }
+}
+
+impl PostgresState {
+    fn insert_call(&self, project: &str, call: &crate::state::CallRecord) -> Result<(), StateError> {
+        let inner = &self.inner;
+        inner.block(async {
+            query(
+                "INSERT INTO monform_calls (project, by_user, client, tool, plan_hash, outcome)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(project)
+            .bind(&call.by)
+            .bind(&call.client)
+            .bind(&call.tool)
+            .bind(&call.plan_hash)
+            .bind(&call.outcome)
+            .execute(&inner.pool)
+            .await
+            .map(|_| ())
+            .map_err(|e| inner.error("cannot record the call", e))
+        })
+    }
+
+    fn read_calls(&self, project: &str, limit: usize) -> Result<Vec<crate::state::CallRecord>, StateError> {
+        let inner = &self.inner;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = inner.block(async {
+            query(
+                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+                        by_user, client, tool, plan_hash, outcome
+                 FROM monform_calls WHERE project = $1 ORDER BY at DESC LIMIT $2",
+            )
+            .bind(project)
+            .bind(limit)
+            .fetch_all(&inner.pool)
+            .await
+            .map_err(|e| inner.error("cannot read the calls", e))
+        })?;
+        rows.iter()
+            .map(|row| {
+                Ok(crate::state::CallRecord {
+                    at: row.try_get(0)?,
+                    by: row.try_get(1)?,
+                    client: row.try_get(2)?,
+                    tool: row.try_get(3)?,
+                    plan_hash: row.try_get(4)?,
+                    outcome: row.try_get(5)?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx_core::Error>>()
+            .map_err(|e| inner.error("cannot read the calls", e))
+    }
 }
 
 fn conflict(inner: &Inner, stored: i64, writing: i64) -> StateError {

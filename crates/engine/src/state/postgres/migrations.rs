@@ -2,7 +2,7 @@
 
 /// The schema, one list of statements per version. Never edit a released
 /// version: add one.
-pub(super) const MIGRATIONS: &[&[&str]] = &[VERSION_1, VERSION_2];
+pub(super) const MIGRATIONS: &[&[&str]] = &[VERSION_1, VERSION_2, VERSION_3];
 
 pub(super) const VERSION_1: &[&str] = &[
     "CREATE TABLE monform_state (
@@ -49,3 +49,15 @@ const VERSION_2: &[&str] = &[
      FROM monform_state s, jsonb_each(coalesce(s.body->'resources', '{}'::jsonb)) AS r",
     "UPDATE monform_state SET body = body - 'resources'",
 ];
+
+/// The calls agents made through `monform mcp` (issue 51): what, by which
+/// client, on which plan hash, and how each ended.
+const VERSION_3: &[&str] = &["CREATE TABLE monform_calls (
+        project   text NOT NULL,
+        at        timestamptz NOT NULL DEFAULT now(),
+        by_user   text NOT NULL,
+        client    text NOT NULL,
+        tool      text NOT NULL,
+        plan_hash text,
+        outcome   text NOT NULL
+    )"];
