@@ -41,7 +41,7 @@ impl Client {
             return;
         };
         for &kind in kinds {
-            if prefetched.contains_key(&kind) {
+            if kind.is_local() || prefetched.contains_key(&kind) {
                 continue;
             }
             let client = self.clone();
@@ -52,6 +52,9 @@ impl Client {
     /// Every object of `kind`, reading every page (limit 100); what
     /// [`Client::prefetch`] read of it is taken (once) instead.
     pub async fn list_all(&self, kind: Kind) -> Result<Vec<Remote>, Error> {
+        if kind.is_local() {
+            return Ok(Vec::new());
+        }
         let started = self.prefetched.lock().ok().and_then(|mut p| p.remove(&kind));
         // A listing that did not finish (its task panicked or was
         // cancelled) is read again.
@@ -73,6 +76,9 @@ impl Client {
     /// what a rolling refresh reads a few of per plan. `None` for a kind
     /// listed by cursor, which has no page numbers.
     pub async fn list_page(&self, kind: Kind, page: usize) -> Result<Option<(Vec<Remote>, Option<usize>)>, Error> {
+        if kind.is_local() {
+            return Ok(Some((Vec::new(), Some(0))));
+        }
         let endpoints = kind.endpoints();
         if endpoints.listing == Listing::Cursor {
             return Ok(None);
@@ -124,6 +130,9 @@ impl Client {
     /// apply of 100,000 checks held about 100 MB of their bodies). What
     /// [`Client::prefetch`] read of `kind` is taken instead, as one page.
     pub async fn list_each(&self, kind: Kind, mut visit: impl FnMut(Vec<Remote>) + Send) -> Result<(), Error> {
+        if kind.is_local() {
+            return Ok(());
+        }
         if self.prefetched.lock().is_ok_and(|p| p.contains_key(&kind)) {
             visit(self.list_all(kind).await?);
             return Ok(());
@@ -247,6 +256,9 @@ impl Client {
     /// Creates an object from its API body. Checks and groups are never
     /// auto-subscribed to alert channels: monform manages subscriptions.
     pub async fn create(&self, kind: Kind, body: &Value) -> Result<Remote, Error> {
+        if kind.is_local() {
+            return Ok(local_object(kind, None, body));
+        }
         let endpoints = kind.endpoints();
         let check_type = if kind == Kind::Check { check_type(body) } else { None };
         let mut body = body.clone();
@@ -266,6 +278,9 @@ impl Client {
 
     /// Updates an object: only the fields in `body` change.
     pub async fn update(&self, kind: Kind, id: &str, body: &Value) -> Result<Remote, Error> {
+        if kind.is_local() {
+            return Ok(local_object(kind, Some(id), body));
+        }
         let endpoints = kind.endpoints();
         let check_type = if kind == Kind::Check { check_type(body) } else { None };
         let mut body = body.clone();
@@ -285,6 +300,9 @@ impl Client {
 
     /// Deletes an object; one that is already gone counts as deleted.
     pub async fn delete(&self, kind: Kind, id: &str) -> Result<(), Error> {
+        if kind.is_local() {
+            return Ok(());
+        }
         match self
             .send(
                 Method::DELETE,
@@ -302,6 +320,9 @@ impl Client {
 
     /// One object, or `None` when it does not exist.
     pub async fn get(&self, kind: Kind, id: &str) -> Result<Option<Remote>, Error> {
+        if kind.is_local() {
+            return Ok(None);
+        }
         match self
             .send(Method::GET, &path(kind.endpoints().read, Some(id), None), &[], None)
             .await
@@ -311,6 +332,26 @@ impl Client {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The object a write of a local kind (`Kind::is_local`: SLOs, which the
+/// service has no API for) stands for: nothing is sent; the body comes
+/// back with an id (a new one on create) for the state to record. The
+/// engine keeps such objects in the state alone and never reads them back.
+fn local_object(kind: Kind, id: Option<&str>, body: &Value) -> Remote {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = id.map(str::to_owned).unwrap_or_else(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("local-{nanos:x}-{n}")
+    });
+    let mut body = body.clone();
+    if let Value::Object(map) = &mut body {
+        map.insert(kind.id_field().to_owned(), Value::String(id));
+    }
+    Remote::new(kind, &body)
 }
 
 fn auto_assign(kind: Kind) -> Vec<(&'static str, String)> {

@@ -170,6 +170,7 @@ pub mod paths;
 pub mod project;
 pub mod project_schema;
 pub mod shared;
+pub mod slos;
 pub mod source;
 pub mod tree;
 

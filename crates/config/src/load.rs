@@ -276,6 +276,16 @@ fn finish_load(
     }
     // Defined, even when invalid: a declaration's check is about the address.
     let (mut desired, defined) = loader.build_desired(items);
+    // SLOs over their member checks (`slos.rs`): `enforce: true` first, so
+    // what it sets is what the rest reads.
+    crate::slos::enforce(&mut desired);
+    for diagnostic in crate::slos::check(&desired) {
+        if diagnostic.severity == crate::diagnostic::Severity::Error {
+            loader.diagnostics.push(diagnostic);
+        } else {
+            warnings.push(diagnostic);
+        }
+    }
     let levels = project.as_ref().map(|p| p.lint).unwrap_or_default();
     // The linter reads the resources while their references are linked:
     // one after the other, on one core, they were a tenth of the wall time
@@ -510,6 +520,12 @@ fn read_resource_file(
             if found.address.kind == Kind::Check {
                 own_fields = crate::lint::overridable(&found.node);
                 merge_defaults(&mut found.node, defaults);
+            }
+            if found.address.kind == Kind::Slo {
+                own_fields = crate::slos::SPANNED_FIELDS
+                    .iter()
+                    .filter_map(|field| found.node.get(field).map(|entry| (*field, entry.key_span)))
+                    .collect();
             }
             let mut diagnostics = Vec::new();
             let validated = validate(&found, &base, context.roots, &mut diagnostics);

@@ -241,7 +241,7 @@ async fn plan_deferred(session: &Session<'_>, request: &PlanRequest) -> Result<P
     };
     let started = Instant::now();
     let refresh = if request.destroy { Refresh::All } else { request.refresh };
-    let actual = match (refresh, session.sweep) {
+    let mut actual = match (refresh, session.sweep) {
         (Refresh::All, _) | (Refresh::Rolling, None) => {
             crate::fetch::fetch(session.client, project, session.desired, &planning).await
         }
@@ -258,6 +258,8 @@ async fn plan_deferred(session: &Session<'_>, request: &PlanRequest) -> Result<P
         }
     }
     .map_err(Refusal::Fetch)?;
+    // Local kinds (SLOs) are not in the service: the state is their account.
+    crate::refresh::trust_local(session.desired, &planning, &mut actual);
     let fetched_in = started.elapsed();
     refusal::clashes(project, session.desired, &actual)?;
     if !request.destroy {

@@ -104,7 +104,8 @@ fn select(desired: &Desired, state: &State, mode: Refresh) -> Selection {
         .collect();
     let mut selection = Selection::default();
     for (address, unrefreshed) in judged {
-        if unrefreshed.edited && mode == Refresh::Changed {
+        // A local kind has nothing to read: `trust_local` holds it.
+        if unrefreshed.edited && mode == Refresh::Changed && !address.kind.is_local() {
             selection.read.push((address, unrefreshed.remote_id));
         } else {
             selection.trusted.insert(address, unrefreshed);
@@ -114,6 +115,33 @@ fn select(desired: &Desired, state: &State, mode: Refresh) -> Selection {
         read_private_locations(desired, &mut selection);
     }
     selection
+}
+
+/// The state's objects of local kinds (`Kind::is_local`: SLOs, which the
+/// service has no API for) as unread objects, whatever the refresh: the
+/// state is all there is of them, so a plan compares the files with what
+/// the state recorded as applied (`differ/offline.rs`), an unchanged one is
+/// a no-op and one gone from the files a delete (which sends nothing).
+pub(crate) fn trust_local(desired: &Desired, state: &State, actual: &mut Actual) {
+    let moved_to: BTreeSet<&Address> = desired.declarations.moved.iter().map(|m| &m.to).collect();
+    for (key, entry) in &state.resources {
+        let Ok(address) = key.parse::<Address>() else { continue };
+        if !address.kind.is_local() || actual.unrefreshed.contains_key(&address) {
+            continue;
+        }
+        let edited = !desired.resources.contains_key(&address)
+            || moved_to.contains(&address)
+            || edited(desired, &address, state, key);
+        actual.owned.remove(&address);
+        actual.unrefreshed.insert(
+            address,
+            Unrefreshed {
+                remote_id: entry.remote_id.clone(),
+                version: entry.version.clone(),
+                edited,
+            },
+        );
+    }
 }
 
 /// References to private locations are written with their slug, which the

@@ -65,6 +65,11 @@ impl Kind {
             },
             Kind::Dashboard => simple("/v1/dashboards", "/v1/dashboards/{id}"),
             Kind::PrivateLocation => simple("/v1/private-locations", "/v1/private-locations/{id}"),
+            // Local (`Kind::is_local`): the service has no SLO API; the
+            // client never sends these (the fetcher lists `Kind::REMOTE`,
+            // the executor records local changes in the state only). A
+            // path under no API version, so a slip is a 404, not a write.
+            Kind::Slo => simple("/monform-local/slos", "/monform-local/slos/{id}"),
         }
     }
 }

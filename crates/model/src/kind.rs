@@ -108,9 +108,32 @@ kinds! {
     StatusPageService(StatusPageService) = "statusPageServices", Identity::NaturalKey("name");
     Dashboard(Dashboard) = "dashboards", Identity::OwnershipTag;
     PrivateLocation(PrivateLocation) = "privateLocations", Identity::NaturalKey("slugName");
+    Slo(Slo) = "slos", Identity::LogicalId;
 }
 
 impl Kind {
+    /// The kinds that live in the service (every kind but the local ones):
+    /// what the fetcher lists and the executor sends.
+    pub const REMOTE: &'static [Kind] = &[
+        Kind::Check,
+        Kind::Group,
+        Kind::Snippet,
+        Kind::Variable,
+        Kind::AlertChannel,
+        Kind::MaintenanceWindow,
+        Kind::StatusPage,
+        Kind::StatusPageService,
+        Kind::Dashboard,
+        Kind::PrivateLocation,
+    ];
+
+    /// A monform-only kind the service has no API for (`slos`): its objects
+    /// live in the state alone; a plan compares them with what the state
+    /// recorded as applied, and an apply only records them.
+    pub fn is_local(self) -> bool {
+        matches!(self, Kind::Slo)
+    }
+
     pub fn from_section(section: &str) -> Option<Kind> {
         Kind::ALL.iter().copied().find(|k| k.section() == section)
     }

@@ -123,6 +123,7 @@ pub mod rules;
 pub mod runs;
 pub mod samples;
 pub mod schema;
+mod slo_rules;
 pub mod sensitive;
 pub mod snippets;
 pub mod status;

@@ -23,7 +23,7 @@ use crate::sensitive::Wording;
 use crate::{FieldPath, Kind, Violation};
 
 /// The top-level fields of a resource as the rules read them.
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     map: &'a Map<String, Value>,
     usable: &'a dyn Fn(&str) -> bool,
     wording: &'a Wording<'a>,
@@ -38,7 +38,7 @@ impl Fields<'_> {
 
     /// `None` when the field is unusable (broken or of the wrong type): the
     /// rules reading it are skipped. `Some(None)` when it is absent.
-    fn get<T: DeserializeOwned>(&self, field: &str) -> Option<Option<T>> {
+    pub(crate) fn get<T: DeserializeOwned>(&self, field: &str) -> Option<Option<T>> {
         if !(self.usable)(field) {
             return None;
         }
@@ -49,7 +49,7 @@ impl Fields<'_> {
     }
 
     /// The field's value, or the model's default when it is absent.
-    fn or<T: DeserializeOwned>(&self, field: &str, default: fn() -> T) -> Option<T> {
+    pub(crate) fn or<T: DeserializeOwned>(&self, field: &str, default: fn() -> T) -> Option<T> {
         self.get(field).map(|v| v.unwrap_or_else(default))
     }
 }
@@ -101,6 +101,7 @@ pub fn check_worded(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool, wo
             }
         }
         Kind::MaintenanceWindow => window_rules(&fields, &mut violations),
+        Kind::Slo => crate::slo_rules::slo_rules(&fields, &mut violations),
         _ => {}
     }
     violations

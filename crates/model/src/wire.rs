@@ -38,7 +38,8 @@ impl Kind {
             Kind::Group | Kind::Snippet | Kind::AlertChannel | Kind::MaintenanceWindow => IdType::Integer,
             Kind::Check | Kind::StatusPage | Kind::StatusPageService | Kind::PrivateLocation => IdType::Uuid,
             Kind::Dashboard => IdType::Text,
-            Kind::Variable => IdType::Key,
+            // A local kind's "remote id" is its logical id (the state's key).
+            Kind::Variable | Kind::Slo => IdType::Key,
         }
     }
 }

@@ -232,6 +232,43 @@ pub const CODES: &[CodeDoc] = &[
         fix: "Use a value the field's reference lists (type, limits and allowed values are on its page).",
     },
     CodeDoc {
+        code: "monform::slo-members",
+        what: "An SLO's `checks` names a check the files do not define, or one of its `tags` is on no check.",
+        example: Some((
+            "monitors/slo.yaml",
+            "checks:\n  home:\n    checkType: URL\n    name: Home\n    frequency: 1\n    request: { url: \"https://example.com/\" }\nslos:\n  home:\n    checks: [checks.hom]\n    target: 99\n    window: 28d\n",
+        )),
+        message: "slos.home.checks: `checks.hom` names no check of the files (did you mean `checks.home`?)",
+        fix: "Name a check of the files by its address (`checks.<id>`, `checks.<id>[<key>]`, `checks.<id>[*]`), or tag the checks.",
+    },
+    CodeDoc {
+        code: "monform::slo-cannot-fail",
+        what: "An SLO member check whose runs cannot measure a failure: `shouldFail: true`, or a HEARTBEAT check with a grace of 0.",
+        example: Some((
+            "monitors/slo.yaml",
+            "checks:\n  home:\n    checkType: URL\n    name: Home\n    frequency: 1\n    shouldFail: true\n    request: { url: \"https://example.com/\" }\nslos:\n  home:\n    checks: [checks.home]\n    target: 99\n    window: 28d\n",
+        )),
+        message: "slos.home: checks.home has `shouldFail: true`: its runs pass when the service fails, so they cannot measure it",
+        fix: "Leave the check out of the objective (or give the heartbeat a grace).",
+    },
+    CodeDoc {
+        code: "monform::slo-timeslice",
+        what: "An SLO budgeted by time slices whose slice is shorter than a member check's frequency: most slices hold no run, which inflates the SLI.",
+        example: Some((
+            "monitors/slo.yaml",
+            "checks:\n  home:\n    checkType: URL\n    name: Home\n    frequency: 5\n    request: { url: \"https://example.com/\" }\nslos:\n  home:\n    checks: [checks.home]\n    budgeting: timeslices\n    timeslice: 1m\n    target: 99\n    window: 28d\n",
+        )),
+        message: "slos.home.timeslice: a slice of 1m is shorter than checks.home's frequency (5m)",
+        fix: "Use a slice of at least the members' frequency, or run them more often.",
+    },
+    CodeDoc {
+        code: "monform::slo-samples",
+        what: "A warning: an SLO's member makes too few runs in the 5-minute fast-burn window for its target, so one failed run would page.",
+        example: None,
+        message: "slos.home: a 99.9% target needs at least 70 runs in the 5m fast-burn window, and checks.home makes 5",
+        fix: "Raise the members' frequency and locations, set `enforce: true` to let the plan set them, or lower the target.",
+    },
+    CodeDoc {
         code: "monform::io",
         what: "A file or folder of the project cannot be read.",
         example: None,

@@ -449,6 +449,7 @@ fn item(stored: ReadResource, id: FileId) -> Option<Item> {
         .map(|(field, span)| {
             let field = monform_model::group_rules::GROUP_OVERRIDES
                 .iter()
+                .chain(crate::slos::SPANNED_FIELDS)
                 .find(|f| **f == field)?;
             Some((*field, load_span(span, id)?))
         })

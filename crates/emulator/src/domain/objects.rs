@@ -20,6 +20,8 @@ pub fn noun(kind: Kind) -> &'static str {
         Kind::StatusPageService => "status page service",
         Kind::Dashboard => "dashboard",
         Kind::PrivateLocation => "private location",
+        // monform-only (`Kind::is_local`): the service stores none.
+        Kind::Slo => "service level objective",
     }
 }
 

@@ -32,6 +32,8 @@ fn prefixes(kind: Kind) -> &'static [&'static str] {
         Kind::StatusPageService => &["/v1/status-pages/services/"],
         Kind::Dashboard => &["/v1/dashboards/"],
         Kind::PrivateLocation => &["/v1/private-locations/"],
+        // monform-only: the service has no SLO API.
+        Kind::Slo => &[],
     }
 }
 
