@@ -22,6 +22,11 @@
 //!
 //! `Config::latency` is added to every API request, faulted or not.
 //!
+//! A test can also pick the fault a request meets ([`Faults::pick`]): the
+//! next requests of a method whose path starts with a prefix meet a given
+//! mode or a lost write, whatever the draws say. A failure the random run
+//! found then has a test of its own that does not hang on a seed.
+//!
 //! A dropped connection is a response whose body fails on its first poll,
 //! before hyper flushes the head: hyper then closes the connection without
 //! writing a byte, and the client sees a transport error (reqwest: "connection
@@ -29,6 +34,7 @@
 //! declares a `Content-Length` it never sends, so that a client still gets
 //! a truncated body rather than a whole one if the head ever went out.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -145,6 +151,26 @@ pub fn losing_writes() -> bool {
     LOST_WRITE.try_with(|lost| *lost).unwrap_or(false)
 }
 
+/// What a picked request meets ([`Faults::pick`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picked {
+    /// One of the modes the random draw has.
+    Fault(Fault),
+    /// Handled and answered as if stored, its transaction rolled back
+    /// (as `Config::lost_write_rate` does).
+    LostWrite,
+}
+
+/// Requests picked to meet a fault: `times` more of `method` whose path
+/// starts with `path`.
+#[derive(Debug)]
+struct Pick {
+    method: String,
+    path: String,
+    what: Picked,
+    times: u32,
+}
+
 /// The fault configuration and the request counter.
 pub struct Faults {
     rate: f64,
@@ -153,6 +179,7 @@ pub struct Faults {
     counter: AtomicU64,
     lost_write_rate: f64,
     writes: AtomicU64,
+    picks: Mutex<Vec<Pick>>,
 }
 
 impl Faults {
@@ -166,7 +193,36 @@ impl Faults {
             counter: AtomicU64::new(0),
             lost_write_rate: 0.0,
             writes: AtomicU64::new(0),
+            picks: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The next `times` requests of `method` (`"DELETE"`) whose path starts
+    /// with `path` (`/v1/private-locations/`) meet `what`, before any
+    /// random draw; a later pick of the same method and path comes after
+    /// it.
+    pub fn pick(&self, method: &str, path: &str, what: Picked, times: u32) {
+        self.picks.lock().unwrap_or_else(|p| p.into_inner()).push(Pick {
+            method: method.to_ascii_uppercase(),
+            path: path.to_owned(),
+            what,
+            times,
+        });
+    }
+
+    /// Ends every pick: requests meet only the random draws again.
+    pub fn unpick(&self) {
+        self.picks.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// What a picked request meets, if it was picked (counts it).
+    pub fn picked(&self, method: &Method, path: &str) -> Option<Picked> {
+        let mut picks = self.picks.lock().unwrap_or_else(|p| p.into_inner());
+        let index = picks
+            .iter()
+            .position(|p| p.times > 0 && p.method == method.as_str() && path.starts_with(&p.path))?;
+        picks[index].times -= 1;
+        Some(picks[index].what)
     }
 
     /// `rate` (0.0 to 1.0; NaN is 0) of writes are acknowledged, not stored.
@@ -246,6 +302,23 @@ mod tests {
         assert!((4_700..5_300).contains(&lost), "{lost}");
         let all = Faults::new(0.0, 3, Duration::ZERO).with_lost_writes(1.0);
         assert!((0..100).all(|_| all.lose_next_write()));
+    }
+
+    #[test]
+    fn a_picked_fault_meets_its_requests_only_as_often_as_picked() {
+        let faults = Faults::new(0.0, 0, Duration::ZERO);
+        faults.pick("DELETE", "/v1/variables/", Picked::LostWrite, 2);
+        assert_eq!(faults.picked(&Method::GET, "/v1/variables/A"), None);
+        assert_eq!(faults.picked(&Method::DELETE, "/v1/checks/1"), None);
+        assert_eq!(
+            faults.picked(&Method::DELETE, "/v1/variables/A"),
+            Some(Picked::LostWrite)
+        );
+        assert_eq!(
+            faults.picked(&Method::DELETE, "/v1/variables/B"),
+            Some(Picked::LostWrite)
+        );
+        assert_eq!(faults.picked(&Method::DELETE, "/v1/variables/A"), None);
     }
 
     #[test]

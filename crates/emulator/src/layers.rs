@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::app::AppState;
 use crate::error::ApiError;
-use crate::faults::{Injected, is_write};
+use crate::faults::{Injected, Picked, is_write};
 use crate::ratelimit::is_exempt;
 
 /// Logs and counts every request, by its route template (not its URL, so ids
@@ -73,7 +73,12 @@ pub async fn inject(State(app): State<AppState>, request: Request, next: Next) -
         tokio::time::sleep(app.faults.latency).await;
     }
     let write = is_write(request.method());
-    match app.faults.next(write) {
+    let fault = match app.faults.picked(request.method(), request.uri().path()) {
+        Some(Picked::LostWrite) if write => return crate::faults::LOST_WRITE.scope(true, next.run(request)).await,
+        Some(Picked::Fault(fault)) => Some(fault),
+        _ => app.faults.next(write),
+    };
+    match fault {
         None if write && app.faults.lose_next_write() => crate::faults::LOST_WRITE.scope(true, next.run(request)).await,
         None => next.run(request).await,
         Some(fault) if fault.after_commit() => {

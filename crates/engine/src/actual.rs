@@ -33,6 +33,8 @@ pub struct Actual {
     /// believed to be as last applied, their drift unchecked. Never also
     /// in `owned`.
     pub unrefreshed: BTreeMap<Address, Unrefreshed>,
+    /// Every kind was listed whole (`fetch`): an object not here is gone.
+    pub complete: bool,
 }
 
 /// An object the project's files claim but another project owns.

@@ -3,7 +3,9 @@
 //! `Recorder`'s thread: the executor never waits for a write). A create whose outcome is
 //! unknown (dropped connection, timeout, 5xx) is looked up by its identity
 //! before it is tried again, so nothing is ever created twice. A failure
-//! stops the changes that depend on it, not the others.
+//! stops the changes that depend on it, not the others. Deletes and secret
+//! variables are read back before they count (`confirm.rs`): the service
+//! may acknowledge a write it did not keep.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -25,8 +27,10 @@ use crate::plan::{Action, Change, Plan};
 use crate::state::{Delta, FieldSets, Recorder, ResourceState, State, StateBackend, StateError};
 use monform_model::wire::{referenced_ids, to_wire};
 
+mod confirm;
 mod housekeeping;
 mod record;
+use confirm::Unconfirmed;
 use housekeeping::{record_moves, refresh_noops, retag_moved};
 use record::{Ids, entry, forget, record, remote_ref};
 
@@ -291,7 +295,7 @@ pub async fn apply(
     // failed all the same.
     report.unreachable = client.unreachable() && !options.stop.load(Ordering::SeqCst);
     if pending.is_empty() && !report.unreachable {
-        delete_retired(&shared, &mut report).await;
+        delete_retired(&shared, &mut report).await?;
     } else {
         report.interrupted = true;
         let because = if report.unreachable {
@@ -326,12 +330,18 @@ pub async fn apply(
 }
 
 enum RunError {
-    Api(Error),
+    Api(Unconfirmed),
     State(StateError),
 }
 
 impl From<Error> for RunError {
     fn from(e: Error) -> RunError {
+        RunError::Api(Unconfirmed::Api(e))
+    }
+}
+
+impl From<Unconfirmed> for RunError {
+    fn from(e: Unconfirmed) -> RunError {
         RunError::Api(e)
     }
 }
@@ -366,15 +376,15 @@ fn creates_first(change: &Change, desired: &Desired, actual: &Actual) -> bool {
     referenced_ids(kind, &old).is_empty() && !wanted.iter().any(|u| held.contains(u))
 }
 
-/// Deletes the old objects of create-first replaces. Failures are reported;
-/// an old object left behind still carries the project's tag, so the next
-/// plan deletes it as a duplicate.
-async fn delete_retired(shared: &Shared<'_>, report: &mut Report) {
+/// Deletes the old objects of create-first replaces, each read back.
+/// Failures are reported; an old object left behind stays in its entry's
+/// `retired` (and, for kinds with tags, carries the project's tag), so the
+/// next plan deletes it as a duplicate.
+async fn delete_retired(shared: &Shared<'_>, report: &mut Report) -> Result<(), StateError> {
     let retired = std::mem::take(&mut *shared.retired.lock().unwrap_or_else(|e| e.into_inner()));
     for (address, id) in retired {
-        match shared.client.delete(address.kind, &id).await {
-            Ok(()) => {}
-            Err(error) if error.status() == Some(404) => {}
+        match confirm::delete(shared.client, address.kind, &id).await {
+            Ok(()) => record::deleted(shared, &address, &id).await?,
             Err(error) => {
                 let text = format!("deleting the replaced object {id}: {error}");
                 (shared.on_event)(Event::Failed {
@@ -386,6 +396,7 @@ async fn delete_retired(shared: &Shared<'_>, report: &mut Report) {
             }
         }
     }
+    Ok(())
 }
 
 async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result<(), RunError> {
@@ -393,8 +404,10 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
     match change.action {
         Action::Noop | Action::Move => Ok(()),
         Action::Delete => {
-            if let Some(id) = &change.remote_id {
-                shared.client.delete(address.kind, id).await?;
+            match &change.remote_id {
+                Some(id) if confirm::reads_back(change) => confirm::delete(shared.client, address.kind, id).await?,
+                Some(id) => shared.client.delete(address.kind, id).await?,
+                None => {}
             }
             forget(shared, address, change).await
         }
@@ -410,7 +423,7 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
         }
         Action::Replace => {
             if let Some(id) = &change.remote_id {
-                shared.client.delete(address.kind, id).await?;
+                confirm::delete(shared.client, address.kind, id).await?;
             }
             create(shared, resource(shared, address)?, None).await
         }
@@ -439,8 +452,11 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
                 };
                 crate::body::drop_ignored(shared.project, resource, &ignored, &mut body, remote.as_ref());
             }
-            let remote = shared.client.update(address.kind, &id, &body).await?;
-            record(shared, resource, &remote).await
+            let mut remote = shared.client.update(address.kind, &id, &body).await?;
+            if confirm::secret_variable(address.kind, &body) {
+                remote = confirm::secret(shared.client, &id, &body, remote).await?;
+            }
+            record(shared, resource, &remote, None).await
         }
     }
 }
@@ -483,7 +499,7 @@ async fn clear_removed_fields(shared: &Shared<'_>, change: &Change, body: &mut V
 
 fn resource<'d>(shared: &Shared<'d>, address: &Address) -> Result<&'d DesiredResource, RunError> {
     shared.desired.resources.get(address).ok_or_else(|| {
-        RunError::Api(Error::Config(format!(
+        RunError::from(Error::Config(format!(
             "{address} is planned for creation but is not in the files"
         )))
     })
@@ -525,7 +541,11 @@ async fn create(shared: &Shared<'_>, resource: &DesiredResource, replacing: Opti
             Err(error) => return Err(error.into()),
         }
     };
-    record(shared, resource, &remote).await
+    let remote = match confirm::secret_variable(address.kind, &body) {
+        true => confirm::secret(shared.client, &address.id, &body, remote).await?,
+        false => remote,
+    };
+    record(shared, resource, &remote, replacing).await
 }
 
 /// The object of `resource` in the account, found by its identity.

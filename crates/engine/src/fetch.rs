@@ -32,6 +32,7 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     let moves = crate::declared::Moves::new(desired);
     let mut actual = Actual {
         owners: Owners::new(lists.iter().flat_map(|(_, objects)| objects.iter())),
+        complete: true,
         ..Actual::default()
     };
     // Every kind's claimed objects, in claim order: the map of them is
@@ -40,17 +41,17 @@ pub async fn fetch(client: &Client, project: &str, desired: &Desired, state: &St
     let mut owned: Vec<(Address, Remote)> = Vec::new();
     for (kind, objects) in lists {
         // In parallel: each claim reads the object's tags.
-        let mut claimed: Vec<(Address, bool, usize)> = objects
+        let mut claimed: Vec<(Address, Claim, usize)> = objects
             .par_iter()
             .enumerate()
             .filter_map(|(i, remote)| {
-                claim(kind, remote, project, desired, &recorded, &moves)
-                    .map(|(address, by_state)| (address, by_state, i))
+                claim(kind, remote, project, desired, &recorded, &moves).map(|(address, by)| (address, by, i))
             })
             .collect();
         // The state's claim wins over a tag naming the same address: after
-        // `state mv`, the moved object keeps the address.
-        claimed.sort_by_key(|(_, by_state, _)| !*by_state);
+        // `state mv`, the moved object keeps the address. An object a
+        // replace retired comes last: a duplicate of its replacement.
+        claimed.sort_by_key(|(_, by, _)| *by);
         // Never another project's object, nor an ownership record.
         claimed.retain(|(address, _, i)| {
             let remote = &objects[*i];
@@ -115,11 +116,25 @@ fn first_claims(mut owned: Vec<(Address, Remote)>) -> (BTreeMap<Address, Remote>
 /// claiming stays linear in the number of objects.
 pub(crate) struct Recorded<'s> {
     by_id: HashMap<(&'s str, &'s str), Option<Address>>,
+    /// The objects replaces retired whose delete is not confirmed.
+    retired: HashMap<(&'s str, &'s str), Address>,
+}
+
+/// What claimed an object for an address, in the order claims win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Claim {
+    /// The state's remote id of the address.
+    State,
+    /// Its ownership tag, its natural key or (variables) its key.
+    Identity,
+    /// A replace retired it ([`crate::state::ResourceState::retired`]).
+    Retired,
 }
 
 impl<'s> Recorded<'s> {
     pub(crate) fn new(state: &'s State) -> Recorded<'s> {
         let mut by_id = HashMap::with_capacity(state.resources.len());
+        let mut retired = HashMap::new();
         for (address, entry) in &state.resources {
             let Some((section, _)) = address.split_once('.') else {
                 continue;
@@ -128,8 +143,13 @@ impl<'s> Recorded<'s> {
             by_id
                 .entry((section, entry.remote_id.as_str()))
                 .or_insert_with(|| address.parse::<Address>().ok());
+            for id in &entry.retired {
+                if let Ok(address) = address.parse::<Address>() {
+                    retired.insert((section, id.as_str()), address);
+                }
+            }
         }
-        Recorded { by_id }
+        Recorded { by_id, retired }
     }
 
     /// The address the state records for a remote object of `kind`.
@@ -139,7 +159,7 @@ impl<'s> Recorded<'s> {
 }
 
 /// The project's address of a remote object, if it is the project's, and
-/// whether the state's remote id said so. The state comes first: an object
+/// what claimed it. The state comes first: an object
 /// whose entry `state mv` moved is the new address although its ownership
 /// tag still names the old one (the next apply rewrites the tag). For kinds
 /// with tags the state is believed only for an object tagged as this
@@ -151,7 +171,7 @@ pub(crate) fn claim(
     desired: &Desired,
     recorded: &Recorded<'_>,
     moves: &crate::declared::Moves<'_>,
-) -> Option<(Address, bool)> {
+) -> Option<(Address, Claim)> {
     let tag = uses_tags(kind).then(|| remote_owner(remote));
     if let Some(tag) = &tag
         && tag.as_ref().is_none_or(|(owner_project, _)| owner_project != project)
@@ -159,16 +179,19 @@ pub(crate) fn claim(
         return None;
     }
     if let Some(address) = recorded.address(kind, &remote.id) {
-        return Some((address, true));
+        return Some((address, Claim::State));
+    }
+    if let Some(address) = recorded.retired.get(&(kind.section(), remote.id.as_str())) {
+        return Some((address.clone(), Claim::Retired));
     }
     if let Some(Some((_, id))) = tag {
         // A tag naming an address the files declare moved: the new address.
         let tagged = Address::new(kind, id);
-        return Some((moves.destination(&tagged).map_or(tagged, |(to, _)| to), false));
+        return Some((moves.destination(&tagged).map_or(tagged, |(to, _)| to), Claim::Identity));
     }
     if kind == Kind::Variable {
         let address = Address::new(kind, remote.id.clone());
-        return desired.resources.contains_key(&address).then_some((address, false));
+        return desired.resources.contains_key(&address).then_some((address, Claim::Identity));
     }
     let key = natural_key(kind, &remote.body())?;
     desired
@@ -176,7 +199,7 @@ pub(crate) fn claim(
         .values()
         .filter(|r| r.address.kind == kind)
         .find(|r| natural_key(kind, &r.resource.to_json()).as_deref() == Some(key.as_str()))
-        .map(|r| (r.address.clone(), false))
+        .map(|r| (r.address.clone(), Claim::Identity))
 }
 
 #[cfg(test)]

@@ -60,9 +60,10 @@ impl Record {
                 continue;
             };
             if !uses_tags(address.kind) {
+                // A replaced object not yet confirmed deleted is still ours.
                 owns.entry(address.kind.section().to_owned())
                     .or_default()
-                    .insert(entry.remote_id.clone());
+                    .extend(std::iter::once(&entry.remote_id).chain(&entry.retired).cloned());
             }
         }
         Record {

@@ -104,6 +104,12 @@ pub struct ResourceState {
     /// service holds instead), so a rewrite is not shown as a change again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub normal: BTreeMap<String, String>,
+    /// Remote ids of the objects this resource's create-first replaces
+    /// retired whose delete the service has not confirmed yet: still the
+    /// project's (kinds without tags have nothing else saying so), so the
+    /// next plan deletes them as duplicates (`execute/confirm.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retired: Vec<String>,
 }
 
 impl State {
@@ -375,6 +381,7 @@ pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
         managed: managed.iter().map(|s| s.to_string()).collect(),
         fields: Fingerprints::default(),
         normal: BTreeMap::new(),
+        retired: Vec::new(),
     }
 }
 
@@ -402,6 +409,7 @@ mod tests {
             managed: FieldSet::default(),
             fields: Fingerprints::default(),
             normal: BTreeMap::new(),
+            retired: Vec::new(),
         };
         let mut state = State::new("p");
         state.resources.insert("checks.a".into(), entry("1"));

@@ -3,10 +3,12 @@
 //! ownership tags of moved entries.
 
 use super::*;
+use std::collections::BTreeMap;
 
 /// Records in the state the objects that need no change but that it does
 /// not know yet (adopted after a crash, or after the state was lost), and
-/// drops the entries of objects that no longer exist and are not wanted.
+/// drops the entries of objects that no longer exist and are not wanted,
+/// and the retired objects a whole listing no longer has.
 pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Actual) -> Result<(), ApplyError> {
     let mut state = shared.state.lock().await;
     // Entries of objects that are gone and no longer wanted are stale (an
@@ -24,6 +26,7 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
     let mut delta = Delta {
         target: None,
         remove,
+        set: gone_retired(&state, actual),
         ..Delta::default()
     };
     for change in plan.changes.iter().filter(|c| c.action.is_noop()) {
@@ -44,13 +47,40 @@ pub(super) async fn refresh_noops(shared: &Shared<'_>, plan: &Plan, actual: &Act
         }
         let desired = managed(change.address.kind, resource.resource.to_json());
         let secrets = secret_fingerprints(change.address.kind, &desired, &resource.sensitive, &state);
-        let entry = entry(shared, resource, &desired, remote, &state, secrets, Default::default());
+        let mut entry = entry(shared, resource, &desired, remote, &state, secrets, Default::default());
+        entry.retired = match delta.set.get(&key).or(state.resources.get(&key)) {
+            Some(before) => before.retired.clone(),
+            None => Vec::new(),
+        };
         delta.set.insert(key, entry);
     }
     if !delta.remove.is_empty() || !delta.set.is_empty() {
         persist(shared, &mut state, delta)?;
     }
     Ok(())
+}
+
+/// The entries whose retired objects (`ResourceState::retired`) are not
+/// all in the account any more, without those: only after a whole listing
+/// (a partial refresh reads no duplicates). Those still there are the
+/// plan's duplicates, which this apply deletes.
+fn gone_retired(state: &State, actual: &Actual) -> BTreeMap<String, ResourceState> {
+    if !actual.complete {
+        return BTreeMap::new();
+    }
+    let held: HashSet<(&Address, &str)> = actual.duplicates.iter().map(|(a, r)| (a, r.id.as_str())).collect();
+    let mut set = BTreeMap::new();
+    for (key, entry) in state.resources.iter().filter(|(_, e)| !e.retired.is_empty()) {
+        let Ok(address) = key.parse::<Address>() else {
+            continue;
+        };
+        let mut kept = entry.clone();
+        kept.retired.retain(|id| held.contains(&(&address, id.as_str())));
+        if kept.retired.len() < entry.retired.len() {
+            set.insert(key.clone(), kept);
+        }
+    }
+    set
 }
 
 /// Moves the state entries of the files' `moved` entries (planning saw

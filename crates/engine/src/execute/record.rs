@@ -5,8 +5,15 @@
 use super::*;
 use std::collections::BTreeMap;
 
-/// Saves what was applied, and reports fields the API did not keep.
-pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remote: &Remote) -> Result<(), RunError> {
+/// Saves what was applied, and reports fields the API did not keep;
+/// `retiring` is the object a create-first replace is about to delete,
+/// remembered until its delete is confirmed.
+pub(super) async fn record(
+    shared: &Shared<'_>,
+    resource: &DesiredResource,
+    remote: &Remote,
+    retiring: Option<&str>,
+) -> Result<(), RunError> {
     let address = &resource.address;
     shared
         .ids
@@ -40,12 +47,14 @@ pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remo
         }
     }
     // The service rewrites as before: verification records anew.
-    let normal = state
-        .resources
-        .get(&address.to_string())
-        .map(|e| e.normal.clone())
-        .unwrap_or_default();
-    let entry = entry(shared, resource, &desired, remote, &state, secrets, normal);
+    let before = state.resources.get(&address.to_string());
+    let normal = before.map(|e| e.normal.clone()).unwrap_or_default();
+    let mut retired = before.map(|e| e.retired.clone()).unwrap_or_default();
+    if let Some(id) = retiring.filter(|id| !retired.iter().any(|r| r == id) && *id != remote.id) {
+        retired.push(id.to_owned());
+    }
+    let mut entry = entry(shared, resource, &desired, remote, &state, secrets, normal);
+    entry.retired = retired;
     let delta = Delta {
         target: None,
         set: [(address.to_string(), entry)].into(),
@@ -56,26 +65,51 @@ pub(super) async fn record(shared: &Shared<'_>, resource: &DesiredResource, remo
 }
 
 pub(super) async fn forget(shared: &Shared<'_>, address: &Address, change: &Change) -> Result<(), RunError> {
-    let mut state = shared.state.lock().await;
-    let key = address.to_string();
-    // A duplicate's delete must not drop the state of the object that stays.
-    if state
-        .resources
-        .get(&key)
-        .is_some_and(|r| Some(&r.remote_id) == change.remote_id.as_ref())
-    {
-        let delta = Delta {
-            target: None,
-            remove: vec![key],
-            ..Delta::default()
-        };
-        persist(shared, &mut state, delta)?;
+    if let Some(id) = &change.remote_id {
+        deleted(shared, address, id).await?;
     }
-    drop(state);
     if change.reason != crate::plan::Reason::Duplicate {
         shared.ids.lock().await.remove(address);
     }
     Ok(())
+}
+
+/// The state after the object `id` of `address` is gone: the entry
+/// removed when it was the entry's object, else only `id` out of its
+/// `retired`. A duplicate's delete never drops the state of the object
+/// that stays; the object's delete never drops the retired objects still
+/// there (the entry goes on, naming one of them, which the next plan deletes).
+pub(super) async fn deleted(shared: &Shared<'_>, address: &Address, id: &str) -> Result<(), StateError> {
+    let mut state = shared.state.lock().await;
+    let key = address.to_string();
+    let Some(entry) = state.resources.get(&key) else {
+        return Ok(());
+    };
+    if entry.remote_id == id && entry.retired.is_empty() {
+        let delta = Delta {
+            remove: vec![key],
+            ..Delta::default()
+        };
+        return persist(shared, &mut state, delta);
+    }
+    let mut left = entry.clone();
+    let listed = left.retired.len();
+    left.retired.retain(|r| r != id);
+    let mut delta = Delta::default();
+    if left.remote_id == id {
+        match left.retired.pop() {
+            Some(other) => {
+                left.remote_id = other;
+                delta.set.insert(key, left);
+            }
+            None => delta.remove.push(key),
+        }
+    } else if left.retired.len() < listed {
+        delta.set.insert(key, left);
+    } else {
+        return Ok(());
+    }
+    persist(shared, &mut state, delta)
 }
 
 /// The state's entry of `resource` as applied: `desired` is its managed
@@ -108,6 +142,7 @@ pub(super) fn entry(
         managed,
         fields,
         normal,
+        retired: Vec::new(),
     }
 }
 

@@ -59,6 +59,7 @@ pub fn adopted_state(
                     .unwrap_or_default(),
                 fields: field_fingerprints(address.kind, &desired_json, &[], &state),
                 normal: BTreeMap::new(),
+                retired: Vec::new(),
             },
         );
     }
@@ -88,5 +89,6 @@ pub fn adopted_entry(state: &State, desired: &Desired, address: &Address, remote
         // Nothing applied yet: no difference is drift until the first apply.
         fields: Fingerprints::default(),
         normal: BTreeMap::new(),
+        retired: Vec::new(),
     }
 }

@@ -32,6 +32,7 @@ fn unmanaged_objects_have_no_tag_and_no_state_entry() {
             managed: Default::default(),
             fields: Default::default(),
             normal: Default::default(),
+            retired: Vec::new(),
         },
     );
     // `shop` is seen by its tag but keeps no record yet: the owner of

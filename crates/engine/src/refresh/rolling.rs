@@ -214,7 +214,10 @@ pub async fn fetch_rolling(
         read_report.pages += 1;
         for remote in objects {
             sweep.seen.insert((kind, remote.id.clone()));
-            if let Some((address, _)) = claim(kind, &remote, project, desired, &recorded, &moves)
+            // A replaced object not yet deleted is not the address's: the
+            // next full plan deletes it.
+            if let Some((address, by)) = claim(kind, &remote, project, desired, &recorded, &moves)
+                && by != crate::fetch::Claim::Retired
                 && trusted.contains_key(&address)
             {
                 listed.insert(address, remote);

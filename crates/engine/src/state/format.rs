@@ -60,6 +60,9 @@ struct Entry<S, M> {
     /// one width (and readable by a monform from before it).
     #[serde(default, skip_serializing_if = "is_empty")]
     texts: M,
+    /// Replaced objects whose delete is not confirmed ([`ResourceState::retired`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    retired: Vec<S>,
 }
 
 fn is_empty<M: Borrow<BTreeMap<String, String>>>(map: &M) -> bool {
@@ -148,6 +151,7 @@ pub fn write<'a>(state: &'a State, out: &mut impl Write) -> std::io::Result<()> 
             fields: fields.map(|i| (i, &*prints)),
             normal: &entry.normal,
             texts: &texts,
+            retired: entry.retired.iter().map(String::as_str).collect(),
         };
         serde_json::to_writer(&mut *out, address)?;
         out.write_all(b":")?;
@@ -206,6 +210,7 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
                         managed,
                         fields,
                         normal: entry.normal,
+                        retired: entry.retired,
                     },
                 ));
             }
@@ -302,6 +307,7 @@ mod tests {
         odd.normal
             .insert("config.url".into(), "0123456789abcdef:fedcba9876543210".into());
         odd.version = None;
+        odd.retired = vec!["4".into()];
         state.resources.insert("alertChannels.c \"quoted\"".into(), odd);
         let drift_marks = |name: &str| {
             BTreeMap::from([

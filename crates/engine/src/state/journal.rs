@@ -97,6 +97,7 @@ mod tests {
                     managed: vec!["name".into()].into(),
                     fields: [("name".into(), "0123456789ab".into())].into_iter().collect(),
                     normal: [("request.url".into(), "0123:4567".into())].into(),
+                    retired: Vec::new(),
                 },
             )]),
         }

@@ -13,6 +13,7 @@ fn entry(id: &str) -> ResourceState {
         managed: Default::default(),
         fields: Default::default(),
         normal: Default::default(),
+        retired: Vec::new(),
     }
 }
 
