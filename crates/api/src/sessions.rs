@@ -287,6 +287,38 @@ impl Client {
             .collect())
     }
 
+    /// One page of a check's FINAL results in `[from, to]` (UNIX seconds,
+    /// at most 6 hours apart: the listing's window rule), `limit` 100,
+    /// after the cursor `next_id`; with the next cursor, `None` at the end.
+    /// What an SLO's error budget is computed from (`ops::slo_status`).
+    pub async fn results_page(
+        &self,
+        check_id: &str,
+        from: i64,
+        to: i64,
+        next_id: Option<&str>,
+    ) -> Result<(Vec<Value>, Option<String>), Error> {
+        let mut query = vec![
+            ("limit", "100".to_owned()),
+            ("from", from.to_string()),
+            ("to", to.to_string()),
+            ("resultType", "FINAL".to_owned()),
+        ];
+        if let Some(next) = next_id {
+            query.push(("nextId", next.to_owned()));
+        }
+        let reply = self
+            .send(Method::GET, &format!("/v2/check-results/{check_id}"), &query, None)
+            .await?;
+        let entries = reply.body["entries"].as_array().cloned().unwrap_or_default();
+        let next = match &reply.body["nextId"] {
+            Value::String(id) if !id.is_empty() => Some(id.clone()),
+            Value::Number(id) => Some(id.to_string()),
+            _ => None,
+        };
+        Ok((entries, next))
+    }
+
     /// The check's most recent final result of the last 6 hours (the
     /// listing's window), `Ok(None)` when there is none, or a 404 error for
     /// an unknown check.

@@ -36,6 +36,7 @@ mod local_env;
 mod open_ops;
 mod policy_ops;
 mod refusal;
+mod slo_ops;
 mod state_ops;
 mod status_ops;
 mod test_ops;
@@ -69,6 +70,10 @@ pub use open_ops::{
 };
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
+pub use slo_ops::{
+    SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloStatusRequest, objective_of, pairs_of, run_of, slo_addresses, slo_status,
+    window_text,
+};
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
 };
