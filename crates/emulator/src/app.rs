@@ -61,6 +61,13 @@ pub struct Config {
     /// Node.js, playwright-core and Chromium for browser-type checks;
     /// `None` looks for them (`BrowserSetup::discover`).
     pub browser: Option<monform_runner::BrowserSetup>,
+    /// Start the (process-wide) clock at this time, UNIX ms, and let it
+    /// flow from there (`clock`, `monform serve --clock-start`); `None`:
+    /// the wall clock.
+    pub clock_start: Option<i64>,
+    /// Simulated outages for every account (`domain::outages`), added at
+    /// start (`monform serve --simulate-outage`).
+    pub outages: Vec<crate::domain::outages::Outage>,
 }
 
 impl Default for Config {
@@ -84,6 +91,8 @@ impl Default for Config {
             connections: crate::listen::Limits::default(),
             max_browser_runs: crate::domain::sessions::pool::default_size(),
             browser: None,
+            clock_start: None,
+            outages: Vec::new(),
         }
     }
 }

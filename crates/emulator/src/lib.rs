@@ -157,7 +157,7 @@ use tokio::sync::oneshot;
 
 pub use app::{App, AppState, Config, RateLimit};
 
-use crate::domain::{notify, retention, scheduler, sessions};
+use crate::domain::{notify, outages, retention, scheduler, sessions};
 use crate::error::ApiError;
 use crate::store::Store;
 
@@ -236,6 +236,15 @@ pub async fn start(config: Config, listener: TcpListener) -> Result<Server, Star
         metrics: Default::default(),
     });
     let addr = listener.local_addr()?;
+    if let Some(at) = app.config.clock_start {
+        clock::start_at(at);
+    }
+    if let Err(e) = app
+        .store
+        .transaction(|tx| outages::set_startup_outages(tx, &app.config.outages))
+    {
+        tracing::warn!("cannot record the simulated outages: {e}");
+    }
     // Results past retention go at once (a file may have slept for weeks).
     if let Err(e) = app.store.transaction(|tx| retention::sweep_now(tx, clock::now_ms())) {
         tracing::warn!("cannot sweep old check results: {e}");
@@ -291,6 +300,7 @@ pub fn build_router(app: AppState) -> Router {
             get(move || async move { axum::Json((*openapi).clone()) }),
         )
         .route("/-/metrics", get(layers::metrics))
+        .merge(routes::admin::router())
         .route("/status/{url}", get(routes::pages::by_url))
         .fallback(routes::pages::fallback)
         .method_not_allowed_fallback(|| async {

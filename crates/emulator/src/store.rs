@@ -47,6 +47,23 @@ CREATE TABLE IF NOT EXISTS rollups (
     PRIMARY KEY (account_id, check_id, location, hour)
 );
 CREATE TABLE IF NOT EXISTS counters (account_id TEXT NOT NULL, kind TEXT NOT NULL, next INTEGER NOT NULL, PRIMARY KEY (account_id, kind));
+CREATE TABLE IF NOT EXISTS result_minutes (
+    account_id TEXT NOT NULL,
+    check_id TEXT NOT NULL,
+    location TEXT NOT NULL,
+    minute INTEGER NOT NULL,
+    runs TEXT NOT NULL,
+    PRIMARY KEY (account_id, check_id, minute, location)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS result_minutes_by_age ON result_minutes (minute);
+CREATE TABLE IF NOT EXISTS simulated_outages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id TEXT,
+    check_ref TEXT NOT NULL,
+    starts_ms INTEGER NOT NULL,
+    ends_ms INTEGER NOT NULL,
+    response_ms INTEGER
+);
 ";
 
 /// How many objects of each kind an account has, kept by triggers so a
@@ -315,6 +332,15 @@ pub trait Objects {
         from: i64,
         to: i64,
     ) -> rusqlite::Result<Vec<Row>>;
+    /// [`Objects::records`] with each one's `ts` (bodies only), newest first.
+    fn records_timed(
+        &self,
+        account: &str,
+        kind: &str,
+        parent: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> rusqlite::Result<Vec<(i64, Value)>>;
     /// The subscriptions to the alert channels `channel_ids`, from the
     /// `subscriptions` table the triggers keep: checks' first, then
     /// groups', each in creation order and list order.
@@ -492,6 +518,26 @@ impl Objects for Connection {
         )?;
         statement
             .query_map(params![account, kind, parent, from, to], row)?
+            .collect()
+    }
+
+    fn records_timed(
+        &self,
+        account: &str,
+        kind: &str,
+        parent: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> rusqlite::Result<Vec<(i64, Value)>> {
+        let mut statement = self.prepare_cached(
+            "SELECT ts, body FROM objects WHERE account_id = ?1 AND kind = ?2 AND (?3 IS NULL OR parent = ?3)
+             AND ts >= ?4 AND ts < ?5 ORDER BY ts DESC, seq DESC",
+        )?;
+        statement
+            .query_map(params![account, kind, parent, from, to], |r| {
+                let body: String = r.get(1)?;
+                Ok((r.get(0)?, serde_json::from_str(&body).unwrap_or(Value::Null)))
+            })?
             .collect()
     }
 

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::clock::{self, iso};
 use crate::domain::checks::{effective_check, has_tags};
+use crate::domain::compact;
 use crate::domain::objects::load;
 use crate::domain::retention;
 use crate::domain::sessions::lifecycle::settle_due;
@@ -52,14 +53,36 @@ pub fn quick_range(name: &str, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<U
     }
 }
 
-/// A check's FINAL, not cancelled results in the window.
-pub fn final_results(db: &Connection, account: &str, check_id: &str, (from, to): (i64, i64)) -> ApiResult<Vec<Value>> {
-    Ok(db
-        .records(account, CHECK_RESULTS, Some(check_id), from, to)?
+/// A check's FINAL, not cancelled results in the window (stored and
+/// compacted), newest first.
+pub fn final_results(db: &Connection, account: &str, check_id: &str, window: (i64, i64)) -> ApiResult<Vec<Value>> {
+    let check = db.get(account, Kind::Check.section(), check_id)?.unwrap_or(Value::Null);
+    Ok(stored_and_compacted(db, account, check_id, &check, window)?
         .into_iter()
-        .map(|r| r.body)
+        .rev()
+        .map(|(_, r)| r)
         .filter(|r| r["resultType"] == "FINAL" && r["isCancelled"] != true)
         .collect())
+}
+
+/// Every result of a check in `from..to` with its time: the stored ones
+/// and the compacted ones (`compact`) as records, oldest first.
+pub fn stored_and_compacted(
+    db: &Connection,
+    account: &str,
+    check_id: &str,
+    check: &Value,
+    (from, to): (i64, i64),
+) -> rusqlite::Result<Vec<(i64, Value)>> {
+    let compacted = compact::records(db, account, check_id, check, (from, to))?;
+    let stored = db.records_timed(account, CHECK_RESULTS, Some(check_id), from, to)?;
+    if compacted.is_empty() {
+        return Ok(stored.into_iter().rev().collect());
+    }
+    let mut all: Vec<(i64, Value)> = stored.into_iter().rev().chain(compacted).collect();
+    // Stable: stored results of one millisecond keep their order.
+    all.sort_by_key(|(ts, _)| *ts);
+    Ok(all)
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 //! Retention (spec 8): raw check results are kept 30 days; hourly roll-ups
 //! are kept indefinitely, and the report reads them for older ranges.
+//! Within the 30 days, a check's results beyond its newest
+//! `compact::RAW_PER_CHECK` are kept compacted (`compact.rs`: per location
+//! and minute, what objectives and reports read); the sweep compacts them
+//! and rolls compacted runs past 30 days into the roll-ups too.
 //!
 //! [`sweep`] rolls every result older than [`RETENTION_MS`] into the
 //! `rollups` table (per account, check, location and hour) and deletes it.
@@ -33,6 +37,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::clock::iso;
+use crate::domain::compact;
 use crate::domain::sessions::results::CHECK_RESULTS;
 use crate::domain::stats::report_aggregate;
 
@@ -202,6 +207,18 @@ pub fn sweep(db: &Connection, now: i64) -> rusqlite::Result<usize> {
                 .add(&result);
         }
     }
+    for (account, check, run) in compact::take_older(db, cutoff)? {
+        let hour = run.stopped_ms.div_euclid(HOUR_MS) * HOUR_MS;
+        hours
+            .entry((account, check, run.location.clone(), hour))
+            .or_insert_with(|| Rollup::new(&run.location, hour))
+            .add(&json!({
+                "hasFailures": run.has_failures,
+                "hasErrors": run.has_errors,
+                "isDegraded": run.is_degraded,
+                "responseTime": run.response_ms,
+            }));
+    }
     for ((account, check, _, _), mut rollup) in hours {
         if let Some(existing) = load(db, &account, &check, &rollup.location, rollup.hour_ms)? {
             rollup.merge(&existing);
@@ -228,9 +245,11 @@ pub fn maybe_sweep(db: &Connection, now: i64) -> rusqlite::Result<()> {
     sweep_now(db, now)
 }
 
-/// Sweeps and records when (start-up calls this).
+/// Sweeps, compacts results beyond each check's newest
+/// [`compact::RAW_PER_CHECK`], and records when (start-up calls this).
 pub fn sweep_now(db: &Connection, now: i64) -> rusqlite::Result<()> {
     sweep(db, now)?;
+    compact::compact_beyond(db, compact::RAW_PER_CHECK)?;
     db.execute(
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         params![SWEPT_AT, now.to_string()],

@@ -3,6 +3,7 @@
 //! statuses). The router and the document are both built from it, so they
 //! cannot disagree.
 
+pub mod admin;
 mod agents;
 mod alert_channels;
 pub(crate) mod checks;

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
 use serde_json::Value;
 
 use crate::body::Params;
@@ -145,7 +144,7 @@ pub fn optional_int(params: &Params, key: &str, min: i64, max: i64) -> ApiResult
 /// `from`/`to` (either overrides `quickRange`), else the quick range.
 pub fn report_window(params: &Params, ranges: &[&str]) -> ApiResult<(i64, i64)> {
     let range = one_of(params, "quickRange", ranges)?.unwrap_or_else(|| ranges[0].to_owned());
-    let now = Utc::now();
+    let now = clock::now_utc();
     let (from, to) = match (time_param(params, "from")?, time_param(params, "to")?) {
         (None, None) => {
             let (from, to) = quick_range(&range, now);

@@ -1,4 +1,5 @@
-//! Read-only records: check results, alert notifications, check alerts,
+//! Read-only records: check results (stored, and compacted ones read back
+//! as FINAL results: `domain::compact`), alert notifications, check alerts,
 //! error groups, per-check analytics and the report (spec 2.14 to 2.19 and
 //! section 4, "Results, alerts, errors" and "Analytics and reporting").
 //!
@@ -58,7 +59,7 @@ use crate::domain::checks::check_type_names;
 use crate::domain::notify::ALERT_NOTIFICATIONS;
 use crate::domain::objects::load;
 use crate::domain::sessions::lifecycle::settle_due;
-use crate::domain::sessions::results::{CHECK_RESULTS, ERROR_GROUPS, RESULT_INTERNAL_FIELDS};
+use crate::domain::sessions::results::{ERROR_GROUPS, RESULT_INTERNAL_FIELDS};
 use crate::error::{ApiError, ApiResult};
 use crate::store::{Filter, Objects};
 
@@ -250,13 +251,15 @@ impl ResultQuery {
     /// The check's matching results, newest first (404 for an unknown check).
     fn run(&self, app: &AppState, account: &str, check_id: &str) -> ApiResult<Vec<Value>> {
         app.store.transaction(|tx| {
-            load(tx, account, Kind::Check, check_id)?;
+            let check = load(tx, account, Kind::Check, check_id)?;
             settle_due(tx, account)?;
-            let rows = tx.records(account, CHECK_RESULTS, Some(check_id), self.from, self.to)?;
+            let window = (self.from, self.to);
+            let mut rows = analytics::stored_and_compacted(tx, account, check_id, &check, window)?;
+            rows.retain(|(_, record)| self.matches(record));
             Ok(rows
                 .into_iter()
-                .filter(|r| self.matches(&r.body))
-                .map(|r| present_result(r.body))
+                .rev()
+                .map(|(_, record)| present_result(record))
                 .collect())
         })
     }

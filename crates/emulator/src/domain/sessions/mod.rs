@@ -88,7 +88,7 @@ pub const TEST_SESSIONS: &str = "testSessions";
 const PENDING: &str = "pendingSessions";
 
 /// Used when a check names no location (the model's, as monform's).
-const DEFAULT_LOCATION: &str = monform_model::resources::Location::DEFAULT.as_str();
+pub(crate) const DEFAULT_LOCATION: &str = monform_model::resources::Location::DEFAULT.as_str();
 
 /// Wakes completion waiters when a session changes (cancel).
 static CHANGED: LazyLock<Notify> = LazyLock::new(Notify::new);

@@ -22,6 +22,7 @@ use crate::clock::now_ms;
 use crate::domain::agents;
 use crate::domain::checks::effective_check;
 use crate::domain::heartbeats::StoredPings;
+use crate::domain::outages::{self, OUTAGE_ERROR, Outage, slow_verdict};
 use crate::ids::id_text;
 use crate::store::Objects;
 
@@ -216,8 +217,71 @@ const LOST_AFTER_MS: i64 = 10_000;
 /// Sessions triggered with execution on (`_internal.execute`) take the
 /// outcome the runner stored ([`spawn_run`]); `None` while it still runs.
 /// A run whose outcome never came (lost in a restart) is an error. Other
-/// sessions use [`simulate_run`].
+/// sessions use [`simulate_run`]. A check session's run that started in a
+/// simulated outage of its check (`domain::simulate`) turns out as the
+/// outage says, whatever the probe found.
 pub fn run_check(
+    db: &Connection,
+    account: &str,
+    session: &Value,
+    key: &str,
+    check: Option<&Value>,
+    location: &str,
+    now: i64,
+) -> rusqlite::Result<Option<(RunOutcome, i64)>> {
+    let Some((outcome, stopped)) = probe_outcome(db, account, session, key, check, location, now)? else {
+        return Ok(None);
+    };
+    let outage = match check {
+        Some(check) if session.get("checkSessionId").is_some() => {
+            outages::outage_at(db, account, check, internal(session, "startedAtMs"))?
+        }
+        _ => None,
+    };
+    Ok(Some(match outage {
+        Some(outage) => (outage_outcome(&outage, check, outcome), stopped),
+        None => (outcome, stopped),
+    }))
+}
+
+/// The outcome of a run `outage` covers, from the one it would have had.
+fn outage_outcome(outage: &Outage, check: Option<&Value>, base: RunOutcome) -> RunOutcome {
+    match outage.response_ms {
+        None => RunOutcome {
+            has_failures: true,
+            has_errors: false,
+            is_degraded: false,
+            over_max_response_time: false,
+            api_result: Value::Null,
+            browser_result: Value::Null,
+            status: RunStatus::Failed,
+            error: Some(OUTAGE_ERROR.to_owned()),
+            run_result: json!({"executed": false, "status": RunStatus::Failed.as_str(), "notes": [OUTAGE_ERROR]}),
+            ..base
+        },
+        Some(ms) => {
+            let (degraded, failed) = slow_verdict(check, ms);
+            RunOutcome {
+                response_time: f64::from(ms),
+                has_failures: failed,
+                is_degraded: degraded && !failed,
+                over_max_response_time: failed,
+                status: if failed {
+                    RunStatus::Failed
+                } else if degraded {
+                    RunStatus::Degraded
+                } else {
+                    base.status
+                },
+                error: failed.then(|| format!("response time {ms} ms is over maxResponseTime (simulated slow-down)")),
+                ..base
+            }
+        }
+    }
+}
+
+/// [`run_check`] as the probe (or the simulation) found it.
+fn probe_outcome(
     db: &Connection,
     account: &str,
     session: &Value,
@@ -455,7 +519,7 @@ pub(super) fn lost_at(runner: &Runner, started: i64, ends: i64, checks: &[&Value
     ends.max(started + longest) + LOST_AFTER_MS
 }
 
-pub(super) fn fnv(text: &str) -> u64 {
+pub(crate) fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
