@@ -301,12 +301,6 @@ pub struct HistoryEntry {
     pub changes: String,
 }
 
-/// Records an apply's changes as they complete, for one backend. Called
-/// from the `Recorder`'s thread, never from the executor's.
-pub trait StateWriter: Send {
-    /// Makes `changes` durable, in order, as one write (one fsync, one
-    /// transaction): after it returns, a crash loses none of them.
-    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError>;
 /// One call an agent made through `monform mcp` (issue 51), as the
 /// state's history keeps it: what, by which client, on which plan, and
 /// how it ended. Never a secret: the plan is named by its hash.
@@ -327,6 +321,12 @@ pub struct CallRecord {
     pub outcome: String,
 }
 
+/// Records an apply's changes as they complete, for one backend. Called
+/// from the `Recorder`'s thread, never from the executor's.
+pub trait StateWriter: Send {
+    /// Makes `changes` durable, in order, as one write (one fsync, one
+    /// transaction): after it returns, a crash loses none of them.
+    fn write(&mut self, changes: &[Delta]) -> Result<(), StateError>;
     /// The end of the apply, `state` being everything written: a backend
     /// with a journal folds it into its snapshot.
     fn finish(self: Box<Self>, state: &State) -> Result<(), StateError>;
@@ -352,12 +352,6 @@ pub trait StateBackend: Send + Sync {
         let _ = (project, limit);
         Ok(None)
     }
-}
-
-/// An entry for tests (and the conformance suite): applied now, setting
-/// `managed`.
-#[cfg(any(test, feature = "test-support"))]
-pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
     /// Adds an agent's call to the history (`monform mcp`); a backend
     /// that cannot keep it says so, and the call is refused.
     fn record_call(&self, project: &str, call: &CallRecord) -> Result<(), StateError> {
@@ -372,6 +366,12 @@ pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
         let _ = (project, limit);
         Ok(Vec::new())
     }
+}
+
+/// An entry for tests (and the conformance suite): applied now, setting
+/// `managed`.
+#[cfg(any(test, feature = "test-support"))]
+pub(crate) fn test_entry(id: &str, managed: &[&str]) -> ResourceState {
     ResourceState {
         remote_id: id.into(),
         version: Some("2026-11-22T10:00:00.000Z".into()),
