@@ -30,6 +30,7 @@ mod location_keys;
 mod lsp;
 mod lsp_live;
 mod lsp_validate;
+mod mcp;
 mod migrate;
 mod ownership;
 mod plan;

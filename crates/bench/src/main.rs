@@ -28,6 +28,7 @@ mod fold;
 mod generate;
 mod harness;
 mod lsp;
+mod mcp;
 mod measure;
 mod offline;
 mod partial;
@@ -95,6 +96,16 @@ struct Args {
     /// Only the language server's measurements (no size, no user's path).
     #[arg(long, conflicts_with = "user_path_only")]
     lsp_only: bool,
+    /// Checks of the generated project `monform mcp`'s tools are timed on
+    /// (issue 51), besides the quickstart; 0: the quickstart only.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    mcp_checks: usize,
+    /// Only `monform mcp`'s tools (no size, no user's path, no language server).
+    #[arg(long, conflicts_with_all = ["user_path_only", "lsp_only", "reconcile_only"])]
+    mcp_only: bool,
+    /// Skip `monform mcp`'s tools.
+    #[arg(long, conflicts_with = "mcp_only")]
+    no_mcp: bool,
     /// Skip folding an account of 1,000 hand-made checks (issue 49).
     #[arg(long)]
     no_fold: bool,
@@ -132,6 +143,11 @@ fn main() -> ExitCode {
     let mut args = Args::parse();
     if args.reconcile_only {
         args.lsp_checks = 0;
+    }
+    if args.mcp_only {
+        args.lsp_checks = 0;
+        args.lsp_only = true;
+        args.no_user_path = true;
     }
     if let Some(phase) = args.phase {
         let Some(dir) = args.dir else {
@@ -186,7 +202,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let monform = if args.no_user_path && args.lsp_checks == 0 {
+    let monform = if args.no_user_path && args.lsp_checks == 0 && args.no_mcp {
         None
     } else {
         // Absolute: the commands run in the project's folder.
@@ -255,6 +271,16 @@ fn main() -> ExitCode {
     };
     if let Some((_, lsp_targets)) = &lsp {
         targets.extend(lsp_targets.iter().cloned());
+    }
+    // The MCP server's tools over stdio (issue 51): the release binary.
+    if !args.no_mcp && !args.reconcile_only && (args.mcp_only || !args.lsp_only) {
+        match &monform {
+            Some(monform) => match mcp::measure(monform, args.mcp_checks) {
+                Ok(rows) => targets.extend(rows),
+                Err(e) => sanity.expect(false, format!("monform mcp: {e}")),
+            },
+            None => sanity.expect(false, "monform mcp: no monform binary (--monform PATH)".to_owned()),
+        }
     }
     // Folding an account (issue 49 item 2), when sizes were measured.
     let fold_text = (!args.no_fold && !reports.is_empty())

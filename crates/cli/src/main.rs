@@ -181,6 +181,10 @@ enum Command {
     Docs(commands::docs::DocsArgs),
     /// Run the language server for editors (LSP over stdio)
     Lsp,
+    /// Run the MCP server for coding agents (Model Context Protocol over stdio): validate, plan, write files; apply only approved plans
+    Mcp,
+    /// Approve a plan an agent made (its planHash), so `monform mcp` may apply it
+    Approve(commands::mcp::ApproveArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
     /// Run the private-location agent: a private location's checks, from this network
@@ -226,6 +230,8 @@ const GUIDES: &[(&str, &str)] = &[
     ("schema", "editors.md"),
     ("docs", "contributing.md"),
     ("lsp", "editors.md"),
+    ("mcp", "agents.md"),
+    ("approve", "agents.md"),
     ("serve", "emulator.md"),
     ("agent", "private-locations.md"),
 ];
@@ -398,6 +404,8 @@ fn main() -> ExitCode {
         Command::Docs(args) => commands::docs::run(args, command()),
         Command::Trust(args) => commands::trust::run(&dir, &args),
         Command::Lsp => commands::lsp::run(),
+        Command::Mcp => commands::mcp::run(&dir, cli.api_url.as_deref()),
+        Command::Approve(args) => commands::mcp::approve(&dir, &args),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
     }

@@ -9,6 +9,7 @@ pub mod import;
 pub mod init;
 pub mod location_keys;
 pub mod lsp;
+pub mod mcp;
 pub mod migrate;
 pub mod plan;
 pub mod policy;
