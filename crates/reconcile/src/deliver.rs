@@ -31,12 +31,19 @@ pub enum ChannelKind {
 
 /// The channels `[reconcile] notify` names, or why one cannot be used.
 pub fn channels(desired: &Desired, settings: &Reconcile) -> Result<Vec<Channel>, String> {
+    let ids: Vec<String> = settings.notify.iter().map(|(id, _)| id.clone()).collect();
+    channels_named(desired, &ids, "[reconcile] notify")
+}
+
+/// The alert channels of the files `ids` names (`source` says who names
+/// them, for the errors), or why one cannot be used.
+pub fn channels_named(desired: &Desired, ids: &[String], source: &str) -> Result<Vec<Channel>, String> {
     let mut found = Vec::new();
-    for (id, _) in &settings.notify {
+    for id in ids {
         let address = Address::new(Kind::AlertChannel, id.clone());
         let Some(resource) = desired.resources.get(&address) else {
             return Err(format!(
-                "[reconcile] notify names `{id}`, which is not an alert channel of this project"
+                "{source} names `{id}`, which is not an alert channel of this project"
             ));
         };
         let json = resource.resource.to_json();
@@ -69,7 +76,7 @@ pub fn channels(desired: &Desired, settings: &Reconcile) -> Result<Vec<Channel>,
             },
             other => {
                 return Err(format!(
-                    "[reconcile] notify names `{id}`, a {} channel: drift reports go to WEBHOOK and SLACK channels",
+                    "{source} names `{id}`, a {} channel: the reconciler's reports go to WEBHOOK and SLACK channels",
                     other.unwrap_or("?")
                 ));
             }

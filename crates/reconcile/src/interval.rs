@@ -18,7 +18,7 @@ use crate::policy::{Decision, Origin, Verdict};
 use crate::report::{
     Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted, slack_text,
 };
-use crate::{Context, Unloaded, deliver};
+use crate::{Context, Unloaded, deliver, slo_alerts};
 
 /// How an interval ended (the exit code of `--once`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +204,19 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         project: &project.name,
         environment: project.environment.as_deref(),
     };
+    if let Some(failed) = slo_alerts(
+        ctx,
+        session.client,
+        desired,
+        &planned.state,
+        memory,
+        leadership,
+        &subject,
+    )
+    .await
+    {
+        outcome = failed;
+    }
     // Drift a `revert` policy undid: told each time, with what the
     // service had and what the files restored (not remembered: it is over).
     let reverted: Vec<Drifted> = decisions
@@ -342,6 +355,75 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
                 .error("cannot codify drift; reported only", json!({ "error": why }));
         }
     }
+}
+
+/// Burn-rate alerts (`slo_alerts.rs`): each alerting SLO evaluated, a
+/// pair's start and end sent to its channels once, remembered first. `Some`
+/// outcome when the figures or a delivery failed.
+async fn slo_alerts(
+    ctx: &Context<'_>,
+    client: &monform_api::Client,
+    desired: &monform_config::Desired,
+    state: &monform_engine::State,
+    memory: &mut Memory,
+    leadership: &mut Leadership,
+    subject: &Subject<'_>,
+) -> Option<Outcome> {
+    let alerting = slo_alerts::alerting(desired);
+    let reports = match slo_alerts::read(client, desired, state, &alerting, ctx.settings.slo_now_ms).await? {
+        Ok(reports) => reports,
+        Err(why) => return Some(ctx.failed("slo_failed", "cannot evaluate the SLOs", &why, true)),
+    };
+    let before = memory.clone();
+    let notices = slo_alerts::news(memory, subject, &reports, &alerting);
+    if notices.is_empty() {
+        if *memory != before {
+            let _ = leadership
+                .save_memory(subject.project, memory, ctx.file_memory.as_ref())
+                .await;
+        }
+        return None;
+    }
+    // Remembered before sending, as drift reports: never told twice.
+    if let Err(why) = leadership
+        .save_memory(subject.project, memory, ctx.file_memory.as_ref())
+        .await
+    {
+        *memory = before;
+        return Some(ctx.failed("report_failed", "cannot record the SLO alerts; none sent", &why, false));
+    }
+    let mut failures = Vec::new();
+    for notice in &notices {
+        let channels = match slo_alerts::channels_of(desired, &notice.channels) {
+            Ok(channels) => channels,
+            Err(why) => {
+                failures.push(why);
+                continue;
+            }
+        };
+        failures.extend(send_all(ctx, &channels, &notice.body, &notice.slack).await);
+        ctx.event("slo_alert", notice.body.clone());
+        let message = format!("{}: burn-rate alert {} {}", notice.address, notice.pair, notice.state);
+        if notice.state == "firing" {
+            ctx.log.warn(&message, json!({}));
+        } else {
+            ctx.log.info(&message, json!({}));
+        }
+    }
+    if failures.is_empty() {
+        return None;
+    }
+    // Not delivered: forgotten, so the next interval tells it again.
+    *memory = before;
+    let _ = leadership
+        .save_memory(subject.project, memory, ctx.file_memory.as_ref())
+        .await;
+    Some(ctx.failed(
+        "report_failed",
+        "an SLO alert was not delivered",
+        &failures.join("; "),
+        false,
+    ))
 }
 
 async fn send_all(ctx: &Context<'_>, channels: &[deliver::Channel], body: &Value, slack: &Value) -> Vec<String> {

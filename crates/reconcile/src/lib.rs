@@ -37,6 +37,9 @@
 //! WEBHOOK with its method, headers and query parameters; SLACK at its URL;
 //! errors never show a URL), `metrics.rs` (`/metrics` in the text format,
 //! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`),
+//! `slo_alerts.rs` (issue 50: each SLO with `alerting.channels` evaluated by
+//! `ops::slo_status` each interval; a burn-rate pair's start and end sent
+//! once per episode, remembered with the drift memory),
 //! `sweep.rs` (`[reconcile] request-share`, issue 48: the share set on the
 //! API client, which paces the reads and yields to the key's other clients;
 //! each plan's budget, the share of an interval, for the engine's rolling
@@ -95,6 +98,7 @@ pub mod log;
 pub mod metrics;
 pub mod policy;
 pub mod report;
+pub mod slo_alerts;
 pub mod sweep;
 
 pub use interval::Outcome;
@@ -140,6 +144,9 @@ pub struct Settings {
     pub log: LogFormat,
     /// The PostgreSQL state's URL: leadership and drift memory go there.
     pub postgres_url: Option<String>,
+    /// When SLOs are evaluated, UNIX ms (`None`: now); for tests against an
+    /// emulator whose clock is simulated.
+    pub slo_now_ms: Option<i64>,
 }
 
 /// What an interval works with.

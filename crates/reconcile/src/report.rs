@@ -113,6 +113,10 @@ impl Drifted {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
     pub reported: BTreeMap<String, String>,
+    /// The burn-rate pairs firing per SLO address, as reported
+    /// (`slo_alerts.rs`): an episode is told when it starts and ends.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slo_alerts: BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 /// What to report this interval.

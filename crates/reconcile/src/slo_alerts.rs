@@ -1,0 +1,223 @@
+//! Burn-rate alerts (issue 50): each interval, every SLO of the files is
+//! evaluated by `ops::slo_status` (the same figures as `monform slo
+//! status`, computed by `monform-slo`), and a notification goes to the
+//! SLO's `alerting.channels` (WEBHOOK and SLACK, as drift reports) when one
+//! of its burn-rate pairs starts firing and when it stops: once per
+//! episode. Which pairs fire is remembered with the drift memory
+//! ([`Memory::slo_alerts`], in the same atomic write, before sending, as
+//! drift reports are); a delivery that fails is forgotten again so the next
+//! interval retries it.
+//!
+//! Choices: an SLO without `alerting.channels` is evaluated for nothing
+//! and skipped (no request spent); a pair of an SLO whose figures cannot be
+//! read this interval (no data, the service unreachable) neither fires nor
+//! resolves: it stays as remembered. An SLO taken out of the files ends
+//! its episodes silently. EMAIL and other channel types are refused at
+//! load, as for drift reports: the reconciler sends only what it can.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use monform_config::Desired;
+use monform_engine::ops::{self, SloReport, SloStatusRequest};
+use monform_model::resources::Slo;
+use monform_model::{Address, Resource};
+use monform_slo::{BurnRatePair, Severity, format_duration};
+use serde_json::{Value, json};
+
+use crate::deliver;
+use crate::report::{FORMAT_VERSION, Memory, Subject, now};
+
+/// The name of a burn-rate pair in the memory and the reports: `14.4x 1h/5m`.
+pub fn pair_label(pair: &BurnRatePair) -> String {
+    format!(
+        "{}x {}/{}",
+        pair.factor,
+        format_duration(pair.long),
+        format_duration(pair.short)
+    )
+}
+
+/// One notification to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub address: String,
+    /// `firing` or `resolved`.
+    pub state: &'static str,
+    pub pair: String,
+    pub channels: Vec<String>,
+    pub body: Value,
+    pub slack: Value,
+}
+
+/// The SLOs of the files with alert channels.
+pub fn alerting(desired: &Desired) -> Vec<(Address, Vec<String>)> {
+    desired
+        .resources
+        .iter()
+        .filter_map(|(address, r)| match r.resource.as_ref() {
+            Resource::Slo(Slo {
+                alerting: Some(alerting),
+                ..
+            }) if !alerting.channels.is_empty() => Some((address.clone(), alerting.channels.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Compares the pairs firing now with the memory; `memory` becomes what
+/// is reported once the notices are sent. An alerting SLO missing from
+/// `reports`, or without data, stays as remembered.
+pub fn news(
+    memory: &mut Memory,
+    subject: &Subject<'_>,
+    reports: &[SloReport],
+    alerting: &[(Address, Vec<String>)],
+) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    let mut next: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (address, channels) in alerting {
+        let key = address.to_string();
+        let before = memory.slo_alerts.get(&key).cloned().unwrap_or_default();
+        let Some(report) = reports.iter().find(|r| &r.address == address) else {
+            if !before.is_empty() {
+                next.insert(key, before);
+            }
+            continue;
+        };
+        // Without data nothing is known: the episode stays as it was.
+        if report.status.tally.total == 0 && report.status.burn_rates.iter().all(|b| b.burn_rate.is_none()) {
+            if !before.is_empty() {
+                next.insert(key, before);
+            }
+            continue;
+        }
+        let firing: BTreeSet<String> = report.status.firing.iter().map(pair_label).collect();
+        for pair in &report.pairs {
+            let label = pair_label(pair);
+            let state = match (before.contains(&label), firing.contains(&label)) {
+                (false, true) => "firing",
+                (true, false) => "resolved",
+                _ => continue,
+            };
+            notices.push(Notice {
+                address: key.clone(),
+                state,
+                pair: label,
+                channels: channels.clone(),
+                body: body(subject, report, pair, state),
+                slack: slack(report, pair, state),
+            });
+        }
+        if !firing.is_empty() {
+            next.insert(key, firing);
+        }
+    }
+    memory.slo_alerts = next;
+    notices
+}
+
+fn burn_over(report: &SloReport, window: std::time::Duration) -> Option<f64> {
+    report
+        .status
+        .burn_rates
+        .iter()
+        .find(|b| b.window == window)
+        .and_then(|b| b.burn_rate)
+}
+
+fn round(value: Option<f64>, places: i32) -> Value {
+    let factor = 10f64.powi(places);
+    value.map_or(Value::Null, |v| json!((v * factor).round() / factor))
+}
+
+/// The WEBHOOK body of a burn-rate notice.
+pub fn body(subject: &Subject<'_>, report: &SloReport, pair: &BurnRatePair, state: &str) -> Value {
+    json!({
+        "formatVersion": FORMAT_VERSION,
+        "type": "slo-burn-rate",
+        "state": state,
+        "project": subject.project,
+        "environment": subject.environment,
+        "time": now(),
+        "slo": report.address.to_string(),
+        "name": report.name,
+        "target": report.target_percent,
+        "alert": {
+            "name": pair_label(pair),
+            "severity": match pair.severity { Severity::Page => "page", Severity::Ticket => "ticket" },
+            "factor": pair.factor,
+            "longWindow": format_duration(pair.long),
+            "shortWindow": format_duration(pair.short),
+        },
+        "burnRates": {
+            "long": round(burn_over(report, pair.long), 2),
+            "short": round(burn_over(report, pair.short), 2),
+        },
+        "sli": round(report.status.sli, 6),
+        "budgetLeft": round(report.status.budget_left, 4),
+    })
+}
+
+/// The Slack message of a burn-rate notice.
+pub fn slack(report: &SloReport, pair: &BurnRatePair, state: &str) -> Value {
+    let rate = |window| burn_over(report, window).map_or_else(|| "?".to_owned(), |r| format!("{r:.1}x"));
+    let text = if state == "firing" {
+        format!(
+            "{} ({}) is burning its error budget: {} over {} and {} over {} (alert at {}x)",
+            report.address,
+            report.name,
+            rate(pair.long),
+            format_duration(pair.long),
+            rate(pair.short),
+            format_duration(pair.short),
+            pair.factor
+        )
+    } else {
+        format!(
+            "{} ({}): the {} burn-rate alert resolved",
+            report.address,
+            report.name,
+            pair_label(pair)
+        )
+    };
+    json!({ "text": text })
+}
+
+/// The channels each SLO notifies, as `deliver` sends to them.
+pub fn channels_of(desired: &Desired, ids: &[String]) -> Result<Vec<deliver::Channel>, String> {
+    deliver::channels_named(desired, ids, "an SLO's alerting.channels")
+}
+
+/// Reads every alerting SLO's figures (`now_ms`: the evaluation time,
+/// `None` the clock's). `None` when no SLO alerts.
+pub async fn read(
+    client: &monform_api::Client,
+    desired: &Desired,
+    state: &monform_engine::State,
+    alerting: &[(Address, Vec<String>)],
+    now_ms: Option<i64>,
+) -> Option<Result<Vec<SloReport>, String>> {
+    if alerting.is_empty() {
+        return None;
+    }
+    let request = SloStatusRequest {
+        addresses: alerting.iter().map(|(a, _)| a.clone()).collect(),
+        now_ms,
+    };
+    Some(
+        ops::slo_status(client, desired, state, &request)
+            .await
+            .map_err(|e| e.to_string()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_are_named_by_factor_and_windows() {
+        let labels: Vec<String> = monform_slo::default_burn_rates().iter().map(pair_label).collect();
+        assert_eq!(labels, ["14.4x 1h/5m", "6x 6h/30m", "1x 3d/6h"]);
+    }
+}
