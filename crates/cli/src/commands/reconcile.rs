@@ -164,6 +164,8 @@ async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Re
             LogFormatArg::Json => LogFormat::Json,
         },
         postgres_url,
+        // The same test hook as `slo status`: an emulator's simulated now.
+        slo_now_ms: std::env::var("MONFORM_SLO_NOW_MS").ok().and_then(|t| t.parse().ok()),
     };
     let code = monform_reconcile::run(&host, &opened, settings).await;
     opened.close().await;
