@@ -62,6 +62,9 @@ pub struct Loaded {
     /// Whether some `forEach` read a file of the project as data (a file
     /// changed may then change which files are resource files).
     pub(crate) read_data: bool,
+    /// The linter's findings per check, kept by `reload_file` from its
+    /// first reload (a load for one command does not need them).
+    pub(crate) linted: Option<crate::lint::Linted>,
 }
 
 impl Loaded {
@@ -314,6 +317,7 @@ fn finish_load(
         cache: cache_stats,
         defined,
         read_data: !data_files.is_empty(),
+        linted: None,
     }
 }
 

@@ -17,8 +17,10 @@
 //!   the file's resources' targets or validity change, and a cycle (none
 //!   before) makes it a full load;
 //! - the linter (a check and its group and channels, and one note over
-//!   every check): re-run over the whole desired state (O(resources),
-//!   tens of milliseconds at 100,000 checks).
+//!   every check): re-run on the file's checks and on the checks elsewhere
+//!   reading a group or channel of it that changed, the other checks'
+//!   findings kept (`lint::Linted`, made at the first reload: a load does
+//!   not keep them).
 
 use super::desired::{Resolved, merge_items, resolve};
 use super::*;
@@ -207,6 +209,31 @@ pub fn reload_file<'d>(
                 .get(&r.address)
                 .is_none_or(|old| !in_file(&old.span) || targets(old) != targets(r))
         });
+    // The checks whose lint findings the edit can change: the file's, and
+    // those elsewhere reading a group or channel of it that changed (came,
+    // went or differs), found in the graph before and after.
+    let is_read = |address: &Address| matches!(address.kind, Kind::Group | Kind::AlertChannel);
+    let new_addresses: FxHashSet<&Address> = resources.iter().map(|r| &r.address).collect();
+    let mut changed_read: Vec<Address> = (resources.iter())
+        .filter(|r| is_read(&r.address))
+        .filter(|r| {
+            (loaded.desired.resources.get(&r.address))
+                .filter(|old| in_file(&old.span))
+                .is_none_or(|old| old.resource != r.resource)
+        })
+        .map(|r| r.address.clone())
+        .collect();
+    changed_read.extend(
+        (old_valid.iter())
+            .filter(|a| is_read(a) && !new_addresses.contains(**a))
+            .map(|a| (*a).clone()),
+    );
+    let mut relint: Vec<Address> = (old_valid.iter().chain(&new_addresses))
+        .filter(|a| a.kind == Kind::Check)
+        .map(|a| (*a).clone())
+        .collect();
+    drop(new_addresses);
+    relint.extend(readers(&loaded.desired, &changed_read));
     // Settled: the load takes the file's new text and resources.
     let removed_valid: Vec<Address> = old_valid.into_iter().cloned().collect();
     let desired = &mut loaded.desired;
@@ -229,13 +256,45 @@ pub fn reload_file<'d>(
     loaded.defined.invalid.retain(|(_, span)| !in_file(span));
     loaded.defined.invalid.extend(invalid);
     loaded.sources.replace(id, file.source);
+    relint.extend(readers(&loaded.desired, &changed_read));
+    relint.sort_unstable();
+    relint.dedup();
     let levels = loaded.project.as_ref().map(|p| p.lint).unwrap_or_default();
-    let lint = crate::lint::lint(&loaded.desired, levels);
+    // Kept from the last reload; the first lints every check.
+    let linted = match loaded.linted.take() {
+        Some(mut linted) if linted.levels_are(levels) => {
+            linted.update(&loaded.desired, &relint);
+            linted
+        }
+        _ => crate::lint::Linted::new(&loaded.desired, levels),
+    };
+    let lint = linted.findings(&loaded.desired);
+    loaded.linted = Some(linted);
     Some(Reloaded {
         file: id,
         diagnostics,
         lint,
     })
+}
+
+/// The checks reading `targets` (groups and alert channels) in
+/// `desired`'s graph: naming them, or in a group naming them.
+fn readers(desired: &Desired, targets: &[Address]) -> Vec<Address> {
+    let mut found = Vec::new();
+    for target in targets {
+        for reader in desired.dependents(target) {
+            match reader.kind {
+                Kind::Check => found.push(reader.clone()),
+                Kind::Group if target.kind == Kind::AlertChannel => found.extend(
+                    (desired.dependents(reader).into_iter())
+                        .filter(|a| a.kind == Kind::Check)
+                        .cloned(),
+                ),
+                _ => {}
+            }
+        }
+    }
+    found
 }
 
 /// `list`, sorted by place as a load sorts its diagnostics, without those

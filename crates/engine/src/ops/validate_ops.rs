@@ -346,13 +346,42 @@ mod tests {
         )
     }
 
-    /// Each edit of checks.yaml, revalidated from the validation before it,
-    /// says what a whole validation of the same text says, and is made
-    /// without one where it can be (`patched`).
+    /// Each edit of `file` in turn, revalidated from the validation before
+    /// it, says what a whole validation of the same text says (resources,
+    /// errors and warnings in their order, the linter's findings), and is
+    /// made without one where it can be (`patched`).
+    fn assert_edits_equal_whole(dir: &Path, file: &str, edits: Vec<(&str, String, bool)>) {
+        let env = OpenEnv::empty();
+        let mut prior = validated(dir, &Unsaved::default());
+        for (what, text, patched) in edits {
+            let mut unsaved = Unsaved::default();
+            unsaved.insert(file.to_owned(), Arc::from(text.as_str()));
+            let request = OpenRequest {
+                unsaved: Some(&unsaved),
+                cache: false,
+                ..OpenRequest::new(dir, &env)
+            };
+            let expected = validated(dir, &unsaved);
+            let mut findings = prior;
+            let was_patched = patch(&request, &mut findings, &[file.to_owned()]);
+            assert_eq!(was_patched, patched, "{what}: patched");
+            if !was_patched {
+                let (whole, how) = revalidate(&request, validated(dir, &Unsaved::default()), &[file.to_owned()]);
+                assert_eq!(how, Revalidation::Whole, "{what}");
+                findings = whole;
+            }
+            assert_eq!(said(&findings), said(&expected), "{what}");
+            prior = findings;
+        }
+    }
+
+    /// Edits of a file of checks: names, invalid fields, references, ids,
+    /// routes (the linter's note names the first checks alerting by the
+    /// global settings: `about` comes before `home`).
     #[test]
     fn revalidating_an_edited_file_equals_validating_the_project() {
         let dir = project();
-        let edits: [(&str, String, bool); 8] = [
+        let edits: Vec<(&str, String, bool)> = vec![
             ("a name typed", CHECKS.replace("name: Home", "name: Homepage"), true),
             (
                 "a field made invalid",
@@ -367,6 +396,17 @@ mod tests {
                 CHECKS.replace("group: web", "alertChannels: [quiet]"),
                 true,
             ),
+            (
+                "a check routed, first of those on the global settings",
+                CHECKS.replace("frequency: 10", "frequency: 10\n    alertChannels: [oncall]"),
+                true,
+            ),
+            (
+                "a field its group overrides",
+                CHECKS.replace("frequency: 5", "frequency: 5\n    locations: [us-east-1]"),
+                true,
+            ),
+            ("the checks as they were", CHECKS.to_owned(), true),
             // The parser's own finding: one file.
             ("an id written twice", CHECKS.replace("  about:", "  home:"), true),
             (
@@ -375,32 +415,62 @@ mod tests {
                 false,
             ),
         ];
-        let env = OpenEnv::empty();
-        let mut prior = validated(dir.path(), &Unsaved::default());
-        for (what, text, patched) in edits {
-            let mut unsaved = Unsaved::default();
-            unsaved.insert("checks.yaml".to_owned(), Arc::from(text.as_str()));
-            let request = OpenRequest {
-                unsaved: Some(&unsaved),
-                cache: false,
-                ..OpenRequest::new(dir.path(), &env)
-            };
-            let expected = validated(dir.path(), &unsaved);
-            let mut findings = prior;
-            let was_patched = patch(&request, &mut findings, &["checks.yaml".to_owned()]);
-            assert_eq!(was_patched, patched, "{what}: patched");
-            if !was_patched {
-                let (whole, how) = revalidate(
-                    &request,
-                    validated(dir.path(), &Unsaved::default()),
-                    &["checks.yaml".to_owned()],
-                );
-                assert_eq!(how, Revalidation::Whole, "{what}");
-                findings = whole;
-            }
-            assert_eq!(said(&findings), said(&expected), "{what}");
-            prior = findings;
-        }
+        assert_edits_equal_whole(dir.path(), "checks.yaml", edits);
+    }
+
+    /// Edits of the file of groups and channels that checks in two other
+    /// files read: the linter's findings on those checks follow (a channel
+    /// that stops sending failures, a group muted, made invalid, routed
+    /// elsewhere, on its own alert settings, setting a field a check writes).
+    #[test]
+    fn revalidating_edited_groups_and_channels_equals_validating_the_project() {
+        let dir = project();
+        let more = "checks:\n  api:\n    checkType: URL\n    name: API\n    group: web\n    locations: [us-east-1]\n    request: { url: https://example.com/api }\n  beat:\n    checkType: URL\n    name: Beat\n    alertChannels: [oncall]\n    request: { url: https://example.com/beat }\n";
+        std::fs::write(dir.path().join("more.yaml"), more).unwrap();
+        let edits: Vec<(&str, String, bool)> = vec![
+            (
+                "a channel that stops sending failures",
+                SHARED.replace(
+                    "address: oncall@example.com }",
+                    "address: oncall@example.com }, sendFailure: false",
+                ),
+                true,
+            ),
+            ("as it was", SHARED.to_owned(), true),
+            (
+                "a group muted",
+                SHARED.replace("name: Web", "name: Web\n    muted: true"),
+                true,
+            ),
+            (
+                "a group made invalid",
+                SHARED.replace("name: Web", "name: Web\n    muted: maybe"),
+                true,
+            ),
+            ("valid again", SHARED.to_owned(), true),
+            (
+                "a group routed to a quiet channel",
+                SHARED.replace("alertChannels: [oncall]", "alertChannels: [quiet]"),
+                true,
+            ),
+            (
+                "a group on its own alert settings",
+                SHARED.replace("name: Web", "name: Web\n    useGlobalAlertSettings: false"),
+                true,
+            ),
+            (
+                "a group no longer setting locations",
+                SHARED.replace("    locations: [eu-west-1]\n    alertChannels", "    alertChannels"),
+                true,
+            ),
+            (
+                "a channel added",
+                format!("{SHARED}  pager: {{ type: EMAIL, config: {{ address: pager@example.com }} }}\n"),
+                true,
+            ),
+            ("as it was", SHARED.to_owned(), true),
+        ];
+        assert_edits_equal_whole(dir.path(), "shared.yaml", edits);
     }
 
     /// An id another file references, renamed, is a whole validation (the
