@@ -154,9 +154,10 @@ impl Server {
     }
 
     fn next(&self) -> Result<Message, String> {
+        let wait = silence_limit();
         self.messages
-            .recv_timeout(Duration::from_secs(120))
-            .map_err(|_| "the server said nothing for 120 s".to_owned())
+            .recv_timeout(wait)
+            .map_err(|_| format!("the server said nothing for {} s", wait.as_secs()))
     }
 
     /// Waits for the diagnostics of `uri` at `version`.
@@ -197,6 +198,18 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How long the server may say nothing: 120 s, or
+/// `MONFORM_BENCH_LSP_SILENCE` seconds (a server run under valgrind
+/// through `--monform`, to count a keystroke's instructions, is tens of
+/// times slower).
+fn silence_limit() -> Duration {
+    let seconds = std::env::var("MONFORM_BENCH_LSP_SILENCE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(120);
+    Duration::from_secs(seconds)
 }
 
 fn ms(elapsed: Duration) -> f64 {

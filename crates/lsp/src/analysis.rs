@@ -17,7 +17,7 @@ use monform_engine::ops::{self, Findings, OpenRequest, PolicyLoad, Revalidation}
 
 use crate::Config;
 use crate::documents::LineIndex;
-use crate::index::Occurrence;
+use crate::index::Occurrences;
 
 /// The folder holding `monform.toml`, from a file up.
 pub fn project_root(file: &Path) -> Option<PathBuf> {
@@ -47,7 +47,7 @@ pub struct Analysis {
     /// Every diagnostic by file, `validate`'s (`ops::validate`).
     pub diagnostics: BTreeMap<Url, Vec<LspDiagnostic>>,
     /// Where each logical id occurs.
-    pub occurrences: Vec<Occurrence>,
+    pub occurrences: Occurrences,
     /// The rest of `ops::validate`'s findings, kept for the next
     /// keystroke's `ops::revalidate`; `None` when the project was
     /// validated per environment (the next is a whole validation: the
@@ -55,6 +55,10 @@ pub struct Analysis {
     prior: Option<(Vec<Diagnostic>, Vec<Diagnostic>)>,
     /// Each file's line starts, made when first asked for.
     lines: Vec<OnceLock<LineIndex>>,
+    /// Each file's URI (by id in `loaded.sources`), kept while the files
+    /// are the same: 2,000 paths made absolute and into URIs were a
+    /// tenth of a keystroke at 1,000 files.
+    uris: Vec<Option<Url>>,
 }
 
 impl Analysis {
@@ -80,6 +84,7 @@ impl Analysis {
             files_ok,
             prior,
             occurrences,
+            uris,
             ..
         } = self;
         let Some((warnings, errors)) = prior else {
@@ -101,7 +106,11 @@ impl Analysis {
                     .filter(|(_, f)| changed.contains(&f.name))
                     .map(|(id, _)| id as u32)
                     .collect();
-                Some((occurrences, ids))
+                Some(Kept {
+                    occurrences,
+                    changed: ids,
+                    uris,
+                })
             }
             Revalidation::Whole => None,
         };
@@ -109,9 +118,18 @@ impl Analysis {
     }
 
     /// The analysis of `findings`; the occurrences found again only in the
-    /// files `before` names (the others as they were) when it is given.
-    fn of(root: &Path, unsaved: Unsaved, findings: Findings, before: Option<(Vec<Occurrence>, Vec<u32>)>) -> Analysis {
-        let diagnostics = publishable(root, &findings);
+    /// files `kept` names (the others as they were), and the URIs kept,
+    /// when it is given.
+    fn of(root: &Path, unsaved: Unsaved, findings: Findings, kept: Option<Kept>) -> Analysis {
+        let (before, uris) = match kept {
+            Some(Kept {
+                occurrences,
+                changed,
+                uris,
+            }) if uris.len() == findings.loaded.sources.len() => (Some((occurrences, changed)), uris),
+            _ => (None, findings.loaded.sources.iter().map(file_uri).collect()),
+        };
+        let diagnostics = publishable(root, &findings, &uris);
         let Findings {
             loaded,
             files_ok,
@@ -135,6 +153,7 @@ impl Analysis {
             occurrences,
             prior,
             lines,
+            uris,
         }
     }
 
@@ -159,10 +178,18 @@ impl Analysis {
         let source = self.loaded.sources.get(span.file);
         let index = self.lines.get(file)?.get_or_init(|| LineIndex::new(&source.text));
         Some(Location::new(
-            file_uri(source)?,
+            self.uris.get(file)?.clone()?,
             index.range(&source.text, span.start, span.len),
         ))
     }
+}
+
+/// What a keystroke keeps of the analysis before it (the files read
+/// again aside): the occurrences, the changed files' ids, the URIs.
+struct Kept {
+    occurrences: Occurrences,
+    changed: Vec<u32>,
+    uris: Vec<Option<Url>>,
 }
 
 /// The request `monform validate` makes of the project at `root`, over
@@ -187,13 +214,23 @@ pub fn file_uri(file: &SourceFile) -> Option<Url> {
 struct Locator<'s> {
     sources: &'s Sources,
     lines: HashMap<u32, (Option<Url>, LineIndex)>,
+    /// The sources' URIs when known (by id).
+    uris: Option<&'s [Option<Url>]>,
 }
 
 impl<'s> Locator<'s> {
-    fn new(sources: &'s Sources) -> Locator<'s> {
+    fn new(sources: &'s Sources, uris: Option<&'s [Option<Url>]>) -> Locator<'s> {
         Locator {
             sources,
             lines: HashMap::new(),
+            uris,
+        }
+    }
+
+    fn uri(&self, file: u32) -> Option<Url> {
+        match self.uris {
+            Some(uris) => uris.get(file as usize)?.clone(),
+            None => file_uri(self.sources.get(file)),
         }
     }
 
@@ -202,10 +239,11 @@ impl<'s> Locator<'s> {
             return None;
         }
         let file = self.sources.get(span.file);
-        let (uri, index) = self
-            .lines
-            .entry(span.file)
-            .or_insert_with(|| (file_uri(file), LineIndex::new(&file.text)));
+        if !self.lines.contains_key(&span.file) {
+            let uri = self.uri(span.file);
+            self.lines.insert(span.file, (uri, LineIndex::new(&file.text)));
+        }
+        let (uri, index) = self.lines.get(&span.file)?;
         Some(Location::new(
             uri.clone()?,
             index.range(&file.text, span.start, span.len),
@@ -218,18 +256,21 @@ impl<'s> Locator<'s> {
 /// editor clears what it showed before. A diagnostic with no place (no
 /// monform.toml, a folder not readable) is shown at the top of
 /// monform.toml.
-fn publishable(root: &Path, findings: &Findings) -> BTreeMap<Url, Vec<LspDiagnostic>> {
+/// `uris` are `findings.loaded.sources`' URIs.
+fn publishable(root: &Path, findings: &Findings, uris: &[Option<Url>]) -> BTreeMap<Url, Vec<LspDiagnostic>> {
     let mut by_file: BTreeMap<Url, Vec<LspDiagnostic>> = BTreeMap::new();
-    for file in findings.loaded.sources.iter().chain(findings.sources().iter()) {
-        if let Some(uri) = file_uri(file) {
-            by_file.entry(uri).or_default();
-        }
+    let same = std::ptr::eq(findings.sources(), &findings.loaded.sources);
+    for uri in uris.iter().flatten() {
+        by_file.entry(uri.clone()).or_default();
+    }
+    for uri in findings.sources().iter().filter(|_| !same).filter_map(file_uri) {
+        by_file.entry(uri).or_default();
     }
     let project_file = std::path::absolute(root.join(PROJECT_FILE))
         .ok()
         .and_then(|p| Url::from_file_path(p).ok());
-    let mut own = Locator::new(&findings.loaded.sources);
-    let mut shared = Locator::new(findings.sources());
+    let mut own = Locator::new(&findings.loaded.sources, Some(uris));
+    let mut shared = Locator::new(findings.sources(), same.then_some(uris));
     for (diagnostic, sources) in findings.all() {
         let locator = if std::ptr::eq(sources, own.sources) {
             &mut own

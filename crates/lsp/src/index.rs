@@ -37,33 +37,73 @@ pub fn definition_of(address: &Address) -> Address {
     }
 }
 
-/// Every occurrence in the load, each place once, in file order and by
-/// place in a file.
-pub fn occurrences(loaded: &Loaded) -> Vec<Occurrence> {
-    let mut found = occurrences_in(loaded, |_| true);
-    found.sort_by_key(|o| (o.span.file, o.span.start));
-    found
+/// Every occurrence of a load, each place once, by file (each file's by
+/// place): a keystroke finds its file's again and keeps the others as they
+/// are (one list of 400,000 at 100,000 checks was filtered and merged
+/// again at each, a third of a keystroke).
+#[derive(Debug, Default)]
+pub struct Occurrences {
+    by_file: Vec<Vec<Occurrence>>,
+}
+
+impl Occurrences {
+    /// In file order and by place in a file.
+    pub fn iter(&self) -> impl Iterator<Item = &Occurrence> {
+        self.by_file.iter().flatten()
+    }
+
+    /// The occurrence at byte `offset` of file `file`, if the cursor is on
+    /// one (its last character's end included: a cursor just after a word).
+    pub fn at(&self, file: u32, offset: usize) -> Option<&Occurrence> {
+        self.by_file
+            .get(file as usize)?
+            .iter()
+            .find(|o| o.span.start <= offset && offset <= o.span.start + o.span.len)
+    }
+
+    /// `found` put in their files' lists, each list then in place order.
+    fn put(&mut self, found: Vec<Occurrence>, files: usize) {
+        if self.by_file.len() < files {
+            self.by_file.resize_with(files, Vec::new);
+        }
+        let mut touched = vec![false; self.by_file.len()];
+        for occurrence in found {
+            let file = occurrence.span.file as usize;
+            if file >= self.by_file.len() {
+                self.by_file.resize_with(file + 1, Vec::new);
+                touched.resize(file + 1, false);
+            }
+            touched[file] = true;
+            self.by_file[file].push(occurrence);
+        }
+        for (list, _) in self.by_file.iter_mut().zip(touched).filter(|(_, touched)| *touched) {
+            // Stable: as one sort of them all by (file, place) ordered them.
+            list.sort_by_key(|o| o.span.start);
+        }
+    }
+}
+
+/// Every occurrence in the load.
+pub fn occurrences(loaded: &Loaded) -> Occurrences {
+    let mut all = Occurrences::default();
+    all.put(occurrences_in(loaded, |_| true), loaded.sources.len());
+    all
 }
 
 /// `occurrences` after the files `changed` (ids) were read again and
 /// nothing else changed (`ops::Revalidation::Files`): those of the other
 /// files kept from `before`, the changed files' found again.
-pub fn patched(loaded: &Loaded, mut before: Vec<Occurrence>, changed: &[u32]) -> Vec<Occurrence> {
-    before.retain(|o| !changed.contains(&o.span.file));
-    let mut found = occurrences_in(loaded, |file| changed.contains(&file));
-    found.sort_by_key(|o| (o.span.file, o.span.start));
-    // Both in order: merged, not sorted again (400,000 at 100,000 checks).
-    let place = |o: &Occurrence| (o.span.file, o.span.start);
-    let mut merged = Vec::with_capacity(before.len() + found.len());
-    let mut found = found.into_iter().peekable();
-    for occurrence in before {
-        while let Some(next) = found.next_if(|f| place(f) < place(&occurrence)) {
-            merged.push(next);
+pub fn patched(loaded: &Loaded, mut before: Occurrences, changed: &[u32]) -> Occurrences {
+    for &file in changed {
+        if let Some(list) = before.by_file.get_mut(file as usize) {
+            list.clear();
         }
-        merged.push(occurrence);
     }
-    merged.extend(found);
-    merged
+    before.put(
+        occurrences_in(loaded, |file| changed.contains(&file)),
+        loaded.sources.len(),
+    );
+    before
 }
 
 /// The occurrences of the resources and declarations written in the
@@ -76,8 +116,11 @@ fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurren
             found.push(Occurrence { address, span, role });
         }
     };
-    let resources = || loaded.desired.resources.values().filter(|r| wanted(r.span.file));
-    for resource in resources() {
+    // One pass over the resources (100,000 at 100,000 checks), not two.
+    let resources: Vec<&monform_config::DesiredResource> = (loaded.desired.resources.values())
+        .filter(|r| wanted(r.span.file))
+        .collect();
+    for resource in &resources {
         // An item of a `forEach` points at its item: its definition's key
         // is the last line above it naming the definition's id.
         let span = match resource.address.id.split_once('[') {
@@ -89,7 +132,7 @@ fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurren
         };
         push(&mut found, &resource.address, span, Role::Definition);
     }
-    for resource in resources() {
+    for resource in &resources {
         for reference in &resource.references {
             if let Target::Managed(target) = &reference.target {
                 push(&mut found, target, reference.span, Role::Reference);
@@ -247,14 +290,6 @@ fn narrow(loaded: &Loaded, span: Span, id: &str) -> Option<Span> {
 
 fn is_id_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
-}
-
-/// The occurrence at byte `offset` of file `file`, if the cursor is on one
-/// (its last character's end included: a cursor just after a word).
-pub fn at(occurrences: &[Occurrence], file: u32, offset: usize) -> Option<&Occurrence> {
-    occurrences
-        .iter()
-        .find(|o| o.span.file == file && o.span.start <= offset && offset <= o.span.start + o.span.len)
 }
 
 #[cfg(test)]

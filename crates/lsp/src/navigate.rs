@@ -7,7 +7,7 @@ use monform_model::Kind;
 
 use crate::analysis::Analysis;
 use crate::documents::LineIndex;
-use crate::index::{Occurrence, Role, at};
+use crate::index::{Occurrence, Role};
 
 /// The byte offset of `position` in the loaded file of `uri`, with its id.
 pub fn offset(analysis: &Analysis, uri: &Url, position: Position) -> Option<(u32, usize)> {
@@ -19,7 +19,7 @@ pub fn offset(analysis: &Analysis, uri: &Url, position: Position) -> Option<(u32
 /// The occurrence of a logical id under the cursor.
 pub fn occurrence_at<'a>(analysis: &'a Analysis, uri: &Url, position: Position) -> Option<&'a Occurrence> {
     let (file, offset) = offset(analysis, uri, position)?;
-    at(&analysis.occurrences, file, offset)
+    analysis.occurrences.at(file, offset)
 }
 
 /// Where what is under the cursor is defined: a logical id's definition,
