@@ -4,7 +4,9 @@
 //! (as the provider would have made it); the emulator gives its own ids,
 //! so the fixture's ids are rewritten to those (the one thing that differs
 //! from a real migration). Then the migrated project's first plan imports
-//! every object and changes, creates, deletes and replaces nothing.
+//! every object and changes, creates, deletes and replaces nothing, its
+//! secrets included: the import entries carry the fingerprints of the
+//! secrets Terraform's state holds, and the environment holds the same.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,8 +15,9 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-const API_TOKEN: &str = "tok-live-4242";
-const WEBHOOK_SECRET: &str = "whsec-live-4242";
+/// The secrets as Terraform set them: the account and the fixture's state hold the same.
+const API_TOKEN: &str = "tok-fixture-never-written";
+const WEBHOOK_SECRET: &str = "whsec-fixture-never-written";
 
 /// The alert settings the provider writes when a check sets none.
 fn alert_settings() -> Value {
@@ -284,7 +287,6 @@ fn a_terraform_project_migrates_with_an_empty_first_plan() {
     // What is not translated is listed with its file and line, printed and in MIGRATION.md.
     for expected in [
         "main.tf:77: checks.api_health: `description` = `upper(\"health of the ${local.team} API\")`: the function `upper()` is not translated",
-        "main.tf:105: checks.api_health: `lifecycle { ignore_changes }` is not translated",
         "main.tf:146: `data \"checkly_static_ips\" \"all\"` is not migrated",
         "Migrated 17 definitions (21 objects to import, 5 [vars])",
     ] {
@@ -307,6 +309,8 @@ fn a_terraform_project_migrates_with_an_empty_first_plan() {
     let main = std::fs::read_to_string(project.join("main.yaml")).unwrap();
     assert!(main.contains("forEach: ${var:pages}"), "{main}");
     assert!(main.contains("webhookSecret: ${env:WEBHOOK_SECRET}"), "{main}");
+    // `lifecycle { ignore_changes = [description] }` is monform's `lifecycle: { ignoreChanges }`.
+    assert!(main.contains("ignoreChanges:\n      - description"), "{main}");
     let toml = std::fs::read_to_string(project.join("monform.toml")).unwrap();
     assert!(toml.contains("[vars.pages]"), "{toml}");
 
@@ -318,6 +322,10 @@ fn a_terraform_project_migrates_with_an_empty_first_plan() {
         .output()
         .unwrap();
     assert!(plan.status.success(), "{}\n{}", stdout(&plan), stderr(&plan));
+    let shown = format!("{}{}", stdout(&plan), stderr(&plan));
+    for secret in [API_TOKEN, WEBHOOK_SECRET] {
+        assert!(!shown.contains(secret), "the plan shows a secret:\n{shown}");
+    }
     let plan: Value = serde_json::from_str(&stdout(&plan)).unwrap();
     let summary = &plan["summary"];
     for action in ["create", "delete", "replace", "moved", "forget"] {
@@ -334,14 +342,36 @@ fn a_terraform_project_migrates_with_an_empty_first_plan() {
         .map(|a| summary[a].as_u64().unwrap())
         .sum();
     assert_eq!(total, 21, "{plan:#}");
-    // The only field changes are secrets: monform compares them by the
-    // fingerprint it records when it applies them, never by reading them
-    // back (a secret variable's value the service never returns), so an
-    // object it did not apply yet has its secrets written once.
+    // Nothing else: the secrets, which monform compares by fingerprint (a
+    // secret variable's value the service never returns), match the
+    // fingerprints the import entries took from Terraform's state.
+    assert_eq!(summary["update"], 0, "{plan:#}");
+    assert_eq!(summary["noop"], 8, "{plan:#}");
+    let imports = std::fs::read_to_string(project.join("imports.yaml")).unwrap();
+    for address in ["variables.API_TOKEN", "alertChannels.chatops", "checks.api_health"] {
+        let entry = imports.split("- to: ").find(|e| e.starts_with(address)).unwrap();
+        assert!(entry.contains("secretFingerprints:"), "{address}: {imports}");
+    }
+
+    // Another value in the environment than Terraform's is a secret to set:
+    // the fingerprints are compared, not trusted blindly.
+    let rotated = emulator
+        .monform(&project)
+        .args(["plan", "--format", "json"])
+        .env("API_TOKEN", API_TOKEN)
+        .env("WEBHOOK_SECRET", "whsec-rotated-4343")
+        .output()
+        .unwrap();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let rotated_text = format!("{}{}", stdout(&rotated), stderr(&rotated));
+    for secret in [API_TOKEN, WEBHOOK_SECRET, "whsec-rotated-4343"] {
+        assert!(!rotated_text.contains(secret), "a plan shows a secret:\n{rotated_text}");
+    }
+    let rotated: Value = serde_json::from_str(&stdout(&rotated)).unwrap();
     let mut secrets = Vec::new();
-    for change in plan["changes"].as_array().unwrap() {
+    for change in rotated["changes"].as_array().unwrap() {
         for field in change["fields"].as_array().into_iter().flatten() {
-            assert_eq!(field["sensitive"], true, "only secrets change: {change:#}");
+            assert_eq!(field["sensitive"], true, "only the secret changes: {change:#}");
             secrets.push(format!(
                 "{} {}",
                 change["address"].as_str().unwrap(),
@@ -349,15 +379,7 @@ fn a_terraform_project_migrates_with_an_empty_first_plan() {
             ));
         }
     }
-    assert_eq!(
-        secrets,
-        [
-            "checks.api_health request.headers[1].value",
-            "variables.API_TOKEN value",
-            "alertChannels.chatops config.webhookSecret"
-        ],
-        "{plan:#}"
-    );
+    assert_eq!(secrets, ["alertChannels.chatops config.webhookSecret"], "{rotated:#}");
 
     // Applied, the imports are adoptions: the next plan has nothing to do.
     let apply = emulator

@@ -19,6 +19,9 @@ use rustc_hash::FxHashSet;
 /// The top-level keys of these lists.
 pub const SECTIONS: [&str; 3] = ["moved", "import", "removed"];
 
+/// An `import` entry's fingerprints of the secrets the object holds.
+const SECRET_FINGERPRINTS: &str = "secretFingerprints";
+
 /// `{ from: checks.homepage, to: checks.home }`: a rename.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Moved {
@@ -32,6 +35,12 @@ pub struct Moved {
 pub struct Import {
     pub to: Address,
     pub id: String,
+    /// `secretFingerprints`: field path to the salted fingerprint
+    /// (`salt:digest`) of the secret the object holds now, as a migration
+    /// read it from the tool that made it (never the value). Until the
+    /// first apply records its own, a secret of the files with that
+    /// fingerprint is not shown as to be set.
+    pub secret_fingerprints: BTreeMap<String, String>,
     pub span: Span,
 }
 
@@ -141,7 +150,7 @@ pub(crate) fn parse(section: Entry, context: &Context<'_>, into: &mut Declaratio
         };
         let allowed: &[&str] = match section.key.as_str() {
             "moved" => &["from", "to", ENVIRONMENTS],
-            "import" => &["to", "id", ENVIRONMENTS],
+            "import" => &["to", "id", SECRET_FINGERPRINTS, ENVIRONMENTS],
             _ => &["from", "destroy", ENVIRONMENTS],
         };
         if !fields.known(allowed) {
@@ -163,8 +172,14 @@ pub(crate) fn parse(section: Entry, context: &Context<'_>, into: &mut Declaratio
             }
             "import" => {
                 let (to, id) = (fields.address("to"), fields.string("id"));
-                if let (Some(to), Some(id)) = (to, id) {
-                    into.imports.push(Import { to, id, span });
+                let secret_fingerprints = fields.fingerprints(SECRET_FINGERPRINTS);
+                if let (Some(to), Some(id), Some(secret_fingerprints)) = (to, id, secret_fingerprints) {
+                    into.imports.push(Import {
+                        to,
+                        id,
+                        secret_fingerprints,
+                        span,
+                    });
                 }
             }
             _ => {
@@ -259,6 +274,41 @@ impl Fields<'_> {
         }
     }
 
+    /// An optional map of field paths to `salt:digest` texts (empty when absent).
+    fn fingerprints(&mut self, name: &str) -> Option<BTreeMap<String, String>> {
+        // The entry's own node (not borrowed through `self`, which reports).
+        let entry = self.node;
+        let Some(node) = entry.get(name).map(|e| &e.value) else {
+            return Some(BTreeMap::new());
+        };
+        let Some(entries) = node.as_map() else {
+            let (span, message) = (
+                node.span,
+                format!("`{name}` must be a map of field paths to fingerprints"),
+            );
+            self.fail(span, message, "invalid value");
+            return None;
+        };
+        let mut found = BTreeMap::new();
+        let mut ok = true;
+        for entry in entries {
+            match &entry.value.value {
+                NodeValue::Str(print) if is_fingerprint(print) => {
+                    found.insert(entry.key.clone(), print.clone());
+                }
+                _ => {
+                    let message = format!(
+                        "`{name}.{}` must be a fingerprint `salt:digest` (hex digits)",
+                        entry.key
+                    );
+                    self.fail(entry.value.span, message, "invalid value");
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(found)
+    }
+
     fn boolean(&mut self, name: &str) -> Option<bool> {
         let node = self.field(name, false)?;
         match node.value {
@@ -270,6 +320,14 @@ impl Fields<'_> {
             }
         }
     }
+}
+
+/// `salt:digest`, both hex digits: a fingerprint, never a value (a secret
+/// pasted there by mistake is refused, and so not kept in the files' form).
+fn is_fingerprint(text: &str) -> bool {
+    let hex = |s: &str| !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    text.split_once(':')
+        .is_some_and(|(salt, digest)| hex(salt) && hex(digest))
 }
 
 /// The checks that need every file, after dropping the `moved` and

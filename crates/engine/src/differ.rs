@@ -1,7 +1,7 @@
 //! The differ: compares the files with the account and builds the plan
 //! (`plan.rs`), ordered by `differ/order.rs`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::actual::Actual;
 use crate::compare::differences;
 use crate::forms::{
-    ActualView, Names, field_fingerprints, lookup, managed, same_print, secret_changed, sensitive_paths,
+    ActualView, Names, field_fingerprints, lookup, managed, same_print, secret_to_set, sensitive_paths,
 };
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
@@ -55,6 +55,15 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             );
         }
     }
+    // The secrets an `import` entry says its object holds (a migration's
+    // fingerprints): compared until the first apply records monform's own.
+    let held: HashMap<&Address, &BTreeMap<String, String>> = desired
+        .declarations
+        .imports
+        .iter()
+        .filter(|i| !i.secret_fingerprints.is_empty())
+        .map(|i| (&i.to, &i.secret_fingerprints))
+        .collect();
     let being_created: BTreeSet<&Address> = desired
         .resources
         .keys()
@@ -85,6 +94,10 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
             let json = resource.resource.to_json();
             let ignored = monform_model::lifecycle::of(&json).ignored_paths();
             let desired_json = managed(address.kind, json);
+            let known = Known {
+                state,
+                held: held.get(address).copied(),
+            };
             let compare = |actual: &ActualView, remote: &Remote| {
                 compare(
                     address,
@@ -93,7 +106,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                     &ignored,
                     actual,
                     remote,
-                    state,
+                    &known,
                 )
             };
             match (owned, import) {
@@ -292,6 +305,13 @@ fn create(address: &Address, desired_all: &Desired, being_created: &BTreeSet<&Ad
     }
 }
 
+/// What is known of what the object holds besides the account's listing:
+/// the state, and an `import` entry's secret fingerprints.
+struct Known<'a> {
+    state: &'a State,
+    held: Option<&'a BTreeMap<String, String>>,
+}
+
 fn compare(
     address: &Address,
     desired: &Value,
@@ -299,8 +319,9 @@ fn compare(
     ignored: &[FieldPath],
     actual: &ActualView,
     remote: &Remote,
-    state: &State,
+    known: &Known<'_>,
 ) -> Change {
+    let state = known.state;
     let kind = address.kind;
     let facts = facts(kind, desired);
     // `lifecycle.ignoreChanges`: never compared, so never a change or drift.
@@ -350,7 +371,7 @@ fn compare(
     }
     for path in &sensitive {
         let Some(value) = lookup(desired, path) else { continue };
-        if secret_changed(path, value, recorded, state) {
+        if secret_to_set(path, value, recorded, known.held, state) {
             fields.push(FieldChange {
                 path: path.to_string(),
                 before: None,

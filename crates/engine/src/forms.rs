@@ -164,6 +164,38 @@ pub(crate) fn secret_changed(path: &FieldPath, value: &Value, recorded: Option<&
         .is_none_or(|f| *f != state.fingerprint(value))
 }
 
+/// Whether the secret `value` at `path` is to be set: it differs from what
+/// the state recorded at the last apply or, before monform applied the
+/// object (no state entry), from what an `import` entry says the object
+/// holds (`secretFingerprints`, written by a migration).
+pub(crate) fn secret_to_set(
+    path: &FieldPath,
+    value: &Value,
+    recorded: Option<&ResourceState>,
+    held: Option<&BTreeMap<String, String>>,
+    state: &State,
+) -> bool {
+    match (recorded, held.and_then(|h| h.get(&path.to_string()))) {
+        (None, Some(print)) => !holds_fingerprint(print, value),
+        _ => secret_changed(path, value, recorded, state),
+    }
+}
+
+/// A secret's fingerprint for an `import` entry's `secretFingerprints`:
+/// `salt:digest`, with a salt of its own (the project has no state yet to
+/// lend one). What a migration writes instead of the value.
+pub fn import_fingerprint(value: &Value) -> String {
+    let salt: String = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
+    format!("{salt}:{}", crate::state::fingerprint(&salt, value))
+}
+
+/// Whether `print` (`salt:digest`) is the fingerprint of `value`.
+fn holds_fingerprint(print: &str, value: &Value) -> bool {
+    print
+        .split_once(':')
+        .is_some_and(|(salt, digest)| crate::state::fingerprint(salt, value) == digest)
+}
+
 /// The fingerprints of a desired value's secrets, by path.
 pub fn secret_fingerprints(
     kind: Kind,

@@ -32,6 +32,7 @@ mod drift_ops;
 mod export_ops;
 mod import_ops;
 mod init_ops;
+mod openslo;
 mod local_env;
 mod open_ops;
 mod policy_ops;
@@ -44,6 +45,8 @@ mod trust_ops;
 mod validate_ops;
 /// Export's rules for a secret (`monform migrate` writes secrets as export does).
 pub use crate::export::{env_name, names_service_variables};
+/// What `monform migrate` writes as an `import` entry's `secretFingerprints`.
+pub use crate::forms::import_fingerprint;
 pub use crate::identity::uses_tags;
 /// For a front end's own PostgreSQL connection (the reconciler's leader
 /// lock): its errors without the URL's password, as the state backend's.
@@ -69,6 +72,7 @@ pub use open_ops::{
     load_policies, local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
 };
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
+pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use refusal::{OverBudget, Refusal};
 pub use slo_ops::{
     SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloStatusRequest, objective_of, pairs_of, run_of, slo_addresses, slo_status,

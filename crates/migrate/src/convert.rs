@@ -47,6 +47,8 @@ pub struct Definition {
     /// Attribute paths whose expression did not translate: (path, place, text, reason).
     pub failed: Vec<Failed>,
     pub prevent_destroy: bool,
+    /// `lifecycle { ignore_changes }` as monform field paths (`lifecycle: { ignoreChanges }`).
+    pub ignore_changes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -324,6 +326,7 @@ fn evaluate(
             lines: BTreeMap::new(),
             failed: Vec::new(),
             prevent_destroy: false,
+            ignore_changes: Vec::new(),
         };
         let body = &resource.body;
         scope.repeat = None;
@@ -371,6 +374,23 @@ fn evaluate(
                         let place = file.place_of(attribute);
                         match (attribute.key.as_str(), &attribute.value) {
                             ("prevent_destroy", Expression::Bool(b)) => definition.prevent_destroy = *b.value(),
+                            ("ignore_changes", Expression::Array(items)) => {
+                                for item in items.iter() {
+                                    let text = file.text_of(item);
+                                    let check_type = body.get_attribute("type").and_then(|a| translate(&a.value, &scope).ok());
+                                    match ignored_path(&definition.tf_type, check_type.as_ref(), &text) {
+                                        Some(path) => definition.ignore_changes.push(path),
+                                        None => walked.notes.push(Note::new(
+                                            file.place_of(item),
+                                            format!(
+                                                "{}.{}: `ignore_changes` entry `{text}` names no field monform can ignore: left out; add it to `lifecycle: {{ ignoreChanges }}` by hand",
+                                                kind.section(),
+                                                definition.id
+                                            ),
+                                        )),
+                                    }
+                                }
+                            }
                             (key, _) => walked.notes.push(Note::new(
                                 place,
                                 format!(
@@ -488,4 +508,77 @@ fn evaluate_body(
         }
     }
     out
+}
+
+/// An `ignore_changes` entry (`description`, `request[0].headers`) as the
+/// monform field path the provider's attribute maps to: the attribute set
+/// to a marker in an otherwise empty body (but a check's `type`), mapped,
+/// and the marker found.
+/// `None` for what does not map to one field (`all`, an expression).
+pub(crate) fn ignored_path(tf_type: &str, check_type: Option<&Value>, text: &str) -> Option<String> {
+    const MARKER: &str = "\u{1}ignored";
+    let steps: Vec<&str> = text
+        .split('.')
+        // `request[0]`: a block's one item, which monform's path leaves out.
+        .map(|step| match step.split_once('[') {
+            Some((name, index))
+                if index
+                    .strip_suffix(']')
+                    .is_some_and(|i| i.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                name
+            }
+            Some(_) => "",
+            None => step,
+        })
+        .collect();
+    let identifier = |s: &&str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if text == "all" || !steps.iter().all(identifier) {
+        return None;
+    }
+    let none = |_: Kind, _: &str| None;
+    let refs = crate::mapping::Refs {
+        from_state: false,
+        resolve: &none,
+    };
+    // The attribute's value as a text, a map (headers) or a list (locations).
+    let leaves = [
+        Value::String(MARKER.into()),
+        Value::Object(Map::from_iter([(MARKER.to_owned(), Value::String(MARKER.into()))])),
+        Value::Array(vec![Value::String(MARKER.into())]),
+    ];
+    leaves.into_iter().find_map(|leaf| {
+        // Blocks are lists of one in the provider's shape.
+        let mut body = leaf;
+        for step in steps.iter().skip(1).rev() {
+            body = Value::Array(vec![Value::Object(Map::from_iter([((*step).to_owned(), body)]))]);
+        }
+        let mut tf = Map::from_iter([(steps[0].to_owned(), body)]);
+        // A check's type picks the fields its `request` has.
+        if let Some(check_type) = check_type {
+            tf.insert("type".into(), check_type.clone());
+        }
+        let mapped = Value::Object(crate::mapping::map_resource(tf_type, &tf, &refs).value);
+        marker_path(&mapped, MARKER, &mut Vec::new())
+    })
+}
+
+/// The keys down to the text `marker`, ending at the first list on the
+/// way (monform's ignored paths name fields, not items).
+fn marker_path(value: &Value, marker: &str, keys: &mut Vec<String>) -> Option<String> {
+    let path = |keys: &[String]| Some(keys.join(".")).filter(|p| !p.is_empty());
+    match value {
+        Value::String(s) if s == marker => path(keys),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            keys.push(k.clone());
+            let found = marker_path(v, marker, keys);
+            keys.pop();
+            found
+        }),
+        Value::Array(items) => items
+            .iter()
+            .find_map(|v| marker_path(v, marker, &mut Vec::new()))
+            .and_then(|_| path(keys)),
+        _ => None,
+    }
 }

@@ -112,6 +112,10 @@ pub struct EnvNeed {
 pub struct Import {
     pub to: String,
     pub id: String,
+    /// Field path to the salted fingerprint of the secret the object holds
+    /// by the Terraform state (never the value): the first plan compares
+    /// the files' secret with it instead of showing it as to be set.
+    pub secret_fingerprints: BTreeMap<String, String>,
 }
 
 /// What to migrate.
@@ -300,7 +304,13 @@ fn resource_file(file: &str, sections: &BTreeMap<monform_model::Kind, Map<String
 fn imports_file(imports: &[Import]) -> String {
     let entries: Vec<Value> = imports
         .iter()
-        .map(|i| serde_json::json!({ "to": i.to, "id": i.id }))
+        .map(|i| {
+            let mut entry = serde_json::json!({ "to": i.to, "id": i.id });
+            if !i.secret_fingerprints.is_empty() {
+                entry["secretFingerprints"] = serde_json::json!(i.secret_fingerprints);
+            }
+            entry
+        })
         .collect();
     let body = serde_saphyr::to_string(&serde_json::json!({ "import": entries })).unwrap_or_default();
     format!(

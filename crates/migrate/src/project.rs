@@ -17,7 +17,7 @@ use crate::{EnvNeed, Import, Note};
 
 mod secrets;
 mod variables;
-use secrets::{secrets, with_sentinels};
+use secrets::{held_fingerprints, secrets, with_sentinels};
 use variables::variables;
 
 /// The project's resource files and what the report lists.
@@ -78,7 +78,8 @@ pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
             })
             .collect();
         if definition.kind == Kind::Variable {
-            variables(definition, &instances, &from_hcl, &mut out);
+            let raw = state.get(&definition.module, &definition.tf_type, &definition.tf_name);
+            variables(definition, &instances, raw, &from_hcl, &mut out);
             continue;
         }
         let mut definition_notes = Vec::new();
@@ -126,14 +127,22 @@ pub fn assemble(walked: &Walked, state: Option<&TfState>) -> Assembled {
         if definition.prevent_destroy {
             object.insert("preventDestroy".into(), Value::Bool(true));
         }
+        lifecycle(definition, &mut object);
         if let Some(items) = for_each {
             let mut with_for_each = Map::new();
             with_for_each.insert("forEach".into(), items);
             with_for_each.extend(object);
             object = with_for_each;
         }
-        for instance in &instances {
-            imports_for(definition, instance, &mut out);
+        let written = Value::Object(object.clone());
+        for raw in state.get(&definition.module, &definition.tf_type, &definition.tf_name) {
+            let held = raw
+                .values
+                .as_object()
+                .map(|values| Value::Object(map_resource(&definition.tf_type, values, &from_state).value))
+                .unwrap_or_default();
+            let prints = held_fingerprints(definition.kind, &written, &held);
+            imports_for(definition, raw, prints, &mut out);
         }
         if instances.is_empty() && !state.instances.is_empty() {
             definition_notes.push(Note::new(
@@ -204,6 +213,17 @@ fn drop_group_overrides(out: &mut Assembled) {
                 }
             }
         }
+    }
+}
+
+/// `lifecycle { ignore_changes }` as `lifecycle: { ignoreChanges }`.
+fn lifecycle(definition: &Definition, object: &mut Map<String, Value>) {
+    if !definition.ignore_changes.is_empty() {
+        let paths = definition.ignore_changes.iter().cloned().map(Value::String).collect();
+        object.insert(
+            "lifecycle".into(),
+            Value::Object(Map::from_iter([("ignoreChanges".to_owned(), Value::Array(paths))])),
+        );
     }
 }
 
@@ -492,7 +512,12 @@ fn scripts(definition: &Definition, value: &mut Value, output_file: &str, files:
     walk(value, "", &up, files);
 }
 
-fn imports_for(definition: &Definition, instance: &Instance, out: &mut Assembled) {
+fn imports_for(
+    definition: &Definition,
+    instance: &Instance,
+    secret_fingerprints: BTreeMap<String, String>,
+    out: &mut Assembled,
+) {
     if instance.id.is_empty() {
         return;
     }
@@ -510,5 +535,6 @@ fn imports_for(definition: &Definition, instance: &Instance, out: &mut Assembled
     out.imports.push(Import {
         to,
         id: instance.id.clone(),
+        secret_fingerprints,
     });
 }

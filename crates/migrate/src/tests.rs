@@ -98,7 +98,6 @@ fn what_is_not_translated_is_listed_with_file_and_line() {
     let notes: Vec<String> = migration.notes.iter().map(ToString::to_string).collect();
     let expected = [
         "main.tf:77: checks.api_health: `description` = `upper(\"health of the ${local.team} API\")`: the function `upper()` is not translated; written as the state's value (edit by hand to keep it computed)",
-        "main.tf:105: checks.api_health: `lifecycle { ignore_changes }` is not translated (monform's is `lifecycle: { ignoreChanges }`); add it by hand",
         "main.tf:146: `data \"checkly_static_ips\" \"all\"` is not migrated (monform has no data sources or other providers)",
     ];
     assert_eq!(notes, expected);
@@ -190,4 +189,27 @@ resource "checkly_check" "api" {
         "{notes:#?}"
     );
     assert!(notes.iter().any(|n| n.contains("no --state")), "{notes:#?}");
+}
+
+#[test]
+fn ignore_changes_names_the_fields_monform_ignores() {
+    let migration = migrated();
+    let main = file(&migration, "main.yaml");
+    assert!(
+        main.contains("lifecycle:\n      ignoreChanges:\n      - description"),
+        "{main}"
+    );
+    for (text, path) in [
+        ("description", Some("description")),
+        ("degraded_response_time", Some("degradedResponseTime")),
+        ("request[0].headers", Some("request.headers")),
+        ("all", None),
+        ("tags[\"x\"] + 1", None),
+    ] {
+        assert_eq!(
+            crate::convert::ignored_path("checkly_check", Some(&serde_json::json!("API")), text).as_deref(),
+            path,
+            "{text}"
+        );
+    }
 }

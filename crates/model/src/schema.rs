@@ -242,7 +242,15 @@ fn declarations(properties: &mut Map<String, Value>) {
         "import".into(),
         list(
             "Adopt an existing object (its remote `id`) as the resource at `to`, which the files must define (an environment whose files leave it out skips the entry).",
-            json!({ "to": address, "id": { "type": "string", "minLength": 1 } }),
+            json!({
+                "to": address,
+                "id": { "type": "string", "minLength": 1 },
+                "secretFingerprints": {
+                    "type": "object",
+                    "description": "Field path to the salted fingerprint (`salt:digest`) of the secret the object holds now, as `monform migrate` read it (never the value): until the first apply records its own, a secret of the files with that fingerprint is not shown as to be set.",
+                    "additionalProperties": { "type": "string", "pattern": "^[0-9a-fA-F]{1,64}:[0-9a-fA-F]{1,64}$" },
+                },
+            }),
             &["to", "id"],
         ),
     );

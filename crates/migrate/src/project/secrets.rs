@@ -1,8 +1,10 @@
 //! Secrets as export writes them: `${env:NAME}` by the model's rule and
 //! by what the state marked sensitive; the values themselves never kept.
 
+use std::collections::BTreeMap;
+
 use monform_engine::ops;
-use monform_model::{Address, FieldPath, Segment};
+use monform_model::{Address, FieldPath, Kind, Segment};
 use serde_json::Value;
 
 use super::Assembled;
@@ -127,4 +129,39 @@ fn set_path(value: &mut Value, path: &FieldPath, new: Value) {
         };
     }
     *at = new;
+}
+
+/// The fingerprints of the secrets one object holds by the Terraform state
+/// (`held`: its values mapped to the model's shape), at every secret path
+/// of the written value `written` (the model's rule, and `${env:}` text):
+/// what its `import` entry records so the first plan compares the files'
+/// secrets with them. Only fingerprints leave here, never a value.
+pub(super) fn held_fingerprints(kind: Kind, written: &Value, held: &Value) -> BTreeMap<String, String> {
+    let mut paths: Vec<FieldPath> = monform_model::sensitive::sensitive_paths(kind, written);
+    env_paths(written, &FieldPath::root(), &mut paths);
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let value = path.get(held).filter(|v| !v.is_null())?;
+            // The state's sentinel would be fingerprinted, not the secret.
+            if value.as_str().is_some_and(|s| s.contains(SENSITIVE)) {
+                return None;
+            }
+            Some((path.to_string(), ops::import_fingerprint(value)))
+        })
+        .collect()
+}
+
+fn env_paths(value: &Value, at: &FieldPath, paths: &mut Vec<FieldPath>) {
+    match value {
+        Value::String(s) if s.contains("${env:") => paths.push(at.clone()),
+        Value::Object(map) => map.iter().for_each(|(k, v)| env_paths(v, &at.key(k), paths)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| env_paths(v, &at.index(i), paths)),
+        _ => {}
+    }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use monform_model::Kind;
 use serde_json::{Map, Value};
 
-use super::{Assembled, address, fall_back, output_file, secrets, unmapped_note};
+use super::{Assembled, address, fall_back, held_fingerprints, lifecycle, output_file, secrets, unmapped_note};
 use crate::convert::Definition;
 use crate::expr::Repeat;
 use crate::mapping::{Refs, map_resource};
@@ -14,10 +14,18 @@ use crate::{Import, Note};
 
 /// `checkly_environment_variable`: monform's variables take no `forEach`
 /// (the logical id is the key), so a repeated one is written per instance
-/// from the state.
-pub(super) fn variables(definition: &Definition, instances: &[Instance], refs: &Refs, out: &mut Assembled) {
+/// from the state. `raw` are `instances` with the state's secrets (for
+/// their fingerprints only).
+pub(super) fn variables(
+    definition: &Definition,
+    instances: &[Instance],
+    raw: &[Instance],
+    refs: &Refs,
+    out: &mut Assembled,
+) {
     let output = output_file(&definition.source_file);
-    let mut entries: Vec<(String, Map<String, Value>, Option<&Instance>)> = Vec::new();
+    // (key, value, the index of its instance)
+    let mut entries: Vec<(String, Map<String, Value>, Option<usize>)> = Vec::new();
     let key_of = |values: &Value| values.get("key").and_then(Value::as_str).map(str::to_owned);
     if definition.repeat == Repeat::None {
         let key = definition
@@ -46,7 +54,7 @@ pub(super) fn variables(definition: &Definition, instances: &[Instance], refs: &
         entries.push((
             key,
             map_resource(&definition.tf_type, &body, refs).value,
-            instances.first(),
+            (!instances.is_empty()).then_some(0),
         ));
     } else {
         if instances.is_empty() {
@@ -60,18 +68,15 @@ pub(super) fn variables(definition: &Definition, instances: &[Instance], refs: &
             definition.place.clone(),
             format!("{}: monform's variables take no forEach (the key is the logical id): written once per instance, from the state", address(definition)),
         ));
-        for instance in instances {
+        for (n, instance) in instances.iter().enumerate() {
             let Some(values) = instance.values.as_object() else {
                 continue;
             };
             let Some(key) = key_of(&instance.values) else { continue };
-            entries.push((
-                key,
-                map_resource(&definition.tf_type, values, refs).value,
-                Some(instance),
-            ));
+            entries.push((key, map_resource(&definition.tf_type, values, refs).value, Some(n)));
         }
     }
+    let object_value = |object: &Map<String, Value>| Value::Object(object.clone());
     for (key, value, instance) in entries {
         if !monform_model::is_valid_logical_id(&key) {
             out.notes.push(Note::new(
@@ -94,6 +99,7 @@ pub(super) fn variables(definition: &Definition, instances: &[Instance], refs: &
             lines: BTreeMap::new(),
             failed: Vec::new(),
             prevent_destroy: definition.prevent_destroy,
+            ignore_changes: Vec::new(),
         };
         let mut value = Value::Object(value);
         // A secret variable's value: the model's rule makes it sensitive by its `secret` flag.
@@ -102,12 +108,19 @@ pub(super) fn variables(definition: &Definition, instances: &[Instance], refs: &
         if definition.prevent_destroy {
             object.insert("preventDestroy".into(), Value::Bool(true));
         }
-        if let Some(instance) = instance
-            && !instance.id.is_empty()
+        lifecycle(definition, &mut object);
+        if let Some(n) = instance
+            && instances.get(n).is_some_and(|i| !i.id.is_empty())
         {
+            let held = raw
+                .get(n)
+                .and_then(|i| i.values.as_object())
+                .map(|values| Value::Object(map_resource(&definition.tf_type, values, refs).value))
+                .unwrap_or_default();
             out.imports.push(Import {
                 to: format!("variables.{key}"),
                 id: key.clone(),
+                secret_fingerprints: held_fingerprints(Kind::Variable, &object_value(&object), &held),
             });
         }
         out.definitions += 1;
