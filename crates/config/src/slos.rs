@@ -128,7 +128,9 @@ fn span_of(resource: &DesiredResource, field: &str) -> Span {
 pub fn check(desired: &Desired) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Slo) {
-        let Resource::Slo(slo) = resource.resource.as_ref() else { continue };
+        let Resource::Slo(slo) = resource.resource.as_ref() else {
+            continue;
+        };
         check_one(desired, address, resource, slo, &mut diagnostics);
     }
     diagnostics
@@ -166,8 +168,12 @@ fn check_one(desired: &Desired, address: &Address, resource: &DesiredResource, s
     let slice = slo.timeslice.as_deref().and_then(duration_seconds);
     let needed = samples_needed(slo.target);
     for member in &members {
-        let Some(check_resource) = desired.resources.get(member) else { continue };
-        let Resource::Check(check) = check_resource.resource.as_ref() else { continue };
+        let Some(check_resource) = desired.resources.get(member) else {
+            continue;
+        };
+        let Resource::Check(check) = check_resource.resource.as_ref() else {
+            continue;
+        };
         let common = check.common();
         if common.should_fail {
             out.push(
@@ -261,7 +267,9 @@ fn monform_slo_duration(seconds: u64) -> String {
 pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
     let mut wanted: Vec<(Address, Address, u64)> = Vec::new();
     for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Slo) {
-        let Resource::Slo(slo) = resource.resource.as_ref() else { continue };
+        let Resource::Slo(slo) = resource.resource.as_ref() else {
+            continue;
+        };
         if !slo.enforce {
             continue;
         }
@@ -272,12 +280,16 @@ pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
     }
     let mut changed = Vec::new();
     for (slo, member, needed) in wanted {
-        let Some(resource) = desired.resources.get(&member) else { continue };
+        let Some(resource) = desired.resources.get(&member) else {
+            continue;
+        };
         let schedule = effective_schedule(desired, resource);
         if runs_in_fast_window(&schedule) >= needed {
             continue;
         }
-        let Resource::Check(check) = resource.resource.as_ref() else { continue };
+        let Resource::Check(check) = resource.resource.as_ref() else {
+            continue;
+        };
         let (period, locations) = schedule_for(needed, check.check_type());
         let mut json = resource.resource.to_json();
         if period < 60 {
@@ -298,7 +310,9 @@ pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
         }
         json["locations"] = Value::Array(names);
         json["runParallel"] = Value::Bool(locations > 1);
-        let Ok(updated) = Resource::from_json(Kind::Check, json) else { continue };
+        let Ok(updated) = Resource::from_json(Kind::Check, json) else {
+            continue;
+        };
         if let Some(resource) = desired.resources.get_mut(&member) {
             resource.resource = Box::new(updated);
             changed.push((slo, member, period, locations));

@@ -36,12 +36,18 @@ pub(crate) fn slo_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
     let calendar = fields.get::<SloCalendar>("calendar");
     match (&window, &calendar) {
         (Some(Some(_)), Some(Some(_))) => violations.push(
-            Violation::new(root.key("calendar"), "an objective has a rolling `window` or a `calendar` one, not both")
-                .with_help("remove one of them"),
+            Violation::new(
+                root.key("calendar"),
+                "an objective has a rolling `window` or a `calendar` one, not both",
+            )
+            .with_help("remove one of them"),
         ),
         (Some(None), Some(None)) => violations.push(
-            Violation::new(FieldPath::root(), "an objective needs a `window` (7d, 28d, 30d) or `calendar: month`")
-                .with_help("add `window: 28d`"),
+            Violation::new(
+                FieldPath::root(),
+                "an objective needs a `window` (7d, 28d, 30d) or `calendar: month`",
+            )
+            .with_help("add `window: 28d`"),
         ),
         _ => {}
     }
@@ -66,8 +72,11 @@ pub(crate) fn slo_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
                 .with_help("remove it, or set `indicator: latency`"),
         ),
         (Some(SloIndicator::Latency), Some(None)) => violations.push(
-            Violation::new(root.key("indicator"), "a latency objective needs a `threshold` in milliseconds")
-                .with_help("add `threshold: 800`"),
+            Violation::new(
+                root.key("indicator"),
+                "a latency objective needs a `threshold` in milliseconds",
+            )
+            .with_help("add `threshold: 800`"),
         ),
         _ => {}
     }
@@ -75,8 +84,11 @@ pub(crate) fn slo_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
     let timeslice = fields.get::<String>("timeslice");
     match (budgeting, &timeslice) {
         (Some(SloBudgeting::Timeslices), Some(None)) => violations.push(
-            Violation::new(root.key("budgeting"), "budgeting by time slices needs a `timeslice` length")
-                .with_help("add `timeslice: 1m` (at least the member checks' frequency)"),
+            Violation::new(
+                root.key("budgeting"),
+                "budgeting by time slices needs a `timeslice` length",
+            )
+            .with_help("add `timeslice: 1m` (at least the member checks' frequency)"),
         ),
         (Some(SloBudgeting::Occurrences), Some(Some(_))) => violations.push(
             Violation::new(root.key("timeslice"), "`timeslice` is for `budgeting: timeslices` only")
@@ -106,12 +118,18 @@ pub(crate) fn slo_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
         && checks.is_empty()
         && tags.is_empty()
     {
-        violations.push(Violation::new(root.key("checks"), "an objective needs at least one check"));
+        violations.push(Violation::new(
+            root.key("checks"),
+            "an objective needs at least one check",
+        ));
     }
     if let (Some(None), Some(None)) = (fields.get::<Vec<String>>("checks"), fields.get::<Vec<String>>("tags")) {
         violations.push(
-            Violation::new(FieldPath::root(), "an objective needs member checks: `checks` (addresses) or `tags`")
-                .with_help("add `checks: [checks.<id>]`"),
+            Violation::new(
+                FieldPath::root(),
+                "an objective needs member checks: `checks` (addresses) or `tags`",
+            )
+            .with_help("add `checks: [checks.<id>]`"),
         );
     }
 }

@@ -17,6 +17,7 @@ pub mod reconcile;
 pub mod schema;
 pub mod serve;
 pub mod show;
+pub mod slo;
 pub mod state;
 pub mod status;
 pub mod test;

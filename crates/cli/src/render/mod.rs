@@ -122,6 +122,7 @@ pub mod repo_paths;
 pub mod run_detail;
 pub mod sarif;
 pub mod shown;
+pub mod slo;
 pub mod status;
 pub mod status_html;
 pub mod test;

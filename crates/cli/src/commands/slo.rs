@@ -1,0 +1,310 @@
+//! `monform slo status|export|import` and `monform gate` (issue 50): the
+//! figures are `ops::slo_status`'s, OpenSLO is `ops::export_openslo` /
+//! `ops::import_openslo`'s; this file parses flags, writes files and
+//! words the verdicts. `slo status` keeps what it computed in
+//! `.monform/slo-status.json`, which `gate` reads when it is fresh.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+use monform_engine::ops::{self, SloReport, SloStatusRequest};
+use monform_model::Address;
+
+use super::context::{Findings, Stop, block_on, open_backend, settle, write_atomically};
+use crate::connect::connect;
+use crate::render::Output;
+use crate::render::slo::{blocking_reason, human, json_value, markdown};
+
+/// Where `slo status` keeps its last figures for `gate`.
+const CACHE: &str = ".monform/slo-status.json";
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Args)]
+pub struct SloArgs {
+    #[command(subcommand)]
+    command: SloCommand,
+}
+
+#[derive(Subcommand)]
+enum SloCommand {
+    /// Each SLO's SLI, error budget left and burn rates from the checks' results
+    Status(StatusArgs),
+    /// Write the SLOs as OpenSLO v1 YAML (SLO, SLI, AlertPolicy)
+    Export(ExportArgs),
+    /// Read OpenSLO v1 YAML and write it as a `slos:` resource file
+    Import(ImportArgs),
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    /// The SLOs (slos.ID); all without
+    addresses: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// OpenSLO v1, the one format (required, so another can come later)
+    #[arg(long, required = true)]
+    openslo: bool,
+    /// The file to write (atomically); without it, standard output
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// The OpenSLO v1 YAML file
+    file: PathBuf,
+    /// The resource file to write (atomically); without it, standard output
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct GateArgs {
+    /// The SLOs that must allow the deploy (slos.ID ...)
+    #[arg(long = "slo", value_name = "ADDRESS", num_args = 1.., required = true)]
+    slos: Vec<String>,
+    /// The error budget each must have left, in percent
+    #[arg(long, value_name = "PERCENT", default_value = "25%")]
+    min_budget: String,
+    /// Use `slo status`'s figures (.monform/slo-status.json) when younger than this many seconds; 0: always read the results
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    max_age: u64,
+}
+
+fn parse_addresses(texts: &[String]) -> Result<Vec<Address>, Stop> {
+    texts
+        .iter()
+        .map(|t| {
+            t.parse::<Address>()
+                .map_err(|e| Stop::Message(format!("{t}: {e}")))
+                .and_then(|a| {
+                    if a.kind == monform_model::Kind::Slo {
+                        Ok(a)
+                    } else {
+                        Err(Stop::Message(format!("{t} is not an SLO's address (slos.ID)")))
+                    }
+                })
+        })
+        .collect()
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The figures of `addresses` (all SLOs when empty), read from the service.
+fn compute(
+    dir: &Path,
+    api_url: Option<&str>,
+    addresses: Vec<Address>,
+    output: &Output,
+) -> Result<(Vec<SloReport>, i64), Stop> {
+    let now = std::env::var("MONFORM_SLO_NOW_MS")
+        .ok()
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or_else(now_ms);
+    let result = block_on(async {
+        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
+        let backend = open_backend(dir, &project, "monform slo status")?;
+        let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
+        let connection = connect(dir, api_url, &project).await.map_err(Stop::Message)?;
+        let request = SloStatusRequest {
+            addresses,
+            now_ms: Some(now),
+        };
+        let reports = ops::slo_status(&connection.client, &loaded.desired, &state, &request).await;
+        connection.close().await;
+        reports.map_err(|refusal| Stop::Message(refusal.to_string()))
+    });
+    match result {
+        Ok(Ok(reports)) => Ok((reports, now)),
+        Ok(Err(stop)) => Err(stop),
+        Err(message) => Err(Stop::Message(message)),
+    }
+}
+
+pub fn run(dir: &Path, api_url: Option<&str>, args: SloArgs, output: &Output) -> ExitCode {
+    match args.command {
+        SloCommand::Status(args) => status(dir, api_url, args, output),
+        SloCommand::Export(args) => export(dir, args, output),
+        SloCommand::Import(args) => import(args),
+    }
+}
+
+fn status(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
+    let computed = parse_addresses(&args.addresses).and_then(|addresses| compute(dir, api_url, addresses, output));
+    let (reports, now) = match settle(Ok(computed)) {
+        Ok(value) => value,
+        Err(code) => return code,
+    };
+    let json = json_value(&reports, now);
+    // For `gate`: best effort, a read-only folder only costs a fresh read.
+    let _ = write_atomically(&dir.join(CACHE), &json.to_string());
+    match args.format {
+        Format::Human => print!("{}", human(&reports)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default()),
+        Format::Markdown => print!("{}", markdown(&reports)),
+    }
+    ExitCode::SUCCESS
+}
+
+fn export(dir: &Path, args: ExportArgs, output: &Output) -> ExitCode {
+    let result = super::context::load(dir, output, Findings::Hide).and_then(|(loaded, project)| {
+        let text = ops::export_openslo(&loaded.desired, &project.name);
+        match &args.out {
+            Some(out) => write_atomically(out, &text).map(|()| eprintln!("wrote {}", out.display())),
+            None => {
+                print!("{text}");
+                Ok(())
+            }
+        }
+    });
+    match settle(Ok(result)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+fn import(args: ImportArgs) -> ExitCode {
+    let result = std::fs::read_to_string(&args.file)
+        .map_err(|e| Stop::Message(format!("cannot read {}: {e}", args.file.display())))
+        .and_then(|text| ops::import_openslo(&text).map_err(|e| Stop::Message(format!("{}: {e}", args.file.display()))))
+        .and_then(|yaml| match &args.out {
+            Some(out) => write_atomically(out, &yaml).map(|()| eprintln!("wrote {}", out.display())),
+            None => {
+                print!("{yaml}");
+                Ok(())
+            }
+        });
+    match settle(Ok(result)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// `25%`, `25` or `0.25`... as a fraction: a number above 1 is percent.
+fn parse_budget(text: &str) -> Option<f64> {
+    let trimmed = text.trim();
+    let (number, percent) = match trimmed.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (trimmed, false),
+    };
+    let value: f64 = number.parse().ok()?;
+    let fraction = if percent || value > 1.0 { value / 100.0 } else { value };
+    (0.0..=1.0).contains(&fraction).then_some(fraction)
+}
+
+/// The cached verdict inputs when fresh and covering every address:
+/// (address, budget left, burning fast, window).
+fn cached(dir: &Path, addresses: &[Address], max_age_s: u64) -> Option<Vec<(String, Option<f64>, bool, String)>> {
+    if max_age_s == 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(dir.join(CACHE)).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let at = value["evaluatedAt"].as_i64()?;
+    if now_ms() - at > (max_age_s as i64) * 1000 || now_ms() < at {
+        return None;
+    }
+    let slos = value["slos"].as_array()?;
+    addresses
+        .iter()
+        .map(|address| {
+            let name = address.to_string();
+            let slo = slos.iter().find(|s| s["address"] == name.as_str())?;
+            Some((
+                name,
+                slo["budgetLeft"].as_f64(),
+                slo["burningFast"].as_bool()?,
+                slo["window"].as_str().unwrap_or_default().to_owned(),
+            ))
+        })
+        .collect()
+}
+
+pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) -> ExitCode {
+    let Some(min_budget) = parse_budget(&args.min_budget) else {
+        eprintln!(
+            "error: --min-budget {}: expected a percentage such as 25%",
+            args.min_budget
+        );
+        return ExitCode::from(2);
+    };
+    let addresses = match parse_addresses(&args.slos) {
+        Ok(a) => a,
+        Err(stop) => return settle::<()>(Ok(Err(stop))).err().unwrap_or(ExitCode::FAILURE),
+    };
+    let reasons: Vec<String> = match cached(dir, &addresses, args.max_age) {
+        Some(rows) => rows
+            .into_iter()
+            .filter_map(|(address, left, fast, window)| {
+                if fast {
+                    Some(format!("{address}: burning fast"))
+                } else {
+                    match left {
+                        None => Some(format!(
+                            "{address}: no results in its {window} window: the budget is unknown"
+                        )),
+                        Some(left) if left < min_budget => Some(format!(
+                            "{address}: {:.1}% of the error budget left, below the {:.1}% required",
+                            left * 100.0,
+                            min_budget * 100.0
+                        )),
+                        Some(_) => None,
+                    }
+                }
+            })
+            .collect(),
+        None => match settle(Ok(compute(dir, api_url, addresses.clone(), output))) {
+            Ok((reports, now)) => {
+                let _ = write_atomically(&dir.join(CACHE), &json_value(&reports, now).to_string());
+                reports.iter().filter_map(|r| blocking_reason(r, min_budget)).collect()
+            }
+            Err(code) => return code,
+        },
+    };
+    if reasons.is_empty() {
+        eprintln!(
+            "gate: open: {} SLO(s) with at least {:.1}% of their error budget left and none burning fast",
+            addresses.len(),
+            min_budget * 100.0
+        );
+        ExitCode::SUCCESS
+    } else {
+        for reason in &reasons {
+            println!("{reason}");
+        }
+        eprintln!(
+            "gate: closed: {} of {} SLO(s) block the deploy",
+            reasons.len(),
+            addresses.len()
+        );
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_budget;
+
+    #[test]
+    fn budgets_read_as_fractions() {
+        assert_eq!(parse_budget("25%"), Some(0.25));
+        assert_eq!(parse_budget("25"), Some(0.25));
+        assert_eq!(parse_budget("0.5"), Some(0.5));
+        assert_eq!(parse_budget("150%"), None);
+        assert_eq!(parse_budget("x"), None);
+    }
+}
