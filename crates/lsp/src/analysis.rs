@@ -323,3 +323,57 @@ fn to_lsp(diagnostic: &Diagnostic, locator: &mut Locator<'_>, range: lsp_types::
         ..LspDiagnostic::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    const SHARED: &str = "groups:\n  web:\n    name: Web\n    locations: [eu-west-1]\n    alertChannels: [oncall]\nalertChannels:\n  oncall: { type: EMAIL, config: { address: oncall@example.com } }\n  quiet: { type: EMAIL, config: { address: quiet@example.com }, sendFailure: false }\n";
+    const CHECKS: &str = "checks:\n  home:\n    checkType: URL\n    name: Home\n    group: web\n    request: { url: https://example.com }\n  about:\n    checkType: URL\n    name: About\n    group: web\n    locations: [us-east-1]\n    request: { url: https://example.com/about }\n";
+
+    /// What an analysis tells the editor and navigates by.
+    fn told(analysis: &Analysis) -> String {
+        let occurrences: Vec<_> = analysis.occurrences.iter().collect();
+        format!("{:#?}\n{occurrences:#?}", analysis.diagnostics)
+    }
+
+    /// Each edit, as a keystroke brings the analysis before it up to date
+    /// (`Analysis::reload`), publishes what a fresh analysis of the same
+    /// texts publishes, with the same occurrences: edits of a file of
+    /// checks and of the file of the groups and channels they read.
+    #[test]
+    fn keystrokes_tell_what_a_fresh_analysis_tells() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"p\"\n").unwrap();
+        std::fs::write(dir.path().join("shared.yaml"), SHARED).unwrap();
+        std::fs::write(dir.path().join("checks.yaml"), CHECKS).unwrap();
+        let root = dir.path();
+        let config = Config::default();
+        let edits = [
+            ("checks.yaml", CHECKS.replace("name: Home", "name: Homex")),
+            (
+                "checks.yaml",
+                CHECKS.replace("group: web\n    request", "alertChannels: [quiet]\n    request"),
+            ),
+            (
+                "shared.yaml",
+                SHARED.replace("oncall@example.com }", "oncall@example.com }, sendFailure: false"),
+            ),
+            ("checks.yaml", CHECKS.replace("  about:", "  about-us:")),
+            ("shared.yaml", SHARED.replace("name: Web", "name: Web\n    muted: true")),
+            ("checks.yaml", CHECKS.replace("group: web", "group: wbe")),
+            ("shared.yaml", SHARED.to_owned()),
+            ("checks.yaml", CHECKS.to_owned()),
+        ];
+        let mut texts = Unsaved::default();
+        let mut analysis = Analysis::load(root, texts.clone(), &config);
+        for (file, text) in edits {
+            texts.insert(file.to_owned(), Arc::from(text.as_str()));
+            analysis = analysis.reload(texts.clone(), &[file.to_owned()], &config);
+            let fresh = Analysis::load(root, texts.clone(), &config);
+            assert_eq!(told(&analysis), told(&fresh), "{file}: {text}");
+        }
+    }
+}

@@ -48,8 +48,10 @@
 //!   a list, empty when clean, so fixed problems clear.
 //!   A keystroke is `ops::revalidate` from the analysis before it
 //!   (`Analysis::reload`): the file typed in read again and the cross-file
-//!   rules re-run where they read it (`monform_config::reload_file`), the
-//!   whole project validated again only when the engine cannot tell (an id
+//!   rules re-run where they read it (`monform_config::reload_file`; the
+//!   linter on the file's checks and on the checks reading a group or
+//!   channel of it that changed, the others' findings kept), the whole
+//!   project validated again only when the engine cannot tell (an id
 //!   another file reads, monform.toml, environments, policies...).
 //! - `server.rs`: the loop. A change makes its project's validation due
 //!   after a 30 ms pause in typing (`DEBOUNCE`), with the files changed
@@ -79,7 +81,8 @@
 //!   `removed`, `${var:` names (never their values), `${each.` members (the
 //!   first `forEach` item's fields).
 //! - `index.rs`: every occurrence of a logical id (definitions, references,
-//!   declarations), narrowed to the id's characters; `navigate.rs`:
+//!   declarations), narrowed to the id's characters, kept by file (a
+//!   keystroke finds its file's again, the others stay); `navigate.rs`:
 //!   definition (ids, `{ file: }` scripts inside the project, `${var:}`
 //!   entries), references, document and workspace symbols.
 //!
