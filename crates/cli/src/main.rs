@@ -169,6 +169,10 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The project's checks with success ratio, p95 and last status
     Status(commands::status::StatusArgs),
+    /// Service level objectives: status (SLI, error budget, burn rates), export --openslo, import
+    Slo(commands::slo::SloArgs),
+    /// Exit 0 when every named SLO has the budget left and is not burning fast, 1 otherwise (before a deploy)
+    Gate(commands::slo::GateArgs),
     /// Keys of a private location (ADDRESS) for its agents: create (printed once), list (masked), revoke
     LocationKeys(commands::location_keys::LocationKeysArgs),
     /// The project's Rego policies: `policy test` runs their test_* rules
@@ -224,6 +228,8 @@ const GUIDES: &[(&str, &str)] = &[
     ("state", "state.md"),
     ("test", "testing.md"),
     ("status", "status-pages.md"),
+    ("slo", "slos.md"),
+    ("gate", "slos.md"),
     ("location-keys", "private-locations.md"),
     ("policy", "policies.md"),
     ("trust", "security.md"),
@@ -398,6 +404,8 @@ fn main() -> ExitCode {
         Command::State(args) => commands::state::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Test(args) => commands::test::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Status(args) => commands::status::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Slo(args) => commands::slo::run(&dir, cli.api_url.as_deref(), args, &output),
+        Command::Gate(args) => commands::slo::gate(&dir, cli.api_url.as_deref(), args, &output),
         Command::LocationKeys(args) => commands::location_keys::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Policy(args) => commands::policy::run(&dir, args, &output),
         Command::Schema(args) => commands::schema::run(args),
