@@ -51,6 +51,7 @@ mod script_env;
 mod secrets;
 mod serve;
 mod service_text;
+mod slo;
 mod state;
 mod status_report;
 mod targets;
