@@ -397,3 +397,75 @@ fn fifty_specs_are_adopted_unedited_and_one_changed_spec_is_one_update() {
     assert!(!out.contains("[firefox]"), "{out}");
     eprintln!("50 specs run by test --local in {} ms", started.elapsed().as_millis());
 }
+
+/// An ES-module project (`"type": "module"`, an `.mjs` config, specs that
+/// `import` `@playwright/test`) runs unmodified, two workers; `--format
+/// json` gives each Playwright test as a result of its own, a failed one
+/// with the `file:line` where it failed.
+#[test]
+fn an_es_module_project_runs_and_json_reports_each_test() {
+    if !browser_ready() {
+        return;
+    }
+    let shop = shop();
+    let project = tempfile::tempdir().unwrap();
+    let files = [
+        ("monform.toml", "[project]\nname = \"esm\"\n".to_owned()),
+        (
+            "monitors/suite.yaml",
+            format!(
+                "checks:\n  esm-suite:\n    checkType: PLAYWRIGHT\n    name: ESM suite\n    degradedResponseTime: 60000\n    maxResponseTime: 120000\n    environmentVariables:\n      - {{ key: SHOP_URL, value: \"{}\" }}\n    playwright:\n      config: ../suite/playwright.config.mjs\n",
+                shop.url()
+            ),
+        ),
+        ("suite/package.json", "{ \"name\": \"esm-suite\", \"private\": true, \"type\": \"module\" }\n".to_owned()),
+        (
+            "suite/playwright.config.mjs",
+            "import { defineConfig } from '@playwright/test';\n\nexport default defineConfig({\n  testDir: './tests',\n  workers: 2,\n  use: { baseURL: process.env.SHOP_URL },\n});\n".to_owned(),
+        ),
+        (
+            "suite/tests/shop.spec.js",
+            "import { test, expect } from '@playwright/test';\n\ntest('the shop has its title', async ({ page }) => {\n  await page.goto('/');\n  await expect(page).toHaveTitle('Monform Shop');\n});\n\ntest('the shop lists a teapot', async ({ page }) => {\n  await page.goto('/');\n  await expect(page.getByText('Teapot')).toBeVisible({ timeout: 500 });\n});\n".to_owned(),
+        ),
+    ];
+    for (path, text) in files {
+        let path = project.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let (code, out, err) = local(project.path(), &["--format", "json"]);
+    assert_eq!(code, 1, "one test fails: {out}\n{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let run = &report["runs"][0];
+    assert_eq!(run["address"], "checks.esm-suite", "{report:#}");
+    let tests = run["tests"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tests: {report:#}"));
+    let brief: Vec<(String, String, String, String)> = tests
+        .iter()
+        .map(|t| {
+            assert!(t["durationMs"].as_f64().is_some(), "{t}");
+            (
+                t["name"].as_str().unwrap_or_default().to_owned(),
+                t["status"].as_str().unwrap_or_default().to_owned(),
+                format!("{}:{}", t["file"].as_str().unwrap_or_default(), t["line"]),
+                t["failedAt"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("the shop has its title", "passed", "tests/shop.spec.js:3", ""),
+        (
+            "the shop lists a teapot",
+            "failed",
+            "tests/shop.spec.js:8",
+            "tests/shop.spec.js:10",
+        ),
+    ]
+    .map(|(a, b, c, d)| (a.to_owned(), b.to_owned(), c.to_owned(), d.to_owned()));
+    assert_eq!(brief, expected, "{report:#}");
+    assert!(
+        tests[1]["error"].as_str().is_some_and(|e| e.contains("toBeVisible")),
+        "{report:#}"
+    );
+}

@@ -50,6 +50,7 @@ pub(crate) async fn run(check: &Value, cx: Context<'_>, artifacts: Option<&Path>
         std::fs::write(&target, file["content"].as_str().unwrap_or_default())
             .map_err(|e| format!("cannot write {path}: {e}"))?;
     }
+    link_packages(dir.path(), cx.setup.node_modules.as_deref())?;
     let config_path = bundle.join(safe(config)?);
     let config_dir = config_path.parent().unwrap_or(&bundle).to_path_buf();
     let config_name = config_path
@@ -126,6 +127,24 @@ pub(crate) async fn run(check: &Value, cx: Context<'_>, artifacts: Option<&Path>
     })
 }
 
+/// monform's packages (`@playwright/test`, playwright-core) as the run
+/// folder's `node_modules`, above the bundle: an ES-module project
+/// (`"type": "module"`, `.mjs`) resolves `import '@playwright/test'` by
+/// walking up from the importing file, never through `NODE_PATH`. Node
+/// follows the link to the real folder, so the specs and the runner share
+/// one `@playwright/test` (two would refuse to run).
+fn link_packages(run: &Path, node_modules: Option<&Path>) -> Result<(), String> {
+    let Some(packages) = node_modules else {
+        return Ok(());
+    };
+    let link = run.join("node_modules");
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(packages, &link);
+    #[cfg(windows)]
+    let linked = std::os::windows::fs::symlink_dir(packages, &link);
+    linked.map_err(|e| format!("cannot link {} into the run's folder: {e}", packages.display()))
+}
+
 /// A bundle's path as a relative path with no `..`: the bundle comes from
 /// the files (or the service), and its files are written nowhere else.
 fn safe(path: &str) -> Result<PathBuf, String> {
@@ -190,6 +209,11 @@ fn judge(report: &Value, bundle: &Path, files: &[Value]) -> Judged {
             if !passed {
                 let message = plain(result["error"]["message"].as_str().unwrap_or(status));
                 entry["error"] = json!(message);
+                // Where each failed test failed (the first failure's line also becomes the run's).
+                if let Some(location) = result["error"]["location"].as_object() {
+                    let file = below(Path::new(location["file"].as_str().unwrap_or_default()), bundle);
+                    entry["at"] = json!({ "file": file, "line": location["line"] });
+                }
                 if judged.at.is_null()
                     && let Some(location) = result["error"]["location"].as_object()
                 {
@@ -353,6 +377,10 @@ mod tests {
         assert_eq!(judged.tests[0]["file"], "tests/cart.spec.ts");
         assert_eq!(judged.tests[1]["name"], "checkout › pays");
         assert_eq!(judged.tests[1]["passed"], false);
+        assert_eq!(
+            judged.tests[1]["at"],
+            json!({ "file": "tests/cart.spec.ts", "line": 2 })
+        );
         assert_eq!(judged.at["line"], 2);
         assert_eq!(judged.at["source"], "await expect(page).toHaveTitle('Paid')");
         assert_eq!(

@@ -173,7 +173,18 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
             }
         }
         Format::Markdown => print!("{}", markdown(&lines, elapsed)),
-        Format::Json => crate::render::print_json(&json_report(&lines, elapsed)),
+        Format::Json => {
+            let mut report = json_report(&lines, elapsed);
+            // A Playwright project's run: each of its tests a result of its own.
+            if let Some(runs) = report["runs"].as_array_mut() {
+                for (run, r) in runs.iter_mut().zip(&ran) {
+                    if let Some(tests) = suite_tests(&r.outcome.details["tests"]) {
+                        run["tests"] = tests;
+                    }
+                }
+            }
+            crate::render::print_json(&report)
+        }
     }
     if let Some(path) = &args.junit
         && let Err(Stop::Message(message)) = write_atomically(path, &junit(&project, &lines, elapsed, &places))
@@ -186,6 +197,33 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The tests of a Playwright project's run as `--format json` lists them:
+/// name (its `describe` titles, `›`), project, status, duration, the spec's
+/// file and line, and a failed one's error and the `file:line` it failed at.
+fn suite_tests(tests: &serde_json::Value) -> Option<serde_json::Value> {
+    let tests = tests.as_array()?;
+    Some(serde_json::Value::Array(
+        tests
+            .iter()
+            .map(|test| {
+                let passed = test["passed"] == true;
+                let mut entry = serde_json::json!({
+                    "name": test["name"], "project": test["project"],
+                    "status": if passed { "passed" } else { "failed" },
+                    "durationMs": test["ms"], "file": test["file"], "line": test["line"],
+                });
+                if !passed {
+                    entry["error"] = test["error"].clone();
+                    if let (Some(file), Some(line)) = (test["at"]["file"].as_str(), test["at"]["line"].as_u64()) {
+                        entry["failedAt"] = serde_json::json!(format!("{file}:{line}"));
+                    }
+                }
+                entry
+            })
+            .collect(),
+    ))
 }
 
 /// Removes the folder of files an attempt left (one that was retried).
