@@ -65,6 +65,9 @@ pub struct Loaded {
     /// The linter's findings per check, kept by `reload_file` from its
     /// first reload (a load for one command does not need them).
     pub(crate) linted: Option<crate::lint::Linted>,
+    /// Each file's resources' addresses (by file id), kept by
+    /// `reload_file` from its first reload, as `linted`.
+    pub(crate) by_file: Option<Vec<Vec<Address>>>,
 }
 
 impl Loaded {
@@ -318,6 +321,7 @@ fn finish_load(
         defined,
         read_data: !data_files.is_empty(),
         linted: None,
+        by_file: None,
     }
 }
 

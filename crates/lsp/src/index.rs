@@ -5,7 +5,7 @@
 //! spans, declarations with theirs), narrowed to the id's own characters.
 
 use monform_config::source::Span;
-use monform_config::{Loaded, Target};
+use monform_config::{DesiredResource, Loaded, Target};
 use monform_model::Address;
 use rustc_hash::FxHashSet;
 
@@ -86,7 +86,8 @@ impl Occurrences {
 /// Every occurrence in the load.
 pub fn occurrences(loaded: &Loaded) -> Occurrences {
     let mut all = Occurrences::default();
-    all.put(occurrences_in(loaded, |_| true), loaded.sources.len());
+    let resources: Vec<&DesiredResource> = loaded.desired.resources.values().collect();
+    all.put(occurrences_in(loaded, &resources, |_| true), loaded.sources.len());
     all
 }
 
@@ -99,16 +100,17 @@ pub fn patched(loaded: &Loaded, mut before: Occurrences, changed: &[u32]) -> Occ
             list.clear();
         }
     }
+    let resources: Vec<&DesiredResource> = changed.iter().flat_map(|&file| loaded.resources_in(file)).collect();
     before.put(
-        occurrences_in(loaded, |file| changed.contains(&file)),
+        occurrences_in(loaded, &resources, |file| changed.contains(&file)),
         loaded.sources.len(),
     );
     before
 }
 
-/// The occurrences of the resources and declarations written in the
-/// files `wanted` says, definitions first.
-fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurrence> {
+/// The occurrences of `resources` and of the declarations written in the
+/// files `wanted` says (those of the resources), definitions first.
+fn occurrences_in(loaded: &Loaded, resources: &[&DesiredResource], wanted: impl Fn(u32) -> bool) -> Vec<Occurrence> {
     let mut found = Found::default();
     let push = |found: &mut Found, address: &Address, span: Span, role: Role| {
         let address = definition_of(address);
@@ -116,11 +118,7 @@ fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurren
             found.push(Occurrence { address, span, role });
         }
     };
-    // One pass over the resources (100,000 at 100,000 checks), not two.
-    let resources: Vec<&monform_config::DesiredResource> = (loaded.desired.resources.values())
-        .filter(|r| wanted(r.span.file))
-        .collect();
-    for resource in &resources {
+    for resource in resources {
         // An item of a `forEach` points at its item: its definition's key
         // is the last line above it naming the definition's id.
         let span = match resource.address.id.split_once('[') {
@@ -132,7 +130,7 @@ fn occurrences_in(loaded: &Loaded, wanted: impl Fn(u32) -> bool) -> Vec<Occurren
         };
         push(&mut found, &resource.address, span, Role::Definition);
     }
-    for resource in &resources {
+    for resource in resources {
         for reference in &resource.references {
             if let Target::Managed(target) = &reference.target {
                 push(&mut found, target, reference.span, Role::Reference);

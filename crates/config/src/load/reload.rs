@@ -21,6 +21,10 @@
 //!   reading a group or channel of it that changed, the other checks'
 //!   findings kept (`lint::Linted`, made at the first reload: a load does
 //!   not keep them).
+//!
+//! The resources of each file are indexed at the first reload
+//! (`Loaded::resources_in`), so a reload finds the file's old resources
+//! without going through every resource.
 
 use super::desired::{Resolved, merge_items, resolve};
 use super::*;
@@ -112,12 +116,12 @@ pub fn reload_file<'d>(
         return None;
     }
     // The ids before and after.
-    let old_valid: FxHashSet<&Address> = loaded
-        .desired
-        .resources
-        .values()
-        .filter(|r| in_file(&r.span))
-        .map(|r| &r.address)
+    if loaded.by_file.is_none() {
+        loaded.by_file = Some(by_file(&loaded.desired, loaded.sources.len()));
+    }
+    let old_valid: FxHashSet<&Address> = (loaded.by_file.iter())
+        .filter_map(|by_file| by_file.get(id as usize))
+        .flatten()
         .collect();
     let old_invalid: FxHashSet<&Address> = loaded
         .defined
@@ -236,6 +240,11 @@ pub fn reload_file<'d>(
     relint.extend(readers(&loaded.desired, &changed_read));
     // Settled: the load takes the file's new text and resources.
     let removed_valid: Vec<Address> = old_valid.into_iter().cloned().collect();
+    let mut addresses: Vec<Address> = resources.iter().map(|r| r.address.clone()).collect();
+    addresses.sort_unstable();
+    if let Some(list) = (loaded.by_file.as_mut()).and_then(|by_file| by_file.get_mut(id as usize)) {
+        *list = addresses;
+    }
     let desired = &mut loaded.desired;
     for address in &removed_valid {
         desired.resources.remove(address);
@@ -275,6 +284,33 @@ pub fn reload_file<'d>(
         diagnostics,
         lint,
     })
+}
+
+/// The addresses of the resources of each of `files` files, in order.
+fn by_file(desired: &Desired, files: usize) -> Vec<Vec<Address>> {
+    let mut by_file = vec![Vec::new(); files];
+    for resource in desired.resources.values() {
+        if let Some(list) = by_file.get_mut(resource.span.file as usize) {
+            list.push(resource.address.clone());
+        }
+    }
+    by_file
+}
+
+impl Loaded {
+    /// The resources written in file `file`, in address order: from the
+    /// index `reload_file` keeps from its first reload (a keystroke's file
+    /// is not looked for among 100,000 resources), else found among all.
+    pub fn resources_in(&self, file: FileId) -> Vec<&DesiredResource> {
+        match self.by_file.as_ref().and_then(|by_file| by_file.get(file as usize)) {
+            Some(addresses) => (addresses.iter())
+                .filter_map(|address| self.desired.resources.get(address))
+                .collect(),
+            None => (self.desired.resources.values())
+                .filter(|r| r.span.file == file)
+                .collect(),
+        }
+    }
 }
 
 /// The checks reading `targets` (groups and alert channels) in
