@@ -79,12 +79,15 @@ fn results_read_directly_are_their_json_parts() {
     // Taken apart when it is the only reference, read when it is shared:
     // the same results in the same order.
     let shared = set.clone();
-    let read: Vec<String> = results(set).map(|(m, _, _)| m).collect();
-    assert_eq!(read, ["a", "b"]);
-    let read: Vec<String> = results(shared.clone()).map(|(m, _, _)| m).collect();
-    assert_eq!(read, ["a", "b"]);
+    let (count, found) = results(set);
+    let read: Vec<String> = found.map(|(m, _, _)| m).collect();
+    assert_eq!((count, read), (2, vec!["a".to_owned(), "b".to_owned()]));
+    let (count, found) = results(shared.clone());
+    let read: Vec<String> = found.map(|(m, _, _)| m).collect();
+    assert_eq!((count, read), (2, vec!["a".to_owned(), "b".to_owned()]));
     drop(shared);
-    assert!(results(regorus::Value::Undefined).next().is_none());
+    let (count, mut found) = results(regorus::Value::Undefined);
+    assert!(count == 0 && found.next().is_none());
 }
 
 #[test]
