@@ -52,6 +52,7 @@ mod secrets;
 mod serve;
 mod service_text;
 mod slo;
+mod slo_outage;
 mod state;
 mod status_report;
 mod targets;

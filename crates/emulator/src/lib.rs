@@ -56,7 +56,14 @@
 //!   check session settles, with `maintenance.rs` deciding silences),
 //!   `notify/` (alert notifications; WEBHOOK and SLACK requests sent by a
 //!   dispatcher task outside the store's lock), `retention.rs` (results older
-//!   than 30 days rolled into the hourly `rollups` table), `analytics.rs` and
+//!   than 30 days rolled into the hourly `rollups` table), `compact.rs`
+//!   (a check's results beyond its newest 2,000 kept per location and
+//!   minute, a few bytes a run, read back as FINAL results by the listings,
+//!   analytics and the report), `outages.rs` and `simulate.rs` (test-only:
+//!   simulated outages, and clock jumps that play every check's runs over
+//!   the skipped time, through the alert state machine; reached by
+//!   `routes/admin.rs`, `/-/clock` and `/-/outages`, outside the route
+//!   table and `/openapi.json`), `analytics.rs` and
 //!   `stats.rs` (per-check analytics and the report), `heartbeats.rs` (pings
 //!   of `/ping/{token}`, read by the runner), `scheduler.rs` (activated checks
 //!   at their frequency when `Config::run_scheduler` is on), `agents.rs`
@@ -112,7 +119,7 @@
 //!   `Config::connections`), `accounts.rs` (the keys and account set up at start; the development
 //!   key, which a digest cannot give back, kept in `<db>.key`, mode 0600),
 //!   `clock.rs` (the one clock: strictly increasing `updated_at`, `now_ms`,
-//!   ISO dates), `ids.rs` (new ids, ids as text), `error.rs` (the error body
+//!   ISO dates; simulated by an offset, process-wide, `Config::clock_start`), `ids.rs` (new ids, ids as text), `error.rs` (the error body
 //!   of the contract), `app.rs` (configuration and shared state).
 //!
 //! **Architecture invariants:** no field list here; validation is the

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use monform_emulator::clock;
+use monform_emulator::domain::outages::Outage;
 use monform_emulator::listen::Limits;
 use monform_emulator::{Config, RateLimit};
 
@@ -69,6 +71,14 @@ pub struct ServeArgs {
     /// the others queue, and one queued past its maxResponseTime times out [default: cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     max_browser_runs: Option<u16>,
+    /// Start a simulated clock at TIME (an ISO 8601 date-time, or -DURATION before now such
+    /// as -30d); it flows from there and `POST /-/clock` moves it forward, playing the runs
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    clock_start: Option<String>,
+    /// Fail a check (by id or name) from START (a date-time, or +DURATION after the clock's
+    /// start) for DURATION; with :MS its runs are slow instead (repeatable)
+    #[arg(long = "simulate-outage", value_name = "CHECK:START:DURATION[:MS]")]
+    simulate_outages: Vec<String>,
 }
 
 pub fn run(dir: &Path, args: ServeArgs) -> ExitCode {
@@ -114,6 +124,13 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
     if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
+    let clock_start = args.clock_start.as_deref().map(parse_clock_start).transpose()?;
+    let outage_base = clock_start.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+    let outages = args
+        .simulate_outages
+        .iter()
+        .map(|text| Outage::parse(text, outage_base).map_err(|e| format!("--simulate-outage {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
     let generated_key = args.api_keys.is_empty();
     let config = Config {
         db: Some(db.clone()),
@@ -137,6 +154,8 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         max_browser_runs: args
             .max_browser_runs
             .map_or_else(monform_emulator::domain::sessions::pool::default_size, usize::from),
+        clock_start,
+        outages,
         ..Config::default()
     };
     // Colours only for a person at a terminal: a log file or a journal
@@ -166,6 +185,18 @@ fn serve(dir: &Path, args: ServeArgs) -> Result<(), String> {
         super::context::shutdown_signal().await;
         eprintln!("shutting down: finishing requests in flight");
         server.shutdown().await.map_err(|e| e.to_string())
+    })
+}
+
+/// `--clock-start`: an ISO 8601 date-time (or date), or `-DURATION`
+/// before now; UNIX ms.
+fn parse_clock_start(text: &str) -> Result<i64, String> {
+    let parsed = match text.strip_prefix('-') {
+        Some(before) => clock::parse_duration_ms(before).map(|ms| chrono::Utc::now().timestamp_millis() - ms),
+        None => clock::parse(text).map(|t| t.timestamp_millis()),
+    };
+    parsed.ok_or_else(|| {
+        format!("--clock-start `{text}` is neither a date-time (2026-10-01T00:00:00Z) nor -DURATION (-30d)")
     })
 }
 
