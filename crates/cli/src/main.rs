@@ -171,7 +171,7 @@ enum Command {
     Status(commands::status::StatusArgs),
     /// Service level objectives: status (SLI, error budget, burn rates), export --openslo, import
     Slo(commands::slo::SloArgs),
-    /// Exit 0 when every named SLO has the budget left and is not burning fast, 1 otherwise (before a deploy)
+    /// Exit 1 unless every named SLO has its error budget left and is not burning fast
     Gate(commands::slo::GateArgs),
     /// Keys of a private location (ADDRESS) for its agents: create (printed once), list (masked), revoke
     LocationKeys(commands::location_keys::LocationKeysArgs),
