@@ -496,6 +496,25 @@ fn readme_set_up_commands_are_the_ones_ci_runs() {
     }
 }
 
+/// README's test command is the one `.ci/run` runs, word for word: what a
+/// contributor runs is what CI runs.
+#[test]
+fn readme_test_command_is_the_one_ci_runs() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    let after = readme
+        .split_once("Run the whole test suite")
+        .map(|(_, rest)| rest)
+        .expect("README says how to run the whole test suite");
+    let block = blocks(after).into_iter().next().expect("a block with the test command");
+    let command = block.text.trim();
+    assert_eq!(command.lines().count(), 1, "one command line: {command:?}");
+    assert!(
+        ci.contains(command),
+        ".ci/run does not run README's test command `{command}`"
+    );
+}
+
 /// Every command's help is a line, and names the guide page that explains
 /// it at length (a page of the book).
 #[test]
