@@ -314,7 +314,7 @@ pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
             continue;
         };
         if let Some(resource) = desired.resources.get_mut(&member) {
-            resource.resource = Box::new(updated);
+            *resource.resource = updated;
             changed.push((slo, member, period, locations));
         }
     }

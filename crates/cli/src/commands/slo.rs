@@ -206,9 +206,11 @@ fn parse_budget(text: &str) -> Option<f64> {
     (0.0..=1.0).contains(&fraction).then_some(fraction)
 }
 
-/// The cached verdict inputs when fresh and covering every address:
-/// (address, budget left, burning fast, window).
-fn cached(dir: &Path, addresses: &[Address], max_age_s: u64) -> Option<Vec<(String, Option<f64>, bool, String)>> {
+/// One SLO's cached verdict inputs: address, budget left, burning fast, window.
+type CachedRow = (String, Option<f64>, bool, String);
+
+/// The cached verdict inputs when fresh and covering every address.
+fn cached(dir: &Path, addresses: &[Address], max_age_s: u64) -> Option<Vec<CachedRow>> {
     if max_age_s == 0 {
         return None;
     }
