@@ -131,13 +131,17 @@ impl Analysis {
         };
         let diagnostics = publishable(root, &findings, &uris);
         let Findings {
-            loaded,
+            mut loaded,
             files_ok,
             environments,
             warnings,
             errors,
         } = findings;
         let prior = environments.is_empty().then_some((warnings, errors));
+        if prior.is_some() && before.is_none() {
+            // The next keystroke re-checks from this validation.
+            loaded.keep_for_reloads();
+        }
         drop(environments);
         let occurrences = match before {
             Some((before, changed)) => crate::index::patched(&loaded, before, &changed),
