@@ -320,3 +320,24 @@ pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
     }
     changed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_and_schedules_by_hand() {
+        // floor(1 / (14.4 * budget)) + 1: 99.9% -> floor(69.44) + 1 = 70;
+        // 99.5% -> floor(13.89) + 1 = 14; 99% -> floor(6.94) + 1 = 7.
+        assert_eq!(samples_needed(99.9), 70);
+        assert_eq!(samples_needed(99.5), 14);
+        assert_eq!(samples_needed(99.0), 7);
+        // 70 runs in 5 minutes: every 10s (30 a location) from 3 locations
+        // for an API check; a URL check runs at most once a minute, 5 a
+        // location: 14 locations.
+        assert_eq!(schedule_for(70, CheckType::Api), (10, 3));
+        assert_eq!(schedule_for(70, CheckType::Url), (60, 14));
+        // 7 runs: every 30s from one location (10 runs).
+        assert_eq!(schedule_for(7, CheckType::Api), (30, 1));
+    }
+}

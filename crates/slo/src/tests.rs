@@ -422,3 +422,73 @@ fn exactly_at_the_factor_is_exact() {
     approx(burn_of(&status, "3d"), 1.0);
     assert_eq!(status.firing, slow);
 }
+
+#[test]
+fn budget_left_table_over_28_days() {
+    // One run a minute from each of two locations for 28 days before
+    // `now`: 2 * 28 * 1440 = 80,640 runs. A 99.5% target's budget is
+    // 0.5% of them: 403.2 failed runs.
+    //   failed runs | SLI                  | burn rate over 28d    | budget left
+    //   0           | 1                    | 0                     | 1
+    //   100         | 80540/80640          | 100/80640/0.005       | 1 - 0.248015...
+    //   403         | 80237/80640          | 403/403.2 = 0.999504  | 0.000496...
+    //   806         | 79834/80640          | 806/403.2 = 1.999008  | -0.999008...
+    let now = DEC_1;
+    let minutes = 28 * 1440;
+    let objective = Objective::availability(99.5, Window::parse("28d").unwrap());
+    for (failed, left) in [
+        (0_i64, 1.0),
+        (100, 1.0 - 100.0 / 403.2),
+        (403, 1.0 - 403.0 / 403.2),
+        (806, 1.0 - 806.0 / 403.2),
+    ] {
+        let runs: Vec<Run> = (0..minutes)
+            .flat_map(|m| {
+                let at = now - (m + 1) * MINUTE;
+                // The first `failed` runs of eu-west-1, newest first, fail.
+                let mut eu = run(at, m >= failed, 100);
+                eu.location = "eu-west-1".to_owned();
+                let mut us = run(at, true, 100);
+                us.location = "us-east-1".to_owned();
+                [eu, us]
+            })
+            .collect();
+        let status = evaluate(&objective, &runs, &[], now);
+        assert_eq!(status.tally.total, 80_640);
+        assert_eq!(status.tally.bad(), failed as u64);
+        approx(status.budget_left, left);
+    }
+}
+
+#[test]
+fn two_locations_share_a_time_slice() {
+    // Two locations run at the same second of each minute: by time slices
+    // the minute is one slice, bad when either run failed.
+    //   minute 0: eu ok, us ok     → good
+    //   minute 1: eu ok, us failed → bad
+    //   minute 2: eu failed, us ok → bad
+    //   minute 3: no run           → missing
+    let now = NOV_1 + 4 * MINUTE;
+    let mut runs = Vec::new();
+    for (minute, eu_ok, us_ok) in [(0, true, true), (1, true, false), (2, false, true)] {
+        let mut eu = run(NOV_1 + minute * MINUTE, eu_ok, 10);
+        eu.location = "eu-west-1".to_owned();
+        let mut us = run(NOV_1 + minute * MINUTE, us_ok, 10);
+        us.location = "us-east-1".to_owned();
+        runs.extend([eu, us]);
+    }
+    let objective = timeslices(90.0, Window::parse("4m").unwrap(), Duration::from_secs(60));
+    let status = evaluate(&objective, &runs, &[], now);
+    assert_eq!(
+        status.tally,
+        Tally {
+            good: 1,
+            total: 3,
+            missing_slices: 1
+        }
+    );
+    approx(status.sli, 1.0 / 3.0);
+    // By occurrences the same runs are 4 good of 6.
+    let by_runs = Objective::availability(90.0, Window::parse("4m").unwrap());
+    approx(evaluate(&by_runs, &runs, &[], now).sli, 4.0 / 6.0);
+}
