@@ -17,7 +17,9 @@
 //! The same runs against a service that rewrites what it stores
 //! (`normalise_urls`) and one that fails requests and loses writes
 //! (`fault_rate`, `lost_write_rate`; an apply that did not complete is run
-//! again, as a user would).
+//! again, as a user would). What a long run of it found has a test of its
+//! own at the end, the fault picked (`Faults::pick`: this request meets
+//! that fault) rather than drawn, so it fails the same way every time.
 //!
 //! `MONFORM_TEST_SEED` (default 45) and `MONFORM_TEST_CASES` (default
 //! [`DEFAULT_CASES`]) for long runs; every failure names its case, and each

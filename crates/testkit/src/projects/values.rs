@@ -457,11 +457,12 @@ pub fn default_of(schema: &Value) -> Option<&Value> {
 
 /// Every field of the schema, as `Definition.field` (a tagged kind's
 /// variants as `Check[URL]`), monform's own and the loader's left out:
-/// what a run must have drawn to say it covered the schema.
+/// what a run must have drawn to say it covered the schema. Local kinds
+/// (`slos`) are not drawn (see `kinds_in_reference_order`).
 pub fn all_fields() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut visited = BTreeSet::new();
-    for &kind in monform_model::Kind::ALL {
+    for &kind in monform_model::Kind::ALL.iter().filter(|k| !k.is_local()) {
         walk_fields(schemas().kind(kind), "", &mut out, &mut visited);
     }
     out
