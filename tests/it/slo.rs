@@ -53,7 +53,10 @@ fn mistakes_in_slos_are_said_at_the_field() {
         check("alpha", "https://example.com/", ""),
         check("inverted", "https://example.com/", "    shouldFail: true\n")
     )
-    .replace("frequencyOffset: 10\n", "frequencyOffset: 10\n    locations: [eu-west-1]\n");
+    .replace(
+        "frequencyOffset: 10\n",
+        "frequencyOffset: 10\n    locations: [eu-west-1]\n",
+    );
     let slos = "slos:
   full:
     checks: [checks.alpha]
@@ -153,7 +156,12 @@ fn status_and_gate_from_the_emulators_results() {
     assert!(applied.status.success(), "{}", stderr(&applied));
     // SLOs are kept in the state: nothing to do the second time.
     let again = emulator.monform(dir.path()).arg("plan").output().unwrap();
-    assert!(stdout(&again).contains("No changes"), "{}\n{}", stdout(&again), stderr(&again));
+    assert!(
+        stdout(&again).contains("No changes"),
+        "{}\n{}",
+        stdout(&again),
+        stderr(&again)
+    );
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(".monform/state.json")).unwrap()).unwrap();
     assert!(state["resources"]["slos.mixed"].is_object(), "{state}");
@@ -188,12 +196,20 @@ fn status_and_gate_from_the_emulators_results() {
     };
     // healthy: 2 good of 2; SLI 1, budget left 1 - 0 / 0.1 = 1.
     let healthy = slo("slos.healthy");
-    assert_eq!((healthy["good"].as_u64(), healthy["total"].as_u64()), (Some(2), Some(2)), "{healthy}");
+    assert_eq!(
+        (healthy["good"].as_u64(), healthy["total"].as_u64()),
+        (Some(2), Some(2)),
+        "{healthy}"
+    );
     assert_eq!(healthy["budgetLeft"].as_f64(), Some(1.0));
     // mixed: 2 good of 4; SLI 0.5; burn rate (1 - 0.5) / 0.01 = 50;
     // budget left 1 - 50 = -49; 50x >= 14.4 over 5m and 1h: fast burn.
     let mixed = slo("slos.mixed");
-    assert_eq!((mixed["good"].as_u64(), mixed["total"].as_u64()), (Some(2), Some(4)), "{mixed}");
+    assert_eq!(
+        (mixed["good"].as_u64(), mixed["total"].as_u64()),
+        (Some(2), Some(4)),
+        "{mixed}"
+    );
     assert!((mixed["sli"].as_f64().unwrap() - 0.5).abs() < 1e-9);
     assert!((mixed["burnRate"].as_f64().unwrap() - 50.0).abs() < 1e-9);
     assert!((mixed["budgetLeft"].as_f64().unwrap() + 49.0).abs() < 1e-9);
@@ -201,7 +217,11 @@ fn status_and_gate_from_the_emulators_results() {
 
     let human = emulator.monform(dir.path()).args(["slo", "status"]).output().unwrap();
     assert!(stdout(&human).contains("slos.mixed"), "{}", stdout(&human));
-    assert!(stdout(&human).contains("FIRING: 14.4x over 1h and 5m"), "{}", stdout(&human));
+    assert!(
+        stdout(&human).contains("FIRING: 14.4x over 1h and 5m"),
+        "{}",
+        stdout(&human)
+    );
 
     let open = emulator
         .monform(dir.path())
@@ -211,7 +231,16 @@ fn status_and_gate_from_the_emulators_results() {
     assert_eq!(open.status.code(), Some(0), "{}", stderr(&open));
     let closed = emulator
         .monform(dir.path())
-        .args(["gate", "--slo", "slos.healthy", "slos.mixed", "--min-budget", "25%", "--max-age", "0"])
+        .args([
+            "gate",
+            "--slo",
+            "slos.healthy",
+            "slos.mixed",
+            "--min-budget",
+            "25%",
+            "--max-age",
+            "0",
+        ])
         .output()
         .unwrap();
     assert_eq!(closed.status.code(), Some(1), "{}", stderr(&closed));
@@ -269,8 +298,48 @@ fn openslo_round_trips_the_example_byte_for_byte() {
 fn ci_examples_gate_before_apply() {
     for name in ["github-actions.yml", "gitlab-ci.yml"] {
         let text = std::fs::read_to_string(repo_root().join("examples/ci").join(name)).unwrap();
-        let gate = text.find("monform gate --slo").unwrap_or_else(|| panic!("{name} has no gate"));
+        let gate = text
+            .find("monform gate --slo")
+            .unwrap_or_else(|| panic!("{name} has no gate"));
         let apply = text.find("monform apply plan.json").unwrap();
         assert!(gate < apply, "{name}: the gate comes after apply");
     }
+}
+
+/// `enforce: true`: the plan updates the member checks to the schedule
+/// the fast-burn alert needs (a warning says so without it).
+#[test]
+fn enforce_sets_the_members_schedule_in_the_plan() {
+    let emulator = Emulator::with(monform_emulator::Config {
+        rate_limit: None,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"slo-enforce\"\n").unwrap();
+    let files = |enforce: &str| {
+        format!(
+            "checks:\n  alpha:\n    checkType: API\n    name: Alpha\n    frequency: 10\n    locations: [eu-west-1]\n    request:\n      method: GET\n      url: https://example.com/\nslos:\n  alpha:\n    checks: [checks.alpha]\n    target: 99\n    window: 7d\n{enforce}"
+        )
+    };
+    std::fs::write(dir.path().join("monitors.yaml"), files("")).unwrap();
+    let applied = emulator
+        .monform(dir.path())
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    // A 99% target needs 7 runs in 5 minutes; every 10 minutes is 0.
+    assert!(
+        stderr(&applied).contains("needs at least 7 runs in the 5m fast-burn window"),
+        "{}",
+        stderr(&applied)
+    );
+    std::fs::write(dir.path().join("monitors.yaml"), files("    enforce: true\n")).unwrap();
+    let plan = emulator.monform(dir.path()).arg("plan").output().unwrap();
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    assert!(text.contains("checks.alpha will be updated"), "{text}");
+    assert!(text.contains("frequency") && text.contains("frequencyOffset"), "{text}");
+    assert!(text.contains("slos.alpha will be updated"), "{text}");
+    assert!(!stderr(&plan).contains("slo-samples"), "{}", stderr(&plan));
 }

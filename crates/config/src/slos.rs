@@ -221,9 +221,14 @@ fn check_one(desired: &Desired, address: &Address, resource: &DesiredResource, s
                 Diagnostic::new(
                     "monform::slo-samples",
                     format!(
-                        "{address}: a {}% target needs at least {needed} runs in the 5m fast-burn window, and {member} makes {runs}: one failed run would page; it needs a run every {} from {locations} location(s) (runParallel)",
+                        "{address}: a {}% target needs at least {needed} runs in the 5m fast-burn window, and {member} makes {runs}: one failed run would page; it needs a run every {} {}",
                         slo.target,
-                        monform_slo_duration(every)
+                        monform_slo_duration(every),
+                        if locations > 1 {
+                            format!("from {locations} locations (runParallel: true)")
+                        } else {
+                            "from one location".to_owned()
+                        }
                     ),
                 )
                 .at(span_of(resource, "target"), "too few samples for its alerts")
