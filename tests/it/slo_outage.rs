@@ -196,3 +196,281 @@ fn a_clock_jump_plays_thirty_days_and_the_outage_in_seconds() {
     let (status, _) = api.call("POST", "/-/outages", Some(json!({"check": "x", "duration": "soon"})));
     assert_eq!(status, 400);
 }
+
+/// A loopback target answering 200 to everything.
+fn healthy_target() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 8192];
+                let _ = stream.read(&mut buffer);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                );
+            });
+        }
+    });
+    base
+}
+
+/// UNIX milliseconds of a date-time.
+fn millis(text: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
+}
+
+/// Results of check `id` in `from..to` (date-times, at most 6 hours apart)
+/// that a run made rather than a clock jump (they have response details).
+fn executed_runs(api: &Api, id: &str, from: &str, to: &str) -> (u64, u64) {
+    let (mut runs, mut failed) = (0, 0);
+    let mut next: Option<String> = None;
+    loop {
+        let cursor = next.as_deref().map(|n| format!("&nextId={n}")).unwrap_or_default();
+        let page = api.ok(
+            "GET",
+            &format!(
+                "/v2/check-results/{id}?from={}&to={}&limit=100{cursor}",
+                seconds(from),
+                seconds(to)
+            ),
+            None,
+        );
+        for result in page["entries"].as_array().unwrap() {
+            if !result["apiCheckResult"].is_null() || !result["runResult"].is_null() {
+                runs += 1;
+                failed += u64::from(result["hasFailures"] == true || result["hasErrors"] == true);
+            }
+        }
+        match page["nextId"].as_str() {
+            Some(n) => next = Some(n.to_owned()),
+            None => return (runs, failed),
+        }
+    }
+}
+
+/// The example project of issue 50 (examples/slo: availability by
+/// occurrences, by time slices, latency) against `monform serve --schedule`
+/// with a simulated clock: an outage of Checkout burns the budgets; during
+/// it `slo status` gives the hand-computed figures, the fast burn alert of
+/// each alerting SLO reaches the webhook once (a second reconcile sends
+/// nothing) and `gate` exits 1; 1h10m after it the alerts resolve, once,
+/// and `gate` exits 0.
+#[test]
+fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
+    let target = healthy_target();
+    let receiver = Receiver::start();
+    let project = copy_example("slo");
+    let dir = project.path();
+    // The example's checks run every 10 and 20 seconds from three
+    // locations; every minute from one keeps the test's reads small (a week
+    // of results is 10,000 runs a check) and the arithmetic by hand short.
+    let checks = std::fs::read_to_string(dir.join("monitors/checks.yaml"))
+        .unwrap()
+        .replace("frequency: 0", "frequency: 1")
+        .replace("    frequencyOffset: 10\n", "")
+        .replace("    frequencyOffset: 20\n", "")
+        .replace("[eu-west-1, us-east-1, eu-central-1]", "[eu-west-1]")
+        .replace("runParallel: true", "runParallel: false")
+        .replace("https://shop.example.com", &target)
+        .replace("https://hooks.example.com/oncall", &receiver.url);
+    std::fs::write(dir.join("monitors/checks.yaml"), checks).unwrap();
+
+    let start = "2026-10-01T00:00:00Z";
+    let (served, _) = serve(
+        &dir.join("emulator.db"),
+        &[
+            "--schedule",
+            "--rate-limit",
+            "off",
+            "--clock-start",
+            start,
+            "--simulate-outage",
+            "Checkout:2026-10-07T12:00:00Z:30m",
+        ],
+    );
+    let api = Api::of(&served);
+    let run = |args: &[&str], now: &str| {
+        monform()
+            .arg("--dir")
+            .arg(dir)
+            .args(["--api-url", &served.url, "--color", "never"])
+            .env("MONFORM_API_KEY", api.key.as_str())
+            .env("MONFORM_ACCOUNT_ID", &served.account)
+            .env("MONFORM_SLO_NOW_MS", millis(now).to_string())
+            // The emulator's limit is off: reads need no pacing.
+            .env("MONFORM_RATE_LIMIT", "off")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let applied = run(&["apply", "--auto-approve"], start);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".monform/state.json")).unwrap()).unwrap();
+    let id = |address: &str| state["resources"][address]["remoteId"].as_str().unwrap().to_owned();
+    let (checkout, orders) = (id("checks.checkout"), id("checks.api[orders]"));
+
+    // Into the outage: 20 of its 30 minutes.
+    let during = "2026-10-07T12:20:00Z";
+    let jump = api.ok("POST", "/-/clock", Some(json!({"to": during})));
+    // The same minutes were played for each of the three checks.
+    let played = jump["runs"].as_u64().unwrap();
+    assert_eq!(played % 3, 0, "{jump}");
+    let minutes = played / 3;
+    assert!(minutes > 9_300, "{jump}");
+    // Runs the scheduler made before the jump (passing: before the outage).
+    let before: Vec<(u64, u64)> = [&checkout, &orders]
+        .iter()
+        .map(|id| executed_runs(&api, id, start, "2026-10-01T06:00:00Z"))
+        .collect();
+    assert!(before.iter().all(|(_, failed)| *failed == 0), "{before:?}");
+    let executed: u64 = before.iter().map(|(runs, _)| runs).sum();
+
+    let status = run(&["slo", "status", "--format", "json"], during);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let figures: Value = serde_json::from_str(&stdout(&status)).unwrap();
+    let slo = |figures: &Value, address: &str| {
+        figures["slos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["address"] == address)
+            .cloned()
+            .unwrap_or_else(|| panic!("{address} in {figures}"))
+    };
+    let window = |slo: &Value, window: &str| {
+        slo["burnRates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["window"] == window)
+            .cloned()
+            .unwrap_or_else(|| panic!("{window} in {slo}"))
+    };
+    let close = |value: &Value, expected: f64| {
+        let got = value.as_f64().unwrap_or(f64::NAN);
+        assert!((got - expected).abs() < 1e-9, "{got} != {expected}");
+    };
+    // checkout-availability (occurrences, 99.5%, 28d): Checkout and
+    // API orders, a run each a minute; Checkout failed the last 20 minutes.
+    let availability = slo(&figures, "slos.checkout-availability");
+    let total = 2 * minutes + executed;
+    assert_eq!(availability["total"], total, "{availability}");
+    assert_eq!(availability["good"], total - 20, "{availability}");
+    close(&availability["budgetLeft"], 1.0 - (20.0 / total as f64) / 0.005);
+    // 5m: 5 of 10 runs failed: (5 / 10) / 0.005 = 100x; 1h: 20 of 120:
+    // 33.3x; both at least 14.4x: the fast burn. 6h: 20 of 720, 5.6x < 6.
+    let five = window(&availability, "5m");
+    assert_eq!(
+        (five["good"].as_u64(), five["total"].as_u64()),
+        (Some(5), Some(10)),
+        "{five}"
+    );
+    close(&five["burnRate"], 100.0);
+    let hour = window(&availability, "1h");
+    assert_eq!(
+        (hour["good"].as_u64(), hour["total"].as_u64()),
+        (Some(100), Some(120)),
+        "{hour}"
+    );
+    close(&hour["burnRate"], (20.0 / 120.0) / 0.005);
+    assert_eq!(availability["firing"].as_array().unwrap().len(), 1, "{availability}");
+    assert_eq!(availability["firing"][0]["factor"], 14.4);
+    // shop-minutes (1m slices, 99%, this month): a minute is good when
+    // all three checks passed in it; the last 20 were not.
+    let minutes_slo = slo(&figures, "slos.shop-minutes");
+    let slices = minutes_slo["total"].as_u64().unwrap();
+    assert!(slices == minutes || slices == minutes + 1, "{minutes_slo}");
+    assert_eq!(minutes_slo["good"], slices - 20, "{minutes_slo}");
+    close(&window(&minutes_slo, "1h")["burnRate"], (20.0 / 60.0) / 0.01);
+    assert_eq!(minutes_slo["burningFast"], true);
+    // checkout-latency (800 ms, 95%, 7d): Checkout alone; the failed runs
+    // are not fast answers; the others took 40 to 400 ms.
+    let latency = slo(&figures, "slos.checkout-latency");
+    let checkout_total = minutes + before[0].0;
+    assert_eq!(latency["total"], checkout_total, "{latency}");
+    assert_eq!(latency["good"], checkout_total - 20, "{latency}");
+
+    let gate = run(
+        &["gate", "--slo", "slos.checkout-availability", "--max-age", "0"],
+        during,
+    );
+    assert_eq!(gate.status.code(), Some(1), "{}{}", stdout(&gate), stderr(&gate));
+    assert!(stdout(&gate).contains("burning fast"), "{}", stdout(&gate));
+
+    let slo_alerts = || -> Vec<Value> {
+        receiver
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.body["type"] == "slo-burn-rate")
+            .map(|r| r.body.clone())
+            .collect()
+    };
+    let reconciled = run(&["reconcile", "--once"], during);
+    assert!(reconciled.status.code() != Some(1), "{}", stderr(&reconciled));
+    let again = run(&["reconcile", "--once"], during);
+    assert!(again.status.code() != Some(1), "{}", stderr(&again));
+    let fired = slo_alerts();
+    let said: Vec<(String, String, String)> = fired
+        .iter()
+        .map(|b| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (text(&b["slo"]), text(&b["state"]), text(&b["alert"]["name"]))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                "slos.checkout-availability".into(),
+                "firing".into(),
+                "14.4x 1h/5m".into()
+            ),
+            ("slos.shop-minutes".into(), "firing".into(), "14.4x 1h/5m".into()),
+        ],
+        "once per episode: {fired:#?}"
+    );
+    close(&fired[0]["burnRates"]["short"], 100.0);
+
+    // 1h10m after the outage: the 5m windows are clean again.
+    let after = "2026-10-07T13:40:00Z";
+    api.ok("POST", "/-/clock", Some(json!({"to": after})));
+    let reconciled = run(&["reconcile", "--once"], after);
+    assert!(reconciled.status.code() != Some(1), "{}", stderr(&reconciled));
+    let again = run(&["reconcile", "--once"], after);
+    assert!(again.status.code() != Some(1), "{}", stderr(&again));
+    let states: Vec<(String, String)> = slo_alerts()
+        .iter()
+        .map(|b| {
+            (
+                b["slo"].as_str().unwrap().to_owned(),
+                b["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(states.len(), 4, "{states:?}");
+    assert_eq!(
+        states[2..],
+        [
+            ("slos.checkout-availability".to_owned(), "resolved".to_owned()),
+            ("slos.shop-minutes".to_owned(), "resolved".to_owned()),
+        ]
+    );
+    let gate = run(
+        &[
+            "gate",
+            "--slo",
+            "slos.checkout-availability",
+            "slos.shop-minutes",
+            "--max-age",
+            "0",
+        ],
+        after,
+    );
+    assert_eq!(gate.status.code(), Some(0), "{}{}", stdout(&gate), stderr(&gate));
+}
