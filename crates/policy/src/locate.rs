@@ -174,7 +174,7 @@ mod tests {
         assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
         let finding = |address: &str, field: Option<&str>| Finding {
             rule: "monform.t.deny",
-            package: "monform.t".into(),
+            package: "monform.t",
             level: Level::Deny,
             message: "m".into(),
             address: Some(address.into()),
@@ -215,7 +215,7 @@ mod tests {
         assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
         let finding = |address: &str, field: &str| Finding {
             rule: "monform.t.deny",
-            package: "monform.t".into(),
+            package: "monform.t",
             level: Level::Deny,
             message: "m".into(),
             address: Some(address.into()),
