@@ -191,7 +191,10 @@ pub(crate) fn claim(
     }
     if kind == Kind::Variable {
         let address = Address::new(kind, remote.id.clone());
-        return desired.resources.contains_key(&address).then_some((address, Claim::Identity));
+        return desired
+            .resources
+            .contains_key(&address)
+            .then_some((address, Claim::Identity));
     }
     let key = natural_key(kind, &remote.body())?;
     desired
