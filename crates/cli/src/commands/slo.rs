@@ -220,18 +220,23 @@ fn cached(dir: &Path, addresses: &[Address], max_age_s: u64) -> Option<Vec<Cache
     if now_ms() - at > (max_age_s as i64) * 1000 || now_ms() < at {
         return None;
     }
-    let slos = value["slos"].as_array()?;
+    // By address once: a gate names up to thousands of SLOs.
+    let slos: std::collections::HashMap<&str, &serde_json::Value> = value["slos"]
+        .as_array()?
+        .iter()
+        .filter_map(|slo| Some((slo["address"].as_str()?, slo)))
+        .collect();
     addresses
         .iter()
         .map(|address| {
             let name = address.to_string();
-            let slo = slos.iter().find(|s| s["address"] == name.as_str())?;
+            let slo = slos.get(name.as_str())?;
             Some((
-                name,
                 slo["budgetLeft"].as_f64(),
                 slo["burningFast"].as_bool()?,
                 slo["window"].as_str().unwrap_or_default().to_owned(),
             ))
+            .map(|(left, fast, window)| (name, left, fast, window))
         })
         .collect()
 }
