@@ -221,8 +221,8 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
     timings.insert("fetch", started.elapsed());
     assert_eq!(client.requests_sent() - sent, requests, "no retries, nothing dropped");
 
-    let objects: usize = Kind::ALL.iter().map(|&k| actual.count(k)).sum();
-    let expected_requests: u64 = Kind::ALL
+    let objects: usize = Kind::REMOTE.iter().map(|&k| actual.count(k)).sum();
+    let expected_requests: u64 = Kind::REMOTE
         .iter()
         .map(|&k| actual.count(k).div_ceil(100).max(1) as u64)
         .sum();
@@ -305,7 +305,7 @@ async fn scenario(files: usize, per_file: usize) -> Outcome {
 }
 
 fn check_counts(outcome: &Outcome) {
-    let kinds = Kind::ALL.len() as u64;
+    let kinds = Kind::REMOTE.len() as u64;
     let bound = (outcome.objects as u64).div_ceil(100) + kinds;
     eprintln!(
         "{} objects: fetch made {} requests (bound {bound}); timings {:?}",
