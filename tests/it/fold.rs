@@ -100,6 +100,31 @@ fn hand_made_checks_fold_into_a_definition_per_shape_and_plan_nothing() {
         "{}",
         stderr(&output)
     );
+    // The header sets and assertions several definitions share are written
+    // once, as `[vars]` each definition names (`[defaults]` cannot take a
+    // check's `request`, and a group's `apiCheckDefaults` would change the
+    // checks: the plan below stays empty).
+    let toml = std::fs::read_to_string(imported.join("monform.toml")).unwrap();
+    for var in [
+        "headers-accept",
+        "headers-accept-x-client",
+        "headers-user-agent",
+        "assertions-status-code-200-response-time-1500",
+        "assertions-status-code-200",
+    ] {
+        assert!(toml.contains(var), "no [vars] {var}:\n{toml}");
+    }
+    for (id, check) in &checks {
+        let request = &check["request"];
+        for field in ["headers", "assertions"].iter().filter(|f| !request[**f].is_null()) {
+            assert!(
+                request[*field]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with(&format!("${{var:{field}-"))),
+                "checks.{id} writes its own {field}: {check:#}"
+            );
+        }
+    }
     // Every check adopted, under its item's address.
     let state: Value =
         serde_json::from_str(&std::fs::read_to_string(imported.join(".monform/state.json")).unwrap()).unwrap();

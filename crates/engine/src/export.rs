@@ -63,6 +63,9 @@ pub struct Exported {
     pub warnings: Vec<String>,
     /// The checks' shared values, for monform.toml's `[defaults]` (folding).
     pub defaults: Map<String, Value>,
+    /// Header sets and assertion lists several checks' entries share, for
+    /// monform.toml's `[vars]` (folding; each entry `${var:NAME}`).
+    pub vars: Map<String, Value>,
     /// The `forEach` definitions folding wrote.
     pub folded: Vec<Folded>,
 }
@@ -414,6 +417,9 @@ pub fn export(objects: Vec<Remote>, split_by: SplitBy, fold: Fold, recorded: &Kn
         exported.objects.insert(address, remote.clone());
     }
     exported.folded = folded::fold_values(&mut values, &mut exported, &fixed, fold);
+    if fold != Fold::None {
+        exported.vars = folded::hoist_lists(&mut values);
+    }
     // A group folded into a definition: its checks go to the definition's file.
     let groups: HashSet<&str> = exported
         .objects
@@ -547,8 +553,13 @@ pub fn environment_markdown(env: &[EnvVar]) -> String {
 }
 
 /// `monform.toml` of an exported project (`defaults`: the checks' shared
-/// values, from folding).
-pub fn project_toml(project: &str, api_url: Option<&str>, defaults: &Map<String, Value>) -> String {
+/// values, `vars`: their shared header sets and assertions, from folding).
+pub fn project_toml(
+    project: &str,
+    api_url: Option<&str>,
+    defaults: &Map<String, Value>,
+    vars: &Map<String, Value>,
+) -> String {
     let mut text = format!(
         "#:schema {PROJECT_SCHEMA_FILE}\n[project]\nname = \"{}\"\n",
         project.replace(['"', '\\'], "")
@@ -564,6 +575,18 @@ pub fn project_toml(project: &str, api_url: Option<&str>, defaults: &Map<String,
         }
         if let Ok(written) = toml::to_string(&table) {
             text.push_str("\n# Merged into every check that does not set the field (written by folding).\n");
+            text.push_str(&written);
+        }
+    }
+    if !vars.is_empty() {
+        let mut table = toml::Table::new();
+        if let Ok(toml::Value::Table(values)) = toml::Value::try_from(Value::Object(vars.clone())) {
+            table.insert("vars".to_owned(), toml::Value::Table(values));
+        }
+        if let Ok(written) = toml::to_string(&table) {
+            text.push_str(
+                "\n# Header sets and assertions several checks share, as `${var:NAME}` (written by folding).\n",
+            );
             text.push_str(&written);
         }
     }

@@ -3,7 +3,7 @@
 //! definitions under logical ids a person would write, and every
 //! reference to a folded object renamed to its item (`email[team-1]`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use monform_model::facts::{expand, facts};
 use monform_model::{Address, Kind, Segment};
@@ -175,6 +175,109 @@ fn hoist_defaults(values: &mut [(Address, Value)], exported: &mut Exported) {
         }
     }
     exported.defaults = defaults;
+}
+
+/// Header sets and assertion lists written alike in two or more checks'
+/// entries (definitions, or checks left on their own) as `[vars]`, each
+/// entry `${var:NAME}`: the loader substitutes a whole-value `${var:}`
+/// with the variable's list, so every check loads as it was. Where they
+/// cannot go: `[defaults]` fills only top-level fields common to every
+/// check type, whole (decision 035, `merge_defaults`), and `request` is
+/// neither; a group's `apiCheckDefaults` are appended by the service to
+/// its API checks' own lists (`group_rules::apply_group`), so moving the
+/// checks' lists there runs the same checks but changes every member and
+/// the group: not what an import may do. Lists holding `$` (a secret's
+/// `${env:}`, an item's `${each.value}`, escaped text) stay. Returns the
+/// variables, named by their content (`headers-accept`), so a second
+/// export writes the same.
+pub(super) fn hoist_lists(values: &mut [(Address, Value)]) -> serde_json::Map<String, Value> {
+    const FIELDS: [&str; 2] = ["headers", "assertions"];
+    let hoistable = |list: &Value| {
+        list.as_array().is_some_and(|l| !l.is_empty())
+            && serde_json::to_string(list).is_ok_and(|text| !text.contains('$'))
+    };
+    // (field, the list's text) -> (how many entries, the list)
+    let mut seen: BTreeMap<(&str, String), (usize, Value)> = BTreeMap::new();
+    for (address, value) in values.iter() {
+        if address.kind != Kind::Check {
+            continue;
+        }
+        for field in FIELDS {
+            let list = &value["request"][field];
+            if hoistable(list) {
+                let text = serde_json::to_string(list).unwrap_or_default();
+                seen.entry((field, text)).or_insert((0, list.clone())).0 += 1;
+            }
+        }
+    }
+    let mut vars = serde_json::Map::new();
+    let mut names: HashMap<(&str, String), String> = HashMap::new();
+    for ((field, text), (count, list)) in seen {
+        if count < 2 {
+            continue;
+        }
+        let base = list_name(field, &list);
+        let mut name = base.clone();
+        let mut n = 2;
+        while vars.contains_key(&name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        vars.insert(name.clone(), list);
+        names.insert((field, text), name);
+    }
+    for (address, value) in values.iter_mut() {
+        if address.kind != Kind::Check {
+            continue;
+        }
+        for field in FIELDS {
+            let Some(request) = value.get_mut("request").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let Some(list) = request.get(field) else { continue };
+            let key = (field, serde_json::to_string(list).unwrap_or_default());
+            if let Some(name) = names.get(&key) {
+                request.insert(field.to_owned(), Value::String(format!("${{var:{name}}}")));
+            }
+        }
+    }
+    vars
+}
+
+/// A variable's name from a list's content: `headers-accept-x-client`
+/// (the header names), `assertions-status-code-200` (sources and targets).
+fn list_name(field: &str, list: &Value) -> String {
+    let words: Vec<String> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|item| match field {
+            "headers" => vec![item["key"].as_str().unwrap_or_default().to_owned()],
+            _ => vec![
+                item["source"].as_str().unwrap_or_default().to_owned(),
+                item["property"].as_str().unwrap_or_default().to_owned(),
+                item["target"].as_str().unwrap_or_default().to_owned(),
+            ],
+        })
+        .collect();
+    let mut slug = String::new();
+    for c in words.join("-").chars() {
+        let c = if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '-'
+        };
+        if c != '-' || !slug.ends_with('-') {
+            slug.push(c);
+        }
+    }
+    let slug: String = slug.trim_matches('-').chars().take(48).collect();
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        field.to_owned()
+    } else {
+        format!("{field}-{slug}")
+    }
 }
 
 /// Whether export writes one of the object's scripts to a file of its own

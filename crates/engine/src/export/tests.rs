@@ -122,7 +122,7 @@ fn service_text_reads_back_as_itself_and_only_placeholders_substitute() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("monform.toml"),
-        project_toml("p", None, &Default::default()),
+        project_toml("p", None, &Default::default(), &Default::default()),
     )
     .unwrap();
     for (name, text) in &exported.files {
@@ -156,4 +156,57 @@ fn only_references_to_the_services_variables_are_not_secrets() {
     ] {
         assert!(!names_service_variables(secret), "{secret}");
     }
+}
+
+/// Folding writes a header set and assertions two checks share once, in
+/// `[vars]`; the loader gives each check its lists back as they were.
+#[test]
+fn shared_header_sets_and_assertions_become_vars_that_load_as_they_were() {
+    let headers = json!([{"key": "Accept", "value": "application/json"}]);
+    let assertions = json!([{"source": "STATUS_CODE", "comparison": "EQUALS", "target": "200"}]);
+    let check = |id: &str, method: &str, frequency: u32| {
+        Remote::with_id(
+            Kind::Check,
+            id,
+            &json!({"checkType": "API", "name": format!("Check {id}"), "frequency": frequency,
+                    "request": {"method": method, "url": format!("https://{id}.example.com"),
+                                "headers": headers, "assertions": assertions}}),
+        )
+    };
+    // Two checks (too few to fold into one definition), one with a list of its own.
+    let lone = Remote::with_id(
+        Kind::Check,
+        "c",
+        &json!({"checkType": "API", "name": "Check c", "request": {"method": "GET", "url": "https://c.example.com",
+                "headers": [{"key": "X-Lone", "value": "1"}]}}),
+    );
+    let objects = vec![check("a", "GET", 1), check("b", "POST", 10), lone];
+    let exported = export(objects.clone(), SplitBy::Kind, Fold::Safe, &Default::default());
+    assert_eq!(
+        exported.vars.keys().collect::<Vec<_>>(),
+        ["assertions-status-code-200", "headers-accept"]
+    );
+    let files = &exported.files["checks.yaml"];
+    assert_eq!(files.matches("${var:headers-accept}").count(), 2, "{files}");
+    assert!(files.contains("X-Lone"), "a list no other check has stays: {files}");
+    // Loaded, the checks are those of the files written without folding.
+    let load = |exported: &Exported| {
+        let dir = tempfile::tempdir().unwrap();
+        let toml = project_toml("p", None, &exported.defaults, &exported.vars);
+        std::fs::write(dir.path().join("monform.toml"), &toml).unwrap();
+        for (name, text) in &exported.files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let loaded = monform_config::load(dir.path(), &|_| None);
+        assert!(loaded.is_ok(), "{:?}\n{toml}", loaded.diagnostics);
+        loaded
+            .desired
+            .resources
+            .iter()
+            .map(|(a, r)| (a.clone(), r.resource.to_json()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let flat = export(objects, SplitBy::Kind, Fold::None, &Default::default());
+    assert!(flat.vars.is_empty());
+    assert_eq!(load(&exported), load(&flat));
 }

@@ -110,8 +110,11 @@ pub fn write_project(out: &Path, project: &str, api_url: Option<&str>, exported:
     std::fs::create_dir_all(out).map_err(|e| failed(out, e))?;
     let url = api_url.filter(|u| *u != "local");
     let toml = out.join(PROJECT_FILE);
-    crate::durable::write(&toml, project_toml(project, url, &exported.defaults).as_bytes())
-        .map_err(|e| failed(&toml, e))?;
+    crate::durable::write(
+        &toml,
+        project_toml(project, url, &exported.defaults, &exported.vars).as_bytes(),
+    )
+    .map_err(|e| failed(&toml, e))?;
     for (relative, text) in &exported.files {
         let path = out.join(relative);
         if let Some(parent) = path.parent() {
