@@ -33,7 +33,6 @@ mod export_ops;
 mod import_ops;
 mod init_ops;
 mod openslo;
-mod openslo;
 mod local_env;
 mod open_ops;
 mod policy_ops;
@@ -73,7 +72,6 @@ pub use open_ops::{
     load_policies, local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
 };
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
-pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use refusal::{OverBudget, Refusal};
 pub use slo_ops::{
