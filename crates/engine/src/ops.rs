@@ -32,9 +32,9 @@ mod drift_ops;
 mod export_ops;
 mod import_ops;
 mod init_ops;
-mod openslo;
 mod local_env;
 mod open_ops;
+mod openslo;
 mod policy_ops;
 mod refusal;
 mod slo_ops;
@@ -71,12 +71,12 @@ pub use open_ops::{
     RateLimitSource, STATE_URL_VARIABLE, StartedLocal, StateUnopened, Unopened, connect_api, find_project,
     load_policies, local_state, open, open_files, open_postgres, open_state, parse_rate_limit,
 };
-pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use openslo::{OpenSloError, export_openslo, import_openslo};
+pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use slo_ops::{
-    SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloStatusRequest, objective_of, pairs_of, run_of, slo_addresses, slo_status,
-    window_text,
+    SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloStatusRequest, objective_of, pairs_of, run_of, slo_addresses,
+    slo_status, window_text,
 };
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
