@@ -436,11 +436,22 @@ fn help_and_the_emulator_guide_document_every_serve_flag_and_the_connection_limi
         ("--idle-timeout <SECS>", "[default: 60]"),
         ("--max-connections <N>", "[default: 512]"),
     ] {
-        let line = help
-            .lines()
-            .find(|l| l.trim_start().starts_with(flag))
+        // The flag's line and its description's wrapped lines, up to the next flag.
+        let lines: Vec<&str> = help.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(flag))
             .unwrap_or_else(|| panic!("{flag} not in serve --help:\n{help}"));
-        assert!(line.ends_with(default), "{line}");
+        let block: Vec<&str> = std::iter::once(lines[at])
+            .chain(
+                lines[at + 1..]
+                    .iter()
+                    .copied()
+                    .take_while(|l| !l.trim_start().starts_with('-')),
+            )
+            .collect();
+        let block = block.join(" ");
+        assert!(block.trim_end().ends_with(default), "{block}");
     }
     let readme = std::fs::read_to_string(repo_root().join("docs/src/guide/emulator.md")).unwrap();
     let global = ["--dir", "--api-url", "--env", "--color", "--path-prefix", "--help"];

@@ -124,7 +124,6 @@ pub mod runs;
 pub mod samples;
 pub mod schema;
 pub mod sensitive;
-mod slo_rules;
 pub mod snippets;
 pub mod status;
 pub mod suggest;

@@ -11,6 +11,7 @@ use regex::Regex;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+mod slo;
 use crate::resources::CheckType;
 use crate::resources::check::{
     FREQUENCIES, MAX_PROMPT, SUB_MINUTE_OFFSETS, default_degraded_packet_loss, default_frequency,
@@ -101,7 +102,7 @@ pub fn check_worded(kind: Kind, value: &Value, usable: &dyn Fn(&str) -> bool, wo
             }
         }
         Kind::MaintenanceWindow => window_rules(&fields, &mut violations),
-        Kind::Slo => crate::slo_rules::slo_rules(&fields, &mut violations),
+        Kind::Slo => slo::slo_rules(&fields, &mut violations),
         _ => {}
     }
     violations

@@ -68,7 +68,7 @@ pub(super) async fn delete(client: &Client, kind: Kind, id: &str) -> Result<(), 
             return Ok(());
         }
         if attempt < ATTEMPTS {
-            tracing::debug!(target: "monform::engine", "{} {id} still exists after its delete; deleting again", kind.section());
+            tracing::debug!("{} {id} still exists after its delete; deleting again", kind.section());
             wait(client, &mut pause).await;
         }
     }
@@ -96,7 +96,7 @@ pub(super) async fn secret(client: &Client, key: &str, body: &Value, written: Re
             _ if attempt == ATTEMPTS => break,
             _ => {}
         }
-        tracing::debug!(target: "monform::engine", "variable {key} does not hold the version written; writing again");
+        tracing::debug!("variable {key} does not hold the version written; writing again");
         wait(client, &mut pause).await;
         written = match held {
             Some(_) => client.update(Kind::Variable, key, body).await?,

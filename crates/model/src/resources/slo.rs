@@ -2,7 +2,7 @@
 //! or more checks. monform-only: the service has no SLO API, so an SLO is
 //! a local object (`Kind::is_local`), kept in the state and never sent.
 //! The maths is `monform-slo`'s; the rules across fields are in
-//! `rules.rs` (`slo_rules`), those across resources in the loader.
+//! `rules/slo.rs` (`slo_rules`), those across resources in the loader.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@
 use crate::resources::slo::{RESULTS_RETENTION_SECONDS, SloBudgeting, SloCalendar, SloIndicator, duration_seconds};
 use crate::{FieldPath, Violation};
 
-use super::rules::Fields;
+use super::Fields;
 
 pub(crate) fn slo_rules(fields: &Fields<'_>, violations: &mut Vec<Violation>) {
     let root = FieldPath::root();
