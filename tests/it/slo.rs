@@ -11,33 +11,6 @@ use std::time::Duration;
 
 use common::*;
 
-/// A loopback target: 500 on paths starting with `/fail`, else 200.
-fn target() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 8192];
-                let n = stream.read(&mut buffer).unwrap_or(0);
-                let request = String::from_utf8_lossy(&buffer[..n]);
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let status = if path.starts_with("/fail") {
-                    "500 Internal Server Error"
-                } else {
-                    "200 OK"
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
-                );
-            });
-        }
-    });
-    base
-}
-
 fn check(id: &str, url: &str, extra: &str) -> String {
     format!(
         "  {id}:\n    checkType: API\n    name: {id}\n    frequency: 0\n    frequencyOffset: 10\n{extra}    request:\n      method: GET\n      url: {url}\n      assertions:\n        - {{ source: STATUS_CODE, comparison: EQUALS, target: \"200\" }}\n"
@@ -117,7 +90,7 @@ fn mistakes_in_slos_are_said_at_the_field() {
 
 #[test]
 fn status_and_gate_from_the_emulators_results() {
-    let base = target();
+    let base = fail_target();
     let emulator = Emulator::with(monform_emulator::Config {
         rate_limit: None,
         session_duration: Duration::from_millis(300),

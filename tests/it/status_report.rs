@@ -9,37 +9,10 @@ use std::time::Duration;
 
 use common::*;
 
-/// A loopback target: 500 on paths starting with `/fail`, else 200.
-fn target() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 8192];
-                let n = stream.read(&mut buffer).unwrap_or(0);
-                let request = String::from_utf8_lossy(&buffer[..n]);
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let status = if path.starts_with("/fail") {
-                    "500 Internal Server Error"
-                } else {
-                    "200 OK"
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
-                );
-            });
-        }
-    });
-    base
-}
-
 /// Three checks (`alpha` passes, `zulu` fails, `mike` has never run),
 /// applied, and one check session of `alpha` and `zulu` finished.
 fn ran() -> (Emulator, tempfile::TempDir) {
-    let base = target();
+    let base = fail_target();
     let emulator = Emulator::with(monform_emulator::Config {
         rate_limit: None,
         session_duration: Duration::from_millis(300),

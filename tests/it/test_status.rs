@@ -56,37 +56,8 @@ fn emulator() -> Emulator {
     })
 }
 
-/// A tiny HTTP server on loopback for the checks to reach: 500 on paths
-/// starting with `/fail`, else 200. Lives as long as the test process.
-fn target() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 8192];
-                let n = stream.read(&mut buffer).unwrap_or(0);
-                let request = String::from_utf8_lossy(&buffer[..n]);
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let status = if path.starts_with("/fail") {
-                    "500 Internal Server Error"
-                } else {
-                    "200 OK"
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
-                );
-            });
-        }
-    });
-    base
-}
-
 fn project() -> tempfile::TempDir {
-    project_with(&MONITORS.replace("{BASE}", &target()))
+    project_with(&MONITORS.replace("{BASE}", &fail_target()))
 }
 
 fn project_with(monitors: &str) -> tempfile::TempDir {
@@ -224,7 +195,7 @@ fn a_session_still_running_at_the_timeout_is_an_error() {
 #[test]
 fn a_failing_check_exits_1() {
     let emulator = emulator();
-    let base = target();
+    let base = fail_target();
     let monitors = format!(
         "{}  broken:\n    checkType: API\n    name: Broken\n    frequency: 10\n    request:\n      method: GET\n      url: {base}/fail\n      assertions:\n        - {{ source: STATUS_CODE, comparison: EQUALS, target: \"200\" }}\n",
         MONITORS.replace("{BASE}", &base)
@@ -340,7 +311,7 @@ fn chromium() -> Option<std::path::PathBuf> {
 
 #[test]
 fn status_writes_a_self_contained_html_report_grouped_by_check_group() {
-    let base = target();
+    let base = fail_target();
     let monitors = format!(
         "groups:\n  storefront:\n    name: Storefront\n{}",
         MONITORS.replace("{BASE}", &base).replace(

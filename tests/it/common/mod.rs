@@ -380,3 +380,32 @@ macro_rules! assert_run {
     }};
 }
 pub(crate) use assert_run;
+
+/// A loopback HTTP target: 500 on paths starting with `/fail`, else 200.
+/// Lives as long as the test process.
+pub fn fail_target() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 8192];
+                let n = stream.read(&mut buffer).unwrap_or(0);
+                let request = String::from_utf8_lossy(&buffer[..n]);
+                let path = request.split_whitespace().nth(1).unwrap_or("/");
+                let status = if path.starts_with("/fail") {
+                    "500 Internal Server Error"
+                } else {
+                    "200 OK"
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                );
+            });
+        }
+    });
+    base
+}
