@@ -108,16 +108,10 @@ async fn harness(
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
-    let error = result["error"].as_str().map(str::to_owned).or_else(|| {
-        (!done.status.success()).then(|| {
-            let last = output
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output");
-            format!("node exited with {}: {last}", done.status)
-        })
-    });
+    let error = result["error"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| exit_error("node", done.status, &output));
     Ok(Report {
         ok: done.status.success() && error.is_none(),
         error,
@@ -312,4 +306,17 @@ pub(crate) async fn api_with_scripts(check: &Value, cx: Context<'_>) -> Probe {
         }
     }
     probe
+}
+
+/// A process that failed without saying why in its report: its exit
+/// status and the last line it printed.
+fn exit_error(program: &str, status: std::process::ExitStatus, output: &str) -> Option<String> {
+    (!status.success()).then(|| {
+        let last = output
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        format!("{program} exited with {status}: {last}")
+    })
 }

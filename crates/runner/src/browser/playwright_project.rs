@@ -108,16 +108,9 @@ pub(crate) async fn run(check: &Value, cx: Context<'_>, artifacts: Option<&Path>
     if let Some(folder) = artifacts {
         judged.artifacts = keep(&judged.attachments, folder);
     }
-    let error = judged.error.or_else(|| {
-        (!done.status.success()).then(|| {
-            let last = output
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output");
-            format!("playwright test exited with {}: {last}", done.status)
-        })
-    });
+    let error = judged
+        .error
+        .or_else(|| super::exit_error("playwright test", done.status, &output));
     Ok(Report {
         ok: done.status.success() && error.is_none(),
         error,
