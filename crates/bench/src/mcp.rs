@@ -3,6 +3,11 @@
 //! to `monform serve` first. Targets: every tool under 200 ms on the
 //! quickstart and under 3 s at 10,000 checks. Spoken to in plain JSON-RPC
 //! lines (the protocol's stdio framing), as a client sends them.
+//!
+//! `monform serve` runs without a rate limit, so it states no budget: the
+//! client would then pace at its default, 600 requests a minute, and the
+//! set-up apply of 10,000 creates would take 17 minutes idle. The clients
+//! here run with `MONFORM_RATE_LIMIT=off`, as the user path's do.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -42,6 +47,7 @@ impl Server {
             .env("MONFORM_API_URL", url)
             .env("MONFORM_API_KEY", KEY)
             .env("MONFORM_ACCOUNT_ID", ACCOUNT)
+            .env("MONFORM_RATE_LIMIT", "off")
             .env("XDG_CONFIG_HOME", user_dir)
             .env_remove("MONFORM_APPROVALS")
             .stdin(Stdio::piped())
@@ -111,6 +117,7 @@ fn run(monform: &Path, dir: &Path, url: &str, args: &[&str]) -> Result<(), Strin
         .env("MONFORM_API_URL", url)
         .env("MONFORM_API_KEY", KEY)
         .env("MONFORM_ACCOUNT_ID", ACCOUNT)
+        .env("MONFORM_RATE_LIMIT", "off")
         .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;
