@@ -24,6 +24,10 @@
 //!   `burnRates: default`): a pair fires when the burn rate over its long
 //!   window *and* over its short window are both at least its factor.
 //!
+//! - **History** ([`history`]): the window cut into UTC days (equal
+//!   parts below two days), each part's SLI and the budget left from the
+//!   window's start to its end: the status report's chart.
+//!
 //! # Rules chosen where the spec is silent
 //!
 //! - **Which results are runs.** The spec's check result has a result type
@@ -53,6 +57,7 @@
 //!   read to 0.0001%.
 
 mod burn;
+mod history;
 mod measure;
 mod window;
 
@@ -62,6 +67,7 @@ mod tests;
 use std::time::Duration;
 
 pub use burn::{BurnRatePair, Severity, Status, WindowBurn, default_burn_rates, evaluate, parse_burn_rates};
+pub use history::{Part, history, part_length_ms};
 pub use measure::{Tally, measure};
 pub use window::{Interval, Window, format_duration, month_start_ms, next_month_start_ms, parse_duration};
 

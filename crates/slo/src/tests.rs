@@ -492,3 +492,54 @@ fn two_locations_share_a_time_slice() {
     let by_runs = Objective::availability(90.0, Window::parse("4m").unwrap());
     approx(evaluate(&by_runs, &runs, &[], now).sli, 4.0 / 6.0);
 }
+
+#[test]
+fn history_by_utc_day_with_the_budget_left_so_far() {
+    // A 3d rolling window evaluated at NOV_1 + 12h: [Oct 29 12:00, Nov 1
+    // 12:00), cut at the UTC midnights: 12h, 24h, 24h, 12h. One run an
+    // hour (on the hour, from the window's start): 12, 24, 24, 12 runs.
+    // The first 6 runs of the second day (Oct 30) fail; target 90%: budget 0.1.
+    //   part    | runs | bad | SLI      | so far bad/runs | budget left
+    //   Oct 29  | 12   | 0   | 1        | 0/12            | 1
+    //   Oct 30  | 24   | 6   | 18/24    | 6/36            | 1 - (6/36)/0.1 = -0.6667
+    //   Oct 31  | 24   | 0   | 1        | 6/60            | 1 - 0.1/0.1 = 0
+    //   Nov 1   | 12   | 0   | 1        | 6/72            | 1 - (6/72)/0.1 = 0.1667
+    let now = NOV_1 + 12 * HOUR;
+    let start = now - 3 * DAY;
+    let oct_30 = NOV_1 - 2 * DAY;
+    let runs: Vec<Run> = (0..72)
+        .map(|h| {
+            let at = start + h * HOUR;
+            run(at, !(oct_30..oct_30 + 6 * HOUR).contains(&at), 10)
+        })
+        .collect();
+    let objective = Objective::availability(90.0, Window::parse("3d").unwrap());
+    let parts = history(&objective, &runs, objective.window.bounds(now));
+    let totals: Vec<(u64, u64)> = parts.iter().map(|p| (p.tally.good, p.tally.total)).collect();
+    assert_eq!(totals, [(12, 12), (18, 24), (24, 24), (12, 12)]);
+    assert_eq!(parts[0].interval.start, start);
+    assert_eq!(parts[1].interval.start, oct_30);
+    assert_eq!(parts[3].interval.end, now);
+    approx(parts[1].sli, 0.75);
+    approx(parts[0].budget_left, 1.0);
+    approx(parts[1].budget_left, 1.0 - (6.0 / 36.0) / 0.1);
+    approx(parts[2].budget_left, 0.0);
+    approx(parts[3].budget_left, 1.0 - (6.0 / 72.0) / 0.1);
+    // The last point is the status's budget left.
+    approx(
+        parts[3].budget_left,
+        evaluate(&objective, &runs, &[], now).budget_left.unwrap(),
+    );
+}
+
+#[test]
+fn history_of_a_short_window_is_24_equal_parts() {
+    // A 1h window: 24 parts of 150 s; no run at all: no SLI, no budget.
+    let objective = Objective::availability(99.0, Window::parse("1h").unwrap());
+    let interval = objective.window.bounds(NOV_1);
+    assert_eq!(part_length_ms(interval), 150 * SECOND);
+    let parts = history(&objective, &[], interval);
+    assert_eq!(parts.len(), 24);
+    assert_eq!(parts[23].interval.end, NOV_1);
+    assert!(parts.iter().all(|p| p.sli.is_none() && p.budget_left.is_none()));
+}
