@@ -1,6 +1,8 @@
 //! Burn-rate alerts (issue 50): each interval, every SLO of the files is
 //! evaluated by `ops::slo_status` (the same figures as `monform slo
-//! status`, computed by `monform-slo`), and a notification goes to the
+//! status`, computed by `monform-slo`), kept for `monform gate` in the
+//! project's `.monform/slo-status.json` (`ops::write_slo_cache`, the one
+//! writer `slo status` uses too), and a notification goes to the
 //! SLO's `alerting.channels` (WEBHOOK and SLACK, as drift reports) when one
 //! of its burn-rate pairs starts firing and when it stops: once per
 //! episode. Which pairs fire is remembered with the drift memory
@@ -8,8 +10,8 @@
 //! drift reports are); a delivery that fails is forgotten again so the next
 //! interval retries it.
 //!
-//! Choices: an SLO without `alerting.channels` is evaluated for nothing
-//! and skipped (no request spent); a pair of an SLO whose figures cannot be
+//! Choices: an SLO without `alerting.channels` is evaluated for the
+//! gate's cache only; a pair of an SLO whose figures cannot be
 //! read this interval (no data, the service unreachable) neither fires nor
 //! resolves: it stays as remembered. An SLO taken out of the files ends
 //! its episodes silently. EMAIL and other channel types are refused at
@@ -188,21 +190,23 @@ pub fn channels_of(desired: &Desired, ids: &[String]) -> Result<Vec<deliver::Cha
     deliver::channels_named(desired, ids, "an SLO's alerting.channels")
 }
 
-/// Reads every alerting SLO's figures (`now_ms`: the evaluation time,
-/// `None` the clock's). `None` when no SLO alerts.
+/// Reads every SLO's figures (`now_ms`: the evaluation time, `None` the
+/// clock's): the alerting ones for their pairs, all of them for the
+/// gate's cache. `None` when the files have no SLO.
 pub async fn read(
     client: &monform_api::Client,
     desired: &Desired,
     state: &monform_engine::State,
-    alerting: &[(Address, Vec<String>)],
     now_ms: Option<i64>,
 ) -> Option<Result<Vec<SloReport>, String>> {
-    if alerting.is_empty() {
+    let addresses = ops::slo_addresses(desired);
+    if addresses.is_empty() {
         return None;
     }
     let request = SloStatusRequest {
-        addresses: alerting.iter().map(|(a, _)| a.clone()).collect(),
+        addresses,
         now_ms,
+        ..Default::default()
     };
     Some(
         ops::slo_status(client, desired, state, &request)

@@ -1,23 +1,21 @@
 //! `monform slo status|export|import` and `monform gate` (issue 50): the
 //! figures are `ops::slo_status`'s, OpenSLO is `ops::export_openslo` /
 //! `ops::import_openslo`'s; this file parses flags, writes files and
-//! words the verdicts. `slo status` keeps what it computed in
-//! `.monform/slo-status.json`, which `gate` reads when it is fresh.
+//! words the verdicts. `slo status`, `gate` and the reconciler keep what
+//! they computed in `.monform/slo-status.json` (`ops::write_slo_cache`),
+//! which `gate` reads when every SLO it names is fresh there.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use monform_engine::ops::{self, SloReport, SloStatusRequest};
+use monform_engine::ops::{self, SloReport, SloStatusRequest, SloVerdict};
 use monform_model::Address;
 
 use super::context::{Findings, Stop, block_on, open_backend, settle, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::slo::{blocking_reason, human, json_value, markdown};
-
-/// Where `slo status` keeps its last figures for `gate`.
-const CACHE: &str = ".monform/slo-status.json";
+use crate::render::slo::{human, json_value, markdown};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -78,7 +76,7 @@ pub struct GateArgs {
     /// The error budget each must have left, in percent
     #[arg(long, value_name = "PERCENT", default_value = "25%")]
     min_budget: String,
-    /// Use `slo status`'s figures (.monform/slo-status.json) when younger than this many seconds; 0: always read the results
+    /// Use the figures `slo status` or the reconciler cached (.monform/slo-status.json) when younger than this many seconds; 0: always read the results
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     max_age: u64,
 }
@@ -123,6 +121,7 @@ fn compute(
         let request = SloStatusRequest {
             addresses,
             now_ms: Some(now),
+            ..Default::default()
         };
         let reports = ops::slo_status(&connection.client, &loaded.desired, &state, &request).await;
         connection.close().await;
@@ -151,7 +150,7 @@ fn status(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) 
     };
     let json = json_value(&reports, now);
     // For `gate`: best effort, a read-only folder only costs a fresh read.
-    let _ = write_atomically(&dir.join(CACHE), &json.to_string());
+    let _ = ops::write_slo_cache(dir, &reports, now, "slo status");
     match args.format {
         Format::Human => print!("{}", human(&reports)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default()),
@@ -206,39 +205,28 @@ fn parse_budget(text: &str) -> Option<f64> {
     (0.0..=1.0).contains(&fraction).then_some(fraction)
 }
 
-/// One SLO's cached verdict inputs: address, budget left, burning fast, window.
-type CachedRow = (String, Option<f64>, bool, String);
-
-/// The cached verdict inputs when fresh and covering every address.
-fn cached(dir: &Path, addresses: &[Address], max_age_s: u64) -> Option<Vec<CachedRow>> {
-    if max_age_s == 0 {
-        return None;
+/// Why an SLO blocks a deploy, in one line, or `None`: the same words
+/// from a fresh read and from the cache.
+fn blocking_reason(verdict: &SloVerdict, min_budget: f64) -> Option<String> {
+    let address = &verdict.address;
+    if let Some(pair) = &verdict.fast_burn {
+        return Some(format!(
+            "{address}: burning fast: {}x the budget's rate over {} and {}",
+            pair.factor, pair.long, pair.short
+        ));
     }
-    let text = std::fs::read_to_string(dir.join(CACHE)).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let at = value["evaluatedAt"].as_i64()?;
-    if now_ms() - at > (max_age_s as i64) * 1000 || now_ms() < at {
-        return None;
+    match verdict.budget_left {
+        None => Some(format!(
+            "{address}: no results in its {} window: the budget is unknown",
+            verdict.window
+        )),
+        Some(left) if left < min_budget => Some(format!(
+            "{address}: {:.1}% of the error budget left, below the {:.1}% required",
+            left * 100.0,
+            min_budget * 100.0
+        )),
+        Some(_) => None,
     }
-    // By address once: a gate names up to thousands of SLOs.
-    let slos: std::collections::HashMap<&str, &serde_json::Value> = value["slos"]
-        .as_array()?
-        .iter()
-        .filter_map(|slo| Some((slo["address"].as_str()?, slo)))
-        .collect();
-    addresses
-        .iter()
-        .map(|address| {
-            let name = address.to_string();
-            let slo = slos.get(name.as_str())?;
-            Some((
-                slo["budgetLeft"].as_f64(),
-                slo["burningFast"].as_bool()?,
-                slo["window"].as_str().unwrap_or_default().to_owned(),
-            ))
-            .map(|(left, fast, window)| (name, left, fast, window))
-        })
-        .collect()
 }
 
 pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) -> ExitCode {
@@ -253,35 +241,23 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
         Ok(a) => a,
         Err(stop) => return settle::<()>(Ok(Err(stop))).err().unwrap_or(ExitCode::FAILURE),
     };
-    let reasons: Vec<String> = match cached(dir, &addresses, args.max_age) {
-        Some(rows) => rows
-            .into_iter()
-            .filter_map(|(address, left, fast, window)| {
-                if fast {
-                    Some(format!("{address}: burning fast"))
-                } else {
-                    match left {
-                        None => Some(format!(
-                            "{address}: no results in its {window} window: the budget is unknown"
-                        )),
-                        Some(left) if left < min_budget => Some(format!(
-                            "{address}: {:.1}% of the error budget left, below the {:.1}% required",
-                            left * 100.0,
-                            min_budget * 100.0
-                        )),
-                        Some(_) => None,
-                    }
-                }
-            })
-            .collect(),
+    let names: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+    let max_age_ms = i64::try_from(args.max_age.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let cached = (args.max_age > 0)
+        .then(|| ops::read_slo_cache(dir, &names, max_age_ms, now_ms()))
+        .flatten();
+    let verdicts = match cached {
+        Some(verdicts) => verdicts,
         None => match settle(Ok(compute(dir, api_url, addresses.clone(), output))) {
             Ok((reports, now)) => {
-                let _ = write_atomically(&dir.join(CACHE), &json_value(&reports, now).to_string());
-                reports.iter().filter_map(|r| blocking_reason(r, min_budget)).collect()
+                // Best effort, as `slo status`: the next gate reads again.
+                let _ = ops::write_slo_cache(dir, &reports, now, "gate");
+                reports.iter().map(|r| SloVerdict::of(r, now, "gate")).collect()
             }
             Err(code) => return code,
         },
     };
+    let reasons: Vec<String> = verdicts.iter().filter_map(|v| blocking_reason(v, min_budget)).collect();
     if reasons.is_empty() {
         eprintln!(
             "gate: open: {} SLO(s) with at least {:.1}% of their error budget left and none burning fast",

@@ -53,6 +53,8 @@ pub struct SloStatusRequest {
     pub addresses: Vec<Address>,
     /// The evaluation time, UNIX milliseconds (`None`: now).
     pub now_ms: Option<i64>,
+    /// Also each SLO's [`SloReport::history`] (the status report's chart).
+    pub history: bool,
 }
 
 /// One SLO's figures.
@@ -72,6 +74,10 @@ pub struct SloReport {
     pub series: Vec<Option<f64>>,
     /// The alert channels of `alerting` (logical ids).
     pub channels: Vec<String>,
+    /// The window by UTC day (or 24 parts of a window under two days):
+    /// each part's SLI and the budget left so far; empty unless
+    /// [`SloStatusRequest::history`].
+    pub history: Vec<monform_slo::Part>,
 }
 
 impl SloReport {
@@ -188,6 +194,10 @@ pub async fn slo_status(
         }
         let status = monform_slo::evaluate(&objective, &all, &pairs, now_ms);
         let series = series(&objective, &all, &status);
+        let history = match request.history {
+            true => monform_slo::history(&objective, &all, status.interval),
+            false => Vec::new(),
+        };
         reports.push(SloReport {
             address: address.clone(),
             name: slo.display_name(&address.id).to_owned(),
@@ -199,6 +209,7 @@ pub async fn slo_status(
             status,
             series,
             channels: slo.alerting.as_ref().map(|a| a.channels.clone()).unwrap_or_default(),
+            history,
         });
     }
     Ok(reports)
