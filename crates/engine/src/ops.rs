@@ -37,6 +37,7 @@ mod open_ops;
 mod openslo;
 mod policy_ops;
 mod refusal;
+mod slo_cache;
 mod slo_ops;
 mod state_ops;
 mod status_ops;
@@ -74,6 +75,7 @@ pub use open_ops::{
 pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
+pub use slo_cache::{FastBurn, SLO_CACHE, SloVerdict, read_slo_cache, write_slo_cache};
 pub use slo_ops::{
     SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloStatusRequest, objective_of, pairs_of, run_of, slo_addresses,
     slo_status, window_text,

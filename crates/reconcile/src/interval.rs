@@ -370,10 +370,22 @@ async fn slo_alerts(
     subject: &Subject<'_>,
 ) -> Option<Outcome> {
     let alerting = slo_alerts::alerting(desired);
-    let reports = match slo_alerts::read(client, desired, state, &alerting, ctx.settings.slo_now_ms).await? {
+    let evaluated_at = ctx
+        .settings
+        .slo_now_ms
+        .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+    let reports = match slo_alerts::read(client, desired, state, Some(evaluated_at)).await? {
         Ok(reports) => reports,
         Err(why) => return Some(ctx.failed("slo_failed", "cannot evaluate the SLOs", &why, true)),
     };
+    // For `monform gate` (a gate over 1,000 SLOs reads this file, not
+    // their results); a failed write only costs a gate a fresh read.
+    if let Err(why) = monform_engine::ops::write_slo_cache(&ctx.settings.dir, &reports, evaluated_at, "reconcile") {
+        ctx.log.warn(
+            "cannot write the SLO cache for gate",
+            json!({ "file": monform_engine::ops::SLO_CACHE, "error": why.to_string() }),
+        );
+    }
     let before = memory.clone();
     let notices = slo_alerts::news(memory, subject, &reports, &alerting);
     if notices.is_empty() {
