@@ -63,7 +63,9 @@ impl Agent {
     }
 
     fn readiness(&self) -> Option<u16> {
-        reqwest::blocking::Client::new()
+        monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
             .get(format!("http://127.0.0.1:{}/-/readiness", self.health))
             .timeout(Duration::from_secs(2))
             .send()
@@ -76,7 +78,12 @@ impl Agent {
             self.readiness() == Some(200)
         });
         for path in ["/-/liveness", "/health"] {
-            let status = reqwest::blocking::get(format!("http://127.0.0.1:{}{path}", self.health)).unwrap();
+            let status = monform_http::blocking()
+                .build()
+                .expect("an HTTP client")
+                .get(format!("http://127.0.0.1:{}{path}", self.health))
+                .send()
+                .unwrap();
             assert_eq!(status.status().as_u16(), 200, "{path}");
         }
     }
@@ -207,7 +214,7 @@ fn trigger(emulator: &Emulator, check: &str) -> String {
 
 /// The session once final (completion waits up to 30 s a call).
 fn finished(emulator: &Emulator, session: &str) -> Value {
-    let client = reqwest::blocking::Client::new();
+    let client = monform_http::blocking().build().expect("an HTTP client");
     for _ in 0..4 {
         let response = client
             .get(format!(

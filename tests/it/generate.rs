@@ -108,7 +108,11 @@ fn the_emulators_openapi_document_becomes_checks_with_an_empty_plan_after_apply(
     // The document changes: one path parameter gets an example, one
     // response a JSON Schema. Generating again from a saved copy touches
     // the data file only: one row added, one changed.
-    let mut spec: Value = reqwest::blocking::get(&document)
+    let mut spec: Value = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
+        .get(&document)
+        .send()
         .and_then(|r| r.json())
         .expect("the document");
     let get_check = &mut spec["paths"]["/v1/checks/{id}"]["get"];

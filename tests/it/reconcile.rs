@@ -74,7 +74,11 @@ fn reconcile(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Ch
 }
 
 fn metrics(port: u16) -> prometheus_parse::Scrape {
-    let text = reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics"))
+    let text = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
         .and_then(|r| r.text())
         .expect("metrics page");
     prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("valid Prometheus text")
@@ -117,7 +121,12 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
         ],
     );
     wait_until("/readyz", Duration::from_secs(30), || {
-        reqwest::blocking::get(format!("http://127.0.0.1:{port}/readyz")).is_ok_and(|r| r.status().is_success())
+        monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .is_ok_and(|r| r.status().is_success())
     });
 
     // Edits in the UI: a notify check, a revert check, an ignored field.
@@ -303,7 +312,11 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
         })
         .collect();
     let leader_of = |port: u16| -> Option<bool> {
-        let text = reqwest::blocking::get(format!("http://127.0.0.1:{port}/metrics"))
+        let text = monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
+            .get(format!("http://127.0.0.1:{port}/metrics"))
+            .send()
             .ok()?
             .text()
             .ok()?;

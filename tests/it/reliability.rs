@@ -169,7 +169,7 @@ fn the_emulator_under_load_loses_no_write() {
     let key = emulator.server.api_key.clone();
     let deadline = Instant::now() + Duration::from_secs(20);
     let created = emulator.block_on(async move {
-        let client = reqwest::Client::new();
+        let client = monform_http::client().build().expect("an HTTP client");
         let workers = (0..50).map(|worker| {
             let (client, url, key) = (client.clone(), url.clone(), key.clone());
             tokio::spawn(async move {
@@ -306,7 +306,9 @@ fn an_apply_whose_service_goes_away_stops_and_resumes_later() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    let listed: serde_json::Value = reqwest::blocking::Client::new()
+    let listed: serde_json::Value = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .get(format!("{}/v1/checks?limit=100&page=4", served.url))
         .bearer_auth(served.key.as_deref().unwrap_or_default())
         .header("X-Service-Account", &served.account)

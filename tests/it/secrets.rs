@@ -230,7 +230,9 @@ fn no_secret_reaches_any_output() {
 
     // Changed behind monform's back, as in the service's UI: the plan shows
     // the account's old values, which must be masked by what they hold.
-    let checks: serde_json::Value = reqwest::blocking::Client::new()
+    let checks: serde_json::Value = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .get(format!("{}/v1/checks", walk.served.url))
         .bearer_auth(walk.served.key.as_deref().unwrap_or_default())
         .header("X-Service-Account", &walk.served.account)
@@ -251,7 +253,9 @@ fn no_secret_reaches_any_output() {
         {"key": "Authorization", "value": "Bearer zq-marker-drift-12"},
         {"key": "Cookie", "value": "sid=zq-marker-drift-13"}
     ]);
-    let response = reqwest::blocking::Client::new()
+    let response = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .put(format!(
             "{}/v1/checks/{}",
             walk.served.url,

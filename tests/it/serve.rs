@@ -10,7 +10,7 @@ use common::*;
 fn serves_persists_and_reuses_the_development_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("emulator.db");
-    let client = reqwest::blocking::Client::new();
+    let client = monform_http::blocking().build().expect("an HTTP client");
     let (first, startup) = serve(&db, &[]);
     assert!(startup < Duration::from_secs(10), "start-up took {startup:?}");
     let key = first.key.clone().expect("a development key is printed");
@@ -63,7 +63,9 @@ fn keys_are_kept_as_digests_and_the_development_key_beside_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("emulator.db");
     let (served, _) = serve(&db, &["--api-key", "given-key-0123456789"]);
-    let status = reqwest::blocking::Client::new()
+    let status = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .get(format!("{}/v1/checks", served.url))
         .bearer_auth("given-key-0123456789")
         .send()
@@ -98,7 +100,9 @@ fn given_keys_are_not_printed() {
     );
     assert_eq!(served.key, None);
     assert_eq!(served.account, "acme");
-    let status = reqwest::blocking::Client::new()
+    let status = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .get(format!("{}/v1/checks", served.url))
         .bearer_auth("sekrit-key")
         .header("X-Service-Account", "acme")
@@ -161,7 +165,7 @@ fn scheduled_checks_run_alert_and_notify_a_webhook() {
     let dir = tempfile::tempdir().unwrap();
     let (served, _) = serve(&dir.path().join("e.db"), &["--schedule", "--rate-limit", "off"]);
     let key = served.key.clone().unwrap();
-    let client = reqwest::blocking::Client::new();
+    let client = monform_http::blocking().build().expect("an HTTP client");
     let post = |path: &str, body: serde_json::Value| -> serde_json::Value {
         let response = client
             .post(format!("{}{path}", served.url))
@@ -294,7 +298,9 @@ fn idle_and_slow_connections_are_closed_and_limited_while_real_requests_get_thro
     let url = served.url.clone();
     let real = std::thread::spawn(move || {
         let started = Instant::now();
-        let status = reqwest::blocking::Client::new()
+        let status = monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
             .get(format!("{url}/v1/checks"))
             .bearer_auth("flood-key")
             .timeout(Duration::from_secs(60))
@@ -354,7 +360,9 @@ fn idle_and_slow_connections_are_closed_and_limited_while_real_requests_get_thro
     );
     // After the flood, requests are served at once.
     let started = Instant::now();
-    let status = reqwest::blocking::Client::new()
+    let status = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
         .get(format!("{}/v1/checks", served.url))
         .bearer_auth("flood-key")
         .send()
@@ -399,7 +407,9 @@ fn a_ready_export_line_and_plain_logs_without_every_request() {
             .unwrap_or_else(|| panic!("no export line:\n{start}"));
         let vars: std::collections::HashMap<&str, &str> =
             export.split(' ').filter_map(|pair| pair.split_once('=')).collect();
-        let status = reqwest::blocking::Client::new()
+        let status = monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
             .get(format!("{}/v1/checks", vars["MONFORM_API_URL"]))
             .bearer_auth(vars["MONFORM_API_KEY"])
             .header("X-Service-Account", vars["MONFORM_ACCOUNT_ID"])

@@ -20,7 +20,10 @@ struct Api {
 impl Api {
     fn of(served: &Served) -> Api {
         Api {
-            client: Client::builder().timeout(Duration::from_secs(120)).build().unwrap(),
+            client: monform_http::blocking()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .unwrap(),
             url: served.url.clone(),
             key: served.key.clone().expect("a development key"),
         }

@@ -63,7 +63,9 @@ fn serve_shows_what_local_applied_and_a_plan_against_another_service_warns() {
     let key = loop {
         let key = std::fs::read_to_string(&key_file).unwrap_or_default().trim().to_owned();
         let up = !key.is_empty()
-            && reqwest::blocking::Client::new()
+            && monform_http::blocking()
+                .build()
+                .expect("an HTTP client")
                 .get(format!("{url}/v1/checks"))
                 .bearer_auth(&key)
                 .send()

@@ -39,7 +39,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: &Config, agent_id: String) -> Result<Client, String> {
-        let http = reqwest::Client::builder()
+        let http = monform_http::client()
             .connect_timeout(Duration::from_secs(10))
             .user_agent(concat!("monform-agent/", env!("CARGO_PKG_VERSION")))
             .build()

@@ -65,7 +65,11 @@ mod tests {
         let health = Arc::new(Health::default());
         let addr = serve(health.clone(), 0).await.unwrap();
         let status = async |path: &str| {
-            reqwest::get(format!("http://127.0.0.1:{}{path}", addr.port()))
+            monform_http::client()
+                .build()
+                .expect("an HTTP client")
+                .get(format!("http://127.0.0.1:{}{path}", addr.port()))
+                .send()
                 .await
                 .unwrap()
                 .status()

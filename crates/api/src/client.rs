@@ -185,7 +185,7 @@ impl Client {
                 config.url
             )));
         }
-        let http = reqwest::Client::builder()
+        let http = monform_http::client()
             .timeout(config.timeout)
             // A host that drops packets is said (and retried) after 10 s, not
             // after the whole request's timeout.

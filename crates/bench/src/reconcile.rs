@@ -104,7 +104,7 @@ pub fn child_reconcile(dir: PathBuf, intervals: usize) {
 }
 
 fn reqwest_client() -> monform_reconcile::deliver::HttpClient {
-    monform_reconcile::deliver::HttpClient::new()
+    monform_http::client().build().expect("an HTTP client")
 }
 
 /// Runs `--phase reconcile` in a child process against `server`.

@@ -58,7 +58,7 @@ async fn measure(setup: BrowserSetup, slots: usize, browser_checks: usize) -> Me
     })
     .await
     .expect("emulator starts");
-    let client = reqwest::Client::new();
+    let client = monform_http::client().build().expect("an HTTP client");
     let (base, key) = (server.url(), server.api_key.clone());
     let mut ids = Vec::new();
     for n in 0..browser_checks {

@@ -137,7 +137,7 @@ fn fill(server: &Server, template: &Value, total: usize) -> Vec<String> {
 
 /// Times `start_local` (and the first answered request) `runs` times.
 async fn start_times(db: &Path, runs: usize) -> Vec<(Duration, Duration)> {
-    let client = reqwest::Client::new();
+    let client = monform_http::client().build().expect("an HTTP client");
     let mut times = Vec::new();
     for _ in 0..runs {
         let started = Instant::now();
@@ -183,7 +183,7 @@ async fn main() {
     let empty_first = median(warm.iter().map(|t| t.1).collect());
 
     let server = start_local(config(&db)).await.expect("emulator starts");
-    let client = reqwest::Client::builder()
+    let client = monform_http::client()
         .pool_max_idle_per_host(CLIENTS)
         .build()
         .expect("client");

@@ -221,6 +221,13 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
             }
         }
     }
+    let http = match monform_http::client().build() {
+        Ok(http) => http,
+        Err(why) => {
+            log.error("cannot build the HTTP client", json!({ "error": why.to_string() }));
+            return 1;
+        }
+    };
     let ctx = Context {
         host,
         opened,
@@ -228,7 +235,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
         metrics: Arc::clone(&metrics),
         log,
         events: report::Events::new(settings.events.clone()),
-        http: reqwest::Client::new(),
+        http,
         stop: Arc::clone(&stop),
         file_memory: Box::new(report::FileMemory::new(&settings.dir, &project.name)),
         interval: std::sync::Mutex::new(project.reconcile.interval),

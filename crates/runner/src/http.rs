@@ -31,7 +31,7 @@ fn client(follow: bool, skip_ssl: bool) -> Result<reqwest::Client, String> {
         [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
     CLIENTS[usize::from(follow) * 2 + usize::from(skip_ssl)]
         .get_or_init(|| {
-            reqwest::Client::builder()
+            monform_http::client()
                 .redirect(if follow {
                     reqwest::redirect::Policy::limited(10)
                 } else {

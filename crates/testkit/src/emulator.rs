@@ -82,7 +82,7 @@ impl Emulator {
     /// monform's back"; asserts success and returns the JSON body (`null`
     /// when there is none).
     pub fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> serde_json::Value {
-        let client = reqwest::blocking::Client::new();
+        let client = monform_http::blocking().build().expect("an HTTP client");
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = client
             .request(method, format!("{}{path}", self.server.url()))

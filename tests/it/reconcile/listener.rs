@@ -62,7 +62,7 @@ fn idle_connections_to_the_metrics_listener_starve_neither_healthz_nor_the_loop(
     let child = Running(command.spawn().expect("monform reconcile starts"));
     let pid = child.0.id();
     let get = |path: &str, timeout: Duration| {
-        reqwest::blocking::Client::builder()
+        monform_http::blocking()
             .timeout(timeout)
             .build()
             .unwrap()

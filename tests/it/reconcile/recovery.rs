@@ -295,7 +295,11 @@ fn a_failing_service_is_retried_less_and_less_often_then_recovered_from() {
     let mut child = Running(child);
     let child = &mut child.0;
     let in_sync_runs = || {
-        reqwest::blocking::get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
+            .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+            .send()
             .is_ok()
             .then(|| {
                 sample(

@@ -46,7 +46,11 @@ fn command(served: &Served, dir: &Path) -> Command {
 
 /// `monform serve`'s request counts: (all, 429s), its own scrapes left out.
 fn served_counts(served: &Served) -> (u64, u64) {
-    let text = reqwest::blocking::get(format!("{}/-/metrics", served.url))
+    let text = monform_http::blocking()
+        .build()
+        .expect("an HTTP client")
+        .get(format!("{}/-/metrics", served.url))
+        .send()
         .and_then(|r| r.text())
         .expect("the emulator's metrics");
     let mut counts = (0, 0);
@@ -65,7 +69,7 @@ fn served_counts(served: &Served) -> (u64, u64) {
 
 /// A person's edit in the UI: another client of the same key.
 fn ui_edit(served: &Served, name: &str, frequency: u64) -> Instant {
-    let http = reqwest::blocking::Client::new();
+    let http = monform_http::blocking().build().expect("an HTTP client");
     let key = served.key.clone().unwrap_or_default();
     let mut checks: Vec<Value> = Vec::new();
     for page in 1..=CHECKS.div_ceil(100) {
@@ -126,7 +130,11 @@ fn the_reconciler_reads_within_its_share_finds_a_ui_edit_in_a_sweep_and_never_st
     let port = free_port();
     let mut child = reconcile(&served, dir, &events, port);
     let scrape = |name: &str| {
-        reqwest::blocking::get(format!("http://127.0.0.1:{port}/readyz"))
+        monform_http::blocking()
+            .build()
+            .expect("an HTTP client")
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
             .is_ok()
             .then(|| sample(&metrics(port), name, None))
             .flatten()
@@ -176,7 +184,7 @@ fn the_reconciler_reads_within_its_share_finds_a_ui_edit_in_a_sweep_and_never_st
     // reconciler's 15, the edit's few and the plan's, within the 60), then
     // a CI plan runs: neither gets a 429, and the plan is not held up past
     // a window.
-    let http = reqwest::blocking::Client::new();
+    let http = monform_http::blocking().build().expect("an HTTP client");
     let key = served.key.clone().unwrap_or_default();
     for _ in 0..30 {
         let reply = http

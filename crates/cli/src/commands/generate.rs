@@ -154,7 +154,7 @@ fn read(client: &reqwest::blocking::Client, dir: &Path, given: &str) -> Result<(
 }
 
 fn client() -> Result<reqwest::blocking::Client, String> {
-    reqwest::blocking::Client::builder()
+    monform_http::blocking()
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(60))
         // A redirect stays on the host asked (a sitemap is never followed

@@ -32,7 +32,7 @@ fn a_request_is_answered_while_the_store_is_held_and_others_wait_for_it() {
     }));
     // The client on a runtime of its own: the server's workers are what is tested.
     let client_runtime = two_worker_runtime();
-    let client = reqwest::Client::new();
+    let client = monform_http::client().build().expect("an HTTP client");
     let base = server.url();
 
     let held = server.app.store.lock();

@@ -467,7 +467,7 @@ fn requests_built_from_the_document_get_documented_statuses() {
     let target = Target {
         base: emulator.url(),
         key: emulator.server.api_key.clone(),
-        client: reqwest::blocking::Client::builder()
+        client: monform_http::blocking()
             .timeout(Duration::from_secs(40))
             .build()
             .expect("a client"),

@@ -69,7 +69,10 @@ async fn shop(private: bool) -> Shop {
 }
 
 async fn page(ts: &TestServer, path: &str, host: Option<&str>, key: Option<&str>) -> (u16, String) {
-    let mut request = reqwest::Client::new().get(format!("{}{path}", ts.server.url()));
+    let mut request = monform_http::client()
+        .build()
+        .expect("an HTTP client")
+        .get(format!("{}{path}", ts.server.url()));
     if let Some(host) = host {
         request = request.header("Host", host);
     }

@@ -13,7 +13,7 @@ use crate::store::Objects;
 
 /// Sends queued requests until the server stops (started by `start`).
 pub async fn dispatch(app: AppState) {
-    let client = match reqwest::Client::builder()
+    let client = match monform_http::client()
         .timeout(SEND_TIMEOUT)
         .redirect(reqwest::redirect::Policy::limited(3))
         .build()

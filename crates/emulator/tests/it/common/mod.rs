@@ -33,7 +33,7 @@ impl TestServer {
         let server = monform_testkit::start_emulator_with(config).await;
         TestServer {
             server,
-            client: reqwest::Client::new(),
+            client: monform_http::client().build().expect("an HTTP client"),
         }
     }
 
