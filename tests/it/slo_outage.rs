@@ -418,6 +418,27 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
     assert!(reconciled.status.code() != Some(1), "{}", stderr(&reconciled));
     let again = run(&["reconcile", "--once"], during);
     assert!(again.status.code() != Some(1), "{}", stderr(&again));
+    // The reconciler cached every SLO's verdict: a gate reads the file,
+    // not the service (its URL here answers nothing), and says so.
+    let cached_gate = monform()
+        .arg("--dir")
+        .arg(dir)
+        .args(["--api-url", "http://127.0.0.1:9", "--color", "never"])
+        .env("MONFORM_API_KEY", api.key.as_str())
+        .env("MONFORM_SLO_NOW_MS", millis(during).to_string())
+        .args(["gate", "--slo", "slos.checkout-availability", "slos.checkout-latency"])
+        .output()
+        .unwrap();
+    assert_eq!(cached_gate.status.code(), Some(1), "{}", stderr(&cached_gate));
+    assert_eq!(
+        stdout(&cached_gate),
+        "slos.checkout-availability: burning fast: 14.4x the budget's rate over 1h and 5m\n"
+    );
+    assert!(
+        stderr(&cached_gate).contains("gate: figures `reconcile` cached 0s ago"),
+        "{}",
+        stderr(&cached_gate)
+    );
     let fired = slo_alerts();
     let said: Vec<(String, String, String)> = fired
         .iter()

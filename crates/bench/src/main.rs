@@ -37,6 +37,7 @@ mod reconcile;
 mod report;
 mod run;
 mod share;
+mod slo;
 mod summary;
 mod user_path;
 
@@ -106,6 +107,14 @@ struct Args {
     /// Skip `monform mcp`'s tools.
     #[arg(long, conflicts_with = "mcp_only")]
     no_mcp: bool,
+    /// SLOs of the project `monform gate` is timed on (issue 50: cold,
+    /// and warm from the reconciler's cache); 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    slos: usize,
+    /// Only `monform gate` over `--slos N` SLOs (no size, no user's path,
+    /// no language server, no MCP).
+    #[arg(long, conflicts_with_all = ["user_path_only", "lsp_only", "reconcile_only", "mcp_only"])]
+    slo_only: bool,
     /// Skip folding an account of 1,000 hand-made checks (issue 49).
     #[arg(long)]
     no_fold: bool,
@@ -148,6 +157,12 @@ fn main() -> ExitCode {
         args.lsp_checks = 0;
         args.lsp_only = true;
         args.no_user_path = true;
+    }
+    if args.slo_only {
+        args.lsp_checks = 0;
+        args.lsp_only = true;
+        args.no_user_path = true;
+        args.no_mcp = true;
     }
     if let Some(phase) = args.phase {
         let Some(dir) = args.dir else {
@@ -202,7 +217,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let monform = if args.no_user_path && args.lsp_checks == 0 && args.no_mcp {
+    let monform = if args.no_user_path && args.lsp_checks == 0 && args.no_mcp && args.slos == 0 {
         None
     } else {
         // Absolute: the commands run in the project's folder.
@@ -280,6 +295,16 @@ fn main() -> ExitCode {
                 Err(e) => sanity.expect(false, format!("monform mcp: {e}")),
             },
             None => sanity.expect(false, "monform mcp: no monform binary (--monform PATH)".to_owned()),
+        }
+    }
+    // `monform gate` over 1,000 SLOs (issue 50): the release binary.
+    if args.slos > 0 && !args.reconcile_only && (args.slo_only || !args.lsp_only) {
+        match &monform {
+            Some(monform) => match slo::measure(monform, args.slos) {
+                Ok(rows) => targets.extend(rows),
+                Err(e) => sanity.expect(false, format!("monform gate over SLOs: {e}")),
+            },
+            None => sanity.expect(false, "monform gate over SLOs: no monform binary (--monform PATH)".to_owned()),
         }
     }
     // Folding an account (issue 49 item 2), when sizes were measured.

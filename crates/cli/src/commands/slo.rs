@@ -98,8 +98,13 @@ fn parse_addresses(texts: &[String]) -> Result<Vec<Address>, Stop> {
         .collect()
 }
 
+/// The evaluation time: `MONFORM_SLO_NOW_MS` (tests against an emulator
+/// whose clock is simulated) or the clock's; a cache's age is judged by it.
 fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+    std::env::var("MONFORM_SLO_NOW_MS")
+        .ok()
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
 }
 
 /// The figures of `addresses` (all SLOs when empty), read from the service.
@@ -109,10 +114,7 @@ fn compute(
     addresses: Vec<Address>,
     output: &Output,
 ) -> Result<(Vec<SloReport>, i64), Stop> {
-    let now = std::env::var("MONFORM_SLO_NOW_MS")
-        .ok()
-        .and_then(|t| t.parse::<i64>().ok())
-        .unwrap_or_else(now_ms);
+    let now = now_ms();
     let result = block_on(async {
         let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
         let backend = open_backend(dir, &project, "monform slo status")?;
@@ -243,11 +245,24 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
     };
     let names: Vec<String> = addresses.iter().map(ToString::to_string).collect();
     let max_age_ms = i64::try_from(args.max_age.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let now = now_ms();
     let cached = (args.max_age > 0)
-        .then(|| ops::read_slo_cache(dir, &names, max_age_ms, now_ms()))
+        .then(|| ops::read_slo_cache(dir, &names, max_age_ms, now))
         .flatten();
     let verdicts = match cached {
-        Some(verdicts) => verdicts,
+        Some(verdicts) => {
+            // Say whose figures decide, and how old the oldest is.
+            if let Some(oldest) = verdicts.iter().min_by_key(|v| v.evaluated_at) {
+                eprintln!(
+                    "gate: figures `{}` cached {}s ago ({}; --max-age {}s)",
+                    oldest.by,
+                    (now - oldest.evaluated_at) / 1000,
+                    ops::SLO_CACHE,
+                    args.max_age
+                );
+            }
+            verdicts
+        }
         None => match settle(Ok(compute(dir, api_url, addresses.clone(), output))) {
             Ok((reports, now)) => {
                 // Best effort, as `slo status`: the next gate reads again.
