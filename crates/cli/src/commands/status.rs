@@ -1,19 +1,21 @@
 //! `monform status`: the project's checks with success ratio, p95 and last
 //! status; `--format html` also draws each check's response times as a
-//! sparkline. What is read, and how, is `ops::status`.
+//! sparkline, and each SLO of the files as a section with its figures and
+//! a chart of its window. What is read, and how, is `ops::status` (and
+//! `ops::slo_status` for the SLOs).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use monform_engine::ops::{self, StatusRequest};
+use monform_engine::ops::{self, SloStatusRequest, StatusRequest};
 use monform_model::reports::QuickRange;
 
 use super::context::{Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::status::{Standing, human, json_text, standing, summary_line};
-use crate::render::status_html::{self, Card};
+use crate::render::status_html::{self, Card, Objective};
 
 /// `--range`, under the analytics endpoints' names (`QuickRange`).
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -81,6 +83,13 @@ pub struct StatusArgs {
     fail_on: Option<FailOn>,
 }
 
+/// When SLOs are evaluated: `MONFORM_SLO_NOW_MS` (UNIX milliseconds, as
+/// `slo status` reads it: tests against the emulator's simulated clock),
+/// else now.
+fn slo_now_ms() -> Option<i64> {
+    std::env::var("MONFORM_SLO_NOW_MS").ok().and_then(|t| t.parse().ok())
+}
+
 pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
     if args.out.is_some() && args.format != Format::Html {
         eprintln!("error: --out FILE is where --format html writes its report; human and json go to standard output");
@@ -93,7 +102,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
         // Nothing applied: nothing to ask the service.
         if ops::applied_checks(&state).is_empty() {
-            return Ok((Vec::new(), Vec::new(), project.name));
+            return Ok((Vec::new(), Vec::new(), Vec::new(), project.name));
         }
         let connection = connect(dir, api_url, &project).await?;
         let request = StatusRequest {
@@ -101,8 +110,28 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             sparklines: html,
         };
         let figures = ops::status(&connection.client, &loaded.desired, &state, request).await;
+        // The report's SLO sections: every SLO of the files, by day.
+        let slos = match html && !ops::slo_addresses(&loaded.desired).is_empty() {
+            true => {
+                let request = SloStatusRequest {
+                    now_ms: slo_now_ms(),
+                    history: true,
+                    ..Default::default()
+                };
+                Some(ops::slo_status(&connection.client, &loaded.desired, &state, &request).await)
+            }
+            false => None,
+        };
         connection.close().await;
         let figures = figures.map_err(|refusal| Stop::Message(refusal.to_string()))?;
+        let objectives: Vec<Objective> = match slos {
+            Some(reports) => reports
+                .map_err(|refusal| Stop::Message(refusal.to_string()))?
+                .iter()
+                .map(status_html::objective)
+                .collect(),
+            None => Vec::new(),
+        };
         let mut rows = figures;
         let mut cards: Vec<Card> = Vec::new();
         if html {
@@ -111,9 +140,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             }
         }
         crate::render::status::sort(&mut rows);
-        Ok::<_, Stop>((rows, cards, project.name))
+        Ok::<_, Stop>((rows, cards, objectives, project.name))
     });
-    let (rows, cards, title) = match super::context::settle(result) {
+    let (rows, cards, objectives, title) = match super::context::settle(result) {
         Ok(value) => value,
         Err(code) => return code,
     };
@@ -127,6 +156,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
                 &chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
                 &summary_line(&rows),
                 cards,
+                &objectives,
             )
             .map_err(|e| Stop::Message(format!("cannot render the report: {e}")));
             let written = match &args.out {

@@ -1,12 +1,20 @@
-//! `monform slo status` and `monform gate` as text: a table per SLO with
-//! its windows' burn rates and a sparkline of its SLI (human), the same
-//! as JSON (and the gate's cache), and Markdown for a pull request.
+//! `monform slo status` as text: one table of the SLOs' figures with a
+//! sparkline of each SLI (aligned for a terminal, with each SLO's burn
+//! rates under it; or Markdown for a pull request), and the same as JSON
+//! (the gate's words and cache are `commands/slo.rs`'s and
+//! `ops::write_slo_cache`'s).
 
 use monform_engine::ops::SloReport;
 use serde_json::{Value, json};
 
-fn percent(value: Option<f64>) -> String {
+/// An SLI as a percentage, or `no data`.
+pub(crate) fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "no data".to_owned(), |v| format!("{:.3}%", v * 100.0))
+}
+
+/// The budget left as a percentage, or `unknown`.
+pub(crate) fn budget_text(value: Option<f64>) -> String {
+    value.map_or_else(|| "unknown".to_owned(), |b| format!("{:.1}%", b * 100.0))
 }
 
 fn rate(value: Option<f64>) -> String {
@@ -30,64 +38,103 @@ pub fn sparkline(series: &[Option<f64>], target_percent: f64) -> String {
         .collect()
 }
 
-/// One line of verdict for the gate: why an SLO blocks, or `None`.
-pub fn blocking_reason(report: &SloReport, min_budget: f64) -> Option<String> {
-    let status = &report.status;
-    if report.burning_fast() {
-        let pair = status
-            .firing
-            .iter()
-            .find(|p| p.severity == monform_slo::Severity::Page)?;
-        return Some(format!(
-            "{}: burning fast: {}x the budget's rate over {} and {}",
-            report.address,
-            pair.factor,
-            monform_slo::format_duration(pair.long),
-            monform_slo::format_duration(pair.short)
-        ));
+/// How [`table`] draws its rows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Columns padded to their widest cell, for a terminal.
+    Aligned,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+}
+
+/// The one table of SLOs both `human` and `markdown` show: a row per SLO
+/// with its figures and the sparkline of its SLI over the window.
+fn table(reports: &[SloReport], style: Style) -> String {
+    let header = [
+        "SLO", "target", "window", "SLI", "budget left", "good/total", "fast burn", "SLI over the window",
+    ];
+    let rows: Vec<[String; 8]> = reports
+        .iter()
+        .map(|report| {
+            let status = &report.status;
+            let address = match style {
+                Style::Aligned => report.address.to_string(),
+                Style::Markdown => format!("`{}`", report.address),
+            };
+            let sparkline = sparkline(&report.series, report.target_percent);
+            [
+                format!("{address} {}", name_cell(&report.name, style)),
+                format!("{}%", report.target_percent),
+                report.objective.window.to_string(),
+                percent(status.sli),
+                budget_text(status.budget_left),
+                format!("{}/{}", status.tally.good, status.tally.total),
+                match (report.burning_fast(), style) {
+                    (true, Style::Markdown) => "**yes**".to_owned(),
+                    (true, Style::Aligned) => "yes".to_owned(),
+                    (false, _) => "no".to_owned(),
+                },
+                match style {
+                    Style::Aligned => sparkline,
+                    Style::Markdown => format!("`{sparkline}`"),
+                },
+            ]
+        })
+        .collect();
+    let mut out = String::new();
+    match style {
+        Style::Markdown => {
+            out.push_str(&format!("| {} |\n", header.join(" | ")));
+            out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+            for row in &rows {
+                out.push_str(&format!("| {} |\n", row.join(" | ")));
+            }
+        }
+        Style::Aligned => {
+            let width = |i: usize| {
+                rows.iter()
+                    .map(|row| row[i].chars().count())
+                    .chain([header[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            };
+            let widths: Vec<usize> = (0..header.len()).map(width).collect();
+            let line = |cells: Vec<&str>| {
+                let padded: Vec<String> = cells
+                    .iter()
+                    .zip(&widths)
+                    .map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count())))
+                    .collect();
+                format!("{}\n", padded.join("  ").trim_end())
+            };
+            out.push_str(&line(header.to_vec()));
+            for row in &rows {
+                out.push_str(&line(row.iter().map(String::as_str).collect()));
+            }
+        }
     }
-    match status.budget_left {
-        None => Some(format!(
-            "{}: no results in its {} window: the budget is unknown",
-            report.address, report.objective.window
-        )),
-        Some(left) if left < min_budget => Some(format!(
-            "{}: {:.1}% of the error budget left, below the {:.1}% required",
-            report.address,
-            left * 100.0,
-            min_budget * 100.0
-        )),
-        Some(_) => None,
+    out
+}
+
+/// The SLO's name after its address: in parentheses, or in a Markdown
+/// cell with its `|` escaped (a name is the files' text).
+fn name_cell(name: &str, style: Style) -> String {
+    match style {
+        Style::Aligned => format!("({name})"),
+        Style::Markdown => name.replace('|', "\\|"),
     }
 }
 
 pub fn human(reports: &[SloReport]) -> String {
-    let mut out = String::new();
     if reports.is_empty() {
-        out.push_str("no SLOs in the files\n");
-        return out;
+        return "no SLOs in the files\n".to_owned();
     }
+    let mut out = table(reports, Style::Aligned);
+    // Under the table, what needs a line of its own: the burn rates, the
+    // pairs firing, slices without data, members not applied.
     for report in reports {
         let status = &report.status;
-        out.push_str(&format!(
-            "{} ({})\n  target {}% over {}  SLI {}  budget left {}  {}/{} good{}\n  {}\n",
-            report.address,
-            report.name,
-            report.target_percent,
-            report.objective.window,
-            percent(status.sli),
-            status
-                .budget_left
-                .map_or_else(|| "unknown".to_owned(), |b| format!("{:.1}%", b * 100.0)),
-            status.tally.good,
-            status.tally.total,
-            if status.tally.missing_slices > 0 {
-                format!(" ({} slices without data)", status.tally.missing_slices)
-            } else {
-                String::new()
-            },
-            sparkline(&report.series, report.target_percent),
-        ));
+        out.push_str(&format!("\n{}\n", report.address));
         let windows: Vec<String> = status
             .burn_rates
             .iter()
@@ -95,6 +142,9 @@ pub fn human(reports: &[SloReport]) -> String {
             .collect();
         if !windows.is_empty() {
             out.push_str(&format!("  burn rates: {}\n", windows.join("  ")));
+        }
+        if status.tally.missing_slices > 0 {
+            out.push_str(&format!("  {} slices without data\n", status.tally.missing_slices));
         }
         for pair in &status.firing {
             out.push_str(&format!(
@@ -153,22 +203,54 @@ pub fn json_value(reports: &[SloReport], now_ms: i64) -> Value {
 }
 
 pub fn markdown(reports: &[SloReport]) -> String {
-    let mut out =
-        String::from("| SLO | target | window | SLI | budget left | fast burn |\n|---|---|---|---|---|---|\n");
-    for report in reports {
-        let status = &report.status;
-        out.push_str(&format!(
-            "| `{}` {} | {}% | {} | {} | {} | {} |\n",
-            report.address,
-            report.name,
-            report.target_percent,
-            report.objective.window,
-            percent(status.sli),
-            status
-                .budget_left
-                .map_or_else(|| "unknown".to_owned(), |b| format!("{:.1}%", b * 100.0)),
-            if report.burning_fast() { "**yes**" } else { "no" },
-        ));
+    table(reports, Style::Markdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use monform_slo::{Objective, Run, Window};
+
+    /// `slos.checkout` (99.5%, 7d): 996 of 1,000 runs good, the last 4
+    /// failed (burning fast); `slos.empty` with no result at all.
+    fn reports() -> Vec<SloReport> {
+        let now = 1_793_491_200_000; // 2026-11-01T00:00:00Z
+        let runs: Vec<Run> = (0..1000)
+            .map(|i| Run {
+                at_ms: now - (i + 1) * 60_000,
+                success: i >= 4,
+                response_ms: 100,
+                location: "eu-west-1".to_owned(),
+            })
+            .collect();
+        let report = |id: &str, name: &str, runs: &[Run]| {
+            let objective = Objective::availability(99.5, Window::parse("7d").unwrap());
+            let pairs = monform_slo::default_burn_rates();
+            let status = monform_slo::evaluate(&objective, runs, &pairs, now);
+            SloReport {
+                address: format!("slos.{id}").parse().unwrap(),
+                name: name.to_owned(),
+                target_percent: 99.5,
+                objective,
+                pairs,
+                members: vec!["checks.checkout".parse().unwrap()],
+                unapplied: Vec::new(),
+                series: vec![Some(1.0), Some(0.999), None, Some(0.99)],
+                status,
+                channels: Vec::new(),
+                history: Vec::new(),
+            }
+        };
+        vec![
+            report("checkout", "Checkout | availability", &runs),
+            report("empty", "Empty", &[]),
+        ]
     }
-    out
+
+    #[test]
+    fn one_table_aligned_and_in_markdown() {
+        let reports = reports();
+        insta::assert_snapshot!("slo_table_human", human(&reports));
+        insta::assert_snapshot!("slo_table_markdown", markdown(&reports));
+    }
 }

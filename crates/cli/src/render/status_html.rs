@@ -1,12 +1,18 @@
 //! `monform status --format html`: one self-contained HTML file (inline CSS
 //! and SVG, nothing fetched) with the project's checks grouped by check
 //! group: success ratio as a bar, p95, a response-time sparkline, the last
-//! status. The page is `templates/status_report.html` (minijinja, HTML
-//! auto-escaped); the SVG geometry is computed here.
+//! status; and, when the files declare SLOs, a section per SLO with its
+//! figures and a chart of its window (`status_html/slo_chart.rs`). The page is
+//! `templates/status_report.html` (minijinja, HTML auto-escaped); the SVG
+//! geometry is computed here.
 
 use minijinja::Environment;
 use monform_engine::ops::CheckStatus;
 use serde::Serialize;
+
+mod slo_chart;
+
+pub use slo_chart::{Objective, objective};
 
 /// The sparkline's box, in SVG user units.
 const SPARK_WIDTH: f64 = 160.0;
@@ -102,6 +108,7 @@ pub fn render(
     generated: &str,
     summary: &str,
     mut cards: Vec<Card>,
+    objectives: &[Objective],
 ) -> Result<String, minijinja::Error> {
     // Named groups in order, the checks of no group last; failing checks
     // first within each.
@@ -126,6 +133,7 @@ pub fn render(
             width => SPARK_WIDTH,
             height => SPARK_HEIGHT,
             generated => generated,
+            objectives => objectives,
         })
 }
 
@@ -164,7 +172,7 @@ mod tests {
             &mut cards,
             row("checks.a", Some(1.0), Some("Web"), vec![Some(1.0), Some(2.0)]),
         );
-        let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", "2 checks", cards).unwrap();
+        let html = render("shop", "last24Hours", "2026-11-23 10:00 UTC", "2 checks", cards, &[]).unwrap();
         let web = html.find(">Web</h2>").unwrap();
         let none = html.find(">Checks without a group</h2>").unwrap();
         assert!(web < none, "{html}");
