@@ -7,7 +7,10 @@
 //! the same today is trusted to be as applied: it is neither read nor
 //! compared, and its drift goes unseen. What the files changed, created
 //! or removed is read, so a pull request's plan costs a request per object
-//! it touches rather than a listing of the whole account.
+//! it touches rather than a listing of the whole account. So is every
+//! object a replace retired and whose delete is not confirmed
+//! (`ResourceState::retired`): still there, it is a duplicate the plan
+//! deletes, as a full plan's listing finds it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -64,6 +67,9 @@ struct Selection {
     /// (address, remote id) to GET.
     read: Vec<(Address, String)>,
     trusted: BTreeMap<Address, Unrefreshed>,
+    /// (address, remote id) of the objects replaces retired, to GET: those
+    /// still there are the address's duplicates (`Actual::duplicates`).
+    retired: Vec<(Address, String)>,
 }
 
 /// Whether the files changed a resource since it was applied: its
@@ -113,8 +119,25 @@ fn select(desired: &Desired, state: &State, mode: Refresh) -> Selection {
     }
     if mode == Refresh::Changed {
         read_private_locations(desired, &mut selection);
+        selection.retired = retired(state);
     }
     selection
+}
+
+/// Every object a replace retired and whose delete the service has not
+/// confirmed, by its address (few: a lost or failed delete leaves them).
+fn retired(state: &State) -> Vec<(Address, String)> {
+    let mut retired = Vec::new();
+    for (key, entry) in state.resources.iter().filter(|(_, e)| !e.retired.is_empty()) {
+        let Ok(address) = key.parse::<Address>() else { continue };
+        if address.kind.is_local() {
+            continue;
+        }
+        for id in entry.retired.iter().filter(|id| **id != entry.remote_id) {
+            retired.push((address.clone(), id.clone()));
+        }
+    }
+    retired
 }
 
 /// The state's objects of local kinds (`Kind::is_local`: SLOs, which the
@@ -180,7 +203,7 @@ pub async fn fetch_partial(
     state: &State,
     mode: Refresh,
 ) -> Result<Actual, Error> {
-    let Selection { read, trusted } = select(desired, state, mode);
+    let Selection { read, trusted, retired } = select(desired, state, mode);
     let mut actual = Actual {
         unrefreshed: trusted,
         ..Actual::default()
@@ -188,51 +211,77 @@ pub async fn fetch_partial(
     if mode == Refresh::None {
         return Ok(actual);
     }
-    read_by_id(client, project, desired, read, &mut actual, true).await?;
+    read_by_id(client, project, desired, ById { read, retired }, &mut actual, true).await?;
     Ok(actual)
 }
 
-/// Reads `read` (address, remote id) one GET each, a few at a time, into
-/// `actual.owned`; with `bookkeeping`, also the declared imports and the
-/// project's ownership record (which an apply rewrites), into `others`
+/// What a partial refresh reads by id: (address, remote id) each.
+struct ById {
+    /// The address's own object, into `Actual::owned`.
+    read: Vec<(Address, String)>,
+    /// Objects a replace retired, into `Actual::duplicates`.
+    retired: Vec<(Address, String)>,
+}
+
+/// Where an object read by id goes.
+enum ReadInto {
+    Owned(Address),
+    Duplicate(Address),
+    /// A declared import or the ownership record.
+    Others,
+}
+
+/// Reads `by_id` one GET each, a few at a time, into `actual.owned` and
+/// `actual.duplicates`; with `bookkeeping`, also the declared imports and
+/// the project's ownership record (which an apply rewrites), into `others`
 /// and `owners`. Not found: left out.
 async fn read_by_id(
     client: &Client,
     project: &str,
     desired: &Desired,
-    read: Vec<(Address, String)>,
+    by_id: ById,
     actual: &mut Actual,
     bookkeeping: bool,
 ) -> Result<(), Error> {
-    let mut wanted: Vec<(Kind, String, Option<Address>)> =
-        read.into_iter().map(|(a, id)| (a.kind, id, Some(a))).collect();
+    let owned = by_id.read.into_iter().map(|(a, id)| (a.kind, id, ReadInto::Owned(a)));
+    let retired = by_id
+        .retired
+        .into_iter()
+        .map(|(a, id)| (a.kind, id, ReadInto::Duplicate(a)));
+    let mut wanted: Vec<(Kind, String, ReadInto)> = owned.chain(retired).collect();
     if bookkeeping {
         for import in &desired.declarations.imports {
-            wanted.push((import.to.kind, import.id.clone(), None));
+            wanted.push((import.to.kind, import.id.clone(), ReadInto::Others));
         }
-        wanted.push((Kind::Variable, record_key(project), None));
+        wanted.push((Kind::Variable, record_key(project), ReadInto::Others));
     }
     // A few at a time, as the executor sends its changes.
-    let read: Vec<(Option<Address>, Option<Remote>)> = futures_util::stream::iter(wanted)
-        .map(|(kind, id, address)| async move { client.get(kind, &id).await.map(|remote| (address, remote)) })
+    let read: Vec<(ReadInto, Option<Remote>)> = futures_util::stream::iter(wanted)
+        .map(|(kind, id, into)| async move { client.get(kind, &id).await.map(|remote| (into, remote)) })
         .buffer_unordered(8)
         .collect::<Vec<_>>()
         .await
         .into_iter()
         .collect::<Result<_, _>>()?;
+    // An object tagged as another project's (or none) is not this
+    // project's, as the full fetch has it: its address is created.
+    let tagged_ours = |address: &Address, remote: &Remote| {
+        !uses_tags(address.kind) || remote_owner(remote).is_some_and(|(owner, _)| owner == project)
+    };
     let mut others: Vec<Remote> = Vec::new();
-    for (address, remote) in read {
+    for (into, remote) in read {
         let Some(remote) = remote else { continue };
-        match address {
-            // An object tagged as another project's (or none) is not this
-            // project's, as the full fetch has it: its address is created.
-            Some(address)
-                if !uses_tags(address.kind) || remote_owner(&remote).is_some_and(|(owner, _)| owner == project) =>
-            {
+        match into {
+            ReadInto::Owned(address) if tagged_ours(&address, &remote) => {
                 actual.owned.insert(address, remote);
             }
-            Some(_) => {}
-            None => others.push(remote),
+            // The state's: this project made it (a kind without tags has
+            // only the state's word, as `Recorded` gives it a full fetch).
+            ReadInto::Duplicate(address) if tagged_ours(&address, &remote) => {
+                actual.duplicates.push((address, remote));
+            }
+            ReadInto::Owned(_) | ReadInto::Duplicate(_) => {}
+            ReadInto::Others => others.push(remote),
         }
     }
     if bookkeeping {

@@ -24,7 +24,7 @@ use monform_api::{Client, Error, Share};
 use monform_config::Desired;
 use monform_model::{Address, Kind};
 
-use super::{Selection, read_by_id, select};
+use super::{ById, Selection, read_by_id, select};
 use crate::actual::Actual;
 use crate::fetch::{Recorded, claim};
 use crate::refresh::Refresh;
@@ -150,7 +150,11 @@ pub async fn fetch_rolling(
     let started = Instant::now();
     let sent_before = client.requests_sent();
     let sent = || client.requests_sent().saturating_sub(sent_before);
-    let Selection { mut read, trusted } = select(desired, state, Refresh::Changed);
+    let Selection {
+        mut read,
+        trusted,
+        retired,
+    } = select(desired, state, Refresh::Changed);
     let mut read_report = SweepRead {
         whole_read: sweep.whole_read(state),
         ..SweepRead::default()
@@ -177,9 +181,9 @@ pub async fn fetch_rolling(
             read.push((address.clone(), entry.remote_id));
         }
     }
-    read_report.by_id = read.len() + 1;
+    read_report.by_id = read.len() + retired.len() + 1;
     let mut actual = Actual::default();
-    read_by_id(client, project, desired, read, &mut actual, true).await?;
+    read_by_id(client, project, desired, ById { read, retired }, &mut actual, true).await?;
     if sweep.started.is_none() {
         sweep.started = Some(started);
     }
@@ -214,8 +218,8 @@ pub async fn fetch_rolling(
         read_report.pages += 1;
         for remote in objects {
             sweep.seen.insert((kind, remote.id.clone()));
-            // A replaced object not yet deleted is not the address's: the
-            // next full plan deletes it.
+            // A replaced object not yet deleted is not the address's: read
+            // by id above (`Selection::retired`), a duplicate to delete.
             if let Some((address, by)) = claim(kind, &remote, project, desired, &recorded, &moves)
                 && by != crate::fetch::Claim::Retired
                 && trusted.contains_key(&address)
@@ -249,6 +253,10 @@ pub async fn fetch_rolling(
         for (address, _) in &unseen {
             trusted.remove(address);
         }
+        let unseen = ById {
+            read: unseen,
+            retired: Vec::new(),
+        };
         read_by_id(client, project, desired, unseen, &mut found, false).await?;
         actual.owned.extend(found.owned);
         sweep.finish(&mut read_report, Instant::now());

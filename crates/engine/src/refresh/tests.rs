@@ -58,6 +58,25 @@ fn changed_reads_what_the_files_changed_or_removed_and_trusts_the_rest() {
 }
 
 #[test]
+fn changed_reads_the_objects_replaces_retired_whatever_the_files_say() {
+    let desired = project("B");
+    let mut state = applied(&desired, &[]);
+    let entry = state.resources.get_mut("checks.a").expect("applied");
+    entry.retired = vec!["old-a".into()];
+    let selection = select(&desired, &state, Refresh::Changed);
+    // Nothing edited: its own object trusted, the one a replace left read.
+    assert!(selection.read.is_empty());
+    let retired: Vec<(String, &str)> = selection
+        .retired
+        .iter()
+        .map(|(a, id)| (a.to_string(), id.as_str()))
+        .collect();
+    assert_eq!(retired, [("checks.a".to_owned(), "old-a")]);
+    // Offline: nothing read.
+    assert!(select(&desired, &state, Refresh::None).retired.is_empty());
+}
+
+#[test]
 fn none_reads_nothing_and_marks_what_the_files_changed() {
     let state = applied(&project("B"), &[]);
     let selection = select(&project("B renamed"), &state, Refresh::None);

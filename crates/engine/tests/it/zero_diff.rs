@@ -18,7 +18,7 @@
 //! (`normalise_urls`) and one that fails requests and loses writes
 //! (`fault_rate`, `lost_write_rate`; an apply that did not complete is run
 //! again, as a user would). What a long run of it found has a test of its
-//! own at the end, the fault picked (`Faults::pick`: this request meets
+//! own (`lost_writes.rs`), the fault picked (`Faults::pick`: this request meets
 //! that fault) rather than drawn, so it fails the same way every time.
 //!
 //! `MONFORM_TEST_SEED` (default 45) and `MONFORM_TEST_CASES` (default
@@ -33,7 +33,6 @@ use std::time::{Duration, Instant};
 
 use monform_api::Client;
 use monform_emulator::Config;
-use monform_emulator::faults::{Fault, Faults, Picked};
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, Planned, Session};
 use monform_engine::{Action, ApplyOptions, Change, LocalState, Plan, Reason};
 use monform_model::{FieldPath, Kind};
@@ -41,6 +40,8 @@ use monform_testkit::projects::{self, Expect, Project, Rng, Size, files_of};
 use monform_testkit::{client_for, start_emulator_with};
 
 use super::converge::describe;
+
+mod lost_writes;
 
 /// Cases per service in `cargo test` (CI): seconds, not minutes.
 const DEFAULT_CASES: u64 = 150;
@@ -347,13 +348,18 @@ fn load(root: &Path) -> Result<monform_config::Loaded, String> {
 
 /// `monform plan`: the plan of the files in `root`.
 async fn plan(service: Service, root: &Path, client: &Client) -> Result<Plan, String> {
+    plan_with(service, root, client, &PlanRequest::default()).await
+}
+
+/// `monform plan` with its flags (`request`).
+async fn plan_with(service: Service, root: &Path, client: &Client, request: &PlanRequest) -> Result<Plan, String> {
     let loaded = load(root)?;
     let project = loaded.project.clone().ok_or("no project")?;
     let backend = LocalState::new(root);
     let session = Session::for_tests(&project, &loaded.desired, client, &backend);
     let mut last = String::new();
     for _ in 0..service.attempts() {
-        match ops::plan(&session, &PlanRequest::default()).await {
+        match ops::plan(&session, request).await {
             Ok(Planned { plan, .. }) => return Ok(plan),
             Err(e) => last = format!("plan: {e}"),
         }
@@ -568,111 +574,4 @@ fn a_secret_left_out_of_the_files_is_not_drift() {
         may_be_nothing: false,
     };
     shows_exactly(&plan, &expect).unwrap_or_else(|e| panic!("{e}:\n{}", describe(&plan)));
-}
-
-// ---- writes the faulty service acknowledged and did not keep ----
-
-/// Applies `first`, then, with `pick` telling the emulator which requests
-/// fail, `second` (both `monitors.yaml`): `Ok` when the apply of `second`
-/// completes in one go and leaves an empty plan and exactly the declared
-/// objects.
-fn apply_through_faults(first: &str, second: &str, pick: impl FnOnce(&Faults)) -> Result<(), String> {
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let root = dir.path();
-    std::fs::write(root.join("monform.toml"), "[project]\nname = \"faults\"\n").expect("written");
-    runtime().block_on(async {
-        let server = start_emulator_with(Service::Faithful.config(1)).await;
-        let client = client_for(&server);
-        std::fs::write(root.join("monitors.yaml"), first).expect("written");
-        if let Err((_, e)) = converge(Service::Faithful, root, &client, "the first apply").await {
-            panic!("{e}");
-        }
-        pick(&server.app.faults);
-        std::fs::write(root.join("monitors.yaml"), second).expect("written");
-        let result = converge(Service::Faithful, root, &client, "the apply of the edit").await;
-        let _ = server.shutdown().await;
-        result.map_err(|(_, e)| e)
-    })
-}
-
-const LOCATION: &str = "privateLocations:\n  office:\n    name: Office\n    slugName: office-ams\n";
-
-/// A private location replaced for a new `slugName` (the new one created,
-/// then the old one deleted) whose DELETE the service acknowledged without
-/// deleting: private locations carry no ownership tag, so the old one
-/// stayed in the account with nothing naming it (the long run's cases 57,
-/// 810, 1455, 1748, 1824 and 1828 of seed 2027). The delete is read back
-/// and made again.
-#[test]
-fn a_lost_delete_of_a_replaced_private_location_is_made_again() {
-    let second = LOCATION.replace("office-ams", "office-rtm");
-    let lose_one = |faults: &Faults| faults.pick("DELETE", "/v1/private-locations/", Picked::LostWrite, 1);
-    if let Err(e) = apply_through_faults(LOCATION, &second, lose_one) {
-        panic!("{e}");
-    }
-}
-
-/// The same delete lost every time: the apply fails naming it, and the
-/// state keeps the old location (`retired`), so the next apply deletes it.
-#[test]
-fn a_replaced_private_location_never_deleted_is_deleted_by_the_next_apply() {
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let root = dir.path();
-    std::fs::write(root.join("monform.toml"), "[project]\nname = \"faults\"\n").expect("written");
-    runtime().block_on(async {
-        let server = start_emulator_with(Service::Faithful.config(1)).await;
-        let client = client_for(&server);
-        std::fs::write(root.join("monitors.yaml"), LOCATION).expect("written");
-        if let Err((_, e)) = converge(Service::Faithful, root, &client, "the first apply").await {
-            panic!("{e}");
-        }
-        server
-            .app
-            .faults
-            .pick("DELETE", "/v1/private-locations/", Picked::LostWrite, 100);
-        std::fs::write(root.join("monitors.yaml"), LOCATION.replace("office-ams", "office-rtm")).expect("written");
-        let failed = converge(Service::Faithful, root, &client, "the apply of the edit").await;
-        let text = failed.expect_err("an apply whose delete never held must fail").1;
-        assert!(
-            text.contains("privateLocations.office") && text.contains("still holds it"),
-            "{text}"
-        );
-        // The service deletes again; the next apply finishes the replace.
-        server.app.faults.unpick();
-        let again = converge(Service::Faithful, root, &client, "the apply after").await;
-        let _ = server.shutdown().await;
-        if let Err((_, e)) = again {
-            panic!("{e}");
-        }
-    });
-}
-
-const SECRET: &str = "variables:\n  API_TOKEN: { value: first-token, secret: true }\n";
-
-/// A secret variable's update (PUT) the service acknowledged without
-/// storing it: its value cannot be read back, and the state recorded the
-/// version the lost write answered, so the next plan showed the variable
-/// as rotated in the web UI (the long run's case 1075 of seed 2027). Its
-/// version is read back and the write made again.
-#[test]
-fn a_lost_write_of_a_secret_variable_is_made_again() {
-    let second = SECRET.replace("first-token", "second-token");
-    let lose_one = |faults: &Faults| faults.pick("PUT", "/v1/variables/API_TOKEN", Picked::LostWrite, 1);
-    if let Err(e) = apply_through_faults(SECRET, &second, lose_one) {
-        panic!("{e}");
-    }
-}
-
-/// The same when the variable is created, its answer lost after the
-/// service stored it (adopted, then set with a PUT that is lost too).
-#[test]
-fn a_lost_write_of_an_adopted_secret_variable_is_made_again() {
-    let both = format!("{LOCATION}{SECRET}");
-    let lose = |faults: &Faults| {
-        faults.pick("POST", "/v1/variables", Picked::Fault(Fault::DroppedAfterCommit), 1);
-        faults.pick("PUT", "/v1/variables/API_TOKEN", Picked::LostWrite, 1);
-    };
-    if let Err(e) = apply_through_faults(LOCATION, &both, lose) {
-        panic!("{e}");
-    }
 }
