@@ -66,6 +66,10 @@ pub struct Desired {
     nodes: FxHashMap<Address, NodeIndex>,
     /// The files' `moved`, `import` and `removed` entries.
     pub declarations: Declarations,
+    /// Member checks whose schedule an SLO's `enforce: true` raised, with
+    /// their effective schedule as the files wrote it (`slos::enforce`),
+    /// for the plan's SLO run budget (`slos::run_costs`).
+    pub slo_written: BTreeMap<Address, serde_json::Value>,
 }
 
 impl Desired {

@@ -268,7 +268,9 @@ fn monform_slo_duration(seconds: u64) -> String {
 /// With `enforce: true`, sets each member check's `frequency`,
 /// `frequencyOffset`, `runParallel` and `locations` to what the SLO's
 /// fast-burn alert needs (never lowering what it has): the plan shows
-/// these as the checks' updates. Returns what it changed, for a note.
+/// these as the checks' updates. Keeps each raised check's schedule as
+/// the files wrote it in [`Desired::slo_written`]. Returns what it
+/// changed, for a note.
 pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
     let mut wanted: Vec<(Address, Address, u64)> = Vec::new();
     for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Slo) {
@@ -289,41 +291,159 @@ pub fn enforce(desired: &mut Desired) -> Vec<(Address, Address, u64, u64)> {
             continue;
         };
         let schedule = effective_schedule(desired, resource);
-        if runs_in_fast_window(&schedule) >= needed {
-            continue;
-        }
-        let Resource::Check(check) = resource.resource.as_ref() else {
+        let Some((updated, period, locations)) = raised(resource, &schedule, needed) else {
             continue;
         };
-        let (period, locations) = schedule_for(needed, check.check_type());
-        let mut json = resource.resource.to_json();
-        if period < 60 {
-            json["frequency"] = Value::from(0);
-            json["frequencyOffset"] = Value::from(period);
-        } else {
-            json["frequency"] = Value::from(1);
-        }
-        let mut names: Vec<Value> = json["locations"].as_array().cloned().unwrap_or_default();
-        for location in monform_model::resources::Location::ALL {
-            if names.len() as u64 >= locations {
-                break;
-            }
-            let name = Value::from(location.as_str());
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        json["locations"] = Value::Array(names);
-        json["runParallel"] = Value::Bool(locations > 1);
-        let Ok(updated) = Resource::from_json(Kind::Check, json) else {
-            continue;
-        };
+        // The first raise is from what the files wrote; a second SLO's
+        // raises it further.
+        desired.slo_written.entry(member.clone()).or_insert(schedule);
         if let Some(resource) = desired.resources.get_mut(&member) {
             *resource.resource = updated;
             changed.push((slo, member, period, locations));
         }
     }
     changed
+}
+
+/// The member check `resource` (effective schedule `schedule`) with the
+/// frequency and locations that give `needed` runs in the fast window,
+/// and that frequency (seconds) and number of locations; `None` when it
+/// already makes them (or is not a check).
+fn raised(resource: &DesiredResource, schedule: &Value, needed: u64) -> Option<(Resource, u64, u64)> {
+    if runs_in_fast_window(schedule) >= needed {
+        return None;
+    }
+    let Resource::Check(check) = resource.resource.as_ref() else {
+        return None;
+    };
+    let (period, locations) = schedule_for(needed, check.check_type());
+    let mut json = resource.resource.to_json();
+    if period < 60 {
+        json["frequency"] = Value::from(0);
+        json["frequencyOffset"] = Value::from(period);
+    } else {
+        json["frequency"] = Value::from(1);
+    }
+    let mut names: Vec<Value> = json["locations"].as_array().cloned().unwrap_or_default();
+    for location in monform_model::resources::Location::ALL {
+        if names.len() as u64 >= locations {
+            break;
+        }
+        let name = Value::from(location.as_str());
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    json["locations"] = Value::Array(names);
+    json["runParallel"] = Value::Bool(locations > 1);
+    let updated = Resource::from_json(Kind::Check, json).ok()?;
+    Some((updated, period, locations))
+}
+
+/// What an SLO needs from its member checks and what that costs in runs
+/// (issue 50 item 2): the plan's SLO notes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SloRunCost {
+    pub slo: Address,
+    /// The runs its fast-burn alert needs in 5 minutes from each member.
+    pub samples: u64,
+    /// `enforce: true`: the plan sets the members' schedule.
+    pub enforce: bool,
+    pub members: Vec<MemberRunCost>,
+    /// The members' runs a month as the files write them.
+    pub before: u64,
+    /// The members' runs a month at what the SLO needs (never fewer).
+    pub after: u64,
+}
+
+/// One member check's part of an [`SloRunCost`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRunCost {
+    pub check: Address,
+    /// As the files write it: a run every `every_seconds`, from
+    /// `locations` locations at once (1 unless `runParallel`).
+    pub every_seconds: u64,
+    pub locations: u64,
+    /// What the SLO needs when that is short of its samples.
+    pub needs: Option<Schedule>,
+    pub before: u64,
+    pub after: u64,
+}
+
+/// A run every `every_seconds` from `locations` locations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Schedule {
+    pub every_seconds: u64,
+    pub locations: u64,
+}
+
+/// Locations a run is made from at once: all of them with `runParallel`.
+fn parallel_locations(schedule: &Value) -> u64 {
+    let count = |field: &str| schedule[field].as_array().map_or(0, Vec::len) as u64;
+    match schedule["runParallel"] == true {
+        true => (count("locations") + count("privateLocations")).max(1),
+        false => 1,
+    }
+}
+
+/// Every SLO's [`SloRunCost`], in address order. "As the files write
+/// them" is before `enforce` raised them ([`Desired::slo_written`]); what
+/// the SLO needs is [`raised`]'s rule, the one `enforce` applies. A
+/// deactivated member runs 0 times and needs nothing.
+pub fn run_costs(desired: &Desired) -> Vec<SloRunCost> {
+    let mut costs = Vec::new();
+    for (address, resource) in desired.resources.iter().filter(|(a, _)| a.kind == Kind::Slo) {
+        let Resource::Slo(slo) = resource.resource.as_ref() else {
+            continue;
+        };
+        let needed = samples_needed(slo.target);
+        let mut members_cost = Vec::new();
+        for member in members(desired, slo) {
+            let Some(check) = desired.resources.get(&member) else {
+                continue;
+            };
+            let current = effective_schedule(desired, check);
+            let written = desired.slo_written.get(&member).unwrap_or(&current);
+            let (needs, after) = match written["activated"] == false {
+                true => (None, 0),
+                false => {
+                    let check_now = match raised(check, &current, needed) {
+                        Some((updated, _, _)) => {
+                            let mut raised_check = check.clone();
+                            raised_check.resource = Box::new(updated);
+                            effective_schedule(desired, &raised_check)
+                        }
+                        None => current.clone(),
+                    };
+                    let needs = (runs_in_fast_window(written) < needed).then(|| Schedule {
+                        every_seconds: monform_model::runs::period_seconds(&check_now),
+                        locations: parallel_locations(&check_now),
+                    });
+                    (needs, monform_model::runs::runs_per_month(&check_now))
+                }
+            };
+            members_cost.push(MemberRunCost {
+                check: member,
+                every_seconds: monform_model::runs::period_seconds(written),
+                locations: parallel_locations(written),
+                needs,
+                before: monform_model::runs::runs_per_month(written),
+                after,
+            });
+        }
+        costs.push(SloRunCost {
+            slo: address.clone(),
+            samples: needed,
+            enforce: slo.enforce,
+            before: members_cost.iter().map(|m| m.before).sum(),
+            after: members_cost.iter().map(|m| m.after).sum(),
+            members: members_cost,
+        });
+    }
+    costs
 }
 
 #[cfg(test)]
@@ -344,5 +464,59 @@ mod tests {
         assert_eq!(schedule_for(70, CheckType::Url), (60, 14));
         // 7 runs: every 30s from one location (10 runs).
         assert_eq!(schedule_for(7, CheckType::Api), (30, 1));
+    }
+
+    fn loaded(files: &str) -> Desired {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"p\"\n").unwrap();
+        std::fs::write(dir.path().join("m.yaml"), files).unwrap();
+        let loaded = crate::load(dir.path(), &|_: &str| None);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+        loaded.desired
+    }
+
+    const FILES: &str = "checks:\n  web:\n    checkType: URL\n    name: Web\n    frequency: 1\n    locations: [eu-west-1]\n    request: { url: https://example.com/ }\n  api:\n    checkType: API\n    name: Api\n    frequency: 10\n    locations: [eu-west-1]\n    request: { method: GET, url: https://example.com/ }\nslos:\n  shop:\n    checks: [checks.web, checks.api]\n    target: 99.5\n    window: 28d\n";
+
+    #[test]
+    fn run_costs_by_hand() {
+        // 99.5%: 14 runs per 5 minutes. web (URL, every minute, one
+        // location: 5) needs every 60s from 3 locations (schedule_for:
+        // a URL check runs at most once a minute): 3 * 43,200 = 129,600
+        // runs a month, from 43,200. api (every 10 minutes: 0 runs in 5)
+        // needs every 20s from 1 location (15 runs): 30 * 1,440 * 3 =
+        // 129,600, from 4,320.
+        let costs = run_costs(&loaded(FILES));
+        assert_eq!(costs.len(), 1);
+        let shop = &costs[0];
+        assert_eq!((shop.samples, shop.enforce), (14, false));
+        let members: Vec<(&str, Option<(u64, u64)>, u64, u64)> = shop
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    m.check.id.as_str(),
+                    m.needs.map(|n| (n.every_seconds, n.locations)),
+                    m.before,
+                    m.after,
+                )
+            })
+            .collect();
+        assert_eq!(
+            members,
+            [
+                ("api", Some((20, 1)), 4_320, 129_600),
+                ("web", Some((60, 3)), 43_200, 129_600)
+            ]
+        );
+        assert_eq!((shop.before, shop.after), (47_520, 259_200));
+        // With `enforce: true` the checks are raised, and the costs are
+        // still counted from what the files wrote.
+        let enforced = run_costs(&loaded(&format!("{FILES}    enforce: true\n")));
+        assert_eq!(enforced[0].members, shop.members);
+        assert_eq!((enforced[0].before, enforced[0].after, enforced[0].enforce), (47_520, 259_200, true));
+        // Enough runs already (90%: 1 run per 5 minutes; api every 5
+        // minutes makes 1): nothing needed, nothing more.
+        let easy = run_costs(&loaded(&FILES.replace("99.5", "90").replace("frequency: 10", "frequency: 5")));
+        assert!(easy[0].members.iter().all(|m| m.needs.is_none() && m.before == m.after), "{easy:?}");
     }
 }
