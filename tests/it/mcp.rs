@@ -73,7 +73,14 @@ fn sdk_installed() -> bool {
 
 impl Client {
     fn start(emulator: &Emulator, dir: &Path, user_dir: &Path) -> Client {
-        let mut child = Command::new("node")
+        Client::start_with(emulator, dir, user_dir, &[])
+    }
+
+    /// With more environment variables (the PostgreSQL state's URL).
+    fn start_with(emulator: &Emulator, dir: &Path, user_dir: &Path, env: &[(&str, &str)]) -> Client {
+        let mut command = Command::new("node");
+        command.envs(env.iter().copied());
+        let mut child = command
             .arg(common::repo_root().join("tests/mcp/client.mjs"))
             .arg(assert_cmd::cargo::cargo_bin("monform"))
             .arg(dir)
@@ -179,6 +186,7 @@ fn an_agent_plans_and_applies_only_what_a_person_approved() {
             "plan",
             "apply",
             "write_file",
+            "add_check",
             "explain",
             "schema",
             "test_local",
@@ -350,6 +358,15 @@ fn an_agent_plans_and_applies_only_what_a_person_approved() {
     assert_eq!(applies.len(), 4, "{calls:#?}");
     assert_eq!(applies[1], (first.as_str(), "applied"));
     assert!(calls.iter().all(|c| c["client"] == "monform-it 1.0.0"), "{calls:#?}");
+    // ... and `monform state history` shows them.
+    let history = state_history(dir.path(), &[]);
+    assert!(history.contains("MCP CALL (UTC)"), "{history}");
+    assert!(
+        history
+            .lines()
+            .any(|l| l.contains(" apply ") && l.contains(&first[..12]) && l.ends_with("applied")),
+        "{history}"
+    );
 
     // No secret in any answer: the files' token nor the API key.
     for line in &client.seen {
@@ -377,4 +394,204 @@ fn resources_are_only_the_projects_files_and_schemas() {
         let answer = client.read();
         assert_eq!(answer["ok"], false, "{uri}: {answer}");
     }
+}
+
+/// `monform state history`'s standard output (it must succeed).
+fn state_history(dir: &Path, env: &[(&str, &str)]) -> String {
+    let output = common::monform()
+        .arg("--dir")
+        .arg(dir)
+        .args(["state", "history"])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    common::stdout(&output)
+}
+
+/// `add_check` writes through `write_file`'s rules: refused with the
+/// diagnostics while the project would not validate (nothing written),
+/// only inside the root, never over an existing id; otherwise added to
+/// the file the checks are in (or a new TOML file), the diff returned,
+/// and every call in `monform state history`.
+#[test]
+fn add_check_writes_only_a_valid_project_and_is_in_the_history() {
+    if !sdk_installed() && std::env::var_os("CI").is_none() {
+        return;
+    }
+    let emulator = Emulator::start();
+    let dir = project();
+    std::fs::write(dir.path().join("monitors.yaml"), checks("5")).unwrap();
+    let user_dir = tempfile::tempdir().unwrap();
+    let mut client = Client::start(&emulator, dir.path(), user_dir.path());
+    let shop = |frequency: u64| {
+        json!({"checkType": "URL", "name": "Shop home", "url": "https://shop.example/",
+               "frequency": frequency, "locations": ["eu-west-1"]})
+    };
+
+    // A frequency the service does not offer: refused at the new line, nothing written.
+    let (error, refused) = client.call("add_check", shop(7));
+    assert!(error, "{refused:#}");
+    assert_eq!(refused["diagnostics"][0]["file"], "monitors.yaml", "{refused:#}");
+    assert_eq!(refused["diagnostics"][0]["line"], 13, "{refused:#}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("monitors.yaml")).unwrap(),
+        checks("5")
+    );
+    let mut outside = shop(5);
+    outside["file"] = json!("../elsewhere.yaml");
+    let (error, refused) = client.call("add_check", outside);
+    assert!(error, "{refused:#}");
+    assert!(
+        refused["reason"].as_str().unwrap().contains("leaves the project root"),
+        "{refused:#}"
+    );
+
+    let (error, added) = client.call("add_check", shop(5));
+    assert!(!error, "{added:#}");
+    assert_eq!(added["address"], "checks.shop-home", "{added:#}");
+    assert_eq!(added["path"], "monitors.yaml", "{added:#}");
+    let diff = added["diff"].as_str().unwrap();
+    assert!(diff.contains("+  shop-home:\n+    checkType: URL\n"), "{diff}");
+    assert!(
+        !diff.lines().any(|l| l.starts_with("-") && !l.starts_with("---")),
+        "{diff}"
+    );
+    let written = std::fs::read_to_string(dir.path().join("monitors.yaml")).unwrap();
+    assert!(written.starts_with(&checks("5")), "{written}");
+
+    let (error, taken) = client.call("add_check", shop(5));
+    assert!(error, "{taken:#}");
+    assert!(
+        taken["reason"]
+            .as_str()
+            .unwrap()
+            .contains("checks.shop-home already exists at monitors.yaml:"),
+        "{taken:#}"
+    );
+
+    // A TCP check in a new TOML file.
+    let (error, added) = client.call(
+        "add_check",
+        json!({"checkType": "TCP", "name": "Database", "id": "db", "target": "127.0.0.1:5432",
+               "file": "tcp.toml", "locations": ["eu-west-1"]}),
+    );
+    assert!(!error, "{added:#}");
+    assert_eq!(added["created"], true, "{added:#}");
+    let (_, found) = client.call("validate", json!({}));
+    assert_eq!(found["ok"], true, "{found:#}");
+    let (error, plan) = client.call("plan", json!({}));
+    assert!(!error, "{plan:#}");
+    let hash = plan["planHash"].as_str().unwrap().to_owned();
+    let created: Vec<&str> = plan["plan"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "create")
+        .filter_map(|c| c["address"].as_str())
+        .collect();
+    for address in ["checks.home", "checks.shop-home", "checks.db"] {
+        assert!(created.contains(&address), "{address}: {plan:#}");
+    }
+
+    let history = state_history(dir.path(), &[]);
+    for expected in [
+        "add_check  -             refused: monitors.yaml would not validate",
+        "add_check  -             written monitors.yaml",
+        "add_check  -             written tcp.toml",
+    ] {
+        assert!(history.contains(expected), "{expected}\n{history}");
+    }
+    assert!(
+        history
+            .lines()
+            .any(|l| l.contains("monform-it 1.0.0") && l.contains(" plan ") && l.contains(&hash[..12])),
+        "{history}"
+    );
+}
+
+/// With the PostgreSQL state, the calls are in its `monform_calls` table
+/// and `monform state history` shows them below the state's writes.
+#[test]
+fn calls_are_in_the_postgres_history() {
+    let Some(url) = common::postgres() else { return };
+    if !sdk_installed() && std::env::var_os("CI").is_none() {
+        return;
+    }
+    let emulator = Emulator::start();
+    let dir = project();
+    let name = common::unique("mcp-calls");
+    std::fs::write(
+        dir.path().join("monform.toml"),
+        format!("[project]\nname = \"{name}\"\n\n[state]\nbackend = \"postgres\"\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("monitors.yaml"), checks("5")).unwrap();
+    let user_dir = tempfile::tempdir().unwrap();
+    let env = [("MONFORM_STATE_URL", url.as_str())];
+    let mut client = Client::start_with(&emulator, dir.path(), user_dir.path(), &env);
+    let (error, _) = write(&mut client, &checks("10"));
+    assert!(!error);
+    let hash = plan_hash(&mut client);
+    assert!(approve(dir.path(), user_dir.path(), &hash).status.success());
+    let (error, applied) = client.call("apply", json!({"planHash": hash}));
+    assert!(!error, "{applied:#}");
+    drop(client);
+
+    let history = state_history(dir.path(), &env);
+    let (writes, calls) = history
+        .split_once("MCP CALL (UTC)")
+        .unwrap_or_else(|| panic!("{history}"));
+    assert!(writes.contains("monform mcp apply"), "{history}");
+    for (tool, outcome) in [
+        ("write_file", "written monitors.yaml"),
+        ("plan", "planned"),
+        ("apply", "applied"),
+    ] {
+        assert!(
+            calls
+                .lines()
+                .any(|l| l.contains("monform-it 1.0.0") && l.contains(&format!(" {tool} ")) && l.ends_with(outcome)),
+            "{tool}: {history}"
+        );
+    }
+}
+
+/// The skill committed in examples/agent-skill/monform is what
+/// `monform agent-skill` writes now: a change of the model (or of the
+/// tools) that is not regenerated fails here, as the reference pages do.
+#[test]
+fn the_committed_agent_skill_is_current() {
+    let generated = tempfile::tempdir().unwrap();
+    let output = common::monform()
+        .args(["agent-skill", "--out"])
+        .arg(generated.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let committed = common::repo_root().join("examples/agent-skill/monform");
+    let update = std::env::var_os("MONFORM_UPDATE_DOCS").is_some();
+    let mut stale = Vec::new();
+    for name in ["SKILL.md", "fields.md"] {
+        let fresh = std::fs::read_to_string(generated.path().join(name)).unwrap();
+        let path = committed.join(name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(fresh.as_str()) {
+            if update {
+                std::fs::create_dir_all(&committed).unwrap();
+                std::fs::write(&path, &fresh).unwrap();
+            } else {
+                stale.push(name);
+            }
+        }
+    }
+    let written: Vec<_> = std::fs::read_dir(generated.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert!(
+        stale.is_empty(),
+        "examples/agent-skill/monform is stale: {stale:?}\nrun `MONFORM_UPDATE_DOCS=1 cargo test -p monform --test it mcp::the_committed_agent_skill_is_current`"
+    );
 }

@@ -189,6 +189,8 @@ enum Command {
     Mcp,
     /// Approve a plan an agent made (its planHash), so `monform mcp` may apply it
     Approve(commands::mcp::ApproveArgs),
+    /// Write a skill for coding agents (SKILL.md and fields.md, from the model) into --out DIR
+    AgentSkill(commands::agent_skill::AgentSkillArgs),
     /// Run the monitoring service emulator (HTTP over a SQLite file)
     Serve(commands::serve::ServeArgs),
     /// Run the private-location agent: a private location's checks, from this network
@@ -238,6 +240,7 @@ const GUIDES: &[(&str, &str)] = &[
     ("lsp", "editors.md"),
     ("mcp", "agents.md"),
     ("approve", "agents.md"),
+    ("agent-skill", "agents.md"),
     ("serve", "emulator.md"),
     ("agent", "private-locations.md"),
 ];
@@ -414,6 +417,7 @@ fn main() -> ExitCode {
         Command::Lsp => commands::lsp::run(),
         Command::Mcp => commands::mcp::run(&dir, cli.api_url.as_deref()),
         Command::Approve(args) => commands::mcp::approve(&dir, &args),
+        Command::AgentSkill(args) => commands::agent_skill::run(&args),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
     }

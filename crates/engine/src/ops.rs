@@ -44,6 +44,8 @@ mod status_ops;
 mod test_ops;
 mod trust_ops;
 mod validate_ops;
+/// Export's logical id from a name (`monform mcp`'s `add_check` names a check so).
+pub use crate::export::slug;
 /// Export's rules for a secret (`monform migrate` writes secrets as export does).
 pub use crate::export::{env_name, names_service_variables};
 /// What `monform migrate` writes as an `import` entry's `secretFingerprints`.

@@ -262,9 +262,17 @@ fn field(name: &str, schema: &Value, required: bool) -> Value {
     out
 }
 
-pub async fn status(config: &Config) -> Reply {
+/// Opens the project with its state and the service, loads the state and
+/// gives `read` the session and the state: what `status` and
+/// `import_preview` both read. The project is closed after it, whatever
+/// it answered.
+async fn with_account(
+    config: &Config,
+    command: &'static str,
+    read: impl AsyncFnOnce(&ops::Session<'_>, &monform_engine::State) -> Result<Value, Reply>,
+) -> Reply {
     let needs = Needs {
-        state: Some("monform mcp status"),
+        state: Some(command),
         api: true,
         prefetch: false,
         policies: PolicyLoad::Skip,
@@ -279,11 +287,21 @@ pub async fn status(config: &Config) -> Reply {
             .backend
             .load(&session.project.name)
             .map_err(|e| Reply::refused(e.to_string()))?;
+        read(&session, &state).await
+    }
+    .await
+    .map_or_else(|refused| refused, Reply::Done);
+    opened.close().await;
+    reply
+}
+
+pub async fn status(config: &Config) -> Reply {
+    with_account(config, "monform mcp status", async |session, state| {
         let request = StatusRequest {
             range: monform_model::reports::QuickRange::Last24Hours,
             sparklines: false,
         };
-        let statuses = ops::status(session.client, session.desired, &state, request)
+        let statuses = ops::status(session.client, session.desired, state, request)
             .await
             .map_err(|refusal| Reply::refused(refusal.to_string()))?;
         let checks: Vec<Value> = statuses
@@ -300,12 +318,9 @@ pub async fn status(config: &Config) -> Reply {
                 })
             })
             .collect();
-        Ok::<_, Reply>(Reply::Done(json!({"range": "last 24 hours", "checks": checks})))
-    }
+        Ok(json!({"range": "last 24 hours", "checks": checks}))
+    })
     .await
-    .unwrap_or_else(|refused| refused);
-    opened.close().await;
-    reply
 }
 
 pub async fn test_local(config: &Config, address: Option<&str>) -> Reply {
@@ -400,23 +415,8 @@ pub async fn test_local(config: &Config, address: Option<&str>) -> Reply {
 }
 
 pub async fn import_preview(config: &Config) -> Reply {
-    let needs = Needs {
-        state: Some("monform mcp import_preview"),
-        api: true,
-        prefetch: false,
-        policies: PolicyLoad::Skip,
-    };
-    let opened = match open(config, needs).await {
-        Ok(opened) => opened,
-        Err(refused) => return refused,
-    };
-    let reply = async {
-        let session = opened.session().map_err(|why| Reply::refused(why.to_string()))?;
-        let state = session
-            .backend
-            .load(&session.project.name)
-            .map_err(|e| Reply::refused(e.to_string()))?;
-        let (found, clashing) = ops::find_unmanaged_for(session.client, &state, session.desired)
+    with_account(config, "monform mcp import_preview", async |session, state| {
+        let (found, clashing) = ops::find_unmanaged_for(session.client, state, session.desired)
             .await
             .map_err(|refusal| Reply::refused(refusal.to_string()))?;
         let objects: Vec<Value> = found
@@ -425,19 +425,16 @@ pub async fn import_preview(config: &Config) -> Reply {
             .iter()
             .map(|(address, remote)| json!({"address": address.to_string(), "remoteId": remote.id}))
             .collect();
-        Ok::<_, Reply>(Reply::Done(json!({
+        Ok(json!({
             "unmanaged": objects,
             "files": found.exported.files,
             "environment": found.exported.env.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
             "ownerUnknown": found.unknown.len(),
             "clashing": clashing.iter().map(|(a, r)| json!({"address": a.to_string(), "remoteId": r.id})).collect::<Vec<_>>(),
             "next": "write the files you want with write_file (with `import` entries), then plan",
-        })))
-    }
+        }))
+    })
     .await
-    .unwrap_or_else(|refused| refused);
-    opened.close().await;
-    reply
 }
 
 pub async fn codify_check(config: &Config) -> Reply {

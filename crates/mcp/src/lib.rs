@@ -22,9 +22,13 @@
 //!   resources (the project's files as the loader lists them, the JSON
 //!   Schemas) and the two prompts;
 //! - `files`: `validate`, and `write_file` (inside the root, resource files
-//!   only, validated before writing, refused with the diagnostics, the diff);
+//!   only, validated before writing, refused with the diagnostics, the diff):
+//!   the one path of every write;
+//! - `add_check`: a URL, API, TCP, DNS or ICMP check from a few arguments,
+//!   added to a file through `files`' path;
+//! - `history`: the calls that change something, in the state's history;
 //! - `plans`: `plan` (saved by hash) and `apply` (approved out of band,
-//!   still current, the policies', every call in the state's history);
+//!   still current, the policies');
 //! - `facts`: `explain`, `schema`, `status`, `test_local`,
 //!   `import_preview`, `codify_check`, `policy_test`;
 //! - [`approvals`]: saved plans by hash and the approvals file, which
@@ -37,13 +41,21 @@ use std::path::PathBuf;
 use monform_engine::ops::{LocalService, OpenEnv};
 use rmcp::ServiceExt;
 
+mod add_check;
 pub mod approvals;
 mod facts;
 mod files;
+mod history;
 mod plans;
 mod project;
 mod reply;
 mod server;
+
+/// The tools the server offers, each with its one-line description, in
+/// the order it lists them (`monform agent-skill` writes them into the skill).
+pub fn tools() -> impl Iterator<Item = (&'static str, &'static str)> {
+    server::TOOLS.iter().map(|(name, description, _)| (*name, *description))
+}
 
 /// What the server serves, as the CLI read it at start.
 pub struct Config {

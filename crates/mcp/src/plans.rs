@@ -4,14 +4,15 @@
 //! the saved plan: the stale-plan refusal of `apply plan.bin`). The
 //! project's policies judge the apply as they judge a person's (no
 //! override is offered); destroy is not offered at all. Each call is
-//! recorded in the state's history (`StateBackend::record_call`).
+//! recorded in the state's history (`history`).
 
 use monform_engine::ops::{self, ApplyRequest, PlanRequest, PolicyCheck, PolicyLoad, PolicyOutcome};
-use monform_engine::{ApplyOptions, CallRecord, Refresh, StateBackend};
+use monform_engine::{ApplyOptions, Refresh};
 use serde_json::{Value, json};
 
 use crate::Config;
 use crate::approvals;
+use crate::history::{Call, record};
 use crate::project::{Needs, open};
 use crate::reply::Reply;
 
@@ -60,29 +61,6 @@ fn summary_line(summary: &monform_engine::Summary) -> String {
     }
 }
 
-/// Records `call` in the history; a failure to record is the caller's answer.
-fn record(
-    backend: &dyn StateBackend,
-    project: &str,
-    config: &Config,
-    client: &str,
-    tool: &str,
-    hash: Option<&str>,
-    outcome: &str,
-) -> Result<(), String> {
-    let call = CallRecord {
-        at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        by: config.user.clone(),
-        client: client.to_owned(),
-        tool: tool.to_owned(),
-        plan_hash: hash.map(str::to_owned),
-        outcome: outcome.to_owned(),
-    };
-    backend
-        .record_call(project, &call)
-        .map_err(|e| format!("the call could not be recorded in the state's history: {e}"))
-}
-
 pub async fn plan(config: &Config, client: &str) -> Reply {
     let needs = Needs {
         state: Some(PLAN_COMMAND),
@@ -100,15 +78,13 @@ pub async fn plan(config: &Config, client: &str) -> Reply {
             Reply::Done(value) => (value["planHash"].as_str().map(str::to_owned), "planned".to_owned()),
             Reply::Refused { reason, .. } => (None, format!("refused: {reason}")),
         };
-        if let Err(why) = record(
-            backend,
-            &opened.project.name,
-            config,
+        let call = Call {
             client,
-            "plan",
-            hash.as_deref(),
-            &outcome,
-        ) {
+            tool: "plan",
+            plan_hash: hash.as_deref(),
+            outcome,
+        };
+        if let Err(why) = record(backend, &opened.project.name, config, call) {
             opened.close().await;
             return Reply::refused(why);
         }
@@ -211,10 +187,12 @@ pub async fn apply(config: &Config, client: &str, hash: &str) -> Reply {
             backend,
             &opened.project.name,
             config,
-            client,
-            "apply",
-            Some(hash),
-            &outcome,
+            Call {
+                client,
+                tool: "apply",
+                plan_hash: Some(hash),
+                outcome,
+            },
         )
     {
         opened.close().await;

@@ -17,7 +17,7 @@ use serde_json::json;
 use serde_json::{Map, Value};
 
 use crate::reply::{Reply, Scrub};
-use crate::{Config, facts, files, plans};
+use crate::{Config, add_check, facts, files, plans};
 
 pub struct Monform {
     config: Arc<Config>,
@@ -35,7 +35,7 @@ impl Monform {
 }
 
 /// The tools, their descriptions and input schemas, in the order listed.
-const TOOLS: &[(&str, &str, &str)] = &[
+pub const TOOLS: &[(&str, &str, &str)] = &[
     (
         "validate",
         "Check the project's files as `monform validate` does: every diagnostic with file, line, column, code and fix.",
@@ -55,6 +55,11 @@ const TOOLS: &[(&str, &str, &str)] = &[
         "write_file",
         "Write one monform resource file (YAML or TOML) inside the project root; validated first: refused with the diagnostics when it would not validate. Returns the diff.",
         r#"{"type":"object","properties":{"path":{"type":"string","description":"relative to the project root, e.g. checks/web.yaml"},"content":{"type":"string","description":"the whole new text of the file"}},"required":["path","content"]}"#,
+    ),
+    (
+        "add_check",
+        "Add one URL, API, TCP, DNS or ICMP check to a monform file (default: where the project's checks are), through write_file's rules: validated with the whole project first, refused with the diagnostics when invalid. Returns the diff.",
+        r#"{"type":"object","properties":{"checkType":{"type":"string","enum":["URL","API","TCP","DNS","ICMP"]},"name":{"type":"string","description":"the check's name, e.g. Shop home"},"url":{"type":"string","description":"URL and API checks: the URL requested"},"target":{"type":"string","description":"TCP: host:port; DNS: the name queried (A record); ICMP: the host"},"id":{"type":"string","description":"the logical id (default: from the name)"},"file":{"type":"string","description":"the file, relative to the project root (default: where most checks are, or checks.yaml)"},"frequency":{"type":"integer","description":"minutes between runs"},"locations":{"type":"array","items":{"type":"string"}}},"required":["checkType","name"]}"#,
     ),
     (
         "explain",
@@ -133,9 +138,26 @@ async fn call(config: &Config, name: &str, arguments: &Map<String, Value>, clien
             None => missing("planHash"),
         },
         "write_file" => match (text(arguments, "path"), text(arguments, "content")) {
-            (Some(path), Some(content)) => files::write_file(config, path, content),
+            (Some(path), Some(content)) => files::write_file(config, client, path, content),
             (None, _) => missing("path"),
             (_, None) => missing("content"),
+        },
+        "add_check" => match (text(arguments, "checkType"), text(arguments, "name")) {
+            (Some(check_type), Some(name)) => {
+                let args = add_check::AddCheck {
+                    check_type,
+                    name,
+                    url: text(arguments, "url"),
+                    target: text(arguments, "target"),
+                    id: text(arguments, "id"),
+                    file: text(arguments, "file"),
+                    frequency: arguments.get("frequency"),
+                    locations: arguments.get("locations"),
+                };
+                add_check::add_check(config, client, &args)
+            }
+            (None, _) => missing("checkType"),
+            (_, None) => missing("name"),
         },
         "explain" => match text(arguments, "address") {
             Some(address) => facts::explain(config, address).await,

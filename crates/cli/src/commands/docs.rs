@@ -5,7 +5,8 @@
 
 mod commands;
 mod diagnostics;
-mod schema_pages;
+/// Also read by `monform agent-skill` (its fields.md).
+pub(super) mod schema_pages;
 mod schema_text;
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
 pub mod agent;
+pub mod agent_skill;
 pub mod apply;
 pub mod codify;
 pub mod context;

@@ -42,7 +42,7 @@ enum StateCommand {
         /// The address to move it to, e.g. checks.new-name
         new: String,
     },
-    /// Who wrote which serial, when, with which command (PostgreSQL backend)
+    /// Who wrote which serial, when, with which command (PostgreSQL backend); agents' MCP calls
     History {
         /// How many of the latest writes to show
         #[arg(long, default_value_t = 20)]
@@ -232,23 +232,40 @@ fn mv(dir: &Path, loaded: &Loaded, project: &Project, old_text: &str, new_text: 
 
 fn history(dir: &Path, project: &Project, limit: usize) -> Result<ExitCode, Stop> {
     let backend = open_backend(dir, project, "monform state history")?;
-    let Some(entries) = backend.history(&project.name, limit).map_err(failed)? else {
-        return Err(Stop::Message(format!(
-            "the local state ({}) keeps no history, only its current serial\n\nhint: [state] backend = \"postgres\" keeps every serial with who wrote it, when and with which command",
-            backend.describe()
-        )));
-    };
-    if entries.is_empty() {
-        eprintln!("No history yet at {}.", backend.describe());
-        return Ok(ExitCode::SUCCESS);
+    let entries = backend.history(&project.name, limit).map_err(failed)?;
+    // Agents' calls (`monform mcp`) are kept by both backends.
+    let calls = backend.calls(&project.name, limit).map_err(failed)?;
+    match &entries {
+        None if calls.is_empty() => {
+            return Err(Stop::Message(format!(
+                "the local state ({}) keeps no history, only its current serial (and agents' calls, none yet)\n\nhint: [state] backend = \"postgres\" keeps every serial with who wrote it, when and with which command",
+                backend.describe()
+            )));
+        }
+        None => {}
+        Some(entries) if entries.is_empty() && calls.is_empty() => {
+            eprintln!("No history yet at {}.", backend.describe());
+        }
+        Some(entries) if entries.is_empty() => {}
+        Some(entries) => print_writes(entries),
     }
+    if !calls.is_empty() {
+        if entries.as_ref().is_some_and(|e| !e.is_empty()) {
+            println!();
+        }
+        print_calls(&calls);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_writes(entries: &[monform_engine::HistoryEntry]) {
     let by = entries.iter().map(|e| e.applied_by.len()).max().unwrap_or(0).max(2);
     let command = entries.iter().map(|e| e.command.len()).max().unwrap_or(0).max(7);
     println!(
         "{:>6}  {:20}  {:by$}  {:command$}  CHANGES",
         "SERIAL", "WHEN (UTC)", "BY", "COMMAND"
     );
-    for e in &entries {
+    for e in entries {
         println!(
             "{:>6}  {:20}  {:by$}  {:command$}  {}",
             e.serial,
@@ -262,7 +279,27 @@ fn history(dir: &Path, project: &Project, limit: usize) -> Result<ExitCode, Stop
             }
         );
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The calls agents made through `monform mcp`: what, by which client,
+/// on which plan (its hash's first 12 digits, as `monform approve` takes it).
+fn print_calls(calls: &[monform_engine::CallRecord]) {
+    let width =
+        |f: &dyn Fn(&monform_engine::CallRecord) -> usize, min: usize| calls.iter().map(f).max().unwrap_or(0).max(min);
+    let by = width(&|c| c.by.len(), 2);
+    let client = width(&|c| c.client.len(), 6);
+    let tool = width(&|c| c.tool.len(), 4);
+    println!(
+        "{:20}  {:by$}  {:client$}  {:tool$}  {:12}  OUTCOME",
+        "MCP CALL (UTC)", "BY", "CLIENT", "TOOL", "PLAN"
+    );
+    for c in calls {
+        let plan = c.plan_hash.as_deref().map(|h| h.get(..12).unwrap_or(h)).unwrap_or("-");
+        println!(
+            "{:20}  {:by$}  {:client$}  {:tool$}  {plan:12}  {}",
+            c.at, c.by, c.client, c.tool, c.outcome
+        );
+    }
 }
 
 fn migrate(dir: &Path, loaded: &Loaded, project: &Project, to: BackendName, force: bool) -> Result<ExitCode, Stop> {
