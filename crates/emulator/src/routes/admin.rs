@@ -10,6 +10,12 @@
 //! - `POST /-/outages` `{"check", "start", "duration", "responseTime"?}`
 //!   (201): a simulated outage of the caller's account (`domain::outages`),
 //!   `start` a date-time or `+DURATION` after now.
+//! - `GET /-/mailbox`: the mail the emulator delivered for the caller's
+//!   account (alerts to EMAIL channels, messages posted here), oldest first.
+//! - `POST /-/mailbox` `{"to", "subject", "text", "alertChannelId"?}`
+//!   (201): delivers a message for an EMAIL channel, as the service's mail
+//!   delivery would (`domain::notify::mailbox`): the reconciler's SLO
+//!   burn-rate alerts to EMAIL channels go this way.
 
 use axum::Router;
 use axum::extract::State;
@@ -22,6 +28,7 @@ use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::JsonBody;
 use crate::clock::{self, iso, now_ms};
+use crate::domain::notify::mailbox::{self, Mail};
 use crate::domain::outages::{self, Outage};
 use crate::domain::simulate;
 use crate::error::{ApiError, ApiResult};
@@ -30,6 +37,36 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/-/clock", get(read_clock).post(move_clock))
         .route("/-/outages", get(list_outages).post(add_outage))
+        .route("/-/mailbox", get(list_mail).post(send_mail))
+}
+
+async fn list_mail(State(app): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    let list = app.store.transaction(|tx| mailbox::messages(tx, &caller.account))?;
+    Ok(axum::Json(Value::Array(list)).into_response())
+}
+
+async fn send_mail(State(app): State<AppState>, caller: Caller, JsonBody(body): JsonBody) -> ApiResult<Response> {
+    let to = text(&body, "to")?.ok_or_else(|| ApiError::invalid("to", "required: the recipient's address"))?;
+    let subject = text(&body, "subject")?.ok_or_else(|| ApiError::invalid("subject", "required"))?;
+    let message = text(&body, "text")?.unwrap_or_default();
+    let channel = match &body["alertChannelId"] {
+        id @ (Value::Null | Value::Number(_) | Value::String(_)) => id.clone(),
+        _ => return Err(ApiError::invalid("alertChannelId", "must be the channel's id")),
+    };
+    let mail = Mail {
+        to,
+        subject,
+        text: message,
+        source: "api",
+        channel_id: channel,
+    };
+    if let Some((field, problem)) = mailbox::problem(&mail) {
+        return Err(ApiError::invalid(field, problem));
+    }
+    let delivered = app
+        .store
+        .transaction(|tx| mailbox::deliver(tx, &caller.account, &mail, now_ms()))?;
+    Ok((StatusCode::CREATED, axum::Json(delivered)).into_response())
 }
 
 async fn read_clock(_caller: Caller) -> Response {

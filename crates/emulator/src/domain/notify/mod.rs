@@ -31,7 +31,10 @@
 //!   body is the JSON of [`payload`]. GET and HEAD send no body. A
 //!   `webhookSecret` signs the body: `X-Monform-Signature: sha256=<hex HMAC-SHA256>`.
 //! - SLACK: POST `{"text": ...}` (and `channel` when configured) to `url`.
-//! - EMAIL, SMS, CALL, PAGERDUTY, OPSGENIE, SLACK_APP: recorded at once as
+//! - EMAIL: delivered into the emulator's mailbox (`mailbox.rs`, read
+//!   over `GET /-/mailbox`), the alert's title as the subject and the
+//!   payload as the text; recorded as SUCCESS at once.
+//! - SMS, CALL, PAGERDUTY, OPSGENIE, SLACK_APP: recorded at once as
 //!   FAILURE with a `notificationResult` saying the emulator has no
 //!   transport for that type; nothing is sent.
 //! - `alertConfig` is the channel's `config` with secrets masked as
@@ -44,6 +47,7 @@
 //! `requests.rs` builds the HTTP request of a channel, `dispatch.rs` sends them.
 
 mod dispatch;
+pub mod mailbox;
 mod requests;
 
 pub use dispatch::dispatch;
@@ -182,9 +186,10 @@ pub fn plan(
             "SLACK" => Some(slack_request(&channel["config"], &payload)),
             _ => None,
         };
-        let (status, outcome) = match &request {
-            Some(_) => ("IN_PROGRESS", Value::Null),
-            None => (
+        let (status, outcome) = match (&request, channel_type.as_str()) {
+            (Some(_), _) => ("IN_PROGRESS", Value::Null),
+            (None, "EMAIL") => email(db, account, &channel, &payload, at)?,
+            (None, _) => (
                 "FAILURE",
                 json!(format!(
                     "not sent: the emulator has no transport for {channel_type} channels"
@@ -223,6 +228,38 @@ pub fn plan(
         QUEUED.notify_waiters();
     }
     Ok(())
+}
+
+/// An alert to an EMAIL channel, delivered into the emulator's mailbox
+/// (`mailbox.rs`): the notification's status and result.
+fn email(
+    db: &Connection,
+    account: &str,
+    channel: &Value,
+    payload: &Value,
+    at: i64,
+) -> rusqlite::Result<(&'static str, Value)> {
+    let to = channel["config"]["address"].as_str().unwrap_or_default();
+    let subject = payload["alertTitle"].as_str().unwrap_or_default();
+    let text = serde_json::to_string_pretty(payload).unwrap_or_default();
+    let mail = mailbox::Mail {
+        to,
+        subject,
+        text: &text,
+        source: "alert",
+        channel_id: channel["id"].clone(),
+    };
+    if let Some((field, problem)) = mailbox::problem(&mail) {
+        return Ok(("FAILURE", json!(format!("not delivered: {field}: {problem}"))));
+    }
+    let message = mailbox::deliver(db, account, &mail, at)?;
+    Ok((
+        "SUCCESS",
+        json!(format!(
+            "delivered to the emulator's mailbox (GET /-/mailbox), message {}",
+            message["id"].as_str().unwrap_or_default()
+        )),
+    ))
 }
 
 /// What a notification says about an alert (the webhook body without a

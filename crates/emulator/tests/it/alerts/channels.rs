@@ -1,10 +1,10 @@
-//! What each kind of channel does with an alert: Slack posts, email (no
-//! transport in the emulator), and the channel's own flags.
+//! What each kind of channel does with an alert: Slack posts, email (into
+//! the emulator's mailbox, `GET /-/mailbox`), and the channel's own flags.
 
 use super::*;
 
 #[tokio::test]
-async fn slack_posts_email_has_no_transport_and_channel_flags_are_followed() {
+async fn slack_posts_email_reaches_the_mailbox_and_channel_flags_are_followed() {
     let ts = emulator().await;
     let target = steered_target().await;
     target.failing.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -75,19 +75,27 @@ async fn slack_posts_email_has_no_transport_and_channel_flags_are_followed() {
     assert_eq!(slack_n["notificationResult"], "ok");
     assert!(!slack_n["alertConfig"].to_string().contains("XYZ"), "{slack_n}");
     let email_n = of(&email);
-    assert_eq!(email_n["status"], "FAILURE");
+    assert_eq!(email_n["status"], "SUCCESS", "{email_n}");
     assert!(
         email_n["notificationResult"]
             .as_str()
             .unwrap()
-            .contains("no transport for EMAIL")
+            .starts_with("delivered to the emulator's mailbox"),
+        "{email_n}"
     );
+    let mail = ts.read("/-/mailbox").await;
+    let mail = mail.as_array().unwrap();
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert_eq!(mail[0]["to"], "ops@example.com");
+    assert_eq!(mail[0]["source"], "alert");
+    assert_eq!(mail[0]["alertChannelId"], email["id"]);
+    assert!(mail[0]["subject"].as_str().unwrap().contains("is failing"), "{mail:?}");
     let broken_n = of(&broken);
     assert_eq!(broken_n["status"], "FAILURE");
     assert_eq!(broken_n["notificationResult"], "nope");
     assert_eq!(broken_server.wait_for(1).await.len(), 1);
     assert!(quiet_server.requests.lock().unwrap().is_empty());
-    // The hasFailures filter lists the two that failed.
+    // The hasFailures filter lists the one that failed.
     let failed = ts.read("/v1/alert-notifications?hasFailures=true").await;
-    assert_eq!(failed.as_array().unwrap().len(), 2);
+    assert_eq!(failed.as_array().unwrap().len(), 1);
 }
