@@ -233,9 +233,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         true => text.replacen(&crate::render::plan::summary_line(&plan), budget::UNCHANGED_OVER, 1),
         false => text,
     };
+    // What the SLOs need of their checks and what it costs (issue 50).
+    let slo_runs = ops::slo_run_costs(&loaded.desired);
     match args.format {
         Format::Human => print!(
-            "{moved}{}{}{}",
+            "{moved}{}{}{}{}",
             closing(human(
                 &plan,
                 Style {
@@ -243,7 +245,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
                 }
             )),
             effective::human(&effective),
-            runs_line.map(|line| format!("{line}\n")).unwrap_or_default()
+            runs_line.map(|line| format!("{line}\n")).unwrap_or_default(),
+            crate::render::slo::plan_notes_human(&slo_runs)
         ),
         Format::Json => {
             let mut json = json(&plan);
@@ -278,9 +281,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             }
         }
         Format::Markdown => print!(
-            "{}{}{}",
+            "{}{}{}{}",
             closing(markdown_in(&plan, environment.as_deref())),
             runs_line.map(|line| format!("\n**{line}**\n")).unwrap_or_default(),
+            crate::render::slo::plan_notes_markdown(&slo_runs),
             policy
                 .as_ref()
                 .map(|p| crate::render::policy::markdown(p, &loaded, &RepoPaths::for_project(dir)))

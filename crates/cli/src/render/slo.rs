@@ -4,8 +4,10 @@
 //! (the gate's words and cache are `commands/slo.rs`'s and
 //! `ops::write_slo_cache`'s).
 
-use monform_engine::ops::SloReport;
+use monform_engine::ops::{SloReport, SloRunCost};
 use serde_json::{Value, json};
+
+use super::budget::thousands;
 
 /// An SLI as a percentage, or `no data`.
 pub(crate) fn percent(value: Option<f64>) -> String {
@@ -206,6 +208,87 @@ pub fn markdown(reports: &[SloReport]) -> String {
     table(reports, Style::Markdown)
 }
 
+/// `every 20s from 1 location`.
+fn schedule_words(every_seconds: u64, locations: u64) -> String {
+    format!(
+        "every {} from {locations} location{}",
+        monform_slo::format_duration(std::time::Duration::from_secs(every_seconds)),
+        if locations == 1 { "" } else { "s" }
+    )
+}
+
+/// The plan's SLO notes in words, for the SLOs whose member checks fall
+/// short of what their alerts need: a line per SLO (its run budget), a
+/// line per member short of it; `code` quotes an address.
+fn plan_note_lines(costs: &[SloRunCost], code: fn(&str) -> String) -> Vec<(String, Vec<String>)> {
+    costs
+        .iter()
+        .filter(|cost| cost.members.iter().any(|m| m.needs.is_some()))
+        .map(|cost| {
+            let delta = cost.after.saturating_sub(cost.before);
+            let line = format!(
+                "{} needs {} runs per 5m from each check for its fast-burn alert: {} -> {} runs a month (+{}){}",
+                code(&cost.slo.to_string()),
+                cost.samples,
+                thousands(cost.before),
+                thousands(cost.after),
+                thousands(delta),
+                match cost.enforce {
+                    true => "; the plan sets them (enforce: true)",
+                    false => "; not set (enforce: true would)",
+                }
+            );
+            let members = cost
+                .members
+                .iter()
+                .filter_map(|m| {
+                    let needs = m.needs?;
+                    Some(format!(
+                        "{}: a run {} (the files: {})",
+                        code(&m.check.to_string()),
+                        schedule_words(needs.every_seconds, needs.locations),
+                        schedule_words(m.every_seconds, m.locations)
+                    ))
+                })
+                .collect();
+            (line, members)
+        })
+        .collect()
+}
+
+/// The plan's SLO notes for a terminal (empty when no SLO falls short).
+pub fn plan_notes_human(costs: &[SloRunCost]) -> String {
+    let mut out = String::new();
+    for (line, members) in plan_note_lines(costs, |a| a.to_owned()) {
+        out.push_str(&format!("{line}\n"));
+        for member in members {
+            out.push_str(&format!("  {member}\n"));
+        }
+    }
+    out
+}
+
+/// The plan's SLO notes in Markdown (empty when no SLO falls short).
+pub fn plan_notes_markdown(costs: &[SloRunCost]) -> String {
+    let notes = plan_note_lines(costs, |a| format!("`{a}`"));
+    if notes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n**SLOs' check runs** (a month, 30 days):\n\n");
+    for (line, members) in notes {
+        out.push_str(&format!("- {line}\n"));
+        for member in members {
+            out.push_str(&format!("  - {member}\n"));
+        }
+    }
+    out
+}
+
+/// The plan JSON's `sloRuns`: every SLO, short of its needs or not.
+pub fn plan_notes_json(costs: &[SloRunCost]) -> Value {
+    json!(costs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,5 +335,46 @@ mod tests {
         let reports = reports();
         insta::assert_snapshot!("slo_table_human", human(&reports));
         insta::assert_snapshot!("slo_table_markdown", markdown(&reports));
+    }
+
+    #[test]
+    fn plan_notes_name_the_slos_short_of_their_samples() {
+        use monform_engine::ops::{MemberRunCost, SloSchedule};
+        let member = |id: &str, every: u64, needs: Option<(u64, u64)>, before: u64, after: u64| MemberRunCost {
+            check: format!("checks.{id}").parse().unwrap(),
+            every_seconds: every,
+            locations: 1,
+            needs: needs.map(|(every_seconds, locations)| SloSchedule {
+                every_seconds,
+                locations,
+            }),
+            before,
+            after,
+        };
+        let costs = vec![
+            SloRunCost {
+                slo: "slos.shop".parse().unwrap(),
+                samples: 14,
+                enforce: false,
+                members: vec![
+                    member("api", 600, Some((20, 1)), 4_320, 129_600),
+                    member("web", 60, Some((60, 3)), 43_200, 129_600),
+                ],
+                before: 47_520,
+                after: 259_200,
+            },
+            SloRunCost {
+                slo: "slos.easy".parse().unwrap(),
+                samples: 1,
+                enforce: true,
+                members: vec![member("web", 60, None, 43_200, 43_200)],
+                before: 43_200,
+                after: 43_200,
+            },
+        ];
+        insta::assert_snapshot!("slo_plan_notes_human", plan_notes_human(&costs));
+        insta::assert_snapshot!("slo_plan_notes_markdown", plan_notes_markdown(&costs));
+        assert_eq!(plan_notes_json(&costs)[0]["members"][0]["needs"]["everySeconds"], 20);
+        assert_eq!(plan_notes_human(&costs[1..]), "");
     }
 }

@@ -13,6 +13,7 @@
 use futures_util::StreamExt;
 use monform_api::Client;
 use monform_config::Desired;
+pub use monform_config::slos::{MemberRunCost, Schedule as SloSchedule, SloRunCost};
 use monform_model::resources::Slo;
 use monform_model::resources::slo::{SloBudgeting, SloCalendar, SloIndicator};
 use monform_model::{Address, Kind, Resource, RunStatus};
@@ -342,6 +343,15 @@ pub fn window_text(slo: &Slo) -> String {
         (Some(window), None) => window.clone(),
         (None, None) => String::new(),
     }
+}
+
+/// What each SLO of the files needs of its member checks (the runs its
+/// fast-burn alert needs, and the schedule that gives them) and its run
+/// budget: the members' runs a month as the files write them and at what
+/// it needs (`plan`'s SLO notes). The rule is the loader's, the one
+/// `enforce: true` applies (`monform_config::slos`).
+pub fn slo_run_costs(desired: &Desired) -> Vec<SloRunCost> {
+    monform_config::slos::run_costs(desired)
 }
 
 /// The SLO addresses of the files (for `gate` without addresses, and
