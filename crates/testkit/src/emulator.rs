@@ -48,6 +48,10 @@ pub async fn served_during<T>(server: &Server, method: Option<&str>, run: impl F
 pub struct Emulator {
     pub server: monform_emulator::Server,
     runtime: tokio::runtime::Runtime,
+    /// [`Emulator::call`]'s client, built at the first call: a client reads
+    /// the system's roots of trust when built (35-85 ms in a debug build),
+    /// which once a call was about 25 s of a test making 300 objects.
+    http: std::sync::OnceLock<reqwest::blocking::Client>,
 }
 
 impl Emulator {
@@ -66,7 +70,11 @@ impl Emulator {
             .build()
             .expect("runtime");
         let server = runtime.block_on(start_emulator_with(config));
-        Emulator { server, runtime }
+        Emulator {
+            server,
+            runtime,
+            http: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn url(&self) -> String {
@@ -82,7 +90,9 @@ impl Emulator {
     /// monform's back"; asserts success and returns the JSON body (`null`
     /// when there is none).
     pub fn call(&self, method: &str, path: &str, body: Option<serde_json::Value>) -> serde_json::Value {
-        let client = monform_http::blocking().build().expect("an HTTP client");
+        let client = self
+            .http
+            .get_or_init(|| monform_http::blocking().build().expect("an HTTP client"));
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = client
             .request(method, format!("{}{path}", self.server.url()))

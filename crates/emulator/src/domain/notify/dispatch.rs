@@ -13,17 +13,10 @@ use crate::store::Objects;
 
 /// Sends queued requests until the server stops (started by `start`).
 pub async fn dispatch(app: AppState) {
-    let client = match monform_http::client()
-        .timeout(SEND_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(3))
-        .build()
-    {
-        Ok(client) => client,
-        Err(e) => {
-            tracing::warn!("alert notifications will not be sent: cannot build an HTTP client: {e}");
-            return;
-        }
-    };
+    // Built when something is first queued: a client reads the system's
+    // roots of trust (35 ms in a debug build), and most servers (every
+    // test's) never send a notification.
+    let mut client: Option<reqwest::Client> = None;
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut stopped = app.stopped.subscribe();
     loop {
@@ -31,7 +24,18 @@ pub async fn dispatch(app: AppState) {
         tokio::pin!(queued);
         queued.as_mut().enable();
         match outbox(&app) {
+            Ok(items) if items.is_empty() => {}
             Ok(items) => {
+                let client = match &client {
+                    Some(client) => client.clone(),
+                    None => match sender() {
+                        Ok(built) => client.insert(built).clone(),
+                        Err(e) => {
+                            tracing::warn!("alert notifications will not be sent: cannot build an HTTP client: {e}");
+                            return;
+                        }
+                    },
+                };
                 for (account, id, request) in items {
                     let fresh = in_flight.lock().map(|mut s| s.insert(id.clone())).unwrap_or(false);
                     if fresh {
@@ -56,6 +60,14 @@ pub async fn dispatch(app: AppState) {
             _ = stopped.wait_for(|s| *s) => return,
         }
     }
+}
+
+/// The client notifications are sent with.
+fn sender() -> reqwest::Result<reqwest::Client> {
+    monform_http::client()
+        .timeout(SEND_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .build()
 }
 
 /// Every queued request: (account, notification id, request).
