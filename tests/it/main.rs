@@ -53,6 +53,7 @@ mod serve;
 mod service_text;
 mod slo;
 mod slo_outage;
+mod slo_report;
 mod state;
 mod status_report;
 mod targets;
