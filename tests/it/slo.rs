@@ -316,3 +316,61 @@ fn enforce_sets_the_members_schedule_in_the_plan() {
     assert!(text.contains("slos.alpha will be updated"), "{text}");
     assert!(!stderr(&plan).contains("slo-samples"), "{}", stderr(&plan));
 }
+
+/// Issue 50 item 2: the plan says what each SLO needs of its checks and
+/// the run budget that costs, in words, in Markdown and in JSON.
+#[test]
+fn plan_shows_what_an_slo_needs_of_its_checks_and_the_runs_it_costs() {
+    let emulator = Emulator::with(monform_emulator::Config {
+        rate_limit: None,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"slo-runs\"\n").unwrap();
+    // 99.5%: 14 runs per 5 minutes from each check. web (a URL check,
+    // once a minute at most) makes 5: every minute from 3 locations,
+    // 43,200 -> 129,600 runs a month. api (every 10 minutes) makes 0:
+    // every 20 s from one location (15), 4,320 -> 129,600.
+    std::fs::write(
+        dir.path().join("monitors.yaml"),
+        "checks:
+  web:
+    checkType: URL
+    name: Web
+    frequency: 1
+    locations: [eu-west-1]
+    request: { url: https://example.com/ }
+  api:
+    checkType: API
+    name: Api
+    frequency: 10
+    locations: [eu-west-1]
+    request: { method: GET, url: https://example.com/ }
+slos:
+  shop:
+    checks: [checks.web, checks.api]
+    target: 99.5
+    window: 28d
+",
+    )
+    .unwrap();
+    let plan = emulator.monform(dir.path()).arg("plan").output().unwrap();
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    insta::assert_snapshot!("slo_plan_runs", tail_from(&text, "Check runs a month"));
+    let markdown = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&markdown).contains("- `slos.shop` needs 14 runs per 5m from each check for its fast-burn alert: 47,520 -> 259,200 runs a month (+211,680)"),
+        "{}",
+        stdout(&markdown)
+    );
+    assert!(
+        stdout(&markdown).contains("  - `checks.api`: a run every 20s from 1 location (the files: every 10m from 1 location)"),
+        "{}",
+        stdout(&markdown)
+    );
+}

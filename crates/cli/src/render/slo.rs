@@ -260,6 +260,10 @@ fn plan_note_lines(costs: &[SloRunCost], code: fn(&str) -> String) -> Vec<(Strin
 pub fn plan_notes_human(costs: &[SloRunCost]) -> String {
     let mut out = String::new();
     for (line, members) in plan_note_lines(costs, |a| a.to_owned()) {
+        // A blank line between the plan and the notes.
+        if out.is_empty() {
+            out.push('\n');
+        }
         out.push_str(&format!("{line}\n"));
         for member in members {
             out.push_str(&format!("  {member}\n"));
