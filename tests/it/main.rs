@@ -32,6 +32,7 @@ mod lsp_live;
 mod lsp_validate;
 mod mcp;
 mod migrate;
+mod output_schemas;
 mod ownership;
 mod plan;
 mod playwright_project;

@@ -60,6 +60,8 @@
 mod boundary;
 mod commands;
 mod connect;
+mod exit;
+mod output;
 mod render;
 
 use std::path::PathBuf;
@@ -179,7 +181,7 @@ enum Command {
     Policy(commands::policy::PolicyArgs),
     /// Trust this project's [api] url with your API key (--revoke, --list)
     Trust(commands::trust::TrustArgs),
-    /// Print the JSON Schema of a resource file (--project: monform.toml's; --policy-input)
+    /// Print a JSON Schema: a resource file's, --project, --policy-input, --output COMMAND (its JSON)
     Schema(commands::schema::SchemaArgs),
     /// Write the docs' generated reference pages into --out DIR
     Docs(commands::docs::DocsArgs),

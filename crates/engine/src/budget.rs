@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::actual::Actual;
 
 /// Runs a month before and after a plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Runs {
     pub before: u64,
     pub after: u64,
@@ -26,7 +26,7 @@ pub struct Runs {
 
 /// The project's runs a month, in total, per check type, and the checks
 /// that run most.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunBudget {
     pub before: u64,

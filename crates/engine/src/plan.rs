@@ -12,7 +12,9 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     Create,
@@ -176,7 +178,8 @@ pub struct Change {
     pub deferred: Option<Box<[String]>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// How many changes of each action a plan holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub create: usize,
     pub update: usize,
@@ -189,7 +192,8 @@ pub struct Summary {
     /// Fields changed both in the files and in the service (not an action:
     /// counted across the changes). Left out of the JSON when none, so a
     /// plan without conflicts reads as before.
-    #[serde(skip_serializing_if = "is_zero")]
+    // `default`: its schema does not require it.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub conflict: usize,
 }
 

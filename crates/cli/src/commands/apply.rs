@@ -61,6 +61,9 @@ pub struct DestroyArgs {
     /// Let a policy's `deny` pass for this run (e.g. monform.slo_deletes for deleting a check tagged slo; repeatable)
     #[arg(long = "policy-override", value_name = "RULE")]
     policy_overrides: Vec<String>,
+    /// Output: human, json (one JSON object per line, as `apply --format json`) or markdown (a summary)
+    #[arg(long, value_enum, default_value_t = ApplyFormat::Human)]
+    format: ApplyFormat,
     #[command(flatten)]
     common: RunArgs,
 }
@@ -96,8 +99,13 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
         format,
     };
     let result = super::context::block_on(apply(dir, api_url, args.common, extras, output, false));
+    finish(refused_line(format, result))
+}
+
+/// With `--format json`, an apply that never started ends with a result
+/// line too (pipelines read the last line).
+fn refused_line<T>(format: ApplyFormat, result: Result<Result<T, Stop>, String>) -> Result<Result<T, Stop>, String> {
     if format == ApplyFormat::Json {
-        // Pipelines read the last line: an apply that never started ends with a result too.
         let refused = match &result {
             Ok(Err(Stop::Reported)) => Some("the files or the policies have problems (on standard error)".to_owned()),
             Ok(Err(Stop::Message(message))) | Err(message) => Some(message.clone()),
@@ -107,24 +115,19 @@ pub fn run_apply(dir: &Path, api_url: Option<&str>, args: ApplyArgs, output: &Ou
             println!("{}", crate::render::apply_output::refused_line(&message));
         }
     }
-    finish(result)
+    result
 }
 
 pub fn run_destroy(dir: &Path, api_url: Option<&str>, args: DestroyArgs, output: &Output) -> ExitCode {
+    let format = args.format;
     let extras = ApplyExtras {
         plan_file: None,
         refresh: None,
         policy_overrides: args.policy_overrides,
-        format: ApplyFormat::Human,
+        format,
     };
-    finish(super::context::block_on(apply(
-        dir,
-        api_url,
-        args.common,
-        extras,
-        output,
-        true,
-    )))
+    let result = super::context::block_on(apply(dir, api_url, args.common, extras, output, true));
+    finish(refused_line(format, result))
 }
 
 /// Writes the plan for people to `stream` as it is rendered.
@@ -387,7 +390,7 @@ async fn apply(
         return Ok(ExitCode::FAILURE);
     }
     if report.interrupted || stop.load(Ordering::SeqCst) {
-        return Ok(ExitCode::from(130));
+        return Ok(crate::exit::code(crate::exit::INTERRUPTED));
     }
     Ok(if applied.is_complete() {
         ExitCode::SUCCESS
@@ -410,13 +413,13 @@ fn machine_output(
     let report = &applied.report;
     let complete = applied.is_complete();
     let code: u8 = if report.unreachable {
-        1
+        crate::exit::FAILURE
     } else if report.interrupted || stop.load(Ordering::SeqCst) {
-        130
+        crate::exit::INTERRUPTED
     } else if complete {
-        0
+        crate::exit::SUCCESS
     } else {
-        1
+        crate::exit::FAILURE
     };
     // The remote ids the apply recorded (the state holds no secret).
     let state = backend.load(project).ok();

@@ -14,9 +14,9 @@ use monform_engine::ops::{self, PlanRequest};
 use super::context::{Findings, Open, Reach, Stop, block_on, parse_excludes, parse_targets, refused};
 
 /// Exit code when the diff is not empty under `--check`.
-const EXIT_DIFF: u8 = 2;
+const EXIT_DIFF: u8 = crate::exit::CHANGES;
 /// Exit code when a drifted field needs a person (a hand edit or a secret).
-const EXIT_HAND_EDIT: u8 = 3;
+const EXIT_HAND_EDIT: u8 = crate::exit::HAND_EDIT;
 
 #[derive(Args)]
 pub struct CodifyArgs {

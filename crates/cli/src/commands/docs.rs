@@ -5,6 +5,7 @@
 
 mod commands;
 mod diagnostics;
+mod output_page;
 /// Also read by `monform agent-skill` (its fields.md).
 pub(super) mod schema_pages;
 mod schema_text;
@@ -36,6 +37,7 @@ pub fn pages(cli: clap::Command) -> Vec<Page> {
         schema_pages::project_page(),
         schema_pages::policy_input_page(),
         diagnostics::diagnostics_page(),
+        output_page::output_page(),
     ];
     pages.extend(schema_pages::resource_pages());
     pages

@@ -23,6 +23,12 @@ pub struct LocationKeysArgs {
     action: KeyAction,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ListFormat {
+    Human,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum KeyAction {
     /// Create a key and print it (shown this once) on standard output
@@ -34,6 +40,9 @@ enum KeyAction {
     List {
         /// The private location, e.g. privateLocations.office
         address: String,
+        /// Output: a table, or json (`monform schema --output location-keys-list`)
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
     },
     /// Revoke a key: agents using it are refused from then on
     Revoke {
@@ -48,7 +57,9 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
     let result = block_on(async {
         let (_, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let address = match &args.action {
-            KeyAction::Create { address } | KeyAction::List { address } | KeyAction::Revoke { address, .. } => address,
+            KeyAction::Create { address } | KeyAction::List { address, .. } | KeyAction::Revoke { address, .. } => {
+                address
+            }
         };
         let address: Address = address.parse().map_err(|e| Stop::Message(format!("{address}: {e}")))?;
         if address.kind != Kind::PrivateLocation {
@@ -89,6 +100,23 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
                 );
                 println!("{raw}");
             }
+            KeyAction::List {
+                format: ListFormat::Json,
+                ..
+            } => {
+                let keys = body.as_array().map(Vec::as_slice).unwrap_or_default();
+                crate::render::print_json(&KeyList {
+                    location: address.to_string(),
+                    keys: keys
+                        .iter()
+                        .map(|key| KeyJson {
+                            id: text(&key["id"]),
+                            masked_key: text(&key["maskedKey"]),
+                            created_at: key["created_at"].as_str().map(str::to_owned),
+                        })
+                        .collect(),
+                });
+            }
             KeyAction::List { .. } => {
                 let keys = body.as_array().map(Vec::as_slice).unwrap_or_default();
                 if keys.is_empty() {
@@ -101,6 +129,27 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
         Ok(())
     });
     super::context::settle(result).map_or_else(|code| code, |()| ExitCode::SUCCESS)
+}
+
+/// `location-keys list --format json`: the location's keys, masked.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "LocationKeys")]
+pub struct KeyList {
+    /// `privateLocations.NAME`.
+    location: String,
+    keys: Vec<KeyJson>,
+}
+
+/// One key: never its raw value (shown once, by `create`).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct KeyJson {
+    /// What `revoke` takes.
+    id: String,
+    /// The key with all but its last characters masked.
+    masked_key: String,
+    /// When it was made (RFC 3339), as the service says.
+    created_at: Option<String>,
 }
 
 /// The keys as a table: id (what `revoke` takes), the masked key and

@@ -250,16 +250,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         ),
         Format::Json => {
             let mut json = json(&plan);
-            if let Some(object) = json.as_object_mut() {
-                if let Some(environment) = environment {
-                    object.insert("environment".into(), environment.into());
-                }
-                object.insert("runsPerMonth".into(), budget::json(&runs, max_runs));
-            }
+            json.environment = environment;
+            json.runs_per_month = Some(budget::json(&runs, max_runs));
             effective::into_json(&mut json, &effective);
-            if let (Some(policy), Some(object)) = (&policy, json.as_object_mut()) {
-                object.insert("policy".into(), crate::render::policy::json(policy, &loaded));
-            }
+            json.policy = policy
+                .as_ref()
+                .map(|policy| crate::render::policy::json(policy, &loaded));
             crate::render::print_json(&json)
         }
         Format::Sarif | Format::Github => {
@@ -303,7 +299,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         }
         ExitCode::FAILURE
     } else if args.detailed_exitcode && plan.summary().has_changes() {
-        ExitCode::from(2)
+        crate::exit::code(crate::exit::CHANGES)
     } else {
         ExitCode::SUCCESS
     };

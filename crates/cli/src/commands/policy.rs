@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use monform_config::Diagnostic;
 use monform_policy::TestOutcome;
-use serde_json::{Value, json};
 
 use crate::render::Output;
 use crate::render::repo_paths::RepoPaths;
@@ -86,30 +85,76 @@ pub fn run(dir: &Path, args: PolicyArgs, output: &Output) -> ExitCode {
             }
         }
         TestFormat::Json => {
-            let cases: Vec<Value> = report
+            let tests = report
                 .cases
                 .iter()
                 .map(|case| {
                     let (file, line, _) = crate::render::findings::Locator::default().locate(&loaded.sources, case.at);
                     let (outcome, error) = match &case.outcome {
-                        TestOutcome::Pass => ("pass", None),
-                        TestOutcome::Fail => ("fail", None),
-                        TestOutcome::Error(error) => ("error", Some(error)),
+                        TestOutcome::Pass => (Outcome::Pass, None),
+                        TestOutcome::Fail => (Outcome::Fail, None),
+                        TestOutcome::Error(error) => (Outcome::Error, Some(error.clone())),
                     };
-                    json!({"name": case.name, "file": file, "line": line, "outcome": outcome, "error": error})
+                    TestJson {
+                        name: case.name.clone(),
+                        file,
+                        line,
+                        outcome,
+                        error,
+                    }
                 })
                 .collect();
             let mut locator = crate::render::findings::Locator::default();
-            let problems: Vec<Value> = problems
+            let diagnostics = problems
                 .iter()
                 .map(|d| crate::render::findings::to_json(d, &loaded.sources, &mut locator))
                 .collect();
-            let value = json!({"ok": ok, "passed": report.passed(), "failed": report.failed(),
-                               "tests": cases, "diagnostics": problems});
-            crate::render::print_json(&value);
+            crate::render::print_json(&Report {
+                ok,
+                passed: report.passed(),
+                failed: report.failed(),
+                tests,
+                diagnostics,
+            });
         }
         TestFormat::Sarif => crate::render::print_json(&sarif(&found, &loaded.sources, &RepoPaths::for_project(dir))),
         TestFormat::Github => print!("{}", github(&found, &loaded.sources, &RepoPaths::for_project(dir))),
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// `policy test --format json`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "PolicyTestReport")]
+pub struct Report {
+    /// Every test passed and every policy loaded: the exit code is 0.
+    ok: bool,
+    passed: usize,
+    failed: usize,
+    tests: Vec<TestJson>,
+    /// Why a policy did not load.
+    diagnostics: Vec<crate::render::findings::DiagnosticJson>,
+}
+
+/// One `test_*` rule.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct TestJson {
+    /// The rule's name.
+    name: String,
+    /// Its policy file, relative to the project folder.
+    file: String,
+    /// 1-based.
+    line: usize,
+    outcome: Outcome,
+    /// Why it could not run (`outcome` is `error`).
+    error: Option<String>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Pass,
+    Fail,
+    /// The test could not run.
+    Error,
 }

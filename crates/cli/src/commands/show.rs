@@ -93,12 +93,8 @@ pub fn run(dir: &std::path::Path, args: ShowArgs, output: &Output) -> ExitCode {
         }
         Format::Json => {
             let mut json = json(&plan);
-            if let (Some(object), Some(environment)) = (json.as_object_mut(), environment) {
-                object.insert("environment".into(), environment.into());
-            }
-            if let (Some(object), Some(policy)) = (json.as_object_mut(), policy) {
-                object.insert(POLICY_KEY.into(), policy);
-            }
+            json.environment = environment;
+            json.policy = policy;
             crate::render::print_json(&json);
         }
         Format::Markdown => print!(

@@ -11,11 +11,10 @@ use clap::{Args, ValueEnum};
 use monform_config::source::Sources;
 use monform_config::{Diagnostic, Severity};
 use monform_engine::ops::{Findings, OpenRequest, PolicyLoad};
-use serde_json::json;
 
 use crate::render::Items;
 use crate::render::Output;
-use crate::render::findings::{Locator, plural, to_json};
+use crate::render::findings::{DiagnosticJson, Locator, plural, to_json};
 use crate::render::repo_paths::RepoPaths;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,7 +58,7 @@ fn render(dir: &Path, findings: &Findings, format: Format, output: &Output) -> E
             plural(loaded.desired.len(), "resource"),
             plural(loaded.resource_files, "file")
         );
-        (ok, json!(loaded.desired.len()))
+        (ok, Resources::Count(loaded.desired.len()))
     } else {
         let counts: Vec<String> = findings
             .environments
@@ -71,12 +70,12 @@ fn render(dir: &Path, findings: &Findings, format: Format, output: &Output) -> E
             plural(findings.files(), "file"),
             counts.join(", ")
         );
-        let resources: serde_json::Map<String, serde_json::Value> = findings
+        let resources = findings
             .environments
             .iter()
-            .map(|(name, loaded)| (name.clone(), json!(loaded.desired.len())))
+            .map(|(name, loaded)| (name.clone(), loaded.desired.len()))
             .collect();
-        (ok, json!(resources))
+        (ok, Resources::PerEnvironment(resources))
     };
     let (warnings, errors) = (&findings.warnings, &findings.errors);
     let sources = findings.sources();
@@ -117,15 +116,15 @@ fn render(dir: &Path, findings: &Findings, format: Format, output: &Output) -> E
                     .chain(errors)
                     .map(move |d| to_json(d, sources, &mut merged)),
             );
-            crate::render::print_json(&JsonReport {
+            crate::render::print_json(&Report {
                 ok: errors.is_empty(),
                 resources,
                 files: findings.files(),
-                counts: json!({
-                    "errors": errors.len(),
-                    "warnings": count(Severity::Warning),
-                    "notes": count(Severity::Note),
-                }),
+                counts: Counts {
+                    errors: errors.len(),
+                    warnings: count(Severity::Warning),
+                    notes: count(Severity::Note),
+                },
                 diagnostics: Items::new(diagnostics),
             });
             match errors.is_empty() {
@@ -138,13 +137,51 @@ fn render(dir: &Path, findings: &Findings, format: Format, output: &Output) -> E
 
 /// `--format json`: every diagnostic, written as it is made (100,000
 /// findings never held as JSON values at once).
-#[derive(serde::Serialize)]
-struct JsonReport<D> {
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "ValidateReport")]
+pub struct Report<D = Items<std::vec::IntoIter<DiagnosticJson>>> {
+    /// No error: the exit code is 0.
     ok: bool,
-    resources: serde_json::Value,
+    resources: Resources,
+    /// Resource files read.
     files: usize,
-    counts: serde_json::Value,
+    counts: Counts,
+    /// Every diagnostic, the linter's and the policies' included.
+    #[schemars(with = "Vec<DiagnosticJson>")]
     diagnostics: D,
+}
+
+/// How many resources the files declare.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum Resources {
+    /// The project's (or the chosen environment's).
+    Count(usize),
+    /// Each environment's, when every one was validated.
+    PerEnvironment(#[schemars(with = "std::collections::BTreeMap<String, usize>")] PerEnvironment),
+}
+
+/// Each environment's count, in monform.toml's order.
+struct PerEnvironment(Vec<(String, usize)>);
+
+impl FromIterator<(String, usize)> for PerEnvironment {
+    fn from_iter<I: IntoIterator<Item = (String, usize)>>(items: I) -> Self {
+        PerEnvironment(items.into_iter().collect())
+    }
+}
+
+impl serde::Serialize for PerEnvironment {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, count)| (name, count)))
+    }
+}
+
+/// Diagnostics by severity.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Counts {
+    errors: usize,
+    warnings: usize,
+    notes: usize,
 }
 
 /// `ok` is what to print when there are no diagnostics.

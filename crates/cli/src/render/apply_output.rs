@@ -7,58 +7,177 @@
 
 use std::collections::BTreeMap;
 
-use monform_engine::{Action, Event, Plan, Report, State, Verification};
-use serde_json::{Value, json};
+use monform_engine::{Action, Event, Plan, Report, State, Summary, Verification};
+use monform_model::Address;
+
+/// One line of `apply --format json` (and `destroy --format json`): what
+/// it is by `type`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[schemars(rename = "ApplyLine")]
+pub enum Line {
+    /// The first line: what is about to be applied.
+    Plan { summary: Summary, changes: Vec<Planned> },
+    /// A change began.
+    Started { address: String, action: Action },
+    /// A change is done (and recorded in the state).
+    Done { address: String, action: Action },
+    /// A change failed: the service's error.
+    Failed {
+        address: String,
+        action: Action,
+        error: String,
+    },
+    /// A change not attempted: what it waited on failed.
+    Skipped {
+        address: String,
+        action: Action,
+        because: String,
+    },
+    /// The service did not keep what was sent for these fields.
+    NotKept { address: String, fields: Vec<String> },
+    /// A create's outcome was unknown; the object was found and adopted.
+    Adopted { address: String },
+    /// The ownership tag was rewritten (`from`: the logical id it named).
+    Moved { address: String, from: Option<String> },
+    /// What reading an object back found; without `address`, reading back failed (`error`).
+    Verified {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        address: Option<String>,
+        ok: bool,
+        /// What differs from what was written.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The last line, also when the apply never started (`error`).
+    Result {
+        /// Every change done.
+        complete: bool,
+        /// Why the apply did not start (refused, or the files or the service failed).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        counts: Counts,
+        resources: Vec<Outcome>,
+        /// The code the process exits with (the exit-code table's).
+        exit_code: u8,
+    },
+}
+
+impl std::fmt::Display for Line {
+    /// One line of compact JSON.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
+    }
+}
+
+/// A change of the plan line.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Planned {
+    address: String,
+    action: Action,
+    remote_id: Option<String>,
+}
+
+/// How many changes were done, failed, skipped.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Counts {
+    done: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+/// An address the plan touched: its outcome and remote id.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    address: String,
+    action: Action,
+    /// `done`, `failed`, `skipped` or `not started`.
+    outcome: &'static str,
+    remote_id: Option<String>,
+}
 
 /// The first line: what is about to be applied.
-pub fn plan_line(plan: &Plan) -> Value {
-    let changes: Vec<Value> = plan
+pub fn plan_line(plan: &Plan) -> Line {
+    let changes = plan
         .changes
         .iter()
         .filter(|c| c.action != Action::Noop)
-        .map(|c| json!({"address": c.address.to_string(), "action": c.action, "remoteId": c.remote_id}))
+        .map(|c| Planned {
+            address: c.address.to_string(),
+            action: c.action,
+            remote_id: c.remote_id.clone(),
+        })
         .collect();
-    json!({"type": "plan", "summary": plan.summary(), "changes": changes})
+    Line::Plan {
+        summary: plan.summary(),
+        changes,
+    }
 }
 
 /// One event as a line.
-pub fn event_line(event: &Event) -> Value {
+pub fn event_line(event: &Event) -> Line {
     match event {
-        Event::Started { address, action } => {
-            json!({"type": "started", "address": address.to_string(), "action": action})
-        }
-        Event::Done { address, action } => json!({"type": "done", "address": address.to_string(), "action": action}),
-        Event::Failed { address, action, error } => {
-            json!({"type": "failed", "address": address.to_string(), "action": action, "error": error})
-        }
+        Event::Started { address, action } => Line::Started {
+            address: address.to_string(),
+            action: *action,
+        },
+        Event::Done { address, action } => Line::Done {
+            address: address.to_string(),
+            action: *action,
+        },
+        Event::Failed { address, action, error } => Line::Failed {
+            address: address.to_string(),
+            action: *action,
+            error: error.clone(),
+        },
         Event::Skipped {
             address,
             action,
             because,
-        } => json!({"type": "skipped", "address": address.to_string(), "action": action, "because": because}),
-        Event::NotKept { address, fields } => {
-            json!({"type": "notKept", "address": address.to_string(), "fields": fields})
-        }
-        Event::Adopted { address } => json!({"type": "adopted", "address": address.to_string()}),
-        Event::Moved { address, from } => json!({"type": "moved", "address": address.to_string(), "from": from}),
+        } => Line::Skipped {
+            address: address.to_string(),
+            action: *action,
+            because: because.clone(),
+        },
+        Event::NotKept { address, fields } => Line::NotKept {
+            address: address.to_string(),
+            fields: fields.clone(),
+        },
+        Event::Adopted { address } => Line::Adopted {
+            address: address.to_string(),
+        },
+        Event::Moved { address, from } => Line::Moved {
+            address: address.to_string(),
+            from: from.clone(),
+        },
     }
 }
 
 /// What reading back found, one line per object compared.
-pub fn verified_lines(report: &Report, verification: &Result<Verification, monform_api::Error>) -> Vec<Value> {
+pub fn verified_lines(report: &Report, verification: &Result<Verification, monform_api::Error>) -> Vec<Line> {
+    let verified = |address: &Address, problem: Option<&String>| Line::Verified {
+        address: Some(address.to_string()),
+        ok: problem.is_none(),
+        problem: problem.cloned(),
+        error: None,
+    };
     match verification {
         Ok(v) => report
             .done
             .iter()
             .filter(|(_, action)| !matches!(action, Action::Delete | Action::Forget))
-            .map(|(address, _)| match v.failures.iter().find(|(a, _)| a == address) {
-                Some((_, problem)) => {
-                    json!({"type": "verified", "address": address.to_string(), "ok": false, "problem": problem})
-                }
-                None => json!({"type": "verified", "address": address.to_string(), "ok": true}),
-            })
+            .map(|(address, _)| verified(address, v.failures.iter().find(|(a, _)| a == address).map(|(_, p)| p)))
             .collect(),
-        Err(error) => vec![json!({"type": "verified", "ok": false, "error": error.to_string()})],
+        Err(error) => vec![Line::Verified {
+            address: None,
+            ok: false,
+            problem: None,
+            error: Some(error.to_string()),
+        }],
     }
 }
 
@@ -101,27 +220,43 @@ fn outcomes(
 
 /// The last line: counts, each address with its outcome and remote id,
 /// and the exit code the process ends with.
-pub fn result_line(plan: &Plan, report: &Report, state: Option<&State>, complete: bool, exit_code: u8) -> Value {
-    let resources: Vec<Value> = outcomes(plan, report, state)
+pub fn result_line(plan: &Plan, report: &Report, state: Option<&State>, complete: bool, exit_code: u8) -> Line {
+    let resources = outcomes(plan, report, state)
         .into_iter()
-        .map(|(address, (action, outcome, remote_id))| {
-            json!({"address": address, "action": action, "outcome": outcome, "remoteId": remote_id})
+        .map(|(address, (action, outcome, remote_id))| Outcome {
+            address,
+            action,
+            outcome,
+            remote_id,
         })
         .collect();
-    json!({
-        "type": "result",
-        "complete": complete,
-        "counts": {"done": report.done.len(), "failed": report.failed.len(), "skipped": report.skipped.len()},
-        "resources": resources,
-        "exitCode": exit_code,
-    })
+    Line::Result {
+        complete,
+        error: None,
+        counts: Counts {
+            done: report.done.len(),
+            failed: report.failed.len(),
+            skipped: report.skipped.len(),
+        },
+        resources,
+        exit_code,
+    }
 }
 
 /// The last line when the apply did not start (refused, or the files or
 /// the service failed): why, in the words the human output uses.
-pub fn refused_line(message: &str) -> Value {
-    json!({"type": "result", "complete": false, "error": message, "counts": {"done": 0, "failed": 0, "skipped": 0},
-           "resources": [], "exitCode": 1})
+pub fn refused_line(message: &str) -> Line {
+    Line::Result {
+        complete: false,
+        error: Some(message.to_owned()),
+        counts: Counts {
+            done: 0,
+            failed: 0,
+            skipped: 0,
+        },
+        resources: Vec::new(),
+        exit_code: crate::exit::FAILURE,
+    }
 }
 
 /// A summary for the pull request: what was applied, failed and skipped.

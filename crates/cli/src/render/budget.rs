@@ -3,7 +3,6 @@
 
 use monform_engine::RunBudget;
 use monform_engine::ops::OverBudget;
-use serde_json::{Value, json};
 
 /// `1234567` as `1,234,567`.
 pub(super) fn thousands(n: u64) -> String {
@@ -30,13 +29,23 @@ pub fn line(budget: &RunBudget) -> String {
     )
 }
 
+/// The plan JSON's `runsPerMonth` object: the engine's figures, and the
+/// budget when monform.toml sets one.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct RunsPerMonth {
+    #[serde(flatten)]
+    pub budget: RunBudget,
+    /// `[budget] max-runs-per-month`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+}
+
 /// The plan JSON's `runsPerMonth` object.
-pub fn json(budget: &RunBudget, max: Option<u64>) -> Value {
-    let mut value = json!(budget);
-    if let Some(max) = max {
-        value["max"] = json!(max);
+pub fn json(budget: &RunBudget, max: Option<u64>) -> RunsPerMonth {
+    RunsPerMonth {
+        budget: budget.clone(),
+        max,
     }
-    value
 }
 
 /// Why a plan over the run budget fails.

@@ -67,14 +67,10 @@ pub fn human(checks: &[Effective]) -> String {
 }
 
 /// The JSON plan's changes gain `effective`: the whole check as it runs.
-pub fn into_json(json: &mut Value, checks: &[Effective]) {
-    let Some(changes) = json["changes"].as_array_mut() else {
-        return;
-    };
-    for change in changes {
-        let address = change["address"].as_str().unwrap_or_default().to_owned();
-        if let Some(check) = checks.iter().find(|c| c.address.to_string() == address) {
-            change["effective"] = check.effective.clone();
+pub fn into_json(json: &mut super::plan::PlanJson, checks: &[Effective]) {
+    for change in &mut json.changes {
+        if let Some(check) = checks.iter().find(|c| c.address.to_string() == change.address) {
+            change.effective = Some(check.effective.clone());
         }
     }
 }

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use monform_config::source::{FileId, Sources, Span};
 use monform_config::{Diagnostic, Severity};
-use serde_json::{Value, json};
 
 /// One thing to write: a diagnostic in full, or the summary of its rule.
 pub type Item<'d> = monform_config::diagnostic::summary::Item<'d, Diagnostic>;
@@ -49,14 +48,6 @@ pub fn plural(count: usize, noun: &str) -> String {
     }
 }
 
-pub fn severity_name(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    }
-}
-
 /// Line and column of spans, from each file's line starts computed once:
 /// `SourceFile::line_col` scans from the file's start, which at 100,000
 /// diagnostics would cost more than the load.
@@ -82,27 +73,68 @@ impl Locator {
     }
 }
 
+/// How much a diagnostic matters, in `--format json`.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SeverityJson {
+    /// Makes the command fail.
+    Error,
+    Warning,
+    /// Something monform cannot check, said once.
+    Note,
+}
+
+/// One diagnostic as an object (`validate`, `policy test` and the plan's
+/// policy findings in `--format json`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DiagnosticJson {
+    /// Stable identifier, e.g. `monform::unknown-field` (`monform docs` lists them).
+    pub code: String,
+    pub severity: SeverityJson,
+    pub message: String,
+    /// The file, relative to the project folder; null when the diagnostic has no place.
+    pub file: Option<String>,
+    /// 1-based.
+    pub line: Option<usize>,
+    /// 1-based, in characters.
+    pub column: Option<usize>,
+    /// What the place is, when said.
+    pub label: Option<String>,
+    /// The fix, when one is known.
+    pub help: Option<String>,
+    /// Other places involved, e.g. the first definition of a duplicate.
+    pub related: Vec<DiagnosticJson>,
+}
+
 /// One diagnostic as an object: code, severity, message, where (file, line,
 /// column, label), help and the other places involved.
-pub fn to_json(diagnostic: &Diagnostic, sources: &Sources, locator: &mut Locator) -> Value {
+pub fn to_json(diagnostic: &Diagnostic, sources: &Sources, locator: &mut Locator) -> DiagnosticJson {
     let (file, line, column) = match diagnostic.span {
         Some(span) => {
             let (file, line, column) = locator.locate(sources, span);
-            (json!(file), json!(line), json!(column))
+            (Some(file), Some(line), Some(column))
         }
-        None => (Value::Null, Value::Null, Value::Null),
+        None => (None, None, None),
     };
-    json!({
-        "code": diagnostic.code,
-        "severity": severity_name(diagnostic.severity),
-        "message": diagnostic.message,
-        "file": file,
-        "line": line,
-        "column": column,
-        "label": (!diagnostic.label.is_empty()).then_some(&diagnostic.label),
-        "help": diagnostic.help,
-        "related": diagnostic.related.iter().map(|r| to_json(r, sources, locator)).collect::<Vec<_>>(),
-    })
+    DiagnosticJson {
+        code: diagnostic.code.to_owned(),
+        severity: match diagnostic.severity {
+            Severity::Error => SeverityJson::Error,
+            Severity::Warning => SeverityJson::Warning,
+            Severity::Note => SeverityJson::Note,
+        },
+        message: diagnostic.message.clone(),
+        file,
+        line,
+        column,
+        label: (!diagnostic.label.is_empty()).then(|| diagnostic.label.clone()),
+        help: diagnostic.help.clone(),
+        related: diagnostic
+            .related
+            .iter()
+            .map(|r| to_json(r, sources, locator))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use monform_engine::{Change, FieldChange, Plan, Whose};
 use monform_model::sensitive::holds_mask;
 use monform_model::{Address, Kind};
-use serde_json::{Value, json};
+use serde_json::Value;
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 /// What happened to one item of a list.
@@ -183,35 +183,100 @@ fn whose(owner: &Whose) -> String {
     }
 }
 
+/// One item of a list field in the plan's JSON.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemJson {
+    pub change: ItemChange,
+    /// The item before (removed, changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    /// The item after (added, changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+    /// A removed reference to an object no object of the project is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_id: Option<UnknownId>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemChange {
+    Added,
+    Removed,
+    Changed,
+}
+
+/// A remote id in a list of references that no object of the project has.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct UnknownId {
+    /// The section of the kind referenced (`alertChannels`...).
+    pub kind: &'static str,
+    pub id: String,
+    /// Its name (null when it has none), when the account has the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<Option<String>>,
+    /// Whose it is, when the account has the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+}
+
+/// Whose an object of the account is.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Owner {
+    /// Another monform project's.
+    Project { project: String },
+    /// `nobody` (made by hand) or `unknown`.
+    Other(OwnerName),
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OwnerName {
+    Nobody,
+    Unknown,
+}
+
 /// The item-level detail of a list field for the plan's JSON, or `None`
 /// when the field is not a list on both sides.
-pub fn json_items(plan: &Plan, change: &Change, field: &FieldChange) -> Option<Value> {
+pub fn json_items(plan: &Plan, change: &Change, field: &FieldChange) -> Option<Vec<ItemJson>> {
     let (b, a) = both_lists(field.before.as_ref(), field.after.as_ref())?;
     let target = reference_target(change.address.kind, &field.path);
     let (items, _) = items(b, a);
+    let item = |change, before: Option<&Value>, after: Option<&Value>| ItemJson {
+        change,
+        before: before.cloned(),
+        after: after.cloned(),
+        unknown_id: None,
+    };
     Some(
         items
             .into_iter()
-            .map(|item| match item {
-                Item::Added(v) => json!({"change": "added", "after": v}),
+            .map(|entry| match entry {
+                Item::Added(v) => item(ItemChange::Added, None, Some(v)),
                 Item::Removed(v) => {
-                    let mut entry = json!({"change": "removed", "before": v});
+                    let mut entry = item(ItemChange::Removed, Some(v), None);
                     if let (Some(kind), Some(id)) = (target, v.as_str())
                         && unknown_reference(plan, target, v).is_some()
                     {
-                        entry["unknownId"] = json!({"kind": kind.section(), "id": id});
-                        if let Some(foreign) = plan.foreign.get(&(kind, id.to_owned())) {
-                            entry["unknownId"]["label"] = json!(foreign.label);
-                            entry["unknownId"]["owner"] = match &foreign.owner {
-                                Whose::Project(project) => json!({"project": project}),
-                                Whose::Nobody => json!("nobody"),
-                                Whose::Unknown => json!("unknown"),
-                            };
-                        }
+                        let foreign = plan.foreign.get(&(kind, id.to_owned()));
+                        entry.unknown_id = Some(UnknownId {
+                            kind: kind.section(),
+                            id: id.to_owned(),
+                            label: foreign.map(|f| f.label.clone()),
+                            owner: foreign.map(|f| match &f.owner {
+                                Whose::Project(project) => Owner::Project {
+                                    project: project.clone(),
+                                },
+                                Whose::Nobody => Owner::Other(OwnerName::Nobody),
+                                Whose::Unknown => Owner::Other(OwnerName::Unknown),
+                            }),
+                        });
                     }
                     entry
                 }
-                Item::Changed(old, new) => json!({"change": "changed", "before": old, "after": new}),
+                Item::Changed(old, new) => item(ItemChange::Changed, Some(old), Some(new)),
             })
             .collect(),
     )
@@ -284,6 +349,7 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn an_edited_object_is_one_changed_item_and_the_rest_are_counted_same() {

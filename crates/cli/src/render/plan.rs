@@ -11,7 +11,7 @@ use similar::TextDiff;
 
 mod json;
 mod markdown;
-pub use json::json;
+pub use json::{PlanJson, json};
 pub use markdown::{markdown, markdown_in};
 
 /// One line of a change's body.

@@ -4,7 +4,7 @@
 use monform_config::diagnostic::summary::{self, Item};
 use monform_config::{Diagnostic, Loaded};
 use monform_engine::ops::PolicyOutcome;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::repo_paths::RepoPaths;
 
@@ -15,18 +15,29 @@ pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> 
     found
 }
 
+/// The policies' part of a plan's JSON (`policy`), kept in a saved plan.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct PolicyJson {
+    /// The rules overridden for this run (`--policy-override`), as given.
+    pub overrides: Vec<String>,
+    /// Apply must not start (a `deny` not overridden, or a policy that failed).
+    pub blocks: bool,
+    /// Every finding and evaluation error, at its file:line.
+    pub findings: Vec<super::findings::DiagnosticJson>,
+}
+
 /// The policies' part of a plan's JSON: findings, errors and overrides.
 pub fn json(outcome: &PolicyOutcome, loaded: &Loaded) -> Value {
     let mut locator = super::findings::Locator::default();
-    let findings: Vec<Value> = diagnostics(outcome, loaded)
-        .iter()
-        .map(|d| super::findings::to_json(d, &loaded.sources, &mut locator))
-        .collect();
-    json!({
-        "overrides": outcome.overrides,
-        "blocks": outcome.blocks(),
-        "findings": findings,
-    })
+    let policy = PolicyJson {
+        overrides: outcome.overrides.clone(),
+        blocks: outcome.blocks(),
+        findings: diagnostics(outcome, loaded)
+            .iter()
+            .map(|d| super::findings::to_json(d, &loaded.sources, &mut locator))
+            .collect(),
+    };
+    serde_json::to_value(policy).unwrap_or_default()
 }
 
 /// The policies' part of a plan in Markdown: overrides first (a reviewer
@@ -163,6 +174,7 @@ fn parts<'a>(policy: &'a Value, paths: &RepoPaths) -> (Vec<&'a str>, Vec<Shown<'
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn past_three_of_a_rule_the_lists_count_the_rest() {

@@ -7,7 +7,6 @@ use monform_engine::{DISCARD_RANGE as RANGE, Discard, Discarded};
 use super::budget::thousands;
 use monform_engine::{Plan, SuggestedMove};
 use monform_model::{Address, Kind};
-use serde_json::{Value, json};
 
 /// A quoted address: `checks.api[auth]` unquoted is a YAML list, so the
 /// entry would not paste (issue 27 item 2).
@@ -169,40 +168,91 @@ pub fn markdown_discards(plan: &Plan) -> String {
     out
 }
 
+/// What a plan's deletes of checks discard: their results of the range.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscardedJson {
+    /// The report's range (`last30Days`).
+    pub range: &'static str,
+    /// Whether the report could be read (else `error` says why).
+    pub known: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Per deleted check, when `known`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<DiscardJson>>,
+}
+
+/// One deleted check's results.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscardJson {
+    pub address: String,
+    pub has_results: bool,
+    /// About how many results (an estimate; 0 without results).
+    pub estimated_results: u64,
+    pub success_ratio: Option<f64>,
+    /// Milliseconds.
+    pub avg: Option<f64>,
+    /// Milliseconds.
+    pub p95: Option<f64>,
+}
+
 /// `discardedResults` of the plan's JSON: `None` when it deletes no check.
-pub fn json_discards(plan: &Plan) -> Option<Value> {
+pub fn json_discards(plan: &Plan) -> Option<DiscardedJson> {
     match &plan.discarded {
         Discarded::Nothing => None,
-        Discarded::Unknown(error) => Some(json!({"range": RANGE, "known": false, "error": error})),
+        Discarded::Unknown(error) => Some(DiscardedJson {
+            range: RANGE,
+            known: false,
+            error: Some(error.clone()),
+            checks: None,
+        }),
         Discarded::Known(lines) => {
-            let checks: Vec<Value> = lines
+            let checks = lines
                 .iter()
                 .map(
                     |Discard {
                          address,
                          report,
                          estimated,
-                     }| {
-                        json!({
-                            "address": address.to_string(),
-                            "hasResults": report.is_some(),
-                            "estimatedResults": estimated,
-                            "successRatio": report.as_ref().and_then(|e| e.success_ratio),
-                            "avg": report.as_ref().and_then(|e| e.avg),
-                            "p95": report.as_ref().and_then(|e| e.p95),
-                        })
+                     }| DiscardJson {
+                        address: address.to_string(),
+                        has_results: report.is_some(),
+                        estimated_results: *estimated,
+                        success_ratio: report.as_ref().and_then(|e| e.success_ratio),
+                        avg: report.as_ref().and_then(|e| e.avg),
+                        p95: report.as_ref().and_then(|e| e.p95),
                     },
                 )
                 .collect();
-            Some(json!({"range": RANGE, "known": true, "checks": checks}))
+            Some(DiscardedJson {
+                range: RANGE,
+                known: true,
+                error: None,
+                checks: Some(checks),
+            })
         }
     }
 }
 
+/// A rename the plan suggests.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct MoveJson {
+    pub from: String,
+    pub to: String,
+    /// Why the two look like one object.
+    pub reason: String,
+}
+
 /// `suggestedMoves` of the plan's JSON.
-pub fn json(plan: &Plan) -> Value {
+pub fn json(plan: &Plan) -> Vec<MoveJson> {
     plan.suggested_moves
         .iter()
-        .map(|s| json!({"from": s.from.to_string(), "to": s.to.to_string(), "reason": s.reason}))
+        .map(|s| MoveJson {
+            from: s.from.to_string(),
+            to: s.to.to_string(),
+            reason: s.reason.clone(),
+        })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use monform_engine::ops::{CheckStatus, LastRun};
 use monform_model::RunStatus;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// How a check stands by its last status, worst first: the order of the
 /// table (failing checks first, whatever their address).
@@ -48,22 +48,51 @@ pub fn sort(checks: &mut [CheckStatus]) {
 /// One check as `--format json` and the HTML report's template show it:
 /// success ratio a fraction 0..1, times in milliseconds; each `null` when
 /// the check had no run in the range (or the report does not list it).
-pub fn json_value(check: &CheckStatus) -> Value {
-    json!({
-        "address": check.address.to_string(),
-        "name": check.name,
-        "checkType": check.check_type.map_or("", |t| t.as_str()),
-        "successRatio": check.success_ratio,
-        "p95": check.p95,
-        "p99": check.p99,
-        "avg": check.avg,
-        "lastStatus": check.last_status.map(LastRun::as_str),
-    })
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StatusRow")]
+pub struct Row {
+    /// `checks.NAME`.
+    pub address: String,
+    /// The report's name, else the files'.
+    pub name: String,
+    /// `API`, `BROWSER`...; empty when the report does not list the check.
+    pub check_type: &'static str,
+    /// A fraction, 0..1.
+    pub success_ratio: Option<f64>,
+    /// Milliseconds.
+    pub p95: Option<f64>,
+    /// Milliseconds.
+    pub p99: Option<f64>,
+    /// Milliseconds.
+    pub avg: Option<f64>,
+    /// The latest run's status (`PASSED`, `DEGRADED`, `FAILED`...), `MISSING` when the
+    /// check was deleted outside monform; null without a recent run.
+    pub last_status: Option<&'static str>,
 }
 
-/// `--format json`: every check, as `json_value`.
+/// `check` as its `--format json` row.
+pub fn row(check: &CheckStatus) -> Row {
+    Row {
+        address: check.address.to_string(),
+        name: check.name.clone(),
+        check_type: check.check_type.map_or("", |t| t.as_str()),
+        success_ratio: check.success_ratio,
+        p95: check.p95,
+        p99: check.p99,
+        avg: check.avg,
+        last_status: check.last_status.map(LastRun::as_str),
+    }
+}
+
+/// [`row`] as a JSON value, for the HTML report's template.
+pub fn json_value(check: &CheckStatus) -> Value {
+    serde_json::to_value(row(check)).unwrap_or_default()
+}
+
+/// `--format json`: every check, as [`row`].
 pub fn json_text(checks: &[CheckStatus]) -> String {
-    serde_json::to_string_pretty(&checks.iter().map(json_value).collect::<Vec<_>>()).unwrap_or_default()
+    serde_json::to_string_pretty(&checks.iter().map(row).collect::<Vec<_>>()).unwrap_or_default()
 }
 
 /// `3 checks: 1 failing, 1 degraded, 1 passing` (and how many have no

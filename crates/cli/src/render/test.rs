@@ -256,17 +256,97 @@ pub fn artifact_kind(path: &str) -> &'static str {
     }
 }
 
+/// `test --local --format json`: every run, and how many passed.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "TestReport")]
+pub struct Report {
+    pub runs: Vec<RunJson>,
+    pub summary: SummaryJson,
+}
+
+/// One check's run in one location.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunJson {
+    /// The check's address (its remote id when the state does not know it).
+    pub address: String,
+    pub name: String,
+    pub location: String,
+    /// `PASSED`, `DEGRADED`, `FAILED`, `TIMED_OUT`...
+    pub status: &'static str,
+    /// Milliseconds.
+    pub response_time: Option<f64>,
+    /// Why a failed run failed.
+    pub error: Option<String>,
+    /// Files a failed browser run left (`--artifacts DIR`): screenshot, Playwright trace.
+    pub artifacts: Vec<String>,
+    /// A Playwright project's run: each of its tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<Vec<SuiteTest>>,
+}
+
+/// One test of a Playwright project's run.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteTest {
+    /// Its `describe` titles and its own, joined by ` › `.
+    pub name: Option<String>,
+    /// The Playwright project it ran in.
+    pub project: Option<String>,
+    pub status: SuiteStatus,
+    pub duration_ms: Option<serde_json::Number>,
+    /// The spec file, relative to the Playwright project.
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    /// A failed test's error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `file:line` where a failed test failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<String>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteStatus {
+    Passed,
+    Failed,
+}
+
+/// How many runs passed, were degraded, failed; and how long it all took.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryJson {
+    pub passed: usize,
+    pub degraded: usize,
+    pub failed: usize,
+    pub elapsed_ms: Option<f64>,
+}
+
 /// The runs as JSON: `{runs: [...], summary: {...}}`.
-pub fn json(lines: &[TestRun], elapsed_ms: Option<f64>) -> serde_json::Value {
+pub fn json(lines: &[TestRun], elapsed_ms: Option<f64>) -> Report {
     let summary = Summary::of(lines);
-    serde_json::json!({
-        "runs": lines.iter().map(|l| serde_json::json!({
-            "address": l.address, "name": l.name, "location": l.location,
-            "status": l.status.as_str(), "responseTime": l.response_time, "error": l.error,
-            "artifacts": l.artifacts,
-        })).collect::<Vec<_>>(),
-        "summary": {"passed": summary.passed, "degraded": summary.degraded, "failed": summary.failed, "elapsedMs": elapsed_ms},
-    })
+    Report {
+        runs: lines
+            .iter()
+            .map(|l| RunJson {
+                address: l.address.clone(),
+                name: l.name.clone(),
+                location: l.location.clone(),
+                status: l.status.as_str(),
+                response_time: l.response_time,
+                error: l.error.clone(),
+                artifacts: l.artifacts.clone(),
+                tests: None,
+            })
+            .collect(),
+        summary: SummaryJson {
+            passed: summary.passed,
+            degraded: summary.degraded,
+            failed: summary.failed,
+            elapsed_ms,
+        },
+    }
 }
 
 /// A failed run's address, location and error, as `test --local` prints them.

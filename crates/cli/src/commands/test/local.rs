@@ -27,7 +27,7 @@ use crate::commands::context::{self, Stop, block_on, write_atomically};
 use crate::render::Output;
 use crate::render::repo_paths::RepoPaths;
 use crate::render::run_detail::{detail, failing_line};
-use crate::render::test::{Summary, human, json as json_report, junit, markdown, places};
+use crate::render::test::{SuiteStatus, SuiteTest, Summary, human, json as json_report, junit, markdown, places};
 
 /// The variables of monform's own environment that `[project] pass-env`
 /// gives the scripts, with their values (unset ones are left out). The
@@ -176,12 +176,8 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
         Format::Json => {
             let mut report = json_report(&lines, elapsed);
             // A Playwright project's run: each of its tests a result of its own.
-            if let Some(runs) = report["runs"].as_array_mut() {
-                for (run, r) in runs.iter_mut().zip(&ran) {
-                    if let Some(tests) = suite_tests(&r.outcome.details["tests"]) {
-                        run["tests"] = tests;
-                    }
-                }
+            for (run, r) in report.runs.iter_mut().zip(&ran) {
+                run.tests = suite_tests(&r.outcome.details["tests"]);
             }
             crate::render::print_json(&report)
         }
@@ -202,28 +198,35 @@ pub fn run(dir: &Path, args: TestArgs, output: &Output) -> ExitCode {
 /// The tests of a Playwright project's run as `--format json` lists them:
 /// name (its `describe` titles, `›`), project, status, duration, the spec's
 /// file and line, and a failed one's error and the `file:line` it failed at.
-fn suite_tests(tests: &serde_json::Value) -> Option<serde_json::Value> {
+fn suite_tests(tests: &serde_json::Value) -> Option<Vec<SuiteTest>> {
     let tests = tests.as_array()?;
-    Some(serde_json::Value::Array(
+    let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);
+    Some(
         tests
             .iter()
             .map(|test| {
                 let passed = test["passed"] == true;
-                let mut entry = serde_json::json!({
-                    "name": test["name"], "project": test["project"],
-                    "status": if passed { "passed" } else { "failed" },
-                    "durationMs": test["ms"], "file": test["file"], "line": test["line"],
-                });
-                if !passed {
-                    entry["error"] = test["error"].clone();
-                    if let (Some(file), Some(line)) = (test["at"]["file"].as_str(), test["at"]["line"].as_u64()) {
-                        entry["failedAt"] = serde_json::json!(format!("{file}:{line}"));
-                    }
+                let failed_at = match (test["at"]["file"].as_str(), test["at"]["line"].as_u64()) {
+                    (Some(file), Some(line)) if !passed => Some(format!("{file}:{line}")),
+                    _ => None,
+                };
+                SuiteTest {
+                    name: text(&test["name"]),
+                    project: text(&test["project"]),
+                    status: if passed {
+                        SuiteStatus::Passed
+                    } else {
+                        SuiteStatus::Failed
+                    },
+                    duration_ms: test["ms"].as_number().cloned(),
+                    file: text(&test["file"]),
+                    line: test["line"].as_u64(),
+                    error: text(&test["error"]).filter(|_| !passed),
+                    failed_at,
                 }
-                entry
             })
             .collect(),
-    ))
+    )
 }
 
 /// Removes the folder of files an attempt left (one that was retried).

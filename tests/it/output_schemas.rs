@@ -1,0 +1,315 @@
+//! Issue 51 item 4: every command readable by a program. Each command
+//! `monform schema --output` lists is run for real against the emulator,
+//! and its `--format json` validated against the schema it publishes (a
+//! schema that drifts from the output fails here); a listed command this
+//! test does not run fails it too. The exit codes of a few real runs are
+//! the ones the generated exit-code table (docs/src/reference/output.md)
+//! declares.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Output;
+
+use crate::common;
+
+use common::*;
+use serde_json::Value;
+
+const SECRET: &str = "s3cret-for-output-schemas";
+
+/// A URL check with a list field (assertions: the plan's items), a secret
+/// variable, and a policy whose `warn` finds the unrouted check.
+fn project(target: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"schemas\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("monitors.yaml"),
+        format!(
+            "checks:
+  home:
+    checkType: API
+    name: Home
+    frequency: 10
+    locations: [eu-west-1]
+    request:
+      method: GET
+      url: {target}/ok
+      assertions:
+        - {{ source: STATUS_CODE, comparison: EQUALS, target: \"200\" }}
+variables:
+  API_TOKEN: {{ value: \"${{env:API_TOKEN}}\", secret: true }}
+privateLocations:
+  office: {{ name: Office, slugName: office }}
+"
+        ),
+    )
+    .unwrap();
+    let policies = dir.path().join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    for name in ["unrouted_checks.rego", "unrouted_checks_test.rego"] {
+        std::fs::copy(repo_root().join("examples/policies").join(name), policies.join(name)).unwrap();
+    }
+    dir
+}
+
+/// The commands with a published output, as `monform schema --output` lists them.
+fn published() -> BTreeSet<String> {
+    let output = monform().args(["schema", "--output"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output)
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+fn validator(command: &str) -> jsonschema::Validator {
+    let output = monform().args(["schema", "--output", command]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut schema: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        schema["title"].as_str().is_some_and(|t| t.starts_with("monform ")),
+        "{schema}"
+    );
+    closed(&mut schema);
+    jsonschema::draft7::new(&schema).unwrap_or_else(|e| panic!("{command}'s schema: {e}"))
+}
+
+/// `schema` with every object's fields closed (`additionalProperties:
+/// false` where it says nothing): a field the output gains and the schema
+/// lacks fails too. The published schema stays open, so that a new field
+/// breaks no reader.
+fn closed(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(closed);
+        }
+        Value::Array(items) => items.iter_mut().for_each(closed),
+        _ => {}
+    }
+}
+
+/// Every document `output` printed (one, or one per line) valid against
+/// `command`'s schema; returns them.
+fn valid(command: &str, lines: bool, output: &Output) -> Vec<Value> {
+    let text = stdout(output);
+    assert!(!text.contains(SECRET), "{command} printed the secret");
+    let documents: Vec<Value> = if lines {
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    } else {
+        vec![serde_json::from_str(&text).unwrap_or_else(|e| panic!("{command}: not JSON ({e}): {text}"))]
+    };
+    let validator = validator(command);
+    for document in &documents {
+        let errors: Vec<String> = validator
+            .iter_errors(document)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{command}'s output does not match its schema:\n{}\n{document:#}",
+            errors.join("\n")
+        );
+    }
+    documents
+}
+
+#[test]
+fn every_published_output_is_valid_against_its_schema() {
+    let emulator = Emulator::start();
+    let target = fail_target();
+    let dir = project(&target);
+    let path = dir.path();
+    let run = |args: &[&str]| {
+        emulator
+            .monform(path)
+            .args(args)
+            .env("API_TOKEN", SECRET)
+            .output()
+            .unwrap()
+    };
+    let mut covered = BTreeSet::new();
+    let mut check = |command: &str, lines: bool, output: &Output| {
+        covered.insert(command.to_owned());
+        valid(command, lines, output)
+    };
+
+    let found = check("validate", false, &run(&["validate", "--format", "json"]));
+    assert!(
+        found[0]["diagnostics"].as_array().is_some_and(|d| !d.is_empty()),
+        "{found:?}"
+    );
+    check("policy-test", false, &run(&["policy", "test", "--format", "json"]));
+
+    // An apply refused before it starts ends with a result line and its error.
+    let refused = check("apply", true, &run(&["apply", "missing.plan", "--format", "json"]));
+    assert!(refused.last().unwrap()["error"].is_string(), "{refused:?}");
+    let applied = check("apply", true, &run(&["apply", "--auto-approve", "--format", "json"]));
+    assert_eq!(applied.last().unwrap()["exitCode"], 0, "{applied:?}");
+
+    // A list changed item by item, with the policy's finding and the run budget.
+    edit(path, "monitors.yaml", "target: \"200\" }", "target: \"201\" }");
+    let planned = check(
+        "plan",
+        false,
+        &run(&["plan", "--format", "json", "--out", "saved.plan"]),
+    );
+    let change = &planned[0]["changes"][0];
+    assert!(change["fields"][0]["items"].is_array(), "{change:#}");
+    assert!(planned[0]["policy"]["findings"].is_array(), "{:#}", planned[0]);
+    check("show", false, &run(&["show", "saved.plan", "--format", "json"]));
+
+    edit(path, "monitors.yaml", "target: \"201\" }", "target: \"200\" }");
+    check("test", false, &run(&["test", "--local", "--format", "json"]));
+    check("status", false, &run(&["status", "--format", "json"]));
+    let created = run(&["location-keys", "create", "privateLocations.office"]);
+    assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
+    let keys = check(
+        "location-keys-list",
+        false,
+        &run(&["location-keys", "list", "privateLocations.office", "--format", "json"]),
+    );
+    assert!(keys[0]["keys"].as_array().is_some_and(|k| !k.is_empty()), "{keys:?}");
+    assert!(!stdout(&created).trim().is_empty() && !keys[0].to_string().contains(stdout(&created).trim()));
+    let destroyed = check(
+        "destroy",
+        true,
+        &run(&["destroy", "--auto-approve", "--format", "json"]),
+    );
+    assert_eq!(destroyed.last().unwrap()["exitCode"], 0, "{destroyed:?}");
+
+    let listed = published();
+    assert_eq!(
+        covered, listed,
+        "each command `monform schema --output` lists is run here, and only those"
+    );
+}
+
+#[test]
+fn the_schema_command_lists_the_commands_and_refuses_an_unknown_one() {
+    let listed = monform().args(["schema", "--output"]).output().unwrap();
+    assert_eq!(listed.status.code(), Some(0));
+    assert!(
+        stdout(&listed).contains("monform plan --format json"),
+        "{}",
+        stdout(&listed)
+    );
+    let unknown = monform().args(["schema", "--output", "nonsense"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("no published output for `nonsense`"),
+        "{}",
+        stderr(&unknown)
+    );
+    assert!(stderr(&unknown).contains("policy-test"), "{}", stderr(&unknown));
+    // Words as typed after `monform` work too.
+    let spaced = monform().args(["schema", "--output", "policy test"]).output().unwrap();
+    assert_eq!(spaced.status.code(), Some(0), "{}", stderr(&spaced));
+}
+
+/// The exit-code table of the generated reference page: command -> codes.
+fn exit_table() -> BTreeMap<String, BTreeSet<i32>> {
+    let out = tempfile::tempdir().unwrap();
+    let output = monform().args(["docs", "--out"]).arg(out.path()).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = std::fs::read_to_string(out.path().join("output.md")).unwrap();
+    let section = page.split("## Exit codes").nth(1).expect("an exit-code section");
+    let mut table: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+    let mut command = String::new();
+    for row in section.lines().filter(|l| l.starts_with('|')).skip(2) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        if !cells[0].is_empty() {
+            command = cells[0].trim_matches('`').to_owned();
+        }
+        if let Ok(code) = cells[1].parse() {
+            table.entry(command.clone()).or_default().insert(code);
+        }
+    }
+    table
+}
+
+fn assert_declared(table: &BTreeMap<String, BTreeSet<i32>>, command: &str, output: &Output) {
+    let code = output.status.code().expect("an exit code");
+    assert!(
+        table.get(command).is_some_and(|codes| codes.contains(&code)),
+        "`{command}` exited {code}, which the table does not declare: {:?}\n{}",
+        table.get(command),
+        stderr(output)
+    );
+}
+
+#[test]
+fn real_exit_codes_are_the_ones_the_table_declares() {
+    let table = exit_table();
+    for command in [
+        "validate",
+        "plan",
+        "apply",
+        "codify",
+        "test",
+        "status",
+        "gate",
+        "any command",
+    ] {
+        assert!(table.contains_key(command), "no row for {command}: {table:?}");
+    }
+    let emulator = Emulator::start();
+    let target = fail_target();
+    let dir = project(&target);
+    let path = dir.path();
+    let run = |args: &[&str]| {
+        emulator
+            .monform(path)
+            .args(args)
+            .env("API_TOKEN", SECRET)
+            .output()
+            .unwrap()
+    };
+
+    // Changes to make: 2 with --detailed-exitcode.
+    let plan = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
+    assert_declared(&table, "plan", &plan);
+    let apply = run(&["apply", "--auto-approve"]);
+    assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
+    assert_declared(&table, "apply", &apply);
+    let stale = run(&["apply", "missing.plan"]);
+    assert_eq!(stale.status.code(), Some(1));
+    assert_declared(&table, "apply", &stale);
+
+    // A broken file: 1.
+    edit(path, "monitors.yaml", "frequency: 10", "frequency: often");
+    let broken = run(&["validate"]);
+    assert_eq!(broken.status.code(), Some(1), "{}", stderr(&broken));
+    assert_declared(&table, "validate", &broken);
+
+    // A failing run: 1.
+    edit(path, "monitors.yaml", "frequency: often", "frequency: 10");
+    edit(path, "monitors.yaml", "/ok", "/fail");
+    let test = run(&["test", "--local"]);
+    assert_eq!(test.status.code(), Some(1), "{}", stderr(&test));
+    assert_declared(&table, "test", &test);
+
+    // Bad arguments: 2, whatever the command.
+    let usage = run(&["status", "--no-such-flag"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert_declared(&table, "any command", &usage);
+    let unknown = monform().args(["schema", "--output", "nonsense"]).output().unwrap();
+    assert_declared(&table, "any command", &unknown);
+    assert_declared(&table, "status", &run(&["status", "--out", "x.html"]));
+}
+
+#[test]
+fn a_schema_that_drifts_from_the_output_fails() {
+    // The validation above is not vacuous: a document missing a required
+    // field, or with a field of the wrong type, is refused.
+    let validator = validator("status");
+    let row = serde_json::json!([{"address": "checks.a", "name": "A", "checkType": "API", "successRatio": 1.0,
+        "p95": null, "p99": null, "avg": null, "lastStatus": "PASSED"}]);
+    assert!(validator.is_valid(&row), "{row}");
+    let drifted = serde_json::json!([{"address": "checks.a", "name": "A", "checkType": "API", "successRatio": "all",
+        "p95": null, "p99": null, "avg": null}]);
+    assert!(!validator.is_valid(&drifted));
+}
