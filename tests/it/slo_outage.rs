@@ -279,7 +279,17 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
         .replace("runParallel: true", "runParallel: false")
         .replace("https://shop.example.com", &target)
         .replace("https://hooks.example.com/oncall", &receiver.url);
+    // An EMAIL channel beside the webhook for shop-minutes: its alerts go
+    // through the emulator's mail delivery.
+    let checks = format!("{checks}  mail:\n    type: EMAIL\n    config:\n      address: shop-oncall@example.com\n");
     std::fs::write(dir.join("monitors/checks.yaml"), checks).unwrap();
+    let slos = std::fs::read_to_string(dir.join("monitors/slos.yaml")).unwrap();
+    assert!(slos.contains("    alerting: { channels: [oncall] }\n"), "{slos}");
+    let slos = slos.replace(
+        "    alerting: { channels: [oncall] }\n",
+        "    alerting: { channels: [oncall, mail] }\n",
+    );
+    std::fs::write(dir.join("monitors/slos.yaml"), slos).unwrap();
 
     let start = "2026-10-01T00:00:00Z";
     let (served, _) = serve(
@@ -460,6 +470,28 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
         "once per episode: {fired:#?}"
     );
     close(&fired[0]["burnRates"]["short"], 100.0);
+    // The EMAIL channel's message, once, in the emulator's mailbox.
+    let mail = || -> Vec<(String, String)> {
+        api.ok("GET", "/-/mailbox", None)
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["source"] == "api")
+            .map(|m| {
+                assert_eq!(m["to"], "shop-oncall@example.com", "{m}");
+                let text = m["text"].as_str().unwrap();
+                assert!(text.contains("\"type\": \"slo-burn-rate\""), "{text}");
+                (m["subject"].as_str().unwrap().to_owned(), text.lines().next().unwrap().to_owned())
+            })
+            .collect()
+    };
+    let fired_mail = mail();
+    assert_eq!(fired_mail.len(), 1, "once per episode: {fired_mail:#?}");
+    assert_eq!(
+        fired_mail[0].0,
+        "[firing] slos.shop-minutes (Shop minutes): burn-rate alert 14.4x 1h/5m"
+    );
+    assert!(fired_mail[0].1.contains("is burning its error budget"), "{fired_mail:?}");
 
     // 1h10m after the outage: the 5m windows are clean again.
     let after = "2026-10-07T13:40:00Z";
@@ -484,6 +516,12 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
             ("slos.checkout-availability".to_owned(), "resolved".to_owned()),
             ("slos.shop-minutes".to_owned(), "resolved".to_owned()),
         ]
+    );
+    let resolved_mail = mail();
+    assert_eq!(resolved_mail.len(), 2, "once per episode: {resolved_mail:#?}");
+    assert_eq!(
+        resolved_mail[1].0,
+        "[resolved] slos.shop-minutes (Shop minutes): burn-rate alert 14.4x 1h/5m"
     );
     let gate = run(
         &[

@@ -39,6 +39,7 @@ mod policy_ops;
 mod refusal;
 mod slo_cache;
 mod slo_ops;
+mod slo_runs;
 mod state_ops;
 mod status_ops;
 mod test_ops;
@@ -78,6 +79,7 @@ pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
 pub use slo_cache::{FastBurn, SLO_CACHE, SloVerdict, read_slo_cache, write_slo_cache};
+pub use slo_runs::SLO_RUNS_CACHE;
 pub use slo_ops::{
     MemberRunCost, SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloRunCost, SloSchedule, SloStatusRequest, objective_of,
     pairs_of, run_of, slo_addresses, slo_run_costs, slo_status, window_text,

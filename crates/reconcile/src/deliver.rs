@@ -1,7 +1,11 @@
 //! Sending reports to the project's own alert channels named by
 //! `[reconcile] notify`: WEBHOOK channels get the JSON body of `report.rs`
 //! (with the channel's method, headers and query parameters), SLACK
-//! channels a `{"text"}` message at their incoming-webhook URL.
+//! channels a `{"text"}` message at their incoming-webhook URL. SLO
+//! burn-rate alerts may also go to EMAIL channels: a message for the
+//! channel's address through the service's mail delivery (the emulator's
+//! `POST /-/mailbox`, [`send_email`]); a service without one answers 404,
+//! said as such.
 
 use std::time::Duration;
 
@@ -17,6 +21,7 @@ pub use reqwest::Client as HttpClient;
 pub struct Channel {
     pub id: String,
     pub kind: ChannelKind,
+    /// The webhook's URL; for EMAIL, the recipient's address.
     pub url: String,
     pub method: String,
     pub headers: Vec<(String, String)>,
@@ -27,17 +32,19 @@ pub struct Channel {
 pub enum ChannelKind {
     Webhook,
     Slack,
+    Email,
 }
 
 /// The channels `[reconcile] notify` names, or why one cannot be used.
 pub fn channels(desired: &Desired, settings: &Reconcile) -> Result<Vec<Channel>, String> {
     let ids: Vec<String> = settings.notify.iter().map(|(id, _)| id.clone()).collect();
-    channels_named(desired, &ids, "[reconcile] notify")
+    channels_named(desired, &ids, "[reconcile] notify", false)
 }
 
 /// The alert channels of the files `ids` names (`source` says who names
-/// them, for the errors), or why one cannot be used.
-pub fn channels_named(desired: &Desired, ids: &[String], source: &str) -> Result<Vec<Channel>, String> {
+/// them, for the errors; `email`: whether EMAIL channels are taken), or
+/// why one cannot be used.
+pub fn channels_named(desired: &Desired, ids: &[String], source: &str, email: bool) -> Result<Vec<Channel>, String> {
     let mut found = Vec::new();
     for id in ids {
         let address = Address::new(Kind::AlertChannel, id.clone());
@@ -74,10 +81,19 @@ pub fn channels_named(desired: &Desired, ids: &[String], source: &str) -> Result
                 headers: Vec::new(),
                 query: Vec::new(),
             },
+            Some("EMAIL") if email => Channel {
+                id: id.clone(),
+                kind: ChannelKind::Email,
+                url: config["address"].as_str().unwrap_or_default().to_owned(),
+                method: "POST".to_owned(),
+                headers: Vec::new(),
+                query: Vec::new(),
+            },
             other => {
                 return Err(format!(
-                    "{source} names `{id}`, a {} channel: the reconciler's reports go to WEBHOOK and SLACK channels",
-                    other.unwrap_or("?")
+                    "{source} names `{id}`, a {} channel: the reconciler's reports go to WEBHOOK and SLACK channels{}",
+                    other.unwrap_or("?"),
+                    if email { " (and EMAIL)" } else { "" }
                 ));
             }
         };
@@ -108,6 +124,31 @@ pub async fn send(http: &reqwest::Client, channel: &Channel, body: &Value) -> Re
             channel.id,
             describe(&error)
         )),
+    }
+}
+
+/// Sends an email for `channel` (EMAIL) through the service's mail
+/// delivery (`POST /-/mailbox`, the emulator's). The error names the
+/// channel and what the service said.
+pub async fn send_email(
+    client: &monform_api::Client,
+    channel: &Channel,
+    channel_remote_id: Option<&str>,
+    subject: &str,
+    text: &str,
+) -> Result<(), String> {
+    let mut body = serde_json::json!({ "to": channel.url, "subject": subject, "text": text });
+    if let Some(id) = channel_remote_id {
+        body["alertChannelId"] = Value::String(id.to_owned());
+    }
+    match client.send(reqwest::Method::POST, "/-/mailbox", &[], Some(&body)).await {
+        Ok(_) => Ok(()),
+        Err(error) if error.status() == Some(404) => Err(format!(
+            "alert channel `{}` (EMAIL): the service has no mail delivery (POST /-/mailbox: 404); \
+             EMAIL burn-rate alerts are delivered by `monform serve`, use a WEBHOOK or SLACK channel otherwise",
+            channel.id
+        )),
+        Err(error) => Err(format!("alert channel `{}` (EMAIL): {error}", channel.id)),
     }
 }
 

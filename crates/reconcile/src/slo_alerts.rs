@@ -3,7 +3,8 @@
 //! status`, computed by `monform-slo`), kept for `monform gate` in the
 //! project's `.monform/slo-status.json` (`ops::write_slo_cache`, the one
 //! writer `slo status` uses too), and a notification goes to the
-//! SLO's `alerting.channels` (WEBHOOK and SLACK, as drift reports) when one
+//! SLO's `alerting.channels` (WEBHOOK and SLACK, as drift reports, and
+//! EMAIL) when one
 //! of its burn-rate pairs starts firing and when it stops: once per
 //! episode. Which pairs fire is remembered with the drift memory
 //! ([`Memory::slo_alerts`], in the same atomic write, before sending, as
@@ -14,8 +15,10 @@
 //! gate's cache only; a pair of an SLO whose figures cannot be
 //! read this interval (no data, the service unreachable) neither fires nor
 //! resolves: it stays as remembered. An SLO taken out of the files ends
-//! its episodes silently. EMAIL and other channel types are refused at
-//! load, as for drift reports: the reconciler sends only what it can.
+//! its episodes silently. EMAIL channels get an email through the
+//! service's mail delivery (`deliver::send_email`, the emulator's
+//! `POST /-/mailbox`); other channel types are refused when a notice is
+//! sent, as for drift reports: the reconciler sends only what it can.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,6 +52,8 @@ pub struct Notice {
     pub channels: Vec<String>,
     pub body: Value,
     pub slack: Value,
+    /// An EMAIL channel's message: subject and text.
+    pub email: (String, String),
 }
 
 /// The SLOs of the files with alert channels.
@@ -108,6 +113,7 @@ pub fn news(
                 channels: channels.clone(),
                 body: body(subject, report, pair, state),
                 slack: slack(report, pair, state),
+                email: email(subject, report, pair, state),
             });
         }
         if !firing.is_empty() {
@@ -185,9 +191,23 @@ pub fn slack(report: &SloReport, pair: &BurnRatePair, state: &str) -> Value {
     json!({ "text": text })
 }
 
+/// The email of a burn-rate notice: a subject line, and the Slack text
+/// followed by the webhook body's figures.
+pub fn email(subject: &Subject<'_>, report: &SloReport, pair: &BurnRatePair, state: &str) -> (String, String) {
+    let title = format!(
+        "[{state}] {} ({}): burn-rate alert {}",
+        report.address,
+        report.name,
+        pair_label(pair)
+    );
+    let line = slack(report, pair, state)["text"].as_str().unwrap_or_default().to_owned();
+    let figures = serde_json::to_string_pretty(&body(subject, report, pair, state)).unwrap_or_default();
+    (title, format!("{line}\n\n{figures}\n"))
+}
+
 /// The channels each SLO notifies, as `deliver` sends to them.
 pub fn channels_of(desired: &Desired, ids: &[String]) -> Result<Vec<deliver::Channel>, String> {
-    deliver::channels_named(desired, ids, "an SLO's alerting.channels")
+    deliver::channels_named(desired, ids, "an SLO's alerting.channels", true)
 }
 
 /// Reads every SLO's figures (`now_ms`: the evaluation time, `None` the
@@ -198,6 +218,7 @@ pub async fn read(
     desired: &Desired,
     state: &monform_engine::State,
     now_ms: Option<i64>,
+    dir: &std::path::Path,
 ) -> Option<Result<Vec<SloReport>, String>> {
     let addresses = ops::slo_addresses(desired);
     if addresses.is_empty() {
@@ -206,6 +227,8 @@ pub async fn read(
     let request = SloStatusRequest {
         addresses,
         now_ms,
+        // Settled results kept between intervals: each reads the last hours.
+        runs_cache: Some(dir.join(ops::SLO_RUNS_CACHE)),
         ..Default::default()
     };
     Some(

@@ -123,6 +123,7 @@ fn compute(
         let request = SloStatusRequest {
             addresses,
             now_ms: Some(now),
+            runs_cache: Some(dir.join(ops::SLO_RUNS_CACHE)),
             ..Default::default()
         };
         let reports = ops::slo_status(&connection.client, &loaded.desired, &state, &request).await;

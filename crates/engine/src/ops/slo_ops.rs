@@ -1,7 +1,8 @@
 //! `monform slo status` and `monform gate` (issue 50): each SLO's SLI,
 //! error budget left and burn rates from its member checks' FINAL results,
 //! read through the API client (paged by cursor, 6-hour windows as the
-//! listing's rule has it, paced like every read), computed by
+//! listing's rule has it, paced like every read; settled windows kept
+//! between evaluations, `slo_runs.rs`), computed by
 //! `monform-slo`. The reconciler and the MCP server call the same
 //! operation, so they cannot disagree with the CLI.
 //!
@@ -19,14 +20,13 @@ use monform_model::resources::slo::{SloBudgeting, SloCalendar, SloIndicator};
 use monform_model::{Address, Kind, Resource, RunStatus};
 use monform_slo::{Budgeting, BurnRatePair, Indicator, Objective, Run, Status, Window};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use super::slo_runs::{BLOCK_MS, CheckRuns, SETTLE_MS};
 use crate::state::State;
 
 /// Result pages in flight at once.
 const CONCURRENCY: usize = 8;
-/// The results listing's widest window (spec 4): 6 hours.
-const LISTING_WINDOW_MS: i64 = 6 * 3_600_000;
 /// Buckets of an SLO's sparkline over its window.
 pub const SLO_SPARK_BUCKETS: usize = 24;
 
@@ -54,6 +54,9 @@ pub struct SloStatusRequest {
     pub addresses: Vec<Address>,
     /// The evaluation time, UNIX milliseconds (`None`: now).
     pub now_ms: Option<i64>,
+    /// Where settled blocks of results are kept between evaluations (the
+    /// project's [`super::SLO_RUNS_CACHE`]); `None`: every block is read.
+    pub runs_cache: Option<std::path::PathBuf>,
     /// Also each SLO's [`SloReport::history`] (the status report's chart).
     pub history: bool,
 }
@@ -182,7 +185,7 @@ pub async fn slo_status(
         }
         planned.push((address, slo, objective, pairs, members));
     }
-    let runs = read_runs(client, state, &spans, now_ms).await?;
+    let runs = read_runs(client, state, &spans, now_ms, request.runs_cache.as_deref()).await?;
     let mut reports = Vec::with_capacity(planned.len());
     for (address, slo, objective, pairs, members) in planned {
         let mut all: Vec<Run> = Vec::new();
@@ -236,50 +239,80 @@ fn series(objective: &Objective, runs: &[Run], status: &Status) -> Vec<Option<f6
 }
 
 /// Every member's runs over its span, by address; members the state has
-/// no id for are left out.
+/// no id for are left out. Read in epoch-aligned blocks (`slo_runs.rs`):
+/// settled ones from `cache` when kept there, and kept once read.
 async fn read_runs(
     client: &Client,
     state: &State,
     spans: &BTreeMap<Address, i64>,
     now_ms: i64,
+    cache: Option<&std::path::Path>,
 ) -> Result<BTreeMap<Address, Vec<Run>>, SloRefusal> {
-    // (address, remote id, window start, window end): one listing each.
+    // Each member's kept blocks, its runs so far, and the listings to
+    // make: (address, remote id, from, to, the block to keep or None).
+    let mut kept: BTreeMap<Address, (String, CheckRuns)> = BTreeMap::new();
+    let mut runs: BTreeMap<Address, Vec<Run>> = BTreeMap::new();
     let mut windows = Vec::new();
-    let mut applied = BTreeSet::new();
     for (address, span) in spans {
         let Some(entry) = state.resources.get(&address.to_string()) else {
             continue;
         };
-        applied.insert(address.clone());
         let start = now_ms - span;
-        let mut to = now_ms;
-        while to > start {
-            let from = (to - LISTING_WINDOW_MS).max(start);
-            windows.push((address.clone(), entry.remote_id.clone(), from, to));
-            to = from;
+        let blocks = cache.map(|dir| CheckRuns::load(dir, &entry.remote_id));
+        let found = runs.entry(address.clone()).or_default();
+        let first = start.div_euclid(BLOCK_MS);
+        let last = (now_ms - 1).div_euclid(BLOCK_MS);
+        for block in first..=last {
+            let (from, to) = (block * BLOCK_MS, (block + 1) * BLOCK_MS);
+            let settled = blocks.is_some() && to <= now_ms - SETTLE_MS;
+            match blocks.as_ref().filter(|_| settled).and_then(|b| b.block(from)) {
+                Some(read) => found.extend(read),
+                // The whole block, to keep it.
+                None if settled => windows.push((address.clone(), entry.remote_id.clone(), from, to, Some(from))),
+                None => windows.push((
+                    address.clone(),
+                    entry.remote_id.clone(),
+                    from.max(start),
+                    to.min(now_ms),
+                    None,
+                )),
+            }
+        }
+        if let Some(blocks) = blocks {
+            kept.insert(address.clone(), (entry.remote_id.clone(), blocks));
         }
     }
-    let read: Vec<Result<(Address, Vec<Run>), SloRefusal>> = futures_util::stream::iter(windows)
-        .map(|(address, id, from, to)| async move {
+    let read: Vec<Result<(Address, Option<i64>, Vec<Run>), SloRefusal>> = futures_util::stream::iter(windows)
+        .map(|(address, id, from, to, keep)| async move {
             let runs = read_window(client, &id, from, to)
                 .await
                 .map_err(|error| SloRefusal::Results {
                     address: address.clone(),
                     error,
                 })?;
-            Ok((address, runs))
+            Ok((address, keep, runs))
         })
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let mut runs: BTreeMap<Address, Vec<Run>> = applied.into_iter().map(|a| (a, Vec::new())).collect();
     for result in read {
-        let (address, found) = result?;
+        let (address, keep, found) = result?;
+        if let (Some(start), Some((_, blocks))) = (keep, kept.get_mut(&address)) {
+            blocks.keep(start, &found);
+        }
         runs.entry(address).or_default().extend(found);
     }
-    // Windows share their bounds (the listing's `to` is inclusive): a run
-    // read twice counts once.
-    for list in runs.values_mut() {
+    if let Some(dir) = cache {
+        for (id, blocks) in kept.into_values() {
+            // Best effort: a block not kept is read again next time.
+            let _ = blocks.save(dir, &id, now_ms);
+        }
+    }
+    // Only the span (a block reaches before it), each run once (the
+    // listing's `to` is inclusive: adjacent windows share a bound).
+    for (address, list) in runs.iter_mut() {
+        let start = now_ms - spans.get(address).copied().unwrap_or(0);
+        list.retain(|run| start <= run.at_ms && run.at_ms < now_ms);
         list.sort_by(|a, b| (a.at_ms, &a.location).cmp(&(b.at_ms, &b.location)));
         list.dedup();
     }
