@@ -273,6 +273,70 @@ fn none_plans_from_the_state_alone_without_a_service() {
 }
 
 /// The parse cache's entries.
+/// A replace whose old object's delete the service never confirmed
+/// leaves it in the state as `retired` (a lost DELETE: the engine's
+/// `zero_diff::lost_writes` makes one). `--refresh=changed` reads it by
+/// its id and plans its delete, as a full plan does; it read only the
+/// addresses' own objects, so only the next full plan deleted it (issue 45).
+#[test]
+fn changed_plans_the_delete_of_a_replaced_object_still_there() {
+    let (emulator, project) = applied();
+    let dir = project.path();
+    // The old object of a replace of checks.drifted: tagged as it is.
+    let id = remote_id(dir, "checks.drifted");
+    let tags = emulator.call("GET", &format!("/v1/checks/{id}"), None)["tags"].clone();
+    let old = emulator.call(
+        "POST",
+        "/v1/checks/icmp",
+        Some(serde_json::json!({
+            "name": "Drifted",
+            "tags": tags,
+            "request": { "hostname": "c.example.com" },
+            "heartbeat": {},
+            "script": "",
+        })),
+    );
+    let old = old["id"].as_str().expect("an id").to_owned();
+    let state_file = dir.join(".monform/state.json");
+    let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    state["resources"]["checks.drifted"]["retired"] = serde_json::json!([old]);
+    std::fs::write(&state_file, state.to_string()).unwrap();
+
+    let output = emulator
+        .monform(dir)
+        .args(["plan", "--refresh=changed", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let changes: Vec<(&str, &str, &str)> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let text = |field: &str| c[field].as_str().unwrap_or_default();
+            (text("address"), text("action"), text("remoteId"))
+        })
+        .collect();
+    assert_eq!(changes, [("checks.drifted", "delete", old.as_str())], "{plan:#}");
+
+    let output = emulator
+        .monform(dir)
+        .args(["apply", "--auto-approve", "--refresh=changed"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+    // Deleted, and no longer in the state: a full plan has nothing to do.
+    let output = emulator
+        .monform(dir)
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let state = std::fs::read_to_string(&state_file).unwrap();
+    assert!(!state.contains(&old), "{state}");
+}
+
 fn cache_entries(project: &Path) -> Vec<std::path::PathBuf> {
     let mut found: Vec<_> = std::fs::read_dir(project.join(".monform/cache/files"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
