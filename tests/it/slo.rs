@@ -377,4 +377,24 @@ slos:
         "{}",
         stdout(&markdown)
     );
+    let json = emulator
+        .monform(dir.path())
+        .args(["plan", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", stderr(&json));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(
+        plan["sloRuns"],
+        serde_json::json!([{
+            "slo": "slos.shop", "samples": 14, "enforce": false, "before": 47_520, "after": 259_200,
+            "members": [
+                {"check": "checks.api", "everySeconds": 600, "locations": 1,
+                 "needs": {"everySeconds": 20, "locations": 1}, "before": 4_320, "after": 129_600},
+                {"check": "checks.web", "everySeconds": 60, "locations": 1,
+                 "needs": {"everySeconds": 60, "locations": 3}, "before": 43_200, "after": 129_600},
+            ]
+        }]),
+        "{plan}"
+    );
 }

@@ -252,6 +252,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
             let mut json = json(&plan);
             json.environment = environment;
             json.runs_per_month = Some(budget::json(&runs, max_runs));
+            json.slo_runs = (!slo_runs.is_empty()).then(|| crate::render::slo::plan_notes_json(&slo_runs));
             effective::into_json(&mut json, &effective);
             json.policy = policy
                 .as_ref()

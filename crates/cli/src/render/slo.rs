@@ -5,6 +5,7 @@
 //! `ops::write_slo_cache`'s).
 
 use monform_engine::ops::{SloReport, SloRunCost};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::budget::thousands;
@@ -288,9 +289,74 @@ pub fn plan_notes_markdown(costs: &[SloRunCost]) -> String {
     out
 }
 
+/// One SLO of the plan JSON's `sloRuns`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SloRunsJson {
+    /// `slos.ID`.
+    pub slo: String,
+    /// The runs its fast-burn alert needs in 5 minutes from each member check.
+    pub samples: u64,
+    /// `enforce: true`: the plan sets the members' schedule.
+    pub enforce: bool,
+    /// The members' runs a month (30 days) as the files write them.
+    pub before: u64,
+    /// The members' runs a month at what the SLO needs (never fewer).
+    pub after: u64,
+    pub members: Vec<MemberRunsJson>,
+}
+
+/// One member check of an SLO in `sloRuns`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRunsJson {
+    /// `checks.ID`.
+    pub check: String,
+    /// As the files write it: a run every this many seconds...
+    pub every_seconds: u64,
+    /// ...from this many locations at once (1 unless `runParallel`).
+    pub locations: u64,
+    /// What the SLO needs of it; absent (null) when it makes enough runs.
+    pub needs: Option<ScheduleJson>,
+    pub before: u64,
+    pub after: u64,
+}
+
+/// A run every `everySeconds` from `locations` locations at once.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduleJson {
+    pub every_seconds: u64,
+    pub locations: u64,
+}
+
 /// The plan JSON's `sloRuns`: every SLO, short of its needs or not.
-pub fn plan_notes_json(costs: &[SloRunCost]) -> Value {
-    json!(costs)
+pub fn plan_notes_json(costs: &[SloRunCost]) -> Vec<SloRunsJson> {
+    costs
+        .iter()
+        .map(|cost| SloRunsJson {
+            slo: cost.slo.to_string(),
+            samples: cost.samples,
+            enforce: cost.enforce,
+            before: cost.before,
+            after: cost.after,
+            members: cost
+                .members
+                .iter()
+                .map(|m| MemberRunsJson {
+                    check: m.check.to_string(),
+                    every_seconds: m.every_seconds,
+                    locations: m.locations,
+                    needs: m.needs.map(|n| ScheduleJson {
+                        every_seconds: n.every_seconds,
+                        locations: n.locations,
+                    }),
+                    before: m.before,
+                    after: m.after,
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -378,7 +444,9 @@ mod tests {
         ];
         insta::assert_snapshot!("slo_plan_notes_human", plan_notes_human(&costs));
         insta::assert_snapshot!("slo_plan_notes_markdown", plan_notes_markdown(&costs));
-        assert_eq!(plan_notes_json(&costs)[0]["members"][0]["needs"]["everySeconds"], 20);
+        let json = serde_json::to_value(plan_notes_json(&costs)).unwrap();
+        assert_eq!(json[0]["members"][0]["needs"]["everySeconds"], 20);
+        assert_eq!(json[1]["members"][0]["needs"], serde_json::Value::Null);
         assert_eq!(plan_notes_human(&costs[1..]), "");
     }
 }

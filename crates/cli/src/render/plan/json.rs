@@ -40,6 +40,10 @@ pub struct PlanJson {
     /// `plan` only: runs a month before and after.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_per_month: Option<RunsPerMonth>,
+    /// `plan` only, when the files declare SLOs: what each needs of its
+    /// member checks and the runs a month that costs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_runs: Option<Vec<crate::render::slo::SloRunsJson>>,
     /// The project's policies' findings and this run's overrides, when it has policies
     /// (`show` prints what the saved plan kept).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -187,6 +191,7 @@ pub fn json(plan: &Plan) -> PlanJson {
         }),
         environment: None,
         runs_per_month: None,
+        slo_runs: None,
         policy: None,
     }
 }
