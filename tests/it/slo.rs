@@ -373,7 +373,8 @@ slos:
         stdout(&markdown)
     );
     assert!(
-        stdout(&markdown).contains("  - `checks.api`: a run every 20s from 1 location (the files: every 10m from 1 location)"),
+        stdout(&markdown)
+            .contains("  - `checks.api`: a run every 20s from 1 location (the files: every 10m from 1 location)"),
         "{}",
         stdout(&markdown)
     );

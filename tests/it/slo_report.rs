@@ -83,7 +83,9 @@ slos:
     let report = run(&["status", "--format", "html", "--out", out.to_str().unwrap()]);
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
     let html = std::fs::read_to_string(&out).unwrap();
-    let section = &html[html.find("<section class=\"slo\"").unwrap_or_else(|| panic!("no SLO section: {html}"))..];
+    let section = &html[html
+        .find("<section class=\"slo\"")
+        .unwrap_or_else(|| panic!("no SLO section: {html}"))..];
     let section = &section[..section.find("</section>").unwrap()];
     // The window [Oct 1, Oct 3) by UTC day: 1,439 good of 1,439, then
     // 1,410 of 1,440 (97.917%, under the 98% target: a poor bar).
@@ -103,7 +105,10 @@ slos:
         section.contains("to the end of 2026-10-02: 47.9% of the error budget left"),
         "{section}"
     );
-    assert!(section.contains("aria-label=\"error budget left over the window, now 47.9%"), "{section}");
+    assert!(
+        section.contains("aria-label=\"error budget left over the window, now 47.9%"),
+        "{section}"
+    );
     assert!(section.contains("<dd>2849 of 2879</dd>"), "{section}");
     // Self-contained: nothing fetched, no script.
     assert!(!html.contains("<script") && !html.contains(" src="), "{html}");

@@ -513,10 +513,18 @@ mod tests {
         // still counted from what the files wrote.
         let enforced = run_costs(&loaded(&format!("{FILES}    enforce: true\n")));
         assert_eq!(enforced[0].members, shop.members);
-        assert_eq!((enforced[0].before, enforced[0].after, enforced[0].enforce), (47_520, 259_200, true));
+        assert_eq!(
+            (enforced[0].before, enforced[0].after, enforced[0].enforce),
+            (47_520, 259_200, true)
+        );
         // Enough runs already (90%: 1 run per 5 minutes; api every 5
         // minutes makes 1): nothing needed, nothing more.
-        let easy = run_costs(&loaded(&FILES.replace("99.5", "90").replace("frequency: 10", "frequency: 5")));
-        assert!(easy[0].members.iter().all(|m| m.needs.is_none() && m.before == m.after), "{easy:?}");
+        let easy = run_costs(&loaded(
+            &FILES.replace("99.5", "90").replace("frequency: 10", "frequency: 5"),
+        ));
+        assert!(
+            easy[0].members.iter().all(|m| m.needs.is_none() && m.before == m.after),
+            "{easy:?}"
+        );
     }
 }

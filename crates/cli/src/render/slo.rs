@@ -54,7 +54,14 @@ enum Style {
 /// with its figures and the sparkline of its SLI over the window.
 fn table(reports: &[SloReport], style: Style) -> String {
     let header = [
-        "SLO", "target", "window", "SLI", "budget left", "good/total", "fast burn", "SLI over the window",
+        "SLO",
+        "target",
+        "window",
+        "SLI",
+        "budget left",
+        "good/total",
+        "fast burn",
+        "SLI over the window",
     ];
     let rows: Vec<[String; 8]> = reports
         .iter()
