@@ -173,6 +173,22 @@ fn every_published_output_is_valid_against_its_schema() {
     );
     assert!(keys[0]["keys"].as_array().is_some_and(|k| !k.is_empty()), "{keys:?}");
     assert!(!stdout(&created).trim().is_empty() && !keys[0].to_string().contains(stdout(&created).trim()));
+    let listed = check("state-list", false, &run(&["state", "list", "--format", "json"]));
+    assert!(
+        listed[0]["resources"].as_array().is_some_and(|r| r.len() == 3),
+        "{listed:?}"
+    );
+    let entry = check(
+        "state-show",
+        false,
+        &run(&["state", "show", "variables.API_TOKEN", "--format", "json"]),
+    );
+    assert_eq!(entry[0]["secrets"], serde_json::json!(["value"]), "{entry:?}");
+    let history = check("state-history", false, &run(&["state", "history", "--format", "json"]));
+    assert!(
+        history[0]["writes"].is_null(),
+        "the local state keeps no history: {history:?}"
+    );
     let destroyed = check(
         "destroy",
         true,

@@ -58,6 +58,9 @@ pub const PUBLISHED: &[Published] = &[
     one::<Vec<crate::render::status::Row>>("status", "--format json"),
     one::<crate::commands::policy::Report>("policy test", "--format json"),
     one::<crate::commands::location_keys::KeyList>("location-keys list", "ADDRESS --format json"),
+    one::<crate::commands::state::ListJson>("state list", "--format json"),
+    one::<crate::commands::state::EntryJson>("state show", "ADDRESS --format json"),
+    one::<crate::commands::state::HistoryJson>("state history", "--format json"),
 ];
 
 impl Published {

@@ -304,7 +304,7 @@ pub struct HistoryEntry {
 /// One call an agent made through `monform mcp` (issue 51), as the
 /// state's history keeps it: what, by which client, on which plan, and
 /// how it ended. Never a secret: the plan is named by its hash.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRecord {
     /// UTC, ISO 8601.
@@ -315,6 +315,7 @@ pub struct CallRecord {
     pub client: String,
     /// The tool called, e.g. `apply`.
     pub tool: String,
+    /// The plan's hash, for `plan` and `apply`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
     /// `applied`, `refused: WHY`, `failed: WHY`.

@@ -24,11 +24,18 @@ pub struct StateArgs {
 #[derive(Subcommand)]
 enum StateCommand {
     /// List the addresses in the state with their remote ids
-    List,
+    List {
+        /// Output: for people, or json (`monform schema --output state-list`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
     /// Show one entry of the state (fingerprints only: the state never holds a secret)
     Show {
         /// e.g. checks.homepage-ping
         address: String,
+        /// Output: for people, or json (`monform schema --output state-show`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Stop managing an object without deleting it (its ownership tag is removed)
     Rm {
@@ -47,6 +54,9 @@ enum StateCommand {
         /// How many of the latest writes to show
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Output: for people, or json (`monform schema --output state-history`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Copy the state to another backend
     Migrate {
@@ -59,6 +69,13 @@ enum StateCommand {
     },
 }
 
+/// Output of `state list`, `show` and `history`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BackendName {
     Postgres,
@@ -69,11 +86,11 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StateArgs, output: &Output) 
     let result = block_on(async {
         let (loaded, project) = load_project(dir, output)?;
         match args.command {
-            StateCommand::List => list(dir, &project),
-            StateCommand::Show { address } => show(dir, &loaded, &project, &address),
+            StateCommand::List { format } => list(dir, &project, format),
+            StateCommand::Show { address, format } => show(dir, &loaded, &project, &address, format),
             StateCommand::Rm { address } => rm(dir, api_url, &loaded, &project, &address).await,
             StateCommand::Mv { old, new } => mv(dir, &loaded, &project, &old, &new),
-            StateCommand::History { limit } => history(dir, &project, limit),
+            StateCommand::History { limit, format } => history(dir, &project, limit, format),
             StateCommand::Migrate { to, force } => migrate(dir, &loaded, &project, to, force),
         }
     });
@@ -121,9 +138,43 @@ fn refused(refusal: Refusal, loaded: &Loaded) -> Stop {
     }
 }
 
-fn list(dir: &Path, project: &Project) -> Result<ExitCode, Stop> {
+/// `state list --format json`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "StateList")]
+pub struct ListJson {
+    /// The state's serial: each write adds one.
+    serial: u64,
+    /// Where the state is kept (a file, or PostgreSQL).
+    backend: String,
+    resources: Vec<ListedJson>,
+}
+
+/// One address of the state.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ListedJson {
+    address: String,
+    remote_id: String,
+}
+
+fn list(dir: &Path, project: &Project, format: Format) -> Result<ExitCode, Stop> {
     let backend = open_backend(dir, project, "monform state list")?;
     let state = backend.load(&project.name).map_err(failed)?;
+    if format == Format::Json {
+        crate::render::print_json(&ListJson {
+            serial: state.serial,
+            backend: backend.describe(),
+            resources: state
+                .resources
+                .iter()
+                .map(|(address, entry)| ListedJson {
+                    address: address.clone(),
+                    remote_id: entry.remote_id.clone(),
+                })
+                .collect(),
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
     let width = state.resources.keys().map(String::len).max().unwrap_or(0);
     for (address, entry) in &state.resources {
         println!("{address:width$}  {}", entry.remote_id);
@@ -141,7 +192,23 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn show(dir: &Path, loaded: &Loaded, project: &Project, text: &str) -> Result<ExitCode, Stop> {
+/// `state show ADDRESS --format json`: fingerprints only, never a secret.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StateEntry")]
+pub struct EntryJson {
+    address: String,
+    remote_id: String,
+    /// The object's version (`updated_at`) when last read; null when unknown.
+    version: Option<String>,
+    /// Fingerprint of the managed fields as last applied.
+    applied: String,
+    /// The sensitive fields' paths (the state keeps a salted fingerprint of each).
+    secrets: Vec<String>,
+    prevent_destroy: bool,
+}
+
+fn show(dir: &Path, loaded: &Loaded, project: &Project, text: &str, format: Format) -> Result<ExitCode, Stop> {
     let address = parse(text)?;
     let backend = open_backend(dir, project, "monform state show")?;
     let state = backend.load(&project.name).map_err(failed)?;
@@ -149,6 +216,17 @@ fn show(dir: &Path, loaded: &Loaded, project: &Project, text: &str) -> Result<Ex
         .resources
         .get(&address.to_string())
         .ok_or_else(|| refused(ops::not_in_state(&address, &state), loaded))?;
+    if format == Format::Json {
+        crate::render::print_json(&EntryJson {
+            address: address.to_string(),
+            remote_id: entry.remote_id.clone(),
+            version: entry.version.clone(),
+            applied: entry.applied.clone(),
+            secrets: entry.secrets.keys().cloned().collect(),
+            prevent_destroy: entry.prevent_destroy,
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("address:        {address}");
     println!("remote id:      {}", entry.remote_id);
     println!("version:        {}", entry.version.as_deref().unwrap_or("(unknown)"));
@@ -230,11 +308,52 @@ fn mv(dir: &Path, loaded: &Loaded, project: &Project, old_text: &str, new_text: 
     Ok(ExitCode::SUCCESS)
 }
 
-fn history(dir: &Path, project: &Project, limit: usize) -> Result<ExitCode, Stop> {
+/// `state history --format json`: the state's writes and agents' calls.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "StateHistory")]
+pub struct HistoryJson {
+    /// The latest writes, newest first; null when the backend keeps none (the local file).
+    writes: Option<Vec<WriteJson>>,
+    /// Agents' calls through `monform mcp` (kept by both backends).
+    calls: Vec<monform_engine::CallRecord>,
+}
+
+/// One write of the state.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct WriteJson {
+    serial: u64,
+    /// UTC, ISO 8601.
+    applied_at: String,
+    /// `user@host`.
+    applied_by: String,
+    /// The monform command that wrote it.
+    command: String,
+    /// The addresses added (`+`), changed (`~`) and removed (`-`).
+    changes: String,
+}
+
+fn history(dir: &Path, project: &Project, limit: usize, format: Format) -> Result<ExitCode, Stop> {
     let backend = open_backend(dir, project, "monform state history")?;
     let entries = backend.history(&project.name, limit).map_err(failed)?;
     // Agents' calls (`monform mcp`) are kept by both backends.
     let calls = backend.calls(&project.name, limit).map_err(failed)?;
+    if format == Format::Json {
+        let writes = entries.map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| WriteJson {
+                    serial: e.serial,
+                    applied_at: e.applied_at,
+                    applied_by: e.applied_by,
+                    command: e.command,
+                    changes: e.changes,
+                })
+                .collect()
+        });
+        crate::render::print_json(&HistoryJson { writes, calls });
+        return Ok(ExitCode::SUCCESS);
+    }
     match &entries {
         None if calls.is_empty() => {
             return Err(Stop::Message(format!(
