@@ -413,7 +413,7 @@ pub fn run_costs(desired: &Desired) -> Vec<SloRunCost> {
                     let check_now = match raised(check, &current, needed) {
                         Some((updated, _, _)) => {
                             let mut raised_check = check.clone();
-                            raised_check.resource = Box::new(updated);
+                            *raised_check.resource = updated;
                             effective_schedule(desired, &raised_check)
                         }
                         None => current.clone(),
@@ -489,7 +489,9 @@ mod tests {
         assert_eq!(costs.len(), 1);
         let shop = &costs[0];
         assert_eq!((shop.samples, shop.enforce), (14, false));
-        let members: Vec<(&str, Option<(u64, u64)>, u64, u64)> = shop
+        // (check, what it needs, runs before, after)
+        type Row<'a> = (&'a str, Option<(u64, u64)>, u64, u64);
+        let members: Vec<Row> = shop
             .members
             .iter()
             .map(|m| {
