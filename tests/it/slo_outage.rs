@@ -345,6 +345,12 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
     let status = run(&["slo", "status", "--format", "json"], during);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
     let figures: Value = serde_json::from_str(&stdout(&status)).unwrap();
+    // The settled six-hour blocks of the three checks were kept: read
+    // from them and the last hours, the figures are the same.
+    let kept = std::fs::read_dir(dir.join(".monform/slo-runs")).unwrap().count();
+    assert_eq!(kept, 3);
+    let again = run(&["slo", "status", "--format", "json"], during);
+    assert_eq!(stdout(&again), stdout(&status));
     let slo = |figures: &Value, address: &str| {
         figures["slos"]
             .as_array()

@@ -100,7 +100,11 @@ pub fn write_slo_cache(dir: &Path, reports: &[SloReport], evaluated_at: i64, by:
         file.slos.insert(verdict.address.clone(), verdict);
     }
     let text = serde_json::to_string(&file).map_err(std::io::Error::other)?;
-    crate::durable::write(&dir.join(SLO_CACHE), text.as_bytes())
+    let path = dir.join(SLO_CACHE);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::durable::write(&path, text.as_bytes())
 }
 
 /// The cached verdicts of `addresses`, in their order, when every one is

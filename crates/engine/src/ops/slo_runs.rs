@@ -111,6 +111,7 @@ impl CheckRuns {
         self.version = VERSION;
         self.blocks.retain(|start, _| *start + BLOCK_MS >= now_ms - KEEP_MS);
         let bytes = serde_json::to_vec(&self).map_err(std::io::Error::other)?;
+        std::fs::create_dir_all(dir)?;
         crate::durable::write(&path, &bytes)
     }
 }
@@ -130,23 +131,26 @@ mod tests {
 
     #[test]
     fn settled_blocks_round_trip_and_old_ones_are_dropped() {
-        let dir = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        // A folder not made yet, as `.monform/slo-runs` at first.
+        let dir = root.path().join("slo-runs");
+        let dir = dir.as_path();
         let id = "3f2a9c1e-0000-4000-8000-000000000001";
-        let mut runs = CheckRuns::load(dir.path(), id);
+        let mut runs = CheckRuns::load(dir, id);
         assert_eq!(runs.block(0), None);
         let block = vec![run(1_000, true, "eu-west-1"), run(2_000, false, "us-east-1")];
         runs.keep(0, &block);
         runs.keep(BLOCK_MS * 200, &[run(BLOCK_MS * 200 + 5, true, "eu-west-1")]);
-        runs.save(dir.path(), id, BLOCK_MS * 201).unwrap();
-        let again = CheckRuns::load(dir.path(), id);
+        runs.save(dir, id, BLOCK_MS * 201).unwrap();
+        let again = CheckRuns::load(dir, id);
         // 200 blocks are 50 days: the first is past KEEP_MS.
         assert_eq!(again.block(0), None);
         assert_eq!(again.block(BLOCK_MS * 200).unwrap()[0].location, "eu-west-1");
-        let mut fresh = CheckRuns::load(dir.path(), id);
+        let mut fresh = CheckRuns::load(dir, id);
         fresh.keep(0, &block);
-        fresh.save(dir.path(), id, BLOCK_MS).unwrap();
-        assert_eq!(CheckRuns::load(dir.path(), id).block(0), Some(block));
+        fresh.save(dir, id, BLOCK_MS).unwrap();
+        assert_eq!(CheckRuns::load(dir, id).block(0), Some(block));
         // Not a remote id: neither read nor written.
-        assert!(CheckRuns::file(dir.path(), "../x").is_none());
+        assert!(CheckRuns::file(dir, "../x").is_none());
     }
 }
