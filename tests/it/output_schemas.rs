@@ -39,6 +39,8 @@ variables:
   API_TOKEN: {{ value: \"${{env:API_TOKEN}}\", secret: true }}
 privateLocations:
   office: {{ name: Office, slugName: office }}
+slos:
+  home-up: {{ checks: [checks.home], target: 99, window: 7d }}
 "
         ),
     )
@@ -151,19 +153,18 @@ fn every_published_output_is_valid_against_its_schema() {
 
     // A list changed item by item, with the policy's finding and the run budget.
     edit(path, "monitors.yaml", "target: \"200\" }", "target: \"201\" }");
-    let planned = check(
-        "plan",
-        false,
-        &run(&["plan", "--format", "json", "--out", "saved.plan"]),
-    );
+    let saved = path.join("saved.plan").display().to_string();
+    let planned = check("plan", false, &run(&["plan", "--format", "json", "--out", &saved]));
     let change = &planned[0]["changes"][0];
     assert!(change["fields"][0]["items"].is_array(), "{change:#}");
     assert!(planned[0]["policy"]["findings"].is_array(), "{:#}", planned[0]);
-    check("show", false, &run(&["show", "saved.plan", "--format", "json"]));
+    check("show", false, &run(&["show", &saved, "--format", "json"]));
 
     edit(path, "monitors.yaml", "target: \"201\" }", "target: \"200\" }");
     check("test", false, &run(&["test", "--local", "--format", "json"]));
     check("status", false, &run(&["status", "--format", "json"]));
+    let slos = check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
+    assert_eq!(slos[0]["slos"][0]["address"], "slos.home-up", "{slos:?}");
     let created = run(&["location-keys", "create", "privateLocations.office"]);
     assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
     let keys = check(
@@ -175,7 +176,7 @@ fn every_published_output_is_valid_against_its_schema() {
     assert!(!stdout(&created).trim().is_empty() && !keys[0].to_string().contains(stdout(&created).trim()));
     let listed = check("state-list", false, &run(&["state", "list", "--format", "json"]));
     assert!(
-        listed[0]["resources"].as_array().is_some_and(|r| r.len() == 3),
+        listed[0]["resources"].as_array().is_some_and(|r| r.len() == 4),
         "{listed:?}"
     );
     let entry = check(

@@ -6,7 +6,6 @@
 
 use monform_engine::ops::{SloReport, SloRunCost};
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use super::budget::thousands;
 
@@ -173,43 +172,124 @@ pub fn human(reports: &[SloReport]) -> String {
     out
 }
 
-pub fn json_value(reports: &[SloReport], now_ms: i64) -> Value {
-    let slos: Vec<Value> = reports
+/// `slo status --format json`: each SLO's SLI, error budget and burn rates.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "SloStatus")]
+pub struct SloStatusJson {
+    /// When the figures were computed (milliseconds since the epoch).
+    pub evaluated_at: i64,
+    pub slos: Vec<SloJson>,
+}
+
+/// One SLO's figures over its window.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SloJson {
+    /// `slos.NAME`.
+    pub address: String,
+    pub name: String,
+    /// The objective, in percent.
+    pub target: f64,
+    /// The window, e.g. `28d`.
+    pub window: String,
+    /// Good events (or slices) in the window.
+    pub good: u64,
+    pub total: u64,
+    /// Time slices without data (excluded).
+    pub missing_slices: u64,
+    /// The fraction good, 0..1; null without data.
+    pub sli: Option<f64>,
+    /// The fraction allowed to be bad (1 - target).
+    pub error_budget: f64,
+    /// The share of the error budget left (negative when overspent); null without data.
+    pub budget_left: Option<f64>,
+    /// Over the whole window; null without data.
+    pub burn_rate: Option<f64>,
+    /// Per alert window.
+    pub burn_rates: Vec<WindowBurnJson>,
+    /// The alert pairs firing now.
+    pub firing: Vec<FiringJson>,
+    /// A `page` pair fires.
+    pub burning_fast: bool,
+    /// The member checks' addresses.
+    pub members: Vec<String>,
+    /// Members not applied yet (no results).
+    pub unapplied: Vec<String>,
+    /// The SLI per slice of the window, oldest first (null: no data).
+    pub series: Vec<Option<f64>>,
+}
+
+/// The burn rate over one alert window.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowBurnJson {
+    /// e.g. `1h`.
+    pub window: String,
+    pub good: u64,
+    pub total: u64,
+    pub burn_rate: Option<f64>,
+}
+
+/// A multi-window alert pair that fires.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct FiringJson {
+    pub long: String,
+    pub short: String,
+    /// The burn rate both windows exceed.
+    pub factor: f64,
+    /// `page` or `ticket`.
+    pub severity: String,
+}
+
+pub fn json_value(reports: &[SloReport], now_ms: i64) -> SloStatusJson {
+    let slos = reports
         .iter()
         .map(|report| {
             let status = &report.status;
-            json!({
-                "address": report.address.to_string(),
-                "name": report.name,
-                "target": report.target_percent,
-                "window": report.objective.window.to_string(),
-                "good": status.tally.good,
-                "total": status.tally.total,
-                "missingSlices": status.tally.missing_slices,
-                "sli": status.sli,
-                "errorBudget": status.error_budget,
-                "budgetLeft": status.budget_left,
-                "burnRate": status.burn_rate,
-                "burnRates": status.burn_rates.iter().map(|w| json!({
-                    "window": monform_slo::format_duration(w.window),
-                    "good": w.tally.good,
-                    "total": w.tally.total,
-                    "burnRate": w.burn_rate,
-                })).collect::<Vec<_>>(),
-                "firing": status.firing.iter().map(|p| json!({
-                    "long": monform_slo::format_duration(p.long),
-                    "short": monform_slo::format_duration(p.short),
-                    "factor": p.factor,
-                    "severity": format!("{:?}", p.severity).to_lowercase(),
-                })).collect::<Vec<_>>(),
-                "burningFast": report.burning_fast(),
-                "members": report.members.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                "unapplied": report.unapplied.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                "series": report.series,
-            })
+            SloJson {
+                address: report.address.to_string(),
+                name: report.name.clone(),
+                target: report.target_percent,
+                window: report.objective.window.to_string(),
+                good: status.tally.good,
+                total: status.tally.total,
+                missing_slices: status.tally.missing_slices,
+                sli: status.sli,
+                error_budget: status.error_budget,
+                budget_left: status.budget_left,
+                burn_rate: status.burn_rate,
+                burn_rates: status
+                    .burn_rates
+                    .iter()
+                    .map(|w| WindowBurnJson {
+                        window: monform_slo::format_duration(w.window),
+                        good: w.tally.good,
+                        total: w.tally.total,
+                        burn_rate: w.burn_rate,
+                    })
+                    .collect(),
+                firing: status
+                    .firing
+                    .iter()
+                    .map(|p| FiringJson {
+                        long: monform_slo::format_duration(p.long),
+                        short: monform_slo::format_duration(p.short),
+                        factor: p.factor,
+                        severity: format!("{:?}", p.severity).to_lowercase(),
+                    })
+                    .collect(),
+                burning_fast: report.burning_fast(),
+                members: report.members.iter().map(ToString::to_string).collect(),
+                unapplied: report.unapplied.iter().map(ToString::to_string).collect(),
+                series: report.series.clone(),
+            }
         })
         .collect();
-    json!({ "evaluatedAt": now_ms, "slos": slos })
+    SloStatusJson {
+        evaluated_at: now_ms,
+        slos,
+    }
 }
 
 pub fn markdown(reports: &[SloReport]) -> String {
