@@ -116,6 +116,8 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
                 let request = SloStatusRequest {
                     now_ms: slo_now_ms(),
                     history: true,
+                    // The settled result blocks `slo status` keeps, read once.
+                    runs_cache: Some(dir.join(ops::SLO_RUNS_CACHE)),
                     ..Default::default()
                 };
                 Some(ops::slo_status(&connection.client, &loaded.desired, &state, &request).await)
