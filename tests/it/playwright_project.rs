@@ -118,6 +118,15 @@ fn the_example_project_runs_locally_each_test_reported_a_failure_with_its_line_a
         "toHaveTitle('Monform Shop')",
         "toHaveTitle('Another Shop')",
     );
+    // A failed run is made again at once by default (`doubleCheck`): the
+    // ten tests a second time, to the same failure (the files an earlier
+    // attempt leaves are test_local's failed browser run's to prove).
+    edit(
+        project.path(),
+        "monitors/e2e.yaml",
+        "    tags: [e2e]\n",
+        "    tags: [e2e]\n    doubleCheck: false\n",
+    );
     let artifacts = project.path().join("artifacts");
     // The failure of the whole suite is what is looked at: the smoke check
     // (the same spec, run above) is left out of this run.
