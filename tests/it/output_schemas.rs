@@ -165,6 +165,14 @@ fn every_published_output_is_valid_against_its_schema() {
     check("status", false, &run(&["status", "--format", "json"]));
     let slos = check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
     assert_eq!(slos[0]["slos"][0]["address"], "slos.home-up", "{slos:?}");
+    // No results yet: the gate is closed, and says why.
+    let gate = check(
+        "gate",
+        false,
+        &run(&["gate", "--slo", "slos.home-up", "--format", "json"]),
+    );
+    assert_eq!(gate[0]["open"], false, "{gate:?}");
+    assert!(gate[0]["slos"][0]["blocks"].is_string(), "{gate:?}");
     let created = run(&["location-keys", "create", "privateLocations.office"]);
     assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
     let keys = check(

@@ -79,6 +79,38 @@ pub struct GateArgs {
     /// Use the figures `slo status` or the reconciler cached (.monform/slo-status.json) when younger than this many seconds; 0: always read the results
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     max_age: u64,
+    /// Output: human (the blocking SLOs, a line each) or json (`monform schema --output gate`)
+    #[arg(long, value_enum, default_value_t = GateFormat::Human)]
+    format: GateFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GateFormat {
+    Human,
+    Json,
+}
+
+/// `gate --format json`: the verdict and each SLO's figures.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Gate")]
+pub struct GateJson {
+    /// Every SLO allows the deploy: the exit code is 0.
+    open: bool,
+    /// `--min-budget`, a fraction.
+    min_budget: f64,
+    slos: Vec<GateSloJson>,
+}
+
+/// One SLO's figures, and why it blocks.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct GateSloJson {
+    #[serde(flatten)]
+    verdict: SloVerdict,
+    /// Why it blocks the deploy; absent when it allows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blocks: Option<String>,
 }
 
 fn parse_addresses(texts: &[String]) -> Result<Vec<Address>, Stop> {
@@ -238,7 +270,7 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
             "error: --min-budget {}: expected a percentage such as 25%",
             args.min_budget
         );
-        return ExitCode::from(2);
+        return crate::exit::code(crate::exit::USAGE);
     };
     let addresses = match parse_addresses(&args.slos) {
         Ok(a) => a,
@@ -274,6 +306,19 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
         },
     };
     let reasons: Vec<String> = verdicts.iter().filter_map(|v| blocking_reason(v, min_budget)).collect();
+    if args.format == GateFormat::Json {
+        crate::render::print_json(&GateJson {
+            open: reasons.is_empty(),
+            min_budget,
+            slos: verdicts
+                .into_iter()
+                .map(|verdict| GateSloJson {
+                    blocks: blocking_reason(&verdict, min_budget),
+                    verdict,
+                })
+                .collect(),
+        });
+    }
     if reasons.is_empty() {
         eprintln!(
             "gate: open: {} SLO(s) with at least {:.1}% of their error budget left and none burning fast",
@@ -282,7 +327,7 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
         );
         ExitCode::SUCCESS
     } else {
-        for reason in &reasons {
+        for reason in reasons.iter().filter(|_| args.format == GateFormat::Human) {
             println!("{reason}");
         }
         eprintln!(

@@ -28,7 +28,7 @@ pub const SLO_CACHE: &str = ".monform/slo-status.json";
 const CACHE_VERSION: u32 = 1;
 
 /// A fast-burning pair, as a gate words it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FastBurn {
     pub factor: f64,
     /// `1h`, `5m`: `monform_slo::format_duration`'s words.
@@ -37,7 +37,7 @@ pub struct FastBurn {
 }
 
 /// What a gate needs of one SLO's figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SloVerdict {
     pub address: String,
