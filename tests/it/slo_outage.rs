@@ -487,7 +487,10 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
                 assert_eq!(m["to"], "shop-oncall@example.com", "{m}");
                 let text = m["text"].as_str().unwrap();
                 assert!(text.contains("\"type\": \"slo-burn-rate\""), "{text}");
-                (m["subject"].as_str().unwrap().to_owned(), text.lines().next().unwrap().to_owned())
+                (
+                    m["subject"].as_str().unwrap().to_owned(),
+                    text.lines().next().unwrap().to_owned(),
+                )
             })
             .collect()
     };
@@ -497,7 +500,10 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
         fired_mail[0].0,
         "[firing] slos.shop-minutes (Shop minutes): burn-rate alert 14.4x 1h/5m"
     );
-    assert!(fired_mail[0].1.contains("is burning its error budget"), "{fired_mail:?}");
+    assert!(
+        fired_mail[0].1.contains("is burning its error budget"),
+        "{fired_mail:?}"
+    );
 
     // 1h10m after the outage: the 5m windows are clean again.
     let after = "2026-10-07T13:40:00Z";

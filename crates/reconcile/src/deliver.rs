@@ -218,7 +218,10 @@ mod tests {
         assert!(refused.contains("a EMAIL channel"), "{refused}");
         // An SLO's alerting takes EMAIL channels: the address is where it goes.
         let mail = channels_named(&desired, &["mail".to_owned()], "an SLO's alerting.channels", true).unwrap();
-        assert_eq!((mail[0].kind, mail[0].url.as_str()), (ChannelKind::Email, "a@example.com"));
+        assert_eq!(
+            (mail[0].kind, mail[0].url.as_str()),
+            (ChannelKind::Email, "a@example.com")
+        );
         let missing = channels(&desired, &settings(&["nope"])).unwrap_err();
         assert!(missing.contains("not an alert channel of this project"), "{missing}");
     }

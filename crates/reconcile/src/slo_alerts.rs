@@ -200,7 +200,10 @@ pub fn email(subject: &Subject<'_>, report: &SloReport, pair: &BurnRatePair, sta
         report.name,
         pair_label(pair)
     );
-    let line = slack(report, pair, state)["text"].as_str().unwrap_or_default().to_owned();
+    let line = slack(report, pair, state)["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let figures = serde_json::to_string_pretty(&body(subject, report, pair, state)).unwrap_or_default();
     (title, format!("{line}\n\n{figures}\n"))
 }

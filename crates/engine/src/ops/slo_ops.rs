@@ -238,6 +238,9 @@ fn series(objective: &Objective, runs: &[Run], status: &Status) -> Vec<Option<f6
         .collect()
 }
 
+/// A listing's runs: the member, the settled block to keep them as, the runs.
+type WindowRead = (Address, Option<i64>, Vec<Run>);
+
 /// Every member's runs over its span, by address; members the state has
 /// no id for are left out. Read in epoch-aligned blocks (`slo_runs.rs`):
 /// settled ones from `cache` when kept there, and kept once read.
@@ -282,7 +285,7 @@ async fn read_runs(
             kept.insert(address.clone(), (entry.remote_id.clone(), blocks));
         }
     }
-    let read: Vec<Result<(Address, Option<i64>, Vec<Run>), SloRefusal>> = futures_util::stream::iter(windows)
+    let read: Vec<Result<WindowRead, SloRefusal>> = futures_util::stream::iter(windows)
         .map(|(address, id, from, to, keep)| async move {
             let runs = read_window(client, &id, from, to)
                 .await

@@ -40,7 +40,9 @@ pub struct Mail<'a> {
 pub fn problem(mail: &Mail<'_>) -> Option<(&'static str, String)> {
     let to = mail.to;
     let valid = to.len() <= 254
-        && !to.chars().any(|c| c.is_whitespace() || c == '<' || c == '>' || c == ',')
+        && !to
+            .chars()
+            .any(|c| c.is_whitespace() || c == '<' || c == '>' || c == ',')
         && to
             .split_once('@')
             .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !domain.contains('@'));
@@ -101,7 +103,10 @@ mod tests {
         assert_eq!(problem(&mail("oncall", "s")).map(|p| p.0), Some("to"));
         assert_eq!(problem(&mail("a b@example.com", "s")).map(|p| p.0), Some("to"));
         assert_eq!(problem(&mail("@example.com", "s")).map(|p| p.0), Some("to"));
-        assert_eq!(problem(&mail("a@example.com", "two\nlines")).map(|p| p.0), Some("subject"));
+        assert_eq!(
+            problem(&mail("a@example.com", "two\nlines")).map(|p| p.0),
+            Some("subject")
+        );
         assert_eq!(problem(&mail("a@example.com", "")).map(|p| p.0), Some("subject"));
     }
 }
