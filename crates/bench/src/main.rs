@@ -20,6 +20,11 @@
 //! `target/bench/report.json`, and exits 1 when a target fails in a release
 //! build.
 //!
+//! Beside the sizes, the release binary's own rows: the reconciler within
+//! its request share (`share.rs`), the language server (`lsp.rs`), `monform
+//! mcp`'s tools (`mcp.rs`) and `monform gate` over 1,000 SLOs, cold and
+//! from the reconciler's cache (`slo.rs`; `--slos N`, `--slo-only`).
+//!
 //! `cargo run --release -p monform-bench -- [--checks N]... [--runs R] [--out FILE]`
 
 mod child;
