@@ -14,13 +14,13 @@ use crate::render::slo::{budget_text, percent};
 
 /// The chart's box, in SVG user units.
 const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 236.0;
+const HEIGHT: f64 = 246.0;
 /// Room for the axis labels on the left.
 const LEFT: f64 = 46.0;
 const RIGHT: f64 = 8.0;
 /// Each panel's plot: its top and its height.
 const BUDGET_TOP: f64 = 20.0;
-const SLI_TOP: f64 = 130.0;
+const SLI_TOP: f64 = 140.0;
 const PANEL: f64 = 80.0;
 
 const MS_PER_DAY: i64 = 86_400_000;
@@ -142,7 +142,7 @@ pub fn chart(parts: &[Part], target_percent: f64) -> String {
         }
         let y = budget_y(value);
         svg.push_str(&format!(
-            "<line class=\"rule\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/><text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\">{text}</text>",
+            "<line class=\"rule\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/><text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{text}</text>",
             WIDTH - RIGHT,
             LEFT - 4.0,
             y + 3.0
@@ -183,7 +183,7 @@ pub fn chart(parts: &[Part], target_percent: f64) -> String {
     for (value, class) in [(1.0, "rule"), (target, "target"), (floor, "rule")] {
         let y = sli_y(value);
         svg.push_str(&format!(
-            "<line class=\"{class}\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/><text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\">{}%</text>",
+            "<line class=\"{class}\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/><text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}%</text>",
             WIDTH - RIGHT,
             LEFT - 4.0,
             y + 3.0,
@@ -211,7 +211,7 @@ pub fn chart(parts: &[Part], target_percent: f64) -> String {
     if let (Some(first), Some(last)) = (parts.first(), parts.last()) {
         let y = SLI_TOP + PANEL + 16.0;
         svg.push_str(&format!(
-            "<text class=\"axis\" x=\"{LEFT}\" y=\"{y}\" text-anchor=\"start\">{}</text><text class=\"axis\" x=\"{:.1}\" y=\"{y}\">{}</text>",
+            "<text class=\"axis\" x=\"{LEFT}\" y=\"{y}\" text-anchor=\"start\">{}</text><text class=\"axis\" x=\"{:.1}\" y=\"{y}\" text-anchor=\"end\">{}</text>",
             label(first, daily),
             WIDTH - RIGHT,
             label(last, daily)
