@@ -159,6 +159,23 @@ fn every_published_output_is_valid_against_its_schema() {
     assert!(change["fields"][0]["items"].is_array(), "{change:#}");
     assert!(planned[0]["policy"]["findings"].is_array(), "{:#}", planned[0]);
     check("show", false, &run(&["show", &saved, "--format", "json"]));
+    // A person approves a plan an agent saved (`.monform/plans/HASH.json`, as `monform mcp` keeps them).
+    let hashed = std::process::Command::new("sha256sum").arg(&saved).output().unwrap();
+    let hash = String::from_utf8_lossy(&hashed.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::create_dir_all(path.join(".monform/plans")).unwrap();
+    std::fs::copy(&saved, path.join(format!(".monform/plans/{hash}.json"))).unwrap();
+    let approved = emulator
+        .monform(path)
+        .args(["approve", &hash[..12], "--format", "json"])
+        .env("MONFORM_APPROVALS", path.join("approvals.json"))
+        .output()
+        .unwrap();
+    let approved = check("approve", false, &approved);
+    assert_eq!(approved[0]["planHash"], hash, "{approved:?}");
 
     edit(path, "monitors.yaml", "target: \"201\" }", "target: \"200\" }");
     check("test", false, &run(&["test", "--local", "--format", "json"]));

@@ -63,6 +63,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::commands::state::ListJson>("state list", "--format json"),
     one::<crate::commands::state::EntryJson>("state show", "ADDRESS --format json"),
     one::<crate::commands::state::HistoryJson>("state history", "--format json"),
+    one::<crate::commands::mcp::ApprovedJson>("approve", "HASH --format json"),
 ];
 
 impl Published {

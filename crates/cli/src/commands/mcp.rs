@@ -45,6 +45,36 @@ pub struct ApproveArgs {
     /// The planHash an agent's `plan` returned (at least its first 8 digits)
     #[arg(value_name = "HASH")]
     hash: String,
+    /// Output: human, or json (`monform schema --output approve`)
+    #[arg(long, value_enum, default_value_t = ApproveFormat::Human)]
+    format: ApproveFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApproveFormat {
+    Human,
+    Json,
+}
+
+/// `approve HASH --format json`: the plan approved.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Approved")]
+pub struct ApprovedJson {
+    /// The plan's whole hash.
+    plan_hash: String,
+    project: String,
+    environment: Option<String>,
+    /// What the plan changes.
+    changes: Vec<ApprovedChange>,
+    /// The approvals file the approval was recorded in.
+    approvals: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ApprovedChange {
+    address: String,
+    action: monform_engine::Action,
 }
 
 pub fn approve(dir: &Path, args: &ApproveArgs) -> ExitCode {
@@ -61,6 +91,23 @@ pub fn approve(dir: &Path, args: &ApproveArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.format == ApproveFormat::Json {
+        crate::render::print_json(&ApprovedJson {
+            plan_hash: hash.to_string(),
+            project: plan.project.clone(),
+            environment: plan.environment.clone(),
+            changes: plan
+                .changes
+                .iter()
+                .map(|c| ApprovedChange {
+                    address: c.address.to_string(),
+                    action: c.action,
+                })
+                .collect(),
+            approvals: path.display().to_string(),
+        });
+        return ExitCode::SUCCESS;
+    }
     let environment = plan
         .environment
         .as_deref()
