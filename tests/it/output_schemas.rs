@@ -199,6 +199,17 @@ fn every_published_output_is_valid_against_its_schema() {
     );
     assert!(keys[0]["keys"].as_array().is_some_and(|k| !k.is_empty()), "{keys:?}");
     assert!(!stdout(&created).trim().is_empty() && !keys[0].to_string().contains(stdout(&created).trim()));
+    let exported = path.join("exported");
+    let export = run(&["export", "--out", &exported.display().to_string(), "--format", "json"]);
+    let export = check("export", false, &export);
+    assert!(
+        export[0]["files"].as_array().is_some_and(|f| !f.is_empty()),
+        "{export:?}"
+    );
+    assert!(
+        export[0]["env"][0]["name"].is_string(),
+        "the secret variable's: {export:?}"
+    );
     let listed = check("state-list", false, &run(&["state", "list", "--format", "json"]));
     assert!(
         listed[0]["resources"].as_array().is_some_and(|r| r.len() == 4),

@@ -64,6 +64,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::commands::state::EntryJson>("state show", "ADDRESS --format json"),
     one::<crate::commands::state::HistoryJson>("state history", "--format json"),
     one::<crate::commands::mcp::ApprovedJson>("approve", "HASH --format json"),
+    one::<crate::render::export::ExportJson>("export", "--out DIR --format json"),
 ];
 
 impl Published {

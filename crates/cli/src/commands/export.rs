@@ -29,6 +29,16 @@ pub struct ExportArgs {
     /// Fold look-alike objects into forEach definitions (see guide/migrating.md)
     #[arg(long, value_enum, default_value_t = FoldArg::Safe)]
     pub fold: FoldArg,
+    /// Output: human (on standard error), or json on standard output: the files written, the objects, the
+    /// variables to set (`monform schema --output export`)
+    #[arg(long, value_enum, default_value_t = ExportFormat::Human)]
+    pub format: ExportFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Human,
+    Json,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, _output: &Output) -> ExitCode {
@@ -55,7 +65,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ExportArgs, _output: &Output
             );
         }
         ops::write_project(&args.out, &project, settings.api_url.as_deref(), &account.exported).map_err(words)?;
-        report(&args.out, &account.exported, "Exported");
+        match args.format {
+            ExportFormat::Human => report(&args.out, &account.exported, "Exported"),
+            ExportFormat::Json => {
+                crate::render::print_json(&crate::render::export::report_json(&args.out, &account.exported))
+            }
+        }
         Ok(ExitCode::SUCCESS)
     }))
 }

@@ -60,6 +60,59 @@ pub fn report(out: &Path, exported: &Exported, verb: &str) {
     }
 }
 
+/// `export --format json`: what was written where (the files are the data;
+/// never a secret's value, only the variables to set).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Export")]
+pub struct ExportJson {
+    /// The folder written.
+    pub out: String,
+    /// Every file written, relative to `out`.
+    pub files: Vec<String>,
+    /// The addresses of the objects exported.
+    pub objects: Vec<String>,
+    /// Objects folded into `forEach` definitions, and how many definitions in all.
+    pub folded_objects: usize,
+    pub definitions: usize,
+    /// The checks' shared values written as monform.toml's `[defaults]`.
+    pub defaults: Vec<String>,
+    /// The environment variables the files need (secrets), as ENVIRONMENT.md lists them.
+    pub env: Vec<EnvJson>,
+    pub warnings: Vec<String>,
+}
+
+/// An environment variable a written file reads (`${env:NAME}`).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct EnvJson {
+    pub name: String,
+    pub address: String,
+    /// The field path inside the resource, e.g. `value`.
+    pub field: String,
+}
+
+/// What [`report`] says, for programs.
+pub fn report_json(out: &Path, exported: &Exported) -> ExportJson {
+    ExportJson {
+        out: out.display().to_string(),
+        files: exported.files.keys().cloned().collect(),
+        objects: exported.objects.keys().map(ToString::to_string).collect(),
+        folded_objects: exported.folded.iter().map(|f| f.items).sum(),
+        definitions: exported.definitions(),
+        defaults: exported.defaults.keys().cloned().collect(),
+        env: exported
+            .env
+            .iter()
+            .map(|var| EnvJson {
+                name: var.name.clone(),
+                address: var.address.to_string(),
+                field: var.field.clone(),
+            })
+            .collect(),
+        warnings: exported.warnings.clone(),
+    }
+}
+
 /// What `import --all-unmanaged` leaves out: other projects' objects (a
 /// count) and those whose owner cannot be told (each, with the flags that
 /// would adopt them).
