@@ -32,7 +32,9 @@
 //! at its line and is left out; the others still run) and evaluates `deny`,
 //! `violation` and `warn` per package into `Finding`s (a string, or `{msg,
 //! address, field}`), each rule on regorus's compiled VM (RVM) when it
-//! compiles to it, else on the interpreter, the rules spread over the cores
+//! compiles to it, else on the interpreter (the VM's object literals kept
+//! in regorus's compact storage by the patch `vendor/regorus` carries: a
+//! rule's 100,000 results all live at once), the rules spread over the cores
 //! (each thread takes the next rule when done; results back in rule order; a
 //! result that is a string or a flat object of strings read straight from
 //! regorus's value, the others through JSON; a rule's set of results taken
