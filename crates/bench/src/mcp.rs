@@ -170,6 +170,15 @@ fn measure_project(monform: &Path, dir: &Path, checks: usize) -> Result<Vec<(Str
         "write_file",
         json!({"path": file.0, "content": format!("{}\n# reviewed\n", file.1.trim_end())}),
     )?;
+    let added = timed(
+        &mut server,
+        "add_check",
+        json!({"checkType": "URL", "name": "MCP bench added", "url": "https://example.com/mcp-bench",
+               "locations": ["eu-west-1"]}),
+    )?;
+    if added["written"] != true {
+        return Err(format!("add_check did not write: {added}"));
+    }
     let plan = timed(&mut server, "plan", json!({}))?;
     let hash = plan["planHash"]
         .as_str()
@@ -182,7 +191,7 @@ fn measure_project(monform: &Path, dir: &Path, checks: usize) -> Result<Vec<(Str
     monform_mcp::approvals::approve(&approvals, dir, &hash, "bench").map_err(|e| e.to_string())?;
     let applied = timed(&mut server, "apply", json!({"planHash": hash}))?;
     if applied["applied"] != true {
-        return Err(format!("the approved no-op plan was not applied: {applied}"));
+        return Err(format!("the approved plan (the added check) was not applied: {applied}"));
     }
     timed(&mut server, "status", json!({}))?;
     timed(&mut server, "import_preview", json!({}))?;
