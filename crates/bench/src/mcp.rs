@@ -191,7 +191,9 @@ fn measure_project(monform: &Path, dir: &Path, checks: usize) -> Result<Vec<(Str
     monform_mcp::approvals::approve(&approvals, dir, &hash, "bench").map_err(|e| e.to_string())?;
     let applied = timed(&mut server, "apply", json!({"planHash": hash}))?;
     if applied["applied"] != true {
-        return Err(format!("the approved plan (the added check) was not applied: {applied}"));
+        return Err(format!(
+            "the approved plan (the added check) was not applied: {applied}"
+        ));
     }
     timed(&mut server, "status", json!({}))?;
     timed(&mut server, "import_preview", json!({}))?;
