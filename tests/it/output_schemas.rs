@@ -226,6 +226,55 @@ fn every_published_output_is_valid_against_its_schema() {
         history[0]["writes"].is_null(),
         "the local state keeps no history: {history:?}"
     );
+    // Import: a hand-made snippet adopted into a new project with --all-unmanaged
+    // (its owner cannot be told: included by name), and another one into this project.
+    let hand = emulator.call(
+        "POST",
+        "/v1/snippets",
+        Some(serde_json::json!({"name": "Hand made", "script": "x"})),
+    );
+    let work = tempfile::tempdir().unwrap();
+    let adopter = work.path().join("adopter");
+    let all = emulator
+        .monform(work.path())
+        .args([
+            "import",
+            "--all-unmanaged",
+            "--project",
+            "adopter",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&adopter)
+        .args(["--include", &format!("snippets:{}", hand["id"])])
+        .output()
+        .unwrap();
+    assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    let all = check("import", false, &all);
+    assert_eq!(all[0]["adopted"][0]["remoteId"], hand["id"].to_string(), "{all:?}");
+    assert!(all[0]["written"]["files"].is_array(), "{all:?}");
+    let other = emulator.call(
+        "POST",
+        "/v1/snippets",
+        Some(serde_json::json!({"name": "Another", "script": "y"})),
+    );
+    let yaml = std::fs::read_to_string(path.join("monitors.yaml")).unwrap();
+    std::fs::write(
+        path.join("monitors.yaml"),
+        format!("{yaml}snippets:\n  another: {{ name: Another, script: \"y\" }}\n"),
+    )
+    .unwrap();
+    let one = run(&[
+        "import",
+        "snippets.another",
+        &other["id"].to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    let one = check("import", false, &one);
+    assert_eq!(one[0]["adopted"][0]["address"], "snippets.another", "{one:?}");
     let destroyed = check(
         "destroy",
         true,

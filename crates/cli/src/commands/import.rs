@@ -21,9 +21,10 @@ use super::context::{
     Findings, FoldArg, Open, Reach, Split, Stop, block_on, current_project, finish, new_project, open_backend, refused,
     require_environment,
 };
+use super::export::ExportFormat;
 use crate::connect::connect;
 use crate::render::Output;
-use crate::render::export::{left_out, report};
+use crate::render::export::{AdoptedJson, ImportJson, NotAdoptedJson, left_out, left_out_json, report, report_json};
 
 #[derive(Args)]
 pub struct ImportArgs {
@@ -51,18 +52,24 @@ pub struct ImportArgs {
     /// Also adopt this object whose owner cannot be told, as SECTION:ID (e.g. snippets:12; repeatable)
     #[arg(long, value_name = "SECTION:ID", requires = "all_unmanaged")]
     include: Vec<String>,
+    /// Output: human (on standard error), or json on standard output: the objects adopted and, with
+    /// --all-unmanaged, the files written and what was left out (`monform schema --output import`)
+    #[arg(long, value_enum, default_value_t = ExportFormat::Human)]
+    format: ExportFormat,
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output) -> ExitCode {
     finish(block_on(async {
+        let json = args.format == ExportFormat::Json;
         match (&args.address, &args.remote_id, &args.out) {
-            (Some(address), Some(id), _) => import_one(dir, api_url, address, id, output).await,
+            (Some(address), Some(id), _) => import_one(dir, api_url, address, id, json, output).await,
             (_, _, Some(out)) if args.all_unmanaged => {
                 let options = AllOptions {
                     split: args.split_by,
                     fold: args.fold,
                     name: args.project.as_deref(),
                     include: &args.include,
+                    json,
                 };
                 import_all(dir, api_url, out, options, output).await
             }
@@ -79,6 +86,8 @@ pub(super) struct AllOptions<'a> {
     pub fold: FoldArg,
     pub name: Option<&'a str>,
     pub include: &'a [String],
+    /// Report as `import --format json` (standard output), not in words.
+    pub json: bool,
 }
 
 pub(super) async fn import_all(
@@ -90,6 +99,7 @@ pub(super) async fn import_all(
         fold,
         name,
         include,
+        json,
     }: AllOptions<'_>,
     output: &Output,
 ) -> Result<ExitCode, Stop> {
@@ -110,6 +120,10 @@ pub(super) async fn import_all(
     };
     let connection = connect(dir, api_url, &settings).await?;
     let client = &connection.client;
+    let mut report_json_out = ImportJson {
+        project: Some(project.clone()),
+        ..Default::default()
+    };
     let adopted = async {
         let found = ops::find_unmanaged(
             client,
@@ -120,7 +134,11 @@ pub(super) async fn import_all(
             fold.into(),
         )
         .await?;
-        left_out(&found);
+        if json {
+            left_out_json(&found, &mut report_json_out);
+        } else {
+            left_out(&found);
+        }
         let env = |name: &str| std::env::var(name).ok();
         ops::adopt_unmanaged(client, &project, settings.api_url.as_deref(), out, found.exported, &env).await
     }
@@ -135,8 +153,33 @@ pub(super) async fn import_all(
             return Err(words(refusal));
         }
     };
-    report(out, &adopted.exported, "Imported");
-    eprintln!("Adopted them as project `{project}` (state in {}).", adopted.state_at);
+    if json {
+        let mut json = report_json_out;
+        json.adopted = adopted
+            .exported
+            .objects
+            .iter()
+            .map(|(address, remote)| AdoptedJson {
+                address: address.to_string(),
+                remote_id: remote.id.clone(),
+            })
+            .collect();
+        json.written = Some(report_json(out, &adopted.exported));
+        json.state_at = Some(adopted.state_at.clone());
+        json.not_adopted = adopted
+            .not_tagged
+            .iter()
+            .map(|(address, remote_id, error)| NotAdoptedJson {
+                address: address.to_string(),
+                remote_id: remote_id.clone(),
+                error: error.clone(),
+            })
+            .collect();
+        crate::render::print_json(&json);
+    } else {
+        report(out, &adopted.exported, "Imported");
+        eprintln!("Adopted them as project `{project}` (state in {}).", adopted.state_at);
+    }
     if !adopted.not_tagged.is_empty() {
         // Each can be adopted later with `monform import ADDRESS ID` in the new project.
         let retry: Vec<String> = adopted
@@ -163,6 +206,7 @@ async fn import_one(
     api_url: Option<&str>,
     text: &str,
     remote_id: &str,
+    json: bool,
     output: &Output,
 ) -> Result<ExitCode, Stop> {
     let address: Address = text
@@ -188,9 +232,19 @@ async fn import_one(
             "cannot write the project's ownership record: {error}"
         )));
     }
-    eprintln!(
-        "Imported {} {remote_id} as {address}; `monform plan` shows how it differs from the files.",
-        address.kind.section()
-    );
+    if json {
+        crate::render::print_json(&ImportJson {
+            adopted: vec![AdoptedJson {
+                address: address.to_string(),
+                remote_id: remote_id.to_owned(),
+            }],
+            ..Default::default()
+        });
+    } else {
+        eprintln!(
+            "Imported {} {remote_id} as {address}; `monform plan` shows how it differs from the files.",
+            address.kind.section()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

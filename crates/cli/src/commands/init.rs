@@ -52,6 +52,7 @@ pub fn run(given: &Path, api_url: Option<&str>, args: InitArgs, output: &Output)
             fold: super::context::FoldArg::None,
             name: Some(&name),
             include: &args.include,
+            json: false,
         };
         let adopted = block_on(super::import::import_all(dir, api_url, dir, options, output));
         if !matches!(adopted, Ok(Ok(_))) {

@@ -113,6 +113,77 @@ pub fn report_json(out: &Path, exported: &Exported) -> ExportJson {
     }
 }
 
+/// `import --format json`: the objects adopted and, with `--all-unmanaged`,
+/// the project written (as export's) and what was left out.
+#[derive(serde::Serialize, schemars::JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Import")]
+pub struct ImportJson {
+    /// The objects adopted into the project's state.
+    pub adopted: Vec<AdoptedJson>,
+    /// `--all-unmanaged`: the new project's files, as `export --format json` reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<ExportJson>,
+    /// `--all-unmanaged`: the new project's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// `--all-unmanaged`: where the new project's state is, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_at: Option<String>,
+    /// Written to the files but not adopted: the ownership tag could not be
+    /// written (each can be imported later; the command exits 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_adopted: Vec<NotAdoptedJson>,
+    /// `--all-unmanaged`: objects of other projects (kinds without tags), a count.
+    #[serde(default)]
+    pub others: usize,
+    /// `--all-unmanaged`: objects whose owner cannot be told, left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<UnknownJson>,
+}
+
+/// An object adopted under an address of the files.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdoptedJson {
+    pub address: String,
+    /// The service's id (a variable's key).
+    pub remote_id: String,
+}
+
+/// An object written to the files but not adopted, and why.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotAdoptedJson {
+    pub address: String,
+    pub remote_id: String,
+    pub error: String,
+}
+
+/// An object whose owner cannot be told: `include` is the `--include`
+/// value that would adopt it anyway.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct UnknownJson {
+    pub include: String,
+    pub name: String,
+    /// Why its owner cannot be told, in words.
+    pub owner: String,
+}
+
+/// [`ImportJson`]'s left-out fields from what `find_unmanaged` found.
+pub fn left_out_json(found: &Unmanaged, json: &mut ImportJson) {
+    json.others = found.others;
+    json.unknown = found
+        .unknown
+        .iter()
+        .map(|(remote, owner)| UnknownJson {
+            include: include_name(remote),
+            name: name(remote),
+            owner: owner.describe(),
+        })
+        .collect();
+}
+
 /// What `import --all-unmanaged` leaves out: other projects' objects (a
 /// count) and those whose owner cannot be told (each, with the flags that
 /// would adopt them).
