@@ -253,7 +253,12 @@ impl Store {
         let value = f(&tx)?;
         if crate::faults::losing_writes() {
             // Answered as if stored (the fault of `Config::lost_write_rate`).
+            // The numbers it drew stay drawn, as a PostgreSQL sequence's do
+            // on a rollback: handed out again, a lost group's id 1 became
+            // the next group's, and the client held one id for two objects.
+            let drawn = drawn_numbers(&tx)?;
             tx.rollback()?;
+            keep_drawn_numbers(&connection, &drawn)?;
         } else {
             tx.commit()?;
         }
@@ -276,6 +281,25 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+/// The counters (`next_number`) as a transaction left them.
+fn drawn_numbers(tx: &rusqlite::Transaction) -> rusqlite::Result<Vec<(String, String, i64)>> {
+    tx.prepare_cached("SELECT account_id, kind, next FROM counters")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect()
+}
+
+/// Puts back counters a rolled back transaction had advanced.
+fn keep_drawn_numbers(connection: &Connection, drawn: &[(String, String, i64)]) -> rusqlite::Result<()> {
+    let mut upsert = connection.prepare_cached(
+        "INSERT INTO counters (account_id, kind, next) VALUES (?1, ?2, ?3)
+         ON CONFLICT (account_id, kind) DO UPDATE SET next = MAX(next, excluded.next)",
+    )?;
+    for (account, kind, next) in drawn {
+        upsert.execute(params![account, kind, next])?;
+    }
+    Ok(())
 }
 
 /// The alert channels `autoSubscribe` puts on new checks: the partial

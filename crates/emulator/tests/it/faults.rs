@@ -259,3 +259,23 @@ async fn a_dropped_connection_sends_not_a_single_byte() {
     assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
     assert!(received.is_empty(), "{}", String::from_utf8_lossy(&received));
 }
+
+/// A lost write's numbered id is never handed out again, as a PostgreSQL
+/// sequence's number is not on a rollback: the emulator gave the next
+/// group the lost group's id 1, so a client held one id for two objects
+/// (the engine's property test, seed 2027 case 8759).
+#[tokio::test]
+async fn a_lost_create_keeps_its_number_drawn() {
+    use monform_emulator::faults::Picked;
+    let ts = TestServer::start().await;
+    ts.server
+        .app
+        .faults
+        .pick("POST", "/v2/check-groups", Picked::LostWrite, 1);
+    let lost = ts.create("/v2/check-groups", &bodies::group("lost"), 201).await;
+    let kept = ts.create("/v2/check-groups", &bodies::group("kept"), 201).await;
+    assert_ne!(lost["id"], kept["id"], "{lost} {kept}");
+    let listed: Value = ts.get("/v1/check-groups").await.json().await.expect("a JSON list");
+    let ids: Vec<&Value> = listed.as_array().expect("a list").iter().map(|g| &g["id"]).collect();
+    assert_eq!(ids, [&kept["id"]], "{listed}");
+}
