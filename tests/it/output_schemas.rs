@@ -182,6 +182,37 @@ fn every_published_output_is_valid_against_its_schema() {
     check("status", false, &run(&["status", "--format", "json"]));
     let slos = check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
     assert_eq!(slos[0]["slos"][0]["address"], "slos.home-up", "{slos:?}");
+    // OpenSLO out and back in: the text itself without --out, the file written with it.
+    let openslo = check(
+        "slo-export",
+        false,
+        &run(&["slo", "export", "--openslo", "--format", "json"]),
+    );
+    assert_eq!(openslo[0]["slos"], serde_json::json!(["slos.home-up"]), "{openslo:?}");
+    assert!(
+        openslo[0]["yaml"].as_str().is_some_and(|y| y.contains("kind: SLO")),
+        "{openslo:?}"
+    );
+    // Outside the project: a .yaml file in it would be read as a resource file.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let file = elsewhere.path().join("openslo.yaml").display().to_string();
+    let written = run(&["slo", "export", "--openslo", "--out", &file, "--format", "json"]);
+    let written = check("slo-export", false, &written);
+    assert_eq!(written[0]["written"], file.as_str(), "{written:?}");
+    assert!(written[0]["yaml"].is_null(), "{written:?}");
+    let back = elsewhere.path().join("slos.yaml").display().to_string();
+    let imported = check(
+        "slo-import",
+        false,
+        &run(&["slo", "import", &file, "--out", &back, "--format", "json"]),
+    );
+    assert_eq!(imported[0]["slos"], serde_json::json!(["slos.home-up"]), "{imported:?}");
+    assert!(std::fs::read_to_string(&back).unwrap().starts_with("slos:"));
+    let shown = check("slo-import", false, &run(&["slo", "import", &file, "--format", "json"]));
+    assert!(
+        shown[0]["yaml"].as_str().is_some_and(|y| y.contains("home-up:")),
+        "{shown:?}"
+    );
     // No results yet: the gate is closed, and says why.
     let gate = check(
         "gate",

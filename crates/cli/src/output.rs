@@ -57,6 +57,8 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::render::test::Report>("test", "--local --format json"),
     one::<Vec<crate::render::status::Row>>("status", "--format json"),
     one::<crate::render::slo::SloStatusJson>("slo status", "--format json"),
+    one::<crate::commands::slo::SloFileJson>("slo export", "--openslo [--out FILE] --format json"),
+    one::<crate::commands::slo::SloFileJson>("slo import", "FILE [--out FILE] --format json"),
     one::<crate::commands::slo::GateJson>("gate", "--slo ADDRESS --format json"),
     one::<crate::commands::policy::Report>("policy test", "--format json"),
     one::<crate::commands::location_keys::KeyList>("location-keys list", "ADDRESS --format json"),

@@ -57,6 +57,10 @@ struct ExportArgs {
     /// The file to write (atomically); without it, standard output
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Output: the YAML (to --out or standard output), or json: what was written, the SLOs, and the YAML when
+    /// there is no --out (`monform schema --output slo-export`)
+    #[arg(long, value_enum, default_value_t = FileFormat::Yaml)]
+    format: FileFormat,
 }
 
 #[derive(Args)]
@@ -66,6 +70,53 @@ struct ImportArgs {
     /// The resource file to write (atomically); without it, standard output
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Output: the YAML (to --out or standard output), or json: what was written, the SLOs, and the YAML when
+    /// there is no --out (`monform schema --output slo-import`)
+    #[arg(long, value_enum, default_value_t = FileFormat::Yaml)]
+    format: FileFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FileFormat {
+    Yaml,
+    Json,
+}
+
+/// `slo export --format json` and `slo import --format json`: the file
+/// written (or the text that would be), and the SLOs in it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "SloFile")]
+pub struct SloFileJson {
+    /// The file written (`--out`); absent when the text is in `yaml`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written: Option<String>,
+    /// The SLOs in it: export, their addresses (`slos.ID`); import, the
+    /// addresses of the `slos:` entries written.
+    slos: Vec<String>,
+    /// Without `--out`: the YAML itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    yaml: Option<String>,
+}
+
+/// Writes `text` to `out` (atomically) or standard output, as `format` says;
+/// `slos` are the SLOs in it.
+fn write_slo_file(out: Option<&Path>, text: &str, slos: Vec<String>, format: FileFormat) -> Result<(), Stop> {
+    if let Some(out) = out {
+        write_atomically(out, text)?;
+    }
+    match format {
+        FileFormat::Yaml => match out {
+            Some(out) => eprintln!("wrote {}", out.display()),
+            None => print!("{text}"),
+        },
+        FileFormat::Json => crate::render::print_json(&SloFileJson {
+            written: out.map(|o| o.display().to_string()),
+            slos,
+            yaml: out.is_none().then(|| text.to_owned()),
+        }),
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -197,13 +248,14 @@ fn status(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) 
 fn export(dir: &Path, args: ExportArgs, output: &Output) -> ExitCode {
     let result = super::context::load(dir, output, Findings::Hide).and_then(|(loaded, project)| {
         let text = ops::export_openslo(&loaded.desired, &project.name);
-        match &args.out {
-            Some(out) => write_atomically(out, &text).map(|()| eprintln!("wrote {}", out.display())),
-            None => {
-                print!("{text}");
-                Ok(())
-            }
-        }
+        let slos = loaded
+            .desired
+            .resources
+            .keys()
+            .filter(|a| a.kind == monform_model::Kind::Slo)
+            .map(ToString::to_string)
+            .collect();
+        write_slo_file(args.out.as_deref(), &text, slos, args.format)
     });
     match settle(Ok(result)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -215,17 +267,26 @@ fn import(args: ImportArgs) -> ExitCode {
     let result = std::fs::read_to_string(&args.file)
         .map_err(|e| Stop::Message(format!("cannot read {}: {e}", args.file.display())))
         .and_then(|text| ops::import_openslo(&text).map_err(|e| Stop::Message(format!("{}: {e}", args.file.display()))))
-        .and_then(|yaml| match &args.out {
-            Some(out) => write_atomically(out, &yaml).map(|()| eprintln!("wrote {}", out.display())),
-            None => {
-                print!("{yaml}");
-                Ok(())
-            }
-        });
+        .and_then(|yaml| write_slo_file(args.out.as_deref(), &yaml, written_slos(&yaml), args.format));
     match settle(Ok(result)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => code,
     }
+}
+
+/// The addresses of the `slos:` entries of the resource file
+/// `import_openslo` wrote: its keys are the lines indented by two spaces,
+/// plain or quoted as JSON strings.
+fn written_slos(yaml: &str) -> Vec<String> {
+    yaml.lines()
+        .filter_map(|line| {
+            line.strip_prefix("  ")
+                .filter(|l| !l.starts_with(' '))?
+                .strip_suffix(':')
+        })
+        .map(|key| serde_json::from_str::<String>(key).unwrap_or_else(|_| key.to_owned()))
+        .map(|id| format!("slos.{id}"))
+        .collect()
 }
 
 /// `25%`, `25` or `0.25`... as a fraction: a number above 1 is percent.
