@@ -306,6 +306,37 @@ fn every_published_output_is_valid_against_its_schema() {
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
     let one = check("import", false, &one);
     assert_eq!(one[0]["adopted"][0]["address"], "snippets.another", "{one:?}");
+    // Generate: the files written, then a definition edited by hand left alone (its diff).
+    let sitemap = elsewhere.path().join("sitemap.xml");
+    std::fs::write(
+        &sitemap,
+        format!(
+            "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>{target}/ok</loc></url><url><loc>{target}/about</loc></url></urlset>"
+        ),
+    )
+    .unwrap();
+    let sitemap = sitemap.display().to_string();
+    let generate = || {
+        let output = run(&["generate", "sitemap", &sitemap, "--id", "pages", "--format", "json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        output
+    };
+    let generated = check("generate", false, &generate());
+    assert_eq!(generated[0]["checks"], 2, "{generated:?}");
+    assert_eq!(generated[0]["definition"]["change"], "written", "{generated:?}");
+    let definition = path.join("generated/pages.yaml");
+    let text = std::fs::read_to_string(&definition).unwrap();
+    std::fs::write(&definition, format!("# mine\n{text}")).unwrap();
+    let again = check("generate", false, &generate());
+    assert_eq!(again[0]["definition"]["change"], "edited", "{again:?}");
+    assert!(
+        again[0]["definition"]["diff"]
+            .as_str()
+            .is_some_and(|d| d.contains("# mine")),
+        "{again:?}"
+    );
+    assert_eq!(again[0]["data"]["change"], "unchanged", "{again:?}");
+    std::fs::remove_dir_all(path.join("generated")).unwrap();
     let destroyed = check(
         "destroy",
         true,

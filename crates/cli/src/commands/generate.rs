@@ -69,6 +69,66 @@ struct Common {
     /// Overwrite the definition even when it was edited by hand
     #[arg(long)]
     force: bool,
+    /// Output: human (on standard error), or json on standard output: the files written and how they changed,
+    /// what has no check (`monform schema --output generate`)
+    #[arg(long, value_enum, default_value_t = super::export::ExportFormat::Human)]
+    format: super::export::ExportFormat,
+}
+
+/// `generate --format json`: the definition's address, the two files
+/// and what happened to each, and what has no check.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Generate")]
+pub struct GenerateJson {
+    /// The `forEach` definition's address, `checks.ID`.
+    address: String,
+    /// `API` (openapi) or `URL` (sitemap).
+    check_type: String,
+    /// The checks it makes: one per item of the data file.
+    checks: usize,
+    /// The document, as given.
+    source: String,
+    data: DataFileJson,
+    definition: DefinitionFileJson,
+    /// Operations or URLs with no check, and why.
+    skipped: Vec<SkippedJson>,
+    /// What to add by hand (credentials, headers).
+    notes: Vec<String>,
+}
+
+/// The data file (`generated/data/ID.yaml`): its items' keys by change.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct DataFileJson {
+    /// Relative to the project folder.
+    path: String,
+    /// `written` (a new file), `updated` or `unchanged`.
+    change: &'static str,
+    added: Vec<String>,
+    changed: Vec<String>,
+    removed: Vec<String>,
+}
+
+/// The definition file (`generated/ID.yaml`).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct DefinitionFileJson {
+    /// Relative to the project folder.
+    path: String,
+    /// `written`, `unchanged`, `overwritten` (`--force`) or `edited`: edited
+    /// by hand and left as it is.
+    change: &'static str,
+    /// `edited`: the unified diff from the file to what generate would write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
+}
+
+/// An operation or URL with no check.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct SkippedJson {
+    what: String,
+    reason: String,
 }
 
 /// A document this size at most (an OpenAPI document or one sitemap
@@ -227,6 +287,54 @@ fn write(dir: &Path, generated: &Generated, common: &Common, origin: &str) -> Re
         save(dir, &files.definition_path, &files.definition)?;
     }
     let count = generated.items.len();
+    if common.format == super::export::ExportFormat::Json {
+        crate::render::print_json(&GenerateJson {
+            address: format!("checks.{id}"),
+            check_type: match generated.source {
+                monform_generate::Source::OpenApi => "API",
+                monform_generate::Source::Sitemap => "URL",
+            }
+            .to_owned(),
+            checks: count,
+            source: origin.to_owned(),
+            data: DataFileJson {
+                path: files.data_path.clone(),
+                change: if data_change.new_file {
+                    "written"
+                } else if data_change.unchanged {
+                    "unchanged"
+                } else {
+                    "updated"
+                },
+                added: data_change.added.clone(),
+                changed: data_change.changed.clone(),
+                removed: data_change.removed.clone(),
+            },
+            definition: DefinitionFileJson {
+                path: files.definition_path.clone(),
+                change: match &definition_change {
+                    DefinitionChange::Create => "written",
+                    DefinitionChange::Unchanged => "unchanged",
+                    DefinitionChange::Edited { .. } if overwrite => "overwritten",
+                    DefinitionChange::Edited { .. } => "edited",
+                },
+                diff: match &definition_change {
+                    DefinitionChange::Edited { diff } if !overwrite => Some(diff.clone()),
+                    _ => None,
+                },
+            },
+            skipped: generated
+                .skipped
+                .iter()
+                .map(|s| SkippedJson {
+                    what: s.what.clone(),
+                    reason: s.reason.clone(),
+                })
+                .collect(),
+            notes: generated.notes.clone(),
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
     let plural = if count == 1 { "" } else { "s" };
     eprintln!("checks.{id}: {count} {kind}{plural} from {origin}");
     eprintln!("  {}: {}", files.data_path, describe(&data_change));
