@@ -306,6 +306,27 @@ fn every_published_output_is_valid_against_its_schema() {
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
     let one = check("import", false, &one);
     assert_eq!(one[0]["adopted"][0]["address"], "snippets.another", "{one:?}");
+    // Migrate: a Terraform project and its state, written as a project adopting its objects.
+    let terraform = copy_example("terraform");
+    let migrated = monform()
+        .args(["migrate", "terraform"])
+        .arg(terraform.path())
+        .args(["--state"])
+        .arg(terraform.path().join("terraform.show.json"))
+        .args(["--format", "json", "--out"])
+        .arg(elsewhere.path().join("migrated"))
+        .output()
+        .unwrap();
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    let migrated = check("migrate", false, &migrated);
+    assert!(migrated[0]["imports"][0]["remoteId"].is_string(), "{migrated:?}");
+    let files = migrated[0]["files"].as_array().unwrap();
+    assert!(
+        files
+            .iter()
+            .all(|f| elsewhere.path().join("migrated").join(f.as_str().unwrap()).is_file()),
+        "{files:?}"
+    );
     // Generate: the files written, then a definition edited by hand left alone (its diff).
     let sitemap = elsewhere.path().join("sitemap.xml");
     std::fs::write(
