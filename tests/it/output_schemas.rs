@@ -178,6 +178,45 @@ fn every_published_output_is_valid_against_its_schema() {
     assert_eq!(approved[0]["planHash"], hash, "{approved:?}");
 
     edit(path, "monitors.yaml", "target: \"201\" }", "target: \"200\" }");
+    // Codify: a name renamed in the service (written), a frequency changed in
+    // both the service and the files (a conflict: exit 3, not written).
+    let checks = emulator.call("GET", "/v1/checks?limit=100", None);
+    let home = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Home")
+        .unwrap()
+        .clone();
+    let id = home["id"]
+        .as_str()
+        .map_or_else(|| home["id"].to_string(), str::to_owned);
+    emulator.call(
+        "PUT",
+        &format!("/v1/checks/api/{id}"),
+        Some(serde_json::json!({"name": "Home page", "frequency": 30})),
+    );
+    edit(path, "monitors.yaml", "frequency: 10", "frequency: 5");
+    let would = run(&["codify", "--check", "--format", "json"]);
+    assert_eq!(would.status.code(), Some(3), "{}", stderr(&would));
+    let would = check("codify", false, &would);
+    assert_eq!(would[0]["written"], false, "{would:?}");
+    assert_eq!(would[0]["conflicts"][0]["path"], "frequency", "{would:?}");
+    assert!(
+        would[0]["files"][0]["diff"]
+            .as_str()
+            .is_some_and(|d| d.contains("+    name: Home page")),
+        "{would:?}"
+    );
+    let wrote = check("codify", false, &run(&["codify", "--write", "--format", "json"]));
+    assert_eq!(wrote[0]["written"], true, "{wrote:?}");
+    assert_eq!(wrote[0]["fields"][0]["path"], "name", "{wrote:?}");
+    assert!(
+        std::fs::read_to_string(path.join("monitors.yaml"))
+            .unwrap()
+            .contains("name: Home page")
+    );
+    edit(path, "monitors.yaml", "frequency: 5", "frequency: 10");
     check("test", false, &run(&["test", "--local", "--format", "json"]));
     check("status", false, &run(&["status", "--format", "json"]));
     let slos = check("slo-status", false, &run(&["slo", "status", "--format", "json"]));

@@ -47,6 +47,149 @@ pub struct CodifyArgs {
     /// Also write objects made in the service that no project owns, as new files under unmanaged/ with `import` entries (the rules of `import --all-unmanaged`)
     #[arg(long)]
     include_unmanaged: bool,
+    /// Output: human (the diff on standard output, the summary on standard error), or json: the files and
+    /// their diffs, the fields written, the hand edits, conflicts and secrets (`monform schema --output codify`)
+    #[arg(long, value_enum, default_value_t = super::export::ExportFormat::Human)]
+    format: super::export::ExportFormat,
+}
+
+/// `codify --format json`: what it would write (`--check`, or no flag) or
+/// wrote (`--write`, `--branch`), and what it leaves to a person. Values
+/// are as the plan masks them: never a secret's.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Codify")]
+pub struct CodifyJson {
+    /// The files were written (`--write` or `--branch`, and a diff to write).
+    written: bool,
+    /// `--branch`: the branch committed on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<String>,
+    /// Each file edited (or to edit), with its unified diff.
+    files: Vec<FileJson>,
+    /// The fields written into the files.
+    fields: Vec<FieldJson>,
+    /// Fields the files cannot take as they are: a person edits them.
+    hand_edits: Vec<HandEditJson>,
+    /// Fields changed in the files and in the service since the last apply: not written.
+    conflicts: Vec<ConflictJson>,
+    /// Secret fields changed in the service: to set, never written.
+    secrets: Vec<FieldJson>,
+    /// Objects written with an `import` entry (`--include-unmanaged`).
+    adopted: Vec<AdoptedJson>,
+    notes: Vec<String>,
+    /// Resources the files change and the service did not (`monform plan` shows them).
+    file_changes: usize,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct FileJson {
+    /// Relative to the project folder.
+    name: String,
+    /// A new file (`--include-unmanaged`).
+    new: bool,
+    /// The unified diff (`a/NAME`, `b/NAME`).
+    diff: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct FieldJson {
+    address: String,
+    /// The field's path in the resource, e.g. `request.url`.
+    path: String,
+    /// When it went elsewhere than its own line (a group, a definition, a variable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct HandEditJson {
+    address: String,
+    /// Absent: the whole resource (deleted in the service).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// The service's value (never a secret's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<serde_json::Value>,
+    why: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ConflictJson {
+    address: String,
+    path: String,
+    /// At the last apply; absent when the state keeps only a fingerprint of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applied: Option<serde_json::Value>,
+    /// The service's; absent for a secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<serde_json::Value>,
+    files: serde_json::Value,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct AdoptedJson {
+    address: String,
+    remote_id: String,
+}
+
+fn codify_json(codified: &Codified, file_changes: usize, written: bool, branch: Option<String>) -> CodifyJson {
+    let field = |f: &monform_codify::Field| FieldJson {
+        address: f.address.to_string(),
+        path: f.path.clone(),
+        note: f.note.clone(),
+    };
+    CodifyJson {
+        written,
+        branch,
+        files: codified
+            .files
+            .iter()
+            .map(|file| FileJson {
+                name: file.name.clone(),
+                new: file.new,
+                diff: Codified {
+                    files: vec![file.clone()],
+                    ..Default::default()
+                }
+                .diff(),
+            })
+            .collect(),
+        fields: codified.fields.iter().map(field).collect(),
+        hand_edits: codified
+            .hand_edits
+            .iter()
+            .map(|h| HandEditJson {
+                address: h.address.to_string(),
+                path: h.path.clone(),
+                service: h.service.clone(),
+                why: h.why.clone(),
+            })
+            .collect(),
+        conflicts: codified
+            .conflicts
+            .iter()
+            .map(|c| ConflictJson {
+                address: c.address.to_string(),
+                path: c.path.clone(),
+                applied: c.applied.clone(),
+                service: c.service.clone(),
+                files: c.files.clone(),
+            })
+            .collect(),
+        secrets: codified.secrets.iter().map(field).collect(),
+        adopted: codified
+            .adopted
+            .iter()
+            .map(|(address, id)| AdoptedJson {
+                address: address.to_string(),
+                remote_id: id.clone(),
+            })
+            .collect(),
+        notes: codified.notes.clone(),
+        file_changes,
+    }
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::render::Output) -> ExitCode {
@@ -125,29 +268,40 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: CodifyArgs, output: &crate::
         Ok(settled) => settled,
         Err(code) => return code,
     };
-    print!("{}", codified.diff());
-    eprint!("{}", summary(&codified, file_changes));
-    let write = args.write || args.branch.is_some();
-    if write && codified.has_changes() {
+    let human = args.format == super::export::ExportFormat::Human;
+    if human {
+        print!("{}", codified.diff());
+        eprint!("{}", summary(&codified, file_changes));
+    }
+    let write = (args.write || args.branch.is_some()) && codified.has_changes();
+    if write {
         if let Err(e) = monform_codify::write(&codified) {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
-        eprintln!("Wrote {} file{}.", codified.files.len(), plural(codified.files.len()));
+        if human {
+            eprintln!("Wrote {} file{}.", codified.files.len(), plural(codified.files.len()));
+        }
         if let Some(branch) = &args.branch {
             if let Err(e) = monform_codify::git::commit_on_branch(dir, branch, &codified) {
                 eprintln!("error: {e}\n\nhint: the files are written; commit them by hand");
                 return ExitCode::FAILURE;
             }
-            eprintln!("Committed on branch {branch}.");
+            if human {
+                eprintln!("Committed on branch {branch}.");
+            }
         }
     }
+    if !human {
+        let branch = args.branch.clone().filter(|_| write);
+        crate::render::print_json(&codify_json(&codified, file_changes, write, branch));
+    }
     if !codified.hand_edits.is_empty() || !codified.secrets.is_empty() || !codified.conflicts.is_empty() {
-        ExitCode::from(EXIT_HAND_EDIT)
+        crate::exit::code(EXIT_HAND_EDIT)
     } else if args.check && codified.has_changes() {
-        ExitCode::from(EXIT_DIFF)
+        crate::exit::code(EXIT_DIFF)
     } else {
-        ExitCode::SUCCESS
+        crate::exit::code(crate::exit::SUCCESS)
     }
 }
 
