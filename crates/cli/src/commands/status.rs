@@ -93,7 +93,7 @@ fn slo_now_ms() -> Option<i64> {
 pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
     if args.out.is_some() && args.format != Format::Html {
         eprintln!("error: --out FILE is where --format html writes its report; human and json go to standard output");
-        return ExitCode::from(2);
+        return crate::exit::code(crate::exit::USAGE);
     }
     let html = args.format == Format::Html;
     let result = block_on(async {
@@ -184,7 +184,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output)
             _ => "failing",
         };
         eprintln!("error: {} (--fail-on {flag})", summary_line(&rows));
-        return ExitCode::FAILURE;
+        return crate::exit::code(crate::exit::FAILURE);
     }
-    ExitCode::SUCCESS
+    crate::exit::code(crate::exit::SUCCESS)
 }
