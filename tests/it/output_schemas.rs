@@ -151,6 +151,15 @@ fn every_published_output_is_valid_against_its_schema() {
     let applied = check("apply", true, &run(&["apply", "--auto-approve", "--format", "json"]));
     assert_eq!(applied.last().unwrap()["exitCode"], 0, "{applied:?}");
 
+    // The reconciler's log lines (standard error), an interval in sync: 0.
+    let reconciled = run(&["reconcile", "--once", "--log-format", "json"]);
+    assert_eq!(reconciled.status.code(), Some(0), "{}", stderr(&reconciled));
+    let log = Output {
+        stdout: reconciled.stderr.clone(),
+        ..reconciled
+    };
+    let log = check("reconcile", true, &log);
+    assert!(!log.is_empty() && log.iter().all(|l| l["level"].is_string()), "{log:?}");
     // A list changed item by item, with the policy's finding and the run budget.
     edit(path, "monitors.yaml", "target: \"200\" }", "target: \"201\" }");
     let saved = path.join("saved.plan").display().to_string();

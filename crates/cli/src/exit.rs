@@ -189,6 +189,16 @@ pub fn markdown() -> String {
 
 #[cfg(test)]
 mod tests {
+    use monform_reconcile::Outcome;
+
+    #[test]
+    fn the_reconcilers_outcomes_exit_with_the_tables_codes() {
+        assert_eq!(Outcome::InSync.code(), super::SUCCESS);
+        assert_eq!(Outcome::Changes.code(), super::CHANGES);
+        assert_eq!(Outcome::Error { api: false }.code(), super::FAILURE);
+        assert_eq!(Outcome::Error { api: true }.code(), super::FAILURE);
+    }
+
     #[test]
     fn each_command_declares_each_code_once() {
         for command in super::TABLE {

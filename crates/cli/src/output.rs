@@ -67,6 +67,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::commands::state::HistoryJson>("state history", "--format json"),
     one::<crate::commands::mcp::ApprovedJson>("approve", "HASH --format json"),
     one::<crate::render::export::ExportJson>("export", "--out DIR --format json"),
+    lines::<monform_reconcile::LogLine>("reconcile", "--once --log-format json (standard error)"),
     one::<crate::commands::codify::CodifyJson>("codify", "--format json (with --check, --write or neither)"),
     one::<crate::commands::migrate::MigrateJson>("migrate", "terraform DIR --format json"),
     one::<crate::commands::generate::GenerateJson>("generate", "(openapi SPEC or sitemap URL) --format json"),

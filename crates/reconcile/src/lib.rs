@@ -102,7 +102,7 @@ pub mod slo_alerts;
 pub mod sweep;
 
 pub use interval::Outcome;
-pub use log::{Log, LogFormat};
+pub use log::{Level, Log, LogFormat, LogLine};
 pub use metrics::Metrics;
 
 /// What the front end provides.

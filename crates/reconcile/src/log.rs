@@ -1,7 +1,30 @@
 //! The reconciler's log on standard error: `text` (a line a person reads)
 //! or `json` (one object a line, for log shippers: `--log-format json`).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
+
+/// One line of `--log-format json` (published: `monform schema --output
+/// reconcile`): when, how bad, what, and the fields of that message.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "ReconcileLogLine")]
+pub struct LogLine {
+    /// RFC 3339, UTC.
+    pub time: String,
+    pub level: Level,
+    /// What happened, in words (the text format's line).
+    pub message: String,
+    /// The message's own fields (`error`, `address`, `addresses`, `project`...).
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -17,25 +40,30 @@ pub struct Log {
 
 impl Log {
     pub fn info(&self, message: &str, fields: Value) {
-        self.line("info", message, fields);
+        self.line(Level::Info, message, fields);
     }
 
     pub fn warn(&self, message: &str, fields: Value) {
-        self.line("warn", message, fields);
+        self.line(Level::Warn, message, fields);
     }
 
     pub fn error(&self, message: &str, fields: Value) {
-        self.line("error", message, fields);
+        self.line(Level::Error, message, fields);
     }
 
-    fn line(&self, level: &str, message: &str, fields: Value) {
+    fn line(&self, level: Level, message: &str, fields: Value) {
         match self.format {
             LogFormat::Json => {
-                let mut line = json!({ "time": crate::report::now(), "level": level, "message": message });
-                if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
-                    line.extend(fields);
-                }
-                eprintln!("{line}");
+                let line = LogLine {
+                    time: crate::report::now(),
+                    level,
+                    message: message.to_owned(),
+                    fields: match fields {
+                        Value::Object(fields) => fields,
+                        _ => Map::new(),
+                    },
+                };
+                eprintln!("{}", serde_json::to_string(&line).unwrap_or_default());
             }
             LogFormat::Text => {
                 let extra = match fields {
@@ -45,10 +73,10 @@ impl Log {
                     }
                     _ => String::new(),
                 };
-                let prefix = if level == "info" {
-                    String::new()
-                } else {
-                    format!("{level}: ")
+                let prefix = match level {
+                    Level::Info => "",
+                    Level::Warn => "warn: ",
+                    Level::Error => "error: ",
                 };
                 eprintln!("{prefix}{message}{extra}");
             }

@@ -169,5 +169,6 @@ async fn reconcile(dir: &Path, api_url: Option<&str>, args: ReconcileArgs) -> Re
     };
     let code = monform_reconcile::run(&host, &opened, settings).await;
     opened.close().await;
-    Ok(ExitCode::from(code))
+    // Outcome::code's numbers are exit.rs's (its test holds them so).
+    Ok(crate::exit::code(code))
 }
