@@ -152,7 +152,15 @@ fn every_published_output_is_valid_against_its_schema() {
     assert_eq!(applied.last().unwrap()["exitCode"], 0, "{applied:?}");
 
     // The reconciler's log lines (standard error), an interval in sync: 0.
-    let reconciled = run(&["reconcile", "--once", "--log-format", "json"]);
+    let events = path.join("events.jsonl");
+    let reconciled = run(&[
+        "reconcile",
+        "--once",
+        "--log-format",
+        "json",
+        "--events",
+        &events.display().to_string(),
+    ]);
     assert_eq!(reconciled.status.code(), Some(0), "{}", stderr(&reconciled));
     let log = Output {
         stdout: reconciled.stderr.clone(),
@@ -160,6 +168,17 @@ fn every_published_output_is_valid_against_its_schema() {
     };
     let log = check("reconcile", true, &log);
     assert!(!log.is_empty() && log.iter().all(|l| l["level"].is_string()), "{log:?}");
+    // Its events file, one event a line: an apply's events, then in sync.
+    edit(path, "monitors.yaml", "name: Home", "name: Home page");
+    let changed = run(&["reconcile", "--once", "--events", &events.display().to_string()]);
+    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    let lines = Output {
+        stdout: std::fs::read(&events).unwrap(),
+        ..changed
+    };
+    let events = check("reconcile-events", true, &lines);
+    assert!(events.iter().any(|e| e["event"] == "change"), "{events:?}");
+    edit(path, "monitors.yaml", "name: Home page", "name: Home");
     // A list changed item by item, with the policy's finding and the run budget.
     edit(path, "monitors.yaml", "target: \"200\" }", "target: \"201\" }");
     let saved = path.join("saved.plan").display().to_string();

@@ -13,6 +13,8 @@ use schemars::{JsonSchema, Schema};
 pub struct Published {
     /// As typed after `monform` (`slo status`, `location-keys list`).
     pub words: &'static str,
+    /// The name `--output` takes when not the words' (a second output of one command).
+    pub named: Option<&'static str>,
     /// The flags that give this output.
     pub flags: &'static str,
     /// JSON lines: each line of stdout is one value of the schema.
@@ -31,6 +33,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 const fn one<T: JsonSchema>(words: &'static str, flags: &'static str) -> Published {
     Published {
         words,
+        named: None,
         flags,
         lines: false,
         schema: schema_of::<T>,
@@ -41,9 +44,18 @@ const fn one<T: JsonSchema>(words: &'static str, flags: &'static str) -> Publish
 const fn lines<T: JsonSchema>(words: &'static str, flags: &'static str) -> Published {
     Published {
         words,
+        named: None,
         flags,
         lines: true,
         schema: schema_of::<T>,
+    }
+}
+
+/// `lines`, under another name than the command's words.
+const fn lines_named<T: JsonSchema>(named: &'static str, words: &'static str, flags: &'static str) -> Published {
+    Published {
+        named: Some(named),
+        ..lines::<T>(words, flags)
     }
 }
 
@@ -68,6 +80,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::commands::mcp::ApprovedJson>("approve", "HASH --format json"),
     one::<crate::render::export::ExportJson>("export", "--out DIR --format json"),
     lines::<monform_reconcile::LogLine>("reconcile", "--once --log-format json (standard error)"),
+    lines_named::<monform_reconcile::EventLine>("reconcile-events", "reconcile", "--events FILE (each line of FILE)"),
     one::<crate::commands::codify::CodifyJson>("codify", "--format json (with --check, --write or neither)"),
     one::<crate::commands::migrate::MigrateJson>("migrate", "terraform DIR --format json"),
     one::<crate::commands::generate::GenerateJson>("generate", "(openapi SPEC or sitemap URL) --format json"),
@@ -80,7 +93,7 @@ pub const PUBLISHED: &[Published] = &[
 impl Published {
     /// The name `--output` takes: the words joined by `-` (`slo-status`).
     pub fn name(&self) -> String {
-        self.words.replace(' ', "-")
+        self.named.map_or_else(|| self.words.replace(' ', "-"), str::to_owned)
     }
 }
 

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use crate::leader::Leadership;
 use crate::policy::{Decision, Origin, Verdict};
 use crate::report::{
-    Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted, slack_text,
+    Drifted, EventKind, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted,
+    slack_text,
 };
 use crate::{Context, Unloaded, deliver, slo_alerts};
 
@@ -71,11 +72,16 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     let files = match ctx.host.open() {
         Ok(files) => files,
         Err(Unloaded::Files(why)) => {
-            return ctx.failed("load_failed", "the files do not load; nothing was changed", &why, false);
+            return ctx.failed(
+                EventKind::LoadFailed,
+                "the files do not load; nothing was changed",
+                &why,
+                false,
+            );
         }
         Err(Unloaded::Policies(why)) => {
             return ctx.failed(
-                "load_failed",
+                EventKind::LoadFailed,
                 "the policies do not load; nothing was changed",
                 &why,
                 false,
@@ -88,7 +94,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         Ok(channels) => channels,
         Err(why) => {
             return ctx.failed(
-                "load_failed",
+                EventKind::LoadFailed,
                 "the settings do not hold; nothing was changed",
                 &why,
                 false,
@@ -97,7 +103,14 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     };
     let mut session = match ctx.opened.session_over(&files) {
         Ok(session) => session,
-        Err(why) => return ctx.failed("refused", "refused; nothing was changed", &why.to_string(), false),
+        Err(why) => {
+            return ctx.failed(
+                EventKind::Refused,
+                "refused; nothing was changed",
+                &why.to_string(),
+                false,
+            );
+        }
     };
     // Within `request-share` of the key's budget: this interval's share
     // of requests, the drift reported lately read first (`sweep.rs`).
@@ -132,7 +145,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     }
     ctx.metrics.update(|f| f.drifted = drifted_kinds);
     for decision in &decisions {
-        ctx.event("change", describe(decision));
+        ctx.event(EventKind::Change, describe(decision));
         let verdict = match decision.verdict {
             Verdict::Apply => "applying",
             Verdict::Report => "reported",
@@ -189,7 +202,14 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let only_targets = std::sync::Mutex::new(monform_engine::Sweep::only(targets.clone()));
         let mut session = match ctx.opened.session_over(&files) {
             Ok(session) => session,
-            Err(why) => return ctx.failed("refused", "refused; nothing was changed", &why.to_string(), false),
+            Err(why) => {
+                return ctx.failed(
+                    EventKind::Refused,
+                    "refused; nothing was changed",
+                    &why.to_string(),
+                    false,
+                );
+            }
         };
         if !creates {
             session.sweep = Some(&only_targets);
@@ -232,7 +252,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = reverted_body(&subject, &reverted, &markdown);
         let slack = slack_reverted(&subject, &reverted);
         let failures = send_all(ctx, &channels, &body, &slack).await;
-        ctx.event("reverted", json!({ "reverted": reverted }));
+        ctx.event(EventKind::Reverted, json!({ "reverted": reverted }));
         let addresses: Vec<&str> = reverted.iter().map(|d| d.address.as_str()).collect();
         ctx.log.warn(
             "changed outside monform; reverted to the files",
@@ -240,7 +260,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         );
         if !failures.is_empty() {
             outcome = ctx.failed(
-                "report_failed",
+                EventKind::ReportFailed,
                 "a revert report was not delivered",
                 &failures.join("; "),
                 false,
@@ -275,7 +295,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     {
         *memory = before;
         return ctx.failed(
-            "report_failed",
+            EventKind::ReportFailed,
             "cannot record the drift reports; none sent",
             &why,
             false,
@@ -289,7 +309,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = drift_body(&subject, &news.drifted, &markdown);
         let slack = slack_text(&subject, &news.drifted, &[]);
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
-        ctx.event("drift", json!({ "drifted": news.drifted }));
+        ctx.event(EventKind::Drift, json!({ "drifted": news.drifted }));
         let addresses: Vec<&str> = news.drifted.iter().map(|d| d.address.as_str()).collect();
         ctx.log
             .warn("changed outside monform", json!({ "addresses": addresses.join(", ") }));
@@ -298,7 +318,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = in_sync_body(&subject, &news.resolved);
         let slack = slack_text(&subject, &[], &news.resolved);
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
-        ctx.event("in_sync", json!({ "resolved": news.resolved }));
+        ctx.event(EventKind::InSync, json!({ "resolved": news.resolved }));
         ctx.log
             .info("back in sync", json!({ "addresses": news.resolved.join(", ") }));
     }
@@ -309,7 +329,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             .save_memory(&project.name, memory, ctx.file_memory.as_ref())
             .await;
         return ctx.failed(
-            "report_failed",
+            EventKind::ReportFailed,
             "a drift report was not delivered",
             &failures.join("; "),
             false,
@@ -336,7 +356,7 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
         .collect();
     match ctx.host.codify(&drifted) {
         Ok(Some(branch)) => {
-            ctx.event("codified", json!({ "branch": branch, "addresses": addresses }));
+            ctx.event(EventKind::Codified, json!({ "branch": branch, "addresses": addresses }));
             ctx.log.info(
                 "drift written to a branch",
                 json!({ "branch": branch, "addresses": addresses.join(", ") }),
@@ -350,7 +370,7 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
             json!({ "addresses": addresses.join(", ") }),
         ),
         Err(why) => {
-            ctx.event("codify_failed", json!({ "error": why, "addresses": addresses }));
+            ctx.event(EventKind::CodifyFailed, json!({ "error": why, "addresses": addresses }));
             ctx.log
                 .error("cannot codify drift; reported only", json!({ "error": why }));
         }
@@ -376,7 +396,7 @@ async fn slo_alerts(
         .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
     let reports = match slo_alerts::read(client, desired, state, Some(evaluated_at), &ctx.settings.dir).await? {
         Ok(reports) => reports,
-        Err(why) => return Some(ctx.failed("slo_failed", "cannot evaluate the SLOs", &why, true)),
+        Err(why) => return Some(ctx.failed(EventKind::SloFailed, "cannot evaluate the SLOs", &why, true)),
     };
     // For `monform gate` (a gate over 1,000 SLOs reads this file, not
     // their results); a failed write only costs a gate a fresh read.
@@ -402,7 +422,12 @@ async fn slo_alerts(
         .await
     {
         *memory = before;
-        return Some(ctx.failed("report_failed", "cannot record the SLO alerts; none sent", &why, false));
+        return Some(ctx.failed(
+            EventKind::ReportFailed,
+            "cannot record the SLO alerts; none sent",
+            &why,
+            false,
+        ));
     }
     let mut failures = Vec::new();
     for notice in &notices {
@@ -428,7 +453,7 @@ async fn slo_alerts(
                 Err(why) => failures.push(why),
             }
         }
-        ctx.event("slo_alert", notice.body.clone());
+        ctx.event(EventKind::SloAlert, notice.body.clone());
         let message = format!("{}: burn-rate alert {} {}", notice.address, notice.pair, notice.state);
         if notice.state == "firing" {
             ctx.log.warn(&message, json!({}));
@@ -445,7 +470,7 @@ async fn slo_alerts(
         .save_memory(subject.project, memory, ctx.file_memory.as_ref())
         .await;
     Some(ctx.failed(
-        "report_failed",
+        EventKind::ReportFailed,
         "an SLO alert was not delivered",
         &failures.join("; "),
         false,
@@ -525,13 +550,16 @@ async fn apply(
     };
     let observer = |event: Event| {
         if let Event::Done { address, action } = &event {
-            ctx.event("applied", json!({ "address": address.to_string(), "action": action }));
+            ctx.event(
+                EventKind::Applied,
+                json!({ "address": address.to_string(), "action": action }),
+            );
             ctx.log
                 .info("applied", json!({ "address": address.to_string(), "action": action }));
         }
         if let Event::Failed { address, action, error } = &event {
             ctx.event(
-                "apply_failed",
+                EventKind::ApplyFailed,
                 json!({ "address": address.to_string(), "action": action, "error": error }),
             );
             ctx.log.error(
@@ -605,7 +633,10 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
             }
         }
     }
-    ctx.event("policy", json!({ "blocks": outcome.blocks(), "findings": findings }));
+    ctx.event(
+        EventKind::Policy,
+        json!({ "blocks": outcome.blocks(), "findings": findings }),
+    );
 }
 
 fn describe(decision: &Decision) -> Value {

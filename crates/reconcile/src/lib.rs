@@ -104,6 +104,7 @@ pub mod sweep;
 pub use interval::Outcome;
 pub use log::{Level, Log, LogFormat, LogLine};
 pub use metrics::Metrics;
+pub use report::{EventKind, EventLine};
 
 /// What the front end provides.
 pub trait Host: Sync {
@@ -171,13 +172,13 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn event(&self, event: &str, fields: Value) {
+    fn event(&self, event: report::EventKind, fields: Value) {
         if let Err(why) = self.events.emit(event, fields) {
             self.log.error("cannot write the events file", json!({ "error": why }));
         }
     }
 
-    fn failed(&self, event: &str, message: &str, why: &str, api: bool) -> Outcome {
+    fn failed(&self, event: report::EventKind, message: &str, why: &str, api: bool) -> Outcome {
         self.event(event, json!({ "message": message, "error": why }));
         self.log.error(message, json!({ "error": why }));
         Outcome::Error { api }
@@ -195,7 +196,12 @@ impl Context<'_> {
         } else {
             "refused; nothing was changed"
         };
-        self.failed(if api { "api_error" } else { "refused" }, message, &detail, api)
+        let event = if api {
+            report::EventKind::ApiError
+        } else {
+            report::EventKind::Refused
+        };
+        self.failed(event, message, &detail, api)
     }
 }
 

@@ -361,14 +361,18 @@ impl Events {
 
     /// Appends `{"time", "event", ...fields}`; a failure to write is returned
     /// for the log, never fatal.
-    pub fn emit(&self, event: &str, fields: Value) -> Result<(), String> {
+    pub fn emit(&self, event: EventKind, fields: Value) -> Result<(), String> {
         use std::io::Write;
         let Some(path) = &self.path else { return Ok(()) };
-        let mut line = json!({ "time": now(), "event": event });
-        if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
-            line.extend(fields);
-        }
-        let mut text = line.to_string();
+        let line = EventLine {
+            time: now(),
+            event,
+            fields: match fields {
+                Value::Object(fields) => fields,
+                _ => serde_json::Map::new(),
+            },
+        };
+        let mut text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
         text.push('\n');
         let mut file = std::fs::OpenOptions::new()
             .create(true)
@@ -378,6 +382,40 @@ impl Events {
         file.write_all(text.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// One line of the events file (`--events FILE`, JSON lines): when, what
+/// happened, and its fields.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "ReconcileEvent")]
+pub struct EventLine {
+    /// RFC 3339, UTC.
+    pub time: String,
+    pub event: EventKind,
+    /// The event's own fields (`address`, `drifted`, `error`...).
+    #[serde(flatten)]
+    pub fields: serde_json::Map<String, Value>,
+}
+
+/// What an event line reports: a closed list, so a consumer can match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    LoadFailed,
+    Refused,
+    Change,
+    Reverted,
+    ReportFailed,
+    Drift,
+    InSync,
+    Codified,
+    CodifyFailed,
+    SloFailed,
+    SloAlert,
+    Applied,
+    ApplyFailed,
+    Policy,
+    ApiError,
 }
 
 #[cfg(test)]
