@@ -527,6 +527,13 @@ fn real_exit_codes_are_the_ones_the_table_declares() {
     let apply = run(&["apply", "--auto-approve"]);
     assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
     assert_declared(&table, "apply", &apply);
+    // In sync: the reconciler's and codify's 0, through the same table.
+    let reconciled = run(&["reconcile", "--once"]);
+    assert_eq!(reconciled.status.code(), Some(0), "{}", stderr(&reconciled));
+    assert_declared(&table, "reconcile --once", &reconciled);
+    let codified = run(&["codify", "--check"]);
+    assert_eq!(codified.status.code(), Some(0), "{}", stderr(&codified));
+    assert_declared(&table, "codify", &codified);
     let stale = run(&["apply", "missing.plan"]);
     assert_eq!(stale.status.code(), Some(1));
     assert_declared(&table, "apply", &stale);
