@@ -309,7 +309,10 @@ fn main() -> ExitCode {
                 Ok(rows) => targets.extend(rows),
                 Err(e) => sanity.expect(false, format!("monform gate over SLOs: {e}")),
             },
-            None => sanity.expect(false, "monform gate over SLOs: no monform binary (--monform PATH)".to_owned()),
+            None => sanity.expect(
+                false,
+                "monform gate over SLOs: no monform binary (--monform PATH)".to_owned(),
+            ),
         }
     }
     // Folding an account (issue 49 item 2), when sizes were measured.
