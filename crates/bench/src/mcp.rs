@@ -11,13 +11,13 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
 use crate::report::Target;
-use crate::user_path::{ACCOUNT, serve_with};
+use crate::user_path::{client_of, serve_with};
 
 const KEY: &str = "mcp-bench-key";
 /// The quickstart's limit and the 10,000 checks' one, in ms.
@@ -40,14 +40,10 @@ impl Drop for Server {
 
 impl Server {
     fn start(monform: &Path, dir: &Path, url: &str, user_dir: &Path) -> Result<Server, String> {
-        let mut child = Command::new(monform)
+        let mut child = client_of(monform, url, KEY)
             .arg("--dir")
             .arg(dir)
             .arg("mcp")
-            .env("MONFORM_API_URL", url)
-            .env("MONFORM_API_KEY", KEY)
-            .env("MONFORM_ACCOUNT_ID", ACCOUNT)
-            .env("MONFORM_RATE_LIMIT", "off")
             .env("XDG_CONFIG_HOME", user_dir)
             .env_remove("MONFORM_APPROVALS")
             .stdin(Stdio::piped())
@@ -110,15 +106,10 @@ impl Server {
 
 /// Runs `monform ARGS` in `dir` against `url`; fails on a non-zero exit.
 fn run(monform: &Path, dir: &Path, url: &str, args: &[&str]) -> Result<(), String> {
-    let output = Command::new(monform)
+    let output = client_of(monform, url, KEY)
         .arg("--dir")
         .arg(dir)
         .args(args)
-        .env("MONFORM_API_URL", url)
-        .env("MONFORM_API_KEY", KEY)
-        .env("MONFORM_ACCOUNT_ID", ACCOUNT)
-        .env("MONFORM_RATE_LIMIT", "off")
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;
     if output.status.success() {

@@ -15,11 +15,10 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::report::Target;
-use crate::user_path::{ACCOUNT, serve_with, served_counts};
+use crate::user_path::{client_of, serve_with, served_counts};
 
 const KEY: &str = "slo-bench-key";
 /// SLOs per check.
@@ -63,15 +62,10 @@ fn generate(dir: &Path, slos: usize) -> std::io::Result<()> {
 /// Runs `monform ARGS` in `dir` against `url`: its exit code and wall ms.
 fn run(monform: &Path, dir: &Path, url: &str, args: &[String]) -> Result<(Option<i32>, f64), String> {
     let started = Instant::now();
-    let output = Command::new(monform)
+    let output = client_of(monform, url, KEY)
         .arg("--dir")
         .arg(dir)
         .args(args)
-        .env("MONFORM_API_URL", url)
-        .env("MONFORM_API_KEY", KEY)
-        .env("MONFORM_ACCOUNT_ID", ACCOUNT)
-        .env("MONFORM_RATE_LIMIT", "off")
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -87,6 +87,20 @@ fn serve(monform: &Path, base: &Path, key: &str) -> Result<Serve, String> {
     serve_with(monform, base, key, "off")
 }
 
+/// `program` as a client of `monform serve` at `url` with `key`, pacing
+/// off (a serve run with `--rate-limit off` states no budget, and a
+/// client would fall back to 600 requests a minute), no stdin.
+pub(crate) fn client_of(program: &Path, url: &str, key: &str) -> Command {
+    let mut command = Command::new(program);
+    command
+        .env("MONFORM_API_URL", url)
+        .env("MONFORM_API_KEY", key)
+        .env("MONFORM_ACCOUNT_ID", ACCOUNT)
+        .env("MONFORM_RATE_LIMIT", "off")
+        .stdin(Stdio::null());
+    command
+}
+
 /// `monform serve` on `base/emulator.db` with its `--rate-limit` at `rate_limit`.
 pub(crate) fn serve_with(monform: &Path, base: &Path, key: &str, rate_limit: &str) -> Result<Serve, String> {
     let addr = free_port()?;
@@ -231,16 +245,11 @@ impl Runner<'_> {
         let log = |suffix: &str| File::create(self.logs.join(format!("{name}.{suffix}"))).map_err(|e| e.to_string());
         let before = requests_served(self.serve.addr)?;
         let started = Instant::now();
-        let child = Command::new(self.monform)
+        let child = client_of(self.monform, &format!("http://{}", self.serve.addr), self.key)
             .args(args)
             .current_dir(self.project)
-            .env("MONFORM_API_URL", format!("http://{}", self.serve.addr))
-            .env("MONFORM_API_KEY", self.key)
-            .env("MONFORM_ACCOUNT_ID", ACCOUNT)
-            .env("MONFORM_RATE_LIMIT", "off")
             .env("NO_COLOR", "1")
             .env_remove("MONFORM_ENV")
-            .stdin(Stdio::null())
             .stdout(log("stdout")?)
             .stderr(log("stderr")?)
             .spawn()
@@ -310,17 +319,12 @@ fn policy_evaluation(runner: &Runner<'_>) -> Result<Step, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut runs = Vec::with_capacity(REPEATS);
     for _ in 0..REPEATS {
-        let output = Command::new(&exe)
+        let output = client_of(&exe, &format!("http://{}", runner.serve.addr), runner.key)
             .args(["--phase", "plan-policies", "--dir"])
             .arg(runner.project)
             .current_dir(runner.project)
-            .env("MONFORM_API_URL", format!("http://{}", runner.serve.addr))
-            .env("MONFORM_API_KEY", runner.key)
-            .env("MONFORM_ACCOUNT_ID", ACCOUNT)
-            .env("MONFORM_RATE_LIMIT", "off")
             .env("MIMALLOC_PURGE_DELAY", "0")
             .env_remove("MONFORM_ENV")
-            .stdin(Stdio::null())
             .stderr(File::create(runner.logs.join("plan_policies_evaluation.stderr")).map_err(|e| e.to_string())?)
             .output()
             .map_err(|e| format!("cannot run {} --phase plan-policies: {e}", exe.display()))?;
