@@ -19,7 +19,7 @@ use crate::report::{
     Drifted, EventKind, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted,
     slack_text,
 };
-use crate::{Context, Unloaded, deliver, slo_alerts};
+use crate::{Context, Message, Unloaded, deliver, slo_alerts};
 
 /// How an interval ended (the exit code of `--once`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +157,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             Origin::Both => format!("file change and drift ({})", decision.policy),
         };
         ctx.log
-            .info(&format!("{}: {origin}: {verdict}", decision.address), json!({}));
+            .info(&format!("{}: {origin}: {verdict}", decision.address), change(decision));
     }
     let mut outcome = if decisions.is_empty() {
         Outcome::InSync
@@ -256,7 +256,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let addresses: Vec<&str> = reverted.iter().map(|d| d.address.as_str()).collect();
         ctx.log.warn(
             "changed outside monform; reverted to the files",
-            json!({ "addresses": addresses.join(", ") }),
+            Message::Reverted {
+                addresses: owned(&addresses),
+            },
         );
         if !failures.is_empty() {
             outcome = ctx.failed(
@@ -311,16 +313,24 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
         ctx.event(EventKind::Drift, json!({ "drifted": news.drifted }));
         let addresses: Vec<&str> = news.drifted.iter().map(|d| d.address.as_str()).collect();
-        ctx.log
-            .warn("changed outside monform", json!({ "addresses": addresses.join(", ") }));
+        ctx.log.warn(
+            "changed outside monform",
+            Message::Drift {
+                addresses: owned(&addresses),
+            },
+        );
     }
     if !news.resolved.is_empty() {
         let body = in_sync_body(&subject, &news.resolved);
         let slack = slack_text(&subject, &[], &news.resolved);
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
         ctx.event(EventKind::InSync, json!({ "resolved": news.resolved }));
-        ctx.log
-            .info("back in sync", json!({ "addresses": news.resolved.join(", ") }));
+        ctx.log.info(
+            "back in sync",
+            Message::InSync {
+                addresses: news.resolved.clone(),
+            },
+        );
     }
     if !failures.is_empty() {
         // Not delivered: forgotten, so the next interval reports it again.
@@ -359,7 +369,10 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
             ctx.event(EventKind::Codified, json!({ "branch": branch, "addresses": addresses }));
             ctx.log.info(
                 "drift written to a branch",
-                json!({ "branch": branch, "addresses": addresses.join(", ") }),
+                Message::Codified {
+                    branch: branch.clone(),
+                    addresses: owned(&addresses),
+                },
             );
             for drift in news.iter_mut().filter(|d| d.policy == policy) {
                 drift.codified_branch = Some(branch.clone());
@@ -367,12 +380,16 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
         }
         Ok(None) => ctx.log.warn(
             "drift to codify needs a hand edit; reported only",
-            json!({ "addresses": addresses.join(", ") }),
+            Message::CodifyHandEdit {
+                addresses: owned(&addresses),
+            },
         ),
         Err(why) => {
             ctx.event(EventKind::CodifyFailed, json!({ "error": why, "addresses": addresses }));
-            ctx.log
-                .error("cannot codify drift; reported only", json!({ "error": why }));
+            ctx.log.error(
+                "cannot codify drift; reported only",
+                Message::CodifyFailed { error: why },
+            );
         }
     }
 }
@@ -394,7 +411,16 @@ async fn slo_alerts(
         .settings
         .slo_now_ms
         .unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
-    let reports = match slo_alerts::read(client, desired, state, Some(evaluated_at), &ctx.settings.dir).await? {
+    let reports = match slo_alerts::read(
+        client,
+        desired,
+        state,
+        Some(evaluated_at),
+        subject.environment,
+        &ctx.settings.dir,
+    )
+    .await?
+    {
         Ok(reports) => reports,
         Err(why) => return Some(ctx.failed(EventKind::SloFailed, "cannot evaluate the SLOs", &why, true)),
     };
@@ -403,7 +429,10 @@ async fn slo_alerts(
     if let Err(why) = monform_engine::ops::write_slo_cache(&ctx.settings.dir, &reports, evaluated_at, "reconcile") {
         ctx.log.warn(
             "cannot write the SLO cache for gate",
-            json!({ "file": monform_engine::ops::SLO_CACHE, "error": why.to_string() }),
+            Message::SloCacheFailed {
+                file: monform_engine::ops::SLO_CACHE.to_owned(),
+                error: why.to_string(),
+            },
         );
     }
     let before = memory.clone();
@@ -455,10 +484,15 @@ async fn slo_alerts(
         }
         ctx.event(EventKind::SloAlert, notice.body.clone());
         let message = format!("{}: burn-rate alert {} {}", notice.address, notice.pair, notice.state);
+        let about = Message::SloAlert {
+            address: notice.address.clone(),
+            pair: notice.pair.clone(),
+            state: notice.state.to_owned(),
+        };
         if notice.state == "firing" {
-            ctx.log.warn(&message, json!({}));
+            ctx.log.warn(&message, about);
         } else {
-            ctx.log.info(&message, json!({}));
+            ctx.log.info(&message, about);
         }
     }
     if failures.is_empty() {
@@ -528,7 +562,9 @@ async fn apply(
         Err(Refusal::Lock(error)) => {
             ctx.log.warn(
                 "another apply holds the lock; trying again next interval",
-                json!({ "lock": error.to_string() }),
+                Message::Locked {
+                    lock: error.to_string(),
+                },
             );
             return (None, Vec::new());
         }
@@ -554,8 +590,13 @@ async fn apply(
                 EventKind::Applied,
                 json!({ "address": address.to_string(), "action": action }),
             );
-            ctx.log
-                .info("applied", json!({ "address": address.to_string(), "action": action }));
+            ctx.log.info(
+                "applied",
+                Message::Applied {
+                    address: address.to_string(),
+                    action: *action,
+                },
+            );
         }
         if let Event::Failed { address, action, error } = &event {
             ctx.event(
@@ -564,7 +605,10 @@ async fn apply(
             );
             ctx.log.error(
                 "apply failed",
-                json!({ "address": address.to_string(), "error": error }),
+                Message::ApplyFailed {
+                    address: address.to_string(),
+                    error: error.to_string(),
+                },
             );
         }
     };
@@ -607,13 +651,17 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
     // Past a few of one rule, a count: an interval that finds something on
     // each of 100,000 checks logs a few lines, not 100,000 (the event has
     // every one).
-    let log = |diagnostic: &Diagnostic, message: String, fields: Value| match diagnostic.severity {
-        Severity::Error => ctx.log.error(&message, fields),
-        _ => ctx.log.warn(&message, fields),
+    let log = |diagnostic: &Diagnostic, message: String, about: Message| match diagnostic.severity {
+        Severity::Error => ctx.log.error(&message, about),
+        _ => ctx.log.warn(&message, about),
     };
     let one = |diagnostic: &Diagnostic| {
-        let fields = json!({ "rule": diagnostic.code, "at": diagnostic.location(sources) });
-        log(diagnostic, format!("policy: {}", diagnostic.message), fields);
+        let about = Message::Policy {
+            rule: diagnostic.code.to_string(),
+            at: diagnostic.location(sources),
+            more: None,
+        };
+        log(diagnostic, format!("policy: {}", diagnostic.message), about);
     };
     for item in summary::diagnostics(&found, |_| true) {
         match item {
@@ -621,14 +669,18 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
             Item::Summary { first, next, total } => {
                 let more = total - 1 - next.len();
                 next.into_iter().for_each(one);
-                let fields = json!({ "rule": first.code, "more": more });
+                let about = Message::Policy {
+                    rule: first.code.to_string(),
+                    at: None,
+                    more: Some(more),
+                };
                 log(
                     first,
                     format!(
                         "policy: {more} more of {} (the policy event lists every one)",
                         first.code
                     ),
-                    fields,
+                    about,
                 );
             }
         }
@@ -637,6 +689,21 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
         EventKind::Policy,
         json!({ "blocks": outcome.blocks(), "findings": findings }),
     );
+}
+
+/// A change's log line's fields.
+fn change(decision: &Decision) -> Message {
+    Message::Change {
+        address: decision.address.to_string(),
+        action: decision.action,
+        origin: decision.origin,
+        policy: decision.policy.as_str().to_owned(),
+        verdict: decision.verdict,
+    }
+}
+
+fn owned(addresses: &[&str]) -> Vec<String> {
+    addresses.iter().map(|a| (*a).to_owned()).collect()
 }
 
 fn describe(decision: &Decision) -> Value {

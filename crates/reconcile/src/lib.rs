@@ -102,7 +102,7 @@ pub mod slo_alerts;
 pub mod sweep;
 
 pub use interval::Outcome;
-pub use log::{Level, Log, LogFormat, LogLine};
+pub use log::{Level, Log, LogFormat, LogLine, Message};
 pub use metrics::Metrics;
 pub use report::{EventKind, EventLine};
 
@@ -174,13 +174,14 @@ pub struct Context<'a> {
 impl Context<'_> {
     fn event(&self, event: report::EventKind, fields: Value) {
         if let Err(why) = self.events.emit(event, fields) {
-            self.log.error("cannot write the events file", json!({ "error": why }));
+            self.log
+                .error("cannot write the events file", Message::Failed { error: why });
         }
     }
 
     fn failed(&self, event: report::EventKind, message: &str, why: &str, api: bool) -> Outcome {
         self.event(event, json!({ "message": message, "error": why }));
-        self.log.error(message, json!({ "error": why }));
+        self.log.error(message, Message::Failed { error: why.to_owned() });
         Outcome::Error { api }
     }
 
@@ -219,10 +220,12 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
         match metrics::serve(address, Arc::clone(&metrics)).await {
             Ok(bound) => log.info(
                 "serving /metrics, /healthz and /readyz",
-                json!({ "listen": bound.to_string() }),
+                Message::Serving {
+                    listen: bound.to_string(),
+                },
             ),
             Err(why) => {
-                log.error("cannot serve metrics", json!({ "error": why }));
+                log.error("cannot serve metrics", Message::Failed { error: why.to_string() });
                 return 1;
             }
         }
@@ -230,7 +233,10 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
     let http = match monform_http::client().build() {
         Ok(http) => http,
         Err(why) => {
-            log.error("cannot build the HTTP client", json!({ "error": why.to_string() }));
+            log.error(
+                "cannot build the HTTP client",
+                Message::Failed { error: why.to_string() },
+            );
             return 1;
         }
     };
@@ -253,18 +259,23 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
             return if ctx.settings.once { 1 } else { 0 };
         };
         metrics.update(|f| f.leader = true);
-        log.info("leading the reconciliation", json!({ "project": project.name }));
+        log.info(
+            "leading the reconciliation",
+            Message::Leading {
+                project: project.name.clone(),
+            },
+        );
         let mut memory = match leadership.load_memory(&project.name, ctx.file_memory.as_ref()).await {
             Ok(memory) => memory,
             Err(why) => {
-                log.error("cannot read the drift memory", json!({ "error": why }));
+                log.error("cannot read the drift memory", Message::Failed { error: why });
                 return 1;
             }
         };
         let mut api_errors: u32 = 0;
         loop {
             if !leadership.holds().await {
-                log.warn("lost the leadership; waiting to lead again", json!({}));
+                log.warn("lost the leadership; waiting to lead again", Message::LeadershipLost);
                 metrics.update(|f| f.leader = false);
                 break;
             }
@@ -274,7 +285,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
                 return outcome.code();
             }
             if stop.load(Ordering::SeqCst) {
-                log.info("stopped", json!({}));
+                log.info("stopped", Message::Stopped);
                 return 0;
             }
             let interval = *ctx.interval.lock().unwrap_or_else(|e| e.into_inner());
@@ -293,7 +304,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
                     .min(Duration::from_secs(3600).max(interval)),
             };
             if sleep_or_stop(wait, &stop, &wake).await {
-                log.info("stopped", json!({}));
+                log.info("stopped", Message::Stopped);
                 return 0;
             }
         }
@@ -330,18 +341,25 @@ async fn lead(ctx: &Context<'_>, project: &str, wake: &tokio::sync::Notify) -> O
             Ok(None) if ctx.settings.once => {
                 ctx.log.error(
                     "another monform reconcile of this project is running",
-                    json!({ "project": project }),
+                    Message::NotLeading {
+                        project: project.to_owned(),
+                    },
                 );
                 return None;
             }
             Ok(None) if !said => {
-                ctx.log
-                    .info("another replica leads; waiting", json!({ "project": project }));
+                ctx.log.info(
+                    "another replica leads; waiting",
+                    Message::NotLeading {
+                        project: project.to_owned(),
+                    },
+                );
                 said = true;
             }
             Ok(None) => {}
             Err(why) => {
-                ctx.log.error("cannot take the leadership", json!({ "error": why }));
+                ctx.log
+                    .error("cannot take the leadership", Message::Failed { error: why });
                 if ctx.settings.once {
                     return None;
                 }

@@ -12,7 +12,7 @@ use monform_model::{Address, DriftPolicy};
 use serde::Serialize;
 
 /// What a change is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Origin {
     /// Changed (or deleted) outside monform; the files did not change.
@@ -24,7 +24,7 @@ pub enum Origin {
 }
 
 /// What the reconciler does about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Verdict {
     Apply,

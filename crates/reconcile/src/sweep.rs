@@ -15,7 +15,6 @@ use std::time::Duration;
 use monform_api::{Client, Share};
 use monform_engine::Sweep;
 use monform_model::Address;
-use serde_json::json;
 
 use crate::Context;
 
@@ -92,13 +91,13 @@ impl Sweeping {
         }
         ctx.log.info(
             "swept the service: every object read",
-            json!({
-                "seconds": (took.as_secs_f64() * 10.0).round() / 10.0,
-                "requests": sent,
-                "share": format!("{:.1}%", share * 100.0),
-                "rate_limit": format!("{limit}/{}s", window.as_secs()),
-                "yields": yields,
-            }),
+            crate::Message::Sweep {
+                seconds: (took.as_secs_f64() * 10.0).round() / 10.0,
+                requests: sent,
+                share: format!("{:.1}%", share * 100.0),
+                rate_limit: format!("{limit}/{}s", window.as_secs()),
+                yields,
+            },
         );
     }
 }
