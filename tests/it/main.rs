@@ -57,6 +57,7 @@ mod slo_outage;
 mod slo_report;
 mod state;
 mod status_report;
+mod status_scale;
 mod targets;
 mod test_local;
 mod test_status;

@@ -254,8 +254,10 @@ fn status_lists_the_project_checks() {
     std::thread::sleep(Duration::from_millis(500));
     let (code, out, err) = run(&emulator, project.path(), &["status", "--format", "json"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let rows = rows.as_array().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["range"], "last24Hours", "{json}");
+    assert_eq!(json["slos"], serde_json::json!([]), "no SLO in the files: {json}");
+    let rows = json["checks"].as_array().unwrap();
     let addresses: Vec<&str> = rows.iter().map(|r| r["address"].as_str().unwrap()).collect();
     assert_eq!(addresses, ["checks.home", "checks.login-api", "checks.orders-api"]);
     let home = &rows[0];

@@ -186,14 +186,18 @@ impl Client {
 
     /// The report of every check over `quick_range` (one of [`REPORT_RANGES`]).
     pub async fn reporting(&self, quick_range: &str) -> Result<Vec<ReportEntry>, Error> {
-        let reply = self
-            .send(
-                Method::GET,
-                "/v1/reporting",
-                &[("quickRange", quick_range.to_owned())],
-                None,
-            )
-            .await?;
+        self.report(&[("quickRange", quick_range.to_owned())]).await
+    }
+
+    /// The report of every check over the window from `from` (UNIX
+    /// seconds) to the service's now: what `status` reads each check's
+    /// last hours from (whether it ran, and failed), one request for all.
+    pub async fn reporting_since(&self, from: i64) -> Result<Vec<ReportEntry>, Error> {
+        self.report(&[("from", from.to_string())]).await
+    }
+
+    async fn report(&self, query: &[(&str, String)]) -> Result<Vec<ReportEntry>, Error> {
+        let reply = self.send(Method::GET, "/v1/reporting", query, None).await?;
         match reply.body {
             Value::Array(entries) => Ok(entries.iter().map(ReportEntry::from_body).collect()),
             _ => Err(Error::Decode {
@@ -204,9 +208,6 @@ impl Client {
         }
     }
 
-    /// The check's final results of the last 6 hours (the listing's
-    /// window), newest first, at most `limit`; a 404 error for an unknown
-    /// check.
     /// The error groups of a check (spec 2.17, the latest 100): group id to
     /// its message (the raw one, else the cleaned one). What a test
     /// session's `errorGroupIds` point at: why its runs failed.
@@ -233,6 +234,9 @@ impl Client {
             .collect())
     }
 
+    /// The check's final results of the last 6 hours (the listing's
+    /// window), newest first, at most `limit`; a 404 error for an unknown
+    /// check.
     pub async fn recent_results(&self, check_id: &str, limit: usize) -> Result<Vec<Value>, Error> {
         let reply = self
             .send(

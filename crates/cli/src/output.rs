@@ -67,7 +67,7 @@ pub const PUBLISHED: &[Published] = &[
     lines::<crate::render::apply_output::Line>("apply", "--format json"),
     lines::<crate::render::apply_output::Line>("destroy", "--format json"),
     one::<crate::render::test::Report>("test", "--local --format json"),
-    one::<Vec<crate::render::status::Row>>("status", "--format json"),
+    one::<crate::render::status::StatusJson>("status", "[ADDRESS...] --format json"),
     one::<crate::render::slo::SloStatusJson>("slo status", "--format json"),
     one::<crate::commands::slo::SloFileJson>("slo export", "--openslo [--out FILE] --format json"),
     one::<crate::commands::slo::SloFileJson>("slo import", "FILE [--out FILE] --format json"),

@@ -87,7 +87,10 @@ pub use slo_runs::SLO_RUNS_CACHE;
 pub use state_ops::{
     Migrated, Moved, Removed, not_in_state, state_migrate, state_mv, state_rm, state_rm_needs_service,
 };
-pub use status_ops::{CONCURRENCY, CheckStatus, LastRun, SPARK_BUCKETS, StatusRefusal, StatusRequest, status};
+pub use status_ops::{
+    CONCURRENCY, CheckStatus, Judged, LastRun, READ_EVERY_CHECK_UP_TO, SPARK_BUCKETS, Standing, StatusRefusal,
+    StatusRequest, judge, status,
+};
 pub use test_ops::{
     DEFAULT_LOCATION, LocalCheck, Selection, TestRefusal, TestRequest, TestRun, Tested, applied_checks, local_checks,
     project_variables, run_test_sessions, test_selection,

@@ -245,9 +245,9 @@ async fn facts_of(opened: &Opened) -> Result<Facts, String> {
     }
     let request = StatusRequest {
         range: QuickRange::Last24Hours,
-        sparklines: false,
+        ..Default::default()
     };
-    if let Ok(statuses) = ops::status(client, session.desired, &planned.state, request).await {
+    if let Ok(statuses) = ops::status(client, session.desired, &planned.state, &request).await {
         for status in statuses {
             facts.resources.entry(status.address.clone()).or_default().last_status =
                 status.last_status.map(|s| s.as_str().to_owned());

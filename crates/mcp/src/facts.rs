@@ -8,7 +8,7 @@
 use std::str::FromStr;
 
 use futures_util::StreamExt;
-use monform_engine::ops::{self, PlanRequest, PolicyLoad, StatusRequest, TestRequest};
+use monform_engine::ops::{self, PlanRequest, PolicyLoad, Standing, StatusRequest, TestRequest};
 use monform_engine::{Action, Refresh};
 use monform_model::{Address, Kind};
 use serde_json::{Value, json};
@@ -295,15 +295,34 @@ async fn with_account(
     reply
 }
 
-pub async fn status(config: &Config) -> Reply {
+/// The applied checks' figures (those of `addresses`, each one's latest
+/// result read, when some are named): `ops::status`, as `monform status`.
+pub async fn status(config: &Config, addresses: &[String]) -> Reply {
+    let addresses = match addresses
+        .iter()
+        .map(|a| Address::from_str(a))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(addresses) => addresses,
+        Err(_) => return Reply::refused("`addresses` holds one that is not an address (e.g. checks.homepage)"),
+    };
     with_account(config, "monform mcp status", async |session, state| {
         let request = StatusRequest {
             range: monform_model::reports::QuickRange::Last24Hours,
-            sparklines: false,
+            addresses,
+            ..Default::default()
         };
-        let statuses = ops::status(session.client, session.desired, state, request)
+        let statuses = ops::status(session.client, session.desired, state, &request)
             .await
             .map_err(|refusal| Reply::refused(refusal.to_string()))?;
+        let count = |wanted: Standing| statuses.iter().filter(|s| s.standing() == wanted).count();
+        let summary = json!({
+            "checks": statuses.len(),
+            "failing": count(Standing::Failing),
+            "degraded": count(Standing::Degraded),
+            "passing": count(Standing::Passing),
+            "withoutRecentRun": count(Standing::Unknown),
+        });
         let checks: Vec<Value> = statuses
             .iter()
             .map(|s| {
@@ -318,7 +337,7 @@ pub async fn status(config: &Config) -> Reply {
                 })
             })
             .collect();
-        Ok(json!({"range": "last 24 hours", "checks": checks}))
+        Ok(json!({"range": "last 24 hours", "summary": summary, "checks": checks}))
     })
     .await
 }

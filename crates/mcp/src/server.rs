@@ -78,8 +78,8 @@ pub const TOOLS: &[(&str, &str, &str)] = &[
     ),
     (
         "status",
-        "The applied checks' success ratio, p95/p99 and last status over the last 24 hours.",
-        r#"{"type":"object","properties":{}}"#,
+        "The applied checks' success ratio, p95/p99 and last status over the last 24 hours, and how many are failing, degraded or passing (as `monform status`); with addresses, only those checks, each one's latest result read.",
+        r#"{"type":"object","properties":{"addresses":{"type":"array","items":{"type":"string"},"description":"only these checks, e.g. [\"checks.homepage\"]; default: every applied check"}}}"#,
     ),
     (
         "import_preview",
@@ -165,7 +165,17 @@ async fn call(config: &Config, name: &str, arguments: &Map<String, Value>, clien
         },
         "schema" => facts::schema(text(arguments, "kind"), text(arguments, "checkType")),
         "test_local" => facts::test_local(config, text(arguments, "address")).await,
-        "status" => facts::status(config).await,
+        "status" => {
+            let addresses: Vec<String> = match arguments.get("addresses") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => match items.iter().map(|i| i.as_str().map(str::to_owned)).collect() {
+                    Some(addresses) => addresses,
+                    None => return Some(Reply::refused("`addresses` is a list of addresses (strings)")),
+                },
+                Some(_) => return Some(Reply::refused("`addresses` is a list of addresses (strings)")),
+            };
+            facts::status(config, &addresses).await
+        }
         "import_preview" => facts::import_preview(config).await,
         "codify_check" => facts::codify_check(config).await,
         "policy_test" => facts::policy_test(config),

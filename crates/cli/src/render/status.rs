@@ -1,35 +1,19 @@
-//! `monform status` output: a table of the project's checks, or JSON. It
-//! renders the engine's `ops::CheckStatus` as it comes (no copy of its
-//! own); the JSON output's shape is written here.
+//! `monform status` output: a table of the project's checks, or JSON (the
+//! checks, their counts and the SLOs as `slo status --format json` shows
+//! them). It renders the engine's `ops::CheckStatus` as it comes (no copy
+//! of its own); the JSON output's shape is written here.
 
 use monform_engine::ops::{CheckStatus, LastRun};
-use monform_model::RunStatus;
+use monform_model::reports::QuickRange;
 use serde_json::Value;
 
-/// How a check stands by its last status, worst first: the order of the
-/// table (failing checks first, whatever their address).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Standing {
-    /// FAILED, TIMED_OUT, or MISSING (deleted outside monform).
-    Failing,
-    Degraded,
-    Passing,
-    /// No result in the last 6 hours.
-    Unknown,
-}
+use super::slo::SloJson;
 
-/// How `check` stands by its last run: `None` without a recent result;
-/// `Missing` when the check no longer exists remotely.
+pub use monform_engine::ops::Standing;
+
+/// How `check` stands by its last run (the engine's rule).
 pub fn standing(check: &CheckStatus) -> Standing {
-    match check.last_status {
-        None => Standing::Unknown,
-        Some(LastRun::Status(status)) => match status {
-            RunStatus::Passed => Standing::Passing,
-            RunStatus::Degraded => Standing::Degraded,
-            RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled | RunStatus::Running => Standing::Failing,
-        },
-        Some(LastRun::Missing) => Standing::Failing,
-    }
+    check.standing()
 }
 
 /// Failing checks first, then degraded ones, then the rest; by address
@@ -90,24 +74,74 @@ pub fn json_value(check: &CheckStatus) -> Value {
     serde_json::to_value(row(check)).unwrap_or_default()
 }
 
-/// `--format json`: every check, as [`row`].
-pub fn json_text(checks: &[CheckStatus]) -> String {
-    serde_json::to_string_pretty(&checks.iter().map(row).collect::<Vec<_>>()).unwrap_or_default()
+/// `monform status --format json`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Status")]
+pub struct StatusJson {
+    /// The window of the checks' figures (`last24Hours`, `last7Days`...).
+    pub range: &'static str,
+    /// How many checks stand how (the counts of the human table's last line).
+    pub summary: Summary,
+    /// Failing checks first, then degraded ones, then the rest; by address within.
+    pub checks: Vec<Row>,
+    /// When the SLOs were evaluated (milliseconds since the epoch); null without SLOs.
+    pub evaluated_at: Option<i64>,
+    /// Each SLO of the files (or those named), as `slo status --format json` shows it; empty without SLOs.
+    pub slos: Vec<SloJson>,
+}
+
+/// The checks counted by how their last run stands.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StatusSummary")]
+pub struct Summary {
+    pub checks: usize,
+    /// Last run failed or timed out, or the check was deleted outside monform.
+    pub failing: usize,
+    pub degraded: usize,
+    pub passing: usize,
+    /// No run in the last 6 hours.
+    pub without_recent_run: usize,
+}
+
+/// How many of `checks` stand how.
+pub fn summary(checks: &[CheckStatus]) -> Summary {
+    let count = |wanted: Standing| checks.iter().filter(|r| standing(r) == wanted).count();
+    Summary {
+        checks: checks.len(),
+        failing: count(Standing::Failing),
+        degraded: count(Standing::Degraded),
+        passing: count(Standing::Passing),
+        without_recent_run: count(Standing::Unknown),
+    }
+}
+
+/// `--format json`: the counts, every check as [`row`], the SLOs.
+pub fn json_text(range: QuickRange, checks: &[CheckStatus], slos: Vec<SloJson>, now_ms: i64) -> String {
+    let json = StatusJson {
+        range: range.analytics_name(),
+        summary: summary(checks),
+        checks: checks.iter().map(row).collect(),
+        evaluated_at: (!slos.is_empty()).then_some(now_ms),
+        slos,
+    };
+    serde_json::to_string_pretty(&json).unwrap_or_default()
 }
 
 /// `3 checks: 1 failing, 1 degraded, 1 passing` (and how many have no
 /// recent run), for the end of the table and the HTML report's header.
 pub fn summary_line(rows: &[CheckStatus]) -> String {
-    let count = |wanted: Standing| rows.iter().filter(|r| standing(r) == wanted).count();
+    let counts = summary(rows);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut text = format!(
         "{}: {} failing, {} degraded, {} passing",
-        plural(rows.len(), "check", "checks"),
-        count(Standing::Failing),
-        count(Standing::Degraded),
-        count(Standing::Passing)
+        plural(counts.checks, "check", "checks"),
+        counts.failing,
+        counts.degraded,
+        counts.passing
     );
-    let unknown = count(Standing::Unknown);
+    let unknown = counts.without_recent_run;
     if unknown > 0 {
         text.push_str(&format!(", {} without a run in the last 6 hours", unknown));
     }
@@ -201,6 +235,7 @@ pub fn human(rows: &[CheckStatus], color: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use monform_model::RunStatus;
 
     fn with_status(address: &str, status: Option<RunStatus>) -> CheckStatus {
         CheckStatus {

@@ -1,16 +1,24 @@
 //! `monform status`: the figures of the project's applied checks. One
-//! report call for all checks; one result call per check, at most
-//! [`CONCURRENCY`] at a time; with sparklines, each check's response times:
-//! the analytics of the range for the check types that have them in
-//! [`SPARK_BUCKETS`] buckets, else (other types, or fewer than two buckets
-//! with runs) the results of the last 6 hours (up to 100, the same call as
-//! the last status).
+//! report call for the figures of the range, whatever the number of checks;
+//! each check's last status from its latest result (one result call per
+//! check, at most [`CONCURRENCY`] at a time) when the project has at most
+//! [`READ_EVERY_CHECK_UP_TO`] applied checks, when checks are named, or
+//! with sparklines. A larger project reads a second report, of the last 6
+//! hours (the window of the last status), and the latest result only of
+//! the checks that report cannot vouch for ([`judge`]): at 10,000 checks,
+//! two requests and the failing ones', not 10,000.
+//!
+//! With sparklines, each check's response times: the analytics of the
+//! range for the check types that have them in [`SPARK_BUCKETS`] buckets,
+//! else (other types, or fewer than two buckets with runs) the results of
+//! the last 6 hours (up to 100, the same call as the last status).
 
 use futures_util::StreamExt;
-use monform_api::Client;
+use monform_api::{Client, ReportEntry};
 use monform_config::Desired;
 use monform_model::reports::{QuickRange, analytics_endpoint};
 use monform_model::resources::CheckType;
+use monform_model::resources::check::DEFAULT_DEGRADED_RESPONSE_TIME_MS;
 use monform_model::{Address, Kind, RunStatus};
 use serde_json::Value;
 
@@ -22,6 +30,15 @@ use crate::state::State;
 pub const CONCURRENCY: usize = 8;
 /// Buckets of a sparkline drawn from the analytics of the range.
 pub const SPARK_BUCKETS: u32 = 24;
+/// Up to this many applied checks, every check's latest result is read:
+/// exact, and a handful of requests.
+pub const READ_EVERY_CHECK_UP_TO: usize = 50;
+/// The window of the last status, as the result listing's (spec 4).
+const RECENT_SECONDS: i64 = 6 * 3600;
+/// Runs in the recent window above which a check's latest result is read
+/// whatever the report says: the report rounds its ratio to four decimals,
+/// so one failure among 20,000 runs would read as none.
+const MOST_RUNS_JUDGED: u64 = 5_000;
 
 /// What was read of one check: its id, its last status (or why not) and
 /// its sparkline's response times.
@@ -36,14 +53,33 @@ pub enum StatusRefusal {
     Report(monform_api::Error),
     #[error("cannot read the results of {address}: {error}")]
     Results { address: Address, error: String },
+    #[error("{0} is not an applied check of the project\n\nhint: `monform state list` shows what is applied")]
+    NotApplied(Address),
 }
 
 /// What to read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct StatusRequest {
     pub range: QuickRange,
     /// Also each check's response times over the range.
     pub sparklines: bool,
+    /// Only these checks (every applied check when empty); each one's
+    /// latest result is read.
+    pub addresses: Vec<Address>,
+    /// Now, UNIX milliseconds, for the recent window's start (a service
+    /// whose clock is simulated); `None`: the clock's.
+    pub now_ms: Option<i64>,
+}
+
+impl Default for StatusRequest {
+    fn default() -> StatusRequest {
+        StatusRequest {
+            range: QuickRange::Last24Hours,
+            sparklines: false,
+            addresses: Vec::new(),
+            now_ms: None,
+        }
+    }
 }
 
 /// One applied check's figures.
@@ -93,21 +129,137 @@ impl std::fmt::Display for LastRun {
     }
 }
 
-/// The figures of every applied check of `state`, by address; nothing
-/// (and no request) when the project has no applied check.
+/// How a check stands by its last run, worst first: the order of the
+/// status table (failing checks first, whatever their address) and the
+/// counts every front end shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Standing {
+    /// FAILED, TIMED_OUT (or cancelled, still running), or MISSING
+    /// (deleted outside monform).
+    Failing,
+    Degraded,
+    Passing,
+    /// No result in the last 6 hours.
+    Unknown,
+}
+
+impl CheckStatus {
+    /// How the check stands by its last run.
+    pub fn standing(&self) -> Standing {
+        match self.last_status {
+            None => Standing::Unknown,
+            Some(LastRun::Status(status)) => match status {
+                RunStatus::Passed => Standing::Passing,
+                RunStatus::Degraded => Standing::Degraded,
+                RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled | RunStatus::Running => {
+                    Standing::Failing
+                }
+            },
+            Some(LastRun::Missing) => Standing::Failing,
+        }
+    }
+}
+
+/// What the report of the last 6 hours says of a check's last run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// Read its latest result: the report does not list it (deleted
+    /// outside monform, or new), it failed in the window, or it may have
+    /// been degraded.
+    Read,
+    /// No run in the window: no last status, as the listing would say.
+    NoRun,
+    /// Every run in the window passed, none could be degraded.
+    Passed,
+}
+
+/// Whether `entry` (the check's line in the report of the last 6 hours)
+/// tells its last run without reading it. `check` is the check's value in
+/// the files. Only API checks' results carry the degraded flag (spec
+/// 2.19), set when a run took longer than `degradedResponseTime`: an API
+/// check whose runs all passed is read when their p99 reaches it (with a
+/// hundred runs or fewer, the p99 is about the slowest). A check with
+/// more than [`MOST_RUNS_JUDGED`] runs in the window is read (the ratio's
+/// rounding). The report's zeros mean no run (`discards::has_results`).
+pub fn judge(entry: Option<&ReportEntry>, check: Option<&Value>) -> Judged {
+    let Some(entry) = entry else {
+        return Judged::Read;
+    };
+    if !crate::discards::has_results(entry) {
+        return Judged::NoRun;
+    }
+    if entry.success_ratio.is_none_or(|ratio| ratio < 1.0) {
+        return Judged::Read;
+    }
+    let runs = check.map_or(u64::MAX, |c| monform_model::runs::runs_per_month(c) / 120);
+    if runs > MOST_RUNS_JUDGED {
+        return Judged::Read;
+    }
+    let api = entry
+        .check_type
+        .parse::<CheckType>()
+        .ok()
+        .or_else(|| check.and_then(|c| CheckType::of_check(c).ok()));
+    if api == Some(CheckType::Api) {
+        let degraded = check
+            .and_then(|c| c["degradedResponseTime"].as_f64())
+            .unwrap_or(f64::from(DEFAULT_DEGRADED_RESPONSE_TIME_MS));
+        if entry.p99.is_none_or(|p99| p99 >= degraded) {
+            return Judged::Read;
+        }
+    }
+    Judged::Passed
+}
+
+/// The figures of every applied check of `state` (of the addresses
+/// named, when some are), by address; nothing (and no request) when the
+/// project has no applied check.
 pub async fn status(
     client: &Client,
     desired: &Desired,
     state: &State,
-    request: StatusRequest,
+    request: &StatusRequest,
 ) -> Result<Vec<CheckStatus>, Refusal> {
-    let checks = applied_checks(state);
+    let mut checks = applied_checks(state);
+    if !request.addresses.is_empty() {
+        if let Some(unknown) = request.addresses.iter().find(|a| !checks.values().any(|c| c == *a)) {
+            return Err(Refusal::Status(StatusRefusal::NotApplied(unknown.clone())));
+        }
+        checks.retain(|_, address| request.addresses.contains(address));
+    }
     if checks.is_empty() {
         return Ok(Vec::new());
     }
-    let report = client.reporting(request.range.report_name()).await;
     let file = |address: &Address| desired.resources.get(address).map(|d| d.resource.to_json());
-    let mut lasts: LastById = futures_util::stream::iter(checks.iter())
+    let read_all = request.sparklines || !request.addresses.is_empty() || checks.len() <= READ_EVERY_CHECK_UP_TO;
+    let range_report = client.reporting(request.range.report_name());
+    // Every check named, or the few a report of the recent window cannot vouch for.
+    let (report, judged) = if read_all {
+        (range_report.await, None)
+    } else {
+        let now_ms = request.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+        let recent = client.reporting_since(now_ms / 1000 - RECENT_SECONDS);
+        let (report, recent) = futures_util::join!(range_report, recent);
+        let recent = recent.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?;
+        let recent: std::collections::HashMap<&str, &ReportEntry> =
+            recent.iter().map(|e| (e.check_id.as_str(), e)).collect();
+        let judged: std::collections::HashMap<String, Judged> = checks
+            .iter()
+            .map(|(id, address)| {
+                (
+                    id.clone(),
+                    judge(recent.get(id.as_str()).copied(), file(address).as_ref()),
+                )
+            })
+            .collect();
+        (report, Some(judged))
+    };
+    let to_read = checks.iter().filter(|(id, _)| {
+        judged
+            .as_ref()
+            .is_none_or(|j| j.get(id.as_str()) == Some(&Judged::Read))
+    });
+    let mut lasts: LastById = futures_util::stream::iter(to_read)
         .map(|(id, address)| {
             let check_type = file(address).and_then(|f| CheckType::of_check(&f).ok());
             let endpoint = check_type.and_then(analytics_endpoint);
@@ -126,7 +278,11 @@ pub async fn status(
         // no figures, not 0% and 0 ms.
         let entry = report.get(id.as_str()).copied();
         let figures = entry.filter(|e| crate::discards::has_results(e));
-        let (last, series) = lasts.remove(id.as_str()).unwrap_or((Ok(None), Vec::new()));
+        let judgement = judged.as_ref().and_then(|j| j.get(id.as_str()).copied());
+        let (last, series) = match judgement {
+            Some(Judged::Passed) => (Ok(Some(LastRun::Status(RunStatus::Passed))), Vec::new()),
+            _ => lasts.remove(id.as_str()).unwrap_or((Ok(None), Vec::new())),
+        };
         let last_status = last.map_err(|error| {
             Refusal::Status(StatusRefusal::Results {
                 address: address.clone(),
@@ -160,7 +316,12 @@ pub async fn status(
 }
 
 /// A check's last status and, with sparklines, its response times.
-async fn last_and_series(client: &Client, id: &str, endpoint: Option<&'static str>, request: StatusRequest) -> Fetched {
+async fn last_and_series(
+    client: &Client,
+    id: &str,
+    endpoint: Option<&'static str>,
+    request: &StatusRequest,
+) -> Fetched {
     let results = client
         .recent_results(id, if request.sparklines { 100 } else { 1 })
         .await;
