@@ -351,3 +351,67 @@ async fn last_and_series(
     }
     (id.to_owned(), last, series)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(check_type: &str, ratio: f64, avg: f64, p99: f64) -> ReportEntry {
+        ReportEntry {
+            check_id: "1".into(),
+            name: "one".into(),
+            check_type: check_type.into(),
+            deactivated: false,
+            tags: Vec::new(),
+            success_ratio: Some(ratio),
+            avg: Some(avg),
+            p95: Some(p99),
+            p99: Some(p99),
+        }
+    }
+
+    #[test]
+    fn the_report_vouches_only_for_runs_that_all_passed_and_could_not_degrade() {
+        let url = json!({"checkType": "URL", "frequency": 5});
+        let api = json!({"checkType": "API", "frequency": 5});
+        // Not listed (deleted outside monform): read, a 404 says MISSING.
+        assert_eq!(judge(None, Some(&url)), Judged::Read);
+        // The service's zeros: no run in the window.
+        assert_eq!(judge(Some(&entry("URL", 0.0, 0.0, 0.0)), Some(&url)), Judged::NoRun);
+        // Every run failed (they took time): read.
+        assert_eq!(judge(Some(&entry("URL", 0.0, 35.0, 40.0)), Some(&url)), Judged::Read);
+        assert_eq!(judge(Some(&entry("URL", 0.9999, 35.0, 40.0)), Some(&url)), Judged::Read);
+        assert_eq!(
+            judge(Some(&entry("URL", 1.0, 35.0, 40_000.0)), Some(&url)),
+            Judged::Passed
+        );
+        // API checks: degraded past degradedResponseTime (default 10 s).
+        assert_eq!(
+            judge(Some(&entry("API", 1.0, 35.0, 9_999.0)), Some(&api)),
+            Judged::Passed
+        );
+        assert_eq!(
+            judge(Some(&entry("API", 1.0, 35.0, 10_000.0)), Some(&api)),
+            Judged::Read
+        );
+        let quick = json!({"checkType": "API", "frequency": 5, "degradedResponseTime": 30});
+        assert_eq!(judge(Some(&entry("API", 1.0, 20.0, 35.0)), Some(&quick)), Judged::Read);
+        // The type from the files when the report's is unknown.
+        assert_eq!(judge(Some(&entry("", 1.0, 20.0, 10_500.0)), Some(&api)), Judged::Read);
+    }
+
+    #[test]
+    fn a_check_with_more_runs_than_four_decimals_tell_apart_is_read() {
+        // Every 10 s from 22 locations: 47,520 runs in 6 hours.
+        let locations: Vec<String> = (0..22).map(|n| format!("l{n}")).collect();
+        let busy = json!({"checkType": "URL", "frequency": 0, "frequencyOffset": 10,
+                          "runParallel": true, "locations": locations});
+        assert_eq!(judge(Some(&entry("URL", 1.0, 20.0, 30.0)), Some(&busy)), Judged::Read);
+        // Every minute from one: 360.
+        let calm = json!({"checkType": "URL", "frequency": 1});
+        assert_eq!(judge(Some(&entry("URL", 1.0, 20.0, 30.0)), Some(&calm)), Judged::Passed);
+        // Not in the files: nothing to count by, read.
+        assert_eq!(judge(Some(&entry("URL", 1.0, 20.0, 30.0)), None), Judged::Read);
+    }
+}
