@@ -53,6 +53,7 @@ mod secrets;
 mod serve;
 mod service_text;
 mod slo;
+mod slo_gate;
 mod slo_outage;
 mod slo_report;
 mod state;

@@ -4,55 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
+use crate::common::clock::{Simulated, millis, seconds};
 use crate::common::receiver::Receiver;
 use crate::common::*;
-
-/// The emulator's API and admin routes with its development key.
-struct Api {
-    client: Client,
-    url: String,
-    key: String,
-}
-
-impl Api {
-    fn of(served: &Served) -> Api {
-        Api {
-            client: monform_http::blocking()
-                .timeout(Duration::from_secs(120))
-                .build()
-                .unwrap(),
-            url: served.url.clone(),
-            key: served.key.clone().expect("a development key"),
-        }
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self
-            .client
-            .request(method.parse().unwrap(), format!("{}{path}", self.url))
-            .bearer_auth(&self.key);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().unwrap_or(Value::Null))
-    }
-
-    fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let (status, body) = self.call(method, path, body);
-        assert!((200..300).contains(&status), "{method} {path}: {status} {body}");
-        body
-    }
-}
-
-/// UNIX seconds of a date-time, for `from`/`to`.
-fn seconds(text: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp()
-}
 
 /// Waits until `receiver` holds `n` requests (or 20 s pass); returns them.
 fn received(receiver: &Receiver, n: usize) -> Vec<crate::common::receiver::Received> {
@@ -74,18 +30,12 @@ fn received(receiver: &Receiver, n: usize) -> Vec<crate::common::receiver::Recei
 fn a_clock_jump_plays_thirty_days_and_the_outage_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let receiver = Receiver::start();
-    let (served, _) = serve(
+    let api = Simulated::serve(
         &dir.path().join("emulator.db"),
-        &[
-            "--rate-limit",
-            "off",
-            "--clock-start",
-            "2026-10-01T00:00:00Z",
-            "--simulate-outage",
-            "Checkout:2026-10-11T10:00:00Z:1h",
-        ],
+        "2026-10-01T00:00:00Z",
+        &["Checkout:2026-10-11T10:00:00Z:1h"],
+        &[],
     );
-    let api = Api::of(&served);
     api.ok(
         "POST",
         "/v1/alert-channels",
@@ -102,7 +52,7 @@ fn a_clock_jump_plays_thirty_days_and_the_outage_in_seconds() {
     assert!(clock["now"].as_str().unwrap().starts_with("2026-10-01T00:0"), "{clock}");
 
     let started = Instant::now();
-    let jump = api.ok("POST", "/-/clock", Some(json!({"to": "2026-10-31T00:00:00Z"})));
+    let jump = api.jump("2026-10-31T00:00:00Z");
     let took = started.elapsed();
     // Every minute after the start, strictly before the end: 30 days of
     // 1,440 minutes but the first.
@@ -220,14 +170,9 @@ fn healthy_target() -> String {
     base
 }
 
-/// UNIX milliseconds of a date-time.
-fn millis(text: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
-}
-
 /// Results of check `id` in `from..to` (date-times, at most 6 hours apart)
 /// that a run made rather than a clock jump (they have response details).
-fn executed_runs(api: &Api, id: &str, from: &str, to: &str) -> (u64, u64) {
+fn executed_runs(api: &Simulated, id: &str, from: &str, to: &str) -> (u64, u64) {
     let (mut runs, mut failed) = (0, 0);
     let mut next: Option<String> = None;
     loop {
@@ -292,33 +237,13 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
     std::fs::write(dir.join("monitors/slos.yaml"), slos).unwrap();
 
     let start = "2026-10-01T00:00:00Z";
-    let (served, _) = serve(
+    let api = Simulated::serve(
         &dir.join("emulator.db"),
-        &[
-            "--schedule",
-            "--rate-limit",
-            "off",
-            "--clock-start",
-            start,
-            "--simulate-outage",
-            "Checkout:2026-10-07T12:00:00Z:30m",
-        ],
+        start,
+        &["Checkout:2026-10-07T12:00:00Z:30m"],
+        &["--schedule"],
     );
-    let api = Api::of(&served);
-    let run = |args: &[&str], now: &str| {
-        monform()
-            .arg("--dir")
-            .arg(dir)
-            .args(["--api-url", &served.url, "--color", "never"])
-            .env("MONFORM_API_KEY", api.key.as_str())
-            .env("MONFORM_ACCOUNT_ID", &served.account)
-            .env("MONFORM_SLO_NOW_MS", millis(now).to_string())
-            // The emulator's limit is off: reads need no pacing.
-            .env("MONFORM_RATE_LIMIT", "off")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str], now: &str| api.run(dir, now, args);
     let applied = run(&["apply", "--auto-approve"], start);
     assert!(applied.status.success(), "{}", stderr(&applied));
     let state: Value =
@@ -328,7 +253,7 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
 
     // Into the outage: 20 of its 30 minutes.
     let during = "2026-10-07T12:20:00Z";
-    let jump = api.ok("POST", "/-/clock", Some(json!({"to": during})));
+    let jump = api.jump(during);
     // The same minutes were played for each of the three checks.
     let played = jump["runs"].as_u64().unwrap();
     assert_eq!(played % 3, 0, "{jump}");
@@ -507,7 +432,7 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
 
     // 1h10m after the outage: the 5m windows are clean again.
     let after = "2026-10-07T13:40:00Z";
-    api.ok("POST", "/-/clock", Some(json!({"to": after})));
+    api.jump(after);
     let reconciled = run(&["reconcile", "--once"], after);
     assert!(reconciled.status.code() != Some(1), "{}", stderr(&reconciled));
     let again = run(&["reconcile", "--once"], after);

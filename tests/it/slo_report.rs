@@ -3,14 +3,8 @@
 //! of one check a minute, half an hour of them failed, and the report's
 //! chart and figures as a hand count gives them.
 
-use std::time::Duration;
-
+use crate::common::clock::Simulated;
 use crate::common::*;
-
-/// UNIX milliseconds of a date-time.
-fn millis(text: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
-}
 
 #[test]
 fn the_status_report_charts_each_slo_from_the_results() {
@@ -36,47 +30,19 @@ slos:
 ",
     )
     .unwrap();
-    let (served, _) = serve(
+    let emulator = Simulated::serve(
         &dir.path().join("emulator.db"),
-        &[
-            "--rate-limit",
-            "off",
-            "--clock-start",
-            "2026-10-01T00:00:00Z",
-            "--simulate-outage",
-            "Checkout:2026-10-02T12:00:00Z:30m",
-        ],
+        "2026-10-01T00:00:00Z",
+        &["Checkout:2026-10-02T12:00:00Z:30m"],
+        &[],
     );
-    let key = served.key.clone().expect("a development key");
     let now = "2026-10-03T00:00:00Z";
-    let run = |args: &[&str]| {
-        monform()
-            .arg("--dir")
-            .arg(dir.path())
-            .args(["--api-url", &served.url, "--color", "never"])
-            .env("MONFORM_API_KEY", &key)
-            .env("MONFORM_ACCOUNT_ID", &served.account)
-            .env("MONFORM_SLO_NOW_MS", millis(now).to_string())
-            .env("MONFORM_RATE_LIMIT", "off")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| emulator.run(dir.path(), now, args);
     let applied = run(&["apply", "--auto-approve"]);
     assert!(applied.status.success(), "{}", stderr(&applied));
     // Two days: a run each minute after the clock's start, strictly before
     // the end (2 * 1,440 - 1), those of 12:00 to 12:29 on the 2nd failed.
-    let jump = monform_http::blocking()
-        .timeout(Duration::from_secs(120))
-        .build()
-        .unwrap()
-        .post(format!("{}/-/clock", served.url))
-        .bearer_auth(&key)
-        .json(&serde_json::json!({ "to": now }))
-        .send()
-        .unwrap()
-        .json::<serde_json::Value>()
-        .unwrap();
+    let jump = emulator.jump(now);
     assert_eq!(jump["runs"], 2_879, "{jump}");
 
     let out = dir.path().join("report.html");

@@ -78,10 +78,10 @@ pub use open_ops::{
 pub use openslo::{OpenSloError, export_openslo, import_openslo};
 pub use policy_ops::{PolicyCheck, PolicyOutcome, check_plan_input, check_policies, plan_input};
 pub use refusal::{OverBudget, Refusal};
-pub use slo_cache::{FastBurn, SLO_CACHE, SloVerdict, read_slo_cache, write_slo_cache};
+pub use slo_cache::{Cached, FastBurn, SLO_CACHE, SloVerdict, read_slo_cache, slo_fingerprint, write_slo_cache};
 pub use slo_ops::{
     MemberRunCost, SLO_SPARK_BUCKETS, SloRefusal, SloReport, SloRunCost, SloSchedule, SloStatusRequest, objective_of,
-    pairs_of, run_of, slo_addresses, slo_run_costs, slo_status, window_text,
+    pairs_of, run_of, slo_addresses, slo_fingerprints, slo_run_costs, slo_status, window_text,
 };
 pub use slo_runs::SLO_RUNS_CACHE;
 pub use state_ops::{

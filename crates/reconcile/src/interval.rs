@@ -101,16 +101,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             );
         }
     };
-    let mut session = match ctx.opened.session_over(&files) {
+    let mut session = match session_over(ctx, &files) {
         Ok(session) => session,
-        Err(why) => {
-            return ctx.failed(
-                EventKind::Refused,
-                "refused; nothing was changed",
-                &why.to_string(),
-                false,
-            );
-        }
+        Err(outcome) => return outcome,
     };
     // Within `request-share` of the key's budget: this interval's share
     // of requests, the drift reported lately read first (`sweep.rs`).
@@ -200,16 +193,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             .iter()
             .any(|c| c.action == monform_engine::Action::Create && targets.contains(&c.address));
         let only_targets = std::sync::Mutex::new(monform_engine::Sweep::only(targets.clone()));
-        let mut session = match ctx.opened.session_over(&files) {
+        let mut session = match session_over(ctx, &files) {
             Ok(session) => session,
-            Err(why) => {
-                return ctx.failed(
-                    EventKind::Refused,
-                    "refused; nothing was changed",
-                    &why.to_string(),
-                    false,
-                );
-            }
+            Err(outcome) => return outcome,
         };
         if !creates {
             session.sweep = Some(&only_targets);
@@ -346,6 +332,19 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         );
     }
     outcome
+}
+
+/// A session over this interval's files (the plan's, and the apply's
+/// with its own sweep), or the outcome of its refusal.
+fn session_over<'a>(ctx: &'a Context<'_>, files: &'a Opened) -> Result<Session<'a>, Outcome> {
+    ctx.opened.session_over(files).map_err(|why| {
+        ctx.failed(
+            EventKind::Refused,
+            "refused; nothing was changed",
+            &why.to_string(),
+            false,
+        )
+    })
 }
 
 /// New drift whose policy is `codify`: written on a branch by the host,

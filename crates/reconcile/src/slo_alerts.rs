@@ -214,13 +214,15 @@ pub fn channels_of(desired: &Desired, ids: &[String]) -> Result<Vec<deliver::Cha
 }
 
 /// Reads every SLO's figures (`now_ms`: the evaluation time, `None` the
-/// clock's): the alerting ones for their pairs, all of them for the
-/// gate's cache. `None` when the files have no SLO.
+/// clock's; `environment`: the project's, in each verdict's fingerprint):
+/// the alerting ones for their pairs, all of them for the gate's cache.
+/// `None` when the files have no SLO.
 pub async fn read(
     client: &monform_api::Client,
     desired: &Desired,
     state: &monform_engine::State,
     now_ms: Option<i64>,
+    environment: Option<&str>,
     dir: &std::path::Path,
 ) -> Option<Result<Vec<SloReport>, String>> {
     let addresses = ops::slo_addresses(desired);
@@ -232,6 +234,7 @@ pub async fn read(
         now_ms,
         // Settled results kept between intervals: each reads the last hours.
         runs_cache: Some(dir.join(ops::SLO_RUNS_CACHE)),
+        environment: environment.map(str::to_owned),
         ..Default::default()
     };
     Some(

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod clock;
 pub mod conflicts;
 pub mod lsp;
 pub mod receiver;

@@ -2,14 +2,17 @@
 //! figures are `ops::slo_status`'s, OpenSLO is `ops::export_openslo` /
 //! `ops::import_openslo`'s; this file parses flags, writes files and
 //! words the verdicts. `slo status`, `gate` and the reconciler keep what
-//! they computed in `.monform/slo-status.json` (`ops::write_slo_cache`),
-//! which `gate` reads when every SLO it names is fresh there.
+//! they computed in `.monform/slo-status.json` (`ops::write_slo_cache`);
+//! `gate` takes an SLO's verdict from there when it is fresh and of the
+//! definition the files hold now (`ops::slo_fingerprints`), and computes
+//! the others, only them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use monform_engine::ops::{self, SloReport, SloStatusRequest, SloVerdict};
+use monform_config::{Loaded, Project};
+use monform_engine::ops::{self, Cached, SloReport, SloStatusRequest, SloVerdict};
 use monform_model::Address;
 
 use super::context::{Findings, Stop, block_on, open_backend, settle, write_atomically};
@@ -153,15 +156,37 @@ pub struct GateJson {
     slos: Vec<GateSloJson>,
 }
 
-/// One SLO's figures, and why it blocks.
+/// One SLO's figures, where they come from, and why it blocks.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct GateSloJson {
     #[serde(flatten)]
     verdict: SloVerdict,
+    /// The figures were taken from the cache (`.monform/slo-status.json`),
+    /// not computed by this gate.
+    cached: bool,
+    /// Why this gate computed them rather than taking them from the
+    /// cache; absent when cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    computed_because: Option<Fresh>,
     /// Why it blocks the deploy; absent when it allows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     blocks: Option<String>,
+}
+
+/// Why a gate computed an SLO's figures now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+enum Fresh {
+    /// `--max-age 0`: the cache is not read.
+    CacheOff,
+    /// The cache holds no figures of it (or is of an older format).
+    NotCached,
+    /// The cached figures are older than `--max-age` (or from a clock ahead of this one).
+    TooOld,
+    /// The cached figures are of another definition: the SLO, its member
+    /// checks or the environment changed since they were computed.
+    DefinitionChanged,
 }
 
 fn parse_addresses(texts: &[String]) -> Result<Vec<Address>, Stop> {
@@ -190,34 +215,31 @@ fn now_ms() -> i64 {
         .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
 }
 
-/// The figures of `addresses` (all SLOs when empty), read from the service.
+/// The figures of `addresses` (all SLOs when empty) as `loaded` defines
+/// them, read from the service and evaluated at `now`.
 fn compute(
     dir: &Path,
     api_url: Option<&str>,
+    (loaded, project): (&Loaded, &Project),
     addresses: Vec<Address>,
-    output: &Output,
-) -> Result<(Vec<SloReport>, i64), Stop> {
-    let now = now_ms();
+    now: i64,
+) -> Result<Vec<SloReport>, Stop> {
     let result = block_on(async {
-        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
-        let backend = open_backend(dir, &project, "monform slo status")?;
+        let backend = open_backend(dir, project, "monform slo status")?;
         let state = backend.load(&project.name).map_err(|e| Stop::Message(e.to_string()))?;
-        let connection = connect(dir, api_url, &project).await.map_err(Stop::Message)?;
+        let connection = connect(dir, api_url, project).await.map_err(Stop::Message)?;
         let request = SloStatusRequest {
             addresses,
             now_ms: Some(now),
             runs_cache: Some(dir.join(ops::SLO_RUNS_CACHE)),
+            environment: project.environment.clone(),
             ..Default::default()
         };
         let reports = ops::slo_status(&connection.client, &loaded.desired, &state, &request).await;
         connection.close().await;
         reports.map_err(|refusal| Stop::Message(refusal.to_string()))
     });
-    match result {
-        Ok(Ok(reports)) => Ok((reports, now)),
-        Ok(Err(stop)) => Err(stop),
-        Err(message) => Err(Stop::Message(message)),
-    }
+    result.map_err(Stop::Message)?
 }
 
 pub fn run(dir: &Path, api_url: Option<&str>, args: SloArgs, output: &Output) -> ExitCode {
@@ -229,8 +251,12 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: SloArgs, output: &Output) ->
 }
 
 fn status(dir: &Path, api_url: Option<&str>, args: StatusArgs, output: &Output) -> ExitCode {
-    let computed = parse_addresses(&args.addresses).and_then(|addresses| compute(dir, api_url, addresses, output));
-    let (reports, now) = match settle(Ok(computed)) {
+    let now = now_ms();
+    let computed = parse_addresses(&args.addresses).and_then(|addresses| {
+        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
+        compute(dir, api_url, (&loaded, &project), addresses, now)
+    });
+    let reports = match settle(Ok(computed)) {
         Ok(value) => value,
         Err(code) => return code,
     };
@@ -333,48 +359,49 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
         );
         return crate::exit::code(crate::exit::USAGE);
     };
-    let addresses = match parse_addresses(&args.slos) {
-        Ok(a) => a,
-        Err(stop) => return settle::<()>(Ok(Err(stop))).err().unwrap_or(ExitCode::FAILURE),
-    };
-    let names: Vec<String> = addresses.iter().map(ToString::to_string).collect();
-    let max_age_ms = i64::try_from(args.max_age.saturating_mul(1000)).unwrap_or(i64::MAX);
     let now = now_ms();
-    let cached = (args.max_age > 0)
-        .then(|| ops::read_slo_cache(dir, &names, max_age_ms, now))
-        .flatten();
-    let verdicts = match cached {
-        Some(verdicts) => {
-            // Say whose figures decide, and how old the oldest is.
-            if let Some(oldest) = verdicts.iter().min_by_key(|v| v.evaluated_at) {
-                eprintln!(
-                    "gate: figures `{}` cached {}s ago ({}; --max-age {}s)",
-                    oldest.by,
-                    (now - oldest.evaluated_at) / 1000,
-                    ops::SLO_CACHE,
-                    args.max_age
-                );
-            }
-            verdicts
+    let decided = parse_addresses(&args.slos).and_then(|addresses| {
+        // The files even when every verdict is cached: a verdict is used
+        // only for the definition the files hold now.
+        let (loaded, project) = super::context::load(dir, output, Findings::Hide)?;
+        let prints = ops::slo_fingerprints(&loaded.desired, &addresses, project.environment.as_deref())
+            .map_err(|refusal| Stop::Message(refusal.to_string()))?;
+        let cached = lookups(dir, &args, &prints, now);
+        let wanted: Vec<Address> = prints
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| !matches!(c, Cached::Fresh(_)))
+            .map(|((address, _), _)| address.clone())
+            .collect();
+        let mut computed = Vec::new();
+        if !wanted.is_empty() {
+            let reports = compute(dir, api_url, (&loaded, &project), wanted, now)?;
+            // Best effort, as `slo status`: the next gate reads again.
+            let _ = ops::write_slo_cache(dir, &reports, now, "gate");
+            computed = reports.iter().map(|r| SloVerdict::of(r, now, "gate")).collect();
         }
-        None => match settle(Ok(compute(dir, api_url, addresses.clone(), output))) {
-            Ok((reports, now)) => {
-                // Best effort, as `slo status`: the next gate reads again.
-                let _ = ops::write_slo_cache(dir, &reports, now, "gate");
-                reports.iter().map(|r| SloVerdict::of(r, now, "gate")).collect()
-            }
-            Err(code) => return code,
-        },
+        Ok(merge(cached, computed, args.max_age == 0))
+    });
+    let verdicts = match settle(Ok(decided)) {
+        Ok(verdicts) => verdicts,
+        Err(code) => return code,
     };
-    let reasons: Vec<String> = verdicts.iter().filter_map(|v| blocking_reason(v, min_budget)).collect();
+    say_sources(&verdicts, &args, now);
+    let reasons: Vec<String> = verdicts
+        .iter()
+        .filter_map(|(v, _)| blocking_reason(v, min_budget))
+        .collect();
+    let count = verdicts.len();
     if args.format == GateFormat::Json {
         crate::render::print_json(&GateJson {
             open: reasons.is_empty(),
             min_budget,
             slos: verdicts
                 .into_iter()
-                .map(|verdict| GateSloJson {
+                .map(|(verdict, source)| GateSloJson {
                     blocks: blocking_reason(&verdict, min_budget),
+                    cached: source.is_cached(),
+                    computed_because: source.fresh(),
                     verdict,
                 })
                 .collect(),
@@ -382,8 +409,7 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
     }
     if reasons.is_empty() {
         eprintln!(
-            "gate: open: {} SLO(s) with at least {:.1}% of their error budget left and none burning fast",
-            addresses.len(),
+            "gate: open: {count} SLO(s) with at least {:.1}% of their error budget left and none burning fast",
             min_budget * 100.0
         );
         ExitCode::SUCCESS
@@ -391,12 +417,123 @@ pub fn gate(dir: &Path, api_url: Option<&str>, args: GateArgs, output: &Output) 
         for reason in reasons.iter().filter(|_| args.format == GateFormat::Human) {
             println!("{reason}");
         }
-        eprintln!(
-            "gate: closed: {} of {} SLO(s) block the deploy",
-            reasons.len(),
-            addresses.len()
-        );
+        eprintln!("gate: closed: {} of {count} SLO(s) block the deploy", reasons.len(),);
         ExitCode::FAILURE
+    }
+}
+
+/// Where a gate's verdict of one SLO comes from.
+enum Source {
+    /// The cache, fresh and of this definition.
+    Cache,
+    /// Computed now, and why; with the cached verdict it did not use.
+    Computed(Fresh, Option<SloVerdict>),
+}
+
+impl Source {
+    fn is_cached(&self) -> bool {
+        matches!(self, Source::Cache)
+    }
+
+    fn fresh(&self) -> Option<Fresh> {
+        match self {
+            Source::Cache => None,
+            Source::Computed(why, _) => Some(*why),
+        }
+    }
+}
+
+/// What the cache holds for each SLO of `prints` (all missing with
+/// `--max-age 0`, the cache not read).
+fn lookups(dir: &Path, args: &GateArgs, prints: &[(Address, String)], now: i64) -> Vec<Cached> {
+    if args.max_age == 0 {
+        return vec![Cached::Missing; prints.len()];
+    }
+    let max_age_ms = i64::try_from(args.max_age.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let wanted: Vec<(String, String)> = prints
+        .iter()
+        .map(|(address, print)| (address.to_string(), print.clone()))
+        .collect();
+    ops::read_slo_cache(dir, &wanted, max_age_ms, now)
+}
+
+/// Each SLO's verdict in the order asked: the cached ones as they are,
+/// the others from `computed` (in the same order), each with its source
+/// (`cache_off`: `--max-age 0`, the cache not read).
+fn merge(cached: Vec<Cached>, computed: Vec<SloVerdict>, cache_off: bool) -> Vec<(SloVerdict, Source)> {
+    let mut computed = computed.into_iter();
+    cached
+        .into_iter()
+        .filter_map(|lookup| {
+            let (why, old) = match lookup {
+                Cached::Fresh(verdict) => return Some((verdict, Source::Cache)),
+                Cached::Missing if cache_off => (Fresh::CacheOff, None),
+                Cached::Missing => (Fresh::NotCached, None),
+                Cached::TooOld(old) => (Fresh::TooOld, Some(old)),
+                Cached::DefinitionChanged(old) => (Fresh::DefinitionChanged, Some(old)),
+            };
+            computed.next().map(|verdict| (verdict, Source::Computed(why, old)))
+        })
+        .collect()
+}
+
+/// Definition changes named one a line up to this many, then counted.
+const CHANGED_LINES: usize = 10;
+
+/// Says on stderr whose figures decide: the cache's (by whom, how old the
+/// oldest), and each SLO computed now because its definition changed
+/// since its cached figures.
+fn say_sources(verdicts: &[(SloVerdict, Source)], args: &GateArgs, now: i64) {
+    let ago = |at: i64| (now - at).max(0) / 1000;
+    let from_cache: Vec<&SloVerdict> = verdicts
+        .iter()
+        .filter(|(_, source)| source.is_cached())
+        .map(|(v, _)| v)
+        .collect();
+    if let Some(oldest) = from_cache.iter().min_by_key(|v| v.evaluated_at) {
+        let share = match from_cache.len() == verdicts.len() {
+            true => String::new(),
+            false => format!("{} of {} SLO(s): ", from_cache.len(), verdicts.len()),
+        };
+        eprintln!(
+            "gate: {share}figures `{}` cached {}s ago ({}; --max-age {}s)",
+            oldest.by,
+            ago(oldest.evaluated_at),
+            ops::SLO_CACHE,
+            args.max_age
+        );
+    }
+    let changed: Vec<(&SloVerdict, &SloVerdict)> = verdicts
+        .iter()
+        .filter_map(|(verdict, source)| match source {
+            Source::Computed(Fresh::DefinitionChanged, Some(old)) => Some((verdict, old)),
+            _ => None,
+        })
+        .collect();
+    for (verdict, old) in changed.iter().take(CHANGED_LINES) {
+        eprintln!(
+            "gate: {}: computed now: its definition changed since the figures `{}` cached {}s ago",
+            verdict.address,
+            old.by,
+            ago(old.evaluated_at)
+        );
+    }
+    if changed.len() > CHANGED_LINES {
+        eprintln!(
+            "gate: {} more SLO(s) computed now: their definitions changed since their cached figures",
+            changed.len() - CHANGED_LINES
+        );
+    }
+    let others = verdicts
+        .iter()
+        .filter(|(_, source)| matches!(source.fresh(), Some(Fresh::NotCached | Fresh::TooOld)))
+        .count();
+    if others > 0 && args.max_age > 0 {
+        eprintln!(
+            "gate: {others} SLO(s) computed now: no figures cached in the last {}s ({})",
+            args.max_age,
+            ops::SLO_CACHE
+        );
     }
 }
 

@@ -479,6 +479,7 @@ mod tests {
                 status,
                 channels: Vec::new(),
                 history: Vec::new(),
+                fingerprint: "0123456789abcdef".to_owned(),
             }
         };
         vec![

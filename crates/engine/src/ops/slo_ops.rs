@@ -59,6 +59,9 @@ pub struct SloStatusRequest {
     pub runs_cache: Option<std::path::PathBuf>,
     /// Also each SLO's [`SloReport::history`] (the status report's chart).
     pub history: bool,
+    /// The project's environment (`--env`), part of each SLO's
+    /// [`SloReport::fingerprint`]: a staging SLO's figures are not production's.
+    pub environment: Option<String>,
 }
 
 /// One SLO's figures.
@@ -82,6 +85,9 @@ pub struct SloReport {
     /// each part's SLI and the budget left so far; empty unless
     /// [`SloStatusRequest::history`].
     pub history: Vec<monform_slo::Part>,
+    /// The definition the figures are of (`slo_cache::slo_fingerprint`):
+    /// a cached verdict is used only for the same one.
+    pub fingerprint: String,
 }
 
 impl SloReport {
@@ -140,6 +146,47 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// The SLOs of the files `addresses` name (all when empty), in order.
+fn wanted<'a>(desired: &'a Desired, addresses: &'a [Address]) -> Result<Vec<(&'a Address, &'a Slo)>, SloRefusal> {
+    if addresses.is_empty() {
+        return Ok(desired
+            .resources
+            .iter()
+            .filter_map(|(a, r)| match r.resource.as_ref() {
+                Resource::Slo(slo) => Some((a, slo)),
+                _ => None,
+            })
+            .collect());
+    }
+    addresses
+        .iter()
+        .map(
+            |address| match desired.resources.get(address).map(|r| r.resource.as_ref()) {
+                Some(Resource::Slo(slo)) => Ok((address, slo)),
+                _ => Err(SloRefusal::Unknown(address.clone())),
+            },
+        )
+        .collect()
+}
+
+/// The fingerprint of each SLO `addresses` names (all when empty), in
+/// order, as the files define it now in `environment`: what `gate`
+/// compares with the cached verdicts' (`read_slo_cache`), without reading
+/// a result.
+pub fn slo_fingerprints(
+    desired: &Desired,
+    addresses: &[Address],
+    environment: Option<&str>,
+) -> Result<Vec<(Address, String)>, SloRefusal> {
+    Ok(wanted(desired, addresses)?
+        .into_iter()
+        .map(|(address, slo)| {
+            let members = monform_config::slos::members(desired, slo);
+            (address.clone(), super::slo_fingerprint(slo, &members, environment))
+        })
+        .collect())
+}
+
 /// The figures of the SLOs `request` names.
 pub async fn slo_status(
     client: &Client,
@@ -148,25 +195,7 @@ pub async fn slo_status(
     request: &SloStatusRequest,
 ) -> Result<Vec<SloReport>, SloRefusal> {
     let now_ms = request.now_ms.unwrap_or_else(now);
-    let wanted: Vec<(&Address, &Slo)> = if request.addresses.is_empty() {
-        desired
-            .resources
-            .iter()
-            .filter_map(|(a, r)| match r.resource.as_ref() {
-                Resource::Slo(slo) => Some((a, slo)),
-                _ => None,
-            })
-            .collect()
-    } else {
-        let mut found = Vec::new();
-        for address in &request.addresses {
-            match desired.resources.get(address).map(|r| r.resource.as_ref()) {
-                Some(Resource::Slo(slo)) => found.push((address, slo)),
-                _ => return Err(SloRefusal::Unknown(address.clone())),
-            }
-        }
-        found
-    };
+    let wanted = wanted(desired, &request.addresses)?;
     // Each SLO's objective and members, and how far back each member
     // check must be read (the longest any of its SLOs needs).
     let mut planned = Vec::new();
@@ -197,6 +226,7 @@ pub async fn slo_status(
             }
         }
         let status = monform_slo::evaluate(&objective, &all, &pairs, now_ms);
+        let fingerprint = super::slo_fingerprint(slo, &members, request.environment.as_deref());
         let series = series(&objective, &all, &status);
         let history = match request.history {
             true => monform_slo::history(&objective, &all, status.interval),
@@ -214,6 +244,7 @@ pub async fn slo_status(
             series,
             channels: slo.alerting.as_ref().map(|a| a.channels.clone()).unwrap_or_default(),
             history,
+            fingerprint,
         });
     }
     Ok(reports)
