@@ -6,7 +6,10 @@
 //! the ones the generated exit-code table (docs/src/reference/output.md)
 //! declares.
 
+mod housekeeping;
+
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Output;
 
 use crate::common;
@@ -15,6 +18,57 @@ use common::*;
 use serde_json::Value;
 
 const SECRET: &str = "s3cret-for-output-schemas";
+
+/// What the tests here share: the emulator, a target the checks probe,
+/// and [`project`] against them.
+struct Fixture {
+    emulator: Emulator,
+    target: String,
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let emulator = Emulator::start();
+        let target = fail_target();
+        let dir = project(&target);
+        Fixture { emulator, target, dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `monform ARGS` on the project, against the emulator, with the secret set.
+    fn run(&self, args: &[&str]) -> Output {
+        self.emulator
+            .monform(self.path())
+            .args(args)
+            .env("API_TOKEN", SECRET)
+            .output()
+            .unwrap()
+    }
+}
+
+/// The commands whose output was validated, to hold against the published list.
+#[derive(Default)]
+struct Checked {
+    covered: BTreeSet<String>,
+}
+
+impl Checked {
+    /// Validates `output` as `command`'s (see [`valid`]) and counts it covered.
+    fn check(&mut self, command: &str, lines: bool, output: &Output) -> Vec<Value> {
+        self.covered.insert(command.to_owned());
+        valid(command, lines, output)
+    }
+
+    /// A command this machine cannot run (PostgreSQL's, without one): it
+    /// runs where it must, CI (`MONFORM_REQUIRE_POSTGRES=1`).
+    fn skipped(&mut self, command: &str) {
+        self.covered.insert(command.to_owned());
+    }
+}
 
 /// A URL check with a list field (assertions: the plan's items), a secret
 /// variable, and a policy whose `warn` finds the unrouted check.
@@ -79,12 +133,26 @@ fn validator(command: &str) -> jsonschema::Validator {
 /// `schema` with every object's fields closed (`additionalProperties:
 /// false` where it says nothing): a field the output gains and the schema
 /// lacks fails too. The published schema stays open, so that a new field
-/// breaks no reader.
+/// breaks no reader. Fields shared by every kind of a tagged enum (the
+/// reconciler's log line: `time`, `level`, `message` and each `kind`'s own)
+/// are copied into each kind, which is closed, not the whole.
 fn closed(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
-            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
-                map.insert("additionalProperties".into(), Value::Bool(false));
+            let shared = map.get("properties").and_then(Value::as_object).cloned();
+            match (shared, map.get_mut("oneOf").and_then(Value::as_array_mut)) {
+                (Some(shared), Some(variants)) => {
+                    for variant in variants {
+                        if let Some(own) = variant["properties"].as_object_mut() {
+                            own.extend(shared.clone());
+                        }
+                    }
+                }
+                _ => {
+                    if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                        map.insert("additionalProperties".into(), Value::Bool(false));
+                    }
+                }
             }
             map.values_mut().for_each(closed);
         }
@@ -120,35 +188,25 @@ fn valid(command: &str, lines: bool, output: &Output) -> Vec<Value> {
 
 #[test]
 fn every_published_output_is_valid_against_its_schema() {
-    let emulator = Emulator::start();
-    let target = fail_target();
-    let dir = project(&target);
-    let path = dir.path();
-    let run = |args: &[&str]| {
-        emulator
-            .monform(path)
-            .args(args)
-            .env("API_TOKEN", SECRET)
-            .output()
-            .unwrap()
-    };
-    let mut covered = BTreeSet::new();
-    let mut check = |command: &str, lines: bool, output: &Output| {
-        covered.insert(command.to_owned());
-        valid(command, lines, output)
-    };
+    let fixture = Fixture::new();
+    let (emulator, target, path) = (&fixture.emulator, &fixture.target, fixture.path());
+    let run = |args: &[&str]| fixture.run(args);
+    let mut checked = Checked::default();
+    // Offline: a project of their own.
+    housekeeping::trust(&mut checked);
+    housekeeping::agent_skill(&mut checked);
 
-    let found = check("validate", false, &run(&["validate", "--format", "json"]));
+    let found = checked.check("validate", false, &run(&["validate", "--format", "json"]));
     assert!(
         found[0]["diagnostics"].as_array().is_some_and(|d| !d.is_empty()),
         "{found:?}"
     );
-    check("policy-test", false, &run(&["policy", "test", "--format", "json"]));
+    checked.check("policy-test", false, &run(&["policy", "test", "--format", "json"]));
 
     // An apply refused before it starts ends with a result line and its error.
-    let refused = check("apply", true, &run(&["apply", "missing.plan", "--format", "json"]));
+    let refused = checked.check("apply", true, &run(&["apply", "missing.plan", "--format", "json"]));
     assert!(refused.last().unwrap()["error"].is_string(), "{refused:?}");
-    let applied = check("apply", true, &run(&["apply", "--auto-approve", "--format", "json"]));
+    let applied = checked.check("apply", true, &run(&["apply", "--auto-approve", "--format", "json"]));
     assert_eq!(applied.last().unwrap()["exitCode"], 0, "{applied:?}");
 
     // The reconciler's log lines (standard error), an interval in sync: 0.
@@ -166,27 +224,50 @@ fn every_published_output_is_valid_against_its_schema() {
         stdout: reconciled.stderr.clone(),
         ..reconciled
     };
-    let log = check("reconcile", true, &log);
-    assert!(!log.is_empty() && log.iter().all(|l| l["level"].is_string()), "{log:?}");
-    // Its events file, one event a line: an apply's events, then in sync.
+    let log = checked.check("reconcile", true, &log);
+    assert!(log.iter().any(|l| l["kind"] == "leading"), "{log:?}");
+    // Its events file, one event a line: an apply's events, then in sync;
+    // the log's lines of a change applied, each kind with its own fields.
     edit(path, "monitors.yaml", "name: Home", "name: Home page");
-    let changed = run(&["reconcile", "--once", "--events", &events.display().to_string()]);
+    let changed = run(&[
+        "reconcile",
+        "--once",
+        "--log-format",
+        "json",
+        "--events",
+        &events.display().to_string(),
+    ]);
     assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    let log = checked.check(
+        "reconcile",
+        true,
+        &Output {
+            stdout: changed.stderr.clone(),
+            ..changed.clone()
+        },
+    );
+    let change = log.iter().find(|l| l["kind"] == "change").expect("a change line");
+    assert_eq!(change["address"], "checks.home", "{change}");
+    assert_eq!(
+        (&change["action"], &change["origin"], &change["verdict"]),
+        (&"update".into(), &"files".into(), &"report".into()),
+        "{change}"
+    );
     let lines = Output {
         stdout: std::fs::read(&events).unwrap(),
         ..changed
     };
-    let events = check("reconcile-events", true, &lines);
+    let events = checked.check("reconcile-events", true, &lines);
     assert!(events.iter().any(|e| e["event"] == "change"), "{events:?}");
     edit(path, "monitors.yaml", "name: Home page", "name: Home");
     // A list changed item by item, with the policy's finding and the run budget.
     edit(path, "monitors.yaml", "target: \"200\" }", "target: \"201\" }");
     let saved = path.join("saved.plan").display().to_string();
-    let planned = check("plan", false, &run(&["plan", "--format", "json", "--out", &saved]));
+    let planned = checked.check("plan", false, &run(&["plan", "--format", "json", "--out", &saved]));
     let change = &planned[0]["changes"][0];
     assert!(change["fields"][0]["items"].is_array(), "{change:#}");
     assert!(planned[0]["policy"]["findings"].is_array(), "{:#}", planned[0]);
-    check("show", false, &run(&["show", &saved, "--format", "json"]));
+    checked.check("show", false, &run(&["show", &saved, "--format", "json"]));
     // A person approves a plan an agent saved (`.monform/plans/HASH.json`, as `monform mcp` keeps them).
     let hashed = std::process::Command::new("sha256sum").arg(&saved).output().unwrap();
     let hash = String::from_utf8_lossy(&hashed.stdout)
@@ -202,7 +283,7 @@ fn every_published_output_is_valid_against_its_schema() {
         .env("MONFORM_APPROVALS", path.join("approvals.json"))
         .output()
         .unwrap();
-    let approved = check("approve", false, &approved);
+    let approved = checked.check("approve", false, &approved);
     assert_eq!(approved[0]["planHash"], hash, "{approved:?}");
 
     edit(path, "monitors.yaml", "target: \"201\" }", "target: \"200\" }");
@@ -227,7 +308,7 @@ fn every_published_output_is_valid_against_its_schema() {
     edit(path, "monitors.yaml", "frequency: 10", "frequency: 5");
     let would = run(&["codify", "--check", "--format", "json"]);
     assert_eq!(would.status.code(), Some(3), "{}", stderr(&would));
-    let would = check("codify", false, &would);
+    let would = checked.check("codify", false, &would);
     assert_eq!(would[0]["written"], false, "{would:?}");
     assert_eq!(would[0]["conflicts"][0]["path"], "frequency", "{would:?}");
     assert!(
@@ -236,7 +317,7 @@ fn every_published_output_is_valid_against_its_schema() {
             .is_some_and(|d| d.contains("+    name: Home page")),
         "{would:?}"
     );
-    let wrote = check("codify", false, &run(&["codify", "--write", "--format", "json"]));
+    let wrote = checked.check("codify", false, &run(&["codify", "--write", "--format", "json"]));
     assert_eq!(wrote[0]["written"], true, "{wrote:?}");
     assert_eq!(wrote[0]["fields"][0]["path"], "name", "{wrote:?}");
     assert!(
@@ -245,12 +326,12 @@ fn every_published_output_is_valid_against_its_schema() {
             .contains("name: Home page")
     );
     edit(path, "monitors.yaml", "frequency: 5", "frequency: 10");
-    check("test", false, &run(&["test", "--local", "--format", "json"]));
-    check("status", false, &run(&["status", "--format", "json"]));
-    let slos = check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
+    checked.check("test", false, &run(&["test", "--local", "--format", "json"]));
+    checked.check("status", false, &run(&["status", "--format", "json"]));
+    let slos = checked.check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
     assert_eq!(slos[0]["slos"][0]["address"], "slos.home-up", "{slos:?}");
     // OpenSLO out and back in: the text itself without --out, the file written with it.
-    let openslo = check(
+    let openslo = checked.check(
         "slo-export",
         false,
         &run(&["slo", "export", "--openslo", "--format", "json"]),
@@ -264,42 +345,34 @@ fn every_published_output_is_valid_against_its_schema() {
     let elsewhere = tempfile::tempdir().unwrap();
     let file = elsewhere.path().join("openslo.yaml").display().to_string();
     let written = run(&["slo", "export", "--openslo", "--out", &file, "--format", "json"]);
-    let written = check("slo-export", false, &written);
+    let written = checked.check("slo-export", false, &written);
     assert_eq!(written[0]["written"], file.as_str(), "{written:?}");
     assert!(written[0]["yaml"].is_null(), "{written:?}");
     let back = elsewhere.path().join("slos.yaml").display().to_string();
-    let imported = check(
+    let imported = checked.check(
         "slo-import",
         false,
         &run(&["slo", "import", &file, "--out", &back, "--format", "json"]),
     );
     assert_eq!(imported[0]["slos"], serde_json::json!(["slos.home-up"]), "{imported:?}");
     assert!(std::fs::read_to_string(&back).unwrap().starts_with("slos:"));
-    let shown = check("slo-import", false, &run(&["slo", "import", &file, "--format", "json"]));
+    let shown = checked.check("slo-import", false, &run(&["slo", "import", &file, "--format", "json"]));
     assert!(
         shown[0]["yaml"].as_str().is_some_and(|y| y.contains("home-up:")),
         "{shown:?}"
     );
     // No results yet: the gate is closed, and says why.
-    let gate = check(
+    let gate = checked.check(
         "gate",
         false,
         &run(&["gate", "--slo", "slos.home-up", "--format", "json"]),
     );
     assert_eq!(gate[0]["open"], false, "{gate:?}");
     assert!(gate[0]["slos"][0]["blocks"].is_string(), "{gate:?}");
-    let created = run(&["location-keys", "create", "privateLocations.office"]);
-    assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
-    let keys = check(
-        "location-keys-list",
-        false,
-        &run(&["location-keys", "list", "privateLocations.office", "--format", "json"]),
-    );
-    assert!(keys[0]["keys"].as_array().is_some_and(|k| !k.is_empty()), "{keys:?}");
-    assert!(!stdout(&created).trim().is_empty() && !keys[0].to_string().contains(stdout(&created).trim()));
+    housekeeping::location_keys(&fixture, &mut checked);
     let exported = path.join("exported");
     let export = run(&["export", "--out", &exported.display().to_string(), "--format", "json"]);
-    let export = check("export", false, &export);
+    let export = checked.check("export", false, &export);
     assert!(
         export[0]["files"].as_array().is_some_and(|f| !f.is_empty()),
         "{export:?}"
@@ -308,18 +381,18 @@ fn every_published_output_is_valid_against_its_schema() {
         export[0]["env"][0]["name"].is_string(),
         "the secret variable's: {export:?}"
     );
-    let listed = check("state-list", false, &run(&["state", "list", "--format", "json"]));
+    let listed = checked.check("state-list", false, &run(&["state", "list", "--format", "json"]));
     assert!(
         listed[0]["resources"].as_array().is_some_and(|r| r.len() == 4),
         "{listed:?}"
     );
-    let entry = check(
+    let entry = checked.check(
         "state-show",
         false,
         &run(&["state", "show", "variables.API_TOKEN", "--format", "json"]),
     );
     assert_eq!(entry[0]["secrets"], serde_json::json!(["value"]), "{entry:?}");
-    let history = check("state-history", false, &run(&["state", "history", "--format", "json"]));
+    let history = checked.check("state-history", false, &run(&["state", "history", "--format", "json"]));
     assert!(
         history[0]["writes"].is_null(),
         "the local state keeps no history: {history:?}"
@@ -349,7 +422,7 @@ fn every_published_output_is_valid_against_its_schema() {
         .output()
         .unwrap();
     assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
-    let all = check("import", false, &all);
+    let all = checked.check("import", false, &all);
     assert_eq!(all[0]["adopted"][0]["remoteId"], hand["id"].to_string(), "{all:?}");
     assert!(all[0]["written"]["files"].is_array(), "{all:?}");
     let other = emulator.call(
@@ -371,7 +444,7 @@ fn every_published_output_is_valid_against_its_schema() {
         "json",
     ]);
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
-    let one = check("import", false, &one);
+    let one = checked.check("import", false, &one);
     assert_eq!(one[0]["adopted"][0]["address"], "snippets.another", "{one:?}");
     // Migrate: a Terraform project and its state, written as a project adopting its objects.
     let terraform = copy_example("terraform");
@@ -385,7 +458,7 @@ fn every_published_output_is_valid_against_its_schema() {
         .output()
         .unwrap();
     assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
-    let migrated = check("migrate", false, &migrated);
+    let migrated = checked.check("migrate", false, &migrated);
     assert!(migrated[0]["imports"][0]["remoteId"].is_string(), "{migrated:?}");
     let files = migrated[0]["files"].as_array().unwrap();
     assert!(
@@ -409,13 +482,13 @@ fn every_published_output_is_valid_against_its_schema() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         output
     };
-    let generated = check("generate", false, &generate());
+    let generated = checked.check("generate", false, &generate());
     assert_eq!(generated[0]["checks"], 2, "{generated:?}");
     assert_eq!(generated[0]["definition"]["change"], "written", "{generated:?}");
     let definition = path.join("generated/pages.yaml");
     let text = std::fs::read_to_string(&definition).unwrap();
     std::fs::write(&definition, format!("# mine\n{text}")).unwrap();
-    let again = check("generate", false, &generate());
+    let again = checked.check("generate", false, &generate());
     assert_eq!(again[0]["definition"]["change"], "edited", "{again:?}");
     assert!(
         again[0]["definition"]["diff"]
@@ -425,16 +498,19 @@ fn every_published_output_is_valid_against_its_schema() {
     );
     assert_eq!(again[0]["data"]["change"], "unchanged", "{again:?}");
     std::fs::remove_dir_all(path.join("generated")).unwrap();
-    let destroyed = check(
+    housekeeping::init(&fixture, &mut checked);
+    housekeeping::state_rm_and_mv(&fixture, &mut checked);
+    let destroyed = checked.check(
         "destroy",
         true,
         &run(&["destroy", "--auto-approve", "--format", "json"]),
     );
     assert_eq!(destroyed.last().unwrap()["exitCode"], 0, "{destroyed:?}");
+    housekeeping::state_migrate(&fixture, &mut checked);
 
     let listed = published();
     assert_eq!(
-        covered, listed,
+        checked.covered, listed,
         "each command `monform schema --output` lists is run here, and only those"
     );
 }
@@ -507,18 +583,9 @@ fn real_exit_codes_are_the_ones_the_table_declares() {
     ] {
         assert!(table.contains_key(command), "no row for {command}: {table:?}");
     }
-    let emulator = Emulator::start();
-    let target = fail_target();
-    let dir = project(&target);
-    let path = dir.path();
-    let run = |args: &[&str]| {
-        emulator
-            .monform(path)
-            .args(args)
-            .env("API_TOKEN", SECRET)
-            .output()
-            .unwrap()
-    };
+    let fixture = Fixture::new();
+    let path = fixture.path();
+    let run = |args: &[&str]| fixture.run(args);
 
     // Changes to make: 2 with --detailed-exitcode.
     let plan = run(&["plan", "--detailed-exitcode"]);
@@ -563,12 +630,31 @@ fn real_exit_codes_are_the_ones_the_table_declares() {
 #[test]
 fn a_schema_that_drifts_from_the_output_fails() {
     // The validation above is not vacuous: a document missing a required
-    // field, or with a field of the wrong type, is refused.
-    let validator = validator("status");
-    let row = serde_json::json!([{"address": "checks.a", "name": "A", "checkType": "API", "successRatio": 1.0,
-        "p95": null, "p99": null, "avg": null, "lastStatus": "PASSED"}]);
-    assert!(validator.is_valid(&row), "{row}");
-    let drifted = serde_json::json!([{"address": "checks.a", "name": "A", "checkType": "API", "successRatio": "all",
-        "p95": null, "p99": null, "avg": null}]);
-    assert!(!validator.is_valid(&drifted));
+    // field, with a field of the wrong type, or with a field the schema
+    // does not name, is refused.
+    let list_schema = validator("state-list");
+    let list = serde_json::json!({"serial": 3, "backend": ".monform/state.json",
+        "resources": [{"address": "checks.a", "remoteId": "12"}]});
+    assert!(list_schema.is_valid(&list), "{list}");
+    let drifted = serde_json::json!({"serial": "three", "backend": ".monform/state.json", "resources": []});
+    assert!(!list_schema.is_valid(&drifted));
+    let missing = serde_json::json!({"serial": 3, "resources": []});
+    assert!(!list_schema.is_valid(&missing));
+    // A tagged kind (the reconciler's log line): each kind's own fields, closed.
+    let log_schema = validator("reconcile");
+    let line = serde_json::json!({"time": "2026-11-29T17:00:00Z", "level": "info", "message": "applied",
+        "kind": "applied", "address": "checks.a", "action": "update"});
+    assert!(log_schema.is_valid(&line), "{line}");
+    let mut unnamed = line.clone();
+    unnamed["bogus"] = serde_json::json!(1);
+    assert!(!log_schema.is_valid(&unnamed), "{unnamed}");
+    let mut other_kinds = line.clone();
+    other_kinds["kind"] = serde_json::json!("leading");
+    assert!(
+        !log_schema.is_valid(&other_kinds),
+        "a leading line has a project, not an address"
+    );
+    let mut unknown = line;
+    unknown["kind"] = serde_json::json!("nonsense");
+    assert!(!log_schema.is_valid(&unknown), "{unknown}");
 }

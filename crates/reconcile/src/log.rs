@@ -75,7 +75,7 @@ pub enum Message {
     Codified { branch: String, addresses: Vec<String> },
     /// Drift of policy `codify` that needs a hand edit: reported only.
     CodifyHandEdit { addresses: Vec<String> },
-    /// Drift of policy `codify` not written (a warning): reported only.
+    /// Drift of policy `codify` not written (git or the files refused): reported only.
     CodifyFailed { error: String },
     /// The SLO verdicts' cache `monform gate` reads was not written (a
     /// gate reads the results itself then).

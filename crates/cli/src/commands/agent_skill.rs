@@ -27,6 +27,27 @@ pub struct AgentSkillArgs {
     /// The folder to write SKILL.md and fields.md into (e.g. .claude/skills/monform)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Output: for people (standard error), or json on standard output (`monform schema --output agent-skill`)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// `agent-skill --out DIR --format json`: the skill's files written.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "AgentSkill")]
+pub struct AgentSkillJson {
+    /// The skill's name (its folder's, as the Agent Skills format asks).
+    name: &'static str,
+    /// `--out`, as given.
+    dir: String,
+    /// The files written, each as `DIR/NAME`.
+    files: Vec<String>,
 }
 
 /// The skill's files: a name in the folder and its text.
@@ -38,7 +59,15 @@ pub fn files() -> Vec<(&'static str, String)> {
 
 pub fn run(args: &AgentSkillArgs) -> ExitCode {
     match write(&args.out) {
-        Ok(()) => {
+        Ok(written) if args.format == Format::Json => {
+            crate::render::print_json(&AgentSkillJson {
+                name: NAME,
+                dir: args.out.display().to_string(),
+                files: written.iter().map(|p| p.display().to_string()).collect(),
+            });
+            ExitCode::SUCCESS
+        }
+        Ok(_) => {
             eprintln!(
                 "wrote SKILL.md and fields.md to {}\n\nhint: Claude Code reads a project's skills from .claude/skills/{NAME}/",
                 args.out.display()
@@ -52,13 +81,16 @@ pub fn run(args: &AgentSkillArgs) -> ExitCode {
     }
 }
 
-fn write(out: &Path) -> Result<(), (PathBuf, std::io::Error)> {
+/// Writes the files into `out`; their paths.
+fn write(out: &Path) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
     std::fs::create_dir_all(out).map_err(|e| (out.to_path_buf(), e))?;
+    let mut written = Vec::new();
     for (name, text) in files() {
         let path = out.join(name);
-        monform_engine::durable::write(&path, text.as_bytes()).map_err(|e| (path, e))?;
+        monform_engine::durable::write(&path, text.as_bytes()).map_err(|e| (path.clone(), e))?;
+        written.push(path);
     }
-    Ok(())
+    Ok(written)
 }
 
 fn skill(document: &Value) -> String {

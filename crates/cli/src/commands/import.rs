@@ -69,7 +69,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: ImportArgs, output: &Output)
                     fold: args.fold,
                     name: args.project.as_deref(),
                     include: &args.include,
-                    json,
+                    report: if json { Report::Json } else { Report::Words },
                 };
                 import_all(dir, api_url, out, options, output).await
             }
@@ -86,8 +86,18 @@ pub(super) struct AllOptions<'a> {
     pub fold: FoldArg,
     pub name: Option<&'a str>,
     pub include: &'a [String],
-    /// Report as `import --format json` (standard output), not in words.
-    pub json: bool,
+    pub report: Report<'a>,
+}
+
+/// How `import --all-unmanaged` reports what it did.
+pub(super) enum Report<'a> {
+    /// In words, on standard error.
+    Words,
+    /// As `import --format json`, on standard output.
+    Json,
+    /// As `import --format json`, handed to the caller (`init --from-account
+    /// --format json` prints it inside its own report).
+    Into(&'a mut Option<ImportJson>),
 }
 
 pub(super) async fn import_all(
@@ -99,10 +109,11 @@ pub(super) async fn import_all(
         fold,
         name,
         include,
-        json,
+        report: reporting,
     }: AllOptions<'_>,
     output: &Output,
 ) -> Result<ExitCode, Stop> {
+    let json = !matches!(reporting, Report::Words);
     let current = current_project(dir);
     let (project, settings) = new_project(current.as_ref(), name)?;
     let words = |refusal: ops::Refusal| Stop::Message(refusal.to_string());
@@ -175,7 +186,10 @@ pub(super) async fn import_all(
                 error: error.clone(),
             })
             .collect();
-        crate::render::print_json(&json);
+        match reporting {
+            Report::Into(slot) => *slot = Some(json),
+            _ => crate::render::print_json(&json),
+        }
     } else {
         report(out, &adopted.exported, "Imported");
         eprintln!("Adopted them as project `{project}` (state in {}).", adopted.state_at);

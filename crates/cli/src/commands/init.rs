@@ -11,7 +11,9 @@ use clap::Args;
 use monform_engine::ops::{self, GitIgnore, InitRefusal, Refusal};
 
 use super::context::{Split, Stop, block_on, finish};
+use super::import::Report;
 use crate::render::Output;
+use crate::render::export::ImportJson;
 
 #[derive(Args)]
 pub struct InitArgs {
@@ -29,6 +31,56 @@ pub struct InitArgs {
     /// Also adopt this object whose owner cannot be told, as SECTION:ID (with --from-account; repeatable)
     #[arg(long, value_name = "SECTION:ID", requires = "from_account")]
     include: Vec<String>,
+    /// Output: for people (standard error), or json on standard output (`monform schema --output init`)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+/// `init --format json`: the project started.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "Init")]
+pub struct InitJson {
+    /// The project's name (monform.toml's).
+    name: String,
+    /// The project's folder, absolute.
+    dir: String,
+    /// The files written, relative to `dir`, in the order written (without
+    /// `--from-account`: monform.toml, the example, the schemas).
+    written: Vec<String>,
+    /// What became of `.gitignore`, which keeps `.monform/` (the state and
+    /// its cache) out of git: `created`, `added` (to the file there) or
+    /// `alreadyIgnored`; null when the command stopped before (an object not
+    /// adopted: it exits 1).
+    gitignore: Option<GitIgnoreJson>,
+    /// `--from-account`: the objects adopted and the files written, as
+    /// `import --format json` reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from_account: Option<ImportJson>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+enum GitIgnoreJson {
+    Created,
+    Added,
+    AlreadyIgnored,
+}
+
+impl From<GitIgnore> for GitIgnoreJson {
+    fn from(gitignore: GitIgnore) -> GitIgnoreJson {
+        match gitignore {
+            GitIgnore::Created => GitIgnoreJson::Created,
+            GitIgnore::Added => GitIgnoreJson::Added,
+            GitIgnore::AlreadyIgnored => GitIgnoreJson::AlreadyIgnored,
+        }
+    }
 }
 
 /// `dir`: `--dir`, else the working folder (not the nearest project: a
@@ -44,7 +96,18 @@ pub fn run(given: &Path, api_url: Option<&str>, args: InitArgs, output: &Output)
         Ok(name) => name,
         Err(refusal) => return finish(Ok(Err(refused(&refusal)))),
     };
+    let json = args.format == Format::Json;
+    let report = |gitignore: Option<GitIgnore>, written: Vec<String>, from_account: Option<ImportJson>| {
+        crate::render::print_json(&InitJson {
+            name: name.clone(),
+            dir: dir.display().to_string(),
+            written,
+            gitignore: gitignore.map(GitIgnoreJson::from),
+            from_account,
+        });
+    };
     if args.from_account {
+        let mut adopted_json = None;
         let options = super::import::AllOptions {
             split: args.split_by,
             // One entry per object: a first project to read, as export's
@@ -52,21 +115,36 @@ pub fn run(given: &Path, api_url: Option<&str>, args: InitArgs, output: &Output)
             fold: super::context::FoldArg::None,
             name: Some(&name),
             include: &args.include,
-            json: false,
+            report: match json {
+                true => Report::Into(&mut adopted_json),
+                false => Report::Words,
+            },
         };
         let adopted = block_on(super::import::import_all(dir, api_url, dir, options, output));
         if !matches!(adopted, Ok(Ok(_))) {
+            // Adopted in part: what was, before the error.
+            if adopted_json.is_some() {
+                report(None, Vec::new(), adopted_json);
+            }
             return finish(adopted);
         }
         return finish(Ok(ops::ignore_state(dir)
             .map(|gitignore| {
-                say_gitignore(gitignore);
-                next_steps(given);
+                if json {
+                    report(Some(gitignore), Vec::new(), adopted_json);
+                } else {
+                    say_gitignore(gitignore);
+                    next_steps(given);
+                }
                 ExitCode::SUCCESS
             })
             .map_err(|refusal| refused(&refusal))));
     }
     match ops::init_project(dir, &name) {
+        Ok(done) if json => {
+            report(Some(done.gitignore), done.written, None);
+            ExitCode::SUCCESS
+        }
         Ok(done) => {
             eprintln!("Started project `{}` in {}:", done.name, dir.display());
             for file in &done.written {

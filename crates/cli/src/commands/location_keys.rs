@@ -24,7 +24,7 @@ pub struct LocationKeysArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ListFormat {
+enum Format {
     Human,
     Json,
 }
@@ -35,14 +35,17 @@ enum KeyAction {
     Create {
         /// The private location, e.g. privateLocations.office
         address: String,
+        /// Output: the key alone, or json holding it (`monform schema --output location-keys-create`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// List the location's keys, masked
     List {
         /// The private location, e.g. privateLocations.office
         address: String,
         /// Output: a table, or json (`monform schema --output location-keys-list`)
-        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
-        format: ListFormat,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Revoke a key: agents using it are refused from then on
     Revoke {
@@ -50,6 +53,9 @@ enum KeyAction {
         address: String,
         /// The key's id (from `list`)
         key_id: String,
+        /// Output: for people, or json (`monform schema --output location-keys-revoke`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
 }
 
@@ -57,7 +63,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
     let result = block_on(async {
         let (_, project) = super::context::load(dir, output, super::context::Findings::Hide)?;
         let address = match &args.action {
-            KeyAction::Create { address } | KeyAction::List { address, .. } | KeyAction::Revoke { address, .. } => {
+            KeyAction::Create { address, .. } | KeyAction::List { address, .. } | KeyAction::Revoke { address, .. } => {
                 address
             }
         };
@@ -89,10 +95,20 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
         connection.close().await;
         let body = reply.map_err(|e| Stop::Message(format!("{address}: {e}")))?.body;
         match &args.action {
-            KeyAction::Create { .. } => {
+            KeyAction::Create { format, .. } => {
                 let raw = body["rawKey"]
                     .as_str()
                     .ok_or_else(|| Stop::Message("the service's reply holds no rawKey".into()))?;
+                if *format == Format::Json {
+                    crate::render::print_json(&CreatedJson {
+                        location: address.to_string(),
+                        id: text(&body["id"]),
+                        masked_key: text(&body["maskedKey"]),
+                        raw_key: raw.to_owned(),
+                        created_at: body["created_at"].as_str().map(str::to_owned),
+                    });
+                    return Ok(());
+                }
                 eprintln!(
                     "Key {} ({}) created for {address}. It is shown this once: store it now.",
                     text(&body["id"]),
@@ -101,8 +117,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
                 println!("{raw}");
             }
             KeyAction::List {
-                format: ListFormat::Json,
-                ..
+                format: Format::Json, ..
             } => {
                 let keys = body.as_array().map(Vec::as_slice).unwrap_or_default();
                 crate::render::print_json(&KeyList {
@@ -124,6 +139,14 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: LocationKeysArgs, output: &O
                 }
                 print!("{}", key_table(keys));
             }
+            KeyAction::Revoke {
+                key_id,
+                format: Format::Json,
+                ..
+            } => crate::render::print_json(&RevokedJson {
+                location: address.to_string(),
+                id: key_id.clone(),
+            }),
             KeyAction::Revoke { key_id, .. } => println!("Key {key_id} of {address} revoked."),
         }
         Ok(())
@@ -150,6 +173,39 @@ struct KeyJson {
     masked_key: String,
     /// When it was made (RFC 3339), as the service says.
     created_at: Option<String>,
+}
+
+/// `location-keys create ADDRESS --format json`: the new key, its raw
+/// value included.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "LocationKeyCreated")]
+pub struct CreatedJson {
+    /// `privateLocations.NAME`.
+    location: String,
+    /// What `revoke` takes.
+    id: String,
+    /// The key with all but its last characters masked (what `list` shows).
+    masked_key: String,
+    /// The key itself, for the location's agents (`MONFORM_AGENT_KEY`). The
+    /// service shows it in this reply only, as the human output does (the
+    /// key alone on standard output): store it now. No other output of
+    /// monform ever holds a raw key.
+    raw_key: String,
+    /// When it was made (RFC 3339), as the service says.
+    created_at: Option<String>,
+}
+
+/// `location-keys revoke ADDRESS KEY_ID --format json`: the key revoked
+/// (agents using it are refused from then on).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "LocationKeyRevoked")]
+pub struct RevokedJson {
+    /// `privateLocations.NAME`.
+    location: String,
+    /// The key's id.
+    id: String,
 }
 
 /// The keys as a table: id (what `revoke` takes), the masked key and

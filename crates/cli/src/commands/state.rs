@@ -41,6 +41,9 @@ enum StateCommand {
     Rm {
         /// e.g. checks.homepage-ping
         address: String,
+        /// Output: for people, or json (`monform schema --output state-rm`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Rename a logical id without recreating the object (the next apply rewrites its tag)
     Mv {
@@ -48,6 +51,9 @@ enum StateCommand {
         old: String,
         /// The address to move it to, e.g. checks.new-name
         new: String,
+        /// Output: for people, or json (`monform schema --output state-mv`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
     /// Who wrote which serial, when, with which command (PostgreSQL backend); agents' MCP calls
     History {
@@ -66,10 +72,13 @@ enum StateCommand {
         /// Overwrite a target whose state is newer (or as new) as the one copied
         #[arg(long)]
         force: bool,
+        /// Output: for people, or json (`monform schema --output state-migrate`)
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
     },
 }
 
-/// Output of `state list`, `show` and `history`.
+/// Output of every `state` subcommand.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Human,
@@ -88,10 +97,10 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: StateArgs, output: &Output) 
         match args.command {
             StateCommand::List { format } => list(dir, &project, format),
             StateCommand::Show { address, format } => show(dir, &loaded, &project, &address, format),
-            StateCommand::Rm { address } => rm(dir, api_url, &loaded, &project, &address).await,
-            StateCommand::Mv { old, new } => mv(dir, &loaded, &project, &old, &new),
+            StateCommand::Rm { address, format } => rm(dir, api_url, &loaded, &project, &address, format).await,
+            StateCommand::Mv { old, new, format } => mv(dir, &loaded, &project, (&old, &new), format),
             StateCommand::History { limit, format } => history(dir, &project, limit, format),
-            StateCommand::Migrate { to, force } => migrate(dir, &loaded, &project, to, force),
+            StateCommand::Migrate { to, force, format } => migrate(dir, &loaded, &project, (to, force), format),
         }
     });
     super::context::finish(result)
@@ -242,12 +251,40 @@ fn show(dir: &Path, loaded: &Loaded, project: &Project, text: &str, format: Form
     Ok(ExitCode::SUCCESS)
 }
 
+/// `state rm ADDRESS --format json`: what left the state. The object is
+/// never deleted.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StateRemoved")]
+pub struct RemovedJson {
+    address: String,
+    /// The object's id in the service (kept: only the state forgets it).
+    remote_id: String,
+    /// The object's ownership tag: `removed` from the object, `notFound`
+    /// (no object in the account carried it), or `none` (the kind carries
+    /// none: it is known by its identity).
+    tag: TagJson,
+    /// The files still declare the address: the next plan would create
+    /// the object again (or adopt it by its identity).
+    still_in_files: bool,
+}
+
+/// The ownership tag of an object `state rm` let go.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+enum TagJson {
+    Removed,
+    NotFound,
+    None,
+}
+
 async fn rm(
     dir: &Path,
     api_url: Option<&str>,
     loaded: &Loaded,
     project: &Project,
     text: &str,
+    format: Format,
 ) -> Result<ExitCode, Stop> {
     let address = parse(text)?;
     let backend = open_backend(dir, project, &format!("monform state rm {address}"))?;
@@ -264,16 +301,28 @@ async fn rm(
     let removed = result.map_err(|r| refused(r, loaded))?;
     let id = &removed.remote_id;
     let kind = address.kind;
-    match removed.untagged {
-        true => eprintln!(
+    let tag = match removed.untagged {
+        true => TagJson::Removed,
+        false if ops::uses_tags(kind) => TagJson::NotFound,
+        false => TagJson::None,
+    };
+    if format == Format::Json {
+        crate::render::print_json(&RemovedJson {
+            address: address.to_string(),
+            remote_id: id.clone(),
+            tag,
+            still_in_files: removed.still_in_files,
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
+    match tag {
+        TagJson::Removed => eprintln!(
             "Removed {address} (remote id {id}) from the state and its ownership tag from the object; the object was not deleted."
         ),
-        false if ops::uses_tags(kind) => {
-            eprintln!(
-                "Removed {address} (remote id {id}) from the state; no object in the account carried its ownership tag."
-            )
-        }
-        false => eprintln!("Removed {address} (remote id {id}) from the state; the object was not deleted."),
+        TagJson::NotFound => eprintln!(
+            "Removed {address} (remote id {id}) from the state; no object in the account carried its ownership tag."
+        ),
+        TagJson::None => eprintln!("Removed {address} (remote id {id}) from the state; the object was not deleted."),
     }
     if removed.still_in_files {
         let next = if ops::uses_tags(kind) {
@@ -288,12 +337,46 @@ async fn rm(
     Ok(ExitCode::SUCCESS)
 }
 
-fn mv(dir: &Path, loaded: &Loaded, project: &Project, old_text: &str, new_text: &str) -> Result<ExitCode, Stop> {
+/// `state mv OLD NEW --format json`: the entry renamed, the object kept.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StateMoved")]
+pub struct MovedJson {
+    /// The address the state held.
+    from: String,
+    /// The address it holds now, for the same object.
+    to: String,
+    remote_id: String,
+    /// The kind carries an ownership tag naming the address: the next
+    /// apply rewrites it (and nothing else).
+    tag_rewritten_on_apply: bool,
+    /// The files still name `from`, not `to`: unless they are renamed, the
+    /// next plan deletes the object and creates `from` again.
+    files_name_old: bool,
+}
+
+fn mv(
+    dir: &Path,
+    loaded: &Loaded,
+    project: &Project,
+    (old_text, new_text): (&str, &str),
+    format: Format,
+) -> Result<ExitCode, Stop> {
     let old = parse(old_text)?;
     let new = parse(new_text)?;
     let backend = open_backend(dir, project, &format!("monform state mv {old} {new}"))?;
     let moved =
         ops::state_mv(&project.name, &loaded.desired, backend.as_ref(), &old, &new).map_err(|r| refused(r, loaded))?;
+    if format == Format::Json {
+        crate::render::print_json(&MovedJson {
+            from: old.to_string(),
+            to: new.to_string(),
+            remote_id: moved.remote_id,
+            tag_rewritten_on_apply: ops::uses_tags(old.kind),
+            files_name_old: moved.files_name_old,
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
     let tag = if ops::uses_tags(old.kind) {
         "; the next apply rewrites its ownership tag (and nothing else)"
     } else {
@@ -421,15 +504,40 @@ fn print_calls(calls: &[monform_engine::CallRecord]) {
     }
 }
 
-fn migrate(dir: &Path, loaded: &Loaded, project: &Project, to: BackendName, force: bool) -> Result<ExitCode, Stop> {
-    let command = format!(
-        "monform state migrate --to {}",
-        if to == BackendName::Postgres {
-            "postgres"
-        } else {
-            "local"
-        }
-    );
+/// `state migrate --to BACKEND --format json`: the state copied, or
+/// already there. Never the database's password (its URL is not shown).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "StateMigrated")]
+pub struct MigratedJson {
+    /// The backend copied from, in words (a file, or PostgreSQL and the project).
+    from: String,
+    /// The backend copied to.
+    to: String,
+    /// False: the target already held this state, nothing was copied.
+    copied: bool,
+    /// The addresses copied; null when nothing was.
+    addresses: Option<usize>,
+    /// The state's serial in the target.
+    serial: u64,
+    /// monform.toml's `[state] backend` is the target's: false means set
+    /// it to use the copy.
+    configured: bool,
+}
+
+fn migrate(
+    dir: &Path,
+    loaded: &Loaded,
+    project: &Project,
+    (to, force): (BackendName, bool),
+    format: Format,
+) -> Result<ExitCode, Stop> {
+    let name = if to == BackendName::Postgres {
+        "postgres"
+    } else {
+        "local"
+    };
+    let command = format!("monform state migrate --to {name}");
     let local: Box<dyn StateBackend> = Box::new(super::context::local_state(dir, project));
     let postgres: Box<dyn StateBackend> = Box::new(open_postgres(&project.name, &command)?);
     let (source, target) = match to {
@@ -437,9 +545,28 @@ fn migrate(dir: &Path, loaded: &Loaded, project: &Project, to: BackendName, forc
         BackendName::Local => (postgres, local),
     };
     let describe = (source.describe(), target.describe());
-    match ops::state_migrate(&project.name, source.as_ref(), target.as_ref(), &command, force)
-        .map_err(|r| refused(r, loaded))?
-    {
+    let migrated = ops::state_migrate(&project.name, source.as_ref(), target.as_ref(), &command, force)
+        .map_err(|r| refused(r, loaded))?;
+    let configured = match project.state_backend {
+        monform_config::StateBackend::Local => BackendName::Local,
+        monform_config::StateBackend::Postgres => BackendName::Postgres,
+    } == to;
+    if format == Format::Json {
+        let (copied, addresses, serial) = match migrated {
+            Migrated::AlreadyThere { serial } => (false, None, serial),
+            Migrated::Copied { addresses, serial } => (true, Some(addresses), serial),
+        };
+        crate::render::print_json(&MigratedJson {
+            from: describe.0,
+            to: describe.1,
+            copied,
+            addresses,
+            serial,
+            configured,
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
+    match migrated {
         Migrated::AlreadyThere { serial } => {
             eprintln!(
                 "{} already holds this state (serial {serial}): nothing to copy.",
@@ -454,16 +581,7 @@ fn migrate(dir: &Path, loaded: &Loaded, project: &Project, to: BackendName, forc
             describe.1
         ),
     }
-    let configured = match project.state_backend {
-        monform_config::StateBackend::Local => BackendName::Local,
-        monform_config::StateBackend::Postgres => BackendName::Postgres,
-    };
-    if configured != to {
-        let name = if to == BackendName::Postgres {
-            "postgres"
-        } else {
-            "local"
-        };
+    if !configured {
         eprintln!("hint: set `[state] backend = \"{name}\"` in monform.toml to use it");
     }
     Ok(ExitCode::SUCCESS)

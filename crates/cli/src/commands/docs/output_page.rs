@@ -11,6 +11,43 @@ fn no_link(_: &str) -> Option<String> {
     None
 }
 
+/// The property a tagged enum's variants are told apart by (`type`,
+/// `kind`, `result`): the one each variant fixes to a constant.
+fn tag_of(variant: &Value) -> Option<(&str, &str)> {
+    variant["properties"].as_object()?.iter().find_map(|(name, property)| {
+        let value = property["const"]
+            .as_str()
+            .or_else(|| property["enum"].as_array().filter(|e| e.len() == 1)?[0].as_str())?;
+        Some((name.as_str(), value))
+    })
+}
+
+/// A tagged enum's variants: each by its tag's value, with its own fields.
+/// `more`: the variants' fields come on top of the fields above.
+fn variant_table(variants: &[Value], more: bool) -> String {
+    let tag = variants.first().and_then(tag_of).map_or("type", |(name, _)| name);
+    let lead = if more {
+        format!("\nAnd by `{tag}`, the fields of each:\n\n")
+    } else {
+        String::new()
+    };
+    let mut text = format!("{lead}| `{tag}` | its fields | what it says |\n|---|---|---|\n");
+    for variant in variants {
+        let (_, value) = tag_of(variant).unwrap_or_default();
+        let fields: Vec<String> = variant["properties"]
+            .as_object()
+            .map(|p| p.keys().filter(|k| *k != tag).map(|k| format!("`{k}`")).collect())
+            .unwrap_or_default();
+        let about = variant["description"].as_str().unwrap_or_default();
+        text.push_str(&format!(
+            "| `{value}` | {} | {} |\n",
+            fields.join(", "),
+            one_line(about)
+        ));
+    }
+    text
+}
+
 pub fn output_page() -> Page {
     let mut text = format!(
         "# Output for programs\n\n{GENERATED}\n\n\
@@ -47,18 +84,12 @@ pub fn output_page() -> Page {
         let rows = reader.rows(&schema);
         if !rows.is_empty() {
             text.push_str(&table(&rows));
-        } else if let Some(variants) = schema["oneOf"].as_array() {
-            // JSON lines of several kinds: each by its `type`.
-            text.push_str("| `type` | what the line says |\n|---|---|\n");
-            for variant in variants {
-                let kind = variant["properties"]["type"]["const"]
-                    .as_str()
-                    .or_else(|| variant["properties"]["type"]["enum"][0].as_str())
-                    .unwrap_or_default();
-                let about = variant["description"].as_str().unwrap_or_default();
-                text.push_str(&format!("| `{kind}` | {} |\n", one_line(about)));
-            }
-        } else if let Some(items) = schema["items"].as_object() {
+        }
+        if let Some(variants) = schema["oneOf"].as_array() {
+            text.push_str(&variant_table(variants, !rows.is_empty()));
+        } else if rows.is_empty()
+            && let Some(items) = schema["items"].as_object()
+        {
             text.push_str("A list; each item:\n\n");
             text.push_str(&table(&reader.rows(&Value::Object(items.clone()))));
         }
