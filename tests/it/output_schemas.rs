@@ -306,6 +306,31 @@ fn every_published_output_is_valid_against_its_schema() {
         Some(serde_json::json!({"name": "Home page", "frequency": 30})),
     );
     edit(path, "monitors.yaml", "frequency: 10", "frequency: 5");
+    // The reconciler reports that drift: its event with the fields drifted, its log line.
+    let drift_events = path.join("drift-events.jsonl");
+    let drifted = run(&[
+        "reconcile",
+        "--once",
+        "--log-format",
+        "json",
+        "--events",
+        &drift_events.display().to_string(),
+    ]);
+    assert_eq!(drifted.status.code(), Some(2), "{}", stderr(&drifted));
+    let log = Output {
+        stdout: drifted.stderr.clone(),
+        ..drifted.clone()
+    };
+    let log = checked.check("reconcile", true, &log);
+    assert!(log.iter().any(|l| l["kind"] == "drift"), "{log:?}");
+    let lines = Output {
+        stdout: std::fs::read(&drift_events).unwrap(),
+        ..drifted
+    };
+    let events = checked.check("reconcile-events", true, &lines);
+    let drift = events.iter().find(|e| e["event"] == "drift").expect("a drift event");
+    assert_eq!(drift["drifted"][0]["address"], "checks.home", "{drift}");
+    assert!(drift["drifted"][0]["fields"].is_array(), "{drift}");
     let would = run(&["codify", "--check", "--format", "json"]);
     assert_eq!(would.status.code(), Some(3), "{}", stderr(&would));
     let would = checked.check("codify", false, &would);

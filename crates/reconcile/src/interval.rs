@@ -11,13 +11,13 @@ use monform_config::{Diagnostic, Severity};
 use monform_engine::ops::{self, ApplyRequest, Opened, PlanRequest, Refusal, Session};
 use monform_engine::{ApplyOptions, Event, Refresh};
 use monform_model::Address;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::leader::Leadership;
 use crate::policy::{Decision, Origin, Verdict};
 use crate::report::{
-    Drifted, EventKind, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted,
-    slack_text,
+    Drifted, Event as Noted, Memory, PolicyFinding, Subject, drift_body, drift_only, in_sync_body, reverted_body,
+    slack_reverted, slack_text,
 };
 use crate::{Context, Message, Unloaded, deliver, slo_alerts};
 
@@ -73,7 +73,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         Ok(files) => files,
         Err(Unloaded::Files(why)) => {
             return ctx.failed(
-                EventKind::LoadFailed,
+                Noted::load_failed,
                 "the files do not load; nothing was changed",
                 &why,
                 false,
@@ -81,7 +81,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         }
         Err(Unloaded::Policies(why)) => {
             return ctx.failed(
-                EventKind::LoadFailed,
+                Noted::load_failed,
                 "the policies do not load; nothing was changed",
                 &why,
                 false,
@@ -94,7 +94,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         Ok(channels) => channels,
         Err(why) => {
             return ctx.failed(
-                EventKind::LoadFailed,
+                Noted::load_failed,
                 "the settings do not hold; nothing was changed",
                 &why,
                 false,
@@ -138,7 +138,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     }
     ctx.metrics.update(|f| f.drifted = drifted_kinds);
     for decision in &decisions {
-        ctx.event(EventKind::Change, describe(decision));
+        ctx.event(describe(decision));
         let verdict = match decision.verdict {
             Verdict::Apply => "applying",
             Verdict::Report => "reported",
@@ -238,7 +238,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = reverted_body(&subject, &reverted, &markdown);
         let slack = slack_reverted(&subject, &reverted);
         let failures = send_all(ctx, &channels, &body, &slack).await;
-        ctx.event(EventKind::Reverted, json!({ "reverted": reverted }));
+        ctx.event(Noted::Reverted {
+            reverted: reverted.clone(),
+        });
         let addresses: Vec<&str> = reverted.iter().map(|d| d.address.as_str()).collect();
         ctx.log.warn(
             "changed outside monform; reverted to the files",
@@ -248,7 +250,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         );
         if !failures.is_empty() {
             outcome = ctx.failed(
-                EventKind::ReportFailed,
+                Noted::report_failed,
                 "a revert report was not delivered",
                 &failures.join("; "),
                 false,
@@ -283,7 +285,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
     {
         *memory = before;
         return ctx.failed(
-            EventKind::ReportFailed,
+            Noted::report_failed,
             "cannot record the drift reports; none sent",
             &why,
             false,
@@ -297,7 +299,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = drift_body(&subject, &news.drifted, &markdown);
         let slack = slack_text(&subject, &news.drifted, &[]);
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
-        ctx.event(EventKind::Drift, json!({ "drifted": news.drifted }));
+        ctx.event(Noted::Drift {
+            drifted: news.drifted.clone(),
+        });
         let addresses: Vec<&str> = news.drifted.iter().map(|d| d.address.as_str()).collect();
         ctx.log.warn(
             "changed outside monform",
@@ -310,7 +314,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
         let body = in_sync_body(&subject, &news.resolved);
         let slack = slack_text(&subject, &[], &news.resolved);
         failures.extend(send_all(ctx, &channels, &body, &slack).await);
-        ctx.event(EventKind::InSync, json!({ "resolved": news.resolved }));
+        ctx.event(Noted::InSync {
+            resolved: news.resolved.clone(),
+        });
         ctx.log.info(
             "back in sync",
             Message::InSync {
@@ -325,7 +331,7 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
             .save_memory(&project.name, memory, ctx.file_memory.as_ref())
             .await;
         return ctx.failed(
-            EventKind::ReportFailed,
+            Noted::report_failed,
             "a drift report was not delivered",
             &failures.join("; "),
             false,
@@ -337,14 +343,9 @@ async fn inner(ctx: &Context<'_>, leadership: &mut Leadership, memory: &mut Memo
 /// A session over this interval's files (the plan's, and the apply's
 /// with its own sweep), or the outcome of its refusal.
 fn session_over<'a>(ctx: &'a Context<'_>, files: &'a Opened) -> Result<Session<'a>, Outcome> {
-    ctx.opened.session_over(files).map_err(|why| {
-        ctx.failed(
-            EventKind::Refused,
-            "refused; nothing was changed",
-            &why.to_string(),
-            false,
-        )
-    })
+    ctx.opened
+        .session_over(files)
+        .map_err(|why| ctx.failed(Noted::refused, "refused; nothing was changed", &why.to_string(), false))
 }
 
 /// New drift whose policy is `codify`: written on a branch by the host,
@@ -365,7 +366,10 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
         .collect();
     match ctx.host.codify(&drifted) {
         Ok(Some(branch)) => {
-            ctx.event(EventKind::Codified, json!({ "branch": branch, "addresses": addresses }));
+            ctx.event(Noted::Codified {
+                branch: branch.clone(),
+                addresses: owned(&addresses),
+            });
             ctx.log.info(
                 "drift written to a branch",
                 Message::Codified {
@@ -384,7 +388,10 @@ fn codify(ctx: &Context<'_>, plan: &monform_engine::Plan, news: &mut [Drifted]) 
             },
         ),
         Err(why) => {
-            ctx.event(EventKind::CodifyFailed, json!({ "error": why, "addresses": addresses }));
+            ctx.event(Noted::CodifyFailed {
+                error: why.clone(),
+                addresses: owned(&addresses),
+            });
             ctx.log.error(
                 "cannot codify drift; reported only",
                 Message::CodifyFailed { error: why },
@@ -421,7 +428,7 @@ async fn slo_alerts(
     .await?
     {
         Ok(reports) => reports,
-        Err(why) => return Some(ctx.failed(EventKind::SloFailed, "cannot evaluate the SLOs", &why, true)),
+        Err(why) => return Some(ctx.failed(Noted::slo_failed, "cannot evaluate the SLOs", &why, true)),
     };
     // For `monform gate` (a gate over 1,000 SLOs reads this file, not
     // their results); a failed write only costs a gate a fresh read.
@@ -451,7 +458,7 @@ async fn slo_alerts(
     {
         *memory = before;
         return Some(ctx.failed(
-            EventKind::ReportFailed,
+            Noted::report_failed,
             "cannot record the SLO alerts; none sent",
             &why,
             false,
@@ -469,7 +476,8 @@ async fn slo_alerts(
         let (mail, others): (Vec<_>, Vec<_>) = channels
             .into_iter()
             .partition(|c| c.kind == deliver::ChannelKind::Email);
-        failures.extend(send_all(ctx, &others, &notice.body, &notice.slack).await);
+        let body = serde_json::to_value(&notice.body).unwrap_or_default();
+        failures.extend(send_all(ctx, &others, &body, &notice.slack).await);
         for channel in &mail {
             let remote = state
                 .resources
@@ -481,7 +489,9 @@ async fn slo_alerts(
                 Err(why) => failures.push(why),
             }
         }
-        ctx.event(EventKind::SloAlert, notice.body.clone());
+        ctx.event(Noted::SloAlert {
+            notice: Box::new(notice.body.clone()),
+        });
         let message = format!("{}: burn-rate alert {} {}", notice.address, notice.pair, notice.state);
         let about = Message::SloAlert {
             address: notice.address.clone(),
@@ -503,7 +513,7 @@ async fn slo_alerts(
         .save_memory(subject.project, memory, ctx.file_memory.as_ref())
         .await;
     Some(ctx.failed(
-        EventKind::ReportFailed,
+        Noted::report_failed,
         "an SLO alert was not delivered",
         &failures.join("; "),
         false,
@@ -585,10 +595,10 @@ async fn apply(
     };
     let observer = |event: Event| {
         if let Event::Done { address, action } = &event {
-            ctx.event(
-                EventKind::Applied,
-                json!({ "address": address.to_string(), "action": action }),
-            );
+            ctx.event(Noted::Applied {
+                address: address.to_string(),
+                action: *action,
+            });
             ctx.log.info(
                 "applied",
                 Message::Applied {
@@ -598,10 +608,11 @@ async fn apply(
             );
         }
         if let Event::Failed { address, action, error } = &event {
-            ctx.event(
-                EventKind::ApplyFailed,
-                json!({ "address": address.to_string(), "action": action, "error": error }),
-            );
+            ctx.event(Noted::ApplyFailed {
+                address: address.to_string(),
+                action: *action,
+                error: error.to_string(),
+            });
             ctx.log.error(
                 "apply failed",
                 Message::ApplyFailed {
@@ -633,18 +644,17 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
     if found.is_empty() {
         return;
     }
-    let findings: Vec<Value> = found
+    let findings: Vec<PolicyFinding> = found
         .iter()
-        .map(|d| {
-            json!({
-                "rule": d.code,
-                "severity": match d.severity {
-                    Severity::Error => "error",
-                    _ => "warning",
-                },
-                "at": d.location(sources),
-                "message": d.message,
-            })
+        .map(|d| PolicyFinding {
+            rule: d.code.to_string(),
+            severity: match d.severity {
+                Severity::Error => "error",
+                _ => "warning",
+            }
+            .to_owned(),
+            at: d.location(sources),
+            message: d.message.clone(),
         })
         .collect();
     // Past a few of one rule, a count: an interval that finds something on
@@ -684,10 +694,10 @@ fn report_policies(ctx: &Context<'_>, outcome: &ops::PolicyOutcome, files: &Open
             }
         }
     }
-    ctx.event(
-        EventKind::Policy,
-        json!({ "blocks": outcome.blocks(), "findings": findings }),
-    );
+    ctx.event(Noted::Policy {
+        blocks: outcome.blocks(),
+        findings,
+    });
 }
 
 /// A change's log line's fields.
@@ -705,12 +715,13 @@ fn owned(addresses: &[&str]) -> Vec<String> {
     addresses.iter().map(|a| (*a).to_owned()).collect()
 }
 
-fn describe(decision: &Decision) -> Value {
-    json!({
-        "address": decision.address.to_string(),
-        "action": decision.action,
-        "origin": decision.origin,
-        "policy": decision.policy.as_str(),
-        "verdict": decision.verdict,
-    })
+/// A change's event.
+fn describe(decision: &Decision) -> Noted {
+    Noted::Change {
+        address: decision.address.to_string(),
+        action: decision.action,
+        origin: decision.origin,
+        policy: decision.policy.as_str().to_owned(),
+        verdict: decision.verdict,
+    }
 }

@@ -89,7 +89,6 @@ use std::time::Duration;
 use monform_engine::Plan;
 use monform_engine::ops::{Opened, Refusal};
 use monform_model::AddressPattern;
-use serde_json::{Value, json};
 
 pub mod deliver;
 pub mod interval;
@@ -104,7 +103,7 @@ pub mod sweep;
 pub use interval::Outcome;
 pub use log::{Level, Log, LogFormat, LogLine, Message};
 pub use metrics::Metrics;
-pub use report::{EventKind, EventLine};
+pub use report::{Event, EventLine};
 
 /// What the front end provides.
 pub trait Host: Sync {
@@ -172,15 +171,17 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn event(&self, event: report::EventKind, fields: Value) {
-        if let Err(why) = self.events.emit(event, fields) {
+    fn event(&self, event: report::Event) {
+        if let Err(why) = self.events.emit(event) {
             self.log
                 .error("cannot write the events file", Message::Failed { error: why });
         }
     }
 
-    fn failed(&self, event: report::EventKind, message: &str, why: &str, api: bool) -> Outcome {
-        self.event(event, json!({ "message": message, "error": why }));
+    /// A failure: its event (`event`, e.g. [`report::Event::load_failed`]),
+    /// its log line, and the interval's outcome.
+    fn failed(&self, event: fn(String, String) -> report::Event, message: &str, why: &str, api: bool) -> Outcome {
+        self.event(event(message.to_owned(), why.to_owned()));
         self.log.error(message, Message::Failed { error: why.to_owned() });
         Outcome::Error { api }
     }
@@ -198,9 +199,9 @@ impl Context<'_> {
             "refused; nothing was changed"
         };
         let event = if api {
-            report::EventKind::ApiError
+            report::Event::api_error
         } else {
-            report::EventKind::Refused
+            report::Event::refused
         };
         self.failed(event, message, &detail, api)
     }

@@ -50,7 +50,7 @@ pub struct Notice {
     pub state: &'static str,
     pub pair: String,
     pub channels: Vec<String>,
-    pub body: Value,
+    pub body: BurnRateNotice,
     pub slack: Value,
     /// An EMAIL channel's message: subject and text.
     pub email: (String, String),
@@ -133,37 +133,92 @@ fn burn_over(report: &SloReport, window: std::time::Duration) -> Option<f64> {
         .and_then(|b| b.burn_rate)
 }
 
-fn round(value: Option<f64>, places: i32) -> Value {
+fn round(value: Option<f64>, places: i32) -> Option<f64> {
     let factor = 10f64.powi(places);
-    value.map_or(Value::Null, |v| json!((v * factor).round() / factor))
+    value.map(|v| (v * factor).round() / factor)
+}
+
+/// The WEBHOOK body of a burn-rate notice (and the `slo_alert` event's
+/// `notice`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BurnRateNotice {
+    /// The body's version (the drift reports' too).
+    pub format_version: u32,
+    /// `slo-burn-rate`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `firing` or `resolved`.
+    pub state: String,
+    pub project: String,
+    /// `--env`'s environment; null without.
+    pub environment: Option<String>,
+    /// RFC 3339, UTC.
+    pub time: String,
+    /// `slos.NAME`.
+    pub slo: String,
+    pub name: String,
+    /// The objective, a percentage.
+    pub target: f64,
+    pub alert: AlertPairJson,
+    pub burn_rates: BurnRatesJson,
+    /// The SLI over the SLO's window, a fraction (6 decimals); null without data.
+    pub sli: Option<f64>,
+    /// The error budget left, a fraction (4 decimals); null without data.
+    pub budget_left: Option<f64>,
+}
+
+/// The alert pair a notice is about.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlertPairJson {
+    /// e.g. `14.4x 1h/5m`.
+    pub name: String,
+    /// `page` or `ticket`.
+    pub severity: String,
+    /// The burn rate both windows must reach.
+    pub factor: f64,
+    pub long_window: String,
+    pub short_window: String,
+}
+
+/// The burn rates over the pair's windows (2 decimals); null without data.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct BurnRatesJson {
+    pub long: Option<f64>,
+    pub short: Option<f64>,
 }
 
 /// The WEBHOOK body of a burn-rate notice.
-pub fn body(subject: &Subject<'_>, report: &SloReport, pair: &BurnRatePair, state: &str) -> Value {
-    json!({
-        "formatVersion": FORMAT_VERSION,
-        "type": "slo-burn-rate",
-        "state": state,
-        "project": subject.project,
-        "environment": subject.environment,
-        "time": now(),
-        "slo": report.address.to_string(),
-        "name": report.name,
-        "target": report.target_percent,
-        "alert": {
-            "name": pair_label(pair),
-            "severity": match pair.severity { Severity::Page => "page", Severity::Ticket => "ticket" },
-            "factor": pair.factor,
-            "longWindow": format_duration(pair.long),
-            "shortWindow": format_duration(pair.short),
+pub fn body(subject: &Subject<'_>, report: &SloReport, pair: &BurnRatePair, state: &str) -> BurnRateNotice {
+    BurnRateNotice {
+        format_version: FORMAT_VERSION,
+        kind: "slo-burn-rate".to_owned(),
+        state: state.to_owned(),
+        project: subject.project.to_owned(),
+        environment: subject.environment.map(str::to_owned),
+        time: now(),
+        slo: report.address.to_string(),
+        name: report.name.clone(),
+        target: report.target_percent,
+        alert: AlertPairJson {
+            name: pair_label(pair),
+            severity: match pair.severity {
+                Severity::Page => "page",
+                Severity::Ticket => "ticket",
+            }
+            .to_owned(),
+            factor: pair.factor,
+            long_window: format_duration(pair.long),
+            short_window: format_duration(pair.short),
         },
-        "burnRates": {
-            "long": round(burn_over(report, pair.long), 2),
-            "short": round(burn_over(report, pair.short), 2),
+        burn_rates: BurnRatesJson {
+            long: round(burn_over(report, pair.long), 2),
+            short: round(burn_over(report, pair.short), 2),
         },
-        "sli": round(report.status.sli, 6),
-        "budgetLeft": round(report.status.budget_left, 4),
-    })
+        sli: round(report.status.sli, 6),
+        budget_left: round(report.status.budget_left, 4),
+    }
 }
 
 /// The Slack message of a burn-rate notice.
