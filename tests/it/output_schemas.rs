@@ -352,6 +352,10 @@ fn every_published_output_is_valid_against_its_schema() {
     );
     edit(path, "monitors.yaml", "frequency: 5", "frequency: 10");
     checked.check("test", false, &run(&["test", "--local", "--format", "json"]));
+    // The service's test sessions, as applied.
+    let tested = checked.check("test", false, &run(&["test", "--format", "json"]));
+    assert_eq!(tested[0]["runs"][0]["address"], "checks.home", "{tested:?}");
+    assert_eq!(tested[0]["summary"]["passed"], 1, "{tested:?}");
     checked.check("status", false, &run(&["status", "--format", "json"]));
     let slos = checked.check("slo-status", false, &run(&["slo", "status", "--format", "json"]));
     assert_eq!(slos[0]["slos"][0]["address"], "slos.home-up", "{slos:?}");

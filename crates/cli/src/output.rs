@@ -66,7 +66,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::render::plan::PlanJson>("show", "PLANFILE --format json"),
     lines::<crate::render::apply_output::Line>("apply", "--format json"),
     lines::<crate::render::apply_output::Line>("destroy", "--format json"),
-    one::<crate::render::test::Report>("test", "--local --format json"),
+    one::<crate::render::test::Report>("test", "[--local] --format json"),
     one::<crate::render::status::StatusJson>("status", "[ADDRESS...] --format json"),
     one::<crate::render::slo::SloStatusJson>("slo status", "--format json"),
     one::<crate::commands::slo::SloFileJson>("slo export", "--openslo [--out FILE] --format json"),

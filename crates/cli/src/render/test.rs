@@ -256,12 +256,16 @@ pub fn artifact_kind(path: &str) -> &'static str {
     }
 }
 
-/// `test --local --format json`: every run, and how many passed.
+/// `test [--local] --format json`: every run, and how many passed.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[schemars(rename = "TestReport")]
 pub struct Report {
     pub runs: Vec<RunJson>,
     pub summary: SummaryJson,
+    /// The service's test sessions (without `--local`): the checks chosen
+    /// that sessions do not run (heartbeats, deactivated checks); absent when none.
+    #[serde(default, rename = "notRun", skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
 }
 
 /// One check's run in one location.
@@ -346,6 +350,7 @@ pub fn json(lines: &[TestRun], elapsed_ms: Option<f64>) -> Report {
             failed: summary.failed,
             elapsed_ms,
         },
+        not_run: Vec::new(),
     }
 }
 

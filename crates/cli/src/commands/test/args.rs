@@ -30,8 +30,8 @@ pub struct TestArgs {
     /// With --local: how many runs at once
     #[arg(long, value_name = "N", default_value_t = 4, requires = "local")]
     pub parallelism: usize,
-    /// With --local: how to print the results
-    #[arg(long, value_enum, default_value_t = Format::Human, requires = "local")]
+    /// How to print the results (json: `monform schema --output test`)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// With --local: print every run's console output and notes, and an API check's request, response status and assertions
     #[arg(long, short, requires = "local")]
@@ -41,7 +41,7 @@ pub struct TestArgs {
     pub artifacts: Option<PathBuf>,
 }
 
-/// How `monform test --local` prints its results.
+/// How `monform test` prints its results.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Human,

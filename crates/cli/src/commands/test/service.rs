@@ -9,12 +9,13 @@ use std::time::Duration;
 use monform_engine::ops::{self, TestRun};
 use monform_model::Address;
 
+use super::args::Format;
 use super::args::{TestArgs, refused, request};
 use crate::commands::context::{self, Stop, block_on, open_backend, write_atomically};
 use crate::connect::connect;
 use crate::render::Output;
 use crate::render::repo_paths::RepoPaths;
-use crate::render::test::{Places, Summary, failure_detail, human, junit, places};
+use crate::render::test::{Places, Summary, failure_detail, human, json as json_report, junit, markdown, places};
 
 struct Outcome {
     lines: Vec<TestRun>,
@@ -51,9 +52,19 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: TestArgs, output: &Output) -
         Ok(value) => value,
         Err(code) => return code,
     };
-    print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
-    for line in outcome.lines.iter().filter(|l| l.status.is_failure()) {
-        print!("{}", failure_detail(line));
+    match args.format {
+        Format::Human => {
+            print!("{}", human(&outcome.lines, outcome.elapsed_ms, output.stdout_color()));
+            for line in outcome.lines.iter().filter(|l| l.status.is_failure()) {
+                print!("{}", failure_detail(line));
+            }
+        }
+        Format::Markdown => print!("{}", markdown(&outcome.lines, outcome.elapsed_ms)),
+        Format::Json => {
+            let mut report = json_report(&outcome.lines, outcome.elapsed_ms);
+            report.not_run = outcome.not_run.iter().map(ToString::to_string).collect();
+            crate::render::print_json(&report);
+        }
     }
     for address in &outcome.not_run {
         eprintln!("note: {address} was not run (heartbeat or deactivated checks are not run by test sessions)");
