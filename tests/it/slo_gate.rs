@@ -6,19 +6,10 @@
 
 use serde_json::Value;
 
-use crate::common::clock::{Simulated, millis};
+use crate::common::clock::{Simulated, checkout_each_minute, millis};
 use crate::common::*;
 
-const FILES: &str = "checks:
-  checkout:
-    checkType: API
-    name: Checkout
-    frequency: 1
-    locations: [eu-west-1]
-    request:
-      method: GET
-      url: https://shop.example.com/
-slos:
+const SLOS: &str = "slos:
   checkout-availability:
     checks: [checks.checkout]
     target: 99.5
@@ -34,7 +25,7 @@ fn a_changed_definition_is_computed_afresh_not_taken_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     std::fs::write(dir.join("monform.toml"), "[project]\nname = \"slo-gate\"\n").unwrap();
-    std::fs::write(dir.join("monitors.yaml"), FILES).unwrap();
+    std::fs::write(dir.join("monitors.yaml"), checkout_each_minute(SLOS)).unwrap();
     let start = "2026-10-01T00:00:00Z";
     let emulator = Simulated::serve(
         &dir.join("emulator.db"),
@@ -53,17 +44,7 @@ fn a_changed_definition_is_computed_afresh_not_taken_from_the_cache() {
     assert!(reconciled.status.code() != Some(1), "{}", stderr(&reconciled));
     let both = ["gate", "--slo", "slos.checkout-availability", "slos.checkout-weekly"];
     // The service out of reach: only the cache can answer.
-    let offline = |args: &[&str]| {
-        monform()
-            .arg("--dir")
-            .arg(dir)
-            .args(["--api-url", "http://127.0.0.1:9", "--color", "never"])
-            .env("MONFORM_API_KEY", &emulator.key)
-            .env("MONFORM_SLO_NOW_MS", millis(during).to_string())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let offline = |args: &[&str]| emulator.run_offline(dir, during, args);
     let cached = offline(&both);
     assert_eq!(cached.status.code(), Some(1), "{}", stderr(&cached));
     assert_eq!(

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::clock::{Simulated, millis, seconds};
+use crate::common::clock::{Simulated, seconds};
 use crate::common::receiver::Receiver;
 use crate::common::*;
 
@@ -361,15 +361,11 @@ fn an_outage_burns_the_examples_budgets_alerts_once_and_gates_deploys() {
     assert!(again.status.code() != Some(1), "{}", stderr(&again));
     // The reconciler cached every SLO's verdict: a gate reads the file,
     // not the service (its URL here answers nothing), and says so.
-    let cached_gate = monform()
-        .arg("--dir")
-        .arg(dir)
-        .args(["--api-url", "http://127.0.0.1:9", "--color", "never"])
-        .env("MONFORM_API_KEY", api.key.as_str())
-        .env("MONFORM_SLO_NOW_MS", millis(during).to_string())
-        .args(["gate", "--slo", "slos.checkout-availability", "slos.checkout-latency"])
-        .output()
-        .unwrap();
+    let cached_gate = api.run_offline(
+        dir,
+        during,
+        &["gate", "--slo", "slos.checkout-availability", "slos.checkout-latency"],
+    );
     assert_eq!(cached_gate.status.code(), Some(1), "{}", stderr(&cached_gate));
     assert_eq!(
         stdout(&cached_gate),

@@ -3,7 +3,7 @@
 //! of one check a minute, half an hour of them failed, and the report's
 //! chart and figures as a hand count gives them.
 
-use crate::common::clock::Simulated;
+use crate::common::clock::{Simulated, checkout_each_minute};
 use crate::common::*;
 
 #[test]
@@ -12,22 +12,15 @@ fn the_status_report_charts_each_slo_from_the_results() {
     std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"slo-report\"\n").unwrap();
     std::fs::write(
         dir.path().join("monitors.yaml"),
-        "checks:
-  checkout:
-    checkType: API
-    name: Checkout
-    frequency: 1
-    locations: [eu-west-1]
-    request:
-      method: GET
-      url: https://shop.example.com/
-slos:
+        checkout_each_minute(
+            "slos:
   checkout:
     name: Checkout availability
     checks: [checks.checkout]
     target: 98
     window: 2d
 ",
+        ),
     )
     .unwrap();
     let emulator = Simulated::serve(

@@ -6,7 +6,10 @@
 //! - cold: no cache (`--max-age 0`): the gate reads every member's
 //!   results (a 7-day window: 28 six-hour listings a check) and computes;
 //! - warm: `monform reconcile --once` evaluated every SLO and cached the
-//!   verdicts (`.monform/slo-status.json`); the gate reads that file.
+//!   verdicts (`.monform/slo-status.json`); the gate loads the files (each
+//!   verdict is used only for the definition they hold) and reads that file;
+//! - one changed: objective-0's target edited, as a pull request would: the
+//!   gate computes that SLO from its check's results, the rest from the cache.
 //!
 //! Target: warm under 1 s (the issue's figure), with no request to the
 //! service; the cold figure and its requests are in the row's words, for
@@ -125,6 +128,27 @@ pub fn measure(monform: &Path, slos: usize) -> Result<Vec<Target>, String> {
             "the cached gate exited {warm_code:?}, the fresh one {cold_code:?}"
         ));
     }
+    // A pull request that changes one SLO's target: the gate takes the
+    // other verdicts from the cache and computes that one (its check's
+    // results), not the reconciler's verdict of the old definition.
+    let slos_file = dir.join("monitors").join("slos.yaml");
+    let text = std::fs::read_to_string(&slos_file).map_err(|e| e.to_string())?;
+    let edited = text.replacen(
+        "objective-0:\n    checks: [checks.endpoint-0]\n    indicator: availability\n    target: 99\n",
+        "objective-0:\n    checks: [checks.endpoint-0]\n    indicator: availability\n    target: 98\n",
+        1,
+    );
+    if edited == text {
+        return Err("the SLO project has no objective-0 at 99% to change".into());
+    }
+    std::fs::write(&slos_file, edited).map_err(|e| e.to_string())?;
+    let before = served_counts(serve.addr)?.0;
+    let (_, changed_ms) = run(monform, &dir, &url, &gate)?;
+    let changed_requests = served_counts(serve.addr)?.0.saturating_sub(before);
+    eprintln!("[{slos} SLOs] gate, one definition changed: {changed_ms:.0} ms, {changed_requests} requests");
+    if changed_requests == 0 {
+        return Err("the gate used the cached verdict of a changed SLO".into());
+    }
     drop(serve);
     let checks = slos.div_ceil(PER_CHECK);
     // One row: the target is the warm gate's; the cold one is shown
@@ -134,7 +158,8 @@ pub fn measure(monform: &Path, slos: usize) -> Result<Vec<Target>, String> {
         id: "slo_gate",
         description: format!(
             "monform gate over {slos} SLOs ({checks} checks) with the verdicts monform reconcile cached \
-             ({warm_requests} requests over 3 gates; cold, reading every result: {cold_ms:.0} ms, {cold_requests} requests): under 1 s"
+             ({warm_requests} requests over 3 gates; cold, reading every result: {cold_ms:.0} ms, {cold_requests} requests; \
+             one SLO's target changed, that one computed: {changed_ms:.0} ms, {changed_requests} requests): under 1 s"
         ),
         measured: warm_ms,
         limit: WARM_LIMIT_MS,

@@ -58,6 +58,21 @@ impl Simulated {
         command
     }
 
+    /// Runs `monform ARGS` as [`Simulated::monform`] sets it up, but with
+    /// an API URL that answers nothing: what it decides, it decides from
+    /// the project's folder alone (`gate` from the SLO verdicts' cache).
+    pub fn run_offline(&self, dir: &Path, now: &str, args: &[&str]) -> Output {
+        monform()
+            .arg("--dir")
+            .arg(dir)
+            .args(["--api-url", "http://127.0.0.1:9", "--color", "never"])
+            .env("MONFORM_API_KEY", &self.key)
+            .env("MONFORM_SLO_NOW_MS", millis(now).to_string())
+            .args(args)
+            .output()
+            .expect("monform runs")
+    }
+
     /// Runs `monform ARGS` as [`Simulated::monform`] sets it up.
     pub fn run(&self, dir: &Path, now: &str, args: &[&str]) -> Output {
         self.monform(dir, now).args(args).output().expect("monform runs")
@@ -90,6 +105,23 @@ impl Simulated {
         assert!((200..300).contains(&status), "{method} {path}: {status} {body}");
         body
     }
+}
+
+/// A project's files: `Checkout`, an API check a minute from one location
+/// (the name `--simulate-outage Checkout:...` fails), and what follows.
+pub fn checkout_each_minute(slos: &str) -> String {
+    format!(
+        "checks:
+  checkout:
+    checkType: API
+    name: Checkout
+    frequency: 1
+    locations: [eu-west-1]
+    request:
+      method: GET
+      url: https://shop.example.com/
+{slos}"
+    )
 }
 
 /// UNIX milliseconds of a date-time (RFC 3339).
