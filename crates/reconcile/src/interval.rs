@@ -13,11 +13,11 @@ use monform_engine::{ApplyOptions, Event, Refresh};
 use monform_model::Address;
 use serde_json::Value;
 
+use crate::events::{Event as Noted, PolicyFinding};
 use crate::leader::Leadership;
 use crate::policy::{Decision, Origin, Verdict};
 use crate::report::{
-    Drifted, Event as Noted, Memory, PolicyFinding, Subject, drift_body, drift_only, in_sync_body, reverted_body,
-    slack_reverted, slack_text,
+    Drifted, Memory, Subject, drift_body, drift_only, in_sync_body, reverted_body, slack_reverted, slack_text,
 };
 use crate::{Context, Message, Unloaded, deliver, slo_alerts};
 

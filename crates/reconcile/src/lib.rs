@@ -30,13 +30,15 @@
 //! follows `lifecycle.drift` or `[reconcile] drift`; file changes are applied
 //! with `apply-changes = true`; a change that is both is applied only when both
 //! parts would be, since an update sends the whole object), `report.rs` (the
-//! documented WEBHOOK body, the Slack message, `--events` lines, and the
+//! documented WEBHOOK body, the Slack message, and the
 //! memory of reported drift: a drift is news when its address is new or its
 //! fields' values changed; a reported address no longer drifted is "back in
 //! sync"), `deliver.rs` (the `[reconcile] notify` channels of the files:
 //! WEBHOOK with its method, headers and query parameters; SLACK at its URL;
 //! errors never show a URL), `metrics.rs` (`/metrics` in the text format,
-//! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`),
+//! `/healthz`, `/readyz`), `leader.rs`, `log.rs` (`--log-format text|json`: each line a typed
+//! `Message` by `kind`), `events.rs` (`--events FILE`: each line a typed
+//! `Event` by `event`),
 //! `slo_alerts.rs` (issue 50: each SLO with `alerting.channels` evaluated by
 //! `ops::slo_status` each interval; a burn-rate pair's start and end sent
 //! once per episode, remembered with the drift memory),
@@ -91,6 +93,7 @@ use monform_engine::ops::{Opened, Refusal};
 use monform_model::AddressPattern;
 
 pub mod deliver;
+pub mod events;
 pub mod interval;
 pub mod leader;
 pub mod log;
@@ -100,10 +103,10 @@ pub mod report;
 pub mod slo_alerts;
 pub mod sweep;
 
+pub use events::{Event, EventLine};
 pub use interval::Outcome;
 pub use log::{Level, Log, LogFormat, LogLine, Message};
 pub use metrics::Metrics;
-pub use report::{Event, EventLine};
 
 /// What the front end provides.
 pub trait Host: Sync {
@@ -158,7 +161,7 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     pub metrics: Arc<Metrics>,
     pub log: Log,
-    pub events: report::Events,
+    pub events: events::Events,
     pub http: reqwest::Client,
     /// Set by SIGTERM: no new change starts, those in flight finish.
     pub stop: Arc<AtomicBool>,
@@ -171,16 +174,16 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn event(&self, event: report::Event) {
+    fn event(&self, event: events::Event) {
         if let Err(why) = self.events.emit(event) {
             self.log
                 .error("cannot write the events file", Message::Failed { error: why });
         }
     }
 
-    /// A failure: its event (`event`, e.g. [`report::Event::load_failed`]),
+    /// A failure: its event (`event`, e.g. [`events::Event::load_failed`]),
     /// its log line, and the interval's outcome.
-    fn failed(&self, event: fn(String, String) -> report::Event, message: &str, why: &str, api: bool) -> Outcome {
+    fn failed(&self, event: fn(String, String) -> events::Event, message: &str, why: &str, api: bool) -> Outcome {
         self.event(event(message.to_owned(), why.to_owned()));
         self.log.error(message, Message::Failed { error: why.to_owned() });
         Outcome::Error { api }
@@ -199,9 +202,9 @@ impl Context<'_> {
             "refused; nothing was changed"
         };
         let event = if api {
-            report::Event::api_error
+            events::Event::api_error
         } else {
-            report::Event::refused
+            events::Event::refused
         };
         self.failed(event, message, &detail, api)
     }
@@ -247,7 +250,7 @@ pub async fn run(host: &dyn Host, opened: &Opened, settings: Settings) -> u8 {
         settings: &settings,
         metrics: Arc::clone(&metrics),
         log,
-        events: report::Events::new(settings.events.clone()),
+        events: events::Events::new(settings.events.clone()),
         http,
         stop: Arc::clone(&stop),
         file_memory: Box::new(report::FileMemory::new(&settings.dir, &project.name)),
