@@ -197,6 +197,7 @@ fn every_published_output_is_valid_against_its_schema() {
     // Offline: a project of their own.
     housekeeping::trust(&mut checked);
     housekeeping::agent_skill(&mut checked);
+    housekeeping::docs(&mut checked);
 
     let found = checked.check("validate", false, &run(&["validate", "--format", "json"]));
     assert!(

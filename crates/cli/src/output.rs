@@ -85,6 +85,7 @@ pub const PUBLISHED: &[Published] = &[
     one::<crate::commands::trust::TrustJson>("trust", "[--list or --revoke] --format json"),
     one::<crate::commands::init::InitJson>("init", "[--from-account] --format json"),
     one::<crate::commands::agent_skill::AgentSkillJson>("agent-skill", "--out DIR --format json"),
+    one::<crate::commands::docs::DocsJson>("docs", "--out DIR --format json"),
     one::<crate::commands::mcp::ApprovedJson>("approve", "HASH --format json"),
     one::<crate::render::export::ExportJson>("export", "--out DIR --format json"),
     lines::<monform_reconcile::LogLine>("reconcile", "--once --log-format json (standard error)"),

@@ -1,5 +1,6 @@
 //! The published outputs of the commands that set up and keep house:
-//! `init`, `trust`, `location-keys`, `state rm|mv|migrate`, `agent-skill`.
+//! `init`, `trust`, `location-keys`, `state rm|mv|migrate`, `agent-skill`,
+//! `docs`.
 //! Each run for real and validated against its schema, as the parent's.
 
 use std::process::Output;
@@ -194,4 +195,19 @@ pub(super) fn agent_skill(checked: &mut Checked) {
             .iter()
             .all(|f| std::path::Path::new(f.as_str().unwrap()).is_file())
     );
+}
+
+/// The reference pages, named as written.
+pub(super) fn docs(checked: &mut Checked) {
+    let out = tempfile::tempdir().unwrap();
+    let wrote = monform()
+        .args(["docs", "--format", "json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    ok(&wrote);
+    let wrote = checked.check("docs", false, &wrote);
+    let pages = wrote[0]["pages"].as_array().unwrap();
+    assert!(pages.iter().any(|p| p == "output.md"), "{wrote:?}");
+    assert!(pages.iter().all(|p| out.path().join(p.as_str().unwrap()).is_file()));
 }

@@ -22,6 +22,25 @@ pub struct DocsArgs {
     /// The folder to write the reference pages into (docs/src/reference)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Output: for people (standard error), or json on standard output (`monform schema --output docs`)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// `docs --out DIR --format json`: the reference pages written.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Docs")]
+pub struct DocsJson {
+    /// `--out`, as given.
+    dir: String,
+    /// Each page written, relative to `dir`.
+    pages: Vec<String>,
 }
 
 /// One page: its path under the reference folder and its Markdown.
@@ -44,7 +63,15 @@ pub fn pages(cli: clap::Command) -> Vec<Page> {
 }
 
 pub fn run(args: DocsArgs, cli: clap::Command) -> ExitCode {
-    match write(&args.out, &pages(cli)) {
+    let pages = pages(cli);
+    match write(&args.out, &pages) {
+        Ok(_) if args.format == Format::Json => {
+            crate::render::print_json(&DocsJson {
+                dir: args.out.display().to_string(),
+                pages: pages.into_iter().map(|page| page.path).collect(),
+            });
+            ExitCode::SUCCESS
+        }
         Ok(count) => {
             eprintln!("wrote {count} reference pages to {}", args.out.display());
             ExitCode::SUCCESS
