@@ -50,8 +50,10 @@
 //! take the resource's JSON by value, so nothing is copied); `locate.rs` turns
 //! findings into diagnostics at the resource's key, or the field's key inside
 //! the resource's entry (text up to the next resource of the file; each file
-//! parsed once for all its findings and dropped before the next), or the
-//! policy's rule for a resource not in the files; `testing.rs` runs `test_*`
+//! parsed once for all its findings and dropped before the next; for a
+//! terminal, which shows a rule's first few findings and counts the rest,
+//! only those few: `diagnostics_placing`), or the policy's rule for a
+//! resource not in the files; `testing.rs` runs `test_*`
 //! rules; `schema.rs` is the input's JSON Schema (checked against a real input
 //! in a test). Rule names become diagnostic codes (`&'static str`): each
 //! distinct name is leaked once per process. `examples/policy_phase.rs` is the
@@ -89,7 +91,7 @@ pub use costs::RuleCost;
 pub use discover::{DEFAULT_DIR, policy_files};
 pub use evaluate::{EvalError, Finding, Level, Policies, load};
 pub use limits::LimitHit;
-pub use locate::diagnostics;
+pub use locate::{diagnostics, diagnostics_placing};
 pub use testing::{TestCase, TestOutcome, TestReport};
 
 /// The root every policy package must sit under (`package monform.x`).

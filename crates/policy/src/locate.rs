@@ -9,6 +9,8 @@
 //! or the group) points at the resource; a finding about no resource of
 //! the files (a delete in the plan) at the policy's rule.
 
+use std::collections::HashMap;
+
 use monform_config::source::{FileId, Format, Sources, Span};
 use monform_config::tree::{Node, NodeValue, parse_toml, parse_yaml};
 use monform_config::{Desired, DesiredResource, Diagnostic};
@@ -20,6 +22,21 @@ use crate::evaluate::{Finding, Level};
 /// One diagnostic per finding: `deny` and `violation` are errors (an
 /// overridden one a warning), `warn` warnings; the code is the rule.
 pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -> Vec<Diagnostic> {
+    diagnostics_placing(findings, desired, sources, usize::MAX)
+}
+
+/// [`diagnostics`] for a terminal that shows only the first `per_rule` of
+/// a rule's findings (at one severity, as `summary::summarise` groups
+/// them) and counts the rest: only those have their field placed, which
+/// parses their file again; the others point at their resource. At
+/// 100,000 checks with a finding on each, placing them all parsed every
+/// file of the project again (the loader reads them from its cache).
+pub fn diagnostics_placing(
+    findings: &[Finding],
+    desired: &Desired,
+    sources: &Sources,
+    per_rule: usize,
+) -> Vec<Diagnostic> {
     let resources: Vec<Option<&DesiredResource>> = findings
         .iter()
         .map(|finding| {
@@ -30,7 +47,8 @@ pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -
                 .and_then(|a| desired.resources.get(&a))
         })
         .collect();
-    let fields = field_spans(findings, &resources, sources);
+    let placed = placed(findings, per_rule);
+    let fields = field_spans(findings, &resources, &placed, sources);
     findings
         .iter()
         .zip(resources)
@@ -67,14 +85,19 @@ pub fn diagnostics(findings: &[Finding], desired: &Desired, sources: &Sources) -
 /// parsed once, for all its findings, and dropped before the next: kept
 /// until the end, the trees of 1,000 files with a finding each (100,000
 /// checks) were a third of `validate`'s memory.
-fn field_spans(findings: &[Finding], resources: &[Option<&DesiredResource>], sources: &Sources) -> Vec<Option<Span>> {
+fn field_spans(
+    findings: &[Finding],
+    resources: &[Option<&DesiredResource>],
+    placed: &[bool],
+    sources: &Sources,
+) -> Vec<Option<Span>> {
     let mut spans = vec![None; findings.len()];
     let mut wanted: Vec<(FileId, usize)> = findings
         .iter()
         .zip(resources)
         .enumerate()
         .filter_map(|(i, (finding, resource))| {
-            finding.field.as_ref()?;
+            finding.field.as_ref().filter(|_| placed[i])?;
             Some(((*resource)?.span.file, i))
         })
         .collect();
@@ -107,6 +130,24 @@ fn field_spans(findings: &[Finding], resources: &[Option<&DesiredResource>], sou
         spans[i] = Some(span);
     }
     spans
+}
+
+/// Whether each finding is among the first `per_rule` of its rule at its
+/// severity (a `warn`, or an overridden finding, is a warning).
+fn placed(findings: &[Finding], per_rule: usize) -> Vec<bool> {
+    if per_rule == usize::MAX {
+        return vec![true; findings.len()];
+    }
+    let mut seen: HashMap<(&str, bool), usize> = HashMap::new();
+    findings
+        .iter()
+        .map(|finding| {
+            let warns = finding.level == Level::Warn || finding.overridden;
+            let count = seen.entry((finding.rule, warns)).or_default();
+            *count += 1;
+            *count <= per_rule
+        })
+        .collect()
 }
 
 /// The value of the resource entry whose key is at `at` (under its
@@ -197,6 +238,51 @@ mod tests {
         assert_eq!(at[1], "m.yaml:12:7");
         assert_eq!(at[2], "m.yaml:2:3");
         assert_eq!(found[3].message, "checks.gone: m");
+    }
+
+    /// A terminal that shows a rule's first few findings and counts the
+    /// rest: only those few are placed at their field (each rule and
+    /// severity counted apart); the others at their resource, as
+    /// [`diagnostics`] would place them but for the field.
+    #[test]
+    fn only_the_first_of_each_rule_are_placed_at_their_field() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"p\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("m.yaml"),
+            "checks:\n  a:\n    checkType: TCP\n    name: A\n    frequency: 5\n    request: { hostname: a.example, port: 443 }\n  b:\n    checkType: TCP\n    name: B\n    frequency: 60\n    request: { hostname: b.example, port: 443 }\n",
+        )
+        .unwrap();
+        let loaded = monform_config::load(dir.path(), &|_: &str| None);
+        assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+        let finding = |rule: &'static str, level: Level, address: &str| Finding {
+            rule,
+            package: "monform.t",
+            level,
+            message: "m".into(),
+            address: Some(address.into()),
+            field: Some("frequency".into()),
+            overridden: false,
+            rule_at: Span::new(0, 0, 0),
+        };
+        let findings = [
+            finding("monform.t.deny", Level::Deny, "checks.a"),
+            finding("monform.t.warn", Level::Warn, "checks.a"),
+            finding("monform.t.deny", Level::Deny, "checks.b"),
+            finding("monform.t.warn", Level::Warn, "checks.b"),
+        ];
+        let all = diagnostics(&findings, &loaded.desired, &loaded.sources);
+        let placed = diagnostics_placing(&findings, &loaded.desired, &loaded.sources, 1);
+        let at = |found: &[Diagnostic]| -> Vec<String> {
+            found.iter().map(|d| d.location(&loaded.sources).unwrap()).collect()
+        };
+        assert_eq!(at(&all), ["m.yaml:5:5", "m.yaml:5:5", "m.yaml:10:5", "m.yaml:10:5"]);
+        assert_eq!(at(&placed), ["m.yaml:5:5", "m.yaml:5:5", "m.yaml:7:3", "m.yaml:7:3"]);
+        assert_eq!(placed[..2], all[..2]);
+        assert_eq!(
+            diagnostics_placing(&findings, &loaded.desired, &loaded.sources, usize::MAX),
+            all
+        );
     }
 
     /// The loader's spans, not the key's text: a commented-out key before

@@ -234,7 +234,7 @@ async fn apply(
     // The engine judged the plan by the policies (and refuses it when
     // they deny): their findings are shown first.
     if let Some(outcome) = &ready.policy {
-        output.diagnostics(&crate::render::policy::diagnostics(outcome, loaded), &loaded.sources);
+        output.diagnostics(&crate::render::policy::shown(outcome, loaded, output), &loaded.sources);
     }
     if let Some(holder) = &ready.took_over {
         eprintln!("warning: took over a stale lock left by {holder}");

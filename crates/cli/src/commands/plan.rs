@@ -223,7 +223,7 @@ pub fn run(dir: &Path, api_url: Option<&str>, args: PlanArgs, output: &Output) -
         .as_ref()
         .filter(|_| matches!(args.format, Format::Human | Format::Json | Format::Markdown))
     {
-        output.diagnostics(&crate::render::policy::diagnostics(policy, &loaded), &loaded.sources);
+        output.diagnostics(&crate::render::policy::shown(policy, &loaded, output), &loaded.sources);
     }
     // A plan without changes changes no runs: it stays one line, unless the
     // runs as they are are over the budget (the plan fails: it says why).

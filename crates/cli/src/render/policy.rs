@@ -15,6 +15,21 @@ pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> 
     found
 }
 
+/// [`diagnostics`] as [`super::Output::diagnostics`] writes them: unless
+/// `--all-findings`, a rule's findings past the first few are only
+/// counted, so only those few have their field placed (which parses
+/// their file again: every file of the project at 100,000 checks with a
+/// finding on each).
+pub fn shown(outcome: &PolicyOutcome, loaded: &Loaded, output: &super::Output) -> Vec<Diagnostic> {
+    let per_rule = match output.all_findings {
+        true => usize::MAX,
+        false => summary::SHOWN,
+    };
+    let mut found = monform_policy::diagnostics_placing(&outcome.findings, &loaded.desired, &loaded.sources, per_rule);
+    found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
+    found
+}
+
 /// The policies' part of a plan's JSON (`policy`), kept in a saved plan.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct PolicyJson {
