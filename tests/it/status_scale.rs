@@ -30,7 +30,8 @@ fn url(id: &str, url: &str) -> String {
     format!("  {id}:\n    checkType: URL\n    name: {id}\n    request:\n      url: {url}\n")
 }
 
-/// Sixty checks applied, all but `idle-1` and `idle-2` run once: passing
+/// Sixty checks applied (`status` then: one request), all but `idle-1`
+/// and `idle-2` run once: passing
 /// API and URL checks, two failing API checks and a failing URL check, an
 /// API check whose every run is degraded (`slow`), and `gone`, deleted
 /// outside monform after its run.
@@ -61,6 +62,13 @@ fn sixty() -> (Emulator, tempfile::TempDir, Value) {
     text.push_str(&url("idle-2", &format!("{base}/ok")));
     std::fs::write(dir.path().join("monitors.yaml"), text).unwrap();
     emulator.applied(dir.path());
+    // Before any run: the range's report says none ran, which holds for the
+    // last 6 hours too: that one request, no other.
+    let (output, gets) = status(&emulator, dir.path(), &["--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["summary"]["withoutRecentRun"], 60, "{json}");
+    assert_eq!(gets, 1, "the report alone");
     let state: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(".monform/state.json")).unwrap()).unwrap();
     let ids: Vec<String> = state["resources"]

@@ -17,7 +17,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::report::Target;
-use crate::user_path::{client_of, serve_with};
+use crate::user_path::{client_of, served_counts, serve_with};
 
 const KEY: &str = "mcp-bench-key";
 /// The quickstart's limit and the 10,000 checks' one, in ms.
@@ -147,9 +147,14 @@ fn measure_project(monform: &Path, dir: &Path, checks: usize) -> Result<Vec<(Str
     let user_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut server = Server::start(monform, dir, &url, user_dir.path())?;
     let mut times = Vec::new();
+    // The requests each tool made of the service: repeatable where times
+    // are not (a shared machine).
+    let requests = || served_counts(serve.addr).map(|(all, _)| all);
     let mut timed = |server: &mut Server, name: &str, arguments: Value| -> Result<Value, String> {
+        let before = requests()?;
         let (answer, ms) = server.call(name, arguments)?;
-        eprintln!("  [{checks}] mcp {name}: {ms:.0} ms");
+        let made = requests()? - before;
+        eprintln!("  [{checks}] mcp {name}: {ms:.0} ms, {made} requests");
         times.push((name.to_owned(), ms));
         Ok(answer)
     };

@@ -6,7 +6,8 @@
 //! with sparklines. A larger project reads a second report, of the last 6
 //! hours (the window of the last status), and the latest result only of
 //! the checks that report cannot vouch for ([`judge`]): at 10,000 checks,
-//! two requests and the failing ones', not 10,000.
+//! two requests and the failing ones', not 10,000 (one, when the range
+//! ends now and none of the checks ran in it).
 //!
 //! With sparklines, each check's response times: the analytics of the
 //! range for the check types that have them in [`SPARK_BUCKETS`] buckets,
@@ -238,11 +239,33 @@ pub async fn status(
         (range_report.await, None)
     } else {
         let now_ms = request.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
-        let recent = client.reporting_since(now_ms / 1000 - RECENT_SECONDS);
-        let (report, recent) = futures_util::join!(range_report, recent);
-        let recent = recent.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?;
-        let recent: std::collections::HashMap<&str, &ReportEntry> =
-            recent.iter().map(|e| (e.check_id.as_str(), e)).collect();
+        let since = now_ms / 1000 - RECENT_SECONDS;
+        let (report, recent) = if ends_now(request.range) {
+            // The range holds the last 6 hours: when none of the checks ran
+            // in it, its zeros say so of them too (one report, not two).
+            let report = range_report.await;
+            let ran = report.as_ref().map_or(true, |entries| {
+                entries
+                    .iter()
+                    .any(|e| checks.contains_key(&e.check_id) && crate::discards::has_results(e))
+            });
+            let recent = match ran {
+                true => Some(client.reporting_since(since).await),
+                false => None,
+            };
+            (report, recent)
+        } else {
+            let (report, recent) = futures_util::join!(range_report, client.reporting_since(since));
+            (report, Some(recent))
+        };
+        let recent = match recent {
+            Some(recent) => Some(recent.map_err(|e| Refusal::Status(StatusRefusal::Report(e)))?),
+            None => None,
+        };
+        let recent: std::collections::HashMap<&str, &ReportEntry> = match (&recent, &report) {
+            (Some(entries), _) | (None, Ok(entries)) => entries.iter().map(|e| (e.check_id.as_str(), e)).collect(),
+            (None, Err(_)) => std::collections::HashMap::new(),
+        };
         let judged: std::collections::HashMap<String, Judged> = checks
             .iter()
             .map(|(id, address)| {
@@ -313,6 +336,14 @@ pub async fn status(
         });
     }
     Ok(out)
+}
+
+/// Whether `range` ends now, and so holds the last 6 hours.
+fn ends_now(range: QuickRange) -> bool {
+    matches!(
+        range,
+        QuickRange::Last24Hours | QuickRange::Last7Days | QuickRange::Last30Days
+    )
 }
 
 /// A check's last status and, with sparklines, its response times.
