@@ -22,8 +22,10 @@
 
 use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::io::Write;
 
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{FieldSet, Fingerprints, ResourceState, STATE_VERSION, State, StateError};
@@ -69,18 +71,152 @@ fn is_empty<M: Borrow<BTreeMap<String, String>>>(map: &M) -> bool {
     map.borrow().is_empty()
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// An entry as read.
+type ReadEntry = Entry<String, BTreeMap<String, String>>;
+
+/// A version 2 snapshot as read ([`FileVisitor`]): each entry made a
+/// [`ResourceState`] as soon as it is read, so the entries as written
+/// (their joined prints, their texts' maps) are never all held at once:
+/// at 100,000 entries they were 120 MB on top of the state, at the start
+/// of a plan, while the account's listings arrive (issue 48).
 struct File {
     version: u32,
     serial: u64,
     project: String,
     salt: String,
-    #[serde(default)]
     target: Option<super::Target>,
-    #[serde(default)]
-    field_sets: Vec<Vec<String>>,
-    resources: BTreeMap<String, Entry<String, BTreeMap<String, String>>>,
+    resources: Vec<(String, ResourceState)>,
+}
+
+impl<'de> Deserialize<'de> for File {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<File, D::Error> {
+        deserializer.deserialize_map(FileVisitor)
+    }
+}
+
+/// Reads a snapshot's top level in one pass. `write` puts `fieldSets`
+/// before `resources`, so each entry is made with its sets as it is read;
+/// a file in another order (edited by hand) has its entries gathered first.
+struct FileVisitor;
+
+impl<'de> Visitor<'de> for FileVisitor {
+    type Value = File;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a monform state snapshot")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<File, A::Error> {
+        let (mut version, mut serial, mut project, mut salt, mut target) = (None, None, None, None, None);
+        let mut sets: Option<Vec<FieldSet>> = None;
+        let mut resources = None;
+        let mut unsorted: Option<BTreeMap<String, ReadEntry>> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "version" => version = Some(map.next_value()?),
+                "serial" => serial = Some(map.next_value()?),
+                "project" => project = Some(map.next_value()?),
+                "salt" => salt = Some(map.next_value()?),
+                "target" => target = map.next_value()?,
+                // Each set once in memory too, shared by its entries.
+                "fieldSets" => {
+                    let read: Vec<Vec<String>> = map.next_value()?;
+                    sets = Some(read.into_iter().map(FieldSet::from).collect());
+                }
+                "resources" => match &sets {
+                    Some(sets) => resources = Some(map.next_value_seed(Resources { sets })?),
+                    None => unsorted = Some(map.next_value()?),
+                },
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let resources = match (resources, unsorted) {
+            (Some(resources), _) => resources,
+            (None, Some(entries)) => {
+                let sets = sets.unwrap_or_default();
+                entries
+                    .into_iter()
+                    .map(|(address, entry)| entry_state(address, entry, &sets))
+                    .collect::<Result<_, _>>()
+                    .map_err(de::Error::custom)?
+            }
+            (None, None) => return Err(de::Error::missing_field("resources")),
+        };
+        Ok(File {
+            version: version.ok_or_else(|| de::Error::missing_field("version"))?,
+            serial: serial.ok_or_else(|| de::Error::missing_field("serial"))?,
+            project: project.ok_or_else(|| de::Error::missing_field("project"))?,
+            salt: salt.ok_or_else(|| de::Error::missing_field("salt"))?,
+            target,
+            resources,
+        })
+    }
+}
+
+/// The `resources` of a snapshot, each entry made a [`ResourceState`]
+/// with `sets` as it is read.
+struct Resources<'s> {
+    sets: &'s [FieldSet],
+}
+
+impl<'de> DeserializeSeed<'de> for Resources<'_> {
+    type Value = Vec<(String, ResourceState)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Resources<'_> {
+    type Value = Vec<(String, ResourceState)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the state's resources by address")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut resources = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some((address, entry)) = map.next_entry::<String, ReadEntry>()? {
+            resources.push(entry_state(address, entry, self.sets).map_err(de::Error::custom)?);
+        }
+        Ok(resources)
+    }
+}
+
+/// An entry as read made a [`ResourceState`], its field names and paths
+/// from `sets`; what is wrong with it, naming its address.
+fn entry_state(address: String, entry: ReadEntry, sets: &[FieldSet]) -> Result<(String, ResourceState), String> {
+    let set = |i: usize| {
+        sets.get(i)
+            .ok_or_else(|| format!("{address}: field set {i} does not exist"))
+    };
+    let managed = match entry.managed {
+        None => FieldSet::default(),
+        Some(i) => set(i)?.clone(),
+    };
+    let fields = match entry.fields {
+        None => Fingerprints::default(),
+        Some((i, hashes)) => {
+            let paths = set(i)?;
+            let fields = split_fields(paths, &hashes)
+                .ok_or_else(|| format!("{address}: the field fingerprints do not match set {i}"))?;
+            with_texts(fields, &entry.texts)
+        }
+    };
+    let state = ResourceState {
+        remote_id: entry.remote_id,
+        version: entry.version,
+        applied: entry.applied,
+        secrets: entry.secrets,
+        prevent_destroy: entry.prevent_destroy,
+        managed,
+        fields,
+        normal: entry.normal,
+        retired: entry.retired,
+    };
+    Ok((address, state))
 }
 
 /// Only the version, to choose the reader.
@@ -174,53 +310,16 @@ pub fn decode(text: &[u8], path: &str) -> Result<State, StateError> {
         }
         2 => {
             let file: File = serde_json::from_slice(text).map_err(|e| corrupt(e.to_string()))?;
-            // Each set once in memory too, shared by its entries.
-            let sets: Vec<FieldSet> = file.field_sets.into_iter().map(FieldSet::from).collect();
-            // Gathered, then built at once: the map's nodes full, where
-            // inserting one at a time leaves them half empty (13 MB of
-            // slack at 100,000 entries, held through the plan).
-            let mut resources = Vec::with_capacity(file.resources.len());
-            for (address, entry) in file.resources {
-                let set = |i: usize| {
-                    sets.get(i)
-                        .ok_or_else(|| corrupt(format!("{address}: field set {i} does not exist")))
-                };
-                let managed = match entry.managed {
-                    None => FieldSet::default(),
-                    Some(i) => set(i)?.clone(),
-                };
-                let fields = match entry.fields {
-                    None => Fingerprints::default(),
-                    Some((i, hashes)) => {
-                        let paths = set(i)?;
-                        let fields = split_fields(paths, &hashes).ok_or_else(|| {
-                            corrupt(format!("{address}: the field fingerprints do not match set {i}"))
-                        })?;
-                        with_texts(fields, &entry.texts)
-                    }
-                };
-                resources.push((
-                    address,
-                    ResourceState {
-                        remote_id: entry.remote_id,
-                        version: entry.version,
-                        applied: entry.applied,
-                        secrets: entry.secrets,
-                        prevent_destroy: entry.prevent_destroy,
-                        managed,
-                        fields,
-                        normal: entry.normal,
-                        retired: entry.retired,
-                    },
-                ));
-            }
             Ok(State {
                 version: file.version,
                 serial: file.serial,
                 project: file.project,
                 salt: file.salt,
                 target: file.target,
-                resources: resources.into_iter().collect(),
+                // Gathered, then built at once: the map's nodes full, where
+                // inserting one at a time leaves them half empty (13 MB of
+                // slack at 100,000 entries, held through the plan).
+                resources: file.resources.into_iter().collect(),
             })
         }
         other => Err(corrupt(format!(
@@ -354,6 +453,34 @@ mod tests {
         let read = decode(&bytes, "s").unwrap();
         assert_eq!(read, state);
         assert_eq!(read.resources["checks.a"].fields.get("name"), Some(name));
+    }
+
+    /// Entries are made as they are read (issue 48: the entries as written
+    /// were held all at once), whatever order the top level's keys come in:
+    /// `fieldSets` after `resources` (a file edited by hand), and keys
+    /// monform does not know, read as before.
+    #[test]
+    fn entries_are_read_whatever_the_order_of_the_top_level() {
+        let mut state = State::new("shop");
+        let mut with_text = entry("1", &["frequency", "name"]);
+        with_text.fields = [("frequency", "=5          "), ("name", "0123456789ab\"Login\"")]
+            .into_iter()
+            .map(|(p, f)| (p.to_owned(), f.to_owned()))
+            .collect();
+        state.resources.insert("checks.a".into(), with_text);
+        state.resources.insert("checks.b".into(), entry("2", &["name"]));
+        let written: serde_json::Value = serde_json::from_slice(&encode(&state)).unwrap();
+        let mut reordered = serde_json::Map::new();
+        reordered.insert("unknown".into(), serde_json::json!({"kept": false}));
+        for key in ["resources", "salt", "fieldSets", "project", "serial", "version"] {
+            reordered.insert(key.into(), written[key].clone());
+        }
+        let text = serde_json::to_vec(&serde_json::Value::Object(reordered)).unwrap();
+        assert_eq!(decode(&text, "s").unwrap(), state);
+        let error = decode(br#"{"version":2,"serial":1,"project":"p","salt":"s"}"#, "state.json")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("missing field `resources`"), "{error}");
     }
 
     #[test]
