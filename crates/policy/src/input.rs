@@ -180,20 +180,22 @@ fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
                 .iter()
                 .map(|(name, _)| convert.key(name))
                 .collect::<Vec<_>>();
+            // In key order: made in regorus's compact storage at once.
             let entries = [
                 ("address", regorus::Value::from(resource.address.to_string())),
-                ("kind", convert.key(kind.section())),
-                ("id", regorus::Value::from(resource.address.id.as_str())),
-                ("file", file),
-                ("line", line),
                 ("fields", convert.fields(fields)),
+                ("file", file),
+                ("id", regorus::Value::from(resource.address.id.as_str())),
+                ("kind", convert.key(kind.section())),
+                ("line", line),
                 ("ownFields", convert.shared(regorus::Value::from(own_fields))),
             ];
-            let object: BTreeMap<regorus::Value, regorus::Value> = entries
-                .into_iter()
-                .map(|(key, value)| (convert.key(key), value))
-                .collect();
-            regorus::Value::from(object)
+            regorus::Value::from_entries(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (convert.key(key), value))
+                    .collect(),
+            )
         })
         .collect()
 }
@@ -308,7 +310,9 @@ impl Convert {
             }
             Value::Object(map) => {
                 let mut shareable = true;
-                let object: BTreeMap<regorus::Value, regorus::Value> = map
+                // Sorted into regorus's compact storage at once: a B-tree
+                // first (`From<BTreeMap>`) was copied into it again.
+                let entries: Vec<(regorus::Value, regorus::Value)> = map
                     .into_iter()
                     .map(|(k, v)| {
                         let (item, ok) = self.convert(v);
@@ -316,7 +320,7 @@ impl Convert {
                         (self.key(&k), if ok { self.shared(item) } else { item })
                     })
                     .collect();
-                (regorus::Value::from(object), shareable)
+                (regorus::Value::from_entries(entries), shareable)
             }
         }
     }

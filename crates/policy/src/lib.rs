@@ -40,7 +40,9 @@
 //! regorus's value, the others through JSON; a rule's set of results taken
 //! apart as its findings are made, so the two are not held at once);
 //! `input.rs` builds `input.resources`/`project`/`environment` as an `Input`
-//! (regorus's values, converted once per resource in parallel, object keys
+//! (regorus's values, converted once per resource in parallel, each object
+//! made in regorus's compact storage at once (`Value::from_entries`, from
+//! `vendor/regorus`'s patch, which also speeds up its key lookups), object keys
 //! and short texts (up to 32 bytes, the first 4,096 distinct) shared, and
 //! each distinct array or object inside a resource's fields made once (a
 //! hash of its members, the first 65,536; none holding a fraction); adding

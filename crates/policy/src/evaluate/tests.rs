@@ -345,3 +345,79 @@ mod counting {
     #[global_allocator]
     static COUNTING: Counting = Counting;
 }
+
+/// vendor/regorus's patch looks keys up and compares objects with shortcuts
+/// (a text's first byte, a shared text by its address) and makes an
+/// object's compact storage from its entries at once: every order, lookup
+/// and object is as regorus 0.14.1's (texts in byte order, objects as
+/// their sorted entries, the last of equal keys kept), here against Rust's
+/// own order of the same texts.
+#[test]
+fn objects_look_up_and_compare_as_their_sorted_entries() {
+    use regorus::Value as R;
+    let texts = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "b",
+        "ba",
+        "checks.a-1",
+        "checks.a-10",
+        "checks.b",
+        "é",
+        "\u{7f}",
+    ];
+    let shared: Vec<R> = texts.iter().map(|t| R::from(*t)).collect();
+    // Objects of one or two entries over every pair of texts, their keys
+    // shared (as a literal's are) or each its own copy.
+    let mut objects: Vec<(Vec<(String, String)>, R)> = Vec::new();
+    for (i, a) in texts.iter().enumerate() {
+        for (j, b) in texts.iter().enumerate() {
+            let mut entries = vec![(a.to_string(), b.to_string())];
+            if a != b {
+                entries.push((b.to_string(), a.to_string()));
+            }
+            entries.sort();
+            let values: Vec<(R, R)> = match (i + j) % 2 {
+                0 => vec![
+                    (shared[i].clone(), shared[j].clone()),
+                    (shared[j].clone(), shared[i].clone()),
+                ],
+                _ => vec![(R::from(*a), R::from(*b)), (R::from(*b), R::from(*a))],
+            };
+            let values = if a == b { values[..1].to_vec() } else { values };
+            let object = R::from_entries(values);
+            let map: std::collections::BTreeMap<R, R> = entries
+                .iter()
+                .map(|(k, v)| (R::from(k.as_str()), R::from(v.as_str())))
+                .collect();
+            assert_eq!(object, R::from(map), "{entries:?}");
+            for text in texts {
+                let expected = entries
+                    .iter()
+                    .find(|(k, _)| k == text)
+                    .map(|(_, v)| R::from(v.as_str()));
+                assert_eq!(
+                    object.as_object().unwrap().get(&R::from(text)).cloned(),
+                    expected,
+                    "{text:?} in {entries:?}"
+                );
+            }
+            objects.push((entries, object));
+        }
+    }
+    for (x, a) in &objects {
+        for (y, b) in &objects {
+            assert_eq!(a.cmp(b), x.cmp(y), "{x:?} against {y:?}");
+        }
+    }
+    // Of equal keys the last is kept, as a B-tree collected from them keeps it.
+    let twice = R::from_entries(vec![
+        (R::from("k"), R::from(1u64)),
+        (R::from("j"), R::Null),
+        (R::from("k"), R::from(2u64)),
+    ]);
+    assert_eq!(twice, Input::from_json(json!({"j": null, "k": 2})).0);
+    assert_eq!(R::from_entries(Vec::new()), R::new_object());
+}

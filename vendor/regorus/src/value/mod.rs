@@ -998,6 +998,12 @@ impl From<BTreeMap<Value, Value>> for Value {
 }
 
 impl Value {
+    /// An object of `entries` (of equal keys the last), made at once in the
+    /// compact storage `From<BTreeMap>` ends in.
+    pub fn from_entries(entries: Vec<(Value, Value)>) -> Value {
+        Object::from_entries(entries).into_value()
+    }
+
     pub(crate) fn from_array(a: Vec<Value>) -> Value {
         Value::from(a)
     }

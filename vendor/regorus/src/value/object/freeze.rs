@@ -17,6 +17,25 @@ impl Object {
         self
     }
 
+    /// An object of `entries` made directly in compact storage: sorted by
+    /// key, the last of equal keys kept (as collecting them into a
+    /// `BTreeMap` keeps it), without the B-tree that `From<BTreeMap>` takes
+    /// and `freeze` then copies into a slice.
+    pub(crate) fn from_entries(mut entries: Vec<(Value, Value)>) -> Self {
+        // Stable: of equal keys, the later stays after the earlier.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|later, earlier| {
+            let equal = later.0 == earlier.0;
+            if equal {
+                core::mem::swap(&mut later.1, &mut earlier.1);
+            }
+            equal
+        });
+        Self {
+            repr: Repr::Frozen(entries.into_boxed_slice()),
+        }
+    }
+
     /// Wrap into a `Value::Object`.
     #[inline]
     pub fn into_value(self) -> Value {
