@@ -51,7 +51,7 @@ pub fn child_reconcile(dir: PathBuf, intervals: usize) {
         log: Log {
             format: LogFormat::Json,
         },
-        events: monform_reconcile::report::Events::new(None),
+        events: monform_reconcile::events::Events::new(None),
         http: reqwest_client(),
         stop: Arc::new(AtomicBool::new(false)),
         file_memory: Box::new(monform_reconcile::report::FileMemory::new(&dir, &project.name)),
