@@ -17,7 +17,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::report::Target;
-use crate::user_path::{client_of, served_counts, serve_with};
+use crate::user_path::{client_of, serve_with, served_counts};
 
 const KEY: &str = "mcp-bench-key";
 /// The quickstart's limit and the 10,000 checks' one, in ms.
