@@ -65,7 +65,8 @@ pub fn reload_file<'d>(
     prior: impl IntoIterator<Item = &'d Diagnostic>,
 ) -> Option<Reloaded> {
     let project = loaded.project.as_ref()?;
-    if name == PROJECT_FILE || loaded.read_data || !loaded.desired.declarations.absent.is_empty() {
+    if !loaded.reloadable || name == PROJECT_FILE || loaded.read_data || !loaded.desired.declarations.absent.is_empty()
+    {
         return None;
     }
     let id = loaded

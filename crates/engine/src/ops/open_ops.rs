@@ -321,6 +321,9 @@ pub fn open_files(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
 fn open_rest(opening: monform_config::Opening<'_>, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     let cache = request.cache.then(|| request.dir.join(monform_config::CACHE_DIR));
     let mut loaded = opening.load(cache.as_deref());
+    // An opened project serves one command: nothing reloads one file of
+    // it (the editor's revalidation loads on its own).
+    loaded.forget_reload_index();
     if !request.findings {
         loaded.warnings.retain(|d| !d.finding);
         loaded.diagnostics.retain(|d| !d.finding);
