@@ -23,7 +23,7 @@ impl Object {
     /// and `freeze` then copies into a slice.
     pub(crate) fn from_entries(mut entries: Vec<(Value, Value)>) -> Self {
         // Stable: of equal keys, the later stays after the earlier.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by(|a, b| super::key_order(&a.0, &b.0));
         entries.dedup_by(|later, earlier| {
             let equal = later.0 == earlier.0;
             if equal {

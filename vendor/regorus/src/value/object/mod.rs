@@ -180,7 +180,7 @@ impl Object {
 /// entries is then no `memcmp` call per step), and a text is equal to
 /// itself (a shared key) without reading it.
 #[inline]
-fn key_order(k: &Value, key: &Value) -> Ordering {
+pub(super) fn key_order(k: &Value, key: &Value) -> Ordering {
     if let (Value::String(a), Value::String(b)) = (k, key) {
         if crate::Rc::ptr_eq(a, b) {
             return Ordering::Equal;
