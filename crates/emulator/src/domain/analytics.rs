@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::clock::{self, iso};
-use crate::domain::checks::{effective_check, has_tags};
 use crate::domain::compact;
 use crate::domain::objects::load;
 use crate::domain::retention;
@@ -24,6 +23,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::Objects;
 
 pub use monform_model::reports::{ANALYTICS_RANGES, REPORT_RANGES};
+pub use report::report;
+
+mod report;
 
 pub fn midnight(date: NaiveDate) -> DateTime<Utc> {
     date.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()
@@ -328,40 +330,6 @@ pub fn analytics(app: &AppState, account: &str, id: &str, query: &AnalyticsQuery
         })
         .collect();
     Ok((check, rows))
-}
-
-/// The report: `{name, checkId, checkType, deactivated, tags, aggregate}`
-/// of every check carrying all of `tags` (and deactivated or not, when
-/// `deactivated` says) over the window.
-pub fn report(
-    app: &AppState,
-    account: &str,
-    window: (i64, i64),
-    tags: &[String],
-    deactivated: Option<bool>,
-) -> ApiResult<Vec<Value>> {
-    app.store.transaction(|tx| {
-        settle_due(tx, account)?;
-        let mut report = Vec::new();
-        for row in tx.all(account, Kind::Check.section())? {
-            let check = effective_check(tx, account, row.body)?;
-            let is_deactivated = check["activated"] == false;
-            if !has_tags(&check, tags) || deactivated.is_some_and(|d| d != is_deactivated) {
-                continue;
-            }
-            let results = final_results(tx, account, &row.id, window)?;
-            let rollups = retention::rollups(tx, account, &row.id, window)?;
-            report.push(json!({
-                "name": check["name"],
-                "checkId": row.id,
-                "checkType": check["checkType"],
-                "deactivated": is_deactivated,
-                "tags": check.get("tags").cloned().unwrap_or(json!([])),
-                "aggregate": retention::report(&results, &rollups),
-            }));
-        }
-        Ok(report)
-    })
 }
 
 #[cfg(test)]
