@@ -32,11 +32,7 @@ pub struct AgentSkillArgs {
     pub format: Format,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Human,
-    Json,
-}
+pub use crate::output::HumanOrJson as Format;
 
 /// `agent-skill --out DIR --format json`: the skill's files written.
 #[derive(serde::Serialize, schemars::JsonSchema)]

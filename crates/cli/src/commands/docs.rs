@@ -27,11 +27,7 @@ pub struct DocsArgs {
     pub format: Format,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Human,
-    Json,
-}
+pub use crate::output::HumanOrJson as Format;
 
 /// `docs --out DIR --format json`: the reference pages written.
 #[derive(serde::Serialize, schemars::JsonSchema)]

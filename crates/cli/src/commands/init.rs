@@ -36,11 +36,7 @@ pub struct InitArgs {
     format: Format,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    Human,
-    Json,
-}
+use crate::output::HumanOrJson as Format;
 
 /// `init --format json`: the project started.
 #[derive(serde::Serialize, schemars::JsonSchema)]

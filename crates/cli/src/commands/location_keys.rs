@@ -23,11 +23,7 @@ pub struct LocationKeysArgs {
     action: KeyAction,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    Human,
-    Json,
-}
+use crate::output::HumanOrJson as Format;
 
 #[derive(Subcommand)]
 enum KeyAction {

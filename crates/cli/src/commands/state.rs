@@ -78,12 +78,7 @@ enum StateCommand {
     },
 }
 
-/// Output of every `state` subcommand.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Human,
-    Json,
-}
+use crate::output::HumanOrJson as Format;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BackendName {

@@ -24,11 +24,7 @@ pub struct TrustArgs {
     format: Format,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    Human,
-    Json,
-}
+use crate::output::HumanOrJson as Format;
 
 /// `trust [--list | --revoke] --format json`: what is trusted, or what
 /// changed, by `result`.
