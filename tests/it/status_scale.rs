@@ -262,11 +262,6 @@ fn past_fifty_checks_status_reads_the_report_and_only_the_results_it_cannot_vouc
     assert_eq!(one["checks"].as_array().map(Vec::len), Some(1), "{one}");
 }
 
-/// UNIX milliseconds of a date-time.
-fn millis(text: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
-}
-
 /// Issue 50 item 3: `status --format json` carries each SLO's SLI, budget
 /// left and burn rates, the very figures `slo status --format json` gives:
 /// two days of one run a minute, 30 of them failed (12:00 to 12:29 on the
@@ -277,63 +272,28 @@ fn status_json_has_each_slo_as_slo_status_shows_it() {
     std::fs::write(dir.path().join("monform.toml"), "[project]\nname = \"slo-json\"\n").unwrap();
     std::fs::write(
         dir.path().join("monitors.yaml"),
-        "checks:
-  checkout:
-    checkType: API
-    name: Checkout
-    frequency: 1
-    locations: [eu-west-1]
-    request:
-      method: GET
-      url: https://shop.example.com/
-slos:
+        clock::checkout_each_minute(
+            "slos:
   checkout:
     name: Checkout availability
     checks: [checks.checkout]
     target: 98
     window: 2d
 ",
+        ),
     )
     .unwrap();
-    let (served, _) = serve(
+    let emulator = clock::Simulated::serve(
         &dir.path().join("emulator.db"),
-        &[
-            "--rate-limit",
-            "off",
-            "--clock-start",
-            "2026-10-01T00:00:00Z",
-            "--simulate-outage",
-            "Checkout:2026-10-02T12:00:00Z:30m",
-        ],
+        "2026-10-01T00:00:00Z",
+        &["Checkout:2026-10-02T12:00:00Z:30m"],
+        &[],
     );
-    let key = served.key.clone().expect("a development key");
     let now = "2026-10-03T00:00:00Z";
-    let run = |args: &[&str]| {
-        monform()
-            .arg("--dir")
-            .arg(dir.path())
-            .args(["--api-url", &served.url, "--color", "never"])
-            .env("MONFORM_API_KEY", &key)
-            .env("MONFORM_ACCOUNT_ID", &served.account)
-            .env("MONFORM_SLO_NOW_MS", millis(now).to_string())
-            .env("MONFORM_RATE_LIMIT", "off")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| emulator.run(dir.path(), now, args);
     let applied = run(&["apply", "--auto-approve"]);
     assert!(applied.status.success(), "{}", stderr(&applied));
-    let jump = monform_http::blocking()
-        .timeout(Duration::from_secs(120))
-        .build()
-        .unwrap()
-        .post(format!("{}/-/clock", served.url))
-        .bearer_auth(&key)
-        .json(&json!({ "to": now }))
-        .send()
-        .unwrap()
-        .json::<Value>()
-        .unwrap();
+    let jump = emulator.jump(now);
     assert_eq!(jump["runs"], 2_879, "{jump}");
 
     let json_of = |args: &[&str]| -> Value {
@@ -343,7 +303,7 @@ slos:
     };
     let status = json_of(&["status", "--format", "json"]);
     let slo = json_of(&["slo", "status", "--format", "json"]);
-    assert_eq!(status["evaluatedAt"], millis(now), "{status}");
+    assert_eq!(status["evaluatedAt"], clock::millis(now), "{status}");
     assert_eq!(status["slos"], slo["slos"], "{status}");
     let figures = &status["slos"][0];
     assert_eq!(figures["address"], "slos.checkout");
