@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use crate::clock::iso;
 use crate::domain::compact;
 use crate::domain::sessions::results::CHECK_RESULTS;
-use crate::domain::stats::{aggregate, round};
+use crate::domain::stats::{Sample, report_aggregate, round};
 
 const HOUR_MS: i64 = 3_600_000;
 /// How long raw results are kept (spec 8).
@@ -356,23 +356,6 @@ pub fn rollups_by_check(
     Ok(out)
 }
 
-/// What the report reads of a FINAL, not cancelled result.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
-    /// `hasFailures` or `hasErrors`.
-    pub failed: bool,
-    pub response_ms: Option<f64>,
-}
-
-impl Sample {
-    pub fn of(result: &Value) -> Sample {
-        Sample {
-            failed: result["hasFailures"] == true || result["hasErrors"] == true,
-            response_ms: result["responseTime"].as_f64(),
-        }
-    }
-}
-
 /// The report's `aggregate` of raw results and roll-ups (exact, as
 /// `stats::report_aggregate`, when there are no roll-ups).
 pub fn report(results: &[Value], rollups: &[Rollup]) -> Value {
@@ -384,19 +367,7 @@ pub fn report(results: &[Value], rollups: &[Rollup]) -> Value {
 /// taken in it).
 pub fn report_of(samples: &[Sample], rollups: &[Rollup]) -> Value {
     if rollups.is_empty() {
-        // `stats::report_aggregate`, on samples.
-        if samples.is_empty() {
-            return json!({ "successRatio": 0, "avg": 0, "p95": 0, "p99": 0 });
-        }
-        let passed = samples.iter().filter(|s| !s.failed).count();
-        let times: Vec<f64> = samples.iter().filter_map(|s| s.response_ms).collect();
-        let stat = |aggregation: &str| aggregate(&times, aggregation).map_or(0.0, |v| round(v, 2));
-        return json!({
-            "successRatio": round(passed as f64 / samples.len() as f64, 4),
-            "avg": stat("avg"),
-            "p95": stat("p95"),
-            "p99": stat("p99"),
-        });
+        return report_aggregate(samples);
     }
     let mut all = Rollup::new("", 0);
     for sample in samples {

@@ -34,19 +34,34 @@ pub fn aggregate(values: &[f64], aggregation: &str) -> Option<f64> {
     })
 }
 
-/// `{successRatio, avg, p95, p99}` of results (zeros when there are none).
-pub fn report_aggregate(results: &[Value]) -> Value {
-    if results.is_empty() {
+/// What the report reads of a FINAL, not cancelled result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// `hasFailures` or `hasErrors`.
+    pub failed: bool,
+    pub response_ms: Option<f64>,
+}
+
+impl Sample {
+    pub fn of(result: &Value) -> Sample {
+        Sample {
+            failed: result["hasFailures"] == true || result["hasErrors"] == true,
+            response_ms: result["responseTime"].as_f64(),
+        }
+    }
+}
+
+/// `{successRatio, avg, p95, p99}` of results' samples (zeros when there
+/// are none).
+pub fn report_aggregate(samples: &[Sample]) -> Value {
+    if samples.is_empty() {
         return json!({ "successRatio": 0, "avg": 0, "p95": 0, "p99": 0 });
     }
-    let passed = results
-        .iter()
-        .filter(|r| r["hasFailures"] != true && r["hasErrors"] != true)
-        .count();
-    let times: Vec<f64> = results.iter().filter_map(|r| r["responseTime"].as_f64()).collect();
+    let passed = samples.iter().filter(|s| !s.failed).count();
+    let times: Vec<f64> = samples.iter().filter_map(|s| s.response_ms).collect();
     let stat = |aggregation: &str| aggregate(&times, aggregation).map_or(0.0, |v| round(v, 2));
     json!({
-        "successRatio": round(passed as f64 / results.len() as f64, 4),
+        "successRatio": round(passed as f64 / samples.len() as f64, 4),
         "avg": stat("avg"),
         "p95": stat("p95"),
         "p99": stat("p99"),
@@ -77,8 +92,8 @@ mod tests {
             json!({ "successRatio": 0, "avg": 0, "p95": 0, "p99": 0 })
         );
         let results = [
-            json!({ "hasFailures": false, "responseTime": 100.0 }),
-            json!({ "hasFailures": true, "responseTime": 300.0 }),
+            Sample::of(&json!({ "hasFailures": false, "responseTime": 100.0 })),
+            Sample::of(&json!({ "hasFailures": true, "responseTime": 300.0 })),
         ];
         assert_eq!(report_aggregate(&results)["successRatio"], json!(0.5));
         assert_eq!(report_aggregate(&results)["avg"], json!(200.0));

@@ -12,7 +12,7 @@ use crate::app::AppState;
 use crate::domain::checks::has_tags;
 use crate::domain::sessions::lifecycle::settle_due;
 use crate::domain::sessions::results::CHECK_RESULTS;
-use crate::domain::{compact, retention};
+use crate::domain::{compact, retention, stats};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::id_text;
 use crate::store::Objects;
@@ -107,26 +107,25 @@ fn final_samples_by_check(
     db: &Connection,
     account: &str,
     (from, to): (i64, i64),
-) -> rusqlite::Result<HashMap<String, Vec<(i64, retention::Sample)>>> {
+) -> rusqlite::Result<HashMap<String, Vec<(i64, stats::Sample)>>> {
     let mut statement = db.prepare_cached(
         "SELECT parent, ts, seq, body FROM objects INDEXED BY objects_by_age
          WHERE kind = ?1 AND ts >= ?2 AND ts < ?3 AND account_id = ?4 AND parent IS NOT NULL",
     )?;
     let mut rows = statement.query(params![CHECK_RESULTS, from, to, account])?;
-    let mut by_check: HashMap<String, Vec<(i64, i64, retention::Sample)>> = HashMap::new();
+    let mut by_check: HashMap<String, Vec<(i64, i64, stats::Sample)>> = HashMap::new();
     while let Some(row) = rows.next()? {
         let (check, ts, seq): (String, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
         let body = row.get_ref(3)?.as_str()?;
         let sample = match serde_json::from_str::<Brief>(body) {
-            Ok(brief) => (brief.result_type == "FINAL" && brief.is_cancelled != true).then(|| retention::Sample {
+            Ok(brief) => (brief.result_type == "FINAL" && brief.is_cancelled != true).then(|| stats::Sample {
                 failed: brief.has_failures == true || brief.has_errors == true,
                 response_ms: brief.response_time.as_f64(),
             }),
             // Whatever `records_timed` made of it (a body it cannot parse is null).
             Err(_) => {
                 let result: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-                (result["resultType"] == "FINAL" && result["isCancelled"] != true)
-                    .then(|| retention::Sample::of(&result))
+                (result["resultType"] == "FINAL" && result["isCancelled"] != true).then(|| stats::Sample::of(&result))
             }
         };
         if let Some(sample) = sample {
@@ -144,21 +143,18 @@ fn final_samples_by_check(
 
 /// A check's stored samples (newest first) and compacted runs (oldest
 /// first) in the order [`final_results`](super::final_results) gives them: newest first.
-fn merged_samples(
-    stored: Vec<(i64, retention::Sample)>,
-    compacted: Vec<compact::CompactRun>,
-) -> Vec<retention::Sample> {
+fn merged_samples(stored: Vec<(i64, stats::Sample)>, compacted: Vec<compact::CompactRun>) -> Vec<stats::Sample> {
     if compacted.is_empty() {
         return stored.into_iter().map(|(_, s)| s).collect();
     }
     // As `stored_and_compacted`: oldest first, stable, then reversed.
-    let mut all: Vec<(i64, retention::Sample)> = stored
+    let mut all: Vec<(i64, stats::Sample)> = stored
         .into_iter()
         .rev()
         .chain(compacted.iter().map(|run| {
             (
                 run.stopped_ms,
-                retention::Sample {
+                stats::Sample {
                     failed: run.has_failures || run.has_errors,
                     response_ms: Some(run.response_ms),
                 },
