@@ -65,6 +65,34 @@ impl Checked {
         valid(command, lines, output)
     }
 
+    /// `monform reconcile --once --log-format json --events EVENTS` by
+    /// `run`, ending with `code`: its log lines (standard error), checked
+    /// against their schema, and its events file as an output to check.
+    fn reconcile_once(&mut self, run: impl Fn(&[&str]) -> Output, events: &Path, code: i32) -> (Vec<Value>, Output) {
+        let reconciled = run(&[
+            "reconcile",
+            "--once",
+            "--log-format",
+            "json",
+            "--events",
+            &events.display().to_string(),
+        ]);
+        assert_eq!(reconciled.status.code(), Some(code), "{}", stderr(&reconciled));
+        let log = self.check(
+            "reconcile",
+            true,
+            &Output {
+                stdout: reconciled.stderr.clone(),
+                ..reconciled.clone()
+            },
+        );
+        let lines = Output {
+            stdout: std::fs::read(events).unwrap_or_default(),
+            ..reconciled
+        };
+        (log, lines)
+    }
+
     /// A command this machine cannot run (PostgreSQL's, without one): it
     /// runs where it must, CI (`MONFORM_REQUIRE_POSTGRES=1`).
     fn skipped(&mut self, command: &str) {
@@ -214,41 +242,12 @@ fn every_published_output_is_valid_against_its_schema() {
 
     // The reconciler's log lines (standard error), an interval in sync: 0.
     let events = path.join("events.jsonl");
-    let reconciled = run(&[
-        "reconcile",
-        "--once",
-        "--log-format",
-        "json",
-        "--events",
-        &events.display().to_string(),
-    ]);
-    assert_eq!(reconciled.status.code(), Some(0), "{}", stderr(&reconciled));
-    let log = Output {
-        stdout: reconciled.stderr.clone(),
-        ..reconciled
-    };
-    let log = checked.check("reconcile", true, &log);
+    let (log, _) = checked.reconcile_once(run, &events, 0);
     assert!(log.iter().any(|l| l["kind"] == "leading"), "{log:?}");
     // Its events file, one event a line: an apply's events, then in sync;
     // the log's lines of a change applied, each kind with its own fields.
     edit(path, "monitors.yaml", "name: Home", "name: Home page");
-    let changed = run(&[
-        "reconcile",
-        "--once",
-        "--log-format",
-        "json",
-        "--events",
-        &events.display().to_string(),
-    ]);
-    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
-    let log = checked.check(
-        "reconcile",
-        true,
-        &Output {
-            stdout: changed.stderr.clone(),
-            ..changed.clone()
-        },
-    );
+    let (log, lines) = checked.reconcile_once(run, &events, 2);
     let change = log.iter().find(|l| l["kind"] == "change").expect("a change line");
     assert_eq!(change["address"], "checks.home", "{change}");
     assert_eq!(
@@ -256,10 +255,6 @@ fn every_published_output_is_valid_against_its_schema() {
         (&"update".into(), &"files".into(), &"report".into()),
         "{change}"
     );
-    let lines = Output {
-        stdout: std::fs::read(&events).unwrap(),
-        ..changed
-    };
     let events = checked.check("reconcile-events", true, &lines);
     assert!(events.iter().any(|e| e["event"] == "change"), "{events:?}");
     edit(path, "monitors.yaml", "name: Home page", "name: Home");
@@ -311,25 +306,8 @@ fn every_published_output_is_valid_against_its_schema() {
     edit(path, "monitors.yaml", "frequency: 10", "frequency: 5");
     // The reconciler reports that drift: its event with the fields drifted, its log line.
     let drift_events = path.join("drift-events.jsonl");
-    let drifted = run(&[
-        "reconcile",
-        "--once",
-        "--log-format",
-        "json",
-        "--events",
-        &drift_events.display().to_string(),
-    ]);
-    assert_eq!(drifted.status.code(), Some(2), "{}", stderr(&drifted));
-    let log = Output {
-        stdout: drifted.stderr.clone(),
-        ..drifted.clone()
-    };
-    let log = checked.check("reconcile", true, &log);
+    let (log, lines) = checked.reconcile_once(run, &drift_events, 2);
     assert!(log.iter().any(|l| l["kind"] == "drift"), "{log:?}");
-    let lines = Output {
-        stdout: std::fs::read(&drift_events).unwrap(),
-        ..drifted
-    };
     let events = checked.check("reconcile-events", true, &lines);
     let drift = events.iter().find(|e| e["event"] == "drift").expect("a drift event");
     assert_eq!(drift["drifted"][0]["address"], "checks.home", "{drift}");
