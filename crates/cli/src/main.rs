@@ -61,6 +61,7 @@ mod boundary;
 mod commands;
 mod connect;
 mod exit;
+mod format;
 mod output;
 mod render;
 

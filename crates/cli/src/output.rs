@@ -9,15 +9,6 @@
 
 use schemars::{JsonSchema, Schema};
 
-/// `--format` of a command whose output is for people (standard error)
-/// or one JSON document on standard output: housekeeping commands
-/// (`state`, `trust`, `init`, `docs`...).
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HumanOrJson {
-    Human,
-    Json,
-}
-
 /// One command's published output.
 pub struct Published {
     /// As typed after `monform` (`slo status`, `location-keys list`).

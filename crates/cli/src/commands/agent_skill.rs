@@ -32,7 +32,7 @@ pub struct AgentSkillArgs {
     pub format: Format,
 }
 
-pub use crate::output::HumanOrJson as Format;
+pub use crate::format::HumanOrJson as Format;
 
 /// `agent-skill --out DIR --format json`: the skill's files written.
 #[derive(serde::Serialize, schemars::JsonSchema)]

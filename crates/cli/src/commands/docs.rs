@@ -27,7 +27,7 @@ pub struct DocsArgs {
     pub format: Format,
 }
 
-pub use crate::output::HumanOrJson as Format;
+pub use crate::format::HumanOrJson as Format;
 
 /// `docs --out DIR --format json`: the reference pages written.
 #[derive(serde::Serialize, schemars::JsonSchema)]

@@ -36,7 +36,7 @@ pub struct InitArgs {
     format: Format,
 }
 
-use crate::output::HumanOrJson as Format;
+use crate::format::HumanOrJson as Format;
 
 /// `init --format json`: the project started.
 #[derive(serde::Serialize, schemars::JsonSchema)]

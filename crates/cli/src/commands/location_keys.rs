@@ -23,7 +23,7 @@ pub struct LocationKeysArgs {
     action: KeyAction,
 }
 
-use crate::output::HumanOrJson as Format;
+use crate::format::HumanOrJson as Format;
 
 #[derive(Subcommand)]
 enum KeyAction {

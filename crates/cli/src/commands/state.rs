@@ -78,7 +78,7 @@ enum StateCommand {
     },
 }
 
-use crate::output::HumanOrJson as Format;
+use crate::format::HumanOrJson as Format;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum BackendName {

@@ -24,7 +24,7 @@ pub struct TrustArgs {
     format: Format,
 }
 
-use crate::output::HumanOrJson as Format;
+use crate::format::HumanOrJson as Format;
 
 /// `trust [--list | --revoke] --format json`: what is trusted, or what
 /// changed, by `result`.
