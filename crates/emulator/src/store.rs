@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS result_minutes (
     PRIMARY KEY (account_id, check_id, minute, location)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS result_minutes_by_age ON result_minutes (minute);
+-- An account's minutes in a window (the report's read, compact::runs_by_check);
+-- made when an older database opens, as everything here.
+CREATE INDEX IF NOT EXISTS result_minutes_by_window ON result_minutes (account_id, minute, location);
 CREATE TABLE IF NOT EXISTS simulated_outages (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id TEXT,

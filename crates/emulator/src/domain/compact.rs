@@ -216,6 +216,15 @@ pub fn runs(
     Ok(out)
 }
 
+/// Every check's minutes of an account in a window of minutes: a range of
+/// `result_minutes_by_window` (account, minute, location), so a 6-hour
+/// window reads its 360 minutes' rows, not the account's 30 days (the
+/// primary key leads with the check: by it, `account_id = ?` was all the
+/// read could use). In the index's order, minute and location: each
+/// check's rows come as its own read (`runs`) has them, and nothing is sorted.
+const RUNS_IN_WINDOW: &str = "SELECT check_id, location, minute, runs FROM result_minutes
+     WHERE account_id = ?1 AND minute >= ?2 AND minute <= ?3 ORDER BY minute, location";
+
 /// [`runs`] of every check of the account, by check id: one query for the
 /// report (10,000 checks made 10,000 queries).
 pub fn runs_by_check(
@@ -223,10 +232,7 @@ pub fn runs_by_check(
     account: &str,
     (from, to): (i64, i64),
 ) -> rusqlite::Result<HashMap<String, Vec<CompactRun>>> {
-    let mut statement = db.prepare_cached(
-        "SELECT check_id, location, minute, runs FROM result_minutes
-         WHERE account_id = ?1 AND minute >= ?2 AND minute <= ?3 ORDER BY check_id, minute, location",
-    )?;
+    let mut statement = db.prepare_cached(RUNS_IN_WINDOW)?;
     let mut rows = statement.query(params![account, from.div_euclid(MINUTE_MS), to.div_euclid(MINUTE_MS)])?;
     let mut out: HashMap<String, Vec<CompactRun>> = HashMap::new();
     while let Some(row) = rows.next()? {
@@ -396,6 +402,103 @@ mod tests {
         assert!(compacted[0].has_failures);
         assert_eq!(compacted[1].response_ms, 101.0);
         assert_eq!(compact_beyond(&db, 3).unwrap(), 0);
+    }
+
+    /// What SQLite will do for `sql`: the details of its query plan.
+    fn plan(db: &Connection, sql: &str) -> Vec<String> {
+        let mut statement = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let details = statement
+            .query_map(params!["acc", 100, 200], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<_>>>();
+        details.unwrap()
+    }
+
+    /// The report's window read is a range of an index on the account and
+    /// the minute: only the window's rows, not every row of the account
+    /// (the primary key leads with the check, so `account_id = ?` alone
+    /// was all it could use: 30 days of minutes read for a 6-hour window).
+    #[test]
+    fn the_accounts_window_is_a_search_of_the_index_with_both_bounds() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        assert_eq!(
+            plan(&db, RUNS_IN_WINDOW),
+            ["SEARCH result_minutes USING INDEX result_minutes_by_window (account_id=? AND minute>? AND minute<?)"],
+            "no SCAN, no sort"
+        );
+    }
+
+    /// Every check's runs in a window, as each check's own read gives
+    /// them: the edges to the millisecond (the first minute's runs before
+    /// `from` and the last one's from `to` on are out), ties between
+    /// locations in their order, another account's runs apart.
+    #[test]
+    fn the_accounts_window_holds_each_checks_runs_to_its_edges() {
+        let store = Store::in_memory().unwrap();
+        let db = store.lock();
+        let (from, to) = (120_500, 300_000);
+        add(
+            &db,
+            "acc",
+            "c1",
+            &[
+                run("eu-west-1", 60_000, false, 1.0),
+                run("eu-west-1", 120_499, false, 2.0),
+                run("us-east-1", 120_500, true, 3.0),
+                run("eu-west-1", 120_500, false, 4.0),
+                run("eu-west-1", 299_999, false, 5.0),
+                run("eu-west-1", 300_000, false, 6.0),
+                run("eu-west-1", 360_000, false, 7.0),
+            ],
+        )
+        .unwrap();
+        add(&db, "acc", "c2", &[run("ap-south-1", 200_000, false, 8.0)]).unwrap();
+        add(&db, "acc", "c3", &[run("ap-south-1", 400_000, false, 9.0)]).unwrap();
+        add(&db, "other", "c1", &[run("eu-west-1", 200_000, false, 10.0)]).unwrap();
+        let all = runs_by_check(&db, "acc", (from, to)).unwrap();
+        let mut checks: Vec<&String> = all.keys().collect();
+        checks.sort();
+        assert_eq!(checks, ["c1", "c2"], "c3 ran outside the window");
+        for check in ["c1", "c2"] {
+            assert_eq!(all[check], runs(&db, "acc", check, (from, to)).unwrap(), "{check}");
+        }
+        let c1: Vec<(&str, i64, f64)> = all["c1"]
+            .iter()
+            .map(|r| (r.location.as_str(), r.stopped_ms, r.response_ms))
+            .collect();
+        assert_eq!(
+            c1,
+            [
+                ("eu-west-1", 120_500, 4.0),
+                ("us-east-1", 120_500, 3.0),
+                ("eu-west-1", 299_999, 5.0)
+            ]
+        );
+    }
+
+    /// A database made before the window's index gains it on opening
+    /// (`monform serve --db old.db`), its runs read back as before.
+    #[test]
+    fn a_database_from_before_the_windows_index_gains_it_on_opening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("emulator.db");
+        {
+            let store = Store::open(&path).unwrap();
+            let db = store.lock();
+            add(&db, "acc", "c1", &[run("eu-west-1", 150_000, false, 1.0)]).unwrap();
+            db.execute_batch("DROP INDEX result_minutes_by_window").unwrap();
+            assert_eq!(
+                plan(&db, RUNS_IN_WINDOW)[0],
+                "SEARCH result_minutes USING PRIMARY KEY (account_id=?)",
+                "the read without the index"
+            );
+        }
+        let store = Store::open(&path).unwrap();
+        let db = store.lock();
+        assert!(plan(&db, RUNS_IN_WINDOW)[0].contains("USING INDEX result_minutes_by_window"));
+        let all = runs_by_check(&db, "acc", (0, 600_000)).unwrap();
+        assert_eq!(all["c1"], [run("eu-west-1", 150_000, false, 1.0)]);
     }
 
     #[test]
