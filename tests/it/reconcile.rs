@@ -67,6 +67,36 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// How long a test waits for something the reconciler does at an
+/// interval. The tests wait on the event itself (a report received, an
+/// interval counted), so this cap is no guess of how long an interval
+/// takes: on a 2-core CI machine beside the loader's fuzzing, intervals
+/// of 1 s took over 10 s. Only a real failure waits this long.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Intervals the reconciler listening on `port` has finished, whatever
+/// their result (`monform_reconcile_runs_total`, all results summed).
+fn intervals(port: u16) -> f64 {
+    metrics(port)
+        .samples
+        .iter()
+        .filter(|s| s.metric == "monform_reconcile_runs_total")
+        .filter_map(|s| match s.value {
+            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => Some(v),
+            _ => None,
+        })
+        .sum()
+}
+
+/// Waits until the reconciler listening on `port` has finished `n` more
+/// intervals: "several intervals later", counted rather than guessed.
+fn wait_intervals(port: u16, n: u32) {
+    let from = intervals(port);
+    wait_until(&format!("{n} more intervals"), PATIENCE, || {
+        intervals(port) >= from + f64::from(n)
+    });
+}
+
 fn reconcile(emulator: &Emulator, dir: &Path, args: &[&str]) -> std::process::Child {
     let mut command = emulator.background(dir, &[]);
     command.arg("reconcile").args(args).stderr(std::process::Stdio::piped());
@@ -120,7 +150,7 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
             "json",
         ],
     );
-    wait_until("/readyz", Duration::from_secs(30), || {
+    wait_until("/readyz", PATIENCE, || {
         monform_http::blocking()
             .build()
             .expect("an HTTP client")
@@ -134,9 +164,7 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
     ui_edit(&emulator, "API", json!({"frequency": 15}));
     ui_edit(&emulator, "Status", json!({"frequency": 30}));
 
-    wait_until("the drift report", Duration::from_secs(20), || {
-        !of_type(&receiver, "drift").is_empty()
-    });
+    wait_until("the drift report", PATIENCE, || !of_type(&receiver, "drift").is_empty());
     let report = of_type(&receiver, "drift")[0].clone();
     assert_eq!(report["project"], "recon", "{report}");
     let drifted = report["drifted"].as_array().unwrap();
@@ -147,15 +175,19 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
     assert_eq!(drifted[0]["fields"][0]["files"], 5);
     insta::assert_snapshot!("drift_report_markdown", steady(report["markdown"].as_str().unwrap()));
 
-    // The revert check holds the files' value again; the ignored field keeps the UI's.
-    wait_until("the revert", Duration::from_secs(10), || {
-        check(&emulator, "API")["frequency"] == 5
+    // The revert check holds the files' value again; the ignored field
+    // keeps the UI's. The revert report is sent after the revert is
+    // applied (and, if the API edit landed after the interval that found
+    // the Homepage's, a whole sweep after the drift report).
+    wait_until("the revert report", PATIENCE, || {
+        !of_type(&receiver, "reverted").is_empty()
     });
+    assert_eq!(check(&emulator, "API")["frequency"], 5, "reverted");
     assert_eq!(check(&emulator, "Status")["frequency"], 30);
     assert_eq!(check(&emulator, "Homepage")["frequency"], 10, "notify changes nothing");
 
-    // Several intervals later: still one report.
-    std::thread::sleep(Duration::from_secs(3));
+    // Several intervals later (each reads the reported drift first): still one report.
+    wait_intervals(port, 3);
     assert_eq!(of_type(&receiver, "drift").len(), 1, "{:?}", receiver.reports());
     // The revert, told once (the service's value and the files').
     let reverted = of_type(&receiver, "reverted");
@@ -175,7 +207,7 @@ fn drift_is_reported_once_reverted_by_policy_and_ignored_fields_left_alone() {
 
     // Put back by hand: one back-in-sync report.
     ui_edit(&emulator, "Homepage", json!({"frequency": 5}));
-    wait_until("the back-in-sync report", Duration::from_secs(20), || {
+    wait_until("the back-in-sync report", PATIENCE, || {
         !of_type(&receiver, "in-sync").is_empty()
     });
     let back = of_type(&receiver, "in-sync")[0].clone();
@@ -324,7 +356,7 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
         sample(&scrape, "monform_reconcile_leader", None).map(|v| v == 1.0)
     };
     let mut leader = None;
-    wait_until("a leader", Duration::from_secs(30), || {
+    wait_until("a leader", PATIENCE, || {
         let states = [leader_of(ports[0]), leader_of(ports[1])];
         leader = states.iter().position(|s| *s == Some(true));
         leader.is_some() && states.iter().all(Option::is_some)
@@ -333,18 +365,14 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
     assert_eq!(leader_of(ports[1 - leader]), Some(false), "one leader only");
 
     ui_edit(&emulator, "Homepage", json!({"frequency": 10}));
-    wait_until("the drift report", Duration::from_secs(20), || {
-        !of_type(&receiver, "drift").is_empty()
-    });
+    wait_until("the drift report", PATIENCE, || !of_type(&receiver, "drift").is_empty());
 
     // Mid-interval: killed without a chance to clean up.
     std::thread::sleep(Duration::from_millis(700));
     replicas[leader].kill().unwrap();
     replicas[leader].wait().unwrap();
     let killed = Instant::now();
-    wait_until("the takeover", Duration::from_secs(30), || {
-        leader_of(ports[1 - leader]) == Some(true)
-    });
+    wait_until("the takeover", PATIENCE, || leader_of(ports[1 - leader]) == Some(true));
     assert!(
         killed.elapsed() < Duration::from_secs(4),
         "within two intervals: {:?}",
@@ -353,10 +381,13 @@ fn two_replicas_on_postgres_hand_over_when_the_leader_is_killed() {
 
     // The new leader acts (reverts) and does not report the old drift again.
     ui_edit(&emulator, "API", json!({"frequency": 15}));
-    wait_until("the revert", Duration::from_secs(10), || {
-        check(&emulator, "API")["frequency"] == 5
+    wait_until("the revert report", PATIENCE, || {
+        !of_type(&receiver, "reverted").is_empty()
     });
-    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(check(&emulator, "API")["frequency"], 5, "reverted");
+    // The interval that reverted (and would have told the old drift
+    // again) is over, and one more.
+    wait_intervals(ports[1 - leader], 2);
     let reports = of_type(&receiver, "drift");
     assert_eq!(reports.len(), 1, "each drift once: {reports:?}");
     let survivor = &mut replicas[1 - leader];

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{CHECKS, check, project, ui_edit, wait_until};
+use super::{CHECKS, PATIENCE, check, project, ui_edit, wait_until};
 use crate::common::receiver::Receiver;
 use crate::common::*;
 
@@ -69,7 +69,7 @@ fn idle_connections_to_the_metrics_listener_starve_neither_healthz_nor_the_loop(
             .get(format!("http://127.0.0.1:{port}{path}"))
             .send()
     };
-    wait_until("/readyz", Duration::from_secs(30), || {
+    wait_until("/readyz", PATIENCE, || {
         get("/readyz", Duration::from_secs(2)).is_ok_and(|r| r.status().is_success())
     });
 
@@ -115,10 +115,10 @@ fn idle_connections_to_the_metrics_listener_starve_neither_healthz_nor_the_loop(
     // The loop still reads the files and acts: an edit in the UI of a
     // `drift: revert` check is put back at the next intervals.
     ui_edit(&emulator, "API", json!({"frequency": 15}));
-    let reverted = Instant::now() + Duration::from_secs(20);
+    let reverted = Instant::now() + PATIENCE;
     while check(&emulator, "API")["frequency"] != 5 {
         count();
-        assert!(Instant::now() < reverted, "no revert within 20 s:\n{}", log());
+        assert!(Instant::now() < reverted, "no revert within {PATIENCE:?}:\n{}", log());
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(
