@@ -5,7 +5,9 @@
 //! before it is tried again, so nothing is ever created twice. A failure
 //! stops the changes that depend on it, not the others. Deletes and secret
 //! variables are read back before they count (`confirm.rs`): the service
-//! may acknowledge a write it did not keep.
+//! may acknowledge a write it did not keep. A create answered with an id
+//! the state holds for another address of the kind is not recorded
+//! (`held.rs`): that change fails, as one the service refused.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -28,11 +30,15 @@ use crate::state::{Delta, FieldSets, Recorder, ResourceState, State, StateBacken
 use monform_model::wire::{referenced_ids, to_wire};
 
 mod confirm;
+mod held;
 mod housekeeping;
 mod record;
+#[cfg(test)]
+mod tests;
 use confirm::Unconfirmed;
+use held::{HeldIds, IdHeld};
 use housekeeping::{record_moves, refresh_noops, retag_moved};
-use record::{Ids, entry, forget, record, remote_ref};
+use record::{Ids, Made, entry, forget, record, remote_ref};
 
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -131,12 +137,19 @@ struct Shared<'a> {
     retired: std::sync::Mutex<Vec<(Address, String)>>,
     /// The recorded entries' field names and paths, shared.
     field_sets: std::sync::Mutex<FieldSets>,
+    /// The remote ids `state` holds, kept with it (`persist`).
+    held: std::sync::Mutex<HeldIds>,
 }
 
 /// Applies `delta` to `state` (with the next serial) and queues it to be written.
 fn persist(shared: &Shared<'_>, state: &mut State, mut delta: Delta) -> Result<(), StateError> {
     state.serial += 1;
     delta.serial = state.serial;
+    shared
+        .held
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .follow(state, &delta);
     state.apply(&delta);
     shared.recorder.record(delta)
 }
@@ -186,10 +199,12 @@ pub async fn apply(
         state.apply(&delta);
         recorder.record(delta)?;
     }
+    let held = std::sync::Mutex::new(HeldIds::of(&state));
     let shared = Shared {
         client,
         project: &plan.project,
         desired,
+        held,
         state: Mutex::new(state),
         ids: Mutex::new(ids),
         on_event,
@@ -276,9 +291,10 @@ pub async fn apply(
                 });
                 report.done.push((change.address.clone(), change.action));
             }
-            Err(RunError::Api(error)) => {
+            Err(RunError::State(error)) => return Err(error.into()),
+            Err(failure) => {
                 failed.insert(index);
-                let text = error.to_string();
+                let text = failure.to_string();
                 on_event(Event::Failed {
                     address: change.address.clone(),
                     action: change.action,
@@ -286,7 +302,6 @@ pub async fn apply(
                 });
                 report.failed.push((change.address.clone(), change.action, text));
             }
-            Err(RunError::State(error)) => return Err(error.into()),
         }
     }
     drop(running);
@@ -329,9 +344,23 @@ pub async fn apply(
     Ok((report, state))
 }
 
+/// Why a change failed: the service (the change fails, the apply goes
+/// on), the state's write (the apply stops), or an id the service
+/// answered that the state holds for another address (the change fails).
 enum RunError {
     Api(Unconfirmed),
     State(StateError),
+    Held(IdHeld),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Api(error) => error.fmt(f),
+            RunError::State(error) => error.fmt(f),
+            RunError::Held(error) => error.fmt(f),
+        }
+    }
 }
 
 impl From<Error> for RunError {
@@ -456,7 +485,7 @@ async fn run(shared: &Shared<'_>, change: &Change, create_first: bool) -> Result
             if confirm::secret_variable(address.kind, &body) {
                 remote = confirm::secret(shared.client, &id, &body, remote).await?;
             }
-            record(shared, resource, &remote, None).await
+            record(shared, resource, &remote, Made::Updated).await
         }
     }
 }
@@ -545,7 +574,7 @@ async fn create(shared: &Shared<'_>, resource: &DesiredResource, replacing: Opti
         true => confirm::secret(shared.client, &address.id, &body, remote).await?,
         false => remote,
     };
-    record(shared, resource, &remote, replacing).await
+    record(shared, resource, &remote, Made::Created { retiring: replacing }).await
 }
 
 /// The object of `resource` in the account, found by its identity.

@@ -122,7 +122,10 @@
 //!   the recording of no-op adoptions and declared moves).
 //!   `execute/record.rs`: what a completed change leaves: its state entry
 //!   (or its removal), the fields the service did not keep, its remote id
-//!   for the changes that refer to it.
+//!   for the changes that refer to it; a create's answered id that the
+//!   state holds for another address of its kind is refused, that change
+//!   failed and the state unchanged (`execute/held.rs`: the state's ids
+//!   counted, kept as it changes).
 //! - `declared.rs`: the files' `moved` entries as state moves (the same
 //!   mechanism as `state mv`: planning fetches and compares against a copy of
 //!   the state with the entries moved, so the object is claimed at its new

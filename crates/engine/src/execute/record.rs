@@ -5,23 +5,48 @@
 use super::*;
 use std::collections::BTreeMap;
 
-/// Saves what was applied, and reports fields the API did not keep;
-/// `retiring` is the object a create-first replace is about to delete,
-/// remembered until its delete is confirmed.
+/// How the object recorded came to be.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Made<'a> {
+    /// Created, its id the service's answer; `retiring` is the object a
+    /// create-first replace is about to delete, remembered until its
+    /// delete is confirmed.
+    Created { retiring: Option<&'a str> },
+    /// Updated (or imported) by its id.
+    Updated,
+}
+
+/// Saves what was applied, and reports fields the API did not keep. A
+/// created object's id that the state holds for another address of its
+/// kind is refused ([`IdHeld`]): the state keeps what it had.
 pub(super) async fn record(
     shared: &Shared<'_>,
     resource: &DesiredResource,
     remote: &Remote,
-    retiring: Option<&str>,
+    made: Made<'_>,
 ) -> Result<(), RunError> {
     let address = &resource.address;
+    let mut state = shared.state.lock().await;
+    let retiring = match made {
+        Made::Created { retiring } => {
+            let held = shared.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(holder) = held.holder(&state, address, &remote.id) {
+                return Err(RunError::Held(IdHeld {
+                    address: address.clone(),
+                    holder,
+                    id: remote.id.clone(),
+                }));
+            }
+            retiring
+        }
+        Made::Updated => None,
+    };
     shared
         .ids
         .lock()
         .await
         .insert(address.clone(), remote_ref(address.kind, remote));
     let desired = managed(address.kind, resource.resource.to_json());
-    let mut state = shared.state.lock().await;
     let secrets = secret_fingerprints(address.kind, &desired, &resource.sensitive, &state);
     {
         let returned = file_form(address.kind, remote, shared.ids.lock().await.names());
