@@ -10,7 +10,7 @@
 //! snapshot's serial, so a read never needs a fold.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Delta, State, StateBackend, StateError, StateWriter, format, journal};
@@ -68,18 +68,17 @@ impl LocalState {
         self.journal.clone()
     }
 
-    /// The snapshot and the journal, read once; `None` for a missing file.
-    fn read(&self) -> Result<(Bytes, Bytes), StateError> {
+    /// The snapshot, made the state as it is read (`format::read`), and
+    /// the journal, read once; `None` for a missing file.
+    fn read(&self) -> Result<(Option<State>, Bytes), StateError> {
         // A fold may replace the snapshot and remove the journal between
         // the two reads: the snapshot is read through a handle and, if the
         // path names another file by the end, both are read again.
         for _ in 0..5 {
             let (snapshot, opened) = match File::open(&self.path) {
                 Ok(mut file) => {
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes)
-                        .map_err(|e| self.read_error(&self.path, e))?;
-                    (Some(bytes), Some(file))
+                    let state = format::read(&mut file, &self.path.display().to_string())?;
+                    (Some(state), Some(file))
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
                 Err(e) => return Err(self.read_error(&self.path, e)),
@@ -157,10 +156,7 @@ impl StateBackend for LocalState {
     fn load(&self, project: &str) -> Result<State, StateError> {
         let (snapshot, journal) = self.read()?;
         let path = self.path.display().to_string();
-        let mut state = match snapshot {
-            Some(bytes) => format::decode(&bytes, &path)?,
-            None => State::new(project),
-        };
+        let mut state = snapshot.unwrap_or_else(|| State::new(project));
         if state.project != project {
             return Err(StateError::Project {
                 path,
