@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::forms::PRINT_WIDTH;
+
 /// Field names or paths, shared between entries.
 pub type FieldSet = Arc<[String]>;
 
@@ -48,7 +50,42 @@ enum Ends {
     /// was 8 MB of 100,000 entries.
     #[default]
     Width,
+    /// Every print [`PRINT_WIDTH`] long, some followed by the text applied
+    /// as a JSON string (`forms::field_print`): found by reading, which a
+    /// plan only does for a field that changed. As a list of ends, the
+    /// entries with text (nearly all) held 8 MB more at 100,000 checks.
+    Texts,
     Listed(Box<[u32]>),
+}
+
+/// Where the print that starts at `start` of `joined` ends, in the
+/// [`Ends::Texts`] layout: its first [`PRINT_WIDTH`] bytes, then its text's
+/// JSON string if one follows (no compared part starts with a quote);
+/// past the end for a string not closed.
+fn text_end(joined: &str, start: usize) -> usize {
+    let bytes = joined.as_bytes();
+    let mut end = (start + PRINT_WIDTH).min(bytes.len());
+    if bytes.get(end) != Some(&b'"') {
+        return end;
+    }
+    end += 1;
+    while let Some(&byte) = bytes.get(end) {
+        end += match byte {
+            b'\\' => 2,
+            b'"' => return end + 1,
+            _ => 1,
+        };
+    }
+    bytes.len() + 1
+}
+
+/// Whether `print` is one of the [`Ends::Texts`] layout: read alone, it
+/// ends where it does.
+fn fits_texts(print: &str) -> bool {
+    print.len() >= PRINT_WIDTH
+        && print.is_char_boundary(PRINT_WIDTH)
+        && !print.starts_with('"')
+        && text_end(print, 0) == print.len()
 }
 
 impl Fingerprints {
@@ -82,6 +119,8 @@ impl Fingerprints {
         let width = prints.first().map_or(0, |p| p.len());
         let ends = if prints.iter().all(|p| p.len() == width) {
             Ends::Width
+        } else if prints.iter().all(|p| fits_texts(p)) {
+            Ends::Texts
         } else {
             let mut end = 0;
             Ends::Listed(
@@ -120,6 +159,10 @@ impl Fingerprints {
                 let width = self.joined.len() / self.paths.len().max(1);
                 (i * width, (i + 1) * width)
             }
+            Ends::Texts => {
+                let start = (0..i).fold(0, |start, _| text_end(&self.joined, start));
+                (start, text_end(&self.joined, start))
+            }
             Ends::Listed(ends) => {
                 let start = if i == 0 { 0 } else { ends[i - 1] as usize };
                 (start, ends[i] as usize)
@@ -130,7 +173,20 @@ impl Fingerprints {
 
     /// (path, fingerprint) in path order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.paths.iter().enumerate().map(|(i, p)| (p.as_str(), self.print(i)))
+        let mut start = 0;
+        self.paths.iter().enumerate().map(move |(i, p)| {
+            let print = match self.ends {
+                // Read on from the last one's end, not from the start.
+                Ends::Texts => {
+                    let end = text_end(&self.joined, start);
+                    let print = self.joined.get(start..end).unwrap_or_default();
+                    start = end;
+                    print
+                }
+                _ => self.print(i),
+            };
+            (p.as_str(), print)
+        })
     }
 
     /// The fingerprints joined in path order, as a snapshot writes them.
@@ -220,5 +276,38 @@ mod tests {
             [("frequency", "ab"), ("name", "cd"), ("tags[0]", "ef")]
         );
         assert!(matches!(prints.ends, Ends::Listed(_)));
+    }
+
+    /// Prints of the width a state compares, some with their text after
+    /// them (issue 45), are found by reading, without a list of ends.
+    #[test]
+    fn prints_with_texts_are_found_without_a_list() {
+        let with = [
+            ("checkType", r#"0123456789ab"API""#),
+            ("frequency", "=10         "),
+            ("name", r#"aaaaaaaaaaaa"Login \"A\" \\ é""#),
+            ("tags", "bbbbbbbbbbbb"),
+            ("url", r#"cccccccccccc"https://x""#),
+        ];
+        let prints: Fingerprints = with.iter().map(|(p, f)| ((*p).to_owned(), (*f).to_owned())).collect();
+        assert!(matches!(prints.ends, Ends::Texts));
+        assert_eq!(prints.iter().collect::<Vec<_>>(), with);
+        for (path, print) in with {
+            assert_eq!(prints.get(path), Some(print));
+        }
+        // A print of another form: a list of ends, as before.
+        for odd in [
+            "short",
+            r#""quoted at first""#,
+            r#"0123456789ab"unclosed"#,
+            r#"0123456789ab"a"b"#,
+        ] {
+            let prints: Fingerprints = [("a", "0123456789ab"), ("b", odd)]
+                .into_iter()
+                .map(|(p, f)| (p.to_owned(), f.to_owned()))
+                .collect();
+            assert!(matches!(prints.ends, Ends::Listed(_)), "{odd}");
+            assert_eq!(prints.get("b"), Some(odd));
+        }
     }
 }

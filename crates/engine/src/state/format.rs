@@ -447,17 +447,18 @@ fn with_texts(fields: Fingerprints, texts: &BTreeMap<String, String>) -> Fingerp
     if texts.is_empty() {
         return fields;
     }
-    let prints: Vec<String> = fields
+    // Only the prints with a text are made anew.
+    let prints: Vec<Cow<'_, str>> = fields
         .iter()
         .map(
             |(path, print)| match texts.get(path).and_then(|t| serde_json::to_string(t).ok()) {
                 // Never after a literal: a text only follows a fingerprint.
-                Some(quoted) if !print.starts_with('=') => format!("{print}{quoted}"),
-                _ => print.to_owned(),
+                Some(quoted) if !print.starts_with('=') => Cow::Owned(format!("{print}{quoted}")),
+                _ => Cow::Borrowed(print),
             },
         )
         .collect();
-    Fingerprints::with_paths(fields.paths(), prints.iter().map(String::as_str)).unwrap_or(fields)
+    Fingerprints::with_paths(fields.paths(), prints.iter().map(|p| p.as_ref())).unwrap_or_else(|| fields.clone())
 }
 
 /// JSON text of a string, a list of names or an entry, which always serialise.
