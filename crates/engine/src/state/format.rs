@@ -19,6 +19,12 @@
 //! hash, or a number or boolean as itself padded to 12 (`=5000       `).
 //! Plain text applied (not secret, not long) is kept as itself too, apart
 //! from the prints: `"texts":{"name":"Login"}` (issue 45).
+//!
+//! `read` takes a snapshot in this layout a line at a time, each entry
+//! made as it is read and the map built in merged runs: neither the
+//! file's text nor a list of every entry is held beside the state (at
+//! 100,000 checks they were 90 MB at the peak of a plan: issue 48). Any
+//! other layout (edited by hand) or version is read whole (`decode`).
 
 use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap};
