@@ -30,7 +30,7 @@ impl RegoVM {
         crate::utils::limits::without_memory_budget_scope(|| {
             Self::ensure_memory_budget_execution_mode()?;
             let (entry_point_name, entry_point_pc) = {
-                let (name, &pc) = self.program.entry_points.get_index(index).ok_or(
+                let (name, &pc) = self.program.entry_points.get_index(index).ok_or_else(||
                     VmError::InvalidEntryPointIndex {
                         index,
                         max_index: self.program.entry_points.len().saturating_sub(1),
@@ -159,7 +159,7 @@ impl RegoVM {
 
             self.execution_timer_tick(1)?;
             self.executed_instructions = self.executed_instructions.saturating_add(1);
-            let instruction = program.instructions.get(self.pc).cloned().ok_or(
+            let instruction = program.instructions.get(self.pc).cloned().ok_or_else(||
                 VmError::ProgramCounterOutOfBounds {
                     pc: self.pc,
                     instruction_count: program.instructions.len(),
@@ -443,7 +443,7 @@ impl RegoVM {
                 let frame = self
                     .execution_stack
                     .pop()
-                    .ok_or(VmError::MissingExecutionFrame {
+                    .ok_or_else(|| VmError::MissingExecutionFrame {
                         context: "finalizing rule",
                         pc: self.pc,
                     })?;
@@ -458,7 +458,7 @@ impl RegoVM {
                 let frame = self
                     .execution_stack
                     .last()
-                    .ok_or(VmError::MissingExecutionFrame {
+                    .ok_or_else(|| VmError::MissingExecutionFrame {
                         context: "determining pc",
                         pc: self.pc,
                     })?;
@@ -482,7 +482,7 @@ impl RegoVM {
                 let frame = self
                     .execution_stack
                     .pop()
-                    .ok_or(VmError::MissingExecutionFrame {
+                    .ok_or_else(|| VmError::MissingExecutionFrame {
                         context: "finalizing out-of-range pc",
                         pc: self.pc,
                     })?;
@@ -513,7 +513,7 @@ impl RegoVM {
                 self.execution_state = ExecutionState::Error { error: err.clone() };
                 return Err(err);
             }
-            let instruction = program.instructions.get(self.pc).cloned().ok_or(
+            let instruction = program.instructions.get(self.pc).cloned().ok_or_else(||
                 VmError::ProgramCounterOutOfBounds {
                     pc: self.pc,
                     instruction_count: program.instructions.len(),
@@ -529,7 +529,7 @@ impl RegoVM {
                         let _completed =
                             self.execution_stack
                                 .pop()
-                                .ok_or(VmError::MissingExecutionFrame {
+                                .ok_or_else(|| VmError::MissingExecutionFrame {
                                     context: "unwinding comprehension",
                                     pc: self.pc,
                                 })?;

@@ -1016,7 +1016,7 @@ impl RegoVM {
     pub(super) fn get_register(&self, index: u8) -> Result<&Value> {
         self.registers
             .get(usize::from(index))
-            .ok_or(VmError::RegisterIndexOutOfBounds {
+            .ok_or_else(|| VmError::RegisterIndexOutOfBounds {
                 index,
                 pc: self.pc,
                 register_count: self.registers.len(),
@@ -1031,7 +1031,7 @@ impl RegoVM {
     pub(super) fn take_register(&mut self, index: u8) -> Result<Value> {
         let register_count = self.registers.len();
 
-        let slot = self.registers.get_mut(usize::from(index)).ok_or(
+        let slot = self.registers.get_mut(usize::from(index)).ok_or_else(||
             VmError::RegisterIndexOutOfBounds {
                 index,
                 pc: self.pc,
@@ -1046,7 +1046,7 @@ impl RegoVM {
     pub(super) fn set_register(&mut self, index: u8, value: Value) -> Result<()> {
         let register_count = self.registers.len();
 
-        let slot = self.registers.get_mut(usize::from(index)).ok_or(
+        let slot = self.registers.get_mut(usize::from(index)).ok_or_else(||
             VmError::RegisterIndexOutOfBounds {
                 index,
                 pc: self.pc,
@@ -1124,7 +1124,7 @@ impl RegoVM {
             });
         }
         // SAFETY: we just ensured it's Some above
-        self.dummy_span.as_ref().ok_or(VmError::Internal {
+        self.dummy_span.as_ref().ok_or_else(|| VmError::Internal {
             message: String::from("dummy span not initialized"),
             pc: self.pc,
         })

@@ -221,16 +221,17 @@ impl RegoVM {
             });
         }
 
-        let rule_info = self
-            .program
+        // The program shared (a reference count), not the rule's info
+        // copied (its name, per-definition vectors): once per call.
+        let program = self.program.clone();
+        let rule_info = program
             .rule_infos
             .get(rule_idx)
-            .ok_or(VmError::RuleInfoMissing {
+            .ok_or_else(|| VmError::RuleInfoMissing {
                 index: rule_index,
                 pc: self.pc,
                 available: self.program.rule_infos.len(),
-            })?
-            .clone();
+            })?;
 
         let is_function_rule = rule_info.function_info.is_some();
 
@@ -239,7 +240,7 @@ impl RegoVM {
                 *self
                     .rule_cache
                     .get(rule_idx)
-                    .ok_or(VmError::RuleIndexOutOfBounds {
+                    .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                         index: rule_index,
                         pc: self.pc,
                         available: self.rule_cache.len(),
@@ -266,7 +267,7 @@ impl RegoVM {
                 let entry =
                     self.rule_cache
                         .get_mut(rule_idx)
-                        .ok_or(VmError::RuleIndexOutOfBounds {
+                        .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                             index: rule_index,
                             pc: self.pc,
                             available,
@@ -288,14 +289,14 @@ impl RegoVM {
         });
 
         let (final_result, rule_failed_due_to_inconsistency) = self
-            .execute_rule_definitions_common(&rule_definitions, &rule_info, function_call_params)?;
+            .execute_rule_definitions_common(&rule_definitions, rule_info, function_call_params)?;
 
         self.set_register(dest, Value::Undefined)?;
 
         let call_context = self
             .call_rule_stack
             .pop()
-            .ok_or(VmError::CallRuleStackUnderflow { pc: self.pc })?;
+            .ok_or_else(|| VmError::CallRuleStackUnderflow { pc: self.pc })?;
         // Stack discipline: the context we just popped must belong to the
         // rule we are finalizing. A mismatch indicates a missing push or an
         // extra pop somewhere in this rule's execution and would otherwise
@@ -354,7 +355,7 @@ impl RegoVM {
             let entry = self
                 .rule_cache
                 .get_mut(rule_idx)
-                .ok_or(VmError::RuleIndexOutOfBounds {
+                .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                     index: rule_index,
                     pc: self.pc,
                     available,
@@ -392,7 +393,7 @@ impl RegoVM {
             .program
             .rule_infos
             .get(rule_idx)
-            .ok_or(VmError::RuleInfoMissing {
+            .ok_or_else(|| VmError::RuleInfoMissing {
                 index: rule_index,
                 pc: self.pc,
                 available: self.program.rule_infos.len(),
@@ -406,7 +407,7 @@ impl RegoVM {
                 *self
                     .rule_cache
                     .get(rule_idx)
-                    .ok_or(VmError::RuleIndexOutOfBounds {
+                    .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                         index: rule_index,
                         pc: self.pc,
                         available: self.rule_cache.len(),
@@ -428,7 +429,7 @@ impl RegoVM {
                 let entry =
                     self.rule_cache
                         .get_mut(rule_idx)
-                        .ok_or(VmError::RuleIndexOutOfBounds {
+                        .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                             index: rule_index,
                             pc: self.pc,
                             available,
@@ -517,7 +518,7 @@ impl RegoVM {
 
         let initial_pc = self
             .prepare_rule_frame_initial_pc(&mut frame_data, &rule_info)?
-            .ok_or(VmError::RuleFrameMissingInitialPc { pc: self.pc })?;
+            .ok_or_else(|| VmError::RuleFrameMissingInitialPc { pc: self.pc })?;
 
         let frame = ExecutionFrame::new(initial_pc, FrameKind::Rule(frame_data));
         self.execution_stack.push(frame);
@@ -529,7 +530,7 @@ impl RegoVM {
         let current_ctx = self
             .call_rule_stack
             .last_mut()
-            .ok_or(VmError::CallRuleStackUnderflow { pc: self.pc })?;
+            .ok_or_else(|| VmError::CallRuleStackUnderflow { pc: self.pc })?;
         current_ctx.result_reg = result_reg;
         match current_ctx.rule_type {
             RuleType::Complete => {
@@ -741,7 +742,7 @@ impl RegoVM {
             .program
             .rule_infos
             .get(rule_idx)
-            .ok_or(VmError::RuleInfoMissing {
+            .ok_or_else(|| VmError::RuleInfoMissing {
                 index: rule_index,
                 pc: self.pc,
                 available: self.program.rule_infos.len(),
@@ -778,7 +779,7 @@ impl RegoVM {
             let slot =
                 parent_registers
                     .get_mut(dest_idx)
-                    .ok_or(VmError::RegisterIndexOutOfBounds {
+                    .ok_or_else(|| VmError::RegisterIndexOutOfBounds {
                         index: dest_reg,
                         pc: self.pc,
                         register_count,
@@ -794,7 +795,7 @@ impl RegoVM {
             match rule_type {
                 RuleType::PartialSet => {
                     let register_count = parent_registers.len();
-                    let slot = parent_registers.get_mut(dest_idx).ok_or(
+                    let slot = parent_registers.get_mut(dest_idx).ok_or_else(||
                         VmError::RegisterIndexOutOfBounds {
                             index: dest_reg,
                             pc: self.pc,
@@ -805,7 +806,7 @@ impl RegoVM {
                 }
                 RuleType::PartialObject => {
                     let register_count = parent_registers.len();
-                    let slot = parent_registers.get_mut(dest_idx).ok_or(
+                    let slot = parent_registers.get_mut(dest_idx).ok_or_else(||
                         VmError::RegisterIndexOutOfBounds {
                             index: dest_reg,
                             pc: self.pc,
@@ -823,7 +824,7 @@ impl RegoVM {
                             .cloned()
                         {
                             let register_count = parent_registers.len();
-                            let slot = parent_registers.get_mut(dest_idx).ok_or(
+                            let slot = parent_registers.get_mut(dest_idx).ok_or_else(||
                                 VmError::RegisterIndexOutOfBounds {
                                     index: dest_reg,
                                     pc: self.pc,
@@ -842,7 +843,7 @@ impl RegoVM {
             parent_registers
                 .get(dest_idx)
                 .cloned()
-                .ok_or(VmError::RegisterIndexOutOfBounds {
+                .ok_or_else(|| VmError::RegisterIndexOutOfBounds {
                     index: dest_reg,
                     pc: self.pc,
                     register_count,
@@ -853,7 +854,7 @@ impl RegoVM {
             let entry = self
                 .rule_cache
                 .get_mut(rule_idx)
-                .ok_or(VmError::RuleIndexOutOfBounds {
+                .ok_or_else(|| VmError::RuleIndexOutOfBounds {
                     index: rule_index,
                     pc: self.pc,
                     available,
@@ -903,7 +904,7 @@ impl RegoVM {
             .rule_infos
             .get(idx)
             .cloned()
-            .ok_or(VmError::RuleInfoMissing {
+            .ok_or_else(|| VmError::RuleInfoMissing {
                 index: rule_index,
                 pc: self.pc,
                 available: self.program.rule_infos.len(),

@@ -153,7 +153,7 @@ impl RegoVM {
                         let result =
                             self.registers
                                 .pop()
-                                .ok_or(VmError::RegisterIndexOutOfBounds {
+                                .ok_or_else(|| VmError::RegisterIndexOutOfBounds {
                                     index: temp_reg,
                                     pc: self.pc,
                                     register_count,
@@ -208,7 +208,7 @@ impl RegoVM {
             .program
             .instruction_data
             .get_virtual_data_document_lookup_params(params_index)
-            .ok_or(VmError::InvalidVirtualDataDocumentLookupParams {
+            .ok_or_else(|| VmError::InvalidVirtualDataDocumentLookupParams {
                 index: params_index,
                 pc: self.pc,
                 available: self
@@ -336,7 +336,7 @@ impl RegoVM {
                 .program
                 .literals
                 .get(usize::from(*idx))
-                .ok_or(VmError::LiteralIndexOutOfBounds {
+                .ok_or_else(|| VmError::LiteralIndexOutOfBounds {
                     index: *idx,
                     pc: self.pc,
                 })?
