@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::facts::{Pattern, expand, facts, matches};
+use crate::facts::{Pattern, Step, expand, facts, matches};
 use crate::{FieldPath, Kind};
 
 mod url;
@@ -76,10 +76,11 @@ pub fn sensitive_paths(kind: Kind, value: &Value) -> Vec<FieldPath> {
 /// in a plan, say: it is masked by what it holds, not by the new one).
 pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &Value) -> Vec<FieldPath> {
     let facts = facts(kind, resource);
-    // Patterns below `at`, as patterns relative to `value`.
-    let within = |pattern: &Pattern| -> Option<Pattern> {
-        let depth = at.segments().len();
-        (pattern.len() >= depth && matches(&pattern[..depth].to_vec(), at)).then(|| pattern[depth..].to_vec())
+    // Patterns below `at`, as patterns relative to `value` (borrowed: at
+    // the root, as for every whole resource, each is itself).
+    let depth = at.segments().len();
+    let within = |pattern: &'static Pattern| -> Option<&'static [Step]> {
+        (pattern.len() >= depth && (depth == 0 || matches(&pattern[..depth].to_vec(), at))).then(|| &pattern[depth..])
     };
     let under_at = |path: FieldPath| FieldPath(at.segments().iter().cloned().chain(path.0).collect());
     let sibling = |path: &FieldPath, name: &str| {
@@ -89,17 +90,17 @@ pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &
     };
     let mut paths: Vec<FieldPath> = Vec::new();
     for pattern in facts.sensitive.iter().filter_map(within) {
-        paths.extend(expand(&pattern, value));
+        paths.extend(expand(pattern, value));
     }
     for (pattern, flag) in &facts.sensitive_if {
-        for path in within(pattern).iter().flat_map(|p| expand(p, value)) {
+        for path in within(pattern).into_iter().flat_map(|p| expand(p, value)) {
             if sibling(&path, flag) == Some(Value::Bool(true)) && !paths.contains(&path) {
                 paths.push(path);
             }
         }
     }
     for (pattern, name) in &facts.sensitive_named {
-        for path in within(pattern).iter().flat_map(|p| expand(p, value)) {
+        for path in within(pattern).into_iter().flat_map(|p| expand(p, value)) {
             if sibling(&path, name)
                 .as_ref()
                 .and_then(Value::as_str)

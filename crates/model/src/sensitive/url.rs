@@ -97,12 +97,18 @@ pub fn any_url_credential(value: &Value) -> bool {
 
 /// Where a URL's authority starts (after `scheme://`), if `text` is a URL.
 fn authority_start(text: &str) -> Option<usize> {
-    let at = text.find("://")?;
-    let scheme = &text[..at];
-    let mut chars = scheme.chars();
-    let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    (scheme_ok && !text.contains(char::is_whitespace)).then_some(at + 3)
+    // The scheme is the text's leading run of scheme characters (a letter
+    // first), so the first `://` is right after it or the text is no URL:
+    // read that run rather than search the whole text (every string of
+    // every resource is asked, for the policies' input too).
+    let bytes = text.as_bytes();
+    if !bytes.first().is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let at = bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
+    (text[at..].starts_with("://") && !text.contains(char::is_whitespace)).then_some(at + 3)
 }
 
 /// `name=value&...` into `out`, the value of each parameter named like a
@@ -187,6 +193,7 @@ mod tests {
                 "postgres://app:hunter2@db.test:5432/x?sslmode=require",
                 "postgres://app:(sensitive)@db.test:5432/x?sslmode=require",
             ),
+            ("svn+ssh.x-1://u:pw@h.test/", "svn+ssh.x-1://u:(sensitive)@h.test/"),
             (
                 "https://hooks.test/h?x-api-key=k#frag",
                 "https://hooks.test/h?x-api-key=(sensitive)#frag",
@@ -211,6 +218,10 @@ mod tests {
             "token=abc",
             "?token=abc",
             "1http://x.test/?token=a",
+            "http:/x.test/?token=a",
+            "ht tp://x.test/?token=a",
+            "\u{e9}://x.test/?token=a",
+            "h\u{e9}://x.test/?token=a",
             "",
         ] {
             assert!(matches!(mask_url(text), Cow::Borrowed(_)), "{text}");
