@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use monform_model::pick::{pick, pick_one};
+use monform_model::pick::{pick, pick_one, pick_texts};
 use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -89,6 +89,12 @@ impl Remote {
     /// Some top-level fields of the body, parsed alone (those it has).
     pub fn fields<S: AsRef<str>>(&self, names: &[S]) -> Map<String, Value> {
         pick(self.text.get(), names)
+    }
+
+    /// Some top-level fields of the body as their texts, unparsed (those
+    /// it has, in the body's order).
+    pub fn field_texts<'n, S: AsRef<str>>(&self, names: &'n [S]) -> Vec<(&'n str, &RawValue)> {
+        pick_texts(self.text.get(), names)
     }
 
     /// `updated_at`: changes on every update, so it serves as a version.

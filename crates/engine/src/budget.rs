@@ -12,6 +12,7 @@ use monform_model::runs::{SCHEDULE_FIELDS, runs_per_month, schedule_of};
 use monform_model::sensitive::mask;
 use monform_model::{Address, Kind, Resource};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -106,13 +107,18 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
         .filter(|(a, _)| a.kind == Kind::Check)
         .map(|(_, remote)| remote)
         .collect();
+    // Long runs per thread, so each counts a schedule once.
     let listed = remote
         .par_iter()
-        .fold(Tally::default, |tally, remote| {
-            let check = Value::Object(remote.fields(&names));
-            let runs = groups.runs_per_month(&check);
-            tally.add(&check["checkType"], runs)
-        })
+        .with_min_len(RUN)
+        .fold(
+            || (Tally::default(), Seen::default()),
+            |(tally, mut seen), remote| {
+                let (check_type, runs) = seen.listed(remote, &names, &groups);
+                (tally.add(check_type, runs), seen)
+            },
+        )
+        .map(|(tally, _)| tally)
         .reduce(Tally::default, Tally::merge);
     let desired_groups: HashMap<&str, Value> = desired
         .resources
@@ -139,19 +145,20 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
     // change it cannot tell).
     let (unread, mut after) = files
         .par_iter()
+        .with_min_len(RUN)
         .fold(
-            || (Tally::default(), Tally::default()),
-            |(unread, after), &(address, check)| {
+            || (Tally::default(), Tally::default(), Seen::default()),
+            |(unread, after, mut seen), &(address, check)| {
                 let check = schedule_of(check);
-                let group = check["group"].as_str().and_then(|id| desired_groups.get(id));
-                let runs = runs_per_month(&effective(&check, group));
+                let runs = seen.files(&check, &desired_groups);
                 let unread = match actual.unrefreshed.contains_key(address) {
                     true => unread.add(&check["checkType"], runs),
                     false => unread,
                 };
-                (unread, after.add_busy(address, &check["checkType"], runs))
+                (unread, after.add_busy(address, &check["checkType"], runs), seen)
             },
         )
+        .map(|(unread, after, _)| (unread, after))
         .reduce(
             || (Tally::default(), Tally::default()),
             |(u1, a1), (u2, a2)| (u1.merge(u2), a1.merge(a2)),
@@ -172,6 +179,88 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
         busiest: after.busiest.into_iter().map(|(a, n)| (a.clone(), n)).collect(),
     }
 }
+
+/// The runs of checks already counted, by the text of what they depend
+/// on (their schedule, type and group): most checks share a few
+/// schedules, and merging each one's with its group's was most of the
+/// count's time.
+struct Seen<T> {
+    by_text: FxHashMap<Vec<u8>, T>,
+    /// The text of the check at hand.
+    key: Vec<u8>,
+}
+
+impl<T> Default for Seen<T> {
+    fn default() -> Seen<T> {
+        Seen {
+            by_text: FxHashMap::default(),
+            key: Vec::new(),
+        }
+    }
+}
+
+impl<T> Seen<T> {
+    /// At most this many schedules are kept (a few at most in practice):
+    /// an account of all different ones is counted, not held.
+    const MOST: usize = 1024;
+
+    /// What was counted for the check whose text is `key`, counted first
+    /// by `count` if it was not.
+    fn get_or(&mut self, count: impl FnOnce() -> T) -> &T {
+        if !self.by_text.contains_key(&self.key) {
+            if self.by_text.len() >= Self::MOST {
+                self.by_text.clear();
+            }
+            self.by_text.insert(self.key.clone(), count());
+        }
+        &self.by_text[&self.key]
+    }
+}
+
+impl Seen<(Value, u64)> {
+    /// A listed check's type and runs a month.
+    fn listed(&mut self, remote: &Remote, names: &[&str], groups: &RemoteGroups) -> (&Value, u64) {
+        let texts = remote.field_texts(names);
+        self.key.clear();
+        for (name, text) in &texts {
+            self.key.extend_from_slice(name.as_bytes());
+            self.key.push(b':');
+            self.key.extend_from_slice(text.get().as_bytes());
+            self.key.push(b'\n');
+        }
+        let (check_type, runs) = self.get_or(|| {
+            let check: serde_json::Map<String, Value> = texts
+                .iter()
+                .map(|(name, text)| {
+                    let value = serde_json::from_str(text.get()).unwrap_or(Value::Null);
+                    ((*name).to_owned(), value)
+                })
+                .collect();
+            let check = Value::Object(check);
+            (check["checkType"].clone(), groups.runs_per_month(&check))
+        });
+        (check_type, *runs)
+    }
+}
+
+impl Seen<u64> {
+    /// A check of the files' runs a month (`check`: its schedule).
+    fn files(&mut self, check: &Value, groups: &HashMap<&str, Value>) -> u64 {
+        let count = || {
+            let group = check["group"].as_str().and_then(|id| groups.get(id));
+            runs_per_month(&effective(check, group))
+        };
+        self.key.clear();
+        match serde_json::to_writer(&mut self.key, check) {
+            Ok(()) => *self.get_or(count),
+            // Not written (it cannot fail): counted alone.
+            Err(_) => count(),
+        }
+    }
+}
+
+/// How many checks a thread counts at least in one go (with one [`Seen`]).
+const RUN: usize = 4096;
 
 /// A listed check's schedule, its type and its group.
 fn check_schedule() -> Vec<&'static str> {

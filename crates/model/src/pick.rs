@@ -7,6 +7,7 @@
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The fields of `names` that the object in `text` has (a key given twice
@@ -19,6 +20,48 @@ pub fn pick<S: AsRef<str>>(text: &str, names: &[S]) -> Map<String, Value> {
 /// One field of the object in `text`.
 pub fn pick_one(text: &str, name: &str) -> Option<Value> {
     pick(text, &[name]).remove(name)
+}
+
+/// The texts of the fields of `names` that the object in `text` has, in
+/// the text's order (a key given twice keeps its first), unparsed: what a
+/// caller can compare, or use as a key, before parsing any of it. Empty
+/// when `text` is not an object.
+pub fn pick_texts<'t, 'n, S: AsRef<str>>(text: &'t str, names: &'n [S]) -> Vec<(&'n str, &'t RawValue)> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    PickTexts(names).deserialize(&mut reader).unwrap_or_default()
+}
+
+struct PickTexts<'n, S>(&'n [S]);
+
+impl<'de, 'n, S: AsRef<str>> DeserializeSeed<'de> for PickTexts<'n, S> {
+    type Value = Vec<(&'n str, &'de RawValue)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, 'n, S: AsRef<str>> Visitor<'de> for PickTexts<'n, S> {
+    type Value = Vec<(&'n str, &'de RawValue)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found: Vec<(&'n str, &'de RawValue)> = Vec::new();
+        while let Some(wanted) = map.next_key_seed(Wanted(self.0))? {
+            match wanted {
+                Some(name) if !found.iter().any(|(n, _)| *n == name) => {
+                    found.push((name, map.next_value::<&'de RawValue>()?));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(found)
+    }
 }
 
 struct Pick<'n, S>(&'n [S]);
@@ -93,5 +136,11 @@ mod tests {
         assert_eq!(pick_one(r#"{"updated\u005fat":"v1"}"#, "updated_at"), Some(json!("v1")));
         assert!(pick("[1, 2]", &["id"]).is_empty());
         assert!(pick("not json", &["id"]).is_empty());
+        let texts: Vec<(&str, &str)> = pick_texts(text, &["tags", "name", "missing"])
+            .into_iter()
+            .map(|(name, raw)| (name, raw.get()))
+            .collect();
+        assert_eq!(texts, [("name", r#""a \"quoted\" name""#), ("tags", r#"["x"]"#)]);
+        assert!(pick_texts("[1, 2]", &["id"]).is_empty());
     }
 }

@@ -105,10 +105,10 @@ pub(crate) struct ActualView {
 
 impl ActualView {
     pub fn new(kind: Kind, remote: &Remote, names: &Names) -> ActualView {
-        let wire = remote.body();
+        let mut wire = remote.body();
         let (mut overlay, mut replaced) = from_wire_overlay(kind, &wire, &|k, id| names.name(k, id));
-        if let Some(tags) = wire.get("tags") {
-            let mut tags = tags.clone();
+        // Moved, not copied: the view reads them from the overlay only.
+        if let Some(mut tags) = wire.as_object_mut().and_then(|fields| fields.remove("tags")) {
             strip_ownership_tags(&mut tags);
             overlay.insert("tags".to_owned(), tags);
             replaced.push("tags".to_owned());
