@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use monform_testkit::targets::{HttpTarget, Reply};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// An HTTP target on loopback that records every request (head and all)
 /// and answers 200 after `delay`.
@@ -212,26 +212,6 @@ fn trigger(emulator: &Emulator, check: &str) -> String {
     sessions["sessions"][0]["checkSessionId"].as_str().unwrap().to_owned()
 }
 
-/// The session once final (completion waits up to 30 s a call).
-fn finished(emulator: &Emulator, session: &str) -> Value {
-    let client = monform_http::blocking().build().expect("an HTTP client");
-    for _ in 0..4 {
-        let response = client
-            .get(format!(
-                "{}/v2/check-sessions/{session}/completion?maxWaitSeconds=30",
-                emulator.server.url()
-            ))
-            .bearer_auth(&emulator.server.api_key)
-            .timeout(Duration::from_secs(40))
-            .send()
-            .unwrap();
-        if response.status().as_u16() == 200 {
-            return emulator.call("GET", &format!("/v2/check-sessions/{session}"), None);
-        }
-    }
-    panic!("session {session} never finished");
-}
-
 #[test]
 fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully() {
     let emulator = Emulator::start();
@@ -242,7 +222,7 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
     let mut agent = Agent::start(&emulator, &key, &[]);
     agent.wait_ready();
 
-    let session = finished(&emulator, &trigger(&emulator, &check));
+    let session = emulator.finished_session(&trigger(&emulator, &check));
     assert_eq!(session["status"], "PASSED", "{session:#}\n{}", agent.output());
     assert_eq!(session["runLocations"], json!(["office"]));
     assert_eq!(session["results"][0]["runLocation"], "office");
@@ -276,7 +256,7 @@ fn a_check_in_a_private_location_runs_through_its_agent_which_stops_gracefully()
     });
     let status = agent.wait_exit(Duration::from_secs(20));
     assert!(status.success(), "{status}\n{}", agent.output());
-    assert_eq!(finished(&emulator, &in_flight)["status"], "PASSED");
+    assert_eq!(emulator.finished_session(&in_flight)["status"], "PASSED");
     assert!(!agent.output().contains(&key));
 }
 
@@ -319,7 +299,7 @@ fn two_agents_share_ten_runs_and_run_each_once() {
     agents.iter().for_each(Agent::wait_ready);
     let sessions: Vec<String> = (0..10).map(|_| trigger(&emulator, &check)).collect();
     for session in &sessions {
-        assert_eq!(finished(&emulator, session)["status"], "PASSED");
+        assert_eq!(emulator.finished_session(session)["status"], "PASSED");
     }
     assert_eq!(target.count(), 10);
     let (first, second) = (agents[0].reported(), agents[1].reported());
@@ -387,7 +367,7 @@ fn without_an_agent_the_run_times_out_saying_no_agent_is_connected() {
     let target = target(Duration::ZERO);
     let url = format!("http://127.0.0.1:{}/health", target.port);
     let (check, _, _) = applied(&emulator, project.path(), &url, 1000);
-    let session = finished(&emulator, &trigger(&emulator, &check));
+    let session = emulator.finished_session(&trigger(&emulator, &check));
     assert_eq!(session["status"], "TIMED_OUT", "{session:#}");
     insta::assert_snapshot!("no_agent_connected", session["results"][0]["error"].to_string());
     assert_eq!(target.count(), 0, "nobody but an agent calls the target");
@@ -405,7 +385,10 @@ fn error_events_arrive_scrubbed_and_none_with_external_observability_off() {
 
     let off = Agent::start(&emulator, &key, &[("EXTERNAL_OBSERVABILITY", "off")]);
     off.wait_ready();
-    assert_eq!(finished(&emulator, &trigger(&emulator, &check))["status"], "FAILED");
+    assert_eq!(
+        emulator.finished_session(&trigger(&emulator, &check))["status"],
+        "FAILED"
+    );
     assert_eq!(
         events(),
         json!([]),
@@ -415,7 +398,10 @@ fn error_events_arrive_scrubbed_and_none_with_external_observability_off() {
 
     let on = Agent::start(&emulator, &key, &[("EXTERNAL_OBSERVABILITY", "on")]);
     on.wait_ready();
-    assert_eq!(finished(&emulator, &trigger(&emulator, &check))["status"], "FAILED");
+    assert_eq!(
+        emulator.finished_session(&trigger(&emulator, &check))["status"],
+        "FAILED"
+    );
     eventually("an error event", Duration::from_secs(10), || {
         events().as_array().is_some_and(|e| !e.is_empty())
     });
@@ -501,7 +487,7 @@ fn a_run_left_by_a_killed_agent_is_taken_again_once_by_the_restarted_one() {
     let mut restarted = Agent::start(&emulator, &key, &one);
     restarted.wait_ready();
     let started = Instant::now();
-    let passed = finished(&emulator, &session);
+    let passed = emulator.finished_session(&session);
     assert_eq!(passed["status"], "PASSED", "{passed:#}\n{}", restarted.output());
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
     assert_eq!(target.count(), 2, "run again once");
@@ -522,7 +508,7 @@ fn a_run_left_by_a_killed_agent_is_taken_again_once_by_the_restarted_one() {
     kill(&mut third);
     let fourth = Agent::start(&emulator, &key, &one);
     fourth.wait_ready();
-    let failed = finished(&emulator, &session);
+    let failed = emulator.finished_session(&session);
     assert_ne!(failed["status"], "PASSED", "{failed:#}");
     let error = failed["results"][0]["error"].to_string();
     assert!(error.contains("neither reported"), "{error}");
@@ -552,7 +538,7 @@ fn the_log_names_the_location_each_run_and_what_shutdown_left_unreported() {
         agent.output()
     );
     let first = trigger(&emulator, &check);
-    assert_eq!(finished(&emulator, &first)["status"], "PASSED");
+    assert_eq!(emulator.finished_session(&first)["status"], "PASSED");
     let reported = regex::Regex::new(r#"run \S+ reported: PASSED, check "Internal API" in \d+ ms"#).unwrap();
     eventually("the run's log line", Duration::from_secs(5), || {
         reported.is_match(&agent.output())

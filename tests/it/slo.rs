@@ -152,7 +152,7 @@ fn status_and_gate_from_the_emulators_results() {
         );
         for session in triggered["sessions"].as_array().expect("sessions") {
             let id = session["checkSessionId"].as_str().expect("a session id");
-            await_session(&emulator, id);
+            emulator.finished_session(id);
         }
     }
     // `slo status` reads results up to now in whole seconds (the API's
@@ -406,28 +406,4 @@ slos:
         }]),
         "{plan}"
     );
-}
-
-/// Waits until the check session `id` is final: the completion route
-/// answers 408 while it runs (at most 30 s a call); a session still
-/// running after a minute is a failure.
-fn await_session(emulator: &Emulator, id: &str) {
-    let client = monform_http::blocking().build().expect("an HTTP client");
-    for _ in 0..2 {
-        let response = client
-            .get(format!(
-                "{}/v2/check-sessions/{id}/completion?maxWaitSeconds=30",
-                emulator.server.url()
-            ))
-            .bearer_auth(&emulator.server.api_key)
-            .timeout(Duration::from_secs(40))
-            .send()
-            .expect("the completion route answers");
-        match response.status().as_u16() {
-            200 => return,
-            408 => continue,
-            status => panic!("session {id}: {status}: {}", response.text().unwrap_or_default()),
-        }
-    }
-    panic!("session {id} still running after a minute");
 }

@@ -540,4 +540,4 @@ fn removal(address: &Address, remote: &Remote, reason: Reason) -> Change {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

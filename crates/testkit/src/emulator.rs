@@ -107,6 +107,32 @@ impl Emulator {
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
     }
 
+    /// The check session `id` once final (`GET /v2/check-sessions/{id}`):
+    /// the completion route answers 408 while it runs, at most 30 s a
+    /// call; a session still running after two minutes is a failure.
+    pub fn finished_session(&self, id: &str) -> serde_json::Value {
+        let client = self
+            .http
+            .get_or_init(|| monform_http::blocking().build().expect("an HTTP client"));
+        for _ in 0..4 {
+            let response = client
+                .get(format!(
+                    "{}/v2/check-sessions/{id}/completion?maxWaitSeconds=30",
+                    self.server.url()
+                ))
+                .bearer_auth(&self.server.api_key)
+                .timeout(std::time::Duration::from_secs(40))
+                .send()
+                .expect("the completion route answers");
+            match response.status().as_u16() {
+                200 => return self.call("GET", &format!("/v2/check-sessions/{id}"), None),
+                408 => continue,
+                status => panic!("session {id}: {status}: {}", response.text().unwrap_or_default()),
+            }
+        }
+        panic!("session {id} still running after two minutes");
+    }
+
     pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }

@@ -45,7 +45,8 @@ fn an_actual_view_reads_as_the_files_form() {
     assert_eq!(view.get("tags"), Some(&json!(["web"])));
 }
 
-fn desired_of(resources: &[(Kind, &str, serde_json::Value)]) -> Desired {
+/// A `Desired` of `resources` as given (no files): shared with the executor's tests.
+pub(crate) fn desired_of(resources: &[(Kind, &str, serde_json::Value)]) -> Desired {
     let mut desired = Desired::default();
     for (kind, id, value) in resources {
         desired.insert(monform_config::DesiredResource {

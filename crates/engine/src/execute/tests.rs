@@ -1,24 +1,8 @@
 use super::*;
+use crate::differ::tests::desired_of;
 use crate::plan::Reason;
 use crate::state::local::LocalState;
 use serde_json::json;
-
-fn desired_of(resources: &[(Kind, &str, Value)]) -> Desired {
-    let mut desired = Desired::default();
-    for (kind, id, value) in resources {
-        desired.insert(DesiredResource {
-            address: Address::new(*kind, *id),
-            resource: Box::new(monform_model::Resource::from_json(*kind, value.clone()).expect("a valid resource")),
-            span: monform_config::source::Span::new(0, 0, 0),
-            references: Vec::new(),
-            own_fields: Vec::new(),
-            sensitive: Vec::new(),
-            env_reads: Vec::new(),
-        });
-    }
-    desired.link();
-    desired
-}
 
 /// A plan of creates, none waiting for another.
 fn creates(addresses: &[Address]) -> Plan {
