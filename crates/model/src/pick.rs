@@ -5,7 +5,9 @@
 //! schedule) reads only those.
 
 use std::fmt;
+use std::marker::PhantomData;
 
+use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -14,7 +16,11 @@ use serde_json::{Map, Value};
 /// keeps its first value); empty when `text` is not an object.
 pub fn pick<S: AsRef<str>>(text: &str, names: &[S]) -> Map<String, Value> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    Pick(names).deserialize(&mut reader).unwrap_or_default()
+    let found: Vec<(&str, Value)> = Pick::new(names).deserialize(&mut reader).unwrap_or_default();
+    found
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
 }
 
 /// One field of the object in `text`.
@@ -28,65 +34,46 @@ pub fn pick_one(text: &str, name: &str) -> Option<Value> {
 /// when `text` is not an object.
 pub fn pick_texts<'t, 'n, S: AsRef<str>>(text: &'t str, names: &'n [S]) -> Vec<(&'n str, &'t RawValue)> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    PickTexts(names).deserialize(&mut reader).unwrap_or_default()
+    Pick::new(names).deserialize(&mut reader).unwrap_or_default()
 }
 
-struct PickTexts<'n, S>(&'n [S]);
+/// The wanted fields of an object, each read as a `V` (a parsed `Value`,
+/// or its unparsed text), the others skipped.
+struct Pick<'n, S, V> {
+    names: &'n [S],
+    value: PhantomData<V>,
+}
 
-impl<'de, 'n, S: AsRef<str>> DeserializeSeed<'de> for PickTexts<'n, S> {
-    type Value = Vec<(&'n str, &'de RawValue)>;
+impl<'n, S, V> Pick<'n, S, V> {
+    fn new(names: &'n [S]) -> Self {
+        Pick {
+            names,
+            value: PhantomData,
+        }
+    }
+}
+
+impl<'de, 'n, S: AsRef<str>, V: Deserialize<'de>> DeserializeSeed<'de> for Pick<'n, S, V> {
+    type Value = Vec<(&'n str, V)>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-impl<'de, 'n, S: AsRef<str>> Visitor<'de> for PickTexts<'n, S> {
-    type Value = Vec<(&'n str, &'de RawValue)>;
+impl<'de, 'n, S: AsRef<str>, V: Deserialize<'de>> Visitor<'de> for Pick<'n, S, V> {
+    type Value = Vec<(&'n str, V)>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found: Vec<(&'n str, &'de RawValue)> = Vec::new();
-        while let Some(wanted) = map.next_key_seed(Wanted(self.0))? {
+        let mut found: Vec<(&'n str, V)> = Vec::new();
+        while let Some(wanted) = map.next_key_seed(Wanted(self.names))? {
             match wanted {
                 Some(name) if !found.iter().any(|(n, _)| *n == name) => {
-                    found.push((name, map.next_value::<&'de RawValue>()?));
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(found)
-    }
-}
-
-struct Pick<'n, S>(&'n [S]);
-
-impl<'de, S: AsRef<str>> DeserializeSeed<'de> for Pick<'_, S> {
-    type Value = Map<String, Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de, S: AsRef<str>> Visitor<'de> for Pick<'_, S> {
-    type Value = Map<String, Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = Map::new();
-        while let Some(wanted) = map.next_key_seed(Wanted(self.0))? {
-            match wanted {
-                Some(name) if !found.contains_key(name) => {
-                    found.insert(name.to_owned(), map.next_value::<Value>()?);
+                    found.push((name, map.next_value::<V>()?));
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
