@@ -72,16 +72,26 @@ fn report_in(
             compacted.remove(&row.id).unwrap_or_default(),
         );
         let rollups = rollups.remove(&row.id).unwrap_or_default();
-        report.push(json!({
-            "name": check["name"],
-            "checkId": row.id,
-            "checkType": check["checkType"],
-            "deactivated": is_deactivated,
-            "tags": check.get("tags").cloned().unwrap_or(json!([])),
-            "aggregate": retention::report_of(&samples, &rollups),
-        }));
+        report.push(entry(
+            &check,
+            &row.id,
+            is_deactivated,
+            retention::report_of(&samples, &rollups),
+        ));
     }
     Ok(report)
+}
+
+/// A check's entry of the report.
+fn entry(check: &Value, id: &str, is_deactivated: bool, aggregate: Value) -> Value {
+    json!({
+        "name": check["name"],
+        "checkId": id,
+        "checkType": check["checkType"],
+        "deactivated": is_deactivated,
+        "tags": check.get("tags").cloned().unwrap_or(json!([])),
+        "aggregate": aggregate,
+    })
 }
 
 /// The fields of a stored result the report reads (the rest of the body is
@@ -189,14 +199,12 @@ mod tests {
             }
             let results = final_results(db, account, &row.id, window).unwrap();
             let rollups = retention::rollups(db, account, &row.id, window).unwrap();
-            report.push(json!({
-                "name": check["name"],
-                "checkId": row.id,
-                "checkType": check["checkType"],
-                "deactivated": is_deactivated,
-                "tags": check.get("tags").cloned().unwrap_or(json!([])),
-                "aggregate": retention::report(&results, &rollups),
-            }));
+            report.push(entry(
+                &check,
+                &row.id,
+                is_deactivated,
+                retention::report(&results, &rollups),
+            ));
         }
         report
     }
