@@ -10,9 +10,7 @@ use super::repo_paths::RepoPaths;
 
 /// An outcome's findings and errors as diagnostics at their file:line.
 pub fn diagnostics(outcome: &PolicyOutcome, loaded: &Loaded) -> Vec<Diagnostic> {
-    let mut found = monform_policy::diagnostics(&outcome.findings, &loaded.desired, &loaded.sources);
-    found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
-    found
+    placing(outcome, loaded, usize::MAX)
 }
 
 /// [`diagnostics`] as [`super::Output::diagnostics`] writes them: unless
@@ -25,6 +23,12 @@ pub fn shown(outcome: &PolicyOutcome, loaded: &Loaded, output: &super::Output) -
         true => usize::MAX,
         false => summary::SHOWN,
     };
+    placing(outcome, loaded, per_rule)
+}
+
+/// The findings, the first `per_rule` of each rule placed at their field
+/// ([`monform_policy::diagnostics_placing`]), and the errors.
+fn placing(outcome: &PolicyOutcome, loaded: &Loaded, per_rule: usize) -> Vec<Diagnostic> {
     let mut found = monform_policy::diagnostics_placing(&outcome.findings, &loaded.desired, &loaded.sources, per_rule);
     found.extend(outcome.errors.iter().map(|e| e.to_diagnostic()));
     found
