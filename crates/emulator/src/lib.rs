@@ -34,7 +34,11 @@
 //!   `Content-Range`, API forms). `objects.rs` and `hooks.rs` are the generic
 //!   CRUD of every kind and what differs per kind (ids, uniqueness, 409s,
 //!   computed fields, the reference's body fields the model does not know:
-//!   an alert channel's `autoSubscribe`, a card's `id` and `statusPageId`). Request bodies go through `resource.rs`, which runs the
+//!   an alert channel's `autoSubscribe`, a card's `id` and `statusPageId`);
+//!   `present.rs` is how responses show each kind (computed fields, made as
+//!   JSON text), and `stored.rs` writes a list page from the stored bodies'
+//!   text with those fields spliced in (no `Value` round trip, byte for byte
+//!   the same; a body the round trip would change goes the slow way). Request bodies go through `resource.rs`, which runs the
 //!   model's shape walker on the API schema and the model's rules.
 //!   `layers.rs` holds the layers around every route: the log line and
 //!   `/-/metrics` (`observe.rs` counts), latency and faults (`faults.rs`; lost writes: answered, rolled back),

@@ -9,6 +9,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 mod keys;
+mod paging;
+
+use paging::page_of;
 
 const SCHEMA_VERSION: i64 = 1;
 
@@ -329,6 +332,17 @@ pub trait Objects {
     fn delete(&self, account: &str, kind: &str, id: &str) -> rusqlite::Result<bool>;
     /// One page in creation order, and the total count.
     fn page(&self, account: &str, kind: &str, offset: usize, limit: usize) -> rusqlite::Result<(Vec<Row>, usize)>;
+    /// [`Objects::page`] with each body as its stored text, unparsed.
+    fn page_text(
+        &self,
+        account: &str,
+        kind: &str,
+        offset: usize,
+        limit: usize,
+    ) -> rusqlite::Result<(Vec<String>, usize)>;
+    /// The objects of `kind` among `ids` (in no particular order; those
+    /// missing left out), in one query.
+    fn get_many(&self, account: &str, kind: &str, ids: &[String]) -> rusqlite::Result<Vec<Row>>;
     fn all(&self, account: &str, kind: &str) -> rusqlite::Result<Vec<Row>>;
     /// Objects of `kind` whose value at the JSON `path` (`$.slugName`), as
     /// text, is `text`: filtered inside SQLite, so no object is parsed but
@@ -444,53 +458,26 @@ impl Objects for Connection {
     }
 
     fn page(&self, account: &str, kind: &str, offset: usize, limit: usize) -> rusqlite::Result<(Vec<Row>, usize)> {
-        let total: Option<i64> = self
-            .prepare_cached("SELECT n FROM object_counts WHERE account_id = ?1 AND kind = ?2")?
-            .query_row(params![account, kind], |r| r.get(0))
-            .optional()?;
-        let known: Option<i64> = self
-            .prepare_cached("SELECT seq FROM page_starts WHERE account_id = ?1 AND kind = ?2 AND offset = ?3")?
-            .query_row(params![account, kind, offset as i64], |r| r.get(0))
-            .optional()?;
-        // Else the offset is walked in the index alone (it holds `seq`), so
-        // the rows skipped are never read; then one range of the table.
-        let first: Option<i64> = match known {
-            Some(seq) => Some(seq),
-            None => self
-                .prepare_cached(
-                    "SELECT seq FROM objects WHERE account_id = ?1 AND kind = ?2 ORDER BY seq LIMIT 1 OFFSET ?3",
-                )?
-                .query_row(params![account, kind, offset as i64], |r| r.get(0))
-                .optional()?,
-        };
-        let Some(first) = first else {
-            return Ok((Vec::new(), total.unwrap_or(0) as usize));
-        };
-        // One row more than the page: where the next page starts.
-        let mut rows: Vec<(i64, Row)> = self
-            .prepare_cached(
-                "SELECT seq, id, body FROM objects WHERE account_id = ?1 AND kind = ?2 AND seq >= ?3 ORDER BY seq LIMIT ?4",
-            )?
-            .query_map(params![account, kind, first, limit as i64 + 1], |r| {
-                Ok((r.get(0)?, row_at(r, 1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut remember = self.prepare_cached(
-            "INSERT INTO page_starts (account_id, kind, offset, seq) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (account_id, kind, offset) DO UPDATE SET seq = excluded.seq",
+        page_of(self, account, kind, (offset, limit), |r| row_at(r, 1))
+    }
+
+    fn page_text(
+        &self,
+        account: &str,
+        kind: &str,
+        offset: usize,
+        limit: usize,
+    ) -> rusqlite::Result<(Vec<String>, usize)> {
+        page_of(self, account, kind, (offset, limit), |r| r.get(2))
+    }
+
+    fn get_many(&self, account: &str, kind: &str, ids: &[String]) -> rusqlite::Result<Vec<Row>> {
+        let mut statement = self.prepare_cached(
+            "SELECT id, body FROM objects WHERE account_id = ?1 AND kind = ?2
+             AND id IN (SELECT value FROM json_each(?3))",
         )?;
-        if known.is_none() {
-            remember.execute(params![account, kind, offset as i64, first])?;
-        }
-        if rows.len() > limit
-            && let Some((next, _)) = rows.pop()
-        {
-            remember.execute(params![account, kind, (offset + limit) as i64, next])?;
-        }
-        Ok((
-            rows.into_iter().map(|(_, row)| row).collect(),
-            total.unwrap_or(0) as usize,
-        ))
+        let ids = Value::from(ids.to_vec()).to_string();
+        statement.query_map(params![account, kind, ids], row)?.collect()
     }
 
     fn all(&self, account: &str, kind: &str) -> rusqlite::Result<Vec<Row>> {

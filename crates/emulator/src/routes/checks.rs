@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::hooks;
 use super::objects::{create_object, load, update_object};
 use super::params::{Paging, paged};
+use super::stored::{self, Listed};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
@@ -161,43 +162,45 @@ pub async fn list(State(app): State<AppState>, caller: Caller, params: Params) -
     };
     let search = params.one("search").map(str::to_lowercase);
     let db = app.store.lock();
-    let (rows, total) = if tags.is_empty() && check_type.is_none() && search.is_none() && status.is_none() {
-        db.page(&caller.account, Kind::Check.section(), paging.offset(), paging.limit)?
-    } else {
-        let states: HashMap<String, Value> = match status {
-            Some(_) => db
-                .all(&caller.account, ALERT_STATES)?
+    let (rows, total): (Vec<Listed>, usize) =
+        if tags.is_empty() && check_type.is_none() && search.is_none() && status.is_none() {
+            let (texts, total) = db.page_text(&caller.account, Kind::Check.section(), paging.offset(), paging.limit)?;
+            (
+                texts.into_iter().map(|text| Listed::of(Kind::Check, text)).collect(),
+                total,
+            )
+        } else {
+            let states: HashMap<String, Value> = match status {
+                Some(_) => db
+                    .all(&caller.account, ALERT_STATES)?
+                    .into_iter()
+                    .map(|r| (r.id, r.body))
+                    .collect(),
+                None => HashMap::new(),
+            };
+            let matching: Vec<_> = db
+                .all(&caller.account, Kind::Check.section())?
                 .into_iter()
-                .map(|r| (r.id, r.body))
-                .collect(),
-            None => HashMap::new(),
+                .filter(|r| {
+                    let tagged = tags.is_empty()
+                        || tags
+                            .iter()
+                            .any(|t| r.body["tags"].as_array().is_some_and(|l| l.iter().any(|x| x == t)));
+                    let of_type = check_type.as_ref().is_none_or(|t| r.body["checkType"] == *t);
+                    let named = search
+                        .as_ref()
+                        .is_none_or(|s| r.body["name"].as_str().is_some_and(|n| n.to_lowercase().contains(s)));
+                    let in_status = status.is_none_or(|s| states.get(&r.id).is_some_and(|state| state["status"] == s));
+                    tagged && of_type && named && in_status
+                })
+                .collect();
+            let (rows, total) = paging.slice(matching);
+            (rows.into_iter().map(|r| Listed::Parsed(r.body)).collect(), total)
         };
-        let matching: Vec<_> = db
-            .all(&caller.account, Kind::Check.section())?
-            .into_iter()
-            .filter(|r| {
-                let tagged = tags.is_empty()
-                    || tags
-                        .iter()
-                        .any(|t| r.body["tags"].as_array().is_some_and(|l| l.iter().any(|x| x == t)));
-                let of_type = check_type.as_ref().is_none_or(|t| r.body["checkType"] == *t);
-                let named = search
-                    .as_ref()
-                    .is_none_or(|s| r.body["name"].as_str().is_some_and(|n| n.to_lowercase().contains(s)));
-                let in_status = status.is_none_or(|s| states.get(&r.id).is_some_and(|state| state["status"] == s));
-                tagged && of_type && named && in_status
-            })
-            .collect();
-        paging.slice(matching)
-    };
-    let context = hooks::Context::load(&db, &caller.account, Kind::Check, rows.iter().map(|r| &r.body))?;
+    let context = hooks::Context::load(&db, &caller.account, Kind::Check, &rows)?;
     // Presenting and serializing need no database: let other requests in.
     drop(db);
-    let items = rows
-        .into_iter()
-        .map(|r| hooks::present(Kind::Check, r.body, &context))
-        .collect();
-    Ok(paged(items, total, paging))
+    Ok(stored::respond(Kind::Check, rows, &context, total, paging))
 }
 
 /// `GET /v1/check-groups/{id}/checks`: the group's checks with its settings applied.

@@ -1,8 +1,6 @@
 //! What differs between kinds: ids, uniqueness, references that must exist,
 //! deletes that must be refused, and fields the service computes.
 
-use std::collections::HashMap;
-
 use axum::http::StatusCode;
 use monform_model::resources::CheckType;
 use monform_model::wire::referenced_ids;
@@ -10,76 +8,14 @@ use monform_model::{Kind, Violation};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::shapes;
-use crate::clock::now_ms;
+use super::present::AUTO_SUBSCRIBE;
+pub use super::present::{Context, present};
 use crate::domain::agents;
 use crate::domain::objects::noun;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{self, id_text};
 use crate::resource::without_server_fields;
 use crate::store::Objects;
-
-/// What presenting objects of a kind needs from the database, read once per request.
-pub struct Context {
-    /// Alert channels by id, for the `alertChannels` of checks.
-    channels: HashMap<String, Value>,
-    /// Agent registrations, for the computed fields of private locations.
-    agents: Vec<Value>,
-    /// Status page services by id, for the cards of status pages.
-    services: HashMap<String, Value>,
-    /// The subscriptions of alert channels, by channel id.
-    subscriptions: HashMap<String, Value>,
-    /// The account, which status pages name (`accountId`).
-    account: String,
-}
-
-impl Context {
-    /// What presenting `objects` (of `kind`) needs: only the alert channels
-    /// they subscribe to, so a page or one object never reads every channel.
-    pub fn load<'v>(
-        db: &Connection,
-        account: &str,
-        kind: Kind,
-        objects: impl IntoIterator<Item = &'v Value>,
-    ) -> ApiResult<Context> {
-        let objects: Vec<&Value> = objects.into_iter().collect();
-        let mut channels = HashMap::new();
-        if kind == Kind::Check {
-            for object in objects.iter().copied() {
-                for subscription in object["alertChannelSubscriptions"].as_array().into_iter().flatten() {
-                    let id = id_text(&subscription["alertChannelId"]);
-                    if !channels.contains_key(&id)
-                        && let Some(channel) = db.get(account, Kind::AlertChannel.section(), &id)?
-                    {
-                        channels.insert(id, channel);
-                    }
-                }
-            }
-        }
-        let agents = if kind == Kind::PrivateLocation {
-            agents::all_agents(db, account)?
-        } else {
-            Vec::new()
-        };
-        let services = if kind == Kind::StatusPage {
-            shapes::services_of(db, account, objects.iter().copied())?
-        } else {
-            HashMap::new()
-        };
-        let subscriptions = if kind == Kind::AlertChannel {
-            shapes::subscriptions_of(db, account, objects.iter().copied())?
-        } else {
-            HashMap::new()
-        };
-        Ok(Context {
-            channels,
-            agents,
-            services,
-            subscriptions,
-            account: account.to_owned(),
-        })
-    }
-}
 
 /// Extra results of a create that are shown once (a private location's raw key).
 #[derive(Default)]
@@ -125,8 +61,6 @@ pub fn editable(kind: Kind, stored: &Value) -> Value {
     }
     body
 }
-
-const AUTO_SUBSCRIBE: &str = "autoSubscribe";
 
 /// Fields of request bodies the reference accepts and the model does not
 /// know, taken out of a body before the model checks it.
@@ -494,66 +428,10 @@ pub fn before_delete(db: &Connection, account: &str, kind: Kind, id: &str, store
     }
 }
 
-/// The object as responses show it.
-pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
-    match kind {
-        Kind::Check => body["alertChannels"] = alert_channels(&body, context),
-        Kind::Variable if body["secret"] == true => body["value"] = Value::Null,
-        Kind::PrivateLocation => agents::agent_fields(&mut body, &context.agents, now_ms()),
-        Kind::StatusPage => {
-            shapes::present_cards(&mut body, &context.services);
-            body["accountId"] = json!(context.account);
-        }
-        Kind::AlertChannel => {
-            let id = id_text(&body["id"]);
-            body["subscriptions"] = context.subscriptions.get(&id).cloned().unwrap_or_else(|| json!([]));
-            if body.get(AUTO_SUBSCRIBE).is_none() {
-                body[AUTO_SUBSCRIBE] = json!(false);
-            }
-        }
-        Kind::Group if body.get("apiCheckDefaults").is_none() => {
-            body["apiCheckDefaults"] = json!({ "url": "", "headers": [], "queryParameters": [], "assertions": [] });
-        }
-        _ => {}
-    }
-    body
-}
-
 pub fn present_created(kind: Kind, body: Value, created: Created, context: &Context) -> Value {
     let mut body = present(kind, body, context);
     if let (Some(raw), Some(key)) = (created.raw_key, body.get_mut("keys").and_then(|k| k.get_mut(0))) {
         key["rawKey"] = Value::String(raw);
     }
     body
-}
-
-/// `alertChannels` of a check response (spec 2.6), from its active subscriptions.
-fn alert_channels(check: &Value, context: &Context) -> Value {
-    let mut out = json!({ "email": [], "webhook": [], "slack": [], "sms": [] });
-    for subscription in check["alertChannelSubscriptions"].as_array().into_iter().flatten() {
-        if subscription["activated"] == false {
-            continue;
-        }
-        let Some(channel) = context.channels.get(&id_text(&subscription["alertChannelId"])) else {
-            continue;
-        };
-        let config = &channel["config"];
-        let (key, entry) = match channel["type"].as_str().unwrap_or_default() {
-            "EMAIL" => ("email", json!({ "address": config["address"] })),
-            "WEBHOOK" => (
-                "webhook",
-                json!({
-                    "url": config["url"], "name": config["name"], "method": config["method"],
-                    "headers": config["headers"], "queryParameters": config["queryParameters"],
-                }),
-            ),
-            "SLACK" => ("slack", json!({ "url": config["url"] })),
-            "SMS" => ("sms", json!({ "number": config["number"], "name": config["name"] })),
-            _ => continue,
-        };
-        if let Some(list) = out[key].as_array_mut() {
-            list.push(entry);
-        }
-    }
-    out
 }

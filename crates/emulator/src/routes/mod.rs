@@ -13,11 +13,13 @@ pub mod objects;
 pub mod pages;
 pub mod params;
 mod ping;
+mod present;
 pub(crate) mod reads;
 mod session_bodies;
 pub(crate) mod sessions;
 mod shapes;
 mod status_pages;
+mod stored;
 
 use axum::Router;
 use axum::http::StatusCode;

@@ -10,7 +10,8 @@ use monform_model::wire::IdType;
 use serde_json::Value;
 
 use super::hooks;
-use super::params::{Paging, paged};
+use super::params::Paging;
+use super::stored::{self, Listed};
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::body::{JsonBody, Params};
@@ -24,14 +25,12 @@ use crate::store::Objects;
 pub async fn list(kind: Kind, app: AppState, caller: Caller, params: Params) -> ApiResult<Response> {
     let paging = Paging::from_params(&params)?;
     let db = app.store.lock();
-    let (rows, total) = db.page(&caller.account, kind.section(), paging.offset(), paging.limit)?;
-    let context = hooks::Context::load(&db, &caller.account, kind, rows.iter().map(|r| &r.body))?;
+    let (texts, total) = db.page_text(&caller.account, kind.section(), paging.offset(), paging.limit)?;
+    let rows: Vec<Listed> = texts.into_iter().map(|text| Listed::of(kind, text)).collect();
+    let context = hooks::Context::load(&db, &caller.account, kind, &rows)?;
+    // Presenting and serializing need no database: let other requests in.
     drop(db);
-    let items = rows
-        .into_iter()
-        .map(|row| hooks::present(kind, row.body, &context))
-        .collect();
-    Ok(paged(items, total, paging))
+    Ok(stored::respond(kind, rows, &context, total, paging))
 }
 
 pub async fn get(kind: Kind, app: AppState, caller: Caller, id: String) -> ApiResult<Response> {

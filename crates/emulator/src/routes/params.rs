@@ -52,13 +52,24 @@ impl Paging {
 
 /// The response for one page of a list of `total` items.
 pub fn paged(items: Vec<Value>, total: usize, paging: Paging) -> Response {
-    let range = if items.is_empty() {
+    let count = items.len();
+    // Writing a `Value` into a `Vec` cannot fail.
+    let body = serde_json::to_vec(&Value::Array(items)).unwrap_or_default();
+    paged_json(body, count, total, paging)
+}
+
+/// The response for one page of `count` items of a list of `total`, whose
+/// JSON array is `body`: what `axum::Json` answers (its content type), with
+/// the page's `Content-Range`.
+pub fn paged_json(body: Vec<u8>, count: usize, total: usize, paging: Paging) -> Response {
+    let range = if count == 0 {
         format!("*/{total}")
     } else {
         let first = paging.offset();
-        format!("{first}-{}/{total}", first + items.len() - 1)
+        format!("{first}-{}/{total}", first + count - 1)
     };
-    let mut response = axum::Json(Value::Array(items)).into_response();
+    let json = HeaderValue::from_static("application/json");
+    let mut response = ([(axum::http::header::CONTENT_TYPE, json)], body).into_response();
     if let Ok(value) = HeaderValue::from_str(&range) {
         response.headers_mut().insert(axum::http::header::CONTENT_RANGE, value);
     }

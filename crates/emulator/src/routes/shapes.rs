@@ -5,6 +5,7 @@
 //! `id` crashed one that read its name.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use monform_model::Kind;
 use rusqlite::Connection;
@@ -14,22 +15,20 @@ use sha2::{Digest, Sha256};
 use crate::ids::id_text;
 use crate::store::Objects;
 
-/// Status page services by id, for the cards of the pages in `pages`.
+/// Status page services by id, for the `cards` of status pages.
 pub fn services_of<'v>(
     db: &Connection,
     account: &str,
-    pages: impl IntoIterator<Item = &'v Value>,
+    cards: impl IntoIterator<Item = &'v Value>,
 ) -> rusqlite::Result<HashMap<String, Value>> {
     let mut services = HashMap::new();
-    for page in pages {
-        for card in page["cards"].as_array().into_iter().flatten() {
-            for service in card["services"].as_array().into_iter().flatten() {
-                let id = id_text(&service["id"]);
-                if !services.contains_key(&id)
-                    && let Some(found) = db.get(account, Kind::StatusPageService.section(), &id)?
-                {
-                    services.insert(id, found);
-                }
+    for card in cards.into_iter().filter_map(Value::as_array).flatten() {
+        for service in card["services"].as_array().into_iter().flatten() {
+            let id = id_text(&service["id"]);
+            if !services.contains_key(&id)
+                && let Some(found) = db.get(account, Kind::StatusPageService.section(), &id)?
+            {
+                services.insert(id, found);
             }
         }
     }
@@ -81,16 +80,17 @@ fn card_id(page_id: &str, index: usize) -> String {
     )
 }
 
-/// The subscriptions of each alert channel in `channels`, by channel id:
-/// every check, then every group, subscribed to it (activated or not), in
-/// creation order, as `{checkId, groupId, activated}`, from the store's
-/// `subscriptions` table (no check's body is read).
+/// The subscriptions of each alert channel of `ids`, by channel id, as
+/// JSON text: every check, then every group, subscribed to it (activated
+/// or not), in creation order, as `{checkId, groupId, activated}`, from
+/// the store's `subscriptions` table (no check's body is read). Written as
+/// text: a page of 100 channels can hold 100,000 subscriptions.
 pub fn subscriptions_of<'v>(
     db: &Connection,
     account: &str,
-    channels: impl IntoIterator<Item = &'v Value>,
-) -> rusqlite::Result<HashMap<String, Value>> {
-    let mut all: HashMap<String, Vec<Value>> = channels.into_iter().map(|c| (id_text(&c["id"]), Vec::new())).collect();
+    ids: impl IntoIterator<Item = &'v Value>,
+) -> rusqlite::Result<HashMap<String, String>> {
+    let mut all: HashMap<String, String> = ids.into_iter().map(|id| (id_text(id), String::from("["))).collect();
     if all.is_empty() {
         return Ok(HashMap::new());
     }
@@ -104,9 +104,22 @@ pub fn subscriptions_of<'v>(
         } else {
             (Value::Null, subscription.owner_id)
         };
-        list.push(json!({ "checkId": check, "groupId": group, "activated": subscription.activated }));
+        if list.len() > 1 {
+            list.push(',');
+        }
+        // `json!({ "checkId": .., "groupId": .., "activated": .. })` as
+        // text, without building it (a `Value` displays as compact JSON).
+        // Writing into a `String` cannot fail.
+        let activated = subscription.activated;
+        let _ = write!(
+            list,
+            r#"{{"checkId":{check},"groupId":{group},"activated":{activated}}}"#
+        );
     }
-    Ok(all.into_iter().map(|(id, list)| (id, Value::Array(list))).collect())
+    for list in all.values_mut() {
+        list.push(']');
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

@@ -62,12 +62,10 @@ impl Store {
 
     /// The account a key belongs to.
     pub fn account_of(&self, key: &str) -> rusqlite::Result<Option<String>> {
+        // Cached: every request asks (preparing it again cost as much as running it).
         self.lock()
-            .query_row(
-                "SELECT account_id FROM api_keys WHERE key_sha256 = ?1",
-                params![sha256_hex(key)],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT account_id FROM api_keys WHERE key_sha256 = ?1")?
+            .query_row(params![sha256_hex(key)], |r| r.get(0))
             .optional()
     }
 
