@@ -421,3 +421,84 @@ fn objects_look_up_and_compare_as_their_sorted_entries() {
     assert_eq!(twice, Input::from_json(json!({"j": null, "k": 2})).0);
     assert_eq!(R::from_entries(Vec::new()), R::new_object());
 }
+
+/// vendor/regorus's `Set` keeps a sorted vector while its elements arrive in
+/// order (a rule's results over sorted resources) and a B-tree after the
+/// first that does not: either way it holds, finds, walks, combines and
+/// compares as the `BTreeSet` of the same elements.
+#[test]
+fn sets_in_order_or_not_behave_as_their_btree() {
+    use regorus::Value as R;
+    use std::collections::BTreeSet;
+    let element = |n: u64| match n % 3 {
+        0 => R::from(n),
+        1 => R::from(format!("checks.a-{n}")),
+        _ => R::from_entries(vec![(R::from("address"), R::from(format!("checks.a-{n}")))]),
+    };
+    // In order, in order with repeats, out of order after a run, reversed.
+    let orders: Vec<Vec<u64>> = vec![
+        (0..40).collect(),
+        (0..40).flat_map(|n| [n, n]).collect(),
+        (0..20).chain((10..40).rev()).collect(),
+        (0..40).rev().collect(),
+        Vec::new(),
+    ];
+    let mut built: Vec<(BTreeSet<R>, R)> = Vec::new();
+    for order in &orders {
+        let expected: BTreeSet<R> = order.iter().map(|&n| element(n)).collect();
+        let mut set = R::new_set();
+        let mut inserted = BTreeSet::new();
+        for &n in order {
+            let fresh = inserted.insert(element(n));
+            assert_eq!(set.as_set_mut().unwrap().insert(element(n)), fresh, "{n} of {order:?}");
+        }
+        let collected: regorus::value::Set = order.iter().map(|&n| element(n)).collect();
+        for set in [&set, &R::from(collected)] {
+            let items = set.as_set().unwrap();
+            assert_eq!(items.len(), expected.len());
+            assert!(items.iter().eq(expected.iter()), "{order:?}");
+            assert!(items.iter().rev().eq(expected.iter().rev()), "{order:?}");
+            assert_eq!(set, &R::from(expected.clone()));
+            for n in 0..45 {
+                assert_eq!(items.contains(&element(n)), expected.contains(&element(n)), "{n}");
+            }
+            let mut cursor = items.cursor();
+            let mut walked = Vec::new();
+            while let Some(item) = items.next(&mut cursor) {
+                walked.push(item.clone());
+            }
+            assert!(walked.iter().eq(expected.iter()));
+        }
+        // A removal and a retain keep the rest.
+        let mut less = set.clone();
+        let mut fewer = expected.clone();
+        less.as_set_mut().unwrap().remove(&element(7));
+        fewer.remove(&element(7));
+        less.as_set_mut().unwrap().retain(|v| !matches!(v, R::Number(_)));
+        fewer.retain(|v| !matches!(v, R::Number(_)));
+        assert_eq!(less, R::from(fewer));
+        built.push((expected, set));
+    }
+    for (x, a) in &built {
+        for (y, b) in &built {
+            let (sa, sb) = (a.as_set().unwrap(), b.as_set().unwrap());
+            assert_eq!(a.cmp(b), R::from(x.clone()).cmp(&R::from(y.clone())));
+            assert_eq!(
+                R::from(sa.union(sb)),
+                R::from(x.union(y).cloned().collect::<BTreeSet<R>>())
+            );
+            assert_eq!(
+                R::from(sa.intersection(sb)),
+                R::from(x.intersection(y).cloned().collect::<BTreeSet<R>>())
+            );
+            assert_eq!(
+                R::from(sa.difference(sb)),
+                R::from(x.difference(y).cloned().collect::<BTreeSet<R>>())
+            );
+            assert_eq!(sa.is_subset(sb), x.is_subset(y));
+            let mut joined = sa.clone();
+            joined.append(&mut sb.clone());
+            assert_eq!(R::from(joined), R::from(x.union(y).cloned().collect::<BTreeSet<R>>()));
+        }
+    }
+}

@@ -98,7 +98,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -111,7 +111,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -124,7 +124,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -137,7 +137,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -150,7 +150,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -174,7 +174,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -186,7 +186,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -198,7 +198,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -219,7 +219,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -240,7 +240,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -261,7 +261,7 @@ impl RegoVM {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
 
-                if a == &Value::Undefined || b == &Value::Undefined {
+                if matches!(a, Value::Undefined) || matches!(b, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -282,7 +282,7 @@ impl RegoVM {
                 let left_value = self.get_register(left)?;
                 let right_value = self.get_register(right)?;
 
-                if left_value == &Value::Undefined || right_value == &Value::Undefined {
+                if matches!(left_value, Value::Undefined) || matches!(right_value, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -304,7 +304,7 @@ impl RegoVM {
                 let left_value = self.get_register(left)?;
                 let right_value = self.get_register(right)?;
 
-                if left_value == &Value::Undefined || right_value == &Value::Undefined {
+                if matches!(left_value, Value::Undefined) || matches!(right_value, Value::Undefined) {
                     self.set_register(dest, Value::Undefined)?;
                     return Ok(InstructionOutcome::Continue);
                 }
@@ -335,7 +335,7 @@ impl RegoVM {
             AssertEq { left, right } => {
                 let a = self.get_register(left)?;
                 let b = self.get_register(right)?;
-                let passed = a != &Value::Undefined && b != &Value::Undefined && a == b;
+                let passed = !matches!(a, Value::Undefined) && !matches!(b, Value::Undefined) && a == b;
                 self.handle_condition(passed)?;
                 Ok(InstructionOutcome::Continue)
             }
@@ -596,7 +596,7 @@ impl RegoVM {
                 // `field('alias[*].property')` collection semantics where
                 // absent nested properties are excluded from the collected
                 // array.
-                if self.get_register(value)? == &Value::Undefined {
+                if matches!(self.get_register(value)?, Value::Undefined) {
                     return Ok(InstructionOutcome::Continue);
                 }
 
@@ -1120,7 +1120,7 @@ impl RegoVM {
 
                     current_value = current_value[&key_value].clone();
 
-                    if current_value == Value::Undefined {
+                    if matches!(current_value, Value::Undefined) {
                         break;
                     }
                 }

@@ -166,22 +166,25 @@ impl RegoVM {
                 },
             )?;
 
-            match self.execute_instruction(&program, instruction)? {
-                InstructionOutcome::Continue => {
+            // Matched in place, not through `?`: the hot `Continue` arm
+            // then moves no copy of the whole result.
+            match self.execute_instruction(&program, instruction) {
+                Ok(InstructionOutcome::Continue) => {
                     self.pc = self.pc.saturating_add(1);
                 }
-                InstructionOutcome::Return(value) => {
+                Ok(InstructionOutcome::Return(value)) => {
                     return Ok(value);
                 }
-                InstructionOutcome::Break => {
+                Ok(InstructionOutcome::Break) => {
                     return Ok(self.registers.first().cloned().unwrap_or(Value::Undefined));
                 }
-                InstructionOutcome::Suspend { reason } => {
+                Ok(InstructionOutcome::Suspend { reason }) => {
                     return Err(VmError::UnsupportedSuspendInRunToCompletion {
                         reason,
                         pc: self.pc,
                     });
                 }
+                Err(error) => return Err(error),
             }
         }
 

@@ -915,11 +915,19 @@ impl RegoVM {
             .or_else(fallback_execution_timer_config)
     }
 
+    /// Once per instruction: only counts, inlined; the clock is read every
+    /// `check_interval` units, out of line.
+    #[inline]
     pub(super) fn execution_timer_tick(&mut self, work_units: u32) -> Result<()> {
         if !self.execution_timer.accumulate(work_units) {
             return Ok(());
         }
+        self.execution_timer_check()
+    }
 
+    #[cold]
+    #[inline(never)]
+    fn execution_timer_check(&mut self) -> Result<()> {
         let Some(now) = monotonic_now() else {
             return Ok(());
         };

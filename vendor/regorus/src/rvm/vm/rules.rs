@@ -128,7 +128,7 @@ impl RegoVM {
                     Ok(_) => {
                         if matches!(rule_info.rule_type, RuleType::Complete) || is_function_call {
                             let current_result = self.get_register(result_reg)?.clone();
-                            if current_result != Value::Undefined {
+                            if !matches!(current_result, Value::Undefined) {
                                 if let Some(ref expected) = first_successful_result {
                                     if *expected != current_result {
                                         rule_failed_due_to_inconsistency = true;
@@ -252,7 +252,8 @@ impl RegoVM {
         }
 
         let rule_type = rule_info.rule_type.clone();
-        let rule_definitions = rule_info.definitions.clone();
+        // Borrowed through `program` (an `Arc` clone), not copied per call.
+        let rule_definitions = &rule_info.definitions;
 
         if rule_definitions.is_empty() {
             // No compiled definitions — check for a default value before returning Undefined.
@@ -289,7 +290,7 @@ impl RegoVM {
         });
 
         let (final_result, rule_failed_due_to_inconsistency) = self
-            .execute_rule_definitions_common(&rule_definitions, rule_info, function_call_params)?;
+            .execute_rule_definitions_common(rule_definitions, rule_info, function_call_params)?;
 
         self.set_register(dest, Value::Undefined)?;
 
@@ -320,7 +321,7 @@ impl RegoVM {
 
         self.set_register(dest, result_from_rule.clone())?;
 
-        if self.get_register(dest)? == &Value::Undefined && !rule_failed_due_to_inconsistency {
+        if matches!(self.get_register(dest)?, Value::Undefined) && !rule_failed_due_to_inconsistency {
             match call_context.rule_type {
                 RuleType::PartialSet => {
                     self.set_register(dest, Value::new_set())?;
@@ -687,7 +688,7 @@ impl RegoVM {
                 .cloned()
                 .unwrap_or(Value::Undefined);
 
-            if current_result != Value::Undefined {
+            if !matches!(current_result, Value::Undefined) {
                 if let Some(ref expected) = frame_data.accumulated_result {
                     if *expected != current_result {
                         frame_data.rule_failed_due_to_inconsistency = true;

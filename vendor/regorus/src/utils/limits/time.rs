@@ -252,6 +252,7 @@ impl ExecutionTimer {
     /// This method only updates the internal counter — it never reads a clock.
     /// Callers should obtain the current time and call [`check_now`](Self::check_now)
     /// only when this returns `true`.
+    #[inline]
     pub const fn accumulate(&mut self, work_units: u32) -> bool {
         let Some(config) = self.config else {
             return false;
