@@ -9,8 +9,9 @@
 use serde_json::Value;
 
 use crate::Kind;
-use crate::group_rules::apply_group;
+use crate::group_rules::apply_group_in;
 pub use crate::snippets::inline_snippets;
+use crate::tree::{Json, Tree};
 use crate::wire::to_wire;
 
 /// `check` as its group (if any) makes it run. Both in one form, the
@@ -23,8 +24,14 @@ pub fn effective(check: &Value, group: Option<&Value>) -> Value {
 /// [`effective`] of a check the caller no longer needs: no copy of it
 /// (the policies' input builds 100,000 of them).
 pub fn into_effective(check: Value, group: Option<&Value>) -> Value {
+    into_effective_in(&mut Json, check, group)
+}
+
+/// [`into_effective`] in any form (the policies' input: the interpreter's
+/// values, with no JSON stage).
+pub fn into_effective_in<T: Tree>(form: &mut T, check: T::Node, group: Option<&T::Node>) -> T::Node {
     match group {
-        Some(group) => apply_group(check, group),
+        Some(group) => apply_group_in(form, check, group),
         None => check,
     }
 }

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use crate::schema::{Schemas, schemas};
+use crate::tree::Tree;
 use crate::{FieldPath, Kind};
 
 /// A step of a field pattern: a key, or every element of a list.
@@ -121,8 +122,13 @@ pub fn reference_roots(kind: Kind) -> &'static [&'static str] {
 /// Every kind's and variant's facts are read once, up front: this is asked
 /// several times per resource in a plan, from every thread.
 pub fn facts(kind: Kind, value: &Value) -> &'static Facts {
+    facts_in(&crate::tree::Json, kind, value)
+}
+
+/// [`facts`] of a value in any form.
+pub fn facts_in<T: Tree>(form: &T, kind: Kind, value: &T::Node) -> &'static Facts {
     let variant = variant_tag(kind)
-        .and_then(|tag| value.get(tag)?.as_str())
+        .and_then(|tag| form.as_str(form.get(value, tag)?))
         .unwrap_or_default();
     let known = |wanted: &str| ALL_FACTS.iter().find(|(k, v, _)| *k == kind && v == wanted);
     // An unknown variant has the kind's facts, as the schema of a variant it does not name.
@@ -264,22 +270,29 @@ fn type_includes(schema: &Value, name: &str) -> bool {
 
 /// Every concrete path in `value` that `pattern` matches.
 pub fn expand(pattern: &[Step], value: &Value) -> Vec<FieldPath> {
+    expand_in(&crate::tree::Json, pattern, value)
+}
+
+/// [`expand`] in a value of any form.
+pub fn expand_in<T: Tree>(form: &T, pattern: &[Step], value: &T::Node) -> Vec<FieldPath> {
     let mut found = Vec::new();
-    expand_into(pattern, value, FieldPath::root(), &mut found);
+    expand_into(form, pattern, value, FieldPath::root(), &mut found);
     found
 }
 
-fn expand_into(pattern: &[Step], value: &Value, at: FieldPath, found: &mut Vec<FieldPath>) {
+fn expand_into<T: Tree>(form: &T, pattern: &[Step], value: &T::Node, at: FieldPath, found: &mut Vec<FieldPath>) {
     match pattern.split_first() {
         None => found.push(at),
         Some((Step::Key(key), rest)) => {
-            if let Some(child) = value.get(key) {
-                expand_into(rest, child, at.key(key), found);
+            if let Some(child) = form.get(value, key) {
+                expand_into(form, rest, child, at.key(key), found);
             }
         }
         Some((Step::Each, rest)) => {
-            for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-                expand_into(rest, item, at.index(i), found);
+            for i in 0..form.items_len(value).unwrap_or(0) {
+                if let Some(item) = form.item(value, i) {
+                    expand_into(form, rest, item, at.index(i), found);
+                }
             }
         }
     }

@@ -88,10 +88,20 @@ macro_rules! kinds {
             }
 
             /// The canonical JSON form: every defaulted field present, unset optional fields absent.
+            /// Its serde form is this one (the policies' input serializes a resource straight into
+            /// the interpreter's values through [`Resource`]'s `Serialize`).
             pub fn to_json(&self) -> Value {
                 let result = match self { $(Resource::$kind(r) => serde_json::to_value(r),)+ };
                 // Serializing plain data structs to a Value cannot fail.
                 result.unwrap_or(Value::Null)
+            }
+        }
+
+        /// The resource as [`Resource::to_json`] has it (the variant's own
+        /// fields, not a tagged enum).
+        impl Serialize for Resource {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self { $(Resource::$kind(r) => r.serialize(serializer),)+ }
             }
         }
     };

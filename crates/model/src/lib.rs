@@ -127,6 +127,7 @@ pub mod sensitive;
 pub mod snippets;
 pub mod status;
 pub mod suggest;
+pub mod tree;
 pub mod validate;
 pub mod wire;
 

@@ -12,12 +12,13 @@
 
 use serde_json::Value;
 
-use crate::facts::{Pattern, Step, expand, facts, matches};
+use crate::facts::{Pattern, Step, expand_in, facts_in, matches};
+use crate::tree::{Json, Tree, get_at};
 use crate::{FieldPath, Kind};
 
 mod url;
 mod worded;
-pub use url::{any_url_credential, holds_url_credential, is_masked_url, mask_url, mask_urls};
+pub use url::{any_url_credential, any_url_credential_in, holds_url_credential, is_masked_url, mask_url, mask_urls};
 pub use worded::{Hidden, Wording, show_number, word};
 
 /// What masked values read as, in every output.
@@ -75,7 +76,18 @@ pub fn sensitive_paths(kind: Kind, value: &Value) -> Vec<FieldPath> {
 /// resource of `kind` whose variant `resource` tells (a field's old value
 /// in a plan, say: it is masked by what it holds, not by the new one).
 pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &Value) -> Vec<FieldPath> {
-    let facts = facts(kind, resource);
+    sensitive_paths_in(&Json, kind, resource, at, value)
+}
+
+/// [`sensitive_paths_at`] of a value in any form.
+pub fn sensitive_paths_in<T: Tree>(
+    form: &T,
+    kind: Kind,
+    resource: &T::Node,
+    at: &FieldPath,
+    value: &T::Node,
+) -> Vec<FieldPath> {
+    let facts = facts_in(form, kind, resource);
     // Patterns below `at`, as patterns relative to `value` (borrowed: at
     // the root, as for every whole resource, each is itself).
     let depth = at.segments().len();
@@ -86,24 +98,23 @@ pub fn sensitive_paths_at(kind: Kind, resource: &Value, at: &FieldPath, value: &
     let sibling = |path: &FieldPath, name: &str| {
         let mut parent = path.segments().to_vec();
         parent.pop();
-        FieldPath(parent).key(name).get(value).cloned()
+        get_at(form, value, &FieldPath(parent).key(name))
     };
     let mut paths: Vec<FieldPath> = Vec::new();
     for pattern in facts.sensitive.iter().filter_map(within) {
-        paths.extend(expand(pattern, value));
+        paths.extend(expand_in(form, pattern, value));
     }
     for (pattern, flag) in &facts.sensitive_if {
-        for path in within(pattern).into_iter().flat_map(|p| expand(p, value)) {
-            if sibling(&path, flag) == Some(Value::Bool(true)) && !paths.contains(&path) {
+        for path in within(pattern).into_iter().flat_map(|p| expand_in(form, p, value)) {
+            if sibling(&path, flag).and_then(|v| form.as_bool(v)) == Some(true) && !paths.contains(&path) {
                 paths.push(path);
             }
         }
     }
     for (pattern, name) in &facts.sensitive_named {
-        for path in within(pattern).into_iter().flat_map(|p| expand(p, value)) {
+        for path in within(pattern).into_iter().flat_map(|p| expand_in(form, p, value)) {
             if sibling(&path, name)
-                .as_ref()
-                .and_then(Value::as_str)
+                .and_then(|v| form.as_str(v))
                 .is_some_and(is_credential_name)
                 && !paths.contains(&path)
             {
@@ -213,6 +224,16 @@ pub fn into_masked(kind: Kind, value: Value, extra: &[FieldPath]) -> Value {
         return value;
     }
     redact(&value, &root, &sensitive)
+}
+
+/// Whether [`mask`] would change a whole resource `value` (any form) of
+/// `kind`, with `extra` paths marked: whether it holds a secret by this
+/// rule. One that does not is shown as it is (the policies' input builds
+/// those without a JSON stage and masks only the others).
+pub fn holds_secrets_in<T: Tree>(form: &T, kind: Kind, value: &T::Node, extra: &[FieldPath]) -> bool {
+    !extra.is_empty()
+        || !sensitive_paths_in(form, kind, value, &FieldPath::root(), value).is_empty()
+        || any_url_credential_in(form, value)
 }
 
 #[cfg(test)]

@@ -87,11 +87,14 @@ pub fn mask_urls(value: &Value) -> Value {
 
 /// Whether any string of `value` is a URL holding a credential.
 pub fn any_url_credential(value: &Value) -> bool {
-    match value {
-        Value::String(s) => holds_url_credential(s),
-        Value::Array(items) => items.iter().any(any_url_credential),
-        Value::Object(map) => map.values().any(any_url_credential),
-        _ => false,
+    any_url_credential_in(&crate::tree::Json, value)
+}
+
+/// [`any_url_credential`] of a value in any form.
+pub fn any_url_credential_in<T: crate::tree::Tree>(form: &T, value: &T::Node) -> bool {
+    match form.as_str(value) {
+        Some(s) => holds_url_credential(s),
+        None => form.any_child(value, &mut |child| any_url_credential_in(form, child)),
     }
 }
 

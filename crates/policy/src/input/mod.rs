@@ -12,17 +12,33 @@
 //!
 //! Secrets never enter it: every value is masked by
 //! `monform_model::sensitive::mask`, the rule the plan's outputs use.
+//!
+//! A resource with no secret by that rule (`holds_secrets_in`: most) is
+//! made straight from its serde form into the interpreter's values
+//! (`serialize`) and a check merged with its group there
+//! (`monform_model::effective::into_effective_in` on the `rego` form): no
+//! JSON value between. One with a secret goes through JSON (masked, merged,
+//! converted by `convert`); both give equal values (`both_ways` tests it).
 
 use std::collections::{BTreeMap, HashMap};
 
 use monform_config::source::{FileId, Sources};
-use monform_config::{Desired, Project};
+use monform_config::{Desired, DesiredResource, Project};
 use monform_model::Kind;
-use monform_model::effective::into_effective;
-use monform_model::sensitive::{into_masked, mask};
+use monform_model::effective::{into_effective, into_effective_in};
+use monform_model::sensitive::{holds_secrets_in, into_masked, mask};
+use monform_model::tree::{Json, Tree};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
+
+#[cfg(test)]
+mod both_ways;
+mod convert;
+mod rego;
+mod serialize;
+
+pub(crate) use convert::Convert;
+use rego::Rego;
 
 /// The policies' `input` in the interpreter's own values: converted once
 /// and shared by every rule (and every thread) that reads it; adding
@@ -129,18 +145,20 @@ pub fn files_at(desired: &Desired, places: &Places) -> Input {
 /// (spread over the cores), so 100,000 checks never sit in memory twice
 /// as one JSON document and one converted copy.
 fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
-    // A group's masked fields, once per group rather than once per check.
-    let groups: HashMap<&str, Value> = desired
+    // A group's masked fields, once per group rather than once per check:
+    // as JSON (for the checks built through JSON) and converted.
+    let mut convert = Convert::default();
+    let groups: HashMap<&str, (Value, regorus::Value)> = desired
         .resources
         .values()
         .filter(|g| g.address.kind == Kind::Group)
         .map(|g| {
-            (
-                g.address.id.as_str(),
-                mask(Kind::Group, &g.resource.to_json(), &g.sensitive),
-            )
+            let json = mask(Kind::Group, &g.resource.to_json(), &g.sensitive);
+            let converted = convert.fields(json.clone());
+            (g.address.id.as_str(), (json, converted))
         })
         .collect();
+    drop(convert);
     // Each file's name once, shared by its resources' `file`.
     let file_names: Vec<regorus::Value> = places
         .file_names
@@ -153,17 +171,7 @@ fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
         .with_min_len(256)
         .map_init(Convert::default, |convert, (index, resource)| {
             let kind = resource.address.kind;
-            // Owned all the way (no copy of a value nobody reads again):
-            // masking and the group's merge copied each resource twice.
-            let own = into_masked(kind, resource.resource.to_json(), &resource.sensitive);
-            // A check as it runs: what its group imposes and merges applied.
-            let fields = match kind {
-                Kind::Check => {
-                    let group = own["group"].as_str().and_then(|id| groups.get(id));
-                    into_effective(own, group)
-                }
-                _ => own,
-            };
+            let fields = direct(convert, resource, &groups).unwrap_or_else(|| through_json(convert, resource, &groups));
             // A resource's span is always in a file of the sources; the
             // places were taken of this `desired` (checked by its start).
             let file = file_names
@@ -183,7 +191,7 @@ fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
             // In key order: made in regorus's compact storage at once.
             let entries = [
                 ("address", regorus::Value::from(resource.address.to_string())),
-                ("fields", convert.fields(fields)),
+                ("fields", fields),
                 ("file", file),
                 ("id", regorus::Value::from(resource.address.id.as_str())),
                 ("kind", convert.key(kind.section())),
@@ -200,172 +208,62 @@ fn resources(desired: &Desired, places: &Places) -> Vec<regorus::Value> {
         .collect()
 }
 
-/// JSON to the interpreter's values as `regorus::Value::from` converts
-/// it (numbers as serde_json reads them), without the deserializer, with
-/// each object key allocated once (100,000 resources share a few dozen
-/// keys instead of holding two million copies) and each array or object
-/// made once per distinct content (`shared`).
-#[derive(Default)]
-pub(crate) struct Convert {
-    /// Object keys and short texts, each allocated once. Looked up once per
-    /// field of every resource: FxHash, not SipHash.
-    shared: FxHashMap<String, regorus::Value>,
-    /// Arrays and objects already made, by a hash of their content.
-    trees: FxHashMap<u64, regorus::Value>,
+/// The group a check names, if it is in one.
+fn group_of<'g, T>(
+    form: &impl Tree<Node = T>,
+    fields: &T,
+    groups: &'g HashMap<&str, (Value, regorus::Value)>,
+) -> Option<&'g (Value, regorus::Value)> {
+    form.get(fields, "group")
+        .and_then(|id| form.as_str(id))
+        .and_then(|id| groups.get(id))
 }
 
-/// Short texts (locations, tags, methods, units) repeat across resources:
-/// each is allocated once and shared, as keys are. Memory fresh from the
-/// system costs more than the lookup (page faults were a third of the
-/// input's time): at 100,000 checks the input is 30 MiB smaller and input
-/// plus evaluation about a tenth faster. Texts are added only while fewer
-/// than `SHARED_TEXTS` are kept, so names and URLs (unique, mostly longer
-/// than `SHARED_TEXT_LEN`) cannot grow the table without bound.
-const SHARED_TEXTS: usize = 4096;
-const SHARED_TEXT_LEN: usize = 32;
-
-/// Arrays and objects repeat across resources even more (a check after
-/// its group: the group's locations, its alert channels, tags, retry
-/// strategy; an API check's headers and assertions): each distinct one is
-/// made once and shared, which took 265 MB of input at 100,000 checks to
-/// (see `docs/src/guide/policies.md`). The table is bounded as the texts'
-/// is: past `SHARED_TREES` entries it only finds.
-const SHARED_TREES: usize = 1 << 16;
-
-impl Convert {
-    pub(crate) fn key(&mut self, key: &str) -> regorus::Value {
-        self.share(key, usize::MAX)
+/// A resource's `fields` made straight from its serde form, for one that
+/// holds no secret (most): as it runs, a check after its group (the
+/// model's merge, on the interpreter's values). `None` for one with a
+/// secret: masking is done on JSON ([`through_json`]).
+fn direct(
+    convert: &mut Convert,
+    resource: &DesiredResource,
+    groups: &HashMap<&str, (Value, regorus::Value)>,
+) -> Option<regorus::Value> {
+    if !resource.sensitive.is_empty() {
+        return None;
     }
-
-    /// `text` as the value already made for it, or a new one, kept for the
-    /// next time while fewer than `limit` are kept.
-    fn share(&mut self, text: &str, limit: usize) -> regorus::Value {
-        if let Some(known) = self.shared.get(text) {
-            return known.clone();
-        }
-        let value = regorus::Value::from(text);
-        if self.shared.len() < limit {
-            self.shared.insert(text.to_owned(), value.clone());
-        }
-        value
+    let kind = resource.address.kind;
+    let own = serialize::to_regorus(convert, &*resource.resource).ok()?;
+    let mut form = Rego(convert);
+    if holds_secrets_in(&form, kind, &own, &resource.sensitive) {
+        return None;
     }
-
-    /// `value` (an array or an object) as the one already made with the
-    /// same content, else `value` itself, kept for the next time. Sharing
-    /// is invisible to a policy: values are immutable (regorus copies on
-    /// write).
-    pub(crate) fn shared(&mut self, value: regorus::Value) -> regorus::Value {
-        if !matches!(value, regorus::Value::Array(_) | regorus::Value::Object(_)) {
-            return value;
-        }
-        let mut hasher = rustc_hash::FxHasher::default();
-        fingerprint(&value, &mut hasher);
-        let hash = std::hash::Hasher::finish(&hasher);
-        match self.trees.get(&hash) {
-            Some(known) if *known == value => known.clone(),
-            Some(_) => value,
-            None => {
-                if self.trees.len() < SHARED_TREES {
-                    self.trees.insert(hash, value.clone());
-                }
-                value
-            }
-        }
+    if kind != Kind::Check {
+        return Some(own);
     }
-
-    /// `value` converted, what it holds shared; `value` itself not (a
-    /// resource's fields: its name at least is its own).
-    pub(crate) fn fields(&mut self, value: Value) -> regorus::Value {
-        self.convert(value).0
-    }
-
-    /// `value` converted, and whether it may be shared: not when it holds
-    /// a number with a fraction part or exponent (1.0 and 1 are equal in
-    /// Rego, so a shared value could print one as the other in a
-    /// finding's message).
-    fn convert(&mut self, value: Value) -> (regorus::Value, bool) {
-        match value {
-            Value::Null => (regorus::Value::Null, true),
-            Value::Bool(b) => (regorus::Value::from(b), true),
-            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => (regorus::Value::from(u), true),
-                (None, Some(i), _) => (regorus::Value::from(i), true),
-                (None, None, Some(f)) if f.is_finite() => (regorus::Value::from(f), false),
-                // serde_json holds no other number; as `from`, undefined.
-                _ => (regorus::Value::Undefined, false),
-            },
-            Value::String(text) if text.len() <= SHARED_TEXT_LEN => (self.share(&text, SHARED_TEXTS), true),
-            Value::String(text) => (regorus::Value::from(text), true),
-            Value::Array(items) => {
-                let mut shareable = true;
-                let items: Vec<regorus::Value> = items
-                    .into_iter()
-                    .map(|v| {
-                        let (item, ok) = self.convert(v);
-                        shareable &= ok;
-                        if ok { self.shared(item) } else { item }
-                    })
-                    .collect();
-                (regorus::Value::from(items), shareable)
-            }
-            Value::Object(map) => {
-                let mut shareable = true;
-                // Sorted into regorus's compact storage at once: a B-tree
-                // first (`From<BTreeMap>`) was copied into it again.
-                let entries: Vec<(regorus::Value, regorus::Value)> = map
-                    .into_iter()
-                    .map(|(k, v)| {
-                        let (item, ok) = self.convert(v);
-                        shareable &= ok;
-                        (self.key(&k), if ok { self.shared(item) } else { item })
-                    })
-                    .collect();
-                (regorus::Value::from_entries(entries), shareable)
-            }
-        }
+    match group_of(&form, &own, groups) {
+        Some((_, group)) => Some(into_effective_in(&mut form, own, Some(group))),
+        None => Some(own),
     }
 }
 
-/// A hash of `value`'s content. What it holds was shared before it
-/// (`Convert::shared`), so an array or object inside is hashed by its
-/// address: two equal values whose parts were shared hash alike (two whose
-/// parts were not may not, and are then not shared: never wrong), and a
-/// value is hashed in one pass over its own members, not its whole depth.
-fn fingerprint(value: &regorus::Value, hasher: &mut rustc_hash::FxHasher) {
-    use regorus::Value as R;
-    use std::hash::Hash;
-    match value {
-        R::Null => 0u8.hash(hasher),
-        R::Undefined => 1u8.hash(hasher),
-        R::Bool(b) => (2u8, b).hash(hasher),
-        R::Number(n) => (3u8, n.as_u64(), n.as_i64()).hash(hasher),
-        R::String(text) => (4u8, text.as_ref()).hash(hasher),
-        R::Array(items) => {
-            5u8.hash(hasher);
-            items.iter().for_each(|item| member(item, hasher));
+/// A resource's `fields` through JSON: masked (`into_masked`), a check
+/// after its group, then converted.
+fn through_json(
+    convert: &mut Convert,
+    resource: &DesiredResource,
+    groups: &HashMap<&str, (Value, regorus::Value)>,
+) -> regorus::Value {
+    let kind = resource.address.kind;
+    // Owned all the way (no copy of a value nobody reads again).
+    let own = into_masked(kind, resource.resource.to_json(), &resource.sensitive);
+    let fields = match kind {
+        Kind::Check => {
+            let group = group_of(&Json, &own, groups).map(|(json, _)| json);
+            into_effective(own, group)
         }
-        R::Set(items) => {
-            6u8.hash(hasher);
-            items.iter().for_each(|item| member(item, hasher));
-        }
-        R::Object(object) => {
-            7u8.hash(hasher);
-            for (key, item) in object.iter() {
-                member(key, hasher);
-                member(item, hasher);
-            }
-        }
-    }
-}
-
-fn member(value: &regorus::Value, hasher: &mut rustc_hash::FxHasher) {
-    use regorus::Value as R;
-    use std::hash::Hash;
-    match value {
-        R::Array(items) => (8u8, regorus::Rc::as_ptr(items) as usize).hash(hasher),
-        R::Object(object) => (9u8, regorus::Rc::as_ptr(object) as usize).hash(hasher),
-        other => fingerprint(other, hasher),
-    }
+        _ => own,
+    };
+    convert.fields(fields)
 }
 
 /// 1-based lines from each file's line starts, computed once: 100,000
