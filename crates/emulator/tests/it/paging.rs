@@ -1,6 +1,8 @@
 //! Page-based lists: `limit` 1..100 (default 10), `page` >= 1 (default 1),
 //! a bare array in creation order and `Content-Range: first-last/total`.
 
+mod bytes;
+
 use crate::common;
 use common::*;
 
