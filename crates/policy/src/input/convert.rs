@@ -18,6 +18,10 @@ pub(crate) struct Convert {
     shared: FxHashMap<String, regorus::Value>,
     /// Arrays and objects already made, by a hash of their content.
     trees: FxHashMap<u64, regorus::Value>,
+    /// Buffers in which a value's members are collected (one per depth
+    /// being built), then copied out at their exact size.
+    item_buffers: Vec<Vec<regorus::Value>>,
+    entry_buffers: Vec<Vec<(regorus::Value, regorus::Value)>>,
 }
 
 /// Short texts (locations, tags, methods, units) repeat across resources:
@@ -41,6 +45,37 @@ const SHARED_TREES: usize = 1 << 16;
 impl Convert {
     pub(crate) fn key(&mut self, key: &str) -> regorus::Value {
         self.share(key, usize::MAX)
+    }
+
+    /// A buffer for an array's items (give it back to [`Convert::array`]).
+    pub(crate) fn item_buffer(&mut self) -> Vec<regorus::Value> {
+        self.item_buffers.pop().unwrap_or_default()
+    }
+
+    /// The array of `buffer`'s items, made at its exact size: regorus keeps
+    /// an array's vector as it is given, and a vector grown by pushes (or
+    /// made for more members than came) would hold up to twice its items'
+    /// memory for as long as the input lives (mimalloc does not move a
+    /// block shrunk by less than half).
+    pub(crate) fn array(&mut self, mut buffer: Vec<regorus::Value>) -> regorus::Value {
+        let mut items = Vec::with_capacity(buffer.len());
+        items.append(&mut buffer);
+        self.item_buffers.push(buffer);
+        regorus::Value::from(items)
+    }
+
+    /// A buffer for an object's entries (give it back to [`Convert::object`]).
+    pub(crate) fn entry_buffer(&mut self) -> Vec<(regorus::Value, regorus::Value)> {
+        self.entry_buffers.pop().unwrap_or_default()
+    }
+
+    /// The object of `buffer`'s entries (of equal keys the last), made at
+    /// its exact size (as [`Convert::array`]).
+    pub(crate) fn object(&mut self, mut buffer: Vec<(regorus::Value, regorus::Value)>) -> regorus::Value {
+        let mut entries = Vec::with_capacity(buffer.len());
+        entries.append(&mut buffer);
+        self.entry_buffers.push(buffer);
+        regorus::Value::from_entries(entries)
     }
 
     /// A text of a resource: a short one shared (`SHARED_TEXT_LEN`).

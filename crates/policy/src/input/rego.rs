@@ -99,9 +99,10 @@ impl Tree for Rego<'_> {
             // A new key: made again at once in compact storage (an insert
             // would turn it into a B-tree).
             None => {
-                let mut entries: Vec<(Value, Value)> = object.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let mut entries = self.0.entry_buffer();
+                entries.extend(object.iter().map(|(k, v)| (k.clone(), v.clone())));
                 entries.push((self.0.key(key), value));
-                *node = Value::from_entries(entries);
+                *node = self.0.object(entries);
             }
         }
     }
@@ -120,7 +121,8 @@ impl Tree for Rego<'_> {
     }
     fn array(&mut self, items: Vec<Value>) -> Value {
         let shareable = items.iter().all(exact);
-        let array = Value::from(items);
+        // At its exact size (the merge grew it by pushes).
+        let array = self.0.array(items);
         match shareable {
             true => self.0.shared(array),
             false => array,

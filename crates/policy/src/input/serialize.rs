@@ -153,10 +153,10 @@ impl<'c> ser::Serializer for Build<'c> {
         let made = value.serialize(Build(&mut *self.0))?;
         Ok(single(self.0, variant, made))
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'c>, Refused> {
+    fn serialize_seq(self, _: Option<usize>) -> Result<Seq<'c>, Refused> {
         Ok(Seq {
+            items: self.0.item_buffer(),
             convert: self.0,
-            items: Vec::with_capacity(len.unwrap_or(0)),
             shareable: true,
         })
     }
@@ -178,19 +178,19 @@ impl<'c> ser::Serializer for Build<'c> {
             inner: self.serialize_seq(Some(len))?,
         })
     }
-    fn serialize_map(self, len: Option<usize>) -> Result<Map<'c>, Refused> {
+    fn serialize_map(self, _: Option<usize>) -> Result<Map<'c>, Refused> {
         Ok(Map {
+            entries: self.0.entry_buffer(),
             convert: self.0,
-            entries: Vec::with_capacity(len.unwrap_or(0)),
             key: None,
             shareable: true,
         })
     }
-    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Map<'c>, Refused> {
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Map<'c>, Refused> {
         if name == RAW_VALUE {
             return Err(Refused("a raw JSON value".into()));
         }
-        self.serialize_map(Some(len))
+        self.serialize_map(None)
     }
     fn serialize_struct_variant(
         self,
@@ -217,8 +217,9 @@ fn member(convert: &mut Convert, (value, shareable): Made) -> regorus::Value {
 /// `{key: made}` (serde_json's form of an enum's variant with data).
 fn single(convert: &mut Convert, key: &str, made: Made) -> Made {
     let shareable = made.1;
-    let entry = (convert.key(key), member(convert, made));
-    (regorus::Value::from_entries(vec![entry]), shareable)
+    let mut entries = convert.entry_buffer();
+    entries.push((convert.key(key), member(convert, made)));
+    (convert.object(entries), shareable)
 }
 
 struct Seq<'c> {
@@ -239,7 +240,7 @@ impl Seq<'_> {
 
 impl<'c> Finish<'c> for Seq<'c> {
     fn finish(self) -> (Made, &'c mut Convert) {
-        ((regorus::Value::from(self.items), self.shareable), self.convert)
+        ((self.convert.array(self.items), self.shareable), self.convert)
     }
 }
 
@@ -296,10 +297,7 @@ impl Map<'_> {
 impl<'c> Finish<'c> for Map<'c> {
     fn finish(self) -> (Made, &'c mut Convert) {
         // Of equal keys the last, as serde_json's map keeps it.
-        (
-            (regorus::Value::from_entries(self.entries), self.shareable),
-            self.convert,
-        )
+        ((self.convert.object(self.entries), self.shareable), self.convert)
     }
 }
 
