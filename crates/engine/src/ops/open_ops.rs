@@ -319,6 +319,13 @@ pub fn open_files(request: OpenRequest<'_>) -> Result<Opened, OpenError> {
 
 /// The files, the environment, the policies and the state, after monform.toml.
 fn open_rest(opening: monform_config::Opening<'_>, request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
+    // The local state is read on a thread of its own while the files load
+    // (at 100,000 checks each takes most of a second of a core); its
+    // problems wait for the load that takes it, as before.
+    let ahead = match (request.state, opening.project()) {
+        (Some(_), Some(project)) => state_ahead(request.dir, project),
+        _ => None,
+    };
     let cache = request.cache.then(|| request.dir.join(monform_config::CACHE_DIR));
     let mut loaded = opening.load(cache.as_deref());
     // An opened project serves one command: nothing reloads one file of
@@ -353,12 +360,13 @@ fn open_rest(opening: monform_config::Opening<'_>, request: &OpenRequest<'_>) ->
             (policies, problems)
         }
     };
-    let backend = match request.state {
-        Some(command) => match open_state(request.dir, &project, command, request.env) {
+    let backend = match (request.state, ahead) {
+        (Some(_), Some(ahead)) => Some(Box::new(ahead) as Box<dyn StateBackend>),
+        (Some(command), None) => match open_state(request.dir, &project, command, request.env) {
             Ok(backend) => Some(backend),
             Err(why) => return Err(fail(why.into(), loaded)),
         },
-        None => None,
+        (None, _) => None,
     };
     Ok(Opened {
         root: request.dir.to_path_buf(),
@@ -402,6 +410,19 @@ pub fn open_state(
         monform_config::StateBackend::Local => Ok(Box::new(local_state(dir, project))),
         monform_config::StateBackend::Postgres => Ok(Box::new(open_postgres(&project.name, command, env)?)),
     }
+}
+
+/// The local state of `project`, its reading started
+/// ([`LocalState::read_ahead`]), when that is its backend and it has one
+/// (an environment chosen where it declares some).
+fn state_ahead(dir: &Path, project: &Project) -> Option<LocalState> {
+    let local = project.state_backend == monform_config::StateBackend::Local;
+    if !local || super::environment_chosen(project).is_err() {
+        return None;
+    }
+    let state = local_state(dir, project);
+    state.read_ahead(&project.name);
+    Some(state)
 }
 
 /// The local state of `project` (of its environment when one is selected).

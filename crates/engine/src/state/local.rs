@@ -8,12 +8,21 @@
 //! apply that finds a journal appends to it, cutting off a record a crash
 //! left half-written. Reading replays the journal's records newer than the
 //! snapshot's serial, so a read never needs a fold.
+//!
+//! A plan's state may be read ahead, on a thread of its own while the
+//! files load (`ahead.rs`): the first load takes it when the files are
+//! still the ones read.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::{Delta, State, StateBackend, StateError, StateWriter, format, journal};
+
+mod ahead;
+
+use ahead::{Ahead, Stamps};
 
 /// A file's content, `None` when it does not exist.
 type Bytes = Option<Vec<u8>>;
@@ -29,25 +38,32 @@ pub struct LocalState {
     path: PathBuf,
     journal: PathBuf,
     lock: PathBuf,
+    /// The state being read ahead ([`LocalState::read_ahead`]).
+    ahead: Mutex<Option<Ahead>>,
 }
 
 impl LocalState {
     pub fn new(project_dir: &Path) -> LocalState {
         let dir = project_dir.join(".monform");
-        LocalState {
-            path: dir.join("state.json"),
-            journal: dir.join("state.journal"),
-            lock: dir.join("lock"),
-        }
+        LocalState::at(dir.join("state.json"), dir.join("state.journal"), dir.join("lock"))
     }
 
     /// The state of one environment: files and a lock of its own.
     pub fn for_environment(project_dir: &Path, environment: &str) -> LocalState {
         let dir = project_dir.join(".monform");
+        LocalState::at(
+            dir.join(format!("state.{environment}.json")),
+            dir.join(format!("state.{environment}.journal")),
+            dir.join(format!("lock.{environment}")),
+        )
+    }
+
+    fn at(path: PathBuf, journal: PathBuf, lock: PathBuf) -> LocalState {
         LocalState {
-            path: dir.join(format!("state.{environment}.json")),
-            journal: dir.join(format!("state.{environment}.journal")),
-            lock: dir.join(format!("lock.{environment}")),
+            path,
+            journal,
+            lock,
+            ahead: Mutex::new(None),
         }
     }
 
@@ -69,31 +85,61 @@ impl LocalState {
     }
 
     /// The snapshot, made the state as it is read (`format::read`), and
-    /// the journal, read once; `None` for a missing file.
-    fn read(&self) -> Result<(Option<State>, Bytes), StateError> {
+    /// the journal, read once; `None` for a missing file. With what the
+    /// files were before they were read ([`Stamps`]): a change after it is
+    /// seen by a later load.
+    fn read(&self) -> Result<(Option<State>, Bytes, Stamps), StateError> {
         // A fold may replace the snapshot and remove the journal between
         // the two reads: the snapshot is read through a handle and, if the
         // path names another file by the end, both are read again.
         for _ in 0..5 {
-            let (snapshot, opened) = match File::open(&self.path) {
+            let (snapshot, opened, snapshot_stamp) = match File::open(&self.path) {
                 Ok(mut file) => {
+                    let stamp = ahead::stamp_of(&file);
                     let state = format::read(&mut file, &self.path.display().to_string())?;
-                    (Some(state), Some(file))
+                    (Some(state), Some(file), stamp)
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None, ahead::Stamp::Missing),
                 Err(e) => return Err(self.read_error(&self.path, e)),
             };
             let journal_path = self.journal_path();
-            let journal = match std::fs::read(&journal_path) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            let (journal, journal_stamp) = match ahead::read_stamped(&journal_path) {
+                Ok(read) => read,
                 Err(e) => return Err(self.read_error(&journal_path, e)),
             };
             if same_file(opened.as_ref(), &self.path) {
-                return Ok((snapshot, journal));
+                let stamps = Stamps {
+                    snapshot: snapshot_stamp,
+                    journal: journal_stamp,
+                };
+                return Ok((snapshot, journal, stamps));
             }
         }
         Err(self.read_error(&self.path, std::io::Error::other("it kept changing while being read")))
+    }
+
+    /// The state as [`StateBackend::load`] reads it, with the files' [`Stamps`].
+    fn load_stamped(&self, project: &str) -> Result<(State, Stamps), StateError> {
+        let (snapshot, journal, stamps) = self.read()?;
+        let path = self.path.display().to_string();
+        let mut state = snapshot.unwrap_or_else(|| State::new(project));
+        if state.project != project {
+            return Err(StateError::Project {
+                path,
+                found: state.project,
+                expected: project.to_owned(),
+            });
+        }
+        if let Some(bytes) = journal {
+            let base = state.serial;
+            let journal_path = self.journal_path().display().to_string();
+            for delta in journal::decode(&bytes, &journal_path)? {
+                if delta.serial > base {
+                    state.apply(&delta);
+                }
+            }
+        }
+        Ok((state, stamps))
     }
 
     fn read_error(&self, path: &Path, source: std::io::Error) -> StateError {
@@ -154,26 +200,10 @@ fn same_file(_: Option<&File>, _: &Path) -> bool {
 
 impl StateBackend for LocalState {
     fn load(&self, project: &str) -> Result<State, StateError> {
-        let (snapshot, journal) = self.read()?;
-        let path = self.path.display().to_string();
-        let mut state = snapshot.unwrap_or_else(|| State::new(project));
-        if state.project != project {
-            return Err(StateError::Project {
-                path,
-                found: state.project,
-                expected: project.to_owned(),
-            });
+        if let Some(state) = self.take_ahead(project) {
+            return Ok(state);
         }
-        if let Some(bytes) = journal {
-            let base = state.serial;
-            let journal_path = self.journal_path().display().to_string();
-            for delta in journal::decode(&bytes, &journal_path)? {
-                if delta.serial > base {
-                    state.apply(&delta);
-                }
-            }
-        }
-        Ok(state)
+        self.load_stamped(project).map(|(state, _)| state)
     }
 
     fn save(&self, state: &State) -> Result<(), StateError> {
@@ -191,11 +221,7 @@ impl StateBackend for LocalState {
     }
 
     fn writer(&self, state: &State) -> Result<Box<dyn StateWriter>, StateError> {
-        let backend = LocalState {
-            path: self.path.clone(),
-            journal: self.journal.clone(),
-            lock: self.lock.clone(),
-        };
+        let backend = LocalState::at(self.path.clone(), self.journal.clone(), self.lock.clone());
         let journal = backend.journal_path();
         // Left by a crash or by an apply that did not fold: `state` (loaded
         // under the lock) holds its records. Appends must never follow a
