@@ -79,6 +79,11 @@ fn text_end(joined: &str, start: usize) -> usize {
     bytes.len() + 1
 }
 
+/// `joined[start..end]`, empty where that is not a part of it.
+fn joined_part(joined: &str, start: usize, end: usize) -> &str {
+    joined.get(start..end).unwrap_or_default()
+}
+
 /// Whether `print` is one of the [`Ends::Texts`] layout: read alone, it
 /// ends where it does.
 fn fits_texts(print: &str) -> bool {
@@ -116,27 +121,49 @@ impl Fingerprints {
 
     fn build(paths: FieldSet, prints: &[&str]) -> Fingerprints {
         let joined: String = prints.concat();
-        let width = prints.first().map_or(0, |p| p.len());
-        let ends = if prints.iter().all(|p| p.len() == width) {
+        let mut end = 0;
+        let ends: Vec<usize> = prints
+            .iter()
+            .map(|p| {
+                end += p.len();
+                end
+            })
+            .collect();
+        Fingerprints::from_joined(paths, joined, &ends)
+    }
+
+    /// `paths` (sorted, without repeats) and their prints joined in that
+    /// order, each ending where `ends` says: what [`Fingerprints::build`]
+    /// makes of the prints, made without them (a state's reader joins its
+    /// prints and texts as it goes).
+    pub(super) fn from_joined(paths: FieldSet, joined: String, ends: &[usize]) -> Fingerprints {
+        let starts = std::iter::once(&0).chain(ends);
+        let mut lengths = starts.clone().zip(ends).map(|(start, end)| end.saturating_sub(*start));
+        let width = ends.first().copied().unwrap_or(0);
+        let ends = if lengths.all(|len| len == width) {
             Ends::Width
-        } else if prints.iter().all(|p| fits_texts(p)) {
+        } else if starts
+            .zip(ends)
+            .all(|(&start, &end)| fits_texts(joined_part(&joined, start, end)))
+        {
             Ends::Texts
         } else {
-            let mut end = 0;
-            Ends::Listed(
-                prints
-                    .iter()
-                    .map(|p| {
-                        end += p.len();
-                        u32::try_from(end).unwrap_or(u32::MAX)
-                    })
-                    .collect(),
-            )
+            Ends::Listed(ends.iter().map(|&end| u32::try_from(end).unwrap_or(u32::MAX)).collect())
         };
         Fingerprints {
             paths,
             joined: joined.into_boxed_str(),
             ends,
+        }
+    }
+
+    /// Prints all `width` long, joined (`joined.len()` a multiple of it),
+    /// for `paths` (sorted, without repeats).
+    pub(super) fn of_width(paths: FieldSet, joined: String) -> Fingerprints {
+        Fingerprints {
+            paths,
+            joined: joined.into_boxed_str(),
+            ends: Ends::Width,
         }
     }
 
