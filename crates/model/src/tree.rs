@@ -105,3 +105,29 @@ pub fn get_at<'a, T: Tree>(form: &T, node: &'a T::Node, path: &crate::FieldPath)
         crate::Segment::Index(index) => form.item(current, *index),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// serde_json's form reads and writes as serde_json's indexing does.
+    #[test]
+    fn the_json_form_reads_and_writes_as_indexing_does() {
+        let mut form = Json;
+        let mut value = json!({"a": [{"b": "x"}, 2], "c": null});
+        let path = crate::FieldPath::parse("a[0].b");
+        assert_eq!(get_at(&form, &value, &path), Some(&json!("x")));
+        assert!(form.any_child(&value, &mut |item| item.is_array()));
+        assert!(!form.any_child(&json!({"a": 1}), &mut |item| item.is_string()));
+        assert_eq!(
+            form.take(&mut value, "a").and_then(|v| form.items_of(v).pop()),
+            Some(json!(2))
+        );
+        assert_eq!(value["a"], Value::Null);
+        form.set(&mut value, "d", json!(true));
+        let mut null = Value::Null;
+        form.set(&mut null, "k", json!(1));
+        assert_eq!((value["d"].clone(), null), (json!(true), json!({"k": 1})));
+    }
+}

@@ -18,6 +18,9 @@ pub(crate) struct Convert {
     shared: FxHashMap<String, regorus::Value>,
     /// Arrays and objects already made, by a hash of their content.
     trees: FxHashMap<u64, regorus::Value>,
+    /// The keys of the model's structs (texts of the program), by where
+    /// their text is: found without hashing or comparing the text.
+    static_keys: FxHashMap<(usize, usize), regorus::Value>,
     /// Buffers in which a value's members are collected (one per depth
     /// being built), then copied out at their exact size.
     item_buffers: Vec<Vec<regorus::Value>>,
@@ -45,6 +48,17 @@ const SHARED_TREES: usize = 1 << 16;
 impl Convert {
     pub(crate) fn key(&mut self, key: &str) -> regorus::Value {
         self.share(key, usize::MAX)
+    }
+
+    /// [`Convert::key`] of a text of the program (a struct's field name).
+    pub(crate) fn static_key(&mut self, key: &'static str) -> regorus::Value {
+        let at = (key.as_ptr() as usize, key.len());
+        if let Some(known) = self.static_keys.get(&at) {
+            return known.clone();
+        }
+        let value = self.key(key);
+        self.static_keys.insert(at, value.clone());
+        value
     }
 
     /// A buffer for an array's items (give it back to [`Convert::array`]).

@@ -138,7 +138,8 @@ impl<'c> ser::Serializer for Build<'c> {
         Ok((regorus::Value::Null, true))
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<Made, Refused> {
-        self.serialize_str(variant)
+        // A text of the program (`GET`, `STATUS_CODE`): shared as keys are.
+        Ok((self.0.static_key(variant), true))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result<Made, Refused> {
         value.serialize(self)
@@ -215,10 +216,10 @@ fn member(convert: &mut Convert, (value, shareable): Made) -> regorus::Value {
 }
 
 /// `{key: made}` (serde_json's form of an enum's variant with data).
-fn single(convert: &mut Convert, key: &str, made: Made) -> Made {
+fn single(convert: &mut Convert, key: &'static str, made: Made) -> Made {
     let shareable = made.1;
     let mut entries = convert.entry_buffer();
-    entries.push((convert.key(key), member(convert, made)));
+    entries.push((convert.static_key(key), member(convert, made)));
     (convert.object(entries), shareable)
 }
 
@@ -324,7 +325,7 @@ impl ser::SerializeStruct for Map<'_> {
     type Ok = Made;
     type Error = Refused;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Refused> {
-        let key = self.convert.key(key);
+        let key = self.convert.static_key(key);
         self.entry(key, value)
     }
     fn end(self) -> Result<Made, Refused> {
@@ -365,7 +366,7 @@ impl<'c> ser::SerializeStructVariant for Variant<Map<'c>> {
     type Ok = Made;
     type Error = Refused;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Refused> {
-        let key = self.inner.convert.key(key);
+        let key = self.inner.convert.static_key(key);
         self.inner.entry(key, value)
     }
     fn end(self) -> Result<Made, Refused> {
@@ -404,7 +405,7 @@ impl ser::Serializer for Key<'_> {
         Ok(self.0.key(v.encode_utf8(&mut [0; 4])))
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<regorus::Value, Refused> {
-        Ok(self.0.key(variant))
+        Ok(self.0.static_key(variant))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
