@@ -7,12 +7,16 @@
 //! [`Remote::body`], or one top-level field with [`Remote::field`], which
 //! skips the rest without building it.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::ControlFlow;
 
-use monform_model::pick::{pick, pick_one, pick_texts};
+use monform_model::pick::{pick, pick_one};
 use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+mod fields;
 
 #[derive(Clone)]
 pub struct Remote {
@@ -47,9 +51,23 @@ impl Remote {
     /// listing was parsed to find its items).
     pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
         let id_field = kind.id_field();
-        let mut fields = pick(text.get(), &[id_field, "tags"]);
-        let id = fields.remove(id_field);
-        let owner = fields.get("tags").and_then(Value::as_array).and_then(|tags| {
+        // The first of a key given twice, as `pick` reads it.
+        let (mut id_at, mut tags_at) = (None, None);
+        let object = fields::each_field(text.get(), |key, value| {
+            if key == id_field {
+                id_at.get_or_insert(value);
+            } else if key == "tags" {
+                tags_at.get_or_insert(value);
+            }
+            ControlFlow::Continue(())
+        });
+        let parse = |text: Option<&str>| {
+            text.filter(|_| object)
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        };
+        let id = parse(id_at);
+        let tags = parse(tags_at);
+        let owner = tags.as_ref().and_then(Value::as_array).and_then(|tags| {
             let (project, logical_id) = ownership_in_tags(tags.iter().filter_map(Value::as_str))?;
             Some(format!("{project}/{logical_id}").into_boxed_str())
         });
@@ -81,6 +99,11 @@ impl Remote {
         serde_json::from_str(self.text.get()).unwrap_or(Value::Null)
     }
 
+    /// The whole body as its compact JSON text, unparsed.
+    pub fn text(&self) -> &str {
+        self.text.get()
+    }
+
     /// One top-level field of the body, parsed alone.
     pub fn field(&self, name: &str) -> Option<Value> {
         pick_one(self.text.get(), name)
@@ -94,7 +117,27 @@ impl Remote {
     /// Some top-level fields of the body as their texts, unparsed (those
     /// it has, in the body's order).
     pub fn field_texts<'n, S: AsRef<str>>(&self, names: &'n [S]) -> Vec<(&'n str, &RawValue)> {
-        pick_texts(self.text.get(), names)
+        let mut found: Vec<(&'n str, &RawValue)> = Vec::new();
+        let object = fields::each_field(self.text.get(), |key, value| {
+            if let Some(name) = names.iter().map(AsRef::as_ref).find(|name| *name == key)
+                && !found.iter().any(|(n, _)| *n == name)
+                && let Ok(raw) = serde_json::from_str::<&RawValue>(value)
+            {
+                found.push((name, raw));
+            }
+            ControlFlow::Continue(())
+        });
+        if !object {
+            found.clear();
+        }
+        found
+    }
+
+    /// Every top-level field of the body, in order: its key and its
+    /// value's text, unparsed (a view of the body that parses only the
+    /// fields it reads).
+    pub fn each_field<'t>(&'t self, each: impl FnMut(Cow<'t, str>, &'t str) -> ControlFlow<()>) {
+        fields::each_field(self.text.get(), each);
     }
 
     /// `updated_at`: changes on every update, so it serves as a version.

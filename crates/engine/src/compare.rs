@@ -24,6 +24,21 @@ pub fn differences<'a>(
     facts: &Facts,
     skip: &[FieldPath],
 ) -> Vec<Difference> {
+    differences_read(desired, actual, &|_| None, facts, skip)
+}
+
+/// As [`differences`], given also the texts of the actual's top-level
+/// fields where they read as the files' form (`text`): a field whose text
+/// is the files' value written out parses to that very value, so it is
+/// compared with itself and never parsed. Most fields of a no-op plan
+/// are such; parsing them was most of a plan's comparing.
+pub fn differences_read<'a>(
+    desired: &Value,
+    actual: &dyn Fn(&str) -> Option<&'a Value>,
+    text: &dyn Fn(&str) -> Option<&'a str>,
+    facts: &Facts,
+    skip: &[FieldPath],
+) -> Vec<Difference> {
     let mut walk = Walk {
         path: Vec::new(),
         facts,
@@ -33,11 +48,59 @@ pub fn differences<'a>(
     if let Value::Object(want) = desired {
         for (key, value) in want {
             walk.path.push(Step::Key(key));
-            walk.walk(value, actual(key).unwrap_or(&Value::Null));
+            if text(key).is_some_and(|text| writes_as(value, text)) {
+                // The same value on both sides: only what the rule says of
+                // a value against itself (a set's odd matching) can differ.
+                if !self_equal(value) {
+                    walk.walk(value, value);
+                }
+            } else {
+                walk.walk(value, actual(key).unwrap_or(&Value::Null));
+            }
             walk.path.pop();
         }
     }
     walk.found
+}
+
+/// Whether `value` written as compact JSON is `text`, compared as it is
+/// written (no copy of it is made; the first byte that differs stops it).
+pub(crate) fn writes_as(value: &Value, text: &str) -> bool {
+    let mut against = Against { rest: text.as_bytes() };
+    serde_json::to_writer(&mut against, value).is_ok() && against.rest.is_empty()
+}
+
+/// A writer that checks what is written against a text.
+struct Against<'t> {
+    rest: &'t [u8],
+}
+
+impl std::io::Write for Against<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self.rest.strip_prefix(bytes) {
+            Some(rest) => {
+                self.rest = rest;
+                Ok(bytes.len())
+            }
+            None => Err(std::io::ErrorKind::InvalidData.into()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether the rule finds no difference between `value` and itself,
+/// without walking it: true when no list holds an object. (Objects are
+/// where the rule is not symmetric: a field one side leaves out. Without
+/// them a set's members match themselves in order.)
+fn self_equal(value: &Value) -> bool {
+    match value {
+        Value::Object(fields) => fields.values().all(self_equal),
+        Value::Array(items) => items.iter().all(|item| !item.is_object() && self_equal(item)),
+        _ => true,
+    }
 }
 
 /// One step of the path being walked, borrowed from the desired value: a
@@ -215,6 +278,7 @@ mod tests {
     use monform_model::Kind;
     use monform_model::facts::facts;
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     fn diff(desired: Value, actual: Value) -> Vec<String> {
         let facts = facts(Kind::Check, &json!({"checkType": "API"}));
@@ -255,6 +319,63 @@ mod tests {
         assert_eq!(diff(desired.clone(), actual), ["request.headers"]);
         let actual = json!({"request": {"url": "u", "headers": [{"key": "A", "value": "1", "locked": false}]}});
         assert!(diff(desired, actual).is_empty());
+    }
+
+    /// Compared by text where the actual's text is the files' value
+    /// written out, by value elsewhere: the same differences either way.
+    #[test]
+    fn fields_read_as_text_differ_as_parsed_ones() {
+        let facts = facts(Kind::Check, &json!({"checkType": "API"}));
+        let cases = [
+            (
+                json!({"name": "x", "tags": ["a", "b"]}),
+                r#"{"name":"x","tags":["b","a"]}"#,
+            ),
+            (
+                json!({"name": "x", "frequency": 10}),
+                r#"{"name":"y","frequency":10.0}"#,
+            ),
+            (
+                json!({"request": {"url": "u", "headers": [{"key": "A", "value": "1"}]}}),
+                r#"{"request":{"url":"u","headers":[{"key":"A","value":"1"}]}}"#,
+            ),
+            (
+                json!({"request": {"url": "u", "assertions": [{"source": "A"}, {"source": "A", "target": ""}]}}),
+                r#"{"request":{"url":"u","assertions":[{"source":"A"},{"source":"A","target":""}]}}"#,
+            ),
+            (
+                json!({"name": "x", "locations": []}),
+                r#"{"name":"x  ","locations":null}"#,
+            ),
+        ];
+        for (desired, text) in cases {
+            let actual: Value = serde_json::from_str(text).unwrap();
+            let texts: Vec<(&str, &RawValue)> =
+                monform_model::pick::pick_texts(text, &["name", "tags", "frequency", "request", "locations"]);
+            let by_text = differences_read(
+                &desired,
+                &|field| actual.get(field),
+                &|field| texts.iter().find(|(name, _)| *name == field).map(|(_, raw)| raw.get()),
+                facts,
+                &[],
+            );
+            assert_eq!(
+                by_text,
+                differences(&desired, &|field| actual.get(field), facts, &[]),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_writes_as_its_compact_text_only() {
+        let value = json!({"a": [1, 2.5, "x\"y"], "b": {"c": null}});
+        assert!(writes_as(&value, r#"{"a":[1,2.5,"x\"y"],"b":{"c":null}}"#));
+        assert!(!writes_as(&value, r#"{"a":[1,2.5,"x\"y"],"b":{"c":null}},"#));
+        assert!(!writes_as(&value, r#"{"a":[1,2.5,"x\"y"],"b":{"c":nul"#));
+        assert!(!writes_as(&value, r#"{"b":{"c":null},"a":[1,2.5,"x\"y"]}"#));
+        assert!(self_equal(&json!({"a": [[1], "x"], "b": {"c": [null]}})));
+        assert!(!self_equal(&json!({"a": [[{"b": 1}]]})));
     }
 
     #[test]

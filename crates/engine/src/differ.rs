@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::actual::Actual;
-use crate::compare::differences;
+use crate::compare::differences_read;
 use crate::forms::{
     ActualView, Names, field_fingerprints, lookup, managed, same_print, secret_to_set, sensitive_paths,
 };
@@ -98,7 +98,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 state,
                 held: held.get(address).copied(),
             };
-            let compare = |actual: &ActualView, remote: &Remote| {
+            let compare = |actual: &ActualView<'_>, remote: &Remote| {
                 compare(
                     address,
                     &desired_json,
@@ -323,7 +323,7 @@ fn compare(
     desired: &Value,
     extra: &[FieldPath],
     ignored: &[FieldPath],
-    actual: &ActualView,
+    actual: &ActualView<'_>,
     remote: &Remote,
     known: &Known<'_>,
 ) -> Change {
@@ -338,31 +338,39 @@ fn compare(
     // that the files do not), and where the files' value is secret.
     let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
     let key = address.to_string();
-    let mut fields: Vec<FieldChange> = differences(desired, &|field| actual.get(field), facts, &skip)
-        .into_iter()
-        .filter(|d| !is_ignored(&d.path, ignored))
-        // The service's own form of what was written is no difference.
-        .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
-        .map(|d| FieldChange {
-            path: d.path.to_string(),
-            before: Some(old(&d.path, &d.before)),
-            after: Some(redact(&d.after, &d.path, &sensitive)),
-            sensitive: false,
-            drift: false,
-            known_after_apply: false,
-            cleared: false,
-            conflict: None,
-        })
-        .collect();
+    let mut fields: Vec<FieldChange> = differences_read(
+        desired,
+        &|field| actual.get(field),
+        &|field| actual.text(field),
+        facts,
+        &skip,
+    )
+    .into_iter()
+    .filter(|d| !is_ignored(&d.path, ignored))
+    // The service's own form of what was written is no difference.
+    .filter(|d| !crate::normal::is_normal_form(state, &key, &d.path.to_string(), &d.after, &d.before))
+    .map(|d| FieldChange {
+        path: d.path.to_string(),
+        before: Some(old(&d.path, &d.before)),
+        after: Some(redact(&d.after, &d.path, &sensitive)),
+        sensitive: false,
+        drift: false,
+        known_after_apply: false,
+        cleared: false,
+        conflict: None,
+    })
+    .collect();
     let recorded = state.resources.get(&key);
     for name in recorded.map(|r| &r.managed[..]).unwrap_or_default() {
+        // The files' fields first: the account's is read (parsed) only
+        // for a field the files no longer set.
+        if desired.get(name).is_some() || is_ignored(&FieldPath::root().key(name), ignored) {
+            continue;
+        }
         let before = actual
             .get(name)
             .filter(|v| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()));
-        if desired.get(name).is_none()
-            && !is_ignored(&FieldPath::root().key(name), ignored)
-            && let Some(before) = before
-        {
+        if let Some(before) = before {
             fields.push(FieldChange {
                 path: name.clone(),
                 before: Some(old(&FieldPath::root().key(name), before)),

@@ -111,16 +111,7 @@ pub fn from_wire_overlay(
     name_of: &dyn Fn(Kind, &Value) -> Option<String>,
 ) -> (Map<String, Value>, Vec<String>) {
     let facts = facts(kind, wire);
-    let mut replaced: Vec<String> = Vec::new();
-    for field in &facts.refs {
-        let top = match field.parent.first() {
-            Some(Step::Key(key)) => key,
-            _ => &field.wire_name,
-        };
-        if !replaced.contains(top) {
-            replaced.push(top.clone());
-        }
-    }
+    let replaced: Vec<String> = reference_tops(facts).into_iter().map(str::to_owned).collect();
     let copied: Map<String, Value> = replaced
         .iter()
         .filter_map(|key| Some((key.clone(), wire.get(key)?.clone())))
@@ -129,6 +120,22 @@ pub fn from_wire_overlay(
         Value::Object(overlay) => (overlay, replaced),
         _ => (Map::new(), replaced),
     }
+}
+
+/// The top-level fields of the API's form that hold references (or hold
+/// objects that do), each once: those `from_wire_overlay` replaces.
+pub fn reference_tops(facts: &Facts) -> Vec<&str> {
+    let mut tops: Vec<&str> = Vec::new();
+    for field in &facts.refs {
+        let top = match field.parent.first() {
+            Some(Step::Key(key)) => key.as_str(),
+            _ => field.wire_name.as_str(),
+        };
+        if !tops.contains(&top) {
+            tops.push(top);
+        }
+    }
+    tops
 }
 
 /// `out` (a copy of `wire`, or of some of its fields) with references

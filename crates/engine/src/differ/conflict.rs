@@ -26,7 +26,7 @@ pub(super) fn under<'p>(prints: &'p Fingerprints, path: &'p str) -> impl Iterato
 
 /// One object as the service holds it, and what the state recorded of it.
 pub(super) struct Service<'a> {
-    pub actual: &'a ActualView,
+    pub actual: &'a ActualView<'a>,
     /// The field prints recorded at the last apply.
     pub applied: &'a Fingerprints,
     /// The object's `updated_at` recorded at the last apply.
@@ -143,7 +143,7 @@ impl Service<'_> {
 pub(super) struct Secrets<'a> {
     pub sensitive: &'a [FieldPath],
     pub desired: &'a Value,
-    pub actual: &'a ActualView,
+    pub actual: &'a ActualView<'a>,
     pub recorded: Option<&'a ResourceState>,
     pub state: &'a State,
 }

@@ -43,6 +43,24 @@ fn an_actual_view_reads_as_the_files_form() {
     assert_eq!(view.get("groupId"), None);
     assert_eq!(view.get("alertChannels"), Some(&json!(["ops"])));
     assert_eq!(view.get("tags"), Some(&json!(["web"])));
+    // Texts are given only where they read as the files' form.
+    assert_eq!(view.text("name"), Some(r#""Home""#));
+    assert_eq!(
+        view.text("request"),
+        Some(r#"{"url":"https://example.com","method":"GET"}"#)
+    );
+    for field in [
+        "tags",
+        "groupId",
+        "group",
+        "alertChannels",
+        "alertChannelSubscriptions",
+        "privateLocations",
+        "missing",
+    ] {
+        assert!(view.text(field).is_none(), "{field}");
+    }
+    assert_eq!(view.version(), None);
 }
 
 /// A `Desired` of `resources` as given (no files): shared with the executor's tests.
