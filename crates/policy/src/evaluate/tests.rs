@@ -502,3 +502,50 @@ fn sets_in_order_or_not_behave_as_their_btree() {
         }
     }
 }
+
+/// vendor/regorus's `Object::get_hinted` (the VM's `IndexLiteral`) finds
+/// what `get` finds over objects whose keys are shared texts, their own
+/// copies, in other places or absent, with one hint carried across them all.
+#[test]
+fn hinted_lookups_find_what_get_finds() {
+    use regorus::Value as R;
+    let shared: Vec<R> = ["address", "fields", "id", "kind", "zeta"]
+        .iter()
+        .map(|t| R::from(*t))
+        .collect();
+    let own = |i: usize| R::from(["address", "fields", "id", "kind", "zeta"][i]);
+    let objects: Vec<R> = vec![
+        R::from_entries((0..4).map(|i| (shared[i].clone(), R::from(i as u64))).collect()),
+        R::from_entries((0..4).map(|i| (shared[i].clone(), R::from(10 + i as u64))).collect()),
+        // The same texts elsewhere: `kind` is the last of three, not the fourth.
+        R::from_entries(
+            [1, 2, 3]
+                .iter()
+                .map(|&i| (shared[i].clone(), R::from(20 + i as u64)))
+                .collect(),
+        ),
+        // Equal texts, not shared.
+        R::from_entries((0..5).map(|i| (own(i), R::from(30 + i as u64))).collect()),
+        R::from_entries(vec![(shared[0].clone(), R::Null)]),
+        R::new_object(),
+        Input::from_json(json!({"kind": "checks", "id": 1})).0,
+        // A B-tree's storage.
+        R::from(std::collections::BTreeMap::from([(shared[3].clone(), R::Bool(true))])),
+    ];
+    for key in shared
+        .iter()
+        .chain([&R::from("kind"), &R::from("absent"), &R::from(3u64)])
+    {
+        let mut hint = regorus::value::KeyHint::default();
+        for _ in 0..2 {
+            for object in &objects {
+                let object = object.as_object().unwrap();
+                assert_eq!(
+                    object.get_hinted(key, &mut hint),
+                    object.get(key),
+                    "{key:?} in {object:?}"
+                );
+            }
+        }
+    }
+}

@@ -23,7 +23,7 @@ mod tests;
 
 #[allow(unused_imports)] // surface for downstream PRs
 pub use array::{Array, ArrayCursor, ArrayIntoIter, ArrayIter, ArrayIterMut};
-pub use object::{IntoIter, Iter, IterMut, Object};
+pub use object::{IntoIter, Iter, IterMut, KeyHint, Object};
 #[allow(unused_imports)] // surface for downstream PRs
 pub use set::Set;
 

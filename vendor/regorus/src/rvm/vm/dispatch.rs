@@ -553,10 +553,28 @@ impl RegoVM {
                 container,
                 literal_idx,
             } => {
-                let container_value = self.get_register(container)?;
+                // The register read field by field (as `get_register`), so
+                // the hint beside it can be written.
+                let pc = self.pc;
+                let register_count = self.registers.len();
+                let container_value = self.registers.get(usize::from(container)).ok_or_else(|| {
+                    VmError::RegisterIndexOutOfBounds {
+                        index: container,
+                        pc,
+                        register_count,
+                    }
+                })?;
 
                 if let Some(key_value) = program.literals.get(usize::from(literal_idx)) {
-                    let result = container_value[key_value].clone();
+                    // An object's key found through this instruction's hint
+                    // (as `Index` would find it, without the search).
+                    let result = match (container_value, self.key_hints.get_mut(pc)) {
+                        (&Value::Object(ref object), Some(hint)) => object
+                            .get_hinted(key_value, hint)
+                            .cloned()
+                            .unwrap_or(Value::Undefined),
+                        _ => container_value[key_value].clone(),
+                    };
                     self.set_register(dest, result)?;
                     Ok(InstructionOutcome::Continue)
                 } else {

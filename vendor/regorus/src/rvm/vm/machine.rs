@@ -59,6 +59,11 @@ pub struct RegoVM {
     /// Rule execution cache: rule_index -> (computed: bool, result: Value)
     pub(super) rule_cache: Vec<(bool, Value)>,
 
+    /// Per instruction, where its `IndexLiteral` last found its key in a
+    /// frozen object (a loop reads `r.kind` from 100,000 objects of the
+    /// same keys): see [`crate::value::KeyHint`].
+    pub(super) key_hints: Vec<crate::value::KeyHint>,
+
     /// Global data object
     pub(super) data: Value,
 
@@ -243,6 +248,7 @@ impl RegoVM {
             program: Arc::new(Program::default()),
             compiled_policy: None,
             rule_cache: Vec::new(),
+            key_hints: Vec::new(),
             data: Value::Null,
             input: Value::Null,
             context: Value::Undefined,
@@ -325,6 +331,10 @@ impl RegoVM {
 
         // Initialize rule cache
         self.rule_cache = vec![(false, Value::Undefined); program.rule_infos.len()];
+        // A hint belongs to its instruction's literal: none carried over.
+        self.key_hints.clear();
+        self.key_hints
+            .resize(program.instructions.len(), crate::value::KeyHint::default());
 
         // Set PC to main entry point
         self.pc = usize::try_from(program.main_entry_point).unwrap_or(0);

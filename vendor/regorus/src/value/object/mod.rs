@@ -101,6 +101,30 @@ impl Object {
         }
     }
 
+    /// [`Object::get`], first trying where `hint` says the same key was
+    /// last found: an entry whose key is the very text (the same shared
+    /// allocation, which the hint holds, so its address is never reused)
+    /// is that key, found without comparing or searching. For one lookup
+    /// repeated over objects that share their keys' texts (an input's
+    /// objects of one shape). A miss searches as `get` and remembers.
+    pub fn get_hinted(&self, key: &Value, hint: &mut KeyHint) -> Option<&Value> {
+        let Repr::Frozen(v) = &self.repr else {
+            return self.get(key);
+        };
+        if let (Some(seen), Some((Value::String(k), value))) = (&hint.text, v.get(hint.at)) {
+            if crate::Rc::ptr_eq(seen, k) {
+                return Some(value);
+            }
+        }
+        let i = v.binary_search_by(|(k, _)| key_order(k, key)).ok()?;
+        let (found, value) = v.get(i)?;
+        if let Value::String(text) = found {
+            hint.at = i;
+            hint.text = Some(text.clone());
+        }
+        Some(value)
+    }
+
     #[inline]
     pub fn contains_key(&self, key: &Value) -> bool {
         self.get(key).is_some()
@@ -172,6 +196,13 @@ impl Object {
             },
         }
     }
+}
+
+/// Where a lookup last found its key: see [`Object::get_hinted`].
+#[derive(Debug, Clone, Default)]
+pub struct KeyHint {
+    at: usize,
+    text: Option<crate::Rc<str>>,
 }
 
 /// `k.cmp(key)`, for looking a key up (and comparing objects): two texts
