@@ -172,48 +172,55 @@ pub fn head(text: &str) -> Option<Head> {
 fn canonical(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;
-    let mut in_string = false;
     while i < bytes.len() {
-        let byte = bytes[i];
-        if in_string {
-            match byte {
-                b'"' => in_string = false,
-                b'\\' => {
-                    match bytes.get(i + 1) {
-                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i += 1,
-                        Some(b'u') => {
-                            let hex = bytes.get(i + 2..i + 6);
-                            let Some([b'0', b'0', high @ (b'0' | b'1'), low]) = hex else {
-                                return false;
-                            };
-                            let low = match low {
-                                b'0'..=b'9' => low - b'0',
-                                b'a'..=b'f' => low - b'a' + 10,
-                                _ => return false,
-                            };
-                            // Those with a short escape are written short.
-                            let code = (high - b'0') * 16 + low;
-                            if matches!(code, 8 | 9 | 10 | 12 | 13) {
-                                return false;
-                            }
-                            i += 5;
-                        }
-                        _ => return false,
+        match bytes[i] {
+            b'"' => {
+                // A string, to its closing quote: most of a body's bytes,
+                // skipped to the next quote or escape at once.
+                i += 1;
+                loop {
+                    let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
+                        return false;
+                    };
+                    i += at;
+                    if bytes[i] == b'"' {
+                        break;
+                    }
+                    match escape(&bytes[i + 1..]) {
+                        Some(length) => i += 1 + length,
+                        None => return false,
                     }
                 }
-                _ => {}
             }
-        } else {
-            match byte {
-                b'"' => in_string = true,
-                b' ' | b'\t' | b'\n' | b'\r' => return false,
-                b'-' if bytes.get(i + 1) == Some(&b'0') => return false,
-                _ => {}
-            }
+            b' ' | b'\t' | b'\n' | b'\r' => return false,
+            b'-' if bytes.get(i + 1) == Some(&b'0') => return false,
+            _ => {}
         }
         i += 1;
     }
     true
+}
+
+/// How long the escape after a backslash (`rest`) is, when it is one
+/// `serde_json` writes.
+fn escape(rest: &[u8]) -> Option<usize> {
+    match rest.first()? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(1),
+        b'u' => {
+            let [b'0', b'0', high @ (b'0' | b'1'), low] = rest.get(1..5)? else {
+                return None;
+            };
+            let low = match low {
+                b'0'..=b'9' => low - b'0',
+                b'a'..=b'f' => low - b'a' + 10,
+                _ => return None,
+            };
+            // Those with a short escape are written short.
+            let code = (high - b'0') * 16 + low;
+            (!matches!(code, 8 | 9 | 10 | 12 | 13)).then_some(5)
+        }
+        _ => None,
+    }
 }
 
 impl<'de> Deserialize<'de> for Head {

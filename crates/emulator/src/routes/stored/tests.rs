@@ -38,11 +38,15 @@ fn text_the_round_trip_would_change_is_not_kept() {
         r#"{"alertChannelSubscriptions":[{"x":0.1}]}"#,
         r#"[1]"#,
         r#"{"a":"#,
+        r#"{"a":"x"#,
+        r#"{"a":"\"#,
+        r#"{"a":"\u00"#,
         "",
     ] {
         assert!(head(text).is_none(), "{text}");
     }
     assert!(head(r#"{"a":"\u001f \" \\ \n"}"#).is_some());
+    assert!(canonical(r#"{"a":"\\","b":"\"","c":"\u0000\u001e"}"#));
 }
 
 #[test]
