@@ -1,7 +1,7 @@
 //! JSON to the interpreter's values ([`Convert`]), sharing each key and
 //! short text and each distinct array or object: the one table of shared
 //! values both ways of building a resource use (straight from its serde
-//! form, `super::serialize`; from JSON, for the few with a secret).
+//! form, by the sibling serializer; from JSON, for the few with a secret).
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
