@@ -418,7 +418,13 @@ pub fn run(monform: &Path, variant: &Variant, sanity: &mut Sanity) -> Result<Use
     );
     let cold = runner.step("cold_apply", "cold apply", &["apply", "--auto-approve"])?;
     expect(cold, 0, sanity);
-    let noop = runner.repeated("noop_plan", "no-op plan", &["plan", "--detailed-exitcode"], 0, || Ok(()))?;
+    let noop = runner.repeated(
+        "noop_plan",
+        "no-op plan",
+        &["plan", "--detailed-exitcode"],
+        0,
+        || Ok(()),
+    )?;
     expect(noop, 0, sanity);
     generate(&project, &shape, 1).map_err(|e| format!("cannot edit the project: {e}"))?;
     let change = runner.step(
