@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::ControlFlow;
 
-use monform_model::pick::{pick, pick_one};
+use monform_model::pick::{pick, pick_one, pick_texts};
 use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -117,20 +117,7 @@ impl Remote {
     /// Some top-level fields of the body as their texts, unparsed (those
     /// it has, in the body's order).
     pub fn field_texts<'n, S: AsRef<str>>(&self, names: &'n [S]) -> Vec<(&'n str, &RawValue)> {
-        let mut found: Vec<(&'n str, &RawValue)> = Vec::new();
-        let object = fields::each_field(self.text.get(), |key, value| {
-            if let Some(name) = names.iter().map(AsRef::as_ref).find(|name| *name == key)
-                && !found.iter().any(|(n, _)| *n == name)
-                && let Ok(raw) = serde_json::from_str::<&RawValue>(value)
-            {
-                found.push((name, raw));
-            }
-            ControlFlow::Continue(())
-        });
-        if !object {
-            found.clear();
-        }
-        found
+        pick_texts(self.text.get(), names)
     }
 
     /// Every top-level field of the body, in order: its key and its
