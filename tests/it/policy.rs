@@ -178,6 +178,47 @@ fn a_broken_policy_is_a_diagnostic_at_its_line() {
     assert!(matches!(broken["line"].as_u64(), Some(4 | 5)), "{broken}");
 }
 
+/// A rule reading a helper rule of another package that gives one key two
+/// values (two TCP checks: `by_type["TCP"]` is each one's address) is an
+/// error at the rule, naming the helper and the key, as on regorus's
+/// interpreter: its VM took one of the values (issue 48: the VM reports
+/// the conflict itself, `vendor/regorus` patch part 6).
+#[test]
+fn a_helper_rules_conflict_is_an_error_at_the_rule_reading_it() {
+    let dir = project(
+        "checks:\n  a:\n    checkType: TCP\n    name: A\n    tags: [owner:web]\n    locations: [eu-west-1, us-east-1]\n    request: { hostname: example.com, port: 443 }\n  b:\n    checkType: TCP\n    name: B\n    tags: [owner:web]\n    locations: [eu-west-1, us-east-1]\n    request: { hostname: example.com, port: 443 }\n",
+    );
+    std::fs::write(
+        dir.path().join("policies/by_type.rego"),
+        "package monform.lib\n\nby_type[r.fields.checkType] := r.address if {\n\tsome r in input.resources\n\tr.kind == \"checks\"\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("policies/one_per_type.rego"),
+        "package monform.one_per_type\n\nwarn contains sprintf(\"%s is the %s check\", [address, kind]) if {\n\tsome kind, address in data.monform.lib.by_type\n}\n",
+    )
+    .unwrap();
+    let output = run(dir.path(), &["validate", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let errors: Vec<&serde_json::Value> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "monform::policy-error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{json}");
+    assert_eq!(errors[0]["file"], "policies/one_per_type.rego");
+    assert_eq!(errors[0]["line"], 3);
+    let message = errors[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(
+            "monform.one_per_type.warn: monform.lib.by_type[\"TCP\"]: rules must not produce multiple outputs"
+        ),
+        "{json}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{json}");
+}
+
 /// Five checks without an owner tag (c1 to c5); each passes every other
 /// example policy.
 pub(crate) fn five_without_owner() -> String {

@@ -49,7 +49,7 @@ impl Policies {
                 let started = Instant::now();
                 let ran = run_rule(&mut engine, &input.0, &path, &runner, &Deadline::start(unbounded)).is_ok();
                 let took = started.elapsed();
-                let on_vm = matches!(runner, Runner::Vm { .. });
+                let on_vm = runner == Runner::Vm;
                 let mut stopped_at = |max_instructions: u64| {
                     let limits = PolicyLimits {
                         max_instructions,

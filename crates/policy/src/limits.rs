@@ -85,8 +85,8 @@ pub(crate) enum Failure {
 /// within microseconds of the deadline.
 const CHECK_INTERVAL: NonZeroU32 = NonZeroU32::new(1024).expect("not zero");
 
-/// One rule's deadline, shared by every step of its evaluation (the
-/// interpreter's probes, then the VM).
+/// One rule's deadline, from before its compilation to the VM to the end
+/// of its run (on the VM or the interpreter).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Deadline {
     started: Instant,
@@ -165,9 +165,27 @@ impl Deadline {
                 hit: LimitHit::Timeout(self.limits.timeout),
                 at: at(pc),
             },
+            // A helper rule's conflict, in the interpreter's words, naming
+            // the rule (and key): the error is at the rule evaluated.
+            VmError::RuleConflict { rule, .. } => {
+                Failure::Other(format!("{}: rules must not produce multiple outputs", rule_name(&rule)))
+            }
+            VmError::ObjectKeyConflict { rule, key, .. } => Failure::Other(format!(
+                "{}[{key}]: rules must not produce multiple outputs",
+                rule_name(&rule)
+            )),
+            VmError::FunctionConflict { rule, .. } => Failure::Other(format!(
+                "{}: functions must not produce multiple outputs for same inputs",
+                rule_name(&rule)
+            )),
             other => Failure::Other(other.to_string()),
         }
     }
+}
+
+/// A rule's name as policies write it: `monform.p.x` for `data.monform.p.x`.
+fn rule_name(path: &str) -> &str {
+    path.strip_prefix("data.").unwrap_or(path)
 }
 
 /// The start of the innermost loop whose body holds `pc` (`some j in

@@ -5,25 +5,25 @@
 use crate::Level;
 use crate::limits::{Deadline, Failure};
 
-/// Where a rule runs. The VM takes the first value of a complete rule (or
-/// of a partial object's key) where the interpreter reports a conflict,
-/// so in a package with such rules those are evaluated on the interpreter
-/// first (`probes`: a conflict is the rule's error, as the interpreter
-/// gives it); a package with a function of values (`f(x) := v`), or whose
-/// `deny` is itself complete, runs on the interpreter.
-#[derive(Debug, Clone, PartialEq)]
+/// Where a rule runs: on the VM, unless its package has a function of
+/// values (`f(x) := v`) or its `deny` is itself complete, which run on
+/// the interpreter. A conflict (two different values of a complete rule,
+/// or of one key of a partial object) is an error on both: the VM reports
+/// it since `vendor/regorus`'s patch part 6, where regorus 0.14.1 took a
+/// value.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Runner {
-    Vm { probes: Vec<String> },
+    Vm,
     Interpreter,
 }
 
+/// Where `package`'s `level` rule runs, as [`Runner`] says.
 pub(crate) fn runner(
     modules: &[regorus::unstable::Ref<regorus::unstable::Module>],
     package: &str,
     level: Level,
 ) -> Runner {
     use regorus::unstable::{Rule, RuleHead};
-    let mut probes = Vec::new();
     for module in modules {
         let Ok(path) = regorus::utils::get_path_string(&module.package.refr, Some("data")) else {
             return Runner::Interpreter;
@@ -32,28 +32,25 @@ pub(crate) fn runner(
             continue;
         }
         for rule in &module.policy {
-            // A default is one value.
             let Rule::Spec { head, .. } = &**rule else { continue };
             match head {
-                // Sets union, and a rule without a value is `true`.
-                RuleHead::Set { .. } | RuleHead::Func { assign: None, .. } | RuleHead::Compr { assign: None, .. } => {}
-                RuleHead::Func { .. } => return Runner::Interpreter,
-                RuleHead::Compr { refr, .. } => {
+                RuleHead::Func { assign: Some(_), .. } => return Runner::Interpreter,
+                // `deny := ...`, `deny[k] := ...`
+                RuleHead::Compr {
+                    refr, assign: Some(_), ..
+                } => {
                     let Ok(name) = regorus::utils::get_path_string(refr, None) else {
                         return Runner::Interpreter;
                     };
                     if name.split('.').next() == Some(level.rule()) {
                         return Runner::Interpreter;
                     }
-                    let probe = format!("{path}.{name}");
-                    if !probes.contains(&probe) {
-                        probes.push(probe);
-                    }
                 }
+                _ => {}
             }
         }
     }
-    Runner::Vm { probes }
+    Runner::Vm
 }
 
 /// A rule's value, on regorus's compiled virtual machine (RVM) when the
@@ -62,8 +59,8 @@ pub(crate) fn runner(
 /// (function paths built as strings, scopes, the rule's bookkeeping); the
 /// VM runs the same rule as instructions. Both give the same value: the
 /// VM is checked against the interpreter by OPA's conformance suite, and
-/// here by a test over the example policies; conflicts, which the VM does
-/// not report, as [`Runner`] says.
+/// here by a test over the example policies and by `run/tests.rs`
+/// (conflicts).
 pub(crate) fn run_rule(
     engine: &mut regorus::Engine,
     input: &regorus::Value,
@@ -78,11 +75,8 @@ pub(crate) fn run_rule(
             .eval_rule(path.to_owned())
             .map_err(|e| deadline.interpreter_error(e.as_ref()))
     };
-    let Runner::Vm { probes } = runner else {
+    if *runner == Runner::Interpreter {
         return interpret(engine, path);
-    };
-    for probe in probes {
-        interpret(engine, probe)?;
     }
     match compile(engine, path) {
         Some(program) => {
@@ -111,3 +105,6 @@ pub(crate) fn compile(
     let compiled = engine.compile_with_entrypoint(&entry).ok()?;
     regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &[path]).ok()
 }
+
+#[cfg(test)]
+mod tests;

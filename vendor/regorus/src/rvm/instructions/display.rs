@@ -146,6 +146,7 @@ impl core::fmt::Display for Instruction {
             Instruction::LoadContext { dest } => format!("LOAD_CONTEXT R({})", dest),
             Instruction::LoadMetadata { dest } => format!("LOAD_METADATA R({})", dest),
             Instruction::Move { dest, src } => format!("MOVE R({}) R({})", dest, src),
+            Instruction::RuleYield { dest, src } => format!("RULE_YIELD R({}) R({})", dest, src),
             Instruction::Add { dest, left, right } => {
                 format!("ADD R({}) R({}) R({})", dest, left, right)
             }

@@ -416,6 +416,17 @@ pub enum Instruction {
         /// Register that accumulates the result.
         result: u8,
     },
+
+    /// Yield a complete rule's (or function's) value: `dest ← src` as
+    /// `Move`, but a second, different value in the same body is a
+    /// conflict (`rules must not produce multiple outputs`), as in OPA.
+    /// `RuleInit` clears `dest` before each body.
+    RuleYield {
+        /// The rule's result register.
+        dest: u8,
+        /// Register holding the value.
+        src: u8,
+    },
 }
 
 impl Instruction {

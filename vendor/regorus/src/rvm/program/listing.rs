@@ -320,6 +320,11 @@ fn format_instruction_readable(
             let comment = format!("Copy value from r{} to r{}", src, dest);
             align_comment(&base, &comment, config.comment_column)
         }
+        Instruction::RuleYield { dest, src } => {
+            let base = format!("{}RuleYield    r{} ← r{}", indent, dest, src);
+            let comment = format!("Rule value r{} (a different second value conflicts)", src);
+            align_comment(&base, &comment, config.comment_column)
+        }
         Instruction::Add { dest, left, right } => {
             let base = format!("{}Add          r{} ← r{} + r{}", indent, dest, left, right);
             let comment = format!("Arithmetic addition: r{} + r{}", left, right);
@@ -1003,6 +1008,7 @@ const fn get_instruction_name(instruction: &Instruction) -> &'static str {
         Instruction::LoadContext { .. } => "LOAD_CONTEXT",
         Instruction::LoadMetadata { .. } => "LOAD_METADATA",
         Instruction::Move { .. } => "MOVE",
+        Instruction::RuleYield { .. } => "RULE_YIELD",
         Instruction::Add { .. } => "ADD",
         Instruction::Sub { .. } => "SUB",
         Instruction::Mul { .. } => "MUL",
@@ -1094,6 +1100,9 @@ fn format_operation_compact(
         }
         Instruction::Move { dest, src } => {
             format!("{}r{} ← r{}", indent, dest, src)
+        }
+        Instruction::RuleYield { dest, src } => {
+            format!("{}r{} ← r{} (rule value)", indent, dest, src)
         }
         Instruction::Add { dest, left, right } => {
             format!("{}r{} ← r{} + r{}", indent, dest, left, right)

@@ -53,6 +53,7 @@ pub fn parse_instruction(text: &str) -> Result<Instruction> {
             "RuleReturn" => parse_rule_return(params_text),
             "DestructuringSuccess" => parse_destructuring_success(params_text),
             "ObjectSet" => parse_object_set(params_text),
+            "RuleYield" => parse_rule_yield(params_text),
             "ObjectCreate" => parse_object_create(params_text),
             "Index" => parse_index(params_text),
             "IndexLiteral" => parse_index_literal(params_text),
@@ -235,6 +236,16 @@ fn parse_move(params_text: &str) -> Result<Instruction> {
     let dest = get_param_u16(&params, "dest")?;
     let src = get_param_u16(&params, "src")?;
     Ok(Instruction::Move {
+        dest: dest.try_into().unwrap(),
+        src: src.try_into().unwrap(),
+    })
+}
+
+fn parse_rule_yield(params_text: &str) -> Result<Instruction> {
+    let params = parse_params(params_text)?;
+    let dest = get_param_u16(&params, "dest")?;
+    let src = get_param_u16(&params, "src")?;
+    Ok(Instruction::RuleYield {
         dest: dest.try_into().unwrap(),
         src: src.try_into().unwrap(),
     })

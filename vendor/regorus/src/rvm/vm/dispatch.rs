@@ -433,6 +433,10 @@ impl RegoVM {
                 self.execute_rule_return()?;
                 Ok(InstructionOutcome::Break)
             }
+            RuleYield { dest, src } => {
+                self.execute_rule_yield(dest, src)?;
+                Ok(InstructionOutcome::Continue)
+            }
             other => self.execute_collection_instruction(program, other),
         }
     }
@@ -452,6 +456,17 @@ impl RegoVM {
                 let mut obj_value = self.take_register(obj)?;
 
                 if let Ok(obj_mut) = obj_value.as_object_mut() {
+                    // A partial object rule's key with a second, different
+                    // value is a conflict, as in OPA (the same value again
+                    // is the same entry).
+                    let conflict = !matches!(value_value, Value::Undefined)
+                        && obj_mut.get(&key_value).is_some_and(|existing| {
+                            !matches!(existing, Value::Undefined) && *existing != value_value
+                        });
+                    if conflict {
+                        self.set_register(obj, obj_value)?;
+                        return Err(self.rule_conflict(Some(key_value)));
+                    }
                     obj_mut.insert(key_value, value_value);
                     self.set_register(obj, obj_value)?;
                 } else {

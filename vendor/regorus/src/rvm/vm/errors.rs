@@ -217,6 +217,19 @@ pub enum VmError {
     #[error("Rule-data conflict: {message} (pc={pc})")]
     RuleDataConflict { message: String, pc: usize },
 
+    /// A complete rule produced two different values (in one body, or in
+    /// two of its definitions): OPA's `eval_conflict_error`.
+    #[error("rules must not produce multiple outputs (rule={rule}, pc={pc})")]
+    RuleConflict { rule: String, pc: usize },
+
+    /// A partial object rule produced two different values for one key.
+    #[error("rules must not produce multiple outputs: object keys must be unique (rule={rule}, key={key}, pc={pc})")]
+    ObjectKeyConflict { rule: String, key: Value, pc: usize },
+
+    /// A function produced two different values for the same arguments.
+    #[error("functions must not produce multiple outputs for same inputs (function={rule}, pc={pc})")]
+    FunctionConflict { rule: String, pc: usize },
+
     #[error("Arithmetic error: {message} (pc={pc})")]
     ArithmeticError { message: String, pc: usize },
 

@@ -28,7 +28,47 @@ impl RegoVM {
                 | VmError::RegexSizeLimitExceeded { .. }
                 | VmError::InstructionLimitExceeded { .. }
                 | VmError::NumericOverflow { .. }
+                // A conflict is the rule's error, not a body that failed.
+                | VmError::RuleConflict { .. }
+                | VmError::ObjectKeyConflict { .. }
+                | VmError::FunctionConflict { .. }
         )
+    }
+
+    /// The error of the rule running that produced a second, different
+    /// value: for `key` of a partial object, else its value (a complete
+    /// rule's, or a function's for the same arguments).
+    #[cold]
+    pub(super) fn rule_conflict(&self, key: Option<Value>) -> VmError {
+        let info = self
+            .call_rule_stack
+            .last()
+            .and_then(|ctx| self.program.rule_infos.get(usize::from(ctx.rule_index)));
+        let rule = info.map(|info| info.name.clone()).unwrap_or_default();
+        let pc = self.pc;
+        match key {
+            Some(key) => VmError::ObjectKeyConflict { rule, key, pc },
+            None if info.is_some_and(|info| info.function_info.is_some()) => {
+                VmError::FunctionConflict { rule, pc }
+            }
+            None => VmError::RuleConflict { rule, pc },
+        }
+    }
+
+    /// `RuleYield`: a complete rule's (or function's) value in this body;
+    /// the same value again changes nothing, a different one is a conflict.
+    /// An undefined value is set as `Move` sets it.
+    pub(super) fn execute_rule_yield(&mut self, dest: u8, src: u8) -> Result<()> {
+        let value = self.get_register(src)?;
+        let current = self.get_register(dest)?;
+        if !matches!(current, Value::Undefined) && !matches!(value, Value::Undefined) {
+            if current == value {
+                return Ok(());
+            }
+            return Err(self.rule_conflict(None));
+        }
+        let value = value.clone();
+        self.set_register(dest, value)
     }
 
     /// Restore VM state that was swapped out for rule execution.
@@ -54,9 +94,8 @@ impl RegoVM {
         rule_definitions: &[Vec<u32>],
         rule_info: &RuleInfo,
         function_call_params: Option<&FunctionCallParams>,
-    ) -> Result<(Value, bool)> {
+    ) -> Result<Value> {
         let mut first_successful_result: Option<Value> = None;
-        let mut rule_failed_due_to_inconsistency = false;
         let is_function_call = rule_info.function_info.is_some();
         let result_reg = rule_info.result_reg;
 
@@ -131,9 +170,14 @@ impl RegoVM {
                             if !matches!(current_result, Value::Undefined) {
                                 if let Some(ref expected) = first_successful_result {
                                     if *expected != current_result {
-                                        rule_failed_due_to_inconsistency = true;
-                                        self.set_register(result_reg, Value::Undefined)?;
-                                        break;
+                                        // Two definitions' different values: a
+                                        // conflict (as in OPA), not undefined.
+                                        let conflict = self.rule_conflict(None);
+                                        self.restore_rule_state(
+                                            &mut previous_loop_stack,
+                                            &mut previous_comprehension_stack,
+                                        );
+                                        return Err(conflict);
                                     }
                                 } else {
                                     first_successful_result = Some(current_result.clone());
@@ -143,6 +187,11 @@ impl RegoVM {
                                         break 'outer;
                                     }
                                 }
+                            } else {
+                                // No value (its loop found nothing, or the value
+                                // is undefined): the body failed, so the `else`
+                                // after it runs, as on the interpreter.
+                                continue;
                             }
                         }
 
@@ -177,15 +226,9 @@ impl RegoVM {
                     Err(_e) => {}
                 }
             }
-
-            if rule_failed_due_to_inconsistency {
-                break;
-            }
         }
 
-        let final_result = if rule_failed_due_to_inconsistency {
-            Value::Undefined
-        } else if let Some(successful_result) = first_successful_result {
+        let final_result = if let Some(successful_result) = first_successful_result {
             successful_result
         } else {
             self.get_register(result_reg)?.clone()
@@ -202,7 +245,7 @@ impl RegoVM {
         self.loop_stack = previous_loop_stack;
         self.comprehension_stack = previous_comprehension_stack;
 
-        Ok((final_result, rule_failed_due_to_inconsistency))
+        Ok(final_result)
     }
 
     pub(super) fn execute_call_rule_common(
@@ -289,8 +332,11 @@ impl RegoVM {
             current_body_index: 0,
         });
 
-        let (final_result, rule_failed_due_to_inconsistency) = self
-            .execute_rule_definitions_common(rule_definitions, rule_info, function_call_params)?;
+        let final_result = self.execute_rule_definitions_common(
+            rule_definitions,
+            rule_info,
+            function_call_params,
+        )?;
 
         self.set_register(dest, Value::Undefined)?;
 
@@ -313,15 +359,9 @@ impl RegoVM {
         }
         self.pc = call_context.return_pc;
 
-        let result_from_rule = if !rule_failed_due_to_inconsistency {
-            final_result
-        } else {
-            Value::Undefined
-        };
+        self.set_register(dest, final_result)?;
 
-        self.set_register(dest, result_from_rule.clone())?;
-
-        if matches!(self.get_register(dest)?, Value::Undefined) && !rule_failed_due_to_inconsistency {
+        if matches!(self.get_register(dest)?, Value::Undefined) {
             match call_context.rule_type {
                 RuleType::PartialSet => {
                     self.set_register(dest, Value::new_set())?;
@@ -691,12 +731,9 @@ impl RegoVM {
             if !matches!(current_result, Value::Undefined) {
                 if let Some(ref expected) = frame_data.accumulated_result {
                     if *expected != current_result {
-                        frame_data.rule_failed_due_to_inconsistency = true;
-                        if let Some(result_slot) =
-                            self.registers.get_mut(usize::from(frame_data.result_reg))
-                        {
-                            *result_slot = Value::Undefined;
-                        }
+                        // Two definitions' different values: a conflict
+                        // (as in OPA), not undefined.
+                        return Err(self.rule_conflict(None));
                     }
                 } else {
                     frame_data.accumulated_result = Some(current_result);
@@ -708,6 +745,9 @@ impl RegoVM {
                         return Ok(None);
                     }
                 }
+            } else {
+                // No value: the body failed, so the `else` after it runs.
+                return self.rule_frame_after_failure(frame_data, rule_info);
             }
         }
 

@@ -217,8 +217,9 @@ impl<'a> Compiler<'a> {
                     );
                 }
                 ContextType::Rule(RuleType::Complete) => {
+                    // Not `Move`: a loop in the body can yield more than one value.
                     self.emit_instruction(
-                        Instruction::Move {
+                        Instruction::RuleYield {
                             dest: dest_register,
                             src: value_register,
                         },
