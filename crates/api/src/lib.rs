@@ -29,12 +29,13 @@
 //! time per kind) or cursor; `list_each` hands each page to its caller as it
 //! arrives, for one that looks at each object and drops it (the read-back
 //! after an apply). A listed object (`Remote`, `remote.rs`) keeps its
-//! body as compact JSON text (`serde_json`'s `RawValue`) and parses it when it
-//! is read: `body()` whole (to compare it), `field(name)` or `fields(names)`
-//! top-level fields without building the rest (`monform_model::pick`: slug,
-//! a check's schedule for the run budget, the fields that can hold a
-//! reference for ownership); its id and its ownership tag (`owner()`) are
-//! read once, when it is listed. `Client::prefetch` starts listings in the
+//! body as compact JSON text and where its top-level fields are in it
+//! (`monform_model::pick::Fields`, found by one scan when it is listed, a
+//! byte or two a field), and parses it when it is read: `body()` whole,
+//! `field(name)`, `fields(names)` or `field_texts(names)` sliced without
+//! scanning again (slug, a check's schedule for the run budget, the fields
+//! that can hold a reference for ownership, the differ's view of each
+//! field); its id and its ownership tag (`owner()`) are read in that scan. `Client::prefetch` starts listings in the
 //! background, each taken once by the next `list_all` of its kind (a kind of
 //! more than 200 pages, 20,000 objects, is read whole; a smaller one only its
 //! first page, since holding it while the files load only raises the peak

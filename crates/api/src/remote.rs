@@ -7,16 +7,12 @@
 //! [`Remote::body`], or one top-level field with [`Remote::field`], which
 //! skips the rest without building it.
 
-use std::borrow::Cow;
 use std::fmt;
-use std::ops::ControlFlow;
 
-use monform_model::pick::{pick, pick_one, pick_texts};
+use monform_model::pick::{Fields, Iter};
 use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-
-mod fields;
 
 #[derive(Clone)]
 pub struct Remote {
@@ -27,8 +23,21 @@ pub struct Remote {
     /// `<project>/<logical-id>` of its ownership tag, read with the id:
     /// a plan asks for it several times per object (claiming, owners,
     /// moves), and each read scanned the whole text.
-    owner: Option<Box<str>>,
-    text: Box<RawValue>,
+    owner: Owner,
+    text: Box<str>,
+    /// Where its top-level fields are in `text`: found once, when the
+    /// object is read, and sliced by every reader of a field after.
+    fields: Fields,
+}
+
+/// Where the owner is: most often in the text itself (the tag's text
+/// after `monform:`), held as its place; as its own text when the tag
+/// was written with escapes.
+#[derive(Clone)]
+enum Owner {
+    /// Its bytes in the text; an empty range: no ownership tag.
+    At(u32, u32),
+    Text(Box<str>),
 }
 
 impl Remote {
@@ -48,35 +57,33 @@ impl Remote {
     }
 
     /// An object from its JSON text, as a listing's item (valid JSON: the
-    /// listing was parsed to find its items).
+    /// listing was parsed to find its items). Its fields are found here,
+    /// once: the id and the tags among them.
     pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
+        let text: Box<str> = text.into();
         let id_field = kind.id_field();
-        // The first of a key given twice, as `pick` reads it.
+        // Of a key given twice, the last, as `Fields` reads it.
         let (mut id_at, mut tags_at) = (None, None);
-        let object = fields::each_field(text.get(), |key, value| {
+        let fields = Fields::read(&text, |key, value| {
             if key == id_field {
-                id_at.get_or_insert(value);
+                id_at = Some(value);
             } else if key == "tags" {
-                tags_at.get_or_insert(value);
+                tags_at = Some(value);
             }
-            ControlFlow::Continue(())
         });
-        let parse = |text: Option<&str>| {
-            text.filter(|_| object)
-                .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        };
-        let id = parse(id_at);
-        let tags = parse(tags_at);
-        let owner = tags.as_ref().and_then(Value::as_array).and_then(|tags| {
-            let (project, logical_id) = ownership_in_tags(tags.iter().filter_map(Value::as_str))?;
-            Some(format!("{project}/{logical_id}").into_boxed_str())
-        });
+        if fields.is_empty() {
+            // Not a whole object: what was seen of it is not its id.
+            (id_at, tags_at) = (None, None);
+        }
+        let id = id_at.and_then(|t| serde_json::from_str::<Value>(t).ok());
+        let owner = tags_at.map_or(Owner::At(0, 0), |tags| owner_in(&text, tags));
         Remote {
             kind,
             numeric_id: id.as_ref().is_some_and(Value::is_number),
             id: id.as_ref().map(id_text).unwrap_or_default(),
             owner,
             text,
+            fields,
         }
     }
 
@@ -90,41 +97,49 @@ impl Remote {
 
     /// The (project, logical id) its ownership tag names, if it has one.
     pub fn owner(&self) -> Option<(&str, &str)> {
-        self.owner.as_deref()?.split_once('/')
+        match &self.owner {
+            Owner::At(start, end) => self.text.get(*start as usize..*end as usize)?.split_once('/'),
+            Owner::Text(owner) => owner.split_once('/'),
+        }
     }
 
     /// The whole body, parsed.
     pub fn body(&self) -> Value {
         // The text was valid JSON when it was stored.
-        serde_json::from_str(self.text.get()).unwrap_or(Value::Null)
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
     }
 
     /// The whole body as its compact JSON text, unparsed.
     pub fn text(&self) -> &str {
-        self.text.get()
+        &self.text
     }
 
     /// One top-level field of the body, parsed alone.
     pub fn field(&self, name: &str) -> Option<Value> {
-        pick_one(self.text.get(), name)
+        serde_json::from_str(self.fields.get(&self.text, name)?).ok()
     }
 
     /// Some top-level fields of the body, parsed alone (those it has).
     pub fn fields<S: AsRef<str>>(&self, names: &[S]) -> Map<String, Value> {
-        pick(self.text.get(), names)
+        self.field_texts(names)
+            .into_iter()
+            .filter_map(|(name, text)| Some((name.to_owned(), serde_json::from_str(text).ok()?)))
+            .collect()
     }
 
     /// Some top-level fields of the body as their texts, unparsed (those
-    /// it has, in the body's order).
-    pub fn field_texts<'n, S: AsRef<str>>(&self, names: &'n [S]) -> Vec<(&'n str, &RawValue)> {
-        pick_texts(self.text.get(), names)
+    /// it has, in the body's order; a key given twice as
+    /// [`Fields::wanted`] reads it).
+    pub fn field_texts<'n, S: AsRef<str>>(&self, names: &'n [S]) -> Vec<(&'n str, &str)> {
+        self.fields.wanted(&self.text, names)
     }
 
     /// Every top-level field of the body, in order: its key and its
     /// value's text, unparsed (a view of the body that parses only the
-    /// fields it reads).
-    pub fn each_field<'t>(&'t self, each: impl FnMut(Cow<'t, str>, &'t str) -> ControlFlow<()>) {
-        fields::each_field(self.text.get(), each);
+    /// fields it reads). Sliced from where they were found when the object
+    /// was read: nothing is scanned again.
+    pub fn top_fields(&self) -> Iter<'_, '_> {
+        self.fields.iter(&self.text)
     }
 
     /// `updated_at`: changes on every update, so it serves as a version.
@@ -136,9 +151,38 @@ impl Remote {
     }
 }
 
+/// Where the owner named by the first ownership tag of `tags` (a part of
+/// `text`) is, by the model's rule (`ownership_in_tags`).
+fn owner_in(text: &str, tags: &str) -> Owner {
+    let Ok(tags) = serde_json::from_str::<Vec<&RawValue>>(tags) else {
+        return Owner::At(0, 0);
+    };
+    for tag in tags {
+        let quoted = tag.get();
+        let Some(inner) = quoted.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+            continue;
+        };
+        if !inner.contains('\\') {
+            if let Some((project, id)) = ownership_in_tags([inner]) {
+                let start = project.as_ptr() as usize - text.as_ptr() as usize;
+                let end = start + project.len() + 1 + id.len();
+                return match (u32::try_from(start), u32::try_from(end)) {
+                    (Ok(start), Ok(end)) => Owner::At(start, end),
+                    _ => Owner::Text(format!("{project}/{id}").into_boxed_str()),
+                };
+            }
+        } else if let Ok(tag) = serde_json::from_str::<String>(quoted)
+            && let Some((project, id)) = ownership_in_tags([tag.as_str()])
+        {
+            return Owner::Text(format!("{project}/{id}").into_boxed_str());
+        }
+    }
+    Owner::At(0, 0)
+}
+
 impl PartialEq for Remote {
     fn eq(&self, other: &Remote) -> bool {
-        self.kind == other.kind && self.id == other.id && self.text.get() == other.text.get()
+        self.kind == other.kind && self.id == other.id && self.text == other.text
     }
 }
 
@@ -147,7 +191,7 @@ impl fmt::Debug for Remote {
         f.debug_struct("Remote")
             .field("kind", &self.kind)
             .field("id", &self.id)
-            .field("body", &self.text.get())
+            .field("body", &&*self.text)
             .finish()
     }
 }
@@ -190,6 +234,37 @@ mod tests {
             Remote::new(Kind::Group, &json!({"id": 1, "tags": "monform:p/q"})).owner(),
             None
         );
+    }
+
+    /// An ownership tag written with escapes is read as its text says.
+    #[test]
+    fn an_escaped_ownership_tag_names_its_owner() {
+        let text =
+            RawValue::from_string(r#"{"id":"c","tags":["x","monform:p\/q\u002dr","monform:s/t"]}"#.to_owned()).unwrap();
+        assert_eq!(Remote::from_text(Kind::Check, text).owner(), Some(("p", "q-r")));
+        let text =
+            RawValue::from_string(r#"{"id":"c","tags":["monform:p/q"],"tags":["monform:s/t"]}"#.to_owned()).unwrap();
+        let remote = Remote::from_text(Kind::Check, text);
+        assert_eq!(remote.owner(), Some(("s", "t")), "of tags given twice, the last");
+        assert_eq!(remote.field("tags"), remote.body().get("tags").cloned());
+    }
+
+    /// Every reader of a field reads it from where the object's read found
+    /// it, a key given twice as its last (as `body` reads it).
+    #[test]
+    fn fields_are_read_as_the_parsed_body_reads_them() {
+        let text = r#"{"id":1,"frequency":5,"name":"a","frequency":10,"locations":["x"]}"#;
+        let remote = Remote::from_text(Kind::Group, RawValue::from_string(text.to_owned()).unwrap());
+        assert_eq!(remote.id_value(), json!(1));
+        assert_eq!(
+            remote.field_texts(&["locations", "frequency"]),
+            [("frequency", "10"), ("locations", r#"["x"]"#)]
+        );
+        assert_eq!(Value::Object(remote.fields(&["frequency"])), json!({"frequency": 10}));
+        let keys: Vec<String> = remote.top_fields().map(|(key, _)| key.into_owned()).collect();
+        assert_eq!(keys, ["id", "frequency", "name", "frequency", "locations"]);
+        let cut = Remote::from_text(Kind::Group, RawValue::from_string("[1]".to_owned()).unwrap());
+        assert_eq!((cut.id.as_str(), cut.top_fields().count()), ("", 0));
     }
 
     #[test]

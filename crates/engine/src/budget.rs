@@ -225,14 +225,14 @@ impl Seen<(Value, u64)> {
         for (name, text) in &texts {
             self.key.extend_from_slice(name.as_bytes());
             self.key.push(b':');
-            self.key.extend_from_slice(text.get().as_bytes());
+            self.key.extend_from_slice(text.as_bytes());
             self.key.push(b'\n');
         }
         let (check_type, runs) = self.get_or(|| {
             let check: serde_json::Map<String, Value> = texts
                 .iter()
                 .map(|(name, text)| {
-                    let value = serde_json::from_str(text.get()).unwrap_or(Value::Null);
+                    let value = serde_json::from_str(text).unwrap_or(Value::Null);
                     ((*name).to_owned(), value)
                 })
                 .collect();
