@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use monform_model::Kind;
 use rusqlite::Connection;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shapes;
@@ -78,23 +79,22 @@ impl Context {
         let objects: Vec<&F> = objects.into_iter().collect();
         let mut channels = HashMap::new();
         if kind == Kind::Check {
-            let mut wanted: Vec<String> = Vec::new();
-            for object in &objects {
-                for subscription in object
-                    .value("alertChannelSubscriptions")
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                {
-                    let id = id_text(&subscription["alertChannelId"]);
-                    if !wanted.contains(&id) {
-                        wanted.push(id);
-                    }
-                }
-            }
+            let mut wanted: Vec<String> = objects
+                .iter()
+                .flat_map(|object| {
+                    object
+                        .value("alertChannelSubscriptions")
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                })
+                .map(|subscription| id_text(&subscription["alertChannelId"]))
+                .collect();
+            wanted.sort_unstable();
+            wanted.dedup();
             if !wanted.is_empty() {
-                for channel in db.get_many(account, Kind::AlertChannel.section(), &wanted)? {
-                    channels.insert(channel.id, channel_entry(&channel.body));
+                for (id, text) in db.get_many_text(account, Kind::AlertChannel.section(), &wanted)? {
+                    channels.insert(id, channel_entry_of_text(&text));
                 }
             }
         }
@@ -181,11 +181,35 @@ pub fn present(kind: Kind, mut body: Value, context: &Context) -> Value {
     body
 }
 
+/// [`channel_entry`] of a channel's stored text, parsing only the two
+/// fields an entry reads (a check page looks up about 100 channels).
+fn channel_entry_of_text(text: &str) -> Option<(usize, String)> {
+    match serde_json::from_str::<ShownChannel>(text) {
+        Ok(channel) => entry(channel.kind.as_str().unwrap_or_default(), &channel.config),
+        // A field twice (a `Value` keeps the last) the way of a `Value`,
+        // as before; a body that does not parse, as `Objects::get_many`
+        // read it: `null`.
+        Err(_) => channel_entry(&serde_json::from_str(text).unwrap_or(Value::Null)),
+    }
+}
+
+/// The fields of a stored alert channel its entries read.
+#[derive(Deserialize)]
+struct ShownChannel {
+    #[serde(rename = "type", default)]
+    kind: Value,
+    #[serde(default)]
+    config: Value,
+}
+
 /// Where an alert channel goes in a check's `alertChannels`: its list (in
 /// `CHANNEL_LISTS`) and its entry as JSON text; `None` for other types.
 fn channel_entry(channel: &Value) -> Option<(usize, String)> {
-    let config = &channel["config"];
-    let kind = channel["type"].as_str().unwrap_or_default();
+    entry(channel["type"].as_str().unwrap_or_default(), &channel["config"])
+}
+
+/// [`channel_entry`] of a channel of type `kind` with `config`.
+fn entry(kind: &str, config: &Value) -> Option<(usize, String)> {
     let list = CHANNEL_LISTS.iter().position(|(type_name, _)| *type_name == kind)?;
     let entry = match kind {
         "EMAIL" => json!({ "address": config["address"] }),

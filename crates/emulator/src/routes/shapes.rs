@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::ids::id_text;
-use crate::store::Objects;
+use crate::store::{Objects, OwnerId, Subscription};
 
 /// Status page services by id, for the `cards` of status pages.
 pub fn services_of<'v>(
@@ -84,7 +84,8 @@ fn card_id(page_id: &str, index: usize) -> String {
 /// JSON text: every check, then every group, subscribed to it (activated
 /// or not), in creation order, as `{checkId, groupId, activated}`, from
 /// the store's `subscriptions` table (no check's body is read). Written as
-/// text: a page of 100 channels can hold 100,000 subscriptions.
+/// text straight from the rows read: a page of 100 channels can hold
+/// 100,000 subscriptions.
 pub fn subscriptions_of<'v>(
     db: &Connection,
     account: &str,
@@ -95,31 +96,77 @@ pub fn subscriptions_of<'v>(
         return Ok(HashMap::new());
     }
     let wanted: Vec<String> = all.keys().cloned().collect();
-    for subscription in db.subscriptions(account, &wanted)? {
-        let Some(list) = all.get_mut(&subscription.channel_id) else {
-            continue;
-        };
-        let (check, group) = if subscription.owner_kind == Kind::Check.section() {
-            (subscription.owner_id, Value::Null)
-        } else {
-            (Value::Null, subscription.owner_id)
-        };
-        if list.len() > 1 {
-            list.push(',');
+    // Rows come by channel: its list is looked up once per channel.
+    let mut current: Option<(String, String)> = None;
+    db.subscriptions(account, &wanted, &mut |subscription| {
+        if current.as_ref().is_none_or(|(id, _)| id != subscription.channel_id) {
+            if let Some((id, list)) = current.take() {
+                all.insert(id, list);
+            }
+            current = all.remove_entry(subscription.channel_id);
         }
-        // `json!({ "checkId": .., "groupId": .., "activated": .. })` as
-        // text, without building it (a `Value` displays as compact JSON).
-        // Writing into a `String` cannot fail.
-        let activated = subscription.activated;
-        let _ = write!(
-            list,
-            r#"{{"checkId":{check},"groupId":{group},"activated":{activated}}}"#
-        );
+        if let Some((_, list)) = current.as_mut() {
+            push_subscription(list, subscription);
+        }
+    })?;
+    if let Some((id, list)) = current {
+        all.insert(id, list);
     }
     for list in all.values_mut() {
         list.push(']');
     }
     Ok(all)
+}
+
+/// Appends `{"checkId":..,"groupId":..,"activated":..}` for `subscription`
+/// to a list's text, after a comma unless it is the list's first: what
+/// `json!` of those fields would write, without building it.
+fn push_subscription(list: &mut String, subscription: Subscription<'_>) {
+    if list.len() > 1 {
+        list.push(',');
+    }
+    let checks = subscription.owner_kind == Kind::Check.section();
+    list.push_str(r#"{"checkId":"#);
+    if checks {
+        push_id(list, subscription.owner_id);
+    } else {
+        list.push_str("null");
+    }
+    list.push_str(r#","groupId":"#);
+    if checks {
+        list.push_str("null");
+    } else {
+        push_id(list, subscription.owner_id);
+    }
+    list.push_str(if subscription.activated {
+        r#","activated":true}"#
+    } else {
+        r#","activated":false}"#
+    });
+}
+
+/// An owner's id as JSON.
+fn push_id(out: &mut String, id: OwnerId<'_>) {
+    match id {
+        OwnerId::Text(text) => push_json_string(out, text),
+        // Writing into a `String` cannot fail.
+        OwnerId::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        OwnerId::None => out.push_str("null"),
+    }
+}
+
+/// `text` as a JSON string, as serde_json writes it: quoted as it is when
+/// nothing in it needs an escape (ids do not), else through serde_json.
+fn push_json_string(out: &mut String, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        out.push_str(&Value::from(text).to_string());
+    }
 }
 
 #[cfg(test)]
@@ -134,5 +181,41 @@ mod tests {
         assert_eq!(id, card_id("page", 0));
         assert_ne!(id, card_id("page", 1));
         assert_ne!(id, card_id("other", 0));
+    }
+
+    #[test]
+    fn a_subscription_is_the_text_json_gives() {
+        let cases = [
+            ("checks", OwnerId::Text("c-1"), true),
+            ("checks", OwnerId::Text("quote \" back \\ tab \t é \u{1}"), false),
+            ("groups", OwnerId::Number(-7), true),
+            ("groups", OwnerId::None, false),
+        ];
+        let mut list = String::from("[");
+        let mut values = Vec::new();
+        for (owner_kind, owner_id, activated) in cases {
+            push_subscription(
+                &mut list,
+                Subscription {
+                    channel_id: "1",
+                    owner_kind,
+                    owner_id,
+                    activated,
+                },
+            );
+            let id = match owner_id {
+                OwnerId::Text(text) => json!(text),
+                OwnerId::Number(n) => json!(n),
+                OwnerId::None => Value::Null,
+            };
+            let (check, group) = if owner_kind == "checks" {
+                (id, Value::Null)
+            } else {
+                (Value::Null, id)
+            };
+            values.push(json!({ "checkId": check, "groupId": group, "activated": activated }));
+        }
+        list.push(']');
+        assert_eq!(list, Value::Array(values).to_string());
     }
 }

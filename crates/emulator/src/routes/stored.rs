@@ -8,18 +8,21 @@
 //! 100,000 checks).
 //!
 //! Only what the presentation reads is parsed ([`Head`]); the rest is
-//! walked, not built. A body the round trip could change is presented the
-//! slow way, as before: one that is not canonical compact JSON (whitespace
-//! between tokens, an escape `serde_json` would not write, `-0`), one
-//! holding a float (parsing may not give back the same digits), one with a
-//! field the presentation sets twice or replaces in place, and the kinds
-//! whose presentation is more than added fields ([`present::added_fields`]).
+//! skipped (checked, not built). A body the round trip could change is
+//! presented the slow way, as before: one that is not canonical compact
+//! JSON (whitespace between tokens, an escape `serde_json` would not
+//! write, a number it would write otherwise: `-0`, `1e3`, `1.50`, an
+//! integer past 64 bits), one with a field the presentation sets twice or
+//! replaces in place, and the kinds whose presentation is more than added
+//! fields ([`present::added_fields`]). A float is kept when `serde_json`
+//! writes back its very digits (what it wrote itself, such as an ICMP
+//! check's `25.0`, always is).
 
 use std::fmt;
 
 use axum::response::Response;
 use monform_model::Kind;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::params::{Paging, paged_json};
@@ -167,8 +170,8 @@ pub fn head(text: &str) -> Option<Head> {
 /// Whether `text` (valid JSON or not) has nothing `serde_json`'s compact
 /// writer would write otherwise: no whitespace between tokens, only the
 /// escapes it makes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00XX`
-/// in lower case for the other control characters), no `-0`. Floats are
-/// left to the parse ([`Walk`]).
+/// in lower case for the other control characters), and every number as
+/// it writes the value read from it ([`writes_back`]).
 fn canonical(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -193,12 +196,38 @@ fn canonical(text: &str) -> bool {
                 }
             }
             b' ' | b'\t' | b'\n' | b'\r' => return false,
-            b'-' if bytes.get(i + 1) == Some(&b'0') => return false,
+            // Outside strings only a number has these.
+            b'-' | b'0'..=b'9' => {
+                let length = bytes[i..]
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(bytes.len() - i);
+                if !writes_back(&text[i..i + length]) {
+                    return false;
+                }
+                i += length;
+                continue;
+            }
             _ => {}
         }
         i += 1;
     }
     true
+}
+
+/// Whether `serde_json` writes the number it reads from `token` as
+/// `token`: at once for an integer of up to 18 digits without a leading
+/// zero (it fits 64 bits, and integers are written in full); else by
+/// reading and writing it (a float's digits, `-0`, a longer integer).
+fn writes_back(token: &str) -> bool {
+    let digits = token.strip_prefix('-').unwrap_or(token);
+    let plain = (1..=18).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (!digits.starts_with('0') || token == "0");
+    plain
+        || serde_json::from_str::<Value>(token)
+            .and_then(|value| serde_json::to_string(&value))
+            .is_ok_and(|written| written == token)
 }
 
 /// How long the escape after a backslash (`rest`) is, when it is one
@@ -242,7 +271,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
         let mut head = Head::default();
         while let Some(key) = map.next_key::<Key>()? {
             let Key(Some(index)) = key else {
-                map.next_value::<Walk>()?;
+                map.next_value::<IgnoredAny>()?;
                 continue;
             };
             // Parsing keeps the last of two equal keys, in the first's place.
@@ -250,13 +279,9 @@ impl<'de> Visitor<'de> for HeadVisitor {
                 return Err(de::Error::custom("a field twice"));
             }
             if index < READ {
-                let value: Value = map.next_value()?;
-                if holds_float(&value) {
-                    return Err(de::Error::custom("a float"));
-                }
-                head.values[index] = value;
+                head.values[index] = map.next_value()?;
             } else {
-                map.next_value::<Walk>()?;
+                map.next_value::<IgnoredAny>()?;
             }
         }
         Ok(head)
@@ -279,63 +304,6 @@ impl<'de> Deserialize<'de> for Key {
             }
         }
         deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-/// Any JSON value, walked and not kept; a float is an error (parsing may
-/// not give back its digits).
-struct Walk;
-
-impl<'de> Deserialize<'de> for Walk {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Walk, D::Error> {
-        deserializer.deserialize_any(WalkVisitor)
-    }
-}
-
-struct WalkVisitor;
-
-impl<'de> Visitor<'de> for WalkVisitor {
-    type Value = Walk;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Walk, E> {
-        Ok(Walk)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Walk, E> {
-        Ok(Walk)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Walk, E> {
-        Ok(Walk)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Walk, E> {
-        Err(E::custom("a float"))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Walk, E> {
-        Ok(Walk)
-    }
-    fn visit_unit<E>(self) -> Result<Walk, E> {
-        Ok(Walk)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Walk, A::Error> {
-        while seq.next_element::<Walk>()?.is_some() {}
-        Ok(Walk)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Walk, A::Error> {
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value::<Walk>()?;
-        }
-        Ok(Walk)
-    }
-}
-
-fn holds_float(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => n.is_f64(),
-        Value::Array(items) => items.iter().any(holds_float),
-        Value::Object(fields) => fields.values().any(holds_float),
-        _ => false,
     }
 }
 

@@ -206,13 +206,20 @@ fn subscriptions_follow_creates_updates_and_deletes_of_checks_and_groups() {
     db.insert("acc", "snippets", "s", None, 0, &check).unwrap();
     let of = |wanted: &[&str]| {
         let wanted: Vec<String> = wanted.iter().map(|w| (*w).to_owned()).collect();
-        db.subscriptions("acc", &wanted)
-            .unwrap()
-            .into_iter()
-            .map(|s| (s.owner_kind, s.owner_id, s.channel_id, s.activated))
-            .collect::<Vec<_>>()
+        let mut found = Vec::new();
+        db.subscriptions("acc", &wanted, &mut |s| {
+            let id = match s.owner_id {
+                OwnerId::Text(text) => json!(text),
+                OwnerId::Number(n) => json!(n),
+                OwnerId::None => Value::Null,
+            };
+            found.push((s.owner_kind.to_owned(), id, s.channel_id.to_owned(), s.activated));
+        })
+        .unwrap();
+        found
     };
     let row = |kind: &str, id: Value, channel: &str, on: bool| (kind.to_owned(), id, channel.to_owned(), on);
+    // By channel; each channel's checks first, then its groups.
     assert_eq!(
         of(&["1", "2", "3"]),
         [
@@ -232,8 +239,8 @@ fn subscriptions_follow_creates_updates_and_deletes_of_checks_and_groups() {
         of(&["2", "3"]),
         [
             row("checks", json!("c-2"), "2", false),
-            row("checks", json!("c-2"), "3", true),
             row("groups", json!(7), "2", true),
+            row("checks", json!("c-2"), "3", true),
         ]
     );
     assert!(db.delete("acc", "groups", "7").unwrap());
@@ -257,9 +264,81 @@ fn a_database_made_before_the_subscriptions_table_gains_it_filled() {
     }
     let store = Store::open(&path).unwrap();
     let db = store.lock();
-    let found = db.subscriptions("acc", &["5".to_owned()]).unwrap();
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].owner_id, json!("c-1"));
+    let mut found = Vec::new();
+    db.subscriptions("acc", &["5".to_owned()], &mut |s| {
+        found.push(matches!(s.owner_id, OwnerId::Text("c-1")));
+    })
+    .unwrap();
+    assert_eq!(found, [true]);
+}
+
+#[test]
+fn a_page_of_channels_reads_its_subscriptions_in_order_from_one_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("emulator.db");
+    {
+        // A database made with the index on (account_id, channel_id) only.
+        let store = Store::open(&path).unwrap();
+        let db = store.lock();
+        db.execute_batch(
+            "DROP INDEX subscriptions_listed;
+             CREATE INDEX subscriptions_by_channel ON subscriptions (account_id, channel_id);",
+        )
+        .unwrap();
+        // Groups before checks in creation order: the listing still shows checks first.
+        for (kind, id, seq_note) in [
+            ("groups", json!(9), 1),
+            ("checks", json!("c-b"), 2),
+            ("checks", json!("c-a"), 3),
+        ] {
+            let body = json!({"id": id, "n": seq_note, "alertChannelSubscriptions": [{"alertChannelId": 2}, {"alertChannelId": 1, "activated": false}]});
+            db.insert("acc", kind, &monform_model::wire::id_text(&id), None, 0, &body)
+                .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let db = store.lock();
+    let indexes: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'subscriptions'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(indexes.contains(&"subscriptions_listed".to_owned()), "{indexes:?}");
+    assert!(!indexes.contains(&"subscriptions_by_channel".to_owned()), "{indexes:?}");
+    let mut found = Vec::new();
+    db.subscriptions("acc", &["2".to_owned(), "1".to_owned()], &mut |s| {
+        found.push(format!(
+            "{} {} {:?} {}",
+            s.channel_id, s.owner_kind, s.owner_id, s.activated
+        ));
+    })
+    .unwrap();
+    assert_eq!(
+        found,
+        [
+            r#"1 checks Text("c-b") false"#,
+            r#"1 checks Text("c-a") false"#,
+            r#"1 groups Number(9) false"#,
+            r#"2 checks Text("c-b") true"#,
+            r#"2 checks Text("c-a") true"#,
+            r#"2 groups Number(9) true"#,
+        ]
+    );
+    let plan: Vec<String> = db
+        .prepare(&format!("EXPLAIN QUERY PLAN {SUBSCRIPTIONS_OF}"))
+        .unwrap()
+        .query_map(["acc", "[\"1\"]"], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("COVERING INDEX subscriptions_listed")),
+        "{plan:?}"
+    );
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
 }
 
 #[test]
