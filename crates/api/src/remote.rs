@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use monform_model::pick::{Fields, Iter};
+use monform_model::pick::{Fields, Iter, objects_in};
 use monform_model::{Kind, ownership_in_tags};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -62,7 +62,6 @@ impl Remote {
     pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
         let text: Box<str> = text.into();
         let id_field = kind.id_field();
-        // Of a key given twice, the last, as `Fields` reads it.
         let (mut id_at, mut tags_at) = (None, None);
         let fields = Fields::read(&text, |key, value| {
             if key == id_field {
@@ -75,12 +74,35 @@ impl Remote {
             // Not a whole object: what was seen of it is not its id.
             (id_at, tags_at) = (None, None);
         }
-        let id = id_at.and_then(|t| serde_json::from_str::<Value>(t).ok());
-        let owner = tags_at.map_or(Owner::At(0, 0), |tags| owner_in(&text, tags));
+        let (numeric_id, id, owner) = identity(&text, id_at, tags_at);
         Remote {
             kind,
-            numeric_id: id.as_ref().is_some_and(Value::is_number),
-            id: id.as_ref().map(id_text).unwrap_or_default(),
+            numeric_id,
+            id,
+            owner,
+            text,
+            fields,
+        }
+    }
+
+    /// An object of a list page, its fields found with it ([`listed`]).
+    pub(crate) fn from_listed(kind: Kind, listed: Listed) -> Remote {
+        let Listed { text, fields } = listed;
+        let id_field = kind.id_field();
+        // Of a key given twice, the last, as `Fields` reads it.
+        let (mut id_at, mut tags_at) = (None, None);
+        for (key, value) in fields.iter(&text) {
+            if key == id_field {
+                id_at = Some(value);
+            } else if key == "tags" {
+                tags_at = Some(value);
+            }
+        }
+        let (numeric_id, id, owner) = identity(&text, id_at, tags_at);
+        Remote {
+            kind,
+            numeric_id,
+            id,
             owner,
             text,
             fields,
@@ -149,6 +171,54 @@ impl Remote {
             _ => None,
         }
     }
+}
+
+/// An object's id (whether a number, its text) and owner, from the texts
+/// of its id and tags fields (parts of `text`).
+fn identity(text: &str, id_at: Option<&str>, tags_at: Option<&str>) -> (bool, String, Owner) {
+    let id = id_at.and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let owner = tags_at.map_or(Owner::At(0, 0), |tags| owner_in(text, tags));
+    (
+        id.as_ref().is_some_and(Value::is_number),
+        id.as_ref().map(id_text).unwrap_or_default(),
+        owner,
+    )
+}
+
+/// A listed object not yet told its kind: its text and where its fields
+/// are in it.
+pub(crate) struct Listed {
+    text: Box<str>,
+    fields: Fields,
+}
+
+impl Listed {
+    /// An object given alone (a cursor listing's entry): its fields found.
+    pub(crate) fn from_raw(raw: Box<RawValue>) -> Listed {
+        let text: Box<str> = raw.into();
+        Listed {
+            fields: Fields::of(&text),
+            text,
+        }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The objects of a list page, a JSON array of objects: validated, each
+/// found and its fields found in one pass (`monform_model::pick::objects_in`);
+/// a page was parsed to find its items and each item scanned again.
+pub(crate) fn listed(page: &[u8]) -> Result<Vec<Listed>, serde_json::Error> {
+    let page = std::str::from_utf8(page).map_err(<serde_json::Error as serde::de::Error>::custom)?;
+    Ok(objects_in(page)?
+        .into_iter()
+        .map(|(range, fields)| Listed {
+            text: page.get(range).unwrap_or("null").into(),
+            fields,
+        })
+        .collect())
 }
 
 /// Where the owner named by the first ownership tag of `tags` (a part of

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use serde_json::value::RawValue;
 
 use crate::client::{Ahead, RawReply, SendOptions};
-use crate::remote::Remote;
+use crate::remote::{Listed, Remote, listed};
 use crate::{Client, Error};
 
 /// Largest page the API serves.
@@ -68,7 +68,7 @@ impl Client {
             Some(Ahead::FirstPage(first)) => self.pages_after(list, first).await?,
             None => return self.list_now(kind).await,
         };
-        Ok(items.into_iter().map(|item| Remote::from_text(kind, item)).collect())
+        Ok(items.into_iter().map(|item| Remote::from_listed(kind, item)).collect())
     }
 
     /// One page (limit 100) of a paged listing of `kind`, and how many
@@ -87,7 +87,7 @@ impl Client {
         let total = reply.content_range.as_deref().and_then(total_of);
         let items = items_of(endpoints.list, &reply.bytes)?;
         Ok(Some((
-            items.into_iter().map(|item| Remote::from_text(kind, item)).collect(),
+            items.into_iter().map(|item| Remote::from_listed(kind, item)).collect(),
             total,
         )))
     }
@@ -105,7 +105,7 @@ impl Client {
         }
         let items = self.pages_after(endpoints.list, first).await?;
         Ok(Ahead::Whole(
-            items.into_iter().map(|item| Remote::from_text(kind, item)).collect(),
+            items.into_iter().map(|item| Remote::from_listed(kind, item)).collect(),
         ))
     }
 
@@ -116,10 +116,10 @@ impl Client {
             Listing::Pages => self.list_pages(endpoints.list).await?,
             Listing::Cursor => self.list_cursor(endpoints.list).await?,
         };
-        Ok(items.into_iter().map(|item| Remote::from_text(kind, item)).collect())
+        Ok(items.into_iter().map(|item| Remote::from_listed(kind, item)).collect())
     }
 
-    async fn list_pages(&self, list: &str) -> Result<Vec<Box<RawValue>>, Error> {
+    async fn list_pages(&self, list: &str) -> Result<Vec<Listed>, Error> {
         let first = self.page(list, 1).await?;
         self.pages_after(list, first).await
     }
@@ -138,8 +138,8 @@ impl Client {
             return Ok(());
         }
         let list = kind.endpoints().list;
-        let mut on_page = |items: Vec<Box<RawValue>>| {
-            visit(items.into_iter().map(|item| Remote::from_text(kind, item)).collect());
+        let mut on_page = |items: Vec<Listed>| {
+            visit(items.into_iter().map(|item| Remote::from_listed(kind, item)).collect());
         };
         match kind.endpoints().listing {
             Listing::Pages => {
@@ -151,7 +151,7 @@ impl Client {
     }
 
     /// A listing's items, its first page read (`first`): the others read.
-    async fn pages_after(&self, list: &str, first: RawReply) -> Result<Vec<Box<RawValue>>, Error> {
+    async fn pages_after(&self, list: &str, first: RawReply) -> Result<Vec<Listed>, Error> {
         let mut items = Vec::new();
         self.each_page_after(list, first, &mut |page| items.extend(page))
             .await?;
@@ -164,7 +164,7 @@ impl Client {
         &self,
         list: &str,
         first: RawReply,
-        visit: &mut (dyn FnMut(Vec<Box<RawValue>>) + Send),
+        visit: &mut (dyn FnMut(Vec<Listed>) + Send),
     ) -> Result<(), Error> {
         let total = first.content_range.as_deref().and_then(total_of);
         let items = items_of(list, &first.bytes)?;
@@ -215,18 +215,14 @@ impl Client {
             .await
     }
 
-    async fn list_cursor(&self, list: &str) -> Result<Vec<Box<RawValue>>, Error> {
+    async fn list_cursor(&self, list: &str) -> Result<Vec<Listed>, Error> {
         let mut items = Vec::new();
         self.each_cursor_page(list, &mut |page| items.extend(page)).await?;
         Ok(items)
     }
 
     /// Hands each page of a cursor listing to `visit`, in order.
-    async fn each_cursor_page(
-        &self,
-        list: &str,
-        visit: &mut (dyn FnMut(Vec<Box<RawValue>>) + Send),
-    ) -> Result<(), Error> {
+    async fn each_cursor_page(&self, list: &str, visit: &mut (dyn FnMut(Vec<Listed>) + Send)) -> Result<(), Error> {
         /// A page of a cursor listing.
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
@@ -245,7 +241,7 @@ impl Client {
                 .send_raw(Method::GET, list, &query, None, SendOptions::default())
                 .await?;
             let page: CursorPage = serde_json::from_slice(&reply.bytes).map_err(|e| decode_error(list, &e))?;
-            visit(page.entries);
+            visit(page.entries.into_iter().map(Listed::from_raw).collect());
             match page.next_id {
                 Some(id) if !id.is_empty() && next.as_deref() != Some(id.as_str()) => next = Some(id),
                 _ => return Ok(()),
@@ -371,13 +367,14 @@ fn fill_quirks(body: &mut Value, operation: CheckOperation) {
     }
 }
 
-/// The items of a listing page, each kept as its JSON text.
-fn items_of(list: &str, bytes: &[u8]) -> Result<Vec<Box<RawValue>>, Error> {
-    serde_json::from_slice(bytes).map_err(|e| decode_error(list, &e))
+/// The items of a listing page, each kept as its JSON text with where its
+/// fields are.
+fn items_of(list: &str, bytes: &[u8]) -> Result<Vec<Listed>, Error> {
+    listed(bytes).map_err(|e| decode_error(list, &e))
 }
 
-fn texts(items: &[Box<RawValue>]) -> Vec<String> {
-    items.iter().map(|item| item.get().to_owned()).collect()
+fn texts(items: &[Listed]) -> Vec<String> {
+    items.iter().map(|item| item.text().to_owned()).collect()
 }
 
 fn decode_error(list: &str, error: &serde_json::Error) -> Error {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 mod fields;
 
-pub use fields::{Fields, Iter};
+pub use fields::{Fields, Iter, objects_in};
 
 /// The fields of `names` that the object in `text` has (a key given twice
 /// keeps its last value, as [`Fields`] reads one); empty when `text` is not

@@ -9,7 +9,7 @@ use monform_model::Kind;
 use monform_model::facts::{facts, variant_tag};
 use monform_model::wire::{from_wire, from_wire_overlay, reference_tops};
 use rustc_hash::FxHashMap;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::actual::Actual;
 use crate::identity::is_ownership_tag;
@@ -25,25 +25,23 @@ pub struct Names<'a> {
     /// Those not borrowed (a private location's slug, imports, an apply's
     /// creates and deletes); they come first. `None`: forgotten.
     owned: FxHashMap<Kind, FxHashMap<String, Option<String>>>,
-    /// The files' form of the fields holding references, by what it is
-    /// made of (the kind, its variant's and those fields' texts): most
+    /// The files' form of each field holding references, by what it is
+    /// made of (the kind, its variant's and the field's texts): most
     /// objects share a few (their group, their channels), and rewriting
     /// each one's was a third of reading it in the files' form.
     overlays: Mutex<FxHashMap<Vec<u8>, Arc<Overlay>>>,
 }
 
-/// The fields of an object in the files' form where it differs from the
-/// wire's (those holding references, [`from_wire_overlay`]).
+/// What one field holding references of an object reads as in the files'
+/// form ([`from_wire_overlay`] of that field): its files' name(s) and value.
 #[derive(Debug, Default)]
 struct Overlay {
     fields: Vec<(String, Value)>,
-    /// The wire's names they replace.
-    replaced: Vec<String>,
 }
 
 impl Overlay {
-    /// At most this many are kept (a handful in practice): an account of
-    /// all different ones is read, not held.
+    /// At most this many are kept (a few hundred in practice): an account
+    /// of all different ones is read, not held.
     const MOST: usize = 4096;
 }
 
@@ -161,8 +159,12 @@ pub fn file_form(kind: Kind, remote: &Remote, names: &Names) -> Value {
 pub(crate) struct ActualView<'r> {
     /// The body's top-level fields but those replaced, in its order.
     fields: Vec<WireField<'r>>,
-    /// Shared by the objects whose fields holding references read alike.
-    overlay: Arc<Overlay>,
+    /// The files' form of the fields holding references it has, each
+    /// shared by the objects whose field reads alike.
+    overlays: Vec<Arc<Overlay>>,
+    /// The wire's names of the fields holding references (read from
+    /// `overlays` only).
+    replaced: Vec<&'static str>,
     /// Its tags without the ownership tag, if it has tags.
     tags: Option<Value>,
 }
@@ -194,48 +196,63 @@ impl<'r> ActualView<'r> {
             value: OnceCell::new(),
         }));
         // What `from_wire_overlay` reads: the variant (which fields hold
-        // references) and the top-level fields holding them, parsed; its
-        // overlay is a function of their texts (and the names).
+        // references) and the top-level fields holding them, parsed. Each
+        // such field's files' form is a function of its text (and the
+        // variant's, and the names): made once per distinct text.
         let variant = variant_tag(kind).and_then(|tag| Some((tag, find(&fields, tag)?)));
-        let mut wire = serde_json::Map::new();
-        if let Some((tag, field)) = variant {
-            wire.insert(tag.to_owned(), field.value().clone());
-        }
-        let mut wire = Value::Object(wire);
-        let tops = reference_tops(facts(kind, &wire));
-        let mut key = vec![kind as u8];
-        for (name, field) in variant
-            .into_iter()
-            .chain(tops.iter().filter_map(|&top| Some((top, find(&fields, top)?))))
-        {
-            key.extend_from_slice(name.as_bytes());
-            key.push(b'\0');
-            key.extend_from_slice(field.text.as_bytes());
-            key.push(b'\0');
-        }
-        let overlay = names.overlay(&key, || {
-            for top in &tops {
-                if let Some(field) = find(&fields, top)
-                    && let Some(object) = wire.as_object_mut()
-                {
-                    object.insert((*top).to_owned(), parse(field.text));
+        let facts = match variant {
+            Some((tag, field)) => facts(kind, &json!({ tag: field.value() })),
+            None => facts(kind, &Value::Null),
+        };
+        let replaced = reference_tops(facts);
+        let mut key = Vec::new();
+        let overlays = replaced
+            .iter()
+            .filter_map(|&top| {
+                let field = find(&fields, top)?;
+                key.clear();
+                key.push(kind as u8);
+                if let Some((_, variant)) = variant {
+                    key.extend_from_slice(variant.text.as_bytes());
                 }
-            }
-            let (fields, replaced) = from_wire_overlay(kind, &wire, &|k, id| names.name(k, id));
-            Overlay {
-                fields: fields.into_iter().collect(),
-                replaced,
-            }
-        });
+                for part in [top, field.text] {
+                    key.push(0);
+                    key.extend_from_slice(part.as_bytes());
+                }
+                Some(names.overlay(&key, || {
+                    let mut wire = serde_json::Map::new();
+                    if let Some((tag, variant)) = variant {
+                        wire.insert(tag.to_owned(), variant.value().clone());
+                    }
+                    wire.insert(top.to_owned(), parse(field.text));
+                    let (fields, _) = from_wire_overlay(kind, &Value::Object(wire), &|k, id| names.name(k, id));
+                    Overlay {
+                        fields: fields.into_iter().collect(),
+                    }
+                }))
+            })
+            .collect();
         let tags = find(&fields, "tags").map(|tags| {
             let mut tags = parse(tags.text);
             strip_ownership_tags(&mut tags);
             tags
         });
         let has_tags = tags.is_some();
-        fields
-            .retain(|field| !(overlay.replaced.iter().any(|r| *r == field.name) || (has_tags && field.name == "tags")));
-        ActualView { fields, overlay, tags }
+        fields.retain(|field| !(replaced.iter().any(|r| *r == field.name) || (has_tags && field.name == "tags")));
+        ActualView {
+            fields,
+            overlays,
+            replaced,
+            tags,
+        }
+    }
+
+    /// A field of the files' form made from a field holding references.
+    fn overlaid(&self, field: &str) -> Option<&Value> {
+        self.overlays
+            .iter()
+            .find_map(|overlay| overlay.fields.iter().find(|(name, _)| name == field))
+            .map(|(_, value)| value)
     }
 
     /// The object's `updated_at`, as [`Remote::version`] reads it.
@@ -246,9 +263,9 @@ impl<'r> ActualView<'r> {
     pub fn get(&self, field: &str) -> Option<&Value> {
         if let Some(tags) = self.tags.as_ref().filter(|_| field == "tags") {
             Some(tags)
-        } else if let Some((_, value)) = self.overlay.fields.iter().find(|(name, _)| name == field) {
+        } else if let Some(value) = self.overlaid(field) {
             Some(value)
-        } else if self.overlay.replaced.iter().any(|r| r == field) {
+        } else if self.replaced.iter().any(|r| *r == field) {
             None
         } else {
             find(&self.fields, field).map(WireField::value)
@@ -259,8 +276,8 @@ impl<'r> ActualView<'r> {
     /// it is that text (not a field holding references, nor `tags`).
     pub fn text(&self, field: &str) -> Option<&'r str> {
         if (self.tags.is_some() && field == "tags")
-            || self.overlay.fields.iter().any(|(name, _)| name == field)
-            || self.overlay.replaced.iter().any(|r| r == field)
+            || self.overlaid(field).is_some()
+            || self.replaced.iter().any(|r| *r == field)
         {
             return None;
         }
@@ -298,7 +315,11 @@ mod tests {
             Remote::new(Kind::Check, &body("b", 7, "monform:p/b")),
             Remote::new(Kind::Check, &body("c", 8, "monform:p/c")),
         ];
-        let pairs = [(Kind::Group, json!(7), "g7"), (Kind::Group, json!(8), "g8"), (Kind::AlertChannel, json!(3), "ops")];
+        let pairs = [
+            (Kind::Group, json!(7), "g7"),
+            (Kind::Group, json!(8), "g8"),
+            (Kind::AlertChannel, json!(3), "ops"),
+        ];
         let mut names = Names::from_pairs(pairs.into_iter().map(|(k, id, n)| (k, id, n.to_owned())));
         for remote in &remotes {
             let view = ActualView::new(Kind::Check, remote, &names);
@@ -310,12 +331,22 @@ mod tests {
             assert_eq!(view.text("checkType"), Some(r#""API""#));
         }
         let (a, b) = (&remotes[0], &remotes[1]);
-        let (view_a, view_b) = (ActualView::new(Kind::Check, a, &names), ActualView::new(Kind::Check, b, &names));
-        assert!(Arc::ptr_eq(&view_a.overlay, &view_b.overlay));
-        assert_eq!(names.overlays.lock().unwrap().len(), 2);
+        let (view_a, view_b) = (
+            ActualView::new(Kind::Check, a, &names),
+            ActualView::new(Kind::Check, b, &names),
+        );
+        assert!(Arc::ptr_eq(&view_a.overlays[0], &view_b.overlays[0]));
+        // Groups 7 and 8, channel 3.
+        assert_eq!(names.overlays.lock().unwrap().len(), 3);
         names.insert(Kind::Group, &json!(7), "renamed".to_owned());
-        assert_eq!(ActualView::new(Kind::Check, a, &names).get("group"), Some(&json!("renamed")));
-        assert_eq!(ActualView::new(Kind::Check, b, &names).get("tags"), Some(&json!(["web"])));
+        assert_eq!(
+            ActualView::new(Kind::Check, a, &names).get("group"),
+            Some(&json!("renamed"))
+        );
+        assert_eq!(
+            ActualView::new(Kind::Check, b, &names).get("tags"),
+            Some(&json!(["web"]))
+        );
     }
 
     /// Inserted names come before borrowed ones; a removal forgets both.

@@ -10,6 +10,11 @@
 //! at its FIRST place.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// The top-level fields of one object's JSON text: where each value ends,
 /// as the distance from the previous field's value end (LEB128, one byte
@@ -161,6 +166,109 @@ fn key_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
             }
             _ => at += 1,
         }
+    }
+}
+
+/// The objects of a JSON array's text (a list page) and their fields, in
+/// one pass of serde_json's validating parser: each object's place in
+/// `page` and where its top-level fields are in it, as [`Fields::of`]
+/// finds them in its text alone. An item that is not an object is an
+/// error.
+pub fn objects_in(page: &str) -> Result<Vec<(Range<usize>, Fields)>, serde_json::Error> {
+    let mut reader = serde_json::Deserializer::from_str(page);
+    let objects = Page { page }.deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(objects)
+}
+
+/// A list page: its objects, each found past the previous one.
+struct Page<'p> {
+    page: &'p str,
+}
+
+impl<'de> DeserializeSeed<'de> for Page<'de> {
+    type Value = Vec<(Range<usize>, Fields)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Page<'de> {
+    type Value = Vec<(Range<usize>, Fields)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut objects = Vec::with_capacity(seq.size_hint().unwrap_or(100));
+        let bytes = self.page.as_bytes();
+        // Just past the `[`, then past each object.
+        let mut after = skip_space(bytes, 0) + 1;
+        let mut ends = Vec::with_capacity(32);
+        while let Some(last_end) = seq.next_element_seed(Object {
+            page: self.page,
+            ends: &mut ends,
+        })? {
+            // The text was valid JSON up to here: `,` and space, then `{`.
+            let mut start = skip_space(bytes, after);
+            if bytes.get(start) == Some(&b',') {
+                start = skip_space(bytes, start + 1);
+            }
+            let end = skip_space(bytes, last_end.unwrap_or(start + 1)) + 1;
+            // The ends were found from the page's start: from the object's.
+            let mut fields = Vec::with_capacity(ends.len());
+            let mut last = start;
+            for &value_end in &ends {
+                push_varint(&mut fields, value_end - last);
+                last = value_end;
+            }
+            ends.clear();
+            objects.push((
+                start..end,
+                Fields {
+                    ends: fields.into_boxed_slice(),
+                },
+            ));
+            after = end;
+        }
+        Ok(objects)
+    }
+}
+
+/// One object of a page: the ends of its fields' values (from the page's
+/// start) into `ends`; the last one, if any.
+struct Object<'p, 'e> {
+    page: &'p str,
+    ends: &'e mut Vec<usize>,
+}
+
+impl<'de> DeserializeSeed<'de> for Object<'de, '_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Object<'de, '_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let base = self.page.as_ptr() as usize;
+        let mut last = None;
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            let value: &'de RawValue = map.next_value()?;
+            let end = value.get().as_ptr() as usize - base + value.get().len();
+            self.ends.push(end);
+            last = Some(end);
+        }
+        Ok(last)
     }
 }
 
@@ -348,6 +456,32 @@ mod tests {
             "{\"a\":[1}",
         ] {
             assert!(fields(text).is_empty(), "{text}");
+        }
+    }
+
+    /// A page's objects and their fields are found as in each one's text.
+    #[test]
+    fn a_pages_objects_are_read_as_each_alone() {
+        let objects = [
+            r#"{"id":"c1","o":{"a":[1,{"b":"}"}]},"s":"a \"q\" ,{["}"#,
+            "{}",
+            "{ \"a\" : [ 1 , 2 ] , \"u\\u005fk\" : { } }",
+            r#"{"id":2,"id":3}"#,
+        ];
+        for page in [
+            format!("[{}]", objects.join(",")),
+            format!(" [ {} ] ", objects.join(" ,\n ")),
+        ] {
+            let found = objects_in(&page).unwrap();
+            assert_eq!(found.len(), objects.len());
+            for ((range, index), object) in found.into_iter().zip(objects) {
+                assert_eq!(&page[range.clone()], object);
+                assert_eq!(index, Fields::of(object), "{object}");
+            }
+        }
+        assert!(objects_in("[]").unwrap().is_empty());
+        for bad in ["[1]", "[{\"a\":}]", "{}", "[{}", "[{}] x", "[{\"a\":1}{}]"] {
+            assert!(objects_in(bad).is_err(), "{bad}");
         }
     }
 
