@@ -30,6 +30,7 @@
 //! kept, at most [`OTHER_CONTEXTS`] per file of the project, the oldest
 //! removed first; temporary files a crash left behind go after an hour.
 
+use std::borrow::Cow;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -121,14 +122,17 @@ struct StoredResource(
 /// A [`StoredResource`] read back, its resource read in place (by the kind
 /// its address names) rather than kept as text and parsed again: a second
 /// pass over most of the entry. Boxed as an `Item` holds it: a list of
-/// resources inline, grown as it is read, held twice their memory.
+/// resources inline, grown as it is read, held twice their memory. Its
+/// references and own fields are read into their final form as they are
+/// read, their names borrowed from the entry's text (a name copied to be
+/// parsed was an allocation for each, 400,000 at 100,000 checks).
 struct ReadResource {
     address: Address,
     key: StoredSpan,
     item: Option<StoredSpan>,
     resource: Box<Resource>,
-    refs: Vec<StoredRef>,
-    own: Vec<(String, StoredSpan)>,
+    refs: Vec<(RefSite, StoredSpan)>,
+    own: Vec<(&'static str, StoredSpan)>,
 }
 
 impl<'de> Deserialize<'de> for ReadResource {
@@ -150,6 +154,20 @@ impl<'de> DeserializeSeed<'de> for KindSeed {
     }
 }
 
+/// A string of the entry, borrowed from its text when it has no escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// A [`StoredRef`] as read, its names borrowed.
+#[derive(Deserialize)]
+struct ReadRef<'a>(
+    #[serde(borrow)] Cow<'a, str>,
+    #[serde(borrow)] Cow<'a, str>,
+    String,
+    bool,
+    StoredSpan,
+);
+
 impl<'de> Visitor<'de> for ReadVisitor {
     type Value = ReadResource;
 
@@ -162,27 +180,60 @@ impl<'de> Visitor<'de> for ReadVisitor {
             seq.next_element()?
                 .ok_or_else(|| de::Error::invalid_length(at, &ReadVisitor))
         }
-        let address: String = next(&mut seq, 0)?;
-        let address: Address = address.parse().map_err(de::Error::custom)?;
+        let Text(address) = next(&mut seq, 0)?;
+        // Not checked against the rules for logical ids again (a regular
+        // expression per resource): the entry holds the address its file
+        // defined, under a key of the file's bytes, as it holds the
+        // resource, whose fields are not checked again either.
+        let address = address
+            .split_once('.')
+            .and_then(|(section, id)| Some(Address::new(Kind::from_section(section)?, id)))
+            .ok_or_else(|| de::Error::custom(format!("not an address: {address}")))?;
         let key = next(&mut seq, 1)?;
         let item = next(&mut seq, 2)?;
         let resource = seq
             .next_element_seed(KindSeed(address.kind))?
             .ok_or_else(|| de::Error::invalid_length(3, &ReadVisitor))?;
+        let refs: Vec<ReadRef<'de>> = next(&mut seq, 4)?;
+        let refs = refs
+            .into_iter()
+            .map(|ReadRef(path, target, id, soft, span)| {
+                let site = RefSite {
+                    path: FieldPath::parse(&path),
+                    target: Kind::from_section(&target)?,
+                    id,
+                    soft,
+                };
+                Some((site, span))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| de::Error::custom("a reference to no section"))?;
+        let own: Vec<(Text<'de>, StoredSpan)> = next(&mut seq, 5)?;
+        let own = own
+            .into_iter()
+            .map(|(Text(field), span)| {
+                let field = monform_model::group_rules::GROUP_OVERRIDES
+                    .iter()
+                    .chain(crate::slos::SPANNED_FIELDS)
+                    .find(|f| **f == field)?;
+                Some((*field, span))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| de::Error::custom("an own field of no kind"))?;
         Ok(ReadResource {
             address,
             key,
             item,
             resource,
-            refs: next(&mut seq, 4)?,
-            own: next(&mut seq, 5)?,
+            refs,
+            own,
         })
     }
 }
 
 /// A reference as `[path, target section, id, soft, span]`: a list, not an
 /// object, as a resource has several and the names were a third of it.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct StoredRef(String, String, String, bool, StoredSpan);
 
 impl Cache {
@@ -436,25 +487,11 @@ fn item(stored: ReadResource, id: FileId) -> Option<Item> {
     } = stored;
     let refs = refs
         .into_iter()
-        .map(|StoredRef(path, target, target_id, soft, span)| {
-            let site = RefSite {
-                path: FieldPath::parse(&path),
-                target: Kind::from_section(&target)?,
-                id: target_id,
-                soft,
-            };
-            Some((site, load_span(span, id)?))
-        })
+        .map(|(site, span)| Some((site, load_span(span, id)?)))
         .collect::<Option<Vec<_>>>()?;
     let own_fields = own
         .into_iter()
-        .map(|(field, span)| {
-            let field = monform_model::group_rules::GROUP_OVERRIDES
-                .iter()
-                .chain(crate::slos::SPANNED_FIELDS)
-                .find(|f| **f == field)?;
-            Some((*field, load_span(span, id)?))
-        })
+        .map(|(field, span)| Some((field, load_span(span, id)?)))
         .collect::<Option<Vec<_>>>()?;
     Some(Item {
         address,

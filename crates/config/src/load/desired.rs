@@ -11,32 +11,23 @@ impl Loader<'_> {
     /// and every address the items define, valid or not.
     pub(super) fn build_desired(&mut self, mut kept: Vec<Item>) -> (Desired, Defined) {
         // A logical id defined again is reported (pointing at both places);
-        // the first definition is kept. Filtered in place: items are about
-        // 1 KB each, not worth a second vector.
-        let mut first_seen: FxHashMap<Address, Span> = FxHashMap::default();
-        first_seen.reserve(kept.len());
-        kept.retain(|item| {
-            if let Some(first) = first_seen.get(&item.address) {
-                self.diagnostics.push(
-                    Diagnostic::new(
-                        "monform::duplicate",
-                        format!("duplicate logical id: {} is defined twice", item.address),
-                    )
-                    .at(item.key_span, "defined again here")
-                    .help("logical ids must be unique per section across all files")
-                    .related(
-                        Diagnostic::new("monform::duplicate", format!("{} is first defined here", item.address))
-                            .at(*first, "first definition"),
-                    ),
-                );
-                return false;
-            }
-            first_seen.insert(item.address.clone(), item.key_span);
-            true
-        });
+        // the first definition is kept. The set of every address defined
+        // is built in the same pass (a map to each first place, then the
+        // set of its keys, hashed every address twice on the load's main
+        // thread); the first places are looked up only for ids defined again.
+        let mut defined: FxHashSet<Address> = FxHashSet::default();
+        defined.reserve(kept.len());
+        let again: Vec<usize> = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| !defined.insert(item.address.clone()))
+            .map(|(i, _)| i)
+            .collect();
+        if !again.is_empty() {
+            self.report_duplicates(&mut kept, &again);
+        }
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
-        let defined: FxHashSet<Address> = first_seen.into_keys().collect();
         let resolved: Vec<Resolved> = kept.into_par_iter().map(|item| resolve(item, &defined)).collect();
         let mut resources = Vec::with_capacity(resolved.len());
         let mut in_definitions = Vec::new();
@@ -51,6 +42,43 @@ impl Loader<'_> {
         }
         self.diagnostics.extend(merge_items(in_definitions));
         (Desired::from_resources(resources), Defined { all: defined, invalid })
+    }
+
+    /// Reports the items at `again` (positions in `kept`, in order), each
+    /// defining an address an earlier item defines, and removes them.
+    fn report_duplicates(&mut self, kept: &mut Vec<Item>, again: &[usize]) {
+        let repeated: FxHashSet<&Address> = again.iter().map(|&i| &kept[i].address).collect();
+        let mut first: FxHashMap<&Address, Span> = FxHashMap::default();
+        for item in kept.iter().filter(|item| repeated.contains(&item.address)) {
+            first.entry(&item.address).or_insert(item.key_span);
+        }
+        for &i in again {
+            let item = &kept[i];
+            // Always there: an earlier item defines it.
+            let Some(&first) = first.get(&item.address) else {
+                continue;
+            };
+            self.diagnostics.push(
+                Diagnostic::new(
+                    "monform::duplicate",
+                    format!("duplicate logical id: {} is defined twice", item.address),
+                )
+                .at(item.key_span, "defined again here")
+                .help("logical ids must be unique per section across all files")
+                .related(
+                    Diagnostic::new("monform::duplicate", format!("{} is first defined here", item.address))
+                        .at(first, "first definition"),
+                ),
+            );
+        }
+        drop((repeated, first));
+        let mut position = 0;
+        let mut again = again.iter().peekable();
+        kept.retain(|_| {
+            let repeated = again.next_if_eq(&&position).is_some();
+            position += 1;
+            !repeated
+        });
     }
 
     /// Reports every reference cycle of `desired` (linked).

@@ -16,22 +16,36 @@ pub(super) fn references(
     defined: &FxHashSet<Address>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Reference> {
-    let mut references = Vec::new();
+    let mut references = Vec::with_capacity(sites.len());
     for (site, span) in sites {
-        let target = Address::new(site.target, site.id.clone());
+        // The id moved into the address looked up, not copied: a
+        // reference of each of 300,000 was an allocation of its own.
+        let RefSite {
+            path,
+            target: kind,
+            id,
+            soft,
+        } = site;
+        let target = Address::new(kind, id);
         if defined.contains(&target) {
             references.push(Reference {
-                path: site.path,
+                path,
                 target: Target::Managed(target),
                 span,
             });
-        } else if site.soft {
+        } else if soft {
             references.push(Reference {
-                path: site.path,
-                target: Target::Remote(site.id),
+                path,
+                target: Target::Remote(target.id),
                 span,
             });
         } else {
+            let site = RefSite {
+                path,
+                target: kind,
+                id: target.id,
+                soft,
+            };
             let mut existing: Vec<&str> = defined
                 .iter()
                 .filter(|a| a.kind == site.target)
