@@ -265,7 +265,7 @@ impl<'r> ActualView<'r> {
             Some(tags)
         } else if let Some(value) = self.overlaid(field) {
             Some(value)
-        } else if self.replaced.iter().any(|r| *r == field) {
+        } else if self.replaced.contains(&field) {
             None
         } else {
             find(&self.fields, field).map(WireField::value)
@@ -277,7 +277,7 @@ impl<'r> ActualView<'r> {
     pub fn text(&self, field: &str) -> Option<&'r str> {
         if (self.tags.is_some() && field == "tags")
             || self.overlaid(field).is_some()
-            || self.replaced.iter().any(|r| *r == field)
+            || self.replaced.contains(&field)
         {
             return None;
         }
