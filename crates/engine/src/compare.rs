@@ -7,6 +7,8 @@ use monform_model::facts::{Facts, Pattern, Step as PatternStep};
 use monform_model::{FieldPath, Segment};
 use serde_json::Value;
 
+use crate::forms::DesiredForm;
+
 /// One field that differs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
@@ -61,6 +63,59 @@ pub fn differences_read<'a>(
         }
     }
     walk.found
+}
+
+/// [`differences_read`] of a desired value held as its fields' texts
+/// (`DesiredForm`): a field whose text is the actual's (the service's
+/// text of it, or its value written out) is that very value on both
+/// sides, and the rule finds no difference between a value and itself
+/// unless a set lies inside it ([`alike`]); only another field is read
+/// from the whole desired value ([`DesiredForm::full`]), built then.
+pub(crate) fn differences_of<'a>(
+    desired: &DesiredForm<'_>,
+    actual: &dyn Fn(&str) -> Option<&'a Value>,
+    text: &dyn Fn(&str) -> Option<&'a str>,
+    facts: &Facts,
+    skip: &[FieldPath],
+) -> Vec<Difference> {
+    let mut walk = Walk {
+        path: Vec::new(),
+        facts,
+        skip,
+        found: Vec::new(),
+    };
+    for (key, field) in desired.fields() {
+        let same = match text(key) {
+            Some(text) => text == field,
+            None => actual(key).is_some_and(|value| writes_as(value, field)),
+        };
+        if same && alike(facts, key, field) {
+            continue;
+        }
+        let Some(value) = desired.full().get(key) else { continue };
+        walk.path.push(Step::Key(key));
+        match same {
+            true => walk.walk(value, value),
+            false => walk.walk(value, actual(key).unwrap_or(&Value::Null)),
+        }
+        walk.path.pop();
+    }
+    walk.found
+}
+
+/// Whether the rule finds no difference between top-level field `key`,
+/// whose JSON text is `text`, and itself. It always does unless a set's
+/// members are matched ([`Walk::equal`]: strings by their text without
+/// trailing whitespace, numbers by value, an object by the fields the
+/// files set, each a match only one way): every other step compares a
+/// value with itself. So: when no set of the facts lies in the field, or
+/// no object is anywhere in it (no `{` in its text), as [`self_equal`].
+fn alike(facts: &Facts, key: &str, text: &str) -> bool {
+    let set_inside = facts
+        .sets
+        .iter()
+        .any(|pattern| matches!(pattern.first(), Some(PatternStep::Key(first)) if first == key));
+    !set_inside || !text.contains('{')
 }
 
 /// Whether `value` written as compact JSON is `text`, compared as it is

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use monform_api::Remote;
 use monform_config::{Desired, Target};
-use monform_model::facts::{facts, variant_of, variant_tag};
+use monform_model::facts::variant_tag;
 use monform_model::lifecycle::is_ignored;
 use monform_model::sensitive::{mask_at, redact};
 use monform_model::{Address, AddressPattern, FieldPath};
@@ -14,9 +14,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::actual::Actual;
-use crate::compare::differences_read;
+use crate::compare::differences_of;
 use crate::forms::{
-    ActualView, Names, field_fingerprints, lookup, managed, same_print, secret_to_set, sensitive_paths,
+    ActualView, DesiredForm, Names, field_fingerprints, lookup, same_print, secret_to_set, sensitive_paths,
 };
 use crate::plan::{Action, Change, FieldChange, Plan, Reason};
 use crate::state::{Fingerprints, State};
@@ -91,23 +91,16 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                 }
                 _ => None,
             };
-            let json = resource.resource.to_json();
-            let ignored = monform_model::lifecycle::of(&json).ignored_paths();
-            let desired_json = managed(address.kind, json);
+            // Field by field as texts: the whole value is built only where
+            // something differs (`forms/desired.rs`).
+            let desired = DesiredForm::new(address.kind, &resource.resource);
+            let ignored = desired.lifecycle().ignored_paths();
             let known = Known {
                 state,
                 held: held.get(address).copied(),
             };
             let compare = |actual: &ActualView<'_>, remote: &Remote| {
-                compare(
-                    address,
-                    &desired_json,
-                    &resource.sensitive,
-                    &ignored,
-                    actual,
-                    remote,
-                    &known,
-                )
+                compare(address, &desired, &resource.sensitive, &ignored, actual, remote, &known)
             };
             match (owned, import) {
                 (Some(remote), _) => {
@@ -124,7 +117,7 @@ pub fn plan(project: &str, desired: &Desired, actual: &Actual, state: &State, op
                     change
                 }
                 // Not read (`--refresh`) and edited in the files.
-                (None, None) => offline::unread(address, &desired_json, resource, &actual.unrefreshed[address], state),
+                (None, None) => offline::unread(address, desired.full(), resource, &actual.unrefreshed[address], state),
             }
         })
         .collect();
@@ -320,7 +313,7 @@ struct Known<'a> {
 
 fn compare(
     address: &Address,
-    desired: &Value,
+    form: &DesiredForm<'_>,
     extra: &[FieldPath],
     ignored: &[FieldPath],
     actual: &ActualView<'_>,
@@ -329,17 +322,20 @@ fn compare(
 ) -> Change {
     let state = known.state;
     let kind = address.kind;
-    let facts = facts(kind, desired);
+    let facts = form.facts();
+    // What the secret rule reads: a few fields, not the whole value, which
+    // is built (`form.full()`) only where something differs.
+    let secret_tree = form.secret_fields(extra);
     // `lifecycle.ignoreChanges`: never compared, so never a change or drift.
-    let mut sensitive = sensitive_paths(kind, desired, extra);
+    let mut sensitive = sensitive_paths(kind, &secret_tree, extra);
     sensitive.retain(|p| !is_ignored(p, ignored));
     let skip: Vec<FieldPath> = sensitive.iter().chain(ignored).cloned().collect();
     // The account's value is masked by what it holds too (a header it has
     // that the files do not), and where the files' value is secret.
-    let old = |path: &FieldPath, value: &Value| mask_at(kind, desired, path, value, &sensitive);
+    let old = |path: &FieldPath, value: &Value| mask_at(kind, form.variant_object(), path, value, &sensitive);
     let key = address.to_string();
-    let mut fields: Vec<FieldChange> = differences_read(
-        desired,
+    let mut fields: Vec<FieldChange> = differences_of(
+        form,
         &|field| actual.get(field),
         &|field| actual.text(field),
         facts,
@@ -364,7 +360,7 @@ fn compare(
     for name in recorded.map(|r| &r.managed[..]).unwrap_or_default() {
         // The files' fields first: the account's is read (parsed) only
         // for a field the files no longer set.
-        if desired.get(name).is_some() || is_ignored(&FieldPath::root().key(name), ignored) {
+        if form.has(name) || is_ignored(&FieldPath::root().key(name), ignored) {
             continue;
         }
         let before = actual
@@ -384,7 +380,9 @@ fn compare(
         }
     }
     for path in &sensitive {
-        let Some(value) = lookup(desired, path) else { continue };
+        let Some(value) = lookup(&secret_tree, path) else {
+            continue;
+        };
         if secret_to_set(path, value, recorded, known.held, state) {
             fields.push(FieldChange {
                 path: path.to_string(),
@@ -408,6 +406,7 @@ fn compare(
         // (Hashed only when something differs: a no-op plan hashes nothing.)
         Some(_) if fields.is_empty() => false,
         Some(applied) => {
+            let desired = form.full();
             let now = field_fingerprints(kind, desired, extra, state);
             let service = conflict::Service {
                 actual,
@@ -467,7 +466,7 @@ fn compare(
     if kind == monform_model::Kind::Variable && version_changed && !fields.iter().any(|f| f.drift) {
         conflict::Secrets {
             sensitive: &sensitive,
-            desired,
+            desired: form.full(),
             actual,
             recorded,
             state,
@@ -475,21 +474,23 @@ fn compare(
         .rotated(&mut fields);
     }
     // Lists changed only inside what is masked: the items the service changed.
-    let secrets = conflict::Secrets {
-        sensitive: &sensitive,
-        desired,
-        actual,
-        recorded,
-        state,
-    };
-    let secret_fields: Vec<String> = fields.iter().filter(|f| f.sensitive).map(|f| f.path.clone()).collect();
-    fields.retain_mut(|field| {
-        let masked_alike = !field.sensitive && field.before.is_some() && field.before == field.after;
-        !masked_alike || secrets.changed_items(field, &secret_fields)
-    });
+    if !fields.is_empty() {
+        let secrets = conflict::Secrets {
+            sensitive: &sensitive,
+            desired: form.full(),
+            actual,
+            recorded,
+            state,
+        };
+        let secret_fields: Vec<String> = fields.iter().filter(|f| f.sensitive).map(|f| f.path.clone()).collect();
+        fields.retain_mut(|field| {
+            let masked_alike = !field.sensitive && field.before.is_some() && field.before == field.after;
+            !masked_alike || secrets.changed_items(field, &secret_fields)
+        });
+    }
     let drifted = drifted || fields.iter().any(|f| f.drift);
     let actual_variant = variant_tag(kind).and_then(|tag| actual.get(tag)?.as_str());
-    let type_changed = variant_of(kind, desired) != actual_variant.unwrap_or_default();
+    let type_changed = form.variant() != actual_variant.unwrap_or_default();
     let replace = type_changed
         || fields.iter().any(|f| {
             let root = FieldPath::parse(&f.path);
@@ -515,7 +516,7 @@ fn compare(
         _ if drifted => Reason::Drift,
         _ => Reason::ConfigChanged,
     };
-    let managed_fields = desired.as_object().map_or(0, |o| o.len());
+    let managed_fields = form.len();
     let changed_roots: BTreeSet<String> = fields
         .iter()
         .map(|f| f.path.split(['.', '[']).next().unwrap_or("").to_owned())

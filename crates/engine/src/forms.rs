@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use monform_model::facts::{expand, facts};
+use monform_model::facts::facts;
 use monform_model::sensitive::{holds_mask, holds_url_credential, redact_paths};
 use monform_model::{FieldPath, Kind, Segment};
 use serde_json::Value;
@@ -12,19 +12,17 @@ use serde_json::Value;
 use crate::state::{Fingerprints, ResourceState, State};
 
 mod actual;
+mod desired;
 pub(crate) use actual::ActualView;
 pub use actual::{Names, file_form};
+pub(crate) use desired::DesiredForm;
 
 /// The desired JSON without monform-only fields.
 pub(crate) fn managed(kind: Kind, mut json: Value) -> Value {
     let facts = facts(kind, &json);
-    // Expanded first, so the value is not cloned to be walked while changed.
-    let paths: Vec<FieldPath> = facts.meta.iter().flat_map(|pattern| expand(pattern, &json)).collect();
-    for path in paths {
-        if let (Some(Segment::Key(last)), Some(object)) = (path.segments().last(), json.as_object_mut())
-            && path.segments().len() == 1
-        {
-            object.remove(last);
+    if let Some(object) = json.as_object_mut() {
+        for name in desired::meta_fields(facts) {
+            object.remove(name);
         }
     }
     json
