@@ -9,7 +9,7 @@ use monform_model::Kind;
 use monform_model::facts::{facts, variant_tag};
 use monform_model::wire::{from_wire, from_wire_overlay, reference_tops};
 use rustc_hash::FxHashMap;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::actual::Actual;
 use crate::identity::is_ownership_tag;
@@ -201,7 +201,11 @@ impl<'r> ActualView<'r> {
         // variant's, and the names): made once per distinct text.
         let variant = variant_tag(kind).and_then(|tag| Some((tag, find(&fields, tag)?)));
         let facts = match variant {
-            Some((tag, field)) => facts(kind, &json!({ tag: field.value() })),
+            Some((tag, field)) => {
+                let mut wire = serde_json::Map::new();
+                wire.insert(tag.to_owned(), field.value().clone());
+                facts(kind, &Value::Object(wire))
+            }
             None => facts(kind, &Value::Null),
         };
         let replaced = reference_tops(facts);
@@ -275,9 +279,7 @@ impl<'r> ActualView<'r> {
     /// The field's text as the service sent it, when the files' form of
     /// it is that text (not a field holding references, nor `tags`).
     pub fn text(&self, field: &str) -> Option<&'r str> {
-        if (self.tags.is_some() && field == "tags")
-            || self.overlaid(field).is_some()
-            || self.replaced.contains(&field)
+        if (self.tags.is_some() && field == "tags") || self.overlaid(field).is_some() || self.replaced.contains(&field)
         {
             return None;
         }

@@ -172,8 +172,8 @@ fn key_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
 /// The objects of a JSON array's text (a list page) and their fields, in
 /// one pass of serde_json's validating parser: each object's place in
 /// `page` and where its top-level fields are in it, as [`Fields::of`]
-/// finds them in its text alone. An item that is not an object is an
-/// error.
+/// finds them in its text alone (an item that is not an object is kept,
+/// without fields).
 pub fn objects_in(page: &str) -> Result<Vec<(Range<usize>, Fields)>, serde_json::Error> {
     let mut reader = serde_json::Deserializer::from_str(page);
     let objects = Page { page }.deserialize(&mut reader)?;
@@ -207,53 +207,66 @@ impl<'de> Visitor<'de> for Page<'de> {
         // Just past the `[`, then past each object.
         let mut after = skip_space(bytes, 0) + 1;
         let mut ends = Vec::with_capacity(32);
-        while let Some(last_end) = seq.next_element_seed(Object {
+        while let Some(item) = seq.next_element_seed(Object {
             page: self.page,
             ends: &mut ends,
         })? {
-            // The text was valid JSON up to here: `,` and space, then `{`.
+            // The text was valid JSON up to here: `,` and space, then the item.
             let mut start = skip_space(bytes, after);
             if bytes.get(start) == Some(&b',') {
                 start = skip_space(bytes, start + 1);
             }
-            let end = skip_space(bytes, last_end.unwrap_or(start + 1)) + 1;
-            // The ends were found from the page's start: from the object's.
-            let mut fields = Vec::with_capacity(ends.len());
-            let mut last = start;
-            for &value_end in &ends {
-                push_varint(&mut fields, value_end - last);
-                last = value_end;
-            }
-            ends.clear();
-            objects.push((
-                start..end,
-                Fields {
-                    ends: fields.into_boxed_slice(),
-                },
-            ));
+            let (end, fields) = match item {
+                Item::Object(last_end) => {
+                    let end = skip_space(bytes, last_end.unwrap_or(start + 1)) + 1;
+                    // The ends were found from the page's start: from the object's.
+                    let mut fields = Vec::with_capacity(ends.len());
+                    let mut last = start;
+                    for &value_end in &ends {
+                        push_varint(&mut fields, value_end - last);
+                        last = value_end;
+                    }
+                    ends.clear();
+                    let fields = Fields {
+                        ends: fields.into_boxed_slice(),
+                    };
+                    (end, fields)
+                }
+                // Kept, without fields, as a text alone would be.
+                Item::Other => (value_end(bytes, start).unwrap_or(start), Fields::default()),
+            };
+            objects.push((start..end, fields));
             after = end;
         }
         Ok(objects)
     }
 }
 
-/// One object of a page: the ends of its fields' values (from the page's
-/// start) into `ends`; the last one, if any.
+/// One item of a page: an object's field value ends (from the page's
+/// start) into `ends`.
 struct Object<'p, 'e> {
     page: &'p str,
     ends: &'e mut Vec<usize>,
 }
 
+/// What an item of a page was.
+enum Item {
+    /// An object; where its last field's value ends, if it has fields.
+    Object(Option<usize>),
+    /// Anything else.
+    Other,
+}
+
 impl<'de> DeserializeSeed<'de> for Object<'de, '_> {
-    type Value = Option<usize>;
+    type Value = Item;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
+        deserializer.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Object<'de, '_> {
-    type Value = Option<usize>;
+    type Value = Item;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
@@ -268,7 +281,36 @@ impl<'de> Visitor<'de> for Object<'de, '_> {
             self.ends.push(end);
             last = Some(end);
         }
-        Ok(last)
+        Ok(Item::Object(last))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Item::Other)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Item::Other)
     }
 }
 
@@ -480,7 +522,24 @@ mod tests {
             }
         }
         assert!(objects_in("[]").unwrap().is_empty());
-        for bad in ["[1]", "[{\"a\":}]", "{}", "[{}", "[{}] x", "[{\"a\":1}{}]"] {
+        let page = r#"[7, null ,"s",[1,{"a":"]"}],{"a":1},true,-1.5e3]"#;
+        let found = objects_in(page).unwrap();
+        let texts: Vec<&str> = found.iter().map(|(range, _)| &page[range.clone()]).collect();
+        let with_fields: Vec<usize> = found.iter().map(|(_, index)| index.index_len()).collect();
+        assert_eq!(with_fields, [0, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(
+            texts,
+            [
+                "7",
+                "null",
+                r#""s""#,
+                r#"[1,{"a":"]"}]"#,
+                r#"{"a":1}"#,
+                "true",
+                "-1.5e3"
+            ]
+        );
+        for bad in ["[{\"a\":}]", "{}", "[{}", "[{}] x", "[{\"a\":1}{}]"] {
             assert!(objects_in(bad).is_err(), "{bad}");
         }
     }
