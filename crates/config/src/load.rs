@@ -454,8 +454,8 @@ impl Loader<'_> {
 
     /// Reads, parses and interpolates each file, finds its resources and
     /// validates them (`[defaults]` merged into checks), a file per parallel
-    /// task; returns every resource found, in file order, and how many
-    /// files were resource files. A file some `forEach` read as data is
+    /// task; returns every resource found, by file in file order, and how
+    /// many files were resource files. A file some `forEach` read as data is
     /// none: what its parse as a resource file found is dropped.
     fn read_resource_files(
         &mut self,
@@ -464,7 +464,7 @@ impl Loader<'_> {
         defaults: &[Entry],
         context: &Context<'_>,
         cache: Option<&cache::Cache>,
-    ) -> (Vec<Item>, Declarations, usize, CacheStats) {
+    ) -> (Vec<Vec<Item>>, Declarations, usize, CacheStats) {
         let first = self.sources.len();
         let unsaved = self.unsaved;
         let read: Vec<(ReadFile, Vec<Item>, Declarations, bool)> = paths
@@ -472,9 +472,10 @@ impl Loader<'_> {
             .enumerate()
             .map(|(i, path)| read_resource_file(root, path, (first + i) as FileId, unsaved, defaults, context, cache))
             .collect();
-        // Sized once: an item is about 1 KB, and growing by doubling
-        // copied them all again (and faulted fresh pages in) at each step.
-        let mut items = Vec::with_capacity(read.iter().map(|(_, found, _, _)| found.len()).sum());
+        // Kept by file: one list of them all was a copy of every item
+        // (about 200 bytes each, into pages faulted in fresh) on the
+        // load's main thread.
+        let mut items = Vec::with_capacity(read.len());
         let mut declarations = Declarations::default();
         let mut resource_files = 0;
         let mut stats = CacheStats::default();
@@ -498,7 +499,7 @@ impl Loader<'_> {
             }
             resource_files += 1;
             self.diagnostics.extend(file.diagnostics);
-            items.extend(found);
+            items.push(found);
             declarations.extend(declared);
         }
         (items, declarations, resource_files, stats)

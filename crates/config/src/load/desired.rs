@@ -9,26 +9,36 @@ impl Loader<'_> {
     /// The desired state of the items, unlinked: the caller links it
     /// (`Desired::edges` while the linter runs) and reports its cycles;
     /// and every address the items define, valid or not.
-    pub(super) fn build_desired(&mut self, mut kept: Vec<Item>) -> (Desired, Defined) {
+    pub(super) fn build_desired(&mut self, mut kept: Vec<Vec<Item>>) -> (Desired, Defined) {
         // A logical id defined again is reported (pointing at both places);
         // the first definition is kept. The set of every address defined
         // is built in the same pass (a map to each first place, then the
         // set of its keys, hashed every address twice on the load's main
-        // thread); the first places are looked up only for ids defined again.
-        let mut defined: FxHashSet<Address> = FxHashSet::default();
-        defined.reserve(kept.len());
-        let again: Vec<usize> = kept
-            .iter()
-            .enumerate()
-            .filter(|(_, item)| !defined.insert(item.address.clone()))
-            .map(|(i, _)| i)
+        // thread), from addresses copied in parallel; the first places are
+        // looked up only for ids defined again.
+        let addresses: Vec<Address> = kept
+            .par_iter()
+            .flat_map_iter(|items| items.iter().map(|item| item.address.clone()))
             .collect();
+        let mut defined: FxHashSet<Address> = FxHashSet::default();
+        defined.reserve(addresses.len());
+        let mut again = Vec::new();
+        for (i, address) in addresses.into_iter().enumerate() {
+            if !defined.insert(address) {
+                again.push(i);
+            }
+        }
         if !again.is_empty() {
-            self.report_duplicates(&mut kept, &again);
+            let mut all: Vec<Item> = kept.into_iter().flatten().collect();
+            self.report_duplicates(&mut all, &again);
+            kept = vec![all];
         }
         // A reference to a resource that exists but is invalid is not dangling:
         // its own diagnostic says what is wrong.
-        let resolved: Vec<Resolved> = kept.into_par_iter().map(|item| resolve(item, &defined)).collect();
+        let resolved: Vec<Resolved> = kept
+            .into_par_iter()
+            .flat_map_iter(|items| items.into_iter().map(|item| resolve(item, &defined)))
+            .collect();
         let mut resources = Vec::with_capacity(resolved.len());
         let mut in_definitions = Vec::new();
         let mut invalid = Vec::new();

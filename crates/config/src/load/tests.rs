@@ -464,3 +464,43 @@ fn unsaved_text_is_not_cached() {
     let again = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);
     assert_eq!((again.cache.hits, again.cache.parsed, entries()), (1, 1, 1));
 }
+
+/// An id defined in three files is reported twice, each time pointing at
+/// the first definition, which is the one kept; the files' other
+/// resources load as if there were no repeat.
+#[test]
+fn an_id_defined_again_points_at_its_first_definition() {
+    let (_dir, loaded) = load_files(&[
+        ("monform.toml", "[project]\nname = \"p\"\n"),
+        ("a.yaml", "snippets:\n  s: { name: A, script: x }\n"),
+        (
+            "b.yaml",
+            "snippets:\n  t: { name: T, script: x }\n  s: { name: B, script: x }\n",
+        ),
+        (
+            "c.yaml",
+            "snippets:\n  s: { name: C, script: x }\n  u: { name: U, script: x }\n",
+        ),
+    ]);
+    let repeated: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "monform::duplicate")
+        .collect();
+    assert_eq!(repeated.len(), 2, "{:?}", messages(&loaded));
+    let name_of = |span: Option<Span>| span.map(|s| loaded.sources.get(s.file).name.clone());
+    let again: Vec<_> = repeated.iter().map(|d| name_of(d.span)).collect();
+    assert_eq!(again, [Some("b.yaml".to_owned()), Some("c.yaml".to_owned())]);
+    for diagnostic in &repeated {
+        assert_eq!(diagnostic.message, "duplicate logical id: snippets.s is defined twice");
+        assert_eq!(name_of(diagnostic.related[0].span), Some("a.yaml".to_owned()));
+    }
+    let names: Vec<String> = loaded
+        .desired
+        .resources
+        .values()
+        .map(|r| r.resource.to_json()["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(names, ["A", "T", "U"]);
+    assert_eq!(loaded.defined.all.len(), 3);
+}
