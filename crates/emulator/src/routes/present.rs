@@ -232,11 +232,18 @@ fn alert_channels(subscriptions: &Value, context: &Context) -> String {
         if subscription["activated"] == false {
             continue;
         }
-        if let Some(Some((list, entry))) = context.channels.get(&id_text(&subscription["alertChannelId"])) {
+        // A text id looked up as it is, without a copy (`id_text`'s reading).
+        let channel = match &subscription["alertChannelId"] {
+            Value::String(id) => context.channels.get(id.as_str()),
+            other => context.channels.get(&id_text(other)),
+        };
+        if let Some(Some((list, entry))) = channel {
             lists[*list].push(entry);
         }
     }
-    let mut out = String::from("{");
+    let room: usize = lists.iter().flatten().map(|entry| entry.len() + 1).sum();
+    let mut out = String::with_capacity(room + 48);
+    out.push('{');
     for (index, ((_, name), entries)) in CHANNEL_LISTS.iter().zip(lists).enumerate() {
         if index > 0 {
             out.push(',');
@@ -244,7 +251,12 @@ fn alert_channels(subscriptions: &Value, context: &Context) -> String {
         out.push('"');
         out.push_str(name);
         out.push_str("\":[");
-        out.push_str(&entries.join(","));
+        for (at, entry) in entries.iter().enumerate() {
+            if at > 0 {
+                out.push(',');
+            }
+            out.push_str(entry);
+        }
         out.push(']');
     }
     out.push('}');

@@ -8,25 +8,25 @@
 //! 100,000 checks).
 //!
 //! Only what the presentation reads is parsed ([`Head`]); the rest is
-//! skipped (checked, not built). A body the round trip could change is
-//! presented the slow way, as before: one that is not canonical compact
-//! JSON (whitespace between tokens, an escape `serde_json` would not
-//! write, a number it would write otherwise: `-0`, `1e3`, `1.50`, an
-//! integer past 64 bits), one with a field the presentation sets twice or
-//! replaces in place, and the kinds whose presentation is more than added
-//! fields ([`present::added_fields`]). A float is kept when `serde_json`
-//! writes back its very digits (what it wrote itself, such as an ICMP
-//! check's `25.0`, always is).
-
-use std::fmt;
+//! checked in one pass over the bytes ([`scan`]), not built. A body the
+//! round trip could change is presented the slow way, as before: one that
+//! is not canonical compact JSON (whitespace between tokens, an escape
+//! `serde_json` would not write, a number it would write otherwise: `-0`,
+//! `1e3`, `1.50`, an integer past 64 bits; a key twice in any object),
+//! one with a field the presentation replaces in place, and the kinds
+//! whose presentation is more than added fields
+//! ([`present::added_fields`]). A float is kept when `serde_json` writes
+//! back its very digits (what it wrote itself, such as an ICMP check's
+//! `25.0`, always is).
 
 use axum::response::Response;
 use monform_model::Kind;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::params::{Paging, paged_json};
 use super::present::{self, Context, Fields};
+
+mod scan;
 
 /// The top-level fields the presentation looks at: whether each is there,
 /// and the values of those it reads (`READ`).
@@ -159,152 +159,21 @@ fn splice(text: &str, added: &[(&str, String)], out: &mut Vec<u8>) {
 }
 
 /// The fields of `FIELDS` in `text`, when `text` is a JSON object that
-/// parsing and serialising again would give back byte for byte.
+/// parsing and serialising again would give back byte for byte
+/// ([`scan::object`]).
 pub fn head(text: &str) -> Option<Head> {
-    if !(text.starts_with('{') && text.ends_with('}') && canonical(text)) {
-        return None;
-    }
-    serde_json::from_str::<Head>(text).ok()
-}
-
-/// Whether `text` (valid JSON or not) has nothing `serde_json`'s compact
-/// writer would write otherwise: no whitespace between tokens, only the
-/// escapes it makes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00XX`
-/// in lower case for the other control characters), and every number as
-/// it writes the value read from it ([`writes_back`]).
-fn canonical(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                // A string, to its closing quote: most of a body's bytes,
-                // skipped to the next quote or escape at once.
-                i += 1;
-                loop {
-                    let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
-                        return false;
-                    };
-                    i += at;
-                    if bytes[i] == b'"' {
-                        break;
-                    }
-                    match escape(&bytes[i + 1..]) {
-                        Some(length) => i += 1 + length,
-                        None => return false,
-                    }
-                }
-            }
-            b' ' | b'\t' | b'\n' | b'\r' => return false,
-            // Outside strings only a number has these.
-            b'-' | b'0'..=b'9' => {
-                let length = bytes[i..]
-                    .iter()
-                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-                    .unwrap_or(bytes.len() - i);
-                if !writes_back(&text[i..i + length]) {
-                    return false;
-                }
-                i += length;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Whether `serde_json` writes the number it reads from `token` as
-/// `token`: at once for an integer of up to 18 digits without a leading
-/// zero (it fits 64 bits, and integers are written in full); else by
-/// reading and writing it (a float's digits, `-0`, a longer integer).
-fn writes_back(token: &str) -> bool {
-    let digits = token.strip_prefix('-').unwrap_or(token);
-    let plain = (1..=18).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (!digits.starts_with('0') || token == "0");
-    plain
-        || serde_json::from_str::<Value>(token)
-            .and_then(|value| serde_json::to_string(&value))
-            .is_ok_and(|written| written == token)
-}
-
-/// How long the escape after a backslash (`rest`) is, when it is one
-/// `serde_json` writes.
-fn escape(rest: &[u8]) -> Option<usize> {
-    match rest.first()? {
-        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(1),
-        b'u' => {
-            let [b'0', b'0', high @ (b'0' | b'1'), low] = rest.get(1..5)? else {
-                return None;
-            };
-            let low = match low {
-                b'0'..=b'9' => low - b'0',
-                b'a'..=b'f' => low - b'a' + 10,
-                _ => return None,
-            };
-            // Those with a short escape are written short.
-            let code = (high - b'0') * 16 + low;
-            (!matches!(code, 8 | 9 | 10 | 12 | 13)).then_some(5)
-        }
-        _ => None,
-    }
-}
-
-impl<'de> Deserialize<'de> for Head {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Head, D::Error> {
-        deserializer.deserialize_map(HeadVisitor)
-    }
-}
-
-struct HeadVisitor;
-
-impl<'de> Visitor<'de> for HeadVisitor {
-    type Value = Head;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let mut head = Head::default();
-        while let Some(key) = map.next_key::<Key>()? {
-            let Key(Some(index)) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            // Parsing keeps the last of two equal keys, in the first's place.
-            if std::mem::replace(&mut head.present[index], true) {
-                return Err(de::Error::custom("a field twice"));
-            }
+    let mut head = Head::default();
+    scan::object(text, |key, value| {
+        // A key is never there twice: `scan` refuses that.
+        if let Some(index) = FIELDS.iter().position(|f| *f == key) {
+            head.present[index] = true;
             if index < READ {
-                head.values[index] = map.next_value()?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                head.values[index] = serde_json::from_str(&text[value]).ok()?;
             }
         }
-        Ok(head)
-    }
-}
-
-/// A top-level key: its place in `FIELDS`, if there.
-struct Key(Option<usize>);
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a field name")
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<Key, E> {
-                Ok(Key(FIELDS.iter().position(|f| *f == name)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
+        Some(())
+    })?;
+    Some(head)
 }
 
 #[cfg(test)]
