@@ -69,8 +69,9 @@ pub fn differences_read<'a>(
 /// (`DesiredForm`): a field whose text is the actual's (the service's
 /// text of it, or its value written out) is that very value on both
 /// sides, and the rule finds no difference between a value and itself
-/// unless a set lies inside it ([`alike`]); only another field is read
-/// from the whole desired value ([`DesiredForm::full`]), built then.
+/// unless a set lies inside it ([`alike`]). Only another field is parsed
+/// from its text (serde_json reads a value it wrote as that very value:
+/// the one the whole desired value holds there).
 pub(crate) fn differences_of<'a>(
     desired: &DesiredForm<'_>,
     actual: &dyn Fn(&str) -> Option<&'a Value>,
@@ -78,12 +79,7 @@ pub(crate) fn differences_of<'a>(
     facts: &Facts,
     skip: &[FieldPath],
 ) -> Vec<Difference> {
-    let mut walk = Walk {
-        path: Vec::new(),
-        facts,
-        skip,
-        found: Vec::new(),
-    };
+    let mut walked: Vec<(&str, bool, Value)> = Vec::new();
     for (key, field) in desired.fields() {
         let same = match text(key) {
             Some(text) => text == field,
@@ -92,7 +88,17 @@ pub(crate) fn differences_of<'a>(
         if same && alike(facts, key, field) {
             continue;
         }
-        let Some(value) = desired.full().get(key) else { continue };
+        // Written by serde_json from the resource: it reads back.
+        let value = serde_json::from_str(field).unwrap_or(Value::Null);
+        walked.push((key, same, value));
+    }
+    let mut walk = Walk {
+        path: Vec::new(),
+        facts,
+        skip,
+        found: Vec::new(),
+    };
+    for (key, same, value) in &walked {
         walk.path.push(Step::Key(key));
         match same {
             true => walk.walk(value, value),

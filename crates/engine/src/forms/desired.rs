@@ -31,6 +31,10 @@ pub(crate) struct DesiredForm<'r> {
     fields: Vec<FieldAt>,
     /// The managed form's fields, by index into `fields`, in its order.
     managed: Vec<usize>,
+    /// The managed fields by a hash of their names: each slot empty (0)
+    /// or a position in `managed` plus one. A plan asks for every field
+    /// the state recorded (`has`): scanning was a few percent of it.
+    slots: [u8; SLOTS],
     /// The variant's tag value (`checkType`, `type`), as a tiny object:
     /// what the model's rules read to pick the variant's facts.
     variant: Value,
@@ -66,6 +70,7 @@ impl<'r> DesiredForm<'r> {
             text,
             fields,
             managed: Vec::new(),
+            slots: [0; SLOTS],
             variant: Value::Object(Map::new()),
             full: OnceCell::new(),
         };
@@ -86,6 +91,16 @@ impl<'r> DesiredForm<'r> {
         for meta in meta_fields(form.facts) {
             if let Some(at) = form.managed.iter().position(|&i| form.name(i) == meta) {
                 form.managed.swap_remove(at);
+            }
+        }
+        if form.managed.len() < SLOTS / 2 {
+            for position in 0..form.managed.len() {
+                let mut slot = slot_of(form.name_bytes(form.managed[position]));
+                while form.slots[slot] != 0 {
+                    slot = (slot + 1) % SLOTS;
+                }
+                // Fewer than SLOTS / 2 positions: each fits in a byte.
+                form.slots[slot] = u8::try_from(position + 1).unwrap_or(u8::MAX);
             }
         }
         form
@@ -165,7 +180,18 @@ impl<'r> DesiredForm<'r> {
 
     /// Whether the managed form has the field `name`.
     pub fn has(&self, name: &str) -> bool {
-        self.managed.iter().any(|&i| self.name_bytes(i) == name.as_bytes())
+        let name = name.as_bytes();
+        if self.managed.len() >= SLOTS / 2 {
+            return self.managed.iter().any(|&i| self.name_bytes(i) == name);
+        }
+        let mut slot = slot_of(name);
+        loop {
+            match self.slots[slot] {
+                0 => return false,
+                position if self.name_bytes(self.managed[usize::from(position) - 1]) == name => return true,
+                _ => slot = (slot + 1) % SLOTS,
+            }
+        }
     }
 
     /// The text of field `name`, managed or not.
@@ -225,11 +251,16 @@ impl<'r> DesiredForm<'r> {
                 Some(Segment::Key(key)) => Some(key.as_str()),
                 _ => None,
             }));
-        let roots: Vec<&str> = roots.chain(variant_tag(self.kind)).collect();
+        let roots: Vec<&str> = roots.collect();
         // In the managed form's order, as a rule walking it meets them.
         let mut object = Map::new();
+        let tag = variant_tag(self.kind);
         for (name, text) in self.fields() {
-            if roots.contains(&name)
+            if Some(name) == tag
+                && let Some(value) = self.variant.get(name)
+            {
+                object.insert(name.to_owned(), value.clone());
+            } else if roots.contains(&name)
                 && let Ok(value) = serde_json::from_str(text)
             {
                 object.insert(name.to_owned(), value);
@@ -237,6 +268,16 @@ impl<'r> DesiredForm<'r> {
         }
         Value::Object(object)
     }
+}
+
+/// How many slots [`DesiredForm::has`] hashes names into: at most half
+/// of them are used (a resource with more fields is scanned).
+const SLOTS: usize = 64;
+
+/// A name's first slot: its length and a few of its bytes, mixed.
+fn slot_of(name: &[u8]) -> usize {
+    let byte = |i: usize| usize::from(name.get(i).copied().unwrap_or(0));
+    (name.len() * 37 + byte(0) * 11 + byte(name.len() / 2) * 5 + byte(name.len().wrapping_sub(1))) % SLOTS
 }
 
 /// The facts of a form before its variant is known.

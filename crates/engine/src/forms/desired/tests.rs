@@ -75,7 +75,9 @@ fn a_form_has_the_managed_json_forms_fields_in_order() {
         for (name, _) in &written {
             assert!(form.has(name));
         }
-        assert!(!form.has("lifecycle") && !form.has("preventDestroy"));
+        for absent in ["lifecycle", "preventDestroy", "", "nam", "namex", "missing"] {
+            assert!(!form.has(absent), "{absent}");
+        }
         // The secret rule finds the same paths, and the same values there.
         let extra = [FieldPath::parse("name")];
         let secrets = form.secret_fields(&extra);
