@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use monform_api::Remote;
 use monform_config::Desired;
-use monform_model::effective::effective;
+use monform_model::effective::{effective, into_effective};
 use monform_model::pick::pick;
 use monform_model::resources::Check;
 use monform_model::runs::{SCHEDULE_FIELDS, runs_per_month, schedule_of};
@@ -150,12 +150,13 @@ pub fn run_budget(desired: &Desired, actual: &Actual) -> RunBudget {
             || (Tally::default(), Tally::default(), Seen::default()),
             |(unread, after, mut seen), &(address, check)| {
                 let check = schedule_of(check);
-                let runs = seen.files(&check, &desired_groups);
+                let check_type = check["checkType"].clone();
+                let runs = seen.files(check, &desired_groups);
                 let unread = match actual.unrefreshed.contains_key(address) {
-                    true => unread.add(&check["checkType"], runs),
+                    true => unread.add(&check_type, runs),
                     false => unread,
                 };
-                (unread, after.add_busy(address, &check["checkType"], runs), seen)
+                (unread, after.add_busy(address, &check_type, runs), seen)
             },
         )
         .map(|(unread, after, _)| (unread, after))
@@ -237,21 +238,23 @@ impl Seen<(Value, u64)> {
                 })
                 .collect();
             let check = Value::Object(check);
-            (check["checkType"].clone(), groups.runs_per_month(&check))
+            (check["checkType"].clone(), groups.runs_per_month_of(check))
         });
         (check_type, *runs)
     }
 }
 
 impl Seen<u64> {
-    /// A check of the files' runs a month (`check`: its schedule).
-    fn files(&mut self, check: &Value, groups: &HashMap<&str, Value>) -> u64 {
+    /// A check of the files' runs a month (`check`: its schedule, merged
+    /// with its group without a copy when not counted yet).
+    fn files(&mut self, check: Value, groups: &HashMap<&str, Value>) -> u64 {
+        self.key.clear();
+        let written = serde_json::to_writer(&mut self.key, &check);
         let count = || {
             let group = check["group"].as_str().and_then(|id| groups.get(id));
-            runs_per_month(&effective(check, group))
+            runs_per_month(&into_effective(check, group))
         };
-        self.key.clear();
-        match serde_json::to_writer(&mut self.key, check) {
+        match written {
             Ok(()) => *self.get_or(count),
             // Not written (it cannot fail): counted alone.
             Err(_) => count(),
@@ -290,12 +293,23 @@ impl RemoteGroups {
 
     /// Runs a month of a check as the service holds it, after its group.
     pub fn runs_per_month(&self, check: &Value) -> u64 {
-        let group = match &check["groupId"] {
+        runs_per_month(&effective(check, self.group_of(check)))
+    }
+
+    /// [`RemoteGroups::runs_per_month`] of a check the caller no longer
+    /// needs: merged with its group without a copy.
+    fn runs_per_month_of(&self, check: Value) -> u64 {
+        let group = self.group_of(&check);
+        runs_per_month(&into_effective(check, group))
+    }
+
+    /// The group of a check as the service holds it (by `groupId`).
+    fn group_of(&self, check: &Value) -> Option<&Value> {
+        match &check["groupId"] {
             Value::Number(id) => self.by_id.get(&id.to_string()),
             Value::String(id) => self.by_id.get(id),
             _ => None,
-        };
-        runs_per_month(&effective(check, group))
+        }
     }
 }
 
