@@ -139,21 +139,7 @@ impl Scanner<'_> {
         let start = self.at;
         loop {
             let rest = self.bytes.get(self.at..)?;
-            // Most strings (keys, ids) are short: byte by byte to their
-            // end; a longer one's rest at once to its next quote or
-            // backslash, then checked for control characters (JSON
-            // forbids them raw; they are escaped) in one vectorised pass.
-            let found = match rest.iter().take(SHORT).position(|&b| STOPS[usize::from(b)]) {
-                Some(at) => at,
-                None => {
-                    let skipped = rest.len().min(SHORT);
-                    let found = skipped + memchr::memchr2(b'"', b'\\', &rest[skipped..])?;
-                    if rest[skipped..found].iter().copied().min().is_some_and(|b| b < 0x20) {
-                        return None;
-                    }
-                    found
-                }
-            };
+            let found = stop(rest)?;
             if rest[found] < 0x20 {
                 return None;
             }
@@ -187,22 +173,33 @@ impl Scanner<'_> {
     }
 }
 
-/// How far into a string it is read byte by byte.
-const SHORT: usize = 24;
-
-/// The bytes that end a stretch of a string: a quote, a backslash, a
-/// control character (refused).
-static STOPS: [bool; 256] = {
-    let mut stops = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        stops[b] = true;
-        b += 1;
+/// Where in `rest` (a string's bytes) its stretch ends: the first quote,
+/// backslash or control character (JSON forbids those raw). Eight bytes at
+/// a time: a flag is set in the high bit of each byte that is one of them,
+/// exact for the first such byte (a borrow only carries upwards), which
+/// is the one taken.
+fn stop(rest: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let mut at = 0;
+    while let Some(chunk) = rest.get(at..at + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGH;
+        let flags = zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\')))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
+        if flags != 0 {
+            return Some(at + flags.trailing_zeros() as usize / 8);
+        }
+        at += 8;
     }
-    stops[b'"' as usize] = true;
-    stops[b'\\' as usize] = true;
-    stops
-};
+    rest[at..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|found| at + found)
+}
 
 /// Which of 64 bits stands for a key (its length and its ends).
 fn key_hash(name: &[u8]) -> usize {

@@ -123,8 +123,8 @@ fn what_the_round_trip_changes_or_refuses_is_not_kept() {
     ] {
         assert!(!kept(text), "{text}");
     }
-    // Past the stretch read byte by byte, and within it.
-    for at in [0, SHORT - 1, SHORT, SHORT + 1, 3 * SHORT] {
+    // In each of the eight bytes of a word, and in the bytes after the last whole word.
+    for at in [0, 1, 6, 7, 8, 9, 15, 16, 17, 40] {
         let long = "x".repeat(at);
         assert!(!kept(&format!("{{\"a\":\"{long}\u{1}y\"}}")), "raw control at {at}");
         assert!(!kept(&format!("{{\"a\":\"{long}\\/\"}}")), "escape at {at}");
@@ -138,4 +138,28 @@ fn what_the_round_trip_changes_or_refuses_is_not_kept() {
     assert!(kept(
         r#"{"":{"":[]},"a":"\u001f\t\"\\","b":-1.5e-7,"c":[true,false,null]}"#
     ));
+}
+
+#[test]
+fn a_stretch_ends_at_the_first_quote_backslash_or_control_character() {
+    for length in 0..40 {
+        for at in 0..length {
+            for stop_byte in [b'"', b'\\', 0x00, 0x1f] {
+                let mut rest = vec![b'a'; length];
+                // Bytes that must not stop it, around the one that does.
+                for (i, b) in rest.iter_mut().enumerate() {
+                    *b = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff, b'a'][i % 9];
+                }
+                rest[at] = stop_byte;
+                if at + 1 < length {
+                    rest[at + 1] = 0x00;
+                }
+                assert_eq!(stop(&rest), Some(at), "{length} {at} {stop_byte}");
+            }
+        }
+        let plain: Vec<u8> = (0..length)
+            .map(|i| [b' ', b'!', b'#', 0x7f, 0x80, 0xff, b'a'][i % 7])
+            .collect();
+        assert_eq!(stop(&plain), None);
+    }
 }
