@@ -37,8 +37,10 @@ pub fn diagnostics_placing(
     sources: &Sources,
     per_rule: usize,
 ) -> Vec<Diagnostic> {
+    // In parallel: at 100,000 checks each of these passes over 130,000
+    // findings was a tenth of a second at the end of a plan, on one core.
     let resources: Vec<Option<&DesiredResource>> = findings
-        .iter()
+        .par_iter()
         .map(|finding| {
             finding
                 .address
@@ -50,7 +52,7 @@ pub fn diagnostics_placing(
     let placed = placed(findings, per_rule);
     let fields = field_spans(findings, &resources, &placed, sources);
     findings
-        .iter()
+        .par_iter()
         .zip(resources)
         .zip(fields)
         .map(|((finding, resource), field)| {
