@@ -57,32 +57,9 @@ impl Remote {
     }
 
     /// An object from its JSON text, as a listing's item (valid JSON: the
-    /// listing was parsed to find its items). Its fields are found here,
-    /// once: the id and the tags among them.
+    /// listing was parsed to find its items).
     pub(crate) fn from_text(kind: Kind, text: Box<RawValue>) -> Remote {
-        let text: Box<str> = text.into();
-        let id_field = kind.id_field();
-        let (mut id_at, mut tags_at) = (None, None);
-        let fields = Fields::read(&text, |key, value| {
-            if key == id_field {
-                id_at = Some(value);
-            } else if key == "tags" {
-                tags_at = Some(value);
-            }
-        });
-        if fields.is_empty() {
-            // Not a whole object: what was seen of it is not its id.
-            (id_at, tags_at) = (None, None);
-        }
-        let (numeric_id, id, owner) = identity(&text, id_at, tags_at);
-        Remote {
-            kind,
-            numeric_id,
-            id,
-            owner,
-            text,
-            fields,
-        }
+        Remote::from_listed(kind, Listed::from_raw(text))
     }
 
     /// An object of a list page, its fields found with it ([`listed`]).
