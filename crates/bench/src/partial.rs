@@ -174,6 +174,8 @@ pub fn targets(size: &SizeReport) -> Vec<Target> {
 /// one file changed, as JSON milliseconds (the edit is undone after).
 pub fn child_cache_load_times(dir: &Path) {
     let time = |load: &dyn Fn() -> Loaded| {
+        // The last load's entries written first, as between two commands.
+        monform_config::settle_cache();
         let started = std::time::Instant::now();
         let loaded = load();
         let elapsed = crate::measure::ms(started.elapsed());

@@ -394,7 +394,7 @@ fn main() -> ExitCode {
     };
     let output = render::Output::new(cli.color).with_all_findings(all_findings);
     commands::context::set_environment(cli.environment.clone());
-    match cli.command {
+    let code = match cli.command {
         Command::Init(args) => commands::init::run(&dir, cli.api_url.as_deref(), args, &output),
         Command::Validate(args) => commands::validate::run(&dir, &args, &output),
         Command::Plan(args) => commands::plan::run(&dir, cli.api_url.as_deref(), args, &output),
@@ -423,7 +423,10 @@ fn main() -> ExitCode {
         Command::AgentSkill(args) => commands::agent_skill::run(&args),
         Command::Serve(args) => commands::serve::run(&dir, args),
         Command::Agent => commands::agent::run(cli.api_url.as_deref(), cli.color),
-    }
+    };
+    // The parse cache's entries are written in the background.
+    monform_config::settle_cache();
+    code
 }
 
 #[cfg(test)]

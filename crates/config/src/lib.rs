@@ -181,7 +181,7 @@ pub use discover::included;
 pub use expand::EnvLookup;
 pub use load::{
     CACHE_DIR, CACHE_FORMAT, CacheStats, Loaded, Opening, Reloaded, Unsaved, is_lint_code, load, load_environment,
-    load_project, load_unsaved, load_with_cache, open, place, reload_file,
+    load_project, load_unsaved, load_with_cache, open, place, reload_file, settle_cache,
 };
 pub use project::{Environment, Lint, LintLevel, Project, Reconcile, StateBackend};
 

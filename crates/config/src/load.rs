@@ -36,7 +36,7 @@ mod sections;
 mod sensitive_tests;
 #[cfg(test)]
 mod tests;
-pub use cache::{CACHE_DIR, CACHE_FORMAT, CacheStats};
+pub use cache::{CACHE_DIR, CACHE_FORMAT, CacheStats, settle as settle_cache};
 use read::{ReadFile, parse_text, read_file, read_text};
 pub use reload::{Reloaded, is_lint_code, place, reload_file};
 use resource::{references, validate};
@@ -289,8 +289,8 @@ fn finish_load(
     let cache = cache.map(|dir| cache::Cache::new(dir, defaults, &context));
     let (items, mut declarations, resource_files, cache_stats) =
         loader.read_resource_files(root, files, defaults, &context, cache.as_ref());
-    if let Some(cache) = &cache {
-        cache.prune();
+    if let Some(cache) = cache {
+        cache.finish();
     }
     // Defined, even when invalid: a declaration's check is about the address.
     let (mut desired, defined) = loader.build_desired(items);

@@ -455,7 +455,10 @@ fn unsaved_text_is_not_cached() {
     write(&dir.path().join("monform.toml"), b"[project]\nname = \"p\"\n");
     write(&dir.path().join("a.yaml"), beat.as_bytes());
     write(&dir.path().join("b.yaml"), beat.replace("a:", "b:").as_bytes());
-    let entries = || std::fs::read_dir(&cache).map_or(0, |d| d.count());
+    let entries = || {
+        crate::settle_cache();
+        std::fs::read_dir(&cache).map_or(0, |d| d.count())
+    };
     let mut unsaved = Unsaved::default();
     unsaved.insert("a.yaml".into(), beat.replace("name: A", "name: A2").into());
     let first = load_unsaved(dir.path(), &env, None, Some(&cache), &unsaved);

@@ -29,6 +29,8 @@ fn project() -> tempfile::TempDir {
 fn cached(root: &Path, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> crate::Loaded {
     let loaded = load_with_cache(root, env, None, Some(&root.join(CACHE_DIR)));
     assert!(loaded.is_ok(), "{:?}", loaded.diagnostics);
+    // Its entries written, as when the process exits.
+    super::settle();
     loaded
 }
 
